@@ -1,0 +1,94 @@
+"""The one exception hierarchy of karta, importable from every layer.
+
+Every user-facing error derives from :class:`KartaError` and carries enough context (file, field
+path, jq expression, component, instance) for a one-line message. Message substrings that the
+format contract (``docs/karta-format.md``) pins are produced by the raising code, not here.
+"""
+
+from __future__ import annotations
+
+
+class KartaError(Exception):
+    """Base class of every error raised by karta."""
+
+
+# --- jq -------------------------------------------------------------------------------------------
+
+
+class JqError(KartaError):
+    """An expression could not be parsed, compiled or evaluated."""
+
+    def __init__(self, message: str, *, expression: str) -> None:
+        super().__init__(message)
+        self.expression = expression
+
+
+class JqParseError(JqError):
+    """``failed to parse JQ expression '<e>'``; carries 1-based line and column."""
+
+    def __init__(self, message: str, *, expression: str, line: int = 0, column: int = 0) -> None:
+        super().__init__(message, expression=expression)
+        self.line = line
+        self.column = column
+
+
+class JqCompileError(JqError):
+    """``failed to compile JQ expression '<e>'`` (for example an undefined function)."""
+
+
+class JqRuntimeError(JqError):
+    """``JQ execution error for expression '<e>'``."""
+
+
+class JqTimeoutError(JqRuntimeError):
+    """The evaluation ran past its deadline (a runtime error that wraps the deadline)."""
+
+
+class JqResultLimitError(JqRuntimeError):
+    """``query results exceed the allowed number <N>``."""
+
+
+# --- definitions ----------------------------------------------------------------------------------
+
+
+class DefinitionError(KartaError):
+    """A definition could not be read or decoded (unreadable file, bad YAML, not a Karta)."""
+
+
+class ValidationError(KartaError):
+    """A definition has error findings; ``findings`` holds all of them in a stable order."""
+
+    def __init__(self, message: str, *, findings: list[object] | None = None) -> None:
+        super().__init__(message)
+        self.findings = list(findings or [])
+
+
+# --- extraction, status, write-back, pods, gangs -------------------------------------------------
+
+
+class ExtractionError(KartaError):
+    """Components, instances, pod specs or scale could not be extracted from a workload."""
+
+
+class ConversionError(ExtractionError):
+    """A jq result does not have the type the field needs (section 4 of the format)."""
+
+
+class StatusError(KartaError):
+    """Status could not be extracted (``failed to extract phase`` / ``conditions`` / ``match status``)."""
+
+
+class WriteBackError(KartaError):
+    """A value could not be written back through a path."""
+
+
+class PodQueryError(KartaError):
+    """A pod-side expression failed the single-value rule or could not be evaluated."""
+
+
+class InstanceNotFoundError(PodQueryError):
+    """``could not match instance id "<id>"``."""
+
+
+class GangError(KartaError):
+    """A gang plan could not be computed (for example a sub-group without scale)."""

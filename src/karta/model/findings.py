@@ -1,0 +1,32 @@
+"""Findings: what validation and lenient evaluation report instead of raising."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One validation finding or evaluation diagnostic.
+
+    ``location`` is a JSON field path into the definition
+    (``spec.structureDefinition.childComponents[1].scaleDefinition.replicasPath``), or another
+    precise place (``status.running[0]``); empty when the finding concerns the whole definition.
+    """
+
+    severity: Severity
+    message: str
+    location: str = ""
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def to_dict(self) -> dict[str, str]:
+        return {"severity": self.severity.value, "message": self.message, "location": self.location}
