@@ -1,0 +1,1 @@
+"""``kli``: the command-line interface. The only layer that imports click and rich."""

@@ -1,0 +1,112 @@
+"""``kli inspect -f OBJECT [--definition KARTA] [--pods PODS]``: everything the engine derives.
+
+For definition authors. The JSON shape is a stable contract (README, "kli inspect output"):
+``definition``, ``workload``, ``status``, ``components``, ``gang``, ``pods``, ``diagnostics``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from karta.cli import exitcodes
+from karta.cli.errors import CliError
+
+
+@click.command("inspect")
+@click.option("-f", "--file", "file", required=True, metavar="OBJECT", help="Workload manifest (path or -).")
+@click.option("--definition", "definition", metavar="KARTA", help="Karta definition file (default: resolve "
+              "by the object's GVK from the built-in catalog and $KARTA_DEFINITIONS).")
+@click.option("--pods", "pods_file", metavar="PODS", help="The workload's pods (multi-document YAML or a List).")
+@click.option("-o", "--output", "output", type=click.Choice(["table", "json", "yaml"]), default="table",
+              show_default=True, help="Output format.")
+def inspect(file: str, definition: str | None, pods_file: str | None, output: str) -> None:
+    """Show what a Karta definition extracts from one workload object (and optionally its pods).
+
+    Prints the status (phase, conditions, matched statuses, primary), every component with its
+    instances (pod template or pod spec, scale), the gang plan, where each pod belongs, and
+    diagnostics. An extraction error exits 1 with `error: <message>`; no definition for the
+    object's type exits 4.
+    """
+    from karta.cli.inputs import read_object, read_objects
+    from karta.cli.inspect_view import build_view, render_table
+    from karta.cli.output import emit
+
+    obj, obj_name = read_object(file, what="workload object")
+    pods = read_objects(pods_file, what="pod") if pods_file else []
+    stored_name, karta, trusted, diagnostics = _definition(definition, obj)
+    view, failed = build_view(karta, obj, pods, trusted=trusted, diagnostics=diagnostics)
+    view["definition"] = stored_name
+    if output == "table":
+        click.echo(render_table(view), nl=False)
+    else:
+        emit(view, output)
+    if failed:
+        raise CliError(f"{failed} error diagnostic(s) for {obj_name}; see \"diagnostics\"", code=exitcodes.FAILURE)
+
+
+def _definition(path: str | None, obj: dict[str, Any]) -> tuple[str, Any, bool, list[dict[str, str]]]:
+    """Load ``--definition`` or resolve one by GVK; returns (name, karta, trusted, diagnostics)."""
+    from karta.cli.errors import UsageError
+    from karta.cli.inputs import parse_documents, read_text
+    from karta.errors import DefinitionError
+    from karta.model import Severity, load_karta, validate_karta
+
+    diagnostics: list[dict[str, str]] = []
+    if path is not None:
+        text, name = read_text(path)
+        docs = parse_documents(text, name)
+        if len(docs) != 1:
+            raise UsageError(f"{name} holds {len(docs)} YAML documents; expected exactly one Karta definition")
+        try:
+            result = load_karta(docs[0], strict=False, source_name=name)
+        except DefinitionError as exc:
+            raise UsageError(str(exc)) from None
+        findings = list(result.findings)
+        if result.karta is not None:
+            findings.extend(validate_karta(result.karta))
+        errors = [f for f in findings if f.severity is Severity.ERROR]
+        if result.karta is None or errors:
+            detail = "; ".join(f.message for f in errors[:5])
+            raise CliError(
+                f"{name} is not a valid Karta definition: {detail}",
+                hint=f"run 'kli validate {path}' to see every finding",
+            )
+        diagnostics.extend(f.to_dict() for f in findings)
+        karta = result.karta
+        _check_kind(karta, obj, diagnostics)
+        return karta.metadata.name, karta, False, diagnostics
+
+    from karta.definitions import DefinitionStore
+
+    store = DefinitionStore.offline()
+    for warning in store.warnings:
+        diagnostics.append({"severity": "warning", "message": warning, "location": ""})
+    api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
+    matches = store.resolve(api_version, kind)
+    if not matches:
+        raise CliError(
+            f"no Karta definition covers {kind} ({api_version})",
+            code=exitcodes.NO_DEFINITION,
+            hint="pass one with --definition FILE, or put it in $KARTA_DEFINITIONS (default ~/.karta/definitions)",
+        )
+    if len(matches) > 1:
+        names = ", ".join(f"{m.karta.metadata.name} ({m.source})" for m in matches)
+        raise CliError(f"{len(matches)} definitions claim {kind} ({api_version}): {names}; remove all but one")
+    chosen = matches[0]
+    _check_kind(chosen.karta, obj, diagnostics)
+    return chosen.karta.metadata.name, chosen.karta, chosen.trusted, diagnostics
+
+
+def _check_kind(karta: Any, obj: dict[str, Any], diagnostics: list[dict[str, str]]) -> None:
+    gvk = karta.root.kind
+    if gvk is None:
+        return
+    if (gvk.api_version, gvk.kind) != (obj.get("apiVersion"), obj.get("kind")):
+        diagnostics.append({
+            "severity": "warning",
+            "message": f"definition {karta.metadata.name} is for {gvk.kind} ({gvk.api_version}) "
+                       f"but the object is {obj.get('kind')} ({obj.get('apiVersion')})",
+            "location": "spec.structureDefinition.rootComponent.kind",
+        })

@@ -1,0 +1,70 @@
+"""``kli validate FILE|-``: load a Karta strictly and run the validator (karta-format.md 17.8)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from karta.cli import exitcodes
+from karta.cli.errors import CliError, UsageError
+
+
+@click.command("validate")
+@click.argument("file", metavar="FILE|-")
+def validate(file: str) -> None:
+    """Check the Karta definition in FILE (or standard input with -) offline.
+
+    Prints `OK: <name> is a valid Karta definition (GVK: ...)` and exits 0, or `INVALID: <name>`
+    followed by every finding and exits 1. Warnings go to stderr and do not fail the check.
+    Unknown or misspelt fields are findings. Unreadable or unparseable input exits 2.
+    """
+    from karta.cli.inputs import parse_documents, read_text
+    from karta.errors import DefinitionError
+    from karta.model import Severity, load_karta, validate_karta
+
+    text, name = read_text(file)
+    docs = parse_documents(text, name)
+    if not docs:
+        raise UsageError(f"{name} holds no Karta definition: the file is empty")
+    if len(docs) > 1:
+        raise UsageError(f"{name} holds {len(docs)} YAML documents; expected exactly one Karta definition")
+    try:
+        result = load_karta(docs[0], strict=True, source_name=name)
+    except DefinitionError as exc:
+        raise UsageError(str(exc)) from None
+    findings = list(result.findings)
+    karta = result.karta
+    if karta is not None:
+        findings.extend(validate_karta(karta))
+    display = (karta.metadata.name if karta is not None else "") or _raw_name(docs[0]) or name
+    errors = [f for f in findings if f.severity is Severity.ERROR]
+    warnings = [f for f in findings if f.severity is not Severity.ERROR]
+    if errors or karta is None:
+        lines = [f"INVALID: {display}"] + [f"  {_line(f)}" for f in errors]
+        sys.stdout.write("\n".join(lines) + "\n")
+        for w in warnings:
+            sys.stderr.write(f"warning: {_line(w)}\n")
+        count = len(errors)
+        raise CliError(f"{count} finding{'s' if count != 1 else ''} in {display}", code=exitcodes.FAILURE)
+    gvk = karta.root.kind
+    gvk_text = str(gvk) if gvk is not None else "<none>"
+    sys.stdout.write(f"OK: {display} is a valid Karta definition (GVK: {gvk_text})\n")
+    for w in warnings:
+        sys.stderr.write(f"warning: {_line(w)}\n")
+
+
+def _line(finding: object) -> str:
+    message = str(getattr(finding, "message", finding))
+    location = str(getattr(finding, "location", "") or "")
+    if location and location not in message:
+        return f"{message} (at {location})"
+    return message
+
+
+def _raw_name(doc: object) -> str:
+    if isinstance(doc, dict):
+        meta = doc.get("metadata")
+        if isinstance(meta, dict) and isinstance(meta.get("name"), str):
+            return str(meta["name"])
+    return ""

@@ -1,0 +1,235 @@
+"""Builds the ``kli inspect`` view (a plain dict, the documented JSON contract) and its table form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from karta.cli.errors import CliError
+
+
+def build_view(
+    karta: Any,
+    obj: dict[str, Any],
+    pods: list[dict[str, Any]],
+    *,
+    trusted: bool,
+    diagnostics: list[dict[str, str]],
+) -> tuple[dict[str, Any], int]:
+    """Return ``(view, number of error diagnostics)``; extraction errors raise :class:`CliError`."""
+    from karta.errors import ExtractionError, JqError, KartaError, StatusError
+    from karta.extract import ComponentFactory, PodQuerier
+    from karta.gang import compute_gang_plan
+    from karta.jq import Evaluator
+
+    evaluator = Evaluator(trusted=trusted)
+    factory = ComponentFactory(karta, obj, evaluator=evaluator)
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    view: dict[str, Any] = {
+        "definition": karta.metadata.name,
+        "workload": {
+            "apiVersion": obj.get("apiVersion"),
+            "kind": obj.get("kind"),
+            "name": meta.get("name"),
+            "namespace": meta.get("namespace"),
+        },
+    }
+    try:
+        status = factory.root().status()
+        view["status"] = _status(status)
+        if status is not None:
+            diagnostics.extend(d.to_dict() for d in status.diagnostics)
+        view["components"] = [_component(factory.component(c.name)) for c in karta.components]
+    except (ExtractionError, StatusError, JqError) as exc:
+        raise CliError(str(exc)) from None
+
+    try:
+        plan = compute_gang_plan(factory, pods, evaluator=evaluator)
+        view["gang"] = plan.to_dict()
+        diagnostics.extend(d.to_dict() for d in getattr(plan, "diagnostics", []))
+    except KartaError as exc:
+        view["gang"] = {"gangs": []}
+        diagnostics.append({"severity": "error", "message": str(exc), "location": "spec.optimizationInstructions"})
+
+    gang_of: dict[str, str] = {}
+    for gang in view["gang"].get("gangs", []):
+        for member in gang.get("members", []):
+            gang_of.setdefault(member, gang["name"])
+    view["pods"] = [_pod(karta, factory, pod, evaluator, gang_of, diagnostics) for pod in pods]
+    _ = PodQuerier  # imported here so a missing export fails early, not per pod
+    view["diagnostics"] = diagnostics
+    failed = sum(1 for d in diagnostics if d.get("severity") == "error")
+    return view, failed
+
+
+def _status(status: Any) -> dict[str, Any] | None:
+    if status is None:
+        return None
+    return {
+        "phase": status.phase,
+        "conditions": [
+            {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message} for c in status.conditions
+        ],
+        "matched": [str(m) for m in status.matched],
+        "primary": str(status.primary),
+    }
+
+
+def _component(component: Any) -> dict[str, Any]:
+    definition = component.definition
+    kind = definition.kind
+    instances = []
+    for instance_id, extracted in component.extracted_instances().items():
+        entry: dict[str, Any] = {"id": instance_id}
+        for key, value in (
+            ("podTemplateSpec", extracted.pod_template_spec),
+            ("podSpec", extracted.pod_spec),
+            ("metadata", extracted.metadata),
+            ("fragmentedPodSpec", extracted.fragmented_pod_spec),
+        ):
+            if value is not None:
+                entry[key] = value
+        scale = extracted.scale
+        entry["scale"] = {
+            "replicas": scale.replicas if scale else None,
+            "minReplicas": scale.min_replicas if scale else None,
+            "maxReplicas": scale.max_replicas if scale else None,
+        }
+        instances.append(entry)
+    return {
+        "name": definition.name,
+        "kind": {"group": kind.group, "version": kind.version, "kind": kind.kind} if kind is not None else None,
+        "owner": definition.owner_ref or None,
+        "instances": instances,
+    }
+
+
+def _pod(
+    karta: Any,
+    factory: Any,
+    pod: dict[str, Any],
+    evaluator: Any,
+    gang_of: dict[str, str],
+    diagnostics: list[dict[str, str]],
+) -> dict[str, Any]:
+    from karta.errors import KartaError
+    from karta.extract import PodQuerier
+    from karta.gang import StructureSummary, infer_pod_component
+
+    meta = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
+    name = str(meta.get("name") or meta.get("generateName") or "<unnamed>")
+    row: dict[str, Any] = {"name": name, "component": None, "instance": None, "replica": None, "gang": None}
+    querier = PodQuerier(pod, evaluator=evaluator)
+    try:
+        component = infer_pod_component(StructureSummary(karta), querier)
+    except KartaError as exc:
+        diagnostics.append({"severity": "warning", "message": str(exc), "location": f"pods/{name}"})
+        return row
+    row["component"] = component
+    definition = factory.component(component).definition
+    selector = definition.pod_selector
+    try:
+        if selector is not None and selector.component_instance_selector is not None:
+            row["instance"] = querier.matching_instance_id(definition, factory.component(component).instance_ids())
+        if selector is not None and selector.replica_selector is not None:
+            row["replica"] = querier.extract_replica_key(definition)
+    except KartaError as exc:
+        diagnostics.append({"severity": "warning", "message": str(exc), "location": f"pods/{name}"})
+    row["gang"] = gang_of.get(name)
+    return row
+
+
+# --- table ----------------------------------------------------------------------------------------
+
+
+def render_table(view: dict[str, Any]) -> str:
+    w = view["workload"]
+    lines = [
+        f"{w['kind']}/{w['name']}   namespace: {w['namespace'] or '<none>'}   definition: {view['definition']}",
+        "",
+    ]
+    status = view.get("status")
+    if status is not None:
+        phase = status["phase"] if status["phase"] is not None else "<none>"
+        lines.append(f"Status: {status['primary']}   matched: {', '.join(status['matched'])}   phase: {phase}")
+        for c in status["conditions"]:
+            extra = f" ({c['reason']})" if c.get("reason") else ""
+            lines.append(f"  condition {c['type']}={c['status']}{extra}")
+        lines.append("")
+    lines.append("Components:")
+    components = view["components"]
+    children: dict[str | None, list[dict[str, Any]]] = {}
+    for comp in components:
+        children.setdefault(comp["owner"], []).append(comp)
+    roots = children.get(None, [])
+    for index, comp in enumerate(roots):
+        _tree(comp, children, "", index == len(roots) - 1, lines)
+    gangs = view["gang"].get("gangs", [])
+    lines.append("")
+    if gangs:
+        lines.append("Gangs:")
+        for gang in gangs:
+            if gang.get("subGroups"):
+                parts = ", ".join(f"{s['name']} min {s['minMember']}" for s in gang["subGroups"])
+                lines.append(f"  {gang['name']}: minSubGroup {gang.get('minSubGroup')} ({parts})")
+            else:
+                lines.append(f"  {gang['name']}: minMember {gang['minMember']}")
+            if gang.get("members"):
+                lines.append(f"    members: {', '.join(gang['members'])}")
+    else:
+        lines.append("Gangs: <none>")
+    if view["pods"]:
+        lines += ["", "Pods:"]
+        rows = [("NAME", "COMPONENT", "INSTANCE", "REPLICA", "GANG")]
+        for p in view["pods"]:
+            rows.append(tuple(str(p[k]) if p[k] is not None else "-"
+                              for k in ("name", "component", "instance", "replica", "gang")))
+        widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        for r in rows:
+            lines.append("  " + "   ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip())
+    if view["diagnostics"]:
+        lines += ["", "Diagnostics:"]
+        for d in view["diagnostics"]:
+            where = f" (at {d['location']})" if d.get("location") else ""
+            lines.append(f"  {d['severity']}: {d['message']}{where}")
+    return "\n".join(lines) + "\n"
+
+
+def _tree(
+    comp: dict[str, Any],
+    children: dict[str | None, list[dict[str, Any]]],
+    prefix: str,
+    last: bool,
+    lines: list[str],
+) -> None:
+    glyph = "`-- " if last else "|-- "
+    kind = comp["kind"]
+    kind_text = f"  ({kind['kind']}.{kind['version']}.{kind['group']})".replace("..", ".") if kind else "  (virtual)"
+    lines.append(f"{prefix}{glyph}{comp['name']}{kind_text}")
+    inner = prefix + ("    " if last else "|   ")
+    kids = children.get(comp["name"], [])
+    for inst in comp["instances"]:
+        label = f"[{inst['id']}]" if inst["id"] else "[-]"
+        s = inst["scale"]
+        scale = ", ".join(f"{k} {v}" for k, v in (("replicas", s["replicas"]), ("min", s["minReplicas"]),
+                                                    ("max", s["maxReplicas"])) if v is not None)
+        lines.append(f"{inner}  instance {label}  {scale or 'no scale'}  {_pod_summary(inst)}".rstrip())
+    for index, child in enumerate(kids):
+        _tree(child, children, inner, index == len(kids) - 1, lines)
+
+
+def _pod_summary(inst: dict[str, Any]) -> str:
+    spec: Any = None
+    if isinstance(inst.get("podTemplateSpec"), dict):
+        spec = inst["podTemplateSpec"].get("spec")
+    elif isinstance(inst.get("podSpec"), dict):
+        spec = inst["podSpec"]
+    elif isinstance(inst.get("fragmentedPodSpec"), dict):
+        frag = inst["fragmentedPodSpec"]
+        containers = list(frag.get("containers") or [])
+        if isinstance(frag.get("container"), dict):
+            containers.append(frag["container"])
+        spec = {"containers": containers}
+    if not isinstance(spec, dict):
+        return ""
+    names = [str(c.get("name", "?")) for c in spec.get("containers") or [] if isinstance(c, dict)]
+    return f"containers: {', '.join(names)}" if names else "containers: <none>"

@@ -1,0 +1,121 @@
+"""The ``kli`` entry point: a click group whose commands are imported only when used.
+
+Start-up matters (``kli --help`` is budgeted at 150 ms), so this module imports click alone; each
+command module imports the library inside its function. Every error a user can cause ends as one
+``error: <message>`` line on stderr and a documented exit code (see :mod:`karta.cli.exitcodes`);
+``KARTA_DEBUG=1`` adds the traceback of unexpected errors.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+import click
+
+from karta.cli import exitcodes
+from karta.cli.errors import CliError
+
+# command name -> (module, attribute, one-line help shown by `kli --help` without importing it)
+_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "validate": ("karta.cli.cmd_validate", "validate", "Check a Karta definition file offline."),
+    "inspect": ("karta.cli.cmd_inspect", "inspect", "Show everything a definition derives from one object."),
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        spec = _COMMANDS.get(cmd_name)
+        if spec is None:
+            return None
+        module = importlib.import_module(spec[0])
+        command = getattr(module, spec[1])
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, _COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in _COMMANDS:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(_COMMANDS), n=3)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise click.UsageError(f"unknown command {name!r}.{hint} Run 'kli --help' for the commands.", ctx)
+        return super().resolve_command(ctx, args)
+
+
+def _version() -> str:
+    from karta import __version__
+
+    return __version__
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(version=None, package_name="karta", prog_name="kli", message="%(prog)s %(version)s")
+def cli() -> None:
+    """kli: understand Kubernetes AI workloads through Karta definitions.
+
+    Offline commands work on files: `kli validate` checks a definition, `kli inspect` shows what a
+    definition extracts from a workload manifest (components, instances, pod templates, scale,
+    status, gang plan, pod placement).
+
+    Exit codes: 0 success; 1 failure or validation problems; 2 usage error (bad flag, unreadable or
+    unparseable input); 3 workload not found; 4 no Karta definition covers the type.
+    """
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``kli``; returns (and, as a console script, exits with) the exit code."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        cli.main(args=args, prog_name="kli", standalone_mode=False)
+    except CliError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        if exc.hint:
+            sys.stderr.write(f"hint: {exc.hint}\n")
+        return _exit(exc.code, argv)
+    except click.exceptions.Exit as exc:
+        return _exit(int(exc.exit_code), argv)
+    except click.exceptions.Abort:
+        sys.stderr.write("error: aborted\n")
+        return _exit(exitcodes.FAILURE, argv)
+    except click.ClickException as exc:
+        sys.stderr.write(f"error: {exc.format_message()}\n")
+        return _exit(exitcodes.USAGE, argv)
+    except BrokenPipeError:
+        return _exit(exitcodes.OK, argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        return _exit(130, argv)
+    except Exception as exc:  # a bug, not a user mistake: say so in one line
+        if os.environ.get("KARTA_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"error: internal error ({type(exc).__name__}: {exc}); "
+            "this is a bug in kli, please report it (KARTA_DEBUG=1 shows the traceback)\n"
+        )
+        return _exit(exitcodes.FAILURE, argv)
+    return _exit(exitcodes.OK, argv)
+
+
+def _exit(code: int, argv: Any) -> int:
+    if argv is None:
+        sys.stdout.flush()
+        sys.exit(code)
+    return code
+
+
+if __name__ == "__main__":
+    main()
