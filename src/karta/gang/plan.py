@@ -1,0 +1,295 @@
+"""The gang plan (gang-backends.md 1.2): the backend-independent gangs of one workload object and
+its pods, which every scheduler renderer consumes.
+
+Current format (``podGroup``): one gang per workload, one sub-group per ``subGroups[]`` entry with
+``minMember = subtree_scale(component)``; pods are members of the gang, and of every sub-group whose
+component (or a descendant of it) their type selector matches. Alpha format (``podGroups``): gangs
+are discovered from pods, keyed by (alpha group name, group keys), each with
+``minMember = subtree_scale(effective component, pod instance)``. When both formats are present the
+current one wins. Per-pod problems of the alpha format are reported as diagnostics, never raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from karta.errors import GangError, KartaError, PodQueryError
+from karta.extract.pods import PodQuerier
+from karta.gang._types import FactoryLike
+from karta.gang.membership import effective_member, infer_pod_component, infer_pod_instance
+from karta.gang.scale import subtree_desired, subtree_scale
+from karta.gang.structure import StructureSummary
+from karta.jq import Evaluator
+from karta.model.findings import Finding, Severity
+from karta.model.types import AlphaPodGroup, PodGroup, TopologyConstraint
+
+__all__ = ["Gang", "GangPlan", "SubGroupPlan", "Topology", "compute_gang_plan", "flat_min"]
+
+
+@dataclass(frozen=True, slots=True)
+class Topology:
+    """A topology constraint; empty strings mean unset."""
+
+    topology_name: str = ""
+    required_topology_level: str = ""
+    preferred_topology_level: str = ""
+
+    @classmethod
+    def from_constraint(cls, constraint: TopologyConstraint | None) -> Topology | None:
+        """The plan's topology for a Karta constraint, checked with KAI's rules (13.3)."""
+        if constraint is None:
+            return None
+        if not constraint.topology_name:
+            raise GangError("topology constraint must include topology name")
+        if not constraint.required_topology_level and not constraint.preferred_topology_level:
+            raise GangError("topology constraint must include preferred or required topology level")
+        return cls(
+            topology_name=constraint.topology_name,
+            required_topology_level=constraint.required_topology_level,
+            preferred_topology_level=constraint.preferred_topology_level,
+        )
+
+    def to_dict(self) -> dict[str, str]:
+        """camelCase keys; unset levels omitted."""
+        out = {"topologyName": self.topology_name}
+        if self.required_topology_level:
+            out["requiredTopologyLevel"] = self.required_topology_level
+        if self.preferred_topology_level:
+            out["preferredTopologyLevel"] = self.preferred_topology_level
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class SubGroupPlan:
+    """One sub-group of a current-format gang; ``name`` is the component name."""
+
+    name: str
+    component: str
+    min_member: int
+    desired: int
+    topology: Topology | None = None
+    members: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{name, component, minMember, topology?, members}`` (``desired`` is not serialised)."""
+        out: dict[str, Any] = {"name": self.name, "component": self.component, "minMember": self.min_member}
+        if self.topology is not None:
+            out["topology"] = self.topology.to_dict()
+        out["members"] = list(self.members)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Gang:
+    """One gang.
+
+    ``name`` is the backend-independent name: ``podGroup.name`` (current format) or the alpha group
+    name, whose group keys are in ``alpha_keys`` (None for the current format). ``component`` is
+    the component whose subtree the gang covers (the root, or the alpha effective component);
+    ``desired`` is the matching subtree_desired.
+    """
+
+    name: str
+    min_member: int
+    sub_groups: tuple[SubGroupPlan, ...] = ()
+    min_sub_group: int | None = None
+    topology: Topology | None = None
+    members: tuple[str, ...] = ()
+    alpha_keys: tuple[str, ...] | None = None
+    component: str = ""
+    desired: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{name, minMember, minSubGroup?, subGroups?, topology?, keys?, members}``."""
+        out: dict[str, Any] = {"name": self.name, "minMember": self.min_member}
+        if self.min_sub_group is not None:
+            out["minSubGroup"] = self.min_sub_group
+        if self.sub_groups:
+            out["subGroups"] = [sub.to_dict() for sub in self.sub_groups]
+        if self.topology is not None:
+            out["topology"] = self.topology.to_dict()
+        if self.alpha_keys is not None:
+            out["keys"] = list(self.alpha_keys)
+        out["members"] = list(self.members)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class GangPlan:
+    """All gangs of one workload; ``format`` is ``podGroup``, ``podGroups`` or None (no gangs)."""
+
+    gangs: tuple[Gang, ...] = ()
+    format: str | None = None
+    diagnostics: tuple[Finding, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{gangs: [...], diagnostics?: [...]}``."""
+        out: dict[str, Any] = {"gangs": [gang.to_dict() for gang in self.gangs]}
+        if self.diagnostics:
+            out["diagnostics"] = [d.to_dict() for d in self.diagnostics]
+        return out
+
+
+def flat_min(gang: Gang) -> int:
+    """Minimum pods of a gang for backends without sub-groups (gang-backends.md 1.2)."""
+    if gang.sub_groups:
+        return sum(sub.min_member for sub in gang.sub_groups)
+    return gang.min_member
+
+
+def compute_gang_plan(
+    factory: FactoryLike,
+    pods: Sequence[Mapping[str, Any]] = (),
+    *,
+    evaluator: Evaluator | None = None,
+) -> GangPlan:
+    """The gang plan of the factory's workload object and its pods (gang-backends.md 1.2).
+
+    ``pods`` are the workload's pods (the caller filters by owner). Definition-level problems
+    (a sub-group without scale, an unknown component, a bad topology) raise GangError.
+    """
+    gang = factory.karta.gang
+    if gang is None:
+        return GangPlan()
+    evaluator = evaluator if evaluator is not None else _factory_evaluator(factory)
+    queriers = [PodQuerier(pod, evaluator=evaluator) for pod in pods]
+    summary = StructureSummary(factory.karta)
+    if gang.pod_group is not None:
+        return _current_format(factory, summary, gang.pod_group, queriers)
+    if gang.pod_groups:
+        return _alpha_format(factory, summary, gang.pod_groups, queriers)
+    return GangPlan()
+
+
+def _factory_evaluator(factory: FactoryLike) -> Evaluator:
+    candidate = getattr(factory, "evaluator", None)
+    return candidate if isinstance(candidate, Evaluator) else Evaluator()
+
+
+def _pod_label(querier: PodQuerier) -> str:
+    return f"{querier.namespace}/{querier.name}" if querier.namespace else querier.name
+
+
+def _current_format(
+    factory: FactoryLike, summary: StructureSummary, pod_group: PodGroup, queriers: list[PodQuerier]
+) -> GangPlan:
+    diagnostics: list[Finding] = []
+    sub_groups: list[SubGroupPlan] = []
+    for index, sub_group in enumerate(pod_group.sub_groups):
+        name = sub_group.component_name
+        if not name:
+            raise GangError("subgroup component name cannot be empty")
+        summary.definition(name)
+        minimum = subtree_scale(factory, name, summary=summary)
+        if minimum <= 0:
+            raise GangError(f"component {name} must expose a replica scale definition")
+        covered = [summary.components[c] for c in (name, *summary.descendants(name))]
+        members: list[str] = []
+        for querier in queriers:
+            try:
+                if any(querier.matches_component_type(c) for c in covered):
+                    members.append(querier.name)
+            except PodQueryError as exc:
+                location = f"spec.optimizationInstructions.gangScheduling.podGroup.subGroups[{index}]"
+                diagnostics.append(Finding(Severity.ERROR, f"pod {_pod_label(querier)}: {exc}", location))
+        sub_groups.append(
+            SubGroupPlan(
+                name=name,
+                component=name,
+                min_member=minimum,
+                desired=subtree_desired(factory, name, summary=summary),
+                topology=Topology.from_constraint(sub_group.topology),
+                members=tuple(members),
+            )
+        )
+    root = summary.root_name
+    if sub_groups:
+        min_member, min_sub_group = 0, len(sub_groups)
+        desired = sum(sub.desired for sub in sub_groups)
+    else:
+        min_member, min_sub_group = subtree_scale(factory, root, summary=summary), None
+        desired = subtree_desired(factory, root, summary=summary)
+    gang = Gang(
+        name=pod_group.name,
+        min_member=min_member,
+        sub_groups=tuple(sub_groups),
+        min_sub_group=min_sub_group,
+        topology=Topology.from_constraint(pod_group.topology),
+        members=tuple(q.name for q in queriers),
+        component=root,
+        desired=desired,
+    )
+    return GangPlan(gangs=(gang,), format="podGroup", diagnostics=tuple(diagnostics))
+
+
+@dataclass(slots=True)
+class _AlphaGang:
+    order: tuple[int, tuple[str, ...]]
+    name: str
+    keys: tuple[str, ...]
+    component: str
+    min_member: int
+    desired: int
+    members: list[str]
+
+
+def _alpha_format(
+    factory: FactoryLike,
+    summary: StructureSummary,
+    pod_groups: Sequence[AlphaPodGroup],
+    queriers: list[PodQuerier],
+) -> GangPlan:
+    group_index = {group.name: i for i, group in reversed(list(enumerate(pod_groups)))}
+    gangs: dict[tuple[str, tuple[str, ...]], _AlphaGang] = {}
+    diagnostics: list[Finding] = []
+    for querier in queriers:
+        label = _pod_label(querier)
+        try:
+            component = infer_pod_component(summary, querier)
+            effective = effective_member(summary, querier, component)
+            if effective is None:
+                diagnostics.append(
+                    Finding(
+                        Severity.WARNING,
+                        f"pod {label} does not match any Karta pod group member definition",
+                        f"pods/{label}",
+                    )
+                )
+                continue
+            keys = tuple(querier.extract_group_keys(effective.member))
+            identity = (effective.pod_group_name, keys)
+            entry = gangs.get(identity)
+            if entry is None:
+                instance = infer_pod_instance(factory, querier, component=component, effective=effective)
+                target = effective.effective_component
+                entry = _AlphaGang(
+                    order=(group_index.get(effective.pod_group_name, len(pod_groups)), keys),
+                    name=effective.pod_group_name,
+                    keys=keys,
+                    component=target,
+                    min_member=subtree_scale(factory, target, instance, summary=summary),
+                    desired=subtree_desired(factory, target, instance, summary=summary),
+                    members=[],
+                )
+                gangs[identity] = entry
+            entry.members.append(querier.name)
+        except KartaError as exc:
+            diagnostics.append(Finding(Severity.ERROR, f"pod {label}: {exc}", f"pods/{label}"))
+    ordered = sorted(gangs.values(), key=lambda g: g.order)
+    return GangPlan(
+        gangs=tuple(
+            Gang(
+                name=g.name,
+                min_member=g.min_member,
+                members=tuple(g.members),
+                alpha_keys=g.keys,
+                component=g.component,
+                desired=g.desired,
+            )
+            for g in ordered
+        ),
+        format="podGroups",
+        diagnostics=tuple(diagnostics),
+    )
