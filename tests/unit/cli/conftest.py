@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from karta.cli.main import main
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def kli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[..., Result]:
+    # isolate from the developer's own definitions directory
+    monkeypatch.setenv("KARTA_DEFINITIONS", str(tmp_path / "no-definitions"))
+
+    def run(*args: str) -> Result:
+        capsys.readouterr()
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def examples() -> Path:
+    return EXAMPLES

@@ -1,0 +1,114 @@
+"""``kli validate``: output lines and exit codes of karta-format.md 17.8."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import Result
+
+
+def test_valid_definition(kli, examples: Path) -> None:
+    r: Result = kli("validate", str(examples / "definitions/kubeflow-org-pytorchjob-v1.yaml"))
+    assert r.code == 0, r.err
+    assert r.out == (
+        "OK: kubeflow-org-pytorchjob-v1 is a valid Karta definition (GVK: kubeflow.org/v1, Kind=PyTorchJob)\n"
+    )
+
+
+@pytest.mark.parametrize("name", ["example-dev-jobgroup-v1.yaml", "example-dev-servicegraph-v1.yaml"])
+def test_every_bundled_example_is_valid(kli, examples: Path, name: str) -> None:
+    r = kli("validate", str(examples / "definitions" / name))
+    assert r.code == 0, r.out + r.err
+    assert r.out.startswith("OK: ")
+
+
+def test_invalid_definition_lists_every_finding(kli, examples: Path) -> None:
+    r = kli("validate", str(examples / "invalid/broken-karta.yaml"))
+    assert r.code == 1
+    lines = r.out.splitlines()
+    assert lines[0] == "INVALID: broken"
+    assert all(line.startswith("  ") for line in lines[1:])
+    text = r.out
+    assert 'unknown field "spec.structureDefinition.rootComponent.specDefinition.fragmentedPodDefinition"' in text
+    assert "uses byPhase but has no phaseDefinition" in text
+    assert "recursive descent operator '..' is not allowed" in text
+    assert "modifying operator '|=' is not allowed" in text
+    assert "value is not valid JSON" in text
+    assert "sub-group component 'ghost' is not defined" in text
+    assert r.err.splitlines()[-1] == f"error: {len(lines) - 1} findings in broken"
+
+
+def test_stdin(kli, examples: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    text = (examples / "definitions/kubeflow-org-pytorchjob-v1.yaml").read_text()
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    r = kli("validate", "-")
+    assert r.code == 0
+    assert r.out.startswith("OK: kubeflow-org-pytorchjob-v1 ")
+
+
+def test_warnings_do_not_fail(kli, tmp_path: Path) -> None:
+    f = tmp_path / "warn.yaml"
+    f.write_text(
+        """
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: warn}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: r
+      kind: {group: example.dev, version: v1, kind: W}
+      specDefinition: {podTemplateSpecPath: '{metadata: .spec.meta, spec: .spec.pod}'}
+      statusDefinition:
+        statusMappings:
+          running: [{}]
+"""
+    )
+    r = kli("validate", str(f))
+    assert r.code == 0, r.out + r.err
+    assert r.out.startswith("OK: warn is a valid Karta definition")
+    assert "warning: " in r.err
+    assert "empty status matcher always matches" in r.err
+    assert "path is not assignable" in r.err
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("a: [b\n", "cannot parse"),
+        ("", "empty"),
+        ("- 1\n- 2\n", "expected"),
+        ("kind: Karta\n---\nkind: Karta\n", "2 YAML documents"),
+    ],
+)
+def test_unparseable_input_is_a_usage_error(kli, tmp_path: Path, content: str, needle: str) -> None:
+    f = tmp_path / "bad.yaml"
+    f.write_text(content)
+    r = kli("validate", str(f))
+    assert r.code in (1, 2)
+    assert r.err.startswith("error: ")
+    assert needle in r.err
+    assert "Traceback" not in r.err
+
+
+def test_missing_file(kli) -> None:
+    r = kli("validate", "/nonexistent/file.yaml")
+    assert r.code == 2
+    assert r.err == "error: cannot read /nonexistent/file.yaml: no such file\n"
+
+
+def test_output_flag_is_rejected(kli, examples: Path) -> None:
+    r = kli("validate", "-o", "json", str(examples / "definitions/kubeflow-org-pytorchjob-v1.yaml"))
+    assert r.code == 2
+
+
+def test_wrong_kind_is_reported(kli, tmp_path: Path) -> None:
+    f = tmp_path / "pod.yaml"
+    f.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
+    r = kli("validate", str(f))
+    assert r.code in (1, 2)
+    assert "Karta" in r.err + r.out
