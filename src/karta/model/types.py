@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
 API_GROUP = "run.ai"
@@ -21,9 +21,7 @@ LEGACY_KIND = "ResourceInterface"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore"
-    )
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore")
 
 
 class ResourceStatus(StrEnum):
@@ -98,6 +96,25 @@ class ConditionsDefinition(_Model):
     status_field_name: str = "status"
     message_field_name: str = "message"
     reason_field_name: str = "reason"
+
+    @field_validator(
+        "type_field_name", "status_field_name", "message_field_name", "reason_field_name", mode="before"
+    )
+    @classmethod
+    def _default_when_empty(cls, value: object, info: ValidationInfo) -> object:
+        # R1: absent, null or "" all mean "the CRD default", whatever the source of the definition.
+        if value is None or value == "":
+            assert info.field_name is not None
+            return _CONDITION_FIELD_DEFAULTS[info.field_name]
+        return value
+
+
+_CONDITION_FIELD_DEFAULTS = {
+    "type_field_name": "type",
+    "status_field_name": "status",
+    "message_field_name": "message",
+    "reason_field_name": "reason",
+}
 
 
 class ConditionMatcher(_Model):
@@ -232,9 +249,7 @@ class KartaSpec(_Model):
 class ObjectMeta(BaseModel):
     """Kubernetes ObjectMeta; kept permissive (the API server owns its schema)."""
 
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="allow"
-    )
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="allow")
 
     name: str = ""
     namespace: str | None = None
@@ -285,5 +300,6 @@ class Karta(_Model):
 
     def to_dict(self) -> dict[str, Any]:
         """The wire form (camelCase, unset fields omitted, ``optimizationInstructions`` kept)."""
-        data: dict[str, Any] = self.model_dump(by_alias=True, exclude_none=True, exclude_defaults=False)
-        return data
+        from karta.model.dump import karta_to_dict  # dump imports this module
+
+        return karta_to_dict(self)

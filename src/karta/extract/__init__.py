@@ -1,0 +1,13 @@
+"""Extraction from workload objects: components, instances, pod specs, scale, write-back, pods, trees."""
+
+from __future__ import annotations
+
+from karta.extract.factory import Component, ComponentFactory
+from karta.extract.types import ExtractedInstance, Scale
+
+__all__ = [
+    "Component",
+    "ComponentFactory",
+    "ExtractedInstance",
+    "Scale",
+]

@@ -1,0 +1,76 @@
+"""Scale values (section 7 of the format): integral int32 numbers or base-10 numeric strings.
+
+The library reports scale as found: nothing is defaulted, clamped or reordered.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from karta.errors import ConversionError
+from karta.extract.convert import json_type
+from karta.extract.types import Scale
+
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+
+
+def to_replicas(value: Any, index: int, *, field: str = "replicas") -> int | None:
+    """One scale value; ``None`` for null. ``field`` names the scale field in messages."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ConversionError(f"{field}: replicas value {_text(value)} at index {index} is not a number")
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float):
+        if not value.is_integer():
+            raise ConversionError(f"{field}: replicas value {value!r} at index {index} is not an integer")
+        number = int(value)
+    elif isinstance(value, str):
+        if _DECIMAL.fullmatch(value) is None:
+            raise ConversionError(f'{field}: replicas value "{value}" at index {index} is not a number')
+        number = int(value)
+    else:
+        raise ConversionError(
+            f"{field}: replicas value of type {json_type(value)} at index {index} is not a number"
+        )
+    if not INT32_MIN <= number <= INT32_MAX:
+        raise ConversionError(
+            f"{field}: replicas value {_text(value)} at index {index} is out of the 32-bit integer range"
+        )
+    return number
+
+
+def build_scales(
+    *,
+    replicas: Sequence[Any] | None,
+    min_replicas: Sequence[Any] | None,
+    max_replicas: Sequence[Any] | None,
+) -> list[Scale]:
+    """Combine independently evaluated results position by position; the count is the largest."""
+    columns = [
+        [] if values is None else [to_replicas(v, i, field=name) for i, v in enumerate(values)]
+        for name, values in (
+            ("replicas", replicas),
+            ("minReplicas", min_replicas),
+            ("maxReplicas", max_replicas),
+        )
+    ]
+    count = max(len(column) for column in columns)
+    reps, mins, maxs = (column + [None] * (count - len(column)) for column in columns)
+    return [
+        Scale(replicas=r, min_replicas=lo, max_replicas=hi)
+        for r, lo, hi in zip(reps, mins, maxs, strict=True)
+    ]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)

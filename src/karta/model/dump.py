@@ -1,0 +1,89 @@
+"""Serialising a Karta to its wire form: a camelCase dict in the field order of section 2.1, or YAML.
+
+Rules: ``None`` is omitted; a non-optional field holding its default is omitted unless the CRD
+requires it or it is always written (``optimizationInstructions: {}``, the four condition field
+names, ``apiVersion``/``kind``/``metadata``/``spec``); an optional field that is set (even to ``""``
+or ``{}``) is kept, so that loading the output gives back an equal model. An empty ``status`` is
+omitted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+
+from karta.model.schema import ALWAYS_WRITTEN, REQUIRED, wire_fields
+from karta.model.types import Karta, KartaStatus, ObjectMeta
+
+__all__ = ["karta_to_dict", "karta_to_yaml"]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return _model(value)
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _model(model: BaseModel) -> dict[str, Any]:
+    cls = type(model)
+    if cls is ObjectMeta:
+        return _metadata(model)
+    keep = set(REQUIRED.get(cls, ())) | set(ALWAYS_WRITTEN.get(cls, ()))
+    out: dict[str, Any] = {}
+    for alias, wf in wire_fields(cls).items():
+        value = getattr(model, wf.name)
+        if value is None:
+            continue
+        if (
+            alias not in keep
+            and not wf.optional
+            and value == cls.model_fields[wf.name].get_default(call_default_factory=True)
+        ):
+            continue
+        if cls is Karta and alias == "status" and isinstance(value, KartaStatus) and not value.conditions:
+            continue
+        out[alias] = _plain(value)
+    return out
+
+
+def _metadata(meta: BaseModel) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for alias, wf in wire_fields(ObjectMeta).items():
+        value = getattr(meta, wf.name)
+        if value is None or (value in ("", {}) and alias != "name"):
+            continue
+        out[alias] = _plain(value)
+    for key, value in (meta.model_extra or {}).items():
+        out[key] = _plain(value)
+    return out
+
+
+def karta_to_dict(karta: Karta) -> dict[str, Any]:
+    """The wire form of ``karta``: camelCase keys, section 2.1 order, unset fields omitted."""
+    return _model(karta)
+
+
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Safe dumper that writes multi-line strings (long jq programs) as literal blocks."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def karta_to_yaml(karta: Karta) -> str:
+    """``karta`` as a YAML document (block style, keys in wire order)."""
+    text: str = yaml.dump(
+        karta_to_dict(karta), Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True
+    )
+    return text

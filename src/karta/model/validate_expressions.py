@@ -1,0 +1,156 @@
+"""Validation of the jq expressions of a Karta: section 14.2 and the R6 assignability warnings.
+
+Owns the list of ``{jq}`` fields (section 2.1) with their JSON field paths, in a stable order, and
+turns parse failures, safety issues (:func:`karta.jq.safety.check_safety`) and non-assignable
+write-back paths into findings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from karta.errors import KartaError
+from karta.model.findings import Finding, Severity
+from karta.model.schema import join_path, wire_fields
+from karta.model.types import ComponentDefinition, FragmentedPodSpecDefinition, Karta, StatusDefinition
+from karta.model.validate_gang import GANG_PATH
+from karta.model.validate_status import STATUS_KEYS
+from karta.model.validate_structure import component_paths
+
+
+@dataclass(frozen=True, slots=True)
+class JqField:
+    """One jq expression of a definition: where it is and whether it is written through."""
+
+    location: str
+    expression: str
+    written: bool = False
+
+
+def _field(out: list[JqField], location: str, expression: str | None, *, written: bool = False) -> None:
+    if expression:  # empty strings and unset fields are skipped (14.2)
+        out.append(JqField(location, expression, written))
+
+
+def _status_fields(out: list[JqField], path: str, status: StatusDefinition) -> None:
+    if status.phase_definition is not None:
+        _field(out, f"{path}.phaseDefinition.path", status.phase_definition.path)
+    if status.conditions_definition is not None:
+        _field(out, f"{path}.conditionsDefinition.path", status.conditions_definition.path)
+    for key in STATUS_KEYS:
+        for i, matcher in enumerate(getattr(status.status_mappings, key)):
+            if matcher.by_expression is not None:
+                where = f"{path}.statusMappings.{key}[{i}].byExpression.expression"
+                _field(out, where, matcher.by_expression.expression)
+
+
+def _component_fields(out: list[JqField], path: str, comp: ComponentDefinition) -> None:
+    spec = comp.spec_definition
+    if spec is not None:
+        where = f"{path}.specDefinition"
+        _field(out, f"{where}.podTemplateSpecPath", spec.pod_template_spec_path, written=True)
+        _field(out, f"{where}.podSpecPath", spec.pod_spec_path, written=True)
+        _field(out, f"{where}.metadataPath", spec.metadata_path, written=True)
+        fragments = spec.fragmented_pod_spec_definition
+        if fragments is not None:
+            for alias, wf in wire_fields(FragmentedPodSpecDefinition).items():
+                value = getattr(fragments, wf.name)
+                _field(out, f"{where}.fragmentedPodSpecDefinition.{alias}", value, written=True)
+    scale = comp.scale_definition
+    if scale is not None:
+        _field(out, f"{path}.scaleDefinition.replicasPath", scale.replicas_path)
+        _field(out, f"{path}.scaleDefinition.minReplicasPath", scale.min_replicas_path)
+        _field(out, f"{path}.scaleDefinition.maxReplicasPath", scale.max_replicas_path)
+    if comp.status_definition is not None:
+        _status_fields(out, f"{path}.statusDefinition", comp.status_definition)
+    suspend = comp.suspend_definition
+    if suspend is not None:
+        for alias, actions in (
+            ("suspendActions", suspend.suspend_actions),
+            ("resumeActions", suspend.resume_actions),
+        ):
+            for i, action in enumerate(actions):
+                _field(out, f"{path}.suspendDefinition.{alias}[{i}].path", action.path, written=True)
+    _field(out, f"{path}.instanceIdPath", comp.instance_id_path)
+    selector = comp.pod_selector
+    if selector is not None:
+        where = f"{path}.podSelector"
+        if selector.component_type_selector is not None:
+            _field(out, f"{where}.componentTypeSelector.keyPath", selector.component_type_selector.key_path)
+        if selector.component_instance_selector is not None:
+            _field(
+                out, f"{where}.componentInstanceSelector.idPath", selector.component_instance_selector.id_path
+            )
+        if selector.replica_selector is not None:
+            _field(out, f"{where}.replicaSelector.keyPath", selector.replica_selector.key_path)
+
+
+def jq_fields(karta: Karta) -> list[JqField]:
+    """Every non-empty ``{jq}`` field: components in order (root first), then gang members."""
+    out: list[JqField] = []
+    for path, comp in component_paths(karta):
+        _component_fields(out, path, comp)
+    gang = karta.gang
+    if gang is not None:
+        for i, group in enumerate(gang.pod_groups):
+            for j, member in enumerate(group.members):
+                where = f"{GANG_PATH}.podGroups[{i}].members[{j}]"
+                for k, expr in enumerate(member.group_by_key_paths):
+                    _field(out, join_path(f"{where}.groupByKeyPaths", k), expr)
+                for k, expr in enumerate(member.filters):
+                    _field(out, join_path(f"{where}.filters", k), expr)
+    return out
+
+
+def _parse_detail(expression: str, exc: BaseException) -> str:
+    text = str(exc)
+    prefix = f"failed to parse JQ expression '{expression}'"
+    if text.startswith(prefix):
+        text = text[len(prefix) :].lstrip(":").strip()
+    return text or type(exc).__name__
+
+
+def _severity(value: object) -> Severity:
+    return Severity.WARNING if str(getattr(value, "value", value)).lower() == "warning" else Severity.ERROR
+
+
+def check_expressions(karta: Karta) -> tuple[list[Finding], list[Finding]]:
+    """14.2 findings (parse failures and safety issues), and R6 assignability warnings, separately."""
+    # Imported here: loading a definition must not pay for the jq front end.
+    from karta.jq.parser import parse_cached as parse
+    from karta.jq.safety import check_safety, is_assignable
+
+    safety: list[Finding] = []
+    assignability: list[Finding] = []
+    for jf in jq_fields(karta):
+        expr, where = jf.expression, jf.location
+        try:
+            node = parse(expr)
+        except (KartaError, RecursionError) as exc:
+            detail = (
+                _parse_detail(expr, exc) if isinstance(exc, KartaError) else "expression nested too deeply"
+            )
+            safety.append(
+                Finding(
+                    Severity.ERROR, f"failed to parse JQ expression '{expr}' at '{where}': {detail}", where
+                )
+            )
+            continue
+        for issue in check_safety(node):
+            safety.append(
+                Finding(
+                    _severity(issue.severity),
+                    f"JQ expression '{expr}' at '{where}' failed validation: {issue.reason}",
+                    where,
+                )
+            )
+        if jf.written and not is_assignable(node):
+            assignability.append(
+                Finding(
+                    Severity.WARNING,
+                    f"JQ expression '{expr}' at '{where}': path is not assignable "
+                    "(it can be read, but writing back through it will fail)",
+                    where,
+                )
+            )
+    return safety, assignability

@@ -1,0 +1,186 @@
+"""Validation of gang-scheduling instructions: section 14.1 step 7 and R10, plus CRD list-map keys.
+
+Owns: alpha member components exist; sub-group components exist, are DNS labels and have a scale
+in their subtree; topology constraints (KAI's rules); ``pg-<uid>-<name>`` stays a DNS-1123
+subdomain; duplicate pod-group names, member and sub-group component names, and set entries.
+"""
+
+from __future__ import annotations
+
+from karta.model.findings import Finding, Severity
+from karta.model.names import dns_label_error, dns_subdomain_error
+from karta.model.types import Karta, TopologyConstraint
+
+GANG_PATH = "spec.optimizationInstructions.gangScheduling"
+_EXAMPLE_UID = "00000000-0000-0000-0000-000000000000"  # KAI names pod groups pg-<top owner UID>-<name>
+
+
+def _error(message: str, location: str) -> Finding:
+    return Finding(Severity.ERROR, message, location)
+
+
+def check_alpha_members(karta: Karta) -> list[Finding]:
+    """Step 7: every alpha member names a root or child component."""
+    gang = karta.gang
+    if gang is None:
+        return []
+    names = {c.name for c in karta.components}
+    findings = []
+    for i, group in enumerate(gang.pod_groups):
+        for j, member in enumerate(group.members):
+            if member.component_name not in names:
+                findings.append(
+                    _error(
+                        f"pod-group member component '{member.component_name}' is not defined "
+                        "(should be a root or child component)",
+                        f"{GANG_PATH}.podGroups[{i}].members[{j}].componentName",
+                    )
+                )
+    return findings
+
+
+def check_sub_groups(karta: Karta) -> list[Finding]:
+    """R10: sub-group components exist and are usable as KAI SubGroup names."""
+    gang = karta.gang
+    if gang is None or gang.pod_group is None:
+        return []
+    names = {c.name for c in karta.components}
+    findings = []
+    for i, sub in enumerate(gang.pod_group.sub_groups):
+        where = f"{GANG_PATH}.podGroup.subGroups[{i}].componentName"
+        name = sub.component_name
+        if not name:
+            findings.append(_error("subgroup component name cannot be empty", where))
+            continue
+        if name not in names:
+            findings.append(_error(f"sub-group component '{name}' is not defined", where))
+        reason = dns_label_error(name)
+        if reason is not None:
+            findings.append(_error(f"component name '{name}' is not a valid sub-group name: {reason}", where))
+    return findings
+
+
+def _topology(constraint: TopologyConstraint | None, where: str) -> list[Finding]:
+    if constraint is None:
+        return []
+    findings = []
+    if not constraint.topology_name:
+        findings.append(_error("topology constraint must include topology name", where))
+    if not constraint.required_topology_level and not constraint.preferred_topology_level:
+        findings.append(
+            _error("topology constraint must include preferred or required topology level", where)
+        )
+    return findings
+
+
+def check_pod_group(karta: Karta) -> list[Finding]:
+    """R10: pod-group name and topology constraints of the current format."""
+    gang = karta.gang
+    if gang is None or gang.pod_group is None:
+        return []
+    group = gang.pod_group
+    findings = []
+    where = f"{GANG_PATH}.podGroup.name"
+    if not group.name:
+        findings.append(_error("podGroup.name must not be empty", where))
+    else:
+        rendered = f"pg-{_EXAMPLE_UID}-{group.name}"
+        reason = dns_subdomain_error(rendered)
+        if reason is not None:
+            findings.append(
+                _error(
+                    f"podGroup.name '{group.name}' does not keep the pod-group name pg-<uid>-<name> "
+                    f"a valid DNS-1123 subdomain: {reason}",
+                    where,
+                )
+            )
+    findings.extend(_topology(group.topology, f"{GANG_PATH}.podGroup.topology"))
+    for i, sub in enumerate(group.sub_groups):
+        findings.extend(_topology(sub.topology, f"{GANG_PATH}.podGroup.subGroups[{i}].topology"))
+    return findings
+
+
+def check_sub_group_scale(karta: Karta) -> list[Finding]:
+    """R10 (warning): a sub-group whose subtree has no scale definition has a gang minimum of 0."""
+    gang = karta.gang
+    if gang is None or gang.pod_group is None:
+        return []
+    by_name = {c.name: c for c in karta.components}
+    children: dict[str, list[str]] = {}
+    for child in karta.children:
+        if child.owner_ref:
+            children.setdefault(child.owner_ref, []).append(child.name)
+    findings = []
+    for i, sub in enumerate(gang.pod_group.sub_groups):
+        if sub.component_name not in by_name:
+            continue
+        seen: set[str] = set()
+        stack = [sub.component_name]
+        scaled = False
+        while stack and not scaled:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            scaled = by_name[name].scale_definition is not None
+            stack.extend(children.get(name, ()))
+        if not scaled:
+            findings.append(
+                Finding(
+                    Severity.WARNING,
+                    f"component '{sub.component_name}' must expose a replica scale definition: "
+                    "no component in its subtree has a scaleDefinition, "
+                    "so its sub-group minimum is not known",
+                    f"{GANG_PATH}.podGroup.subGroups[{i}].componentName",
+                )
+            )
+    return findings
+
+
+def check_duplicates(karta: Karta) -> list[Finding]:
+    """CRD list-map and set keys: pod-group names, member and sub-group components, set entries."""
+    gang = karta.gang
+    if gang is None:
+        return []
+    findings = []
+    if gang.pod_group is not None:
+        seen: set[str] = set()
+        for i, sub in enumerate(gang.pod_group.sub_groups):
+            if sub.component_name in seen:
+                findings.append(
+                    _error(
+                        f"duplicate sub-group component '{sub.component_name}'",
+                        f"{GANG_PATH}.podGroup.subGroups[{i}].componentName",
+                    )
+                )
+            seen.add(sub.component_name)
+    group_names: set[str] = set()
+    for i, group in enumerate(gang.pod_groups):
+        where = f"{GANG_PATH}.podGroups[{i}]"
+        if group.name in group_names:
+            findings.append(_error(f"duplicate pod-group name '{group.name}'", f"{where}.name"))
+        group_names.add(group.name)
+        members: set[str] = set()
+        for j, member in enumerate(group.members):
+            mwhere = f"{where}.members[{j}]"
+            if member.component_name in members:
+                findings.append(
+                    _error(
+                        f"duplicate pod-group member component '{member.component_name}' "
+                        f"in pod group '{group.name}'",
+                        f"{mwhere}.componentName",
+                    )
+                )
+            members.add(member.component_name)
+            for alias, entries in (
+                ("groupByKeyPaths", member.group_by_key_paths),
+                ("filters", member.filters),
+            ):
+                entries_seen: set[str] = set()
+                for k, entry in enumerate(entries):
+                    if entry in entries_seen:
+                        findings.append(
+                            _error(f"duplicate {alias} entry '{entry}'", f"{mwhere}.{alias}[{k}]")
+                        )
+                    entries_seen.add(entry)
+    return findings
