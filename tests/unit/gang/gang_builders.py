@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from karta.extract import ComponentFactory
+from karta.jq import Evaluator
 from karta.model.types import Karta
 
 ROOT_STATUS = {
@@ -45,3 +47,10 @@ def selector(key_path: str, value: str | None = None) -> dict[str, Any]:
 
 def pod(name: str, labels: dict[str, str] | None = None, **metadata: Any) -> dict[str, Any]:
     return {"metadata": {"name": name, "namespace": "ns", "labels": labels or {}, **metadata}, "spec": {}}
+
+
+EVALUATOR = Evaluator(trusted=True)
+
+
+def make_factory(definition: Karta, obj: dict[str, Any]) -> ComponentFactory:
+    return ComponentFactory(definition, obj, evaluator=EVALUATOR)

@@ -6,8 +6,7 @@ import re
 from typing import Any
 
 import pytest
-from gang_builders import POD_KIND, component, karta, pod, pts, selector
-from gang_fakes import EVALUATOR, FakeFactory
+from gang_builders import EVALUATOR, POD_KIND, component, karta, make_factory, pod, pts, selector
 
 from karta.errors import GangError, PodQueryError
 from karta.extract.pods import PodQuerier
@@ -225,7 +224,7 @@ def test_infer_pod_instance() -> None:
             "podGroups": [{"name": "g", "members": [{"componentName": "jobs"}, {"componentName": "root"}]}]
         },
     )
-    factory = FakeFactory(k, {"spec": {"jobs": [{"name": "a"}, {"name": "b"}]}})
+    factory = make_factory(k, {"spec": {"jobs": [{"name": "a"}, {"name": "b"}]}})
     s = StructureSummary(k)
     querier = q(pod("p", {"job": "b"}))
     comp = infer_pod_component(s, querier)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gang_builders import POD_KIND, component, karta, pod, pts, selector
-from gang_fakes import FakeFactory
+from gang_builders import POD_KIND, component, karta, make_factory, pod, pts, selector
 
 from karta.errors import GangError
 from karta.gang import compute_gang_plan, flat_min, kai_pod_group_name
@@ -71,7 +70,7 @@ def train_pods() -> list[dict[str, Any]]:
 
 
 def test_running_example_current_format() -> None:
-    plan = compute_gang_plan(FakeFactory(pytorch_karta(SUB_GROUPS), TRAIN_7), train_pods())
+    plan = compute_gang_plan(make_factory(pytorch_karta(SUB_GROUPS), TRAIN_7), train_pods())
     assert plan.format == "podGroup"
     (gang,) = plan.gangs
     assert kai_pod_group_name("U", gang.name) == "pg-U-job"
@@ -112,20 +111,20 @@ def test_running_example_current_format() -> None:
 
 
 def test_without_pods_the_plan_still_has_sizes() -> None:
-    (gang,) = compute_gang_plan(FakeFactory(pytorch_karta(SUB_GROUPS), TRAIN_7)).gangs
+    (gang,) = compute_gang_plan(make_factory(pytorch_karta(SUB_GROUPS), TRAIN_7)).gangs
     assert [s.min_member for s in gang.sub_groups] == [1, 4]
     assert gang.members == ()
 
 
 def test_without_sub_groups_min_is_root_subtree() -> None:
-    (gang,) = compute_gang_plan(FakeFactory(pytorch_karta({"podGroup": {"name": "job"}}), TRAIN_7)).gangs
+    (gang,) = compute_gang_plan(make_factory(pytorch_karta({"podGroup": {"name": "job"}}), TRAIN_7)).gangs
     assert (gang.min_member, gang.min_sub_group, gang.sub_groups) == (5, None, ())
     assert flat_min(gang) == 5
     assert gang.to_dict() == {"name": "job", "minMember": 5, "members": []}
 
 
 def test_elastic_worker_min() -> None:
-    (gang,) = compute_gang_plan(FakeFactory(pytorch_karta(SUB_GROUPS, worker_min='"2"'), TRAIN_7)).gangs
+    (gang,) = compute_gang_plan(make_factory(pytorch_karta(SUB_GROUPS, worker_min='"2"'), TRAIN_7)).gangs
     assert [(s.min_member, s.desired) for s in gang.sub_groups] == [(1, 1), (2, 4)]
     assert flat_min(gang) == 3
 
@@ -144,7 +143,7 @@ def test_topology() -> None:
             ],
         }
     }
-    (gang,) = compute_gang_plan(FakeFactory(pytorch_karta(gang_def), TRAIN_7)).gangs
+    (gang,) = compute_gang_plan(make_factory(pytorch_karta(gang_def), TRAIN_7)).gangs
     data = gang.to_dict()
     assert data["topology"] == {"topologyName": "dc", "requiredTopologyLevel": "rack"}
     assert data["subGroups"][1]["topology"] == {"topologyName": "dc", "preferredTopologyLevel": "host"}
@@ -161,7 +160,7 @@ def test_topology() -> None:
 def test_bad_topology(topology: dict[str, str], message: str) -> None:
     gang_def = {"podGroup": {"name": "job", "topology": topology}}
     with pytest.raises(GangError, match=message):
-        compute_gang_plan(FakeFactory(pytorch_karta(gang_def), TRAIN_7))
+        compute_gang_plan(make_factory(pytorch_karta(gang_def), TRAIN_7))
 
 
 def test_sub_group_errors() -> None:
@@ -171,13 +170,13 @@ def test_sub_group_errors() -> None:
         gang={"podGroup": {"name": "g", "subGroups": [{"componentName": "a"}]}},
     )
     with pytest.raises(GangError, match="component a must expose a replica scale definition"):
-        compute_gang_plan(FakeFactory(k, {}))
+        compute_gang_plan(make_factory(k, {}))
     ghost = pytorch_karta({"podGroup": {"name": "g", "subGroups": [{"componentName": "ghost"}]}})
     with pytest.raises(GangError, match="component ghost not found"):
-        compute_gang_plan(FakeFactory(ghost, TRAIN_7))
+        compute_gang_plan(make_factory(ghost, TRAIN_7))
     empty = pytorch_karta({"podGroup": {"name": "g", "subGroups": [{"componentName": ""}]}})
     with pytest.raises(GangError, match="subgroup component name cannot be empty"):
-        compute_gang_plan(FakeFactory(empty, TRAIN_7))
+        compute_gang_plan(make_factory(empty, TRAIN_7))
 
 
 def test_sub_group_covers_descendants() -> None:
@@ -202,7 +201,7 @@ def test_sub_group_covers_descendants() -> None:
         },
     )
     pods = [pod("l", {"role": "leader"}), pod("w", {"role": "worker"}), pod("x", {"role": "other"})]
-    (gang,) = compute_gang_plan(FakeFactory(k, {}), pods).gangs
+    (gang,) = compute_gang_plan(make_factory(k, {}), pods).gangs
     assert gang.sub_groups[0].members == ("l", "w")
     assert gang.sub_groups[1].members == ()
     assert gang.members == ("l", "w", "x")
@@ -214,7 +213,7 @@ def test_alpha_format_root_member_keyed_by_job_name() -> None:
             {"name": "whole", "members": [{"componentName": "pytorchjob", "groupByKeyPaths": [JOB_NAME]}]}
         ]
     }
-    plan = compute_gang_plan(FakeFactory(pytorch_karta(gang_def), TRAIN_7), train_pods())
+    plan = compute_gang_plan(make_factory(pytorch_karta(gang_def), TRAIN_7), train_pods())
     assert plan.format == "podGroups"
     (gang,) = plan.gangs
     assert (gang.name, gang.alpha_keys, gang.min_member, gang.component) == (
@@ -240,7 +239,7 @@ def test_alpha_gangs_per_key_and_unmatched_pods_are_diagnostics() -> None:
         ]
     }
     pods = [*train_pods(), pod("stray", {"training.kubeflow.org/replica-type": "chief"})]
-    plan = compute_gang_plan(FakeFactory(pytorch_karta(gang_def), TRAIN_7), pods)
+    plan = compute_gang_plan(make_factory(pytorch_karta(gang_def), TRAIN_7), pods)
     (gang,) = plan.gangs
     assert (gang.alpha_keys, gang.min_member, len(gang.members)) == (("worker",), 4, 4)
     messages = [(d.severity, d.message) for d in plan.diagnostics]
@@ -278,7 +277,7 @@ def test_alpha_instance_scoped_minimum() -> None:
     )
     obj = {"spec": {"services": {"a": {"replicas": 2}, "b": {"replicas": 3}}}}
     pods = [pod("b-0", {"svc": "b"}), pod("a-0", {"svc": "a"}), pod("a-1", {"svc": "a"})]
-    plan = compute_gang_plan(FakeFactory(k, obj), pods)
+    plan = compute_gang_plan(make_factory(k, obj), pods)
     assert [(g.alpha_keys, g.min_member, g.members) for g in plan.gangs] == [
         (("a",), 2, ("a-0", "a-1")),
         (("b",), 3, ("b-0",)),
@@ -287,11 +286,11 @@ def test_alpha_instance_scoped_minimum() -> None:
 
 def test_both_formats_present_uses_pod_group() -> None:
     gang_def = {**SUB_GROUPS, "podGroups": [{"name": "alpha", "members": [{"componentName": "pytorchjob"}]}]}
-    plan = compute_gang_plan(FakeFactory(pytorch_karta(gang_def), TRAIN_7), train_pods())
+    plan = compute_gang_plan(make_factory(pytorch_karta(gang_def), TRAIN_7), train_pods())
     assert plan.format == "podGroup" and plan.gangs[0].name == "job"
 
 
 def test_no_gang_instructions() -> None:
-    plan = compute_gang_plan(FakeFactory(pytorch_karta(None), TRAIN_7), train_pods())
+    plan = compute_gang_plan(make_factory(pytorch_karta(None), TRAIN_7), train_pods())
     assert plan.gangs == () and plan.format is None and plan.to_dict() == {"gangs": []}
-    assert compute_gang_plan(FakeFactory(pytorch_karta({}), TRAIN_7)).gangs == ()
+    assert compute_gang_plan(make_factory(pytorch_karta({}), TRAIN_7)).gangs == ()

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gang_builders import component, karta, pts
-from gang_fakes import FakeFactory
+from gang_builders import component, karta, make_factory, pts
 
 from karta.errors import GangError
+from karta.extract import ComponentFactory
 from karta.extract.types import Scale
 from karta.gang import StructureSummary, effective_desired, effective_min, subtree_desired, subtree_scale
 
@@ -20,14 +20,14 @@ def scale(replicas: str, minimum: str | None = None) -> dict[str, Any]:
     return {"scaleDefinition": out}
 
 
-def master_worker(root_scale: bool = True) -> FakeFactory:
+def master_worker(root_scale: bool = True) -> ComponentFactory:
     root = component("R", **(scale('"2"') if root_scale else {}))
     k = karta(
         root,
         component("worker", "R", specDefinition=pts(".spec.w"), **scale('"4"')),
         component("master", "R", specDefinition=pts(".spec.m"), **scale('"1"')),
     )
-    return FakeFactory(k, {"spec": {}})
+    return make_factory(k, {"spec": {}})
 
 
 def test_master_worker_rows() -> None:
@@ -40,14 +40,14 @@ def test_master_worker_rows() -> None:
 
 @pytest.mark.parametrize(("minimum", "expected"), [("3", 3), ("0", 5), ("null", 5)])
 def test_single_leaf_prefers_min_replicas(minimum: str, expected: int) -> None:
-    factory = FakeFactory(karta(component("leaf", specDefinition=pts(".spec"), **scale("5", minimum))), {})
+    factory = make_factory(karta(component("leaf", specDefinition=pts(".spec"), **scale("5", minimum))), {})
     assert subtree_scale(factory, "leaf") == expected
 
 
 def test_single_leaf_without_scale_when_others_have_one_is_zero() -> None:
     k = karta(component("R", **scale("1")), component("leaf", "R", specDefinition=pts(".spec")))
-    assert subtree_scale(FakeFactory(k, {}), "leaf") == 0
-    assert subtree_scale(FakeFactory(k, {}), "R") == 1
+    assert subtree_scale(make_factory(k, {}), "leaf") == 0
+    assert subtree_scale(make_factory(k, {}), "R") == 1
 
 
 LIST_OBJ = {
@@ -61,7 +61,7 @@ LIST_OBJ = {
 MAP_OBJ = {"spec": {"services": {"processor": {"replicas": 3, "minReplicas": 2}, "indexer": {"replicas": 3}}}}
 
 
-def multi_instance(from_map: bool) -> FakeFactory:
+def multi_instance(from_map: bool) -> ComponentFactory:
     if from_map:
         fields: dict[str, Any] = {
             "instanceIdPath": ".spec.services | keys[]",
@@ -86,7 +86,7 @@ def multi_instance(from_map: bool) -> FakeFactory:
         podSelector={"componentInstanceSelector": {"idPath": ".metadata.labels.svc"}},
         **fields,
     )
-    return FakeFactory(karta(leaf), obj)
+    return make_factory(karta(leaf), obj)
 
 
 @pytest.mark.parametrize("from_map", [False, True])
@@ -106,7 +106,7 @@ def test_counting_mode() -> None:
         component("a", "root", specDefinition=pts(".a")),
         component("b", "root", specDefinition=pts(".b")),
     )
-    assert subtree_scale(FakeFactory(two, {}), "root") == 2
+    assert subtree_scale(make_factory(two, {}), "root") == 2
     cluster = karta(
         component("cluster"),
         component("job-group", "cluster"),
@@ -114,7 +114,7 @@ def test_counting_mode() -> None:
         component("master", "job-group", specDefinition=pts(".m")),
         component("storage", "cluster", specDefinition=pts(".s")),
     )
-    factory = FakeFactory(cluster, {})
+    factory = make_factory(cluster, {})
     assert [subtree_scale(factory, c) for c in ("cluster", "job-group", "worker")] == [3, 2, 1]
     assert subtree_desired(factory, "cluster") == 3
 
@@ -130,7 +130,7 @@ def test_counting_mode_multi_instance() -> None:
             podSelector={"componentInstanceSelector": {"idPath": ".metadata.labels.job"}},
         ),
     )
-    factory = FakeFactory(k, {"spec": {"jobs": [{"name": "a"}, {"name": "b"}]}})
+    factory = make_factory(k, {"spec": {"jobs": [{"name": "a"}, {"name": "b"}]}})
     assert subtree_scale(factory, "jobs") == 2
     assert subtree_scale(factory, "root") == 2
     assert subtree_scale(factory, "jobs", "b") == 1
@@ -141,7 +141,9 @@ def test_counting_mode_multi_instance() -> None:
 @pytest.mark.parametrize("mode_has_scale", [True, False])
 def test_empty_instance_id_is_an_error(mode_has_scale: bool) -> None:
     factory = (
-        master_worker() if mode_has_scale else FakeFactory(karta(component("x", specDefinition=pts("."))), {})
+        master_worker()
+        if mode_has_scale
+        else make_factory(karta(component("x", specDefinition=pts("."))), {})
     )
     with pytest.raises(GangError, match="instance id is empty"):
         subtree_scale(factory, factory.karta.root.name, "")
@@ -180,5 +182,5 @@ def test_elastic_desired_differs_from_min() -> None:
         component("worker", "R", specDefinition=pts(".w"), **scale('"4"', '"2"')),
         component("master", "R", specDefinition=pts(".m"), **scale('"1"')),
     )
-    factory = FakeFactory(k, {})
+    factory = make_factory(k, {})
     assert (subtree_scale(factory, "R"), subtree_desired(factory, "R")) == (3, 5)
