@@ -132,7 +132,7 @@ def test_c5_not_a_number(build: Build, evaluator: Evaluator) -> None:
 
 
 def test_c5_not_an_integer(build: Build, evaluator: Evaluator) -> None:
-    with pytest.raises(ConversionError, match='replicas value "2.5"'):
+    with pytest.raises(ConversionError, match=r'replicas value "2\.5"'):
         _c5(build, evaluator, {"autoscaling.example/min-scale": "2.5"})
 
 
