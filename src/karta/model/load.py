@@ -91,12 +91,12 @@ def _read(source: str | bytes | Path, source_name: str | None) -> tuple[str, str
     return text, name
 
 
-def _documents(text: str, name: str) -> list[Any]:
-    """The non-empty documents of a YAML (or JSON) text."""
+def _documents(text: str, name: str) -> list[tuple[int, Any]]:
+    """The non-empty documents of a YAML (or JSON) text, each with its 1-based position."""
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
-            return [orjson.loads(stripped)]
+            return [(1, orjson.loads(stripped))]
         except orjson.JSONDecodeError:
             pass  # YAML flow style is a superset; let the YAML parser have a go and report
     try:
@@ -107,7 +107,7 @@ def _documents(text: str, name: str) -> list[Any]:
         raise DefinitionError(f"cannot parse {name}: {exc.problem or exc}{where}") from exc
     except (yaml.YAMLError, ValueError, RecursionError) as exc:
         raise DefinitionError(f"cannot parse {name}: {exc}") from exc
-    return [d for d in docs if d is not None]
+    return [(i + 1, d) for i, d in enumerate(docs) if d is not None]
 
 
 # --- from a mapping to a Karta ------------------------------------------------------------------
@@ -157,7 +157,7 @@ def _error_finding(error: Any) -> Finding:
     loc = list(error.get("loc", ()))
     is_key = bool(loc) and loc[-1] == "[key]"
     if is_key:
-        loc = loc[:-1]
+        loc = loc[:-2]  # report the mapping whose key is wrong
     for part in loc:
         path = join_path(path, part if isinstance(part, int) else str(part))
     value = error.get("input")
@@ -233,7 +233,7 @@ def load_karta(source: Source, *, strict: bool = True, source_name: str | None =
         raise DefinitionError(
             f"{name} holds {len(docs)} documents; expected exactly one Karta (load_kartas reads several)"
         )
-    return _from_mapping(docs[0], strict=strict, name=name)
+    return _from_mapping(docs[0][1], strict=strict, name=name)
 
 
 def load_kartas(source: Source, *, strict: bool = True, source_name: str | None = None) -> list[LoadResult]:
@@ -244,13 +244,13 @@ def load_kartas(source: Source, *, strict: bool = True, source_name: str | None 
     """
     if isinstance(source, Mapping):
         name = source_name or "<mapping>"
-        docs: list[Any] = [source]
+        docs: list[tuple[int, Any]] = [(1, source)]
     else:
         text, name = _read(source, source_name)
         docs = _documents(text, name)
     items: list[tuple[str, Any]] = []
-    for i, doc in enumerate(docs):
-        doc_name = f"{name} (document {i + 1})" if len(docs) > 1 else name
+    for number, doc in docs:
+        doc_name = f"{name} (document {number})" if len(docs) > 1 else name
         if isinstance(doc, Mapping) and doc.get("kind") in _LIST_KINDS and isinstance(doc.get("items"), list):
             items.extend((f"{doc_name} items[{j}]", item) for j, item in enumerate(doc["items"]))
         else:
