@@ -1,0 +1,200 @@
+"""Shared helpers of the catalog tests: locating the corpus, reading its documents, resolving them to
+built-in definitions and computing the extracted view that the golden files pin.
+
+The view of one workload document: its components (parent, instance ids, scale, desired pods per
+instance by the describe rule of section 17.5, GPUs per pod from the pod templates), the total
+desired pods (subtree_desired of the root, which multiplies nested scales), total GPUs, the root
+status (phase, matched, primary) and the gang plan without pods.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from karta.catalog import catalog_by_gvk
+from karta.extract import Component, ComponentFactory, Scale
+from karta.gang import compute_gang_plan, subtree_desired
+from karta.jq import Evaluator
+from karta.model import Karta
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO.parent / "shared" / "corpus"
+WORKLOADS = CORPUS / "workloads"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+GPU = "nvidia.com/gpu"
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# Kinds that appear in the corpus but are not workloads: configuration, storage, scheduler objects
+# and runtime templates (TrainingRuntime/ClusterTrainingRuntime are read through TrainJob).
+NOT_WORKLOADS = frozenset(
+    {
+        ("v1", "ConfigMap"),
+        ("v1", "Secret"),
+        ("v1", "Service"),
+        ("v1", "PersistentVolumeClaim"),
+        ("scheduling.run.ai/v2", "Queue"),
+        ("scheduling.run.ai/v2alpha2", "PodGroup"),
+        ("scheduling.volcano.sh/v1beta1", "PodGroup"),
+        ("scheduling.x-k8s.io/v1alpha1", "PodGroup"),
+        ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"),
+        ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime"),
+    }
+)
+
+_EVALUATOR = Evaluator(trusted=True)
+
+
+def evaluator() -> Evaluator:
+    return _EVALUATOR
+
+
+def corpus_files() -> list[Path]:
+    """``workloads/*/*.yaml`` (status fragments live one level deeper and are not included)."""
+    return sorted(WORKLOADS.glob("*/*.yaml"))
+
+
+def documents(path: Path) -> list[dict[str, Any]]:
+    with path.open("rb") as handle:
+        return [doc for doc in yaml.load_all(handle, Loader=_Loader) if isinstance(doc, dict)]
+
+
+def split_api_version(api_version: str) -> tuple[str, str]:
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+def definition_for(doc: dict[str, Any]) -> Karta | None:
+    group, version = split_api_version(str(doc.get("apiVersion", "")))
+    return catalog_by_gvk(group, version, str(doc.get("kind", "")))
+
+
+def workload_documents() -> list[tuple[Path, int, dict[str, Any]]]:
+    """Every document of every corpus file that is a workload (not in NOT_WORKLOADS)."""
+    out = []
+    for path in corpus_files():
+        for index, doc in enumerate(documents(path)):
+            if (doc.get("apiVersion"), doc.get("kind")) not in NOT_WORKLOADS:
+                out.append((path, index, doc))
+    return out
+
+
+def golden_path(path: Path, index: int) -> Path:
+    rel = path.relative_to(WORKLOADS).with_suffix("")
+    return GOLDEN / f"{rel.parent.name}__{rel.name}__{index}.json"
+
+
+def _quantity(value: Any) -> float:
+    if isinstance(value, int | float):
+        return float(value)
+    text = str(value)
+    return float(text) if text else 0.0
+
+
+def _container_gpus(container: dict[str, Any]) -> float:
+    resources = container.get("resources") or {}
+    for part in ("requests", "limits"):
+        value = (resources.get(part) or {}).get(GPU)
+        if value is not None:
+            return _quantity(value)
+    return 0.0
+
+
+def _pod_spec_gpus(spec: dict[str, Any]) -> float:
+    """The effective pod GPU request: max(biggest init container, sum of containers)."""
+    containers = sum(_container_gpus(c) for c in spec.get("containers") or [])
+    inits = [_container_gpus(c) for c in spec.get("initContainers") or []]
+    return max([containers, *inits])
+
+
+def _fragment_gpus(fragment: dict[str, Any]) -> float:
+    containers = list(fragment.get("containers") or [])
+    if fragment.get("container"):
+        containers.append(fragment["container"])
+    declared = sum(_container_gpus(c) for c in containers)
+    if declared:
+        return declared
+    return _container_gpus({"resources": fragment.get("resources") or {}})
+
+
+def _gpus_per_pod(component: Component) -> dict[str, float]:
+    templates = component.pod_template_specs()
+    if templates is not None:
+        return {key: _pod_spec_gpus((value or {}).get("spec") or {}) for key, value in templates.items()}
+    specs = component.pod_specs()
+    if specs is not None:
+        return {key: _pod_spec_gpus(value or {}) for key, value in specs.items()}
+    fragments = component.fragmented_pod_specs()
+    if fragments is not None:
+        return {key: _fragment_gpus(value or {}) for key, value in fragments.items()}
+    return {}
+
+
+def _desired(scale: Scale | None) -> int:
+    """Describe rule (17.5): replicas, else minReplicas, else 1."""
+    if scale is not None and scale.replicas is not None:
+        return scale.replicas
+    if scale is not None and scale.min_replicas is not None:
+        return scale.min_replicas
+    return 1
+
+
+def _number(value: float) -> int | float:
+    return int(value) if value == int(value) else value
+
+
+def extract_view(karta: Karta, doc: dict[str, Any]) -> dict[str, Any]:
+    """The extracted view of one workload document (see the module docstring)."""
+    factory = ComponentFactory(karta, doc, evaluator=_EVALUATOR)
+    parents = {c.name: c.owner_ref for c in karta.components}
+    components: list[dict[str, Any]] = []
+    multiplier: dict[str, int] = {}
+    total_gpus = 0.0
+    for definition in karta.components:
+        component = factory.component(definition.name)
+        ids = component.instance_ids()
+        scales = component.scales()
+        gpus = _gpus_per_pod(component) if component.is_pod_bearing else {}
+        parent = parents[definition.name]
+        above = multiplier.get(parent, 1) if parent else 1
+        own = sum(_desired(scales.get(i)) for i in ids) if scales is not None else 1
+        multiplier[definition.name] = above * (own if scales is not None else 1)
+        instances = []
+        for instance_id in ids:
+            scale = scales.get(instance_id) if scales is not None else None
+            entry: dict[str, Any] = {"id": instance_id, "desired": _desired(scale)}
+            if scale is not None:
+                entry["scale"] = scale.to_dict()
+            if component.is_pod_bearing:
+                entry["gpusPerPod"] = _number(gpus.get(instance_id, 0.0))
+                total_gpus += gpus.get(instance_id, 0.0) * _desired(scale) * above
+            instances.append(entry)
+        components.append(
+            {
+                "name": definition.name,
+                "parent": parent or None,
+                "podBearing": component.is_pod_bearing,
+                "instances": instances,
+            }
+        )
+    status = factory.root().status(strict=True)
+    view: dict[str, Any] = {
+        "apiVersion": doc.get("apiVersion"),
+        "kind": doc.get("kind"),
+        "name": (doc.get("metadata") or {}).get("name") or (doc.get("metadata") or {}).get("generateName"),
+        "definition": karta.name,
+        "components": components,
+        "desiredPods": subtree_desired(factory, karta.root.name),
+        "gpus": _number(total_gpus),
+        "gang": compute_gang_plan(factory, evaluator=_EVALUATOR).to_dict(),
+    }
+    if status is not None:
+        view["status"] = {
+            "phase": status.phase,
+            "matched": [str(s) for s in status.matched],
+            "primary": str(status.primary),
+        }
+    return view
