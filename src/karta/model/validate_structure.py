@@ -111,7 +111,7 @@ def check_components(karta: Karta) -> list[Finding]:
             findings.append(
                 _error(
                     f"component '{comp.name}' has pod component instance selector but no instance id path",
-                    join_path(path, "podSelector.componentInstanceSelector"),
+                    f"{path}.podSelector.componentInstanceSelector",
                 )
             )
         findings.extend(_check_type_selector(comp, path))
@@ -122,7 +122,7 @@ def _check_type_selector(comp: ComponentDefinition, path: str) -> list[Finding]:
     selector = comp.pod_selector.component_type_selector if comp.pod_selector is not None else None
     if selector is None:
         return []
-    where = join_path(path, "podSelector.componentTypeSelector")
+    where = f"{path}.podSelector.componentTypeSelector"
     name = comp.name
     findings = []
     if selector.key_path == "":
