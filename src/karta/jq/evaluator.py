@@ -1,18 +1,50 @@
 """Evaluation of jq expressions on plain JSON data, and writing back through path expressions.
 
-The :class:`Evaluator` is the single entry point every other layer uses. It chooses the engine per
-expression (today: libjq for everything; the fast path and the sandbox plug in here) and applies
-the limits of the format (result cap, timeout).
+The :class:`Evaluator` is the single entry point every other layer uses. Per expression text it
+keeps one *plan* (parsed once, process-wide cache): the fast-path closures when the expression is
+inside the subset, otherwise libjq. Untrusted expressions (``trusted=False``) that the fast path
+cannot run and :func:`karta.jq.safety.is_bounded` cannot prove bounded run in the killable worker
+of :mod:`karta.jq.sandbox`, under the evaluator's time limit. Trusted expressions (the built-in
+catalog) run in-process; the time limit is not enforced for them (libjq cannot be interrupted).
+
+Results of the fast path share structure with the input (no copies on the read path): treat
+them as read-only, or pass ``copy_results=True`` to get fresh, fully normalised values (what libjq
+returns: integral floats as ints). Top-level scalar results are always normalised.
+
+Serialising the input for libjq costs more than most fast-path evaluations. Inside
+``with evaluator.session(obj):`` the serialised text of ``obj`` is computed once and reused for
+every libjq evaluation on that very object (identity); the object must not be mutated while the
+session is open. Outside a session every libjq evaluation serialises its input.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Sequence
+import importlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from karta.errors import JqRuntimeError, WriteBackError
-from karta.jq import _libjq
+from karta.errors import JqError, JqParseError, JqResultLimitError, JqRuntimeError, WriteBackError
+from karta.jq import _libjq, sandbox
+from karta.jq import ast as A
+from karta.jq._values import JqFail, normalise_output
+from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node, run_paths
+from karta.jq.parser import parse
+
+
+def _load_is_bounded() -> Callable[[A.Node], bool] | None:
+    """``karta.jq.safety.is_bounded`` (the safety module lands separately; absent: unbounded)."""
+    try:
+        module = importlib.import_module("karta.jq.safety")
+    except ImportError:  # pragma: no cover
+        return None
+    fn: Callable[[A.Node], bool] | None = getattr(module, "is_bounded", None)
+    return fn
+
+
+_is_bounded = _load_is_bounded()
 
 DEFAULT_MAX_RESULTS = 1000
 DEFAULT_TIMEOUT_MS = 10_000
@@ -20,11 +52,69 @@ DEFAULT_TIMEOUT_MS = 10_000
 PathElem = str | int
 
 
-class Evaluator:
-    """Evaluates jq expressions with the format's limits.
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How one expression text is evaluated (shared by all evaluators)."""
 
-    ``trusted`` is True for built-in definitions; untrusted expressions that cannot be proven
-    bounded are evaluated in a killable worker process.
+    expression: str
+    node: A.Node | None  # None: our parser rejects what libjq accepts (evaluated by libjq)
+    fast: Compiled | None
+    bounded: bool
+
+    @property
+    def engine(self) -> str:
+        return "fast" if self.fast is not None else "libjq"
+
+
+@lru_cache(maxsize=4096)
+def plan_for(expression: str) -> Plan:
+    """Parse and compile ``expression`` once (raises JqParseError / JqCompileError)."""
+    try:
+        node = parse(expression)
+    except JqParseError as exc:
+        try:
+            _libjq.compile_program(expression)
+        except JqError:
+            raise exc from None
+        return Plan(expression, None, None, False)
+    try:
+        fast: Compiled | None = compile_node(node)
+    except Unsupported:
+        fast = None
+    if fast is not None:
+        return Plan(expression, node, fast, True)
+    _libjq.compile_program(expression)  # compile errors surface here, in-process and safe
+    return Plan(expression, node, None, _bounded(node))
+
+
+def _bounded(node: A.Node) -> bool:
+    if _is_bounded is None:
+        return False
+    try:
+        return bool(_is_bounded(node))
+    except Exception:  # a checker gap must not turn into an evaluation error
+        return False
+
+
+def _runtime_error(expression: str, detail: str) -> JqRuntimeError:
+    return JqRuntimeError(
+        f"JQ execution error for expression '{expression}': {detail}", expression=expression
+    )
+
+
+def _limit_error(expression: str, limit: int) -> JqResultLimitError:
+    return JqResultLimitError(
+        f"JQ execution error for expression '{expression}': query results exceed the allowed number {limit}",
+        expression=expression,
+    )
+
+
+class Evaluator:
+    """Evaluates jq expressions with the format's limits (section 3.4).
+
+    Create one and reuse it: plans are cached by expression text. ``trusted`` is True for
+    built-in definitions; untrusted expressions that cannot be proven bounded are evaluated in a
+    killable worker process with ``timeout_ms``.
     """
 
     def __init__(
@@ -33,31 +123,109 @@ class Evaluator:
         max_results: int = DEFAULT_MAX_RESULTS,
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
         trusted: bool = False,
+        copy_results: bool = False,
     ) -> None:
         self.max_results = max_results
         self.timeout_ms = timeout_ms
         self.trusted = trusted
+        self.copy_results = copy_results
+        self._session_obj: Any = None
+        self._session_text: str | None = None
+        self._session_depth = 0
+
+    # --- reading ---------------------------------------------------------------------------------
 
     def evaluate(self, expression: str, data: Any) -> list[Any]:
         """All outputs of ``expression`` on ``data``, in order (section 3.3)."""
-        return _libjq.run(expression, data, max_results=self.max_results)
+        plan = plan_for(expression)
+        fast = plan.fast
+        if fast is not None:
+            try:
+                out = fast.many(data, EMPTY_ENV)
+            except JqFail as exc:
+                raise _runtime_error(expression, exc.message) from None
+            except RecursionError:
+                raise _runtime_error(expression, "input nested too deeply") from None
+            if len(out) > self.max_results:
+                raise _limit_error(expression, self.max_results)
+            if self.copy_results:
+                return [normalise_output(x) for x in out]
+            for i, x in enumerate(out):
+                if x.__class__ is float:
+                    out[i] = normalise_output(x)
+            return out
+        return self._run_libjq(plan, expression, data)
+
+    def engine_of(self, expression: str) -> str:
+        """``fast``, ``libjq`` or ``sandbox``: where ``evaluate`` would run ``expression``."""
+        plan = plan_for(expression)
+        if plan.fast is not None:
+            return "fast"
+        return "libjq" if self.trusted or plan.bounded else "sandbox"
+
+    @contextmanager
+    def session(self, obj: Any) -> Iterator[Evaluator]:
+        """Reuse the serialised text of ``obj`` for every libjq evaluation on it (not re-entrant
+        for different objects; ``obj`` must not be mutated meanwhile)."""
+        if self._session_depth and self._session_obj is not obj:
+            raise ValueError("an evaluator session is already open for another object")
+        if not self._session_depth:
+            self._session_obj, self._session_text = obj, None
+        self._session_depth += 1
+        try:
+            yield self
+        finally:
+            self._session_depth -= 1
+            if not self._session_depth:
+                self._session_obj, self._session_text = None, None
+
+    def _text(self, data: Any) -> str:
+        if self._session_depth and data is self._session_obj:
+            if self._session_text is None:
+                self._session_text = _libjq.to_json_text(data)
+            return self._session_text
+        return _libjq.to_json_text(data)
+
+    def _run_libjq(self, plan: Plan, expression: str, data: Any) -> list[Any]:
+        text = self._text(data)
+        if self.trusted or plan.bounded:
+            return _libjq.run_text(expression, text, max_results=self.max_results)
+        return sandbox.run(expression, text, max_results=self.max_results, timeout_ms=self.timeout_ms)
+
+    # --- paths and writing -----------------------------------------------------------------------
 
     def paths(self, expression: str, data: Any) -> list[list[PathElem]]:
-        """The locations ``path(expression)`` selects in ``data``."""
+        """The locations ``path(expression)`` selects in ``data`` (section 9)."""
+        plan = plan_for(expression)
+        if plan.fast is not None:
+            try:
+                found = run_paths(plan.fast, data)
+            except JqFail as exc:
+                raise _runtime_error(expression, exc.message) from None
+            except Unsupported:
+                pass
+            else:
+                if len(found) > self.max_results:
+                    raise _limit_error(expression, self.max_results)
+                return found
         wrapped = f"path({expression})"
+        wrapped_plan = Plan(wrapped, None, None, plan.bounded)
         try:
-            results = _libjq.run(wrapped, data, max_results=self.max_results)
+            results = self._run_libjq(wrapped_plan, wrapped, data)
+        except JqResultLimitError:
+            raise _limit_error(expression, self.max_results) from None
         except JqRuntimeError as exc:
-            raise JqRuntimeError(
-                f"JQ execution error for expression '{expression}': {_detail(exc)}", expression=expression
-            ) from None
+            if type(exc) is not JqRuntimeError:
+                raise
+            raise _runtime_error(expression, _detail(exc)) from None
         return [list(p) for p in results]
 
     def assign(self, expression: str, data: Any, value: Any) -> Any:
         """``(expression) = value`` on a copy of ``data`` (section 9.1)."""
-        result = copy.deepcopy(data)
-        for path in self.paths(expression, data):
-            result = setpath(result, path, copy.deepcopy(value))
+        paths = self.paths(expression, data)
+        result = copy_json(data)
+        for path in paths:
+            result = setpath(result, path, copy_json(value))
         return result
 
     def assign_zip(self, expression: str, data: Any, values: Sequence[Any]) -> Any:
@@ -68,9 +236,9 @@ class Evaluator:
                 f"array length mismatch: expected {len(paths)} values but got {len(values)} "
                 f"(path '{expression}')"
             )
-        result = copy.deepcopy(data)
+        result = copy_json(data)
         for path, value in zip(paths, values, strict=True):
-            result = setpath(result, path, copy.deepcopy(value))
+            result = setpath(result, path, copy_json(value))
         return result
 
 
@@ -78,6 +246,16 @@ def _detail(exc: JqRuntimeError) -> str:
     text = str(exc)
     marker = "': "
     return text.split(marker, 1)[1] if marker in text else text
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of plain JSON data (much faster than ``copy.deepcopy``)."""
+    cls = value.__class__
+    if cls is dict:
+        return {k: copy_json(v) for k, v in value.items()}
+    if cls is list:
+        return [copy_json(v) for v in value]
+    return value
 
 
 def setpath(data: Any, path: Sequence[PathElem], value: Any) -> Any:
@@ -89,7 +267,7 @@ def setpath(data: Any, path: Sequence[PathElem], value: Any) -> Any:
         if data is None:
             data = {}
         if not isinstance(data, dict):
-            raise WriteBackError(f"cannot index {_type_name(data)} with \"{head}\"")
+            raise WriteBackError(f'cannot index {_type_name(data)} with "{head}"')
         data[head] = setpath(data.get(head), rest, value)
         return data
     if isinstance(head, bool) or not isinstance(head, int):

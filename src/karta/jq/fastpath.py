@@ -1,0 +1,1938 @@
+"""The fast path: compiles the common subset of the jq AST into Python closures over plain data.
+
+Owns the subset's semantics (gojq flavour: objects iterate in sorted key order, integral numbers
+behave as ints, ``a // b`` suppresses errors of ``a``). Anything outside the subset raises
+:class:`Unsupported` at compile time and the evaluator falls back to libjq.
+
+Every compiled node offers up to four entry points:
+
+* ``many(v, env) -> list`` — all outputs, evaluated eagerly (the hot path);
+* ``one(v, env) -> value`` — only for nodes that always yield exactly one output; composing these
+  avoids building lists (``.spec.replicas // 1`` never allocates more than its result list);
+* ``gen(v, env) -> iterator`` — lazy outputs, used where jq stops early (``first``, ``limit``,
+  ``any``/``all``, ``isempty``) or must keep the outputs produced before an error (``try``, ``?``,
+  ``//``). Eager evaluation raises exactly when lazy evaluation would raise at some point, so the
+  lazy form is only consulted after an eager attempt failed or where jq short-circuits;
+* ``paths(v, path, env) -> list[(path, value)]`` — jq's ``path(f)`` mode. ``path`` is ``None`` for
+  values that are not locations (a literal, a computed value); using such a value as a path is
+  the error ``Invalid path expression with result ...``, raised where jq raises it.
+
+Outputs share structure with the input (no copies): callers must treat results as read-only.
+Integral floats inside returned containers are left as they are (``3.0 == 3`` in Python); the
+evaluator normalises top-level scalars.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import math
+import re
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import orjson
+
+from karta.jq import ast as A
+from karta.jq._values import (
+    JqFail,
+    compare,
+    describe,
+    dumps,
+    equal,
+    fix_int,
+    is_number,
+    norm_number,
+    sort_key,
+    tostring,
+    truthy,
+    type_name,
+)
+
+__all__ = ["Compiled", "JqFail", "Unsupported", "compile_node"]
+
+Env = dict[str, Any]
+Path = tuple[Any, ...] | None
+PathOut = list[tuple[Path, Any]]
+ManyFn = Callable[[Any, Env], list[Any]]
+OneFn = Callable[[Any, Env], Any]
+GenFn = Callable[[Any, Env], Iterator[Any]]
+PathFn = Callable[[Any, Path, Env], PathOut]
+
+MAX_REPEAT_CHARS = 10_000_000
+EMPTY_ENV: Env = {}
+
+
+class Unsupported(Exception):
+    """The expression uses something outside the fast-path subset."""
+
+
+class Compiled:
+    """One compiled jq filter (see the module docstring for the entry points)."""
+
+    __slots__ = ("gen", "is_path", "many", "one", "paths")
+
+    def __init__(
+        self,
+        many: ManyFn,
+        *,
+        one: OneFn | None = None,
+        gen: GenFn | None = None,
+        paths: PathFn | None = None,
+    ) -> None:
+        self.many = many
+        self.one = one
+        self.gen: GenFn = gen if gen is not None else _gen_from_many(many)
+        self.is_path = paths is not None
+        self.paths: PathFn = paths if paths is not None else _value_paths(many)
+
+
+def _gen_from_many(many: ManyFn) -> GenFn:
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        return iter(many(v, env))
+
+    return gen
+
+
+def _value_paths(many: ManyFn) -> PathFn:
+    """Path mode of a node that is not a path expression: its outputs are not locations."""
+
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        return [(None, x) for x in many(v, env)]
+
+    return paths
+
+
+def _single(one: OneFn, *, paths: PathFn | None = None) -> Compiled:
+    def many(v: Any, env: Env) -> list[Any]:
+        return [one(v, env)]
+
+    return Compiled(many, one=one, paths=paths)
+
+
+def invalid_path(value: Any) -> JqFail:
+    text = dumps(value)
+    if len(text) > 30:
+        text = text[:27] + "..."
+    return JqFail(f"Invalid path expression with result {text}")
+
+
+# --- primitive operations --------------------------------------------------------------------------
+
+
+def index_value(v: Any, key: Any) -> Any:
+    """``v[key]`` with jq semantics (null-safe, negative array indices)."""
+    cls = v.__class__
+    kcls = key.__class__
+    if cls is dict:
+        if kcls is str:
+            return v.get(key)
+        raise JqFail(f"Cannot index object with {_key_desc(key)}")
+    if v is None:
+        if kcls is str or kcls is int or kcls is float or key is None or kcls is dict:
+            return None
+        raise JqFail(f"Cannot index null with {_key_desc(key)}")
+    if cls is list:
+        if kcls is int or kcls is float:
+            if kcls is float and (math.isnan(key) or math.isinf(key)):
+                return None
+            i = int(key)
+            if i < 0:
+                i += len(v)
+                if i < 0:
+                    return None
+            return v[i] if i < len(v) else None
+        if kcls is list:
+            return _array_indices(v, key)
+        raise JqFail(f"Cannot index array with {_key_desc(key)}")
+    raise JqFail(f"Cannot index {type_name(v)} with {_key_desc(key)}")
+
+
+def _key_desc(key: Any) -> str:
+    if key.__class__ is str:
+        return dumps(key)
+    return type_name(key)
+
+
+def iterate_value(v: Any) -> list[Any]:
+    cls = v.__class__
+    if cls is list:
+        return list(v)
+    if cls is dict:
+        return [v[k] for k in sorted(v)]
+    raise JqFail(f"Cannot iterate over {describe(v)}")
+
+
+def _slice_bound(b: Any, length: int, *, is_end: bool) -> int:
+    if b is None:
+        return length if is_end else 0
+    if not is_number(b):
+        raise JqFail("Array/string slice indices must be integers")
+    f = float(b)
+    if math.isnan(f):
+        return 0
+    n = (length if f > 0 else -length) if math.isinf(f) else (math.ceil(f) if is_end else math.floor(f))
+    if n < 0:
+        n = max(0, n + length)
+    return min(n, length)
+
+
+def slice_value(v: Any, start: Any, end: Any) -> Any:
+    if v is None:
+        return None
+    cls = v.__class__
+    if cls is list or cls is str:
+        n = len(v)
+        s = _slice_bound(start, n, is_end=False)
+        e = _slice_bound(end, n, is_end=True)
+        if e < s:
+            e = s
+        return v[s:e]
+    raise JqFail(f"Cannot index {type_name(v)} with object")
+
+
+def getpath_value(v: Any, path: Any) -> Any:
+    if path.__class__ is not list:
+        raise JqFail("Path must be specified as an array")
+    for key in path:
+        if v is None:
+            return None
+        v = slice_value(v, key.get("start"), key.get("end")) if key.__class__ is dict else index_value(v, key)
+    return v
+
+
+def _array_indices(v: list[Any], sub: list[Any]) -> Any:
+    if not sub:
+        return None
+    n = len(sub)
+    return [i for i in range(len(v) - n + 1) if all(equal(v[i + j], sub[j]) for j in range(n))]
+
+
+# --- arithmetic ------------------------------------------------------------------------------------
+
+
+def _num_result(x: int | float) -> int | float:
+    if x.__class__ is int:
+        return fix_int(int(x))
+    return norm_number(float(x))
+
+
+def op_add(a: Any, b: Any) -> Any:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    ca, cb = a.__class__, b.__class__
+    if (ca is int or ca is float) and (cb is int or cb is float):
+        return _num_result(a + b)
+    if ca is cb:
+        if ca is str or ca is list:
+            return a + b
+        if ca is dict:
+            out = dict(a)
+            out.update(b)
+            return out
+    raise JqFail(f"{describe(a)} and {describe(b)} cannot be added")
+
+
+def op_sub(a: Any, b: Any) -> Any:
+    ca, cb = a.__class__, b.__class__
+    if (ca is int or ca is float) and (cb is int or cb is float):
+        return _num_result(a - b)
+    if ca is list and cb is list:
+        return [x for x in a if not any(equal(x, y) for y in b)]
+    raise JqFail(f"{describe(a)} and {describe(b)} cannot be subtracted")
+
+
+def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    out = dict(a)
+    for k, bv in b.items():
+        av = out.get(k)
+        if av.__class__ is dict and bv.__class__ is dict:
+            out[k] = _deep_merge(av, bv)
+        else:
+            out[k] = bv
+    return out
+
+
+def _repeat(s: str, n: Any) -> Any:
+    f = float(n)
+    if math.isnan(f) or f < 0:
+        return None
+    count = int(f) if f < 1e9 else MAX_REPEAT_CHARS + 1
+    if len(s) * count > MAX_REPEAT_CHARS:
+        raise JqFail("Repeat string result too long")
+    return s * count
+
+
+def op_mul(a: Any, b: Any) -> Any:
+    ca, cb = a.__class__, b.__class__
+    if (ca is int or ca is float) and (cb is int or cb is float):
+        return _num_result(a * b)
+    if ca is str and (cb is int or cb is float):
+        return _repeat(a, b)
+    if cb is str and (ca is int or ca is float):
+        return _repeat(b, a)
+    if ca is dict and cb is dict:
+        return _deep_merge(a, b)
+    raise JqFail(f"{describe(a)} and {describe(b)} cannot be multiplied")
+
+
+def op_div(a: Any, b: Any) -> Any:
+    ca, cb = a.__class__, b.__class__
+    if (ca is int or ca is float) and (cb is int or cb is float):
+        if b == 0:
+            raise JqFail(f"{describe(a)} and {describe(b)} cannot be divided because the divisor is zero")
+        return norm_number(a / b)
+    if ca is str and cb is str:
+        return _split(a, b)
+    raise JqFail(f"{describe(a)} and {describe(b)} cannot be divided")
+
+
+def op_mod(a: Any, b: Any) -> Any:
+    ca, cb = a.__class__, b.__class__
+    if (ca is int or ca is float) and (cb is int or cb is float):
+        if (ca is float and math.isnan(a)) or (cb is float and math.isnan(b)):
+            return math.nan
+        x, y = int(a), int(b)
+        if y == 0:
+            raise JqFail(
+                f"{describe(a)} and {describe(b)} cannot be divided (remainder) because the divisor is zero"
+            )
+        r = abs(x) % abs(y)
+        return -r if x < 0 else r
+    raise JqFail(f"{describe(a)} and {describe(b)} cannot be divided (remainder)")
+
+
+def _cmp_op(test: Callable[[int], bool]) -> Callable[[Any, Any], Any]:
+    def op(a: Any, b: Any) -> Any:
+        return test(compare(a, b))
+
+    return op
+
+
+_BINARY_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "+": op_add,
+    "-": op_sub,
+    "*": op_mul,
+    "/": op_div,
+    "%": op_mod,
+    "==": equal,
+    "!=": lambda a, b: not equal(a, b),
+    "<": _cmp_op(lambda c: c < 0),
+    "<=": _cmp_op(lambda c: c <= 0),
+    ">": _cmp_op(lambda c: c > 0),
+    ">=": _cmp_op(lambda c: c >= 0),
+}
+
+
+# --- builtin helpers on values ----------------------------------------------------------------------
+
+
+def _length(v: Any) -> Any:
+    if v is None:
+        return 0
+    cls = v.__class__
+    if cls is bool:
+        raise JqFail(f"{describe(v)} has no length")
+    if cls is int or cls is float:
+        return abs(v)
+    return len(v)
+
+
+def _keys(v: Any) -> list[Any]:
+    cls = v.__class__
+    if cls is dict:
+        return sorted(v)
+    if cls is list:
+        return list(range(len(v)))
+    raise JqFail(f"{describe(v)} has no keys")
+
+
+def _to_entries(v: Any) -> list[Any]:
+    cls = v.__class__
+    if cls is dict:
+        return [{"key": k, "value": v[k]} for k in sorted(v)]
+    if cls is list:
+        return [{"key": i, "value": x} for i, x in enumerate(v)]
+    raise JqFail(f"{describe(v)} has no keys")
+
+
+def _from_entries(v: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for e in iterate_value(v):
+        if e is None:
+            raise JqFail("Cannot use null (null) as object key")
+        if e.__class__ is not dict:
+            raise JqFail(f'Cannot index {type_name(e)} with "key"')
+        key = e.get("key")
+        if not truthy(key):
+            for alt in ("k", "name", "Name", "K", "Key"):
+                key = e.get(alt)
+                if truthy(key):
+                    break
+        if "value" in e:
+            value = e["value"]
+        elif "v" in e:
+            value = e["v"]
+        else:
+            value = e.get("Value")
+        if key.__class__ is not str:
+            raise JqFail(f"Cannot use {describe(key)} as object key")
+        out[key] = value
+    return out
+
+
+def _add_all(items: Sequence[Any]) -> Any:
+    acc: Any = None
+    for x in items:
+        acc = op_add(acc, x)
+    return acc
+
+
+def _ascii_case(v: Any, *, upper: bool) -> str:
+    if v.__class__ is not str:
+        raise JqFail("explode input must be a string")
+    if upper:
+        return "".join(chr(ord(c) - 32) if "a" <= c <= "z" else c for c in v)
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in v)
+
+
+_NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _tonumber(v: Any) -> Any:
+    cls = v.__class__
+    if cls is int or cls is float:
+        return v
+    if cls is str:
+        if _NUMBER_RE.fullmatch(v):
+            f = float(v)
+            if math.isinf(f):
+                return 1.7976931348623157e308 if f > 0 else -1.7976931348623157e308
+            if "." not in v and "e" not in v and "E" not in v and abs(f) < 2**53:
+                return int(v)
+            return norm_number(f)
+        raise JqFail(f"{describe(v)} cannot be parsed as a number")
+    raise JqFail(f"{describe(v)} cannot be parsed as a number")
+
+
+def _split(s: Any, sep: Any) -> list[str]:
+    if s.__class__ is not str or sep.__class__ is not str:
+        raise JqFail("split input and separator must be strings")
+    if s == "":
+        return []
+    if sep == "":
+        return list(s)
+    return s.split(sep)
+
+
+def _join(v: Any, sep: Any) -> Any:
+    acc: Any = None
+    for x in iterate_value(v):
+        acc = "" if acc is None else op_add(acc, sep)
+        if x is None:
+            part: Any = ""
+        elif x.__class__ is str:
+            part = x
+        elif x.__class__ is bool or is_number(x):
+            part = dumps(x)
+        else:
+            part = x
+        acc = op_add(acc, part)
+    return "" if acc is None else acc
+
+
+def _startswith(v: Any, s: Any) -> bool:
+    if v.__class__ is not str or s.__class__ is not str:
+        raise JqFail("startswith() requires string inputs")
+    return bool(v.startswith(s))
+
+
+def _endswith(v: Any, s: Any) -> bool:
+    if v.__class__ is not str or s.__class__ is not str:
+        raise JqFail("endswith() requires string inputs")
+    return bool(v.endswith(s))
+
+
+def _ltrimstr(v: Any, s: Any) -> Any:
+    if _startswith(v, s):
+        return v[len(s) :]
+    return v
+
+
+def _rtrimstr(v: Any, s: Any) -> Any:
+    if v.__class__ is not str or s.__class__ is not str:
+        raise JqFail("endswith() requires string inputs")
+    if s and v.endswith(s):
+        return v[: len(v) - len(s)]
+    return v
+
+
+def _kind(v: Any) -> str:
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    return type_name(v)
+
+
+def _contains(a: Any, b: Any) -> bool:
+    ka, kb = _kind(a), _kind(b)
+    if ka != kb:
+        raise JqFail(f"{describe(a)} and {describe(b)} cannot have their containment checked")
+    if ka == "object":
+        return all(k in a and _contains(a[k], bv) for k, bv in b.items())
+    if ka == "array":
+        return all(any(_kind(x) == _kind(y) and _contains(x, y) for x in a) for y in b)
+    if ka == "string":
+        return b in a
+    return equal(a, b)
+
+
+def _has(v: Any, k: Any) -> bool:
+    cls, kcls = v.__class__, k.__class__
+    if cls is dict and kcls is str:
+        return k in v
+    if cls is list and (kcls is int or kcls is float):
+        return bool(0 <= k < len(v))
+    raise JqFail(f"Cannot check whether {type_name(v)} has a {type_name(k)} key")
+
+
+def _indices(v: Any, x: Any) -> Any:
+    if v is None:
+        return None
+    cls = v.__class__
+    if cls is list:
+        return _array_indices(v, x if x.__class__ is list else [x])
+    if cls is str and x.__class__ is str:
+        if x == "":
+            return []
+        out: list[int] = []
+        start = v.find(x)
+        while start != -1:
+            out.append(start)
+            start = v.find(x, start + 1)
+        return out
+    return index_value(v, x)
+
+
+def _index_first(v: Any, x: Any) -> Any:
+    found = _indices(v, x)
+    if found.__class__ is list:
+        return found[0] if found else None
+    return found
+
+
+def _index_last(v: Any, x: Any) -> Any:
+    found = _indices(v, x)
+    if found.__class__ is list:
+        return found[-1] if found else None
+    return found
+
+
+def _sorted(v: Any) -> list[Any]:
+    if v.__class__ is not list:
+        raise JqFail(f"{describe(v)} cannot be sorted, as it is not an array")
+    return sorted(v, key=sort_key)
+
+
+def _minmax(v: Any, *, want_max: bool) -> Any:
+    if v.__class__ is not list:
+        raise JqFail(f"{describe(v)} and {describe(v)} cannot be iterated over")
+    if not v:
+        return None
+    best = v[0]
+    for x in v[1:]:
+        c = compare(x, best)
+        if (c >= 0) if want_max else (c < 0):
+            best = x
+    return best
+
+
+def _unique(v: Any) -> list[Any]:
+    out: list[Any] = []
+    for x in _sorted(v):
+        if not out or not equal(out[-1], x):
+            out.append(x)
+    return out
+
+
+def _reverse(v: Any) -> Any:
+    if v is None:
+        return []
+    cls = v.__class__
+    if cls is list:
+        return v[::-1]
+    if _length(v) == 0:
+        return []
+    raise JqFail(f"Cannot index {type_name(v)} with number")
+
+
+def _flatten(v: Any, depth: Any) -> list[Any]:
+    if not is_number(depth):
+        raise JqFail("flatten depth must not be negative")
+    if depth < 0:
+        raise JqFail("flatten depth must not be negative")
+    if v.__class__ is not list:
+        iterate_value(v)
+        v = iterate_value(v)
+    out: list[Any] = []
+    for x in v:
+        if x.__class__ is list and depth > 0:
+            out.extend(_flatten(x, depth - 1))
+        else:
+            out.append(x)
+    return out
+
+
+def _math(fn: Callable[[float], float], name: str) -> Callable[[Any], Any]:
+    def run(v: Any) -> Any:
+        if not is_number(v):
+            raise JqFail(f"{describe(v)} number required")
+        try:
+            return norm_number(float(fn(v)))
+        except ValueError:
+            return math.nan
+
+    run.__name__ = name
+    return run
+
+
+def _fromjson(v: Any) -> Any:
+    if v.__class__ is not str:
+        raise JqFail(f"{describe(v)} cannot be parsed as JSON")
+    try:
+        parsed = orjson.loads(v)
+    except orjson.JSONDecodeError as exc:
+        raise JqFail(f"{v} (while parsing '{v}'): {exc}") from None
+    return _norm_tree(parsed)
+
+
+def _norm_tree(v: Any) -> Any:
+    cls = v.__class__
+    if cls is float:
+        return norm_number(v)
+    if cls is list:
+        return [_norm_tree(x) for x in v]
+    if cls is dict:
+        return {k: _norm_tree(x) for k, x in v.items()}
+    return v
+
+
+def _abs(v: Any) -> Any:
+    if not is_number(v):
+        raise JqFail(f"{describe(v)} has no absolute value")
+    return -v if v < 0 else v
+
+
+def _format(name: str) -> Callable[[Any], str]:
+    if name == "text":
+        return tostring
+    if name == "json":
+        return dumps
+    if name == "base64":
+
+        def b64(v: Any) -> str:
+            return base64.b64encode(tostring(v).encode()).decode()
+
+        return b64
+    raise Unsupported(f"format @{name}")
+
+
+_TYPE_SELECTORS: dict[str, Callable[[Any], bool]] = {
+    "values": lambda v: v is not None,
+    "nulls": lambda v: v is None,
+    "booleans": lambda v: v.__class__ is bool,
+    "numbers": is_number,
+    "strings": lambda v: v.__class__ is str,
+    "arrays": lambda v: v.__class__ is list,
+    "objects": lambda v: v.__class__ is dict,
+    "iterables": lambda v: v.__class__ is list or v.__class__ is dict,
+    "scalars": lambda v: v.__class__ is not list and v.__class__ is not dict,
+}
+
+_SIMPLE_0: dict[str, Callable[[Any], Any]] = {
+    "not": lambda v: not truthy(v),
+    "length": _length,
+    "keys": _keys,
+    "to_entries": _to_entries,
+    "from_entries": _from_entries,
+    "type": type_name,
+    "tostring": tostring,
+    "tojson": dumps,
+    "fromjson": _fromjson,
+    "tonumber": _tonumber,
+    "ascii_downcase": lambda v: _ascii_case(v, upper=False),
+    "ascii_upcase": lambda v: _ascii_case(v, upper=True),
+    "add": lambda v: _add_all(iterate_value(v)),
+    "any": lambda v: any(truthy(x) for x in iterate_value(v)),
+    "all": lambda v: all(truthy(x) for x in iterate_value(v)),
+    "min": lambda v: _minmax(v, want_max=False),
+    "max": lambda v: _minmax(v, want_max=True),
+    "sort": _sorted,
+    "unique": _unique,
+    "reverse": _reverse,
+    "flatten": lambda v: _flatten(v, 1e9),
+    "floor": _math(math.floor, "floor"),
+    "ceil": _math(math.ceil, "ceil"),
+    "sqrt": _math(math.sqrt, "sqrt"),
+    "abs": _abs,
+}
+
+_SIMPLE_1: dict[str, Callable[[Any, Any], Any]] = {
+    "has": _has,
+    "contains": _contains,
+    "split": _split,
+    "join": _join,
+    "startswith": _startswith,
+    "endswith": _endswith,
+    "ltrimstr": _ltrimstr,
+    "rtrimstr": _rtrimstr,
+    "index": _index_first,
+    "rindex": _index_last,
+    "indices": _indices,
+    "flatten": _flatten,
+    "getpath": getpath_value,
+    "inside": lambda v, b: _contains(b, v),
+    "in": lambda v, o: _has(o, v),
+}
+
+
+# --- the compiler ------------------------------------------------------------------------------------
+
+
+class _Scope:
+    """Names bound at a point of the program (variables only; user functions are unsupported)."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, names: frozenset[str] = frozenset()) -> None:
+        self.names = names
+
+    def with_names(self, names: Sequence[str]) -> _Scope:
+        return _Scope(self.names | frozenset(names))
+
+
+def compile_node(node: A.Node) -> Compiled:
+    """Compile ``node``; raises :class:`Unsupported` when it is outside the subset."""
+    return _compile(node, _Scope())
+
+
+def _compile(node: A.Node, scope: _Scope) -> Compiled:
+    handler = _HANDLERS.get(type(node))
+    if handler is None:
+        raise Unsupported(type(node).__name__)
+    return handler(node, scope)
+
+
+def _c_identity(node: A.Node, scope: _Scope) -> Compiled:
+    def one(v: Any, env: Env) -> Any:
+        return v
+
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        return [(path, v)]
+
+    return _single(one, paths=paths)
+
+
+def _c_literal(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Literal)
+    value = node.value
+    if value.__class__ is float:
+        value = norm_number(float(value))
+
+    def one(v: Any, env: Env) -> Any:
+        return value
+
+    paths: PathFn | None = None
+    if value is None:
+
+        def null_paths(v: Any, path: Path, env: Env) -> PathOut:
+            return [(path, None)]
+
+        paths = null_paths
+    return _single(one, paths=paths)
+
+
+def _field_chain(node: A.Node) -> tuple[A.Node, list[Any]]:
+    """Split ``base.k1.k2...`` (constant keys) into the base node and the key list."""
+    keys: list[Any] = []
+    while isinstance(node, A.Index) and isinstance(node.index, A.Literal):
+        key = node.index.value
+        if key.__class__ is not str and not is_number(key):
+            break
+        keys.append(key)
+        node = node.target
+    keys.reverse()
+    return node, keys
+
+
+def _chain_one(keys: list[Any]) -> Callable[[Any], Any]:
+    if len(keys) == 1 and keys[0].__class__ is str:
+        k0 = keys[0]
+
+        def get1(v: Any) -> Any:
+            if v.__class__ is dict:
+                return v.get(k0)
+            if v is None:
+                return None
+            return index_value(v, k0)
+
+        return get1
+    if all(k.__class__ is str for k in keys):
+        ks = tuple(keys)
+
+        def getn(v: Any) -> Any:
+            for k in ks:
+                if v.__class__ is dict:
+                    v = v.get(k)
+                elif v is None:
+                    return None
+                else:
+                    return index_value(v, k)
+            return v
+
+        return getn
+    ks = tuple(keys)
+
+    def getmixed(v: Any) -> Any:
+        for k in ks:
+            v = index_value(v, k)
+        return v
+
+    return getmixed
+
+
+def _c_index(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Index)
+    base, keys = _field_chain(node)
+    if keys:
+        get = _chain_one(keys)
+        ks = tuple(keys)
+        bc = _compile(base, scope)
+
+        def chain_paths(v: Any, path: Path, env: Env) -> PathOut:
+            out: PathOut = []
+            for p, x in bc.paths(v, path, env):
+                for k in ks:
+                    if p is None:
+                        raise JqFail(f"Invalid path expression near attempt to access element {dumps(k)}")
+                    x = index_value(x, k)
+                    p = (*p, k)
+                out.append((p, x))
+            return out
+
+        if isinstance(base, A.Identity):
+
+            def one(v: Any, env: Env) -> Any:
+                return get(v)
+
+            return _single(one, paths=chain_paths)
+        if bc.one is not None:
+            bone = bc.one
+
+            def one_b(v: Any, env: Env) -> Any:
+                return get(bone(v, env))
+
+            return _single(one_b, paths=chain_paths)
+        bmany, bgen = bc.many, bc.gen
+
+        def many(v: Any, env: Env) -> list[Any]:
+            return [get(x) for x in bmany(v, env)]
+
+        def gen(v: Any, env: Env) -> Iterator[Any]:
+            for x in bgen(v, env):
+                yield get(x)
+
+        return Compiled(many, gen=gen, paths=chain_paths)
+
+    target = _compile(node.target, scope)
+    index = _compile(node.index, scope)
+    # jq evaluates the index (outer loop) on the input of the whole expression, then the target.
+    return _product2(
+        index,
+        target,
+        lambda k, t: index_value(t, k),
+        paths=_index_paths(target, index),
+    )
+
+
+def _index_paths(target: Compiled, index: Compiled) -> PathFn:
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        out: PathOut = []
+        for k in index.many(v, env):
+            for p, x in target.paths(v, path, env):
+                if p is None:
+                    raise JqFail(f"Invalid path expression near attempt to access element {dumps(k)}")
+                out.append(((*p, k), index_value(x, k)))
+        return out
+
+    return paths
+
+
+def _product2(
+    outer: Compiled,
+    inner: Compiled,
+    combine: Callable[[Any, Any], Any],
+    *,
+    paths: PathFn | None = None,
+) -> Compiled:
+    """Outputs ``combine(o, i)`` for each output o of ``outer`` (outer loop) and i of ``inner``."""
+    oone, ione = outer.one, inner.one
+    if oone is not None and ione is not None:
+
+        def one(v: Any, env: Env) -> Any:
+            return combine(oone(v, env), ione(v, env))
+
+        return _single(one, paths=paths)
+    omany, imany, ogen, igen = outer.many, inner.many, outer.gen, inner.gen
+
+    def many(v: Any, env: Env) -> list[Any]:
+        os_ = omany(v, env)
+        if not os_:
+            return []
+        is_ = imany(v, env)
+        return [combine(o, i) for o in os_ for i in is_]
+
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        for o in ogen(v, env):
+            for i in igen(v, env):
+                yield combine(o, i)
+
+    return Compiled(many, gen=gen, paths=paths)
+
+
+def _c_slice(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Slice)
+    target = _compile(node.target, scope)
+    start = _compile(node.start, scope) if node.start is not None else _compile(A.Literal(None), scope)
+    end = _compile(node.end, scope) if node.end is not None else _compile(A.Literal(None), scope)
+    # Order: end outermost, then start, then the target (as jq generates it).
+    bounds = _product2(end, start, lambda e, s: (s, e))
+    return _product2(bounds, target, lambda se, t: slice_value(t, se[0], se[1]), paths=_no_paths("slice"))
+
+
+def _no_paths(what: str) -> PathFn:
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        raise Unsupported(f"path mode of {what}")
+
+    return paths
+
+
+def _c_iterate(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Iterate)
+    target = _compile(node.target, scope)
+
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        out: PathOut = []
+        for p, x in target.paths(v, path, env):
+            if p is None:
+                raise JqFail("Invalid path expression near attempt to iterate through " + _short(x))
+            cls = x.__class__
+            if cls is list:
+                out.extend(((*p, i), y) for i, y in enumerate(x))
+            elif cls is dict:
+                out.extend(((*p, k), x[k]) for k in sorted(x))
+            else:
+                raise JqFail(f"Cannot iterate over {describe(x)}")
+        return out
+
+    if target.one is not None:
+        tone = target.one
+
+        def many1(v: Any, env: Env) -> list[Any]:
+            return iterate_value(tone(v, env))
+
+        return Compiled(many1, paths=paths)
+    tmany, tgen = target.many, target.gen
+
+    def many(v: Any, env: Env) -> list[Any]:
+        out: list[Any] = []
+        for x in tmany(v, env):
+            out.extend(iterate_value(x))
+        return out
+
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        for x in tgen(v, env):
+            yield from iterate_value(x)
+
+    return Compiled(many, gen=gen, paths=paths)
+
+
+def _short(x: Any) -> str:
+    text = dumps(x)
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
+def _c_var(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Var)
+    name = node.name
+    if name not in scope.names:
+        raise Unsupported(f"${name}")
+
+    def one(v: Any, env: Env) -> Any:
+        return env[name]
+
+    return _single(one)
+
+
+def _c_pipe(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Pipe)
+    left = _compile(node.left, scope)
+    right = _compile(node.right, scope)
+    return _pipe(left, right)
+
+
+def _pipe(left: Compiled, right: Compiled) -> Compiled:
+    lpaths, rpaths = left.paths, right.paths
+    paths: PathFn | None = None
+    if left.is_path or right.is_path:
+
+        def pipe_paths(v: Any, path: Path, env: Env) -> PathOut:
+            out: PathOut = []
+            for p, x in lpaths(v, path, env):
+                out.extend(rpaths(x, p, env))
+            return out
+
+        paths = pipe_paths
+    lone, rone = left.one, right.one
+    if lone is not None and rone is not None:
+
+        def one(v: Any, env: Env) -> Any:
+            return rone(lone(v, env), env)
+
+        return _single(one, paths=paths)
+    rmany, lgen, rgen = right.many, left.gen, right.gen
+    if lone is not None:
+
+        def many1(v: Any, env: Env) -> list[Any]:
+            return rmany(lone(v, env), env)
+
+        def gen1(v: Any, env: Env) -> Iterator[Any]:
+            return rgen(lone(v, env), env)
+
+        return Compiled(many1, gen=gen1, paths=paths)
+    lmany = left.many
+    if rone is not None:
+
+        def many_r1(v: Any, env: Env) -> list[Any]:
+            return [rone(x, env) for x in lmany(v, env)]
+
+        def gen_r1(v: Any, env: Env) -> Iterator[Any]:
+            for x in lgen(v, env):
+                yield rone(x, env)
+
+        return Compiled(many_r1, gen=gen_r1, paths=paths)
+
+    def many(v: Any, env: Env) -> list[Any]:
+        out: list[Any] = []
+        for x in lmany(v, env):
+            out += rmany(x, env)
+        return out
+
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        for x in lgen(v, env):
+            yield from rgen(x, env)
+
+    return Compiled(many, gen=gen, paths=paths)
+
+
+def _c_comma(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Comma)
+    left = _compile(node.left, scope)
+    right = _compile(node.right, scope)
+    lmany, rmany, lgen, rgen = left.many, right.many, left.gen, right.gen
+    lpaths, rpaths = left.paths, right.paths
+
+    def many(v: Any, env: Env) -> list[Any]:
+        return lmany(v, env) + rmany(v, env)
+
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        yield from lgen(v, env)
+        yield from rgen(v, env)
+
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        return lpaths(v, path, env) + rpaths(v, path, env)
+
+    return Compiled(many, gen=gen, paths=paths)
+
+
+def _until_error(gen: Iterator[Any]) -> list[Any]:
+    out: list[Any] = []
+    try:
+        for x in gen:
+            out.append(x)
+    except JqFail:
+        pass
+    return out
+
+
+def _c_binary(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Binary)
+    op = node.op
+    left = _compile(node.left, scope)
+    right = _compile(node.right, scope)
+    if op == "//":
+        return _alternative(left, right)
+    if op in ("and", "or"):
+        return _logic(left, right, is_and=op == "and")
+    fn = _BINARY_OPS.get(op)
+    if fn is None:
+        raise Unsupported(f"operator {op}")
+    # jq: the right operand is the outer loop.
+    return _product2(right, left, lambda r, lv: fn(lv, r))
+
+
+def _alternative(left: Compiled, right: Compiled) -> Compiled:
+    lone, lmany, lgen, rmany, rgen = left.one, left.many, left.gen, right.many, right.gen
+    rone = right.one
+
+    if lone is not None and rone is not None:
+
+        def one_fast(v: Any, env: Env) -> list[Any]:
+            try:
+                x = lone(v, env)
+            except JqFail:
+                return [rone(v, env)]
+            if x is not None and x is not False:
+                return [x]
+            return [rone(v, env)]
+
+        many = one_fast
+    else:
+
+        def many(v: Any, env: Env) -> list[Any]:
+            try:
+                outs = lmany(v, env)
+            except JqFail:
+                outs = _until_error(lgen(v, env))
+            good = [x for x in outs if x is not None and x is not False]
+            return good if good else rmany(v, env)
+
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        found = False
+        it = lgen(v, env)
+        while True:
+            try:
+                x = next(it)
+            except (StopIteration, JqFail):
+                break
+            if x is not None and x is not False:
+                found = True
+                yield x
+        if not found:
+            yield from rgen(v, env)
+
+    lpaths, rpaths = left.paths, right.paths
+
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        try:
+            outs = lpaths(v, path, env)
+        except JqFail:
+            outs = []
+        good = [(p, x) for p, x in outs if x is not None and x is not False]
+        return good if good else rpaths(v, path, env)
+
+    return Compiled(many, gen=gen, paths=paths)
+
+
+def _logic(left: Compiled, right: Compiled, *, is_and: bool) -> Compiled:
+    lmany, rmany, lgen, rgen = left.many, right.many, left.gen, right.gen
+
+    def many(v: Any, env: Env) -> list[Any]:
+        out: list[Any] = []
+        rights: list[Any] | None = None
+        for x in lmany(v, env):
+            if truthy(x) != is_and:
+                out.append(not is_and)
+                continue
+            if rights is None:
+                rights = [truthy(r) for r in rmany(v, env)]
+            out += rights
+        return out
+
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        for x in lgen(v, env):
+            if truthy(x) != is_and:
+                yield not is_and
+                continue
+            for r in rgen(v, env):
+                yield truthy(r)
+
+    return Compiled(many, gen=gen)
+
+
+def _c_neg(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Neg)
+    operand = _compile(node.operand, scope)
+
+    def neg(x: Any) -> Any:
+        if not is_number(x):
+            raise JqFail(f"{describe(x)} cannot be negated")
+        return _num_result(-x)
+
+    return _map_outputs(operand, neg)
+
+
+def _map_outputs(src: Compiled, fn: Callable[[Any], Any], *, paths: PathFn | None = None) -> Compiled:
+    sone = src.one
+    if sone is not None:
+
+        def one(v: Any, env: Env) -> Any:
+            return fn(sone(v, env))
+
+        return _single(one, paths=paths)
+    smany, sgen = src.many, src.gen
+
+    def many(v: Any, env: Env) -> list[Any]:
+        return [fn(x) for x in smany(v, env)]
+
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        for x in sgen(v, env):
+            yield fn(x)
+
+    return Compiled(many, gen=gen, paths=paths)
+
+
+def _c_array(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.ArrayCons)
+    if node.body is None:
+
+        def empty_one(v: Any, env: Env) -> Any:
+            return []
+
+        return _single(empty_one)
+    body = _compile(node.body, scope)
+    bmany = body.many
+
+    def one(v: Any, env: Env) -> Any:
+        return bmany(v, env)
+
+    return _single(one)
+
+
+def _c_object(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.ObjectCons)
+    parts: list[tuple[Compiled, Compiled]] = []
+    for entry in node.entries:
+        parts.append((_compile(entry.key, scope), _compile(entry.value, scope)))
+    if all(k.one is not None and val.one is not None for k, val in parts):
+        ones = [(k.one, val.one) for k, val in parts]
+
+        def one(v: Any, env: Env) -> Any:
+            out: dict[str, Any] = {}
+            for kf, vf in ones:
+                assert kf is not None and vf is not None
+                key = kf(v, env)
+                if key.__class__ is not str:
+                    raise JqFail(f"Object keys must be strings, not {type_name(key)}")
+                out[key] = vf(v, env)
+            return out
+
+        return _single(one)
+
+    flat: list[Compiled] = [c for pair in parts for c in pair]
+
+    def build(values: Sequence[Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for i in range(0, len(values), 2):
+            key = values[i]
+            if key.__class__ is not str:
+                raise JqFail(f"Object keys must be strings, not {type_name(key)}")
+            out[key] = values[i + 1]
+        return out
+
+    return _product_n(flat, build)
+
+
+def _product_n(operands: list[Compiled], build: Callable[[Sequence[Any]], Any]) -> Compiled:
+    """Cartesian product with the first operand as the outermost loop."""
+
+    def many(v: Any, env: Env) -> list[Any]:
+        lists: list[list[Any]] = []
+        for c in operands:
+            outs = c.many(v, env)
+            if not outs:
+                return []
+            lists.append(outs)
+        return [build(combo) for combo in itertools.product(*lists)]
+
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        def rec(i: int, acc: list[Any]) -> Iterator[Any]:
+            if i == len(operands):
+                yield build(acc)
+                return
+            for x in operands[i].gen(v, env):
+                yield from rec(i + 1, [*acc, x])
+
+        return rec(0, [])
+
+    return Compiled(many, gen=gen)
+
+
+def _c_string(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.StringInterp)
+    fmt = _format(node.fmt) if node.fmt is not None else tostring
+    pieces: list[str | Compiled] = [p if isinstance(p, str) else _compile(p, scope) for p in node.parts]
+    compiled = [p for p in pieces if not isinstance(p, str)]
+    if all(c.one is not None for c in compiled):
+
+        def one(v: Any, env: Env) -> Any:
+            out: list[str] = []
+            for p in pieces:
+                if isinstance(p, str):
+                    out.append(p)
+                else:
+                    assert p.one is not None
+                    out.append(fmt(p.one(v, env)))
+            return "".join(out)
+
+        return _single(one)
+
+    # jq loops over the last interpolation outermost.
+    reversed_ops = list(reversed(compiled))
+
+    def build(values: Sequence[Any]) -> str:
+        vals = list(reversed(values))
+        out: list[str] = []
+        j = 0
+        for p in pieces:
+            if isinstance(p, str):
+                out.append(p)
+            else:
+                out.append(fmt(vals[j]))
+                j += 1
+        return "".join(out)
+
+    return _product_n(reversed_ops, build)
+
+
+def _c_format(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Format)
+    fn = _format(node.name)
+
+    def one(v: Any, env: Env) -> Any:
+        return fn(v)
+
+    return _single(one)
+
+
+def _c_if(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.If)
+    cond = _compile(node.cond, scope)
+    then = _compile(node.then, scope)
+    if node.elifs:
+        (c2, t2), rest = node.elifs[0], node.elifs[1:]
+        otherwise = _compile(A.If(c2, t2, rest, node.else_), scope)
+    elif node.else_ is not None:
+        otherwise = _compile(node.else_, scope)
+    else:
+        otherwise = _compile(A.Identity(), scope)
+    cone, cmany, cgen = cond.one, cond.many, cond.gen
+    tone, eone = then.one, otherwise.one
+    tpaths, epaths = then.paths, otherwise.paths
+
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        out: PathOut = []
+        for c in cmany(v, env):
+            out += tpaths(v, path, env) if truthy(c) else epaths(v, path, env)
+        return out
+
+    if cone is not None and tone is not None and eone is not None:
+
+        def one(v: Any, env: Env) -> Any:
+            c = cone(v, env)
+            return tone(v, env) if c is not None and c is not False else eone(v, env)
+
+        return _single(one, paths=paths)
+    tmany, emany, tgen, egen = then.many, otherwise.many, then.gen, otherwise.gen
+
+    def many(v: Any, env: Env) -> list[Any]:
+        out: list[Any] = []
+        for c in cmany(v, env):
+            out += tmany(v, env) if truthy(c) else emany(v, env)
+        return out
+
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        for c in cgen(v, env):
+            yield from (tgen(v, env) if truthy(c) else egen(v, env))
+
+    return Compiled(many, gen=gen, paths=paths)
+
+
+def _c_try(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Try)
+    body = _compile(node.body, scope)
+    handler = _compile(node.catch, scope) if node.catch is not None else None
+    bmany, bgen = body.many, body.gen
+
+    def many(v: Any, env: Env) -> list[Any]:
+        try:
+            return bmany(v, env)
+        except JqFail:
+            pass
+        out: list[Any] = []
+        try:
+            for x in bgen(v, env):
+                out.append(x)
+        except JqFail as exc:
+            if handler is not None:
+                out += handler.many(exc.value, env)
+        return out
+
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        it = bgen(v, env)
+        while True:
+            try:
+                x = next(it)
+            except StopIteration:
+                return
+            except JqFail as exc:
+                if handler is not None:
+                    yield from handler.gen(exc.value, env)
+                return
+            yield x
+
+    bpaths = body.paths
+    if handler is None:
+
+        def paths(v: Any, path: Path, env: Env) -> PathOut:
+            try:
+                return bpaths(v, path, env)
+            except JqFail:
+                raise Unsupported("partial outputs of try in path mode") from None
+
+        return Compiled(many, gen=gen, paths=paths)
+    return Compiled(many, gen=gen, paths=_no_paths("try/catch"))
+
+
+def _bind_pattern(pattern: A.Pattern, value: Any, env: Env) -> Env:
+    if isinstance(pattern, A.VarPattern):
+        new = dict(env)
+        new[pattern.name] = value
+        return new
+    if isinstance(pattern, A.ArrayPattern):
+        if value is not None and value.__class__ is not list:
+            raise JqFail(f"Cannot index {type_name(value)} with number")
+        for i, sub in enumerate(pattern.elements):
+            env = _bind_pattern(sub, index_value(value, i), env)
+        return env
+    for entry in pattern.entries:
+        if entry.key_var is not None:
+            key: Any = entry.key_var
+        else:
+            assert isinstance(entry.key, A.Literal)
+            key = entry.key.value
+        if key.__class__ is not str:
+            raise JqFail(f"Cannot index {type_name(value)} with {type_name(key)}")
+        if value is not None and value.__class__ is not dict:
+            raise JqFail(f"Cannot index {type_name(value)} with {dumps(key)}")
+        field = index_value(value, key)
+        if entry.key_var is not None:
+            env = dict(env)
+            env[entry.key_var] = field
+        if entry.pattern is not None:
+            env = _bind_pattern(entry.pattern, field, env)
+    return env
+
+
+def _pattern_names(pattern: A.Pattern) -> list[str]:
+    if isinstance(pattern, A.VarPattern):
+        return [pattern.name]
+    if isinstance(pattern, A.ArrayPattern):
+        return [n for p in pattern.elements for n in _pattern_names(p)]
+    names: list[str] = []
+    for entry in pattern.entries:
+        if entry.key_var is None and not (
+            isinstance(entry.key, A.Literal) and entry.key.value.__class__ is str
+        ):
+            raise Unsupported("computed keys in object patterns")
+        if entry.key_var is not None:
+            names.append(entry.key_var)
+        if entry.pattern is not None:
+            names.extend(_pattern_names(entry.pattern))
+    return names
+
+
+def _c_bind(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Bind)
+    if len(node.patterns) != 1:
+        raise Unsupported("?// alternative patterns")
+    pattern = node.patterns[0]
+    source = _compile(node.source, scope)
+    body = _compile(node.body, scope.with_names(_pattern_names(pattern)))
+    smany, sgen, bmany, bgen, bpaths = source.many, source.gen, body.many, body.gen, body.paths
+    sone, bone = source.one, body.one
+    if isinstance(pattern, A.VarPattern):
+        name = pattern.name
+
+        def bind(x: Any, env: Env) -> Env:
+            new = dict(env)
+            new[name] = x
+            return new
+
+    else:
+
+        def bind(x: Any, env: Env) -> Env:
+            return _bind_pattern(pattern, x, env)
+
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        out: PathOut = []
+        for x in smany(v, env):
+            out += bpaths(v, path, bind(x, env))
+        return out
+
+    if sone is not None and bone is not None:
+
+        def one(v: Any, env: Env) -> Any:
+            return bone(v, bind(sone(v, env), env))
+
+        return _single(one, paths=paths)
+
+    def many(v: Any, env: Env) -> list[Any]:
+        out: list[Any] = []
+        for x in smany(v, env):
+            out += bmany(v, bind(x, env))
+        return out
+
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        for x in sgen(v, env):
+            yield from bgen(v, bind(x, env))
+
+    return Compiled(many, gen=gen, paths=paths)
+
+
+def _c_reduce(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Reduce)
+    source = _compile(node.source, scope)
+    init = _compile(node.init, scope)
+    update = _compile(node.update, scope.with_names(_pattern_names(node.pattern)))
+    pattern = node.pattern
+
+    def many(v: Any, env: Env) -> list[Any]:
+        out: list[Any] = []
+        for state in init.many(v, env):
+            for x in source.many(v, env):
+                outs = update.many(state, _bind_pattern(pattern, x, env))
+                state = outs[-1] if outs else None
+            out.append(state)
+        return out
+
+    return Compiled(many)
+
+
+def _c_foreach(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Foreach)
+    source = _compile(node.source, scope)
+    init = _compile(node.init, scope)
+    inner = scope.with_names(_pattern_names(node.pattern))
+    update = _compile(node.update, inner)
+    extract = _compile(node.extract, inner) if node.extract is not None else None
+    pattern = node.pattern
+
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        for state in init.gen(v, env):
+            for x in source.gen(v, env):
+                benv = _bind_pattern(pattern, x, env)
+                for s in update.gen(state, benv):
+                    state = s
+                    if extract is None:
+                        yield s
+                    else:
+                        yield from extract.gen(s, benv)
+
+    def many(v: Any, env: Env) -> list[Any]:
+        return list(gen(v, env))
+
+    return Compiled(many, gen=gen)
+
+
+# --- function calls -----------------------------------------------------------------------------------
+
+
+def _c_call(node: A.Node, scope: _Scope) -> Compiled:
+    assert isinstance(node, A.Call)
+    name, nargs = node.name, len(node.args)
+    if nargs == 0:
+        if name in ("true", "false", "null"):
+            return _c_literal(A.Literal({"true": True, "false": False, "null": None}[name]), scope)
+        if name in _SIMPLE_0:
+            fn0 = _SIMPLE_0[name]
+
+            def one0(v: Any, env: Env) -> Any:
+                return fn0(v)
+
+            return _single(one0)
+        if name in _TYPE_SELECTORS:
+            return _selector(_TYPE_SELECTORS[name])
+        if name == "empty":
+            return _empty()
+        if name == "error":
+            return _error(None)
+        if name == "first":
+            return _c_index(A.Index(A.Identity(), A.Literal(0)), scope)
+        if name == "last":
+            return _c_index(A.Index(A.Identity(), A.Literal(-1)), scope)
+        raise Unsupported(f"{name}/0")
+    args = [_compile(a, scope) for a in node.args]
+    key = f"{name}/{nargs}"
+    builder = _CALLS.get(key)
+    if builder is not None:
+        return builder(args)
+    if nargs == 1 and name in _SIMPLE_1:
+        fn1 = _SIMPLE_1[name]
+        return _product2(args[0], _c_identity(node, scope), lambda a, v: fn1(v, a))
+    raise Unsupported(key)
+
+
+def _selector(test: Callable[[Any], bool]) -> Compiled:
+    def many(v: Any, env: Env) -> list[Any]:
+        return [v] if test(v) else []
+
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        return [(path, v)] if test(v) else []
+
+    return Compiled(many, paths=paths)
+
+
+def _empty() -> Compiled:
+    def many(v: Any, env: Env) -> list[Any]:
+        return []
+
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        return []
+
+    return Compiled(many, paths=paths)
+
+
+def _error(message: Compiled | None) -> Compiled:
+    def many(v: Any, env: Env) -> list[Any]:
+        if message is None:
+            raise JqFail(v)
+        for m in message.many(v, env):
+            raise JqFail(m)
+        return []
+
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        return many(v, env)  # raises or yields nothing
+
+    return Compiled(many, paths=paths)
+
+
+def _select(args: list[Compiled]) -> Compiled:
+    cond = args[0]
+    cone, cmany, cgen = cond.one, cond.many, cond.gen
+    if cone is not None:
+
+        def many1(v: Any, env: Env) -> list[Any]:
+            c = cone(v, env)
+            return [v] if c is not None and c is not False else []
+
+        def paths1(v: Any, path: Path, env: Env) -> PathOut:
+            c = cone(v, env)
+            return [(path, v)] if c is not None and c is not False else []
+
+        return Compiled(many1, paths=paths1)
+
+    def many(v: Any, env: Env) -> list[Any]:
+        return [v for c in cmany(v, env) if truthy(c)]
+
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        for c in cgen(v, env):
+            if truthy(c):
+                yield v
+
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        return [(path, v) for c in cmany(v, env) if truthy(c)]
+
+    return Compiled(many, gen=gen, paths=paths)
+
+
+def _map(args: list[Compiled]) -> Compiled:
+    f = args[0]
+    fone, fmany = f.one, f.many
+    if fone is not None:
+
+        def one1(v: Any, env: Env) -> Any:
+            return [fone(x, env) for x in iterate_value(v)]
+
+        return _single(one1)
+
+    def one(v: Any, env: Env) -> Any:
+        out: list[Any] = []
+        for x in iterate_value(v):
+            out += fmany(x, env)
+        return out
+
+    return _single(one)
+
+
+def _map_values(args: list[Compiled]) -> Compiled:
+    f = args[0]
+
+    def first_of(x: Any, env: Env) -> tuple[bool, Any]:
+        for y in f.gen(x, env):
+            return True, y
+        return False, None
+
+    def one(v: Any, env: Env) -> Any:
+        cls = v.__class__
+        if cls is dict:
+            out: dict[str, Any] = {}
+            for k in sorted(v):
+                ok, y = first_of(v[k], env)
+                if ok:
+                    out[k] = y
+            return out
+        if cls is list:
+            arr: list[Any] = []
+            for x in v:
+                ok, y = first_of(x, env)
+                if ok:
+                    arr.append(y)
+            return arr
+        raise JqFail(f"Cannot iterate over {describe(v)}")
+
+    return _single(one)
+
+
+def _with_entries(args: list[Compiled]) -> Compiled:
+    mapped = _map(args)
+    assert mapped.one is not None
+    mone = mapped.one
+
+    def one(v: Any, env: Env) -> Any:
+        return _from_entries(mone(_to_entries(v), env))
+
+    return _single(one)
+
+
+def _by_keys(f: Compiled, v: Any, env: Env) -> list[tuple[tuple[Any, ...], Any]]:
+    if v.__class__ is not list:
+        raise JqFail(f"Cannot index {type_name(v)} with number")
+    return [(sort_key(f.many(x, env)), x) for x in v]
+
+
+def _sort_by(args: list[Compiled]) -> Compiled:
+    f = args[0]
+
+    def one(v: Any, env: Env) -> Any:
+        pairs = _by_keys(f, v, env)
+        pairs.sort(key=lambda p: p[0])
+        return [x for _, x in pairs]
+
+    return _single(one)
+
+
+def _group_by(args: list[Compiled]) -> Compiled:
+    f = args[0]
+
+    def one(v: Any, env: Env) -> Any:
+        pairs = _by_keys(f, v, env)
+        pairs.sort(key=lambda p: p[0])
+        groups: list[list[Any]] = []
+        last: Any = object()
+        for k, x in pairs:
+            if groups and k == last:
+                groups[-1].append(x)
+            else:
+                groups.append([x])
+                last = k
+        return groups
+
+    return _single(one)
+
+
+def _unique_by(args: list[Compiled]) -> Compiled:
+    grouped = _group_by(args)
+    assert grouped.one is not None
+    gone = grouped.one
+
+    def one(v: Any, env: Env) -> Any:
+        return [g[0] for g in gone(v, env)]
+
+    return _single(one)
+
+
+def _minmax_by(args: list[Compiled], *, want_max: bool) -> Compiled:
+    f = args[0]
+
+    def one(v: Any, env: Env) -> Any:
+        pairs = _by_keys(f, v, env)
+        if not pairs:
+            return None
+        best = pairs[0]
+        for p in pairs[1:]:
+            if (p[0] >= best[0]) if want_max else (p[0] < best[0]):
+                best = p
+        return best[1]
+
+    return _single(one)
+
+
+def _first_of(args: list[Compiled]) -> Compiled:
+    f = args[0]
+
+    def many(v: Any, env: Env) -> list[Any]:
+        for x in f.gen(v, env):
+            return [x]
+        return []
+
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        try:
+            return f.paths(v, path, env)[:1]
+        except JqFail:
+            raise Unsupported("errors after the first path of first(f)") from None
+
+    return Compiled(many, paths=paths)
+
+
+def _last_of(args: list[Compiled]) -> Compiled:
+    f = args[0]
+
+    def many(v: Any, env: Env) -> list[Any]:
+        outs = f.many(v, env)
+        return outs[-1:]
+
+    return Compiled(many)
+
+
+def _limit(args: list[Compiled]) -> Compiled:
+    n_c, f = args
+
+    def gen(v: Any, env: Env) -> Iterator[Any]:
+        for n in n_c.gen(v, env):
+            if not is_number(n):
+                raise JqFail("Invalid limit: must be a number")
+            if n < 0:
+                raise JqFail("limit doesn't support negative count")
+            if n <= 0:
+                continue
+            for count, x in enumerate(f.gen(v, env), start=1):
+                yield x
+                if count >= n:
+                    break
+
+    def many(v: Any, env: Env) -> list[Any]:
+        return list(gen(v, env))
+
+    return Compiled(many, gen=gen)
+
+
+def _isempty(args: list[Compiled]) -> Compiled:
+    f = args[0]
+
+    def one(v: Any, env: Env) -> Any:
+        for _ in f.gen(v, env):
+            return False
+        return True
+
+    return _single(one)
+
+
+def _any_all(args: list[Compiled], *, is_any: bool) -> Compiled:
+    if len(args) == 1:
+        gen_c: Compiled | None = None
+        cond = args[0]
+    else:
+        gen_c, cond = args
+
+    def one(v: Any, env: Env) -> Any:
+        source = iterate_value(v) if gen_c is None else gen_c.gen(v, env)
+        for x in source:
+            for c in cond.gen(x, env):
+                if truthy(c) == is_any:
+                    return is_any
+        return not is_any
+
+    return _single(one)
+
+
+def _add_of(args: list[Compiled]) -> Compiled:
+    f = args[0]
+
+    def one(v: Any, env: Env) -> Any:
+        return _add_all(f.many(v, env))
+
+    return _single(one)
+
+
+def _error1(args: list[Compiled]) -> Compiled:
+    return _error(args[0])
+
+
+def _getpath(args: list[Compiled]) -> Compiled:
+    p_c = args[0]
+
+    def many(v: Any, env: Env) -> list[Any]:
+        return [getpath_value(v, p) for p in p_c.many(v, env)]
+
+    def paths(v: Any, path: Path, env: Env) -> PathOut:
+        out: PathOut = []
+        for p in p_c.many(v, env):
+            if path is None:
+                raise invalid_path(v)
+            value = getpath_value(v, p)
+            out.append(((*path, *p), value))
+        return out
+
+    return Compiled(many, paths=paths)
+
+
+_CALLS: dict[str, Callable[[list[Compiled]], Compiled]] = {
+    "select/1": _select,
+    "map/1": _map,
+    "map_values/1": _map_values,
+    "with_entries/1": _with_entries,
+    "sort_by/1": _sort_by,
+    "group_by/1": _group_by,
+    "unique_by/1": _unique_by,
+    "min_by/1": lambda a: _minmax_by(a, want_max=False),
+    "max_by/1": lambda a: _minmax_by(a, want_max=True),
+    "first/1": _first_of,
+    "last/1": _last_of,
+    "limit/2": _limit,
+    "isempty/1": _isempty,
+    "any/1": lambda a: _any_all(a, is_any=True),
+    "all/1": lambda a: _any_all(a, is_any=False),
+    "any/2": lambda a: _any_all(a, is_any=True),
+    "all/2": lambda a: _any_all(a, is_any=False),
+    "add/1": _add_of,
+    "error/1": _error1,
+    "getpath/1": _getpath,
+}
+
+
+_HANDLERS: dict[type, Callable[[Any, _Scope], Compiled]] = {
+    A.Identity: _c_identity,
+    A.Literal: _c_literal,
+    A.Index: _c_index,
+    A.Slice: _c_slice,
+    A.Iterate: _c_iterate,
+    A.Var: _c_var,
+    A.Pipe: _c_pipe,
+    A.Comma: _c_comma,
+    A.Binary: _c_binary,
+    A.Neg: _c_neg,
+    A.ArrayCons: _c_array,
+    A.ObjectCons: _c_object,
+    A.StringInterp: _c_string,
+    A.Format: _c_format,
+    A.If: _c_if,
+    A.Try: _c_try,
+    A.Bind: _c_bind,
+    A.Reduce: _c_reduce,
+    A.Foreach: _c_foreach,
+    A.Call: _c_call,
+}
+
+
+def run_paths(compiled: Compiled, data: Any) -> list[list[Any]]:
+    """``[path(f)]`` on ``data``; raises :class:`JqFail` for invalid paths."""
+    out: list[list[Any]] = []
+    for p, x in compiled.paths(data, (), EMPTY_ENV):
+        if p is None:
+            raise invalid_path(x)
+        out.append(list(p))
+    return out
