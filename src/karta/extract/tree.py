@@ -8,7 +8,8 @@ as in the original. With pods (already filtered to the workload's pods by the ca
 
 * a pod-bearing component claims the pods its component type selector matches; without a selector
   it claims all of them only when it is the only pod-bearing component;
-* a grouping component hands its pods on to its children;
+* a grouping component hands its pods on to its children (a pod-bearing component hands on the
+  pods it claimed);
 * a multi-instance component narrows its pods by instance id (11.4), and a component with a
   ``replicaSelector`` is split into one instance node per replica key found on its pods (R7), whose
   descendants see only that replica's pods;

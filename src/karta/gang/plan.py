@@ -73,11 +73,11 @@ class SubGroupPlan:
     members: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """``{name, component, minMember, topology?, members}`` (``desired`` is not serialised)."""
+        """``{name, component, minMember, topology?}``: the CLI contract; ``desired`` and
+        ``members`` stay on the dataclass."""
         out: dict[str, Any] = {"name": self.name, "component": self.component, "minMember": self.min_member}
         if self.topology is not None:
             out["topology"] = self.topology.to_dict()
-        out["members"] = list(self.members)
         return out
 
 
@@ -102,7 +102,8 @@ class Gang:
     desired: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """``{name, minMember, minSubGroup?, subGroups?, topology?, keys?, members}``."""
+        """``{name, minMember, minSubGroup?, subGroups?, topology?, keys?, members}``; ``keys`` (the
+        alpha group keys) is present only for alpha-format gangs."""
         out: dict[str, Any] = {"name": self.name, "minMember": self.min_member}
         if self.min_sub_group is not None:
             out["minSubGroup"] = self.min_sub_group

@@ -91,18 +91,8 @@ def test_running_example_current_format() -> None:
                 "minMember": 0,
                 "minSubGroup": 2,
                 "subGroups": [
-                    {
-                        "name": "master",
-                        "component": "master",
-                        "minMember": 1,
-                        "members": ["train-7-master-0"],
-                    },
-                    {
-                        "name": "worker",
-                        "component": "worker",
-                        "minMember": 4,
-                        "members": [f"train-7-worker-{i}" for i in range(4)],
-                    },
+                    {"name": "master", "component": "master", "minMember": 1},
+                    {"name": "worker", "component": "worker", "minMember": 4},
                 ],
                 "members": ["train-7-master-0"] + [f"train-7-worker-{i}" for i in range(4)],
             }
