@@ -1,0 +1,1 @@
+"""Conformance suite: the cases of karta-format.md section 20 (and the [fix] cases) as data."""
