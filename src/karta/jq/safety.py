@@ -1,0 +1,483 @@
+"""Static checks over the complete jq syntax tree: safety, assignability and boundedness.
+
+Owns the tree walker (:func:`direct_children`, every node kind and every child, pattern keys
+included) and three checks:
+
+* :func:`check_safety` – the expression safety validator of karta-format.md 14.2 / R9: rejected
+  constructs (``del``, generators with excessive output, ``..``, modifying operators), our own
+  bans (functions that read or affect the evaluating process, ``$__loc__``, ``import``/
+  ``include``/``module``, recursive ``def``), and warnings (``env``/``$ENV``, ``while``/``until``).
+  Builtin names are flagged even when a user ``def`` shadows them: definitions have no reason to
+  reuse those names, and flagging by name keeps the check simple and safe.
+* :func:`is_assignable` / :func:`assignability_reason` – is the expression a jq path expression
+  that ``path(...)`` and assignment accept (9.5, R6)?
+* :func:`is_bounded` – a conservative proof that evaluation terminates quickly with bounded output
+  on any input of bounded size; the evaluator runs untrusted unbounded expressions in a killable
+  worker. ``*`` counts as bounded unless an operand is a string literal (string repetition; the
+  evaluator also caps repetition), and ``reduce``/``foreach`` are bounded when their parts are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from karta.jq import ast
+
+__all__ = [
+    "SafetyIssue",
+    "assignability_reason",
+    "check_safety",
+    "direct_children",
+    "is_assignable",
+    "is_bounded",
+    "pattern_keys",
+    "pattern_variables",
+    "recursive_functions",
+]
+
+
+@dataclass(frozen=True)
+class SafetyIssue:
+    """One finding of :func:`check_safety`; ``reason`` is the text after ``failed validation:``."""
+
+    severity: Literal["error", "warning"]
+    reason: str
+
+
+# --- the tree walker --------------------------------------------------------------------------
+
+
+def pattern_variables(patterns: tuple[ast.Pattern, ...]) -> set[str]:
+    """All variable names a destructuring pattern (or its ``?//`` alternatives) binds."""
+    out: set[str] = set()
+    stack: list[ast.Pattern] = list(patterns)
+    while stack:
+        p = stack.pop()
+        if isinstance(p, ast.VarPattern):
+            out.add(p.name)
+        elif isinstance(p, ast.ArrayPattern):
+            stack.extend(p.elements)
+        else:
+            for entry in p.entries:
+                if entry.key_var is not None:
+                    out.add(entry.key_var)
+                if entry.pattern is not None:
+                    stack.append(entry.pattern)
+    return out
+
+
+def pattern_keys(patterns: tuple[ast.Pattern, ...]) -> list[ast.Node]:
+    """The key expressions (``"a":``, ``(e):``) of destructuring patterns, in source order."""
+    keys: list[ast.Node] = []
+    stack: list[ast.Pattern] = list(reversed(patterns))
+    while stack:
+        p = stack.pop()
+        if isinstance(p, ast.ArrayPattern):
+            stack.extend(reversed(p.elements))
+        elif isinstance(p, ast.ObjectPattern):
+            for entry in reversed(p.entries):
+                if entry.pattern is not None:
+                    stack.append(entry.pattern)
+            keys.extend(e.key for e in p.entries if e.key is not None)
+    return keys
+
+
+def direct_children(node: ast.Node) -> list[ast.Node]:
+    """The child nodes of ``node`` in source order (pattern key expressions included)."""
+    if isinstance(node, ast.Index):
+        return [node.target, node.index]
+    if isinstance(node, ast.Pipe | ast.Comma | ast.Binary | ast.Assign):
+        return [node.left, node.right]
+    if isinstance(node, ast.Call):
+        return list(node.args)
+    if isinstance(node, ast.Slice):
+        return [n for n in (node.target, node.start, node.end) if n is not None]
+    if isinstance(node, ast.Iterate):
+        return [node.target]
+    if isinstance(node, ast.Neg):
+        return [node.operand]
+    if isinstance(node, ast.StringInterp):
+        return [p for p in node.parts if isinstance(p, ast.Node)]
+    if isinstance(node, ast.ArrayCons):
+        return [] if node.body is None else [node.body]
+    if isinstance(node, ast.ObjectCons):
+        out: list[ast.Node] = []
+        for entry in node.entries:
+            out.append(entry.key)
+            out.append(entry.value)
+        return out
+    if isinstance(node, ast.If):
+        out = [node.cond, node.then]
+        for cond, then in node.elifs:
+            out.append(cond)
+            out.append(then)
+        if node.else_ is not None:
+            out.append(node.else_)
+        return out
+    if isinstance(node, ast.Try):
+        return [node.body] if node.catch is None else [node.body, node.catch]
+    if isinstance(node, ast.Bind):
+        return [node.source, *pattern_keys(node.patterns), node.body]
+    if isinstance(node, ast.Reduce):
+        return [node.source, *pattern_keys((node.pattern,)), node.init, node.update]
+    if isinstance(node, ast.Foreach):
+        out = [node.source, *pattern_keys((node.pattern,)), node.init, node.update]
+        if node.extract is not None:
+            out.append(node.extract)
+        return out
+    if isinstance(node, ast.FuncDef):
+        return [node.body, node.rest]
+    if isinstance(node, ast.Label):
+        return [node.body]
+    if isinstance(node, ast.ModuleDirective):
+        return [] if node.body is None else [node.body]
+    return []  # Identity, RecurseAll, Literal, Var, Format, Break
+
+
+def _walk(node: ast.Node) -> list[ast.Node]:
+    """All nodes of the tree in pre-order (source order), iteratively."""
+    out: list[ast.Node] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        children = direct_children(n)
+        stack.extend(reversed(children))
+    return out
+
+
+# --- recursion -----------------------------------------------------------------------------
+
+
+def recursive_functions(node: ast.Node) -> list[ast.FuncDef]:
+    """The user ``def``s that call themselves, directly or through other user ``def``s.
+
+    Calls are resolved by jq's lexical scoping (a ``def`` is visible in its own body and in the
+    rest of its scope; parameters shadow functions of the same name and arity 0).
+    """
+    calls: dict[int, set[int]] = {}
+    defs: dict[int, ast.FuncDef] = {}
+    # (node, scope, enclosing def id or None)
+    Scope = dict[tuple[str, int], int | None]
+    stack: list[tuple[ast.Node, Scope, int | None]] = [(node, {}, None)]
+    while stack:
+        n, scope, current = stack.pop()
+        if isinstance(n, ast.FuncDef):
+            fid = id(n)
+            defs[fid] = n
+            calls.setdefault(fid, set())
+            outer = dict(scope)
+            outer[(n.name, len(n.params))] = fid
+            inner = dict(outer)
+            for p in n.params:
+                inner[(p.lstrip("$"), 0)] = None
+            stack.append((n.rest, outer, current))
+            stack.append((n.body, inner, fid))
+            continue
+        if isinstance(n, ast.Call) and current is not None:
+            target = scope.get((n.name, len(n.args)))
+            if target is not None:
+                calls[current].add(target)
+        for child in direct_children(n):
+            stack.append((child, scope, current))
+    recursive: list[ast.FuncDef] = []
+    for fid, fdef in defs.items():
+        seen: set[int] = set()
+        todo = list(calls[fid])
+        while todo:
+            g = todo.pop()
+            if g == fid:
+                recursive.append(fdef)
+                break
+            if g not in seen:
+                seen.add(g)
+                todo.extend(calls.get(g, ()))
+    return recursive
+
+
+# --- safety --------------------------------------------------------------------------------
+
+_EXCESSIVE: Final = frozenset(
+    {"range", "paths", "recurse", "walk", "repeat", "recurse_down", "leaf_paths", "tostream", "combinations"}
+)
+_PROCESS: Final = frozenset(
+    {
+        "halt",
+        "halt_error",
+        "input",
+        "inputs",
+        "input_filename",
+        "input_line_number",
+        "debug",
+        "stderr",
+        "get_search_list",
+        "get_prog_origin",
+        "get_jq_origin",
+        "modulemeta",
+    }
+)
+_NON_TERMINATING: Final = frozenset({"while", "until"})
+_MODIFYING: Final = frozenset({"=", "|=", "+=", "-=", "*=", "/=", "%=", "//="})
+
+
+def _node_issues(node: ast.Node, recursive: set[int]) -> list[SafetyIssue]:
+    if isinstance(node, ast.Call):
+        name = node.name
+        if name == "del":
+            return [SafetyIssue("error", "del function is not allowed")]
+        if name in _EXCESSIVE:
+            return [
+                SafetyIssue("error", f"function '{name}' may produce excessive output and is not allowed")
+            ]
+        if name in _PROCESS:
+            return [
+                SafetyIssue(
+                    "error",
+                    f"function '{name}' is not allowed: definitions must not affect or read the "
+                    "evaluating process",
+                )
+            ]
+        if name == "env" and not node.args:
+            return [SafetyIssue("warning", "'env' makes the result depend on the evaluating process")]
+        if name in _NON_TERMINATING:
+            return [SafetyIssue("warning", f"function '{name}' may not terminate")]
+        return []
+    if isinstance(node, ast.RecurseAll):
+        return [SafetyIssue("error", "recursive descent operator '..' is not allowed")]
+    if isinstance(node, ast.Assign):
+        return [SafetyIssue("error", f"modifying operator '{node.op}' is not allowed")]
+    if isinstance(node, ast.Var):
+        if node.name == "__loc__":
+            return [SafetyIssue("error", "variable '$__loc__' is not allowed")]
+        if node.name == "ENV":
+            return [SafetyIssue("warning", "'$ENV' makes the result depend on the evaluating process")]
+        return []
+    if isinstance(node, ast.ModuleDirective):
+        return [SafetyIssue("error", "import and include are not allowed")]
+    if isinstance(node, ast.FuncDef) and id(node) in recursive:
+        return [SafetyIssue("error", f"recursive function '{node.name}' is not allowed")]
+    return []
+
+
+def check_safety(node: ast.Node) -> list[SafetyIssue]:
+    """Every forbidden or suspicious construct anywhere in the tree, in tree-walk order.
+
+    Identical issues (same severity and reason) are reported once.
+    """
+    recursive = {id(f) for f in recursive_functions(node)}
+    issues: list[SafetyIssue] = []
+    seen: set[SafetyIssue] = set()
+    for n in _walk(node):
+        for issue in _node_issues(n, recursive):
+            if issue not in seen:
+                seen.add(issue)
+                issues.append(issue)
+    return issues
+
+
+# --- assignability -------------------------------------------------------------------------
+
+# Builtins that are path expressions: name -> arity -> indexes of arguments that must be paths.
+_PATH_BUILTINS: Final[dict[str, dict[int, tuple[int, ...]]]] = {
+    "empty": {0: ()},
+    "error": {0: (), 1: ()},
+    "select": {1: ()},
+    "getpath": {1: ()},
+    "recurse": {0: (), 1: (0,), 2: (0,)},
+    "first": {0: (), 1: (0,)},
+    "last": {0: ()},
+    "nth": {1: (), 2: (1,)},
+    "limit": {2: (1,)},
+    "skip": {2: (1,)},
+    "debug": {0: (), 1: ()},
+    "objects": {0: ()},
+    "iterables": {0: ()},
+    "booleans": {0: ()},
+    "numbers": {0: ()},
+    "strings": {0: ()},
+    "nulls": {0: ()},
+    "arrays": {0: ()},
+    "scalars": {0: ()},
+    "values": {0: ()},
+}
+
+
+class _Binding:
+    """What a function name means where it is called.
+
+    ``kind`` is ``"def"`` (a user def: ``node`` is its body, ``env`` its defining scope),
+    ``"arg"`` (a filter parameter: ``node`` is the argument, ``env`` the caller's scope) or
+    ``"value"`` (a ``$param`` used as a filter: it yields a value, never a path).
+    """
+
+    __slots__ = ("env", "kind", "node", "params")
+
+    def __init__(self, kind: str, node: ast.Node | None, params: tuple[str, ...], env: _Env) -> None:
+        self.kind = kind
+        self.node = node
+        self.params = params
+        self.env = env
+
+
+_Env = dict[tuple[str, int], _Binding]
+
+_MAX_DEPTH: Final = 200
+
+
+def _path_reason(node: ast.Node, env: _Env, depth: int) -> str | None:
+    if depth > _MAX_DEPTH:
+        return "the expression is too deeply nested (or recursive) to check"
+    d = depth + 1
+    if isinstance(node, ast.Identity | ast.RecurseAll | ast.Break):
+        return None
+    if isinstance(node, ast.Index | ast.Slice | ast.Iterate):
+        return _path_reason(node.target, env, d)
+    if isinstance(node, ast.Pipe | ast.Comma):
+        return _path_reason(node.left, env, d) or _path_reason(node.right, env, d)
+    if isinstance(node, ast.Binary):
+        if node.op == "//":
+            return _path_reason(node.left, env, d) or _path_reason(node.right, env, d)
+        return f"the result of '{node.op}' is a computed value, not a path"
+    if isinstance(node, ast.If):
+        branches = [node.then, *(t for _, t in node.elifs)]
+        if node.else_ is not None:
+            branches.append(node.else_)
+        for branch in branches:
+            reason = _path_reason(branch, env, d)
+            if reason:
+                return reason
+        return None
+    if isinstance(node, ast.Try):
+        if node.catch is not None and not (isinstance(node.catch, ast.Call) and node.catch.name == "empty"):
+            return "a catch handler's result is not a path"
+        return _path_reason(node.body, env, d)
+    if isinstance(node, ast.Label):
+        return _path_reason(node.body, env, d)
+    if isinstance(node, ast.Bind):
+        if not all(isinstance(p, ast.VarPattern) for p in node.patterns):
+            return "destructuring bindings cannot be used in a path"
+        return _path_reason(node.body, env, d)
+    if isinstance(node, ast.FuncDef):
+        inner = dict(env)
+        inner[(node.name, len(node.params))] = _Binding("def", node.body, node.params, inner)
+        return _path_reason(node.rest, inner, d)
+    if isinstance(node, ast.Call):
+        return _call_reason(node, env, d)
+    if isinstance(node, ast.ModuleDirective):
+        return None if node.body is None else _path_reason(node.body, env, d)
+    if isinstance(node, ast.Literal):
+        return "a literal is a value, not a path"
+    if isinstance(node, ast.Var):
+        return "a variable is not a path of the input"
+    if isinstance(node, ast.ArrayCons | ast.ObjectCons):
+        return "array or object construction is not a path"
+    if isinstance(node, ast.StringInterp | ast.Format):
+        return "a string is a value, not a path"
+    if isinstance(node, ast.Neg):
+        return "arithmetic is a computed value, not a path"
+    if isinstance(node, ast.Assign):
+        return f"the result of '{node.op}' is not a path"
+    if isinstance(node, ast.Reduce | ast.Foreach):
+        return "reduce and foreach results are not paths"
+    return "not a path expression"
+
+
+def _call_reason(node: ast.Call, env: _Env, depth: int) -> str | None:
+    binding = env.get((node.name, len(node.args)))
+    if binding is not None:
+        if binding.kind == "value" or binding.node is None:
+            return f"'${node.name}' is a value, not a path"
+        if binding.kind == "arg":
+            return _path_reason(binding.node, binding.env, depth + 1)
+        call_env = dict(binding.env)
+        for param, arg in zip(binding.params, node.args, strict=True):
+            if param.startswith("$"):
+                call_env[(param[1:], 0)] = _Binding("value", None, (), env)
+            else:
+                call_env[(param, 0)] = _Binding("arg", arg, (), env)
+        return _path_reason(binding.node, call_env, depth + 1)
+    spec = _PATH_BUILTINS.get(node.name, {}).get(len(node.args))
+    if spec is None:
+        return f"'{node.name}' computes a value, not a path"
+    for i in spec:
+        reason = _path_reason(node.args[i], env, depth + 1)
+        if reason:
+            return reason
+    return None
+
+
+def assignability_reason(node: ast.Node) -> str | None:
+    """Why ``node`` is not a jq path expression (a short phrase), or None if it is one."""
+    return _path_reason(node, {}, 0)
+
+
+def is_assignable(node: ast.Node) -> bool:
+    """True if values can be written through ``node`` (``path(node)`` accepts it)."""
+    return assignability_reason(node) is None
+
+
+# --- boundedness ---------------------------------------------------------------------------
+
+_UNBOUNDED_CALLS: Final = frozenset(
+    {
+        "range",
+        "repeat",
+        "recurse",
+        "recurse_down",
+        "while",
+        "until",
+        "paths",
+        "leaf_paths",
+        "walk",
+        "combinations",
+        "env",
+        "input",
+        "inputs",
+        "input_line_number",
+        "input_filename",
+        "get_search_list",
+        "get_prog_origin",
+        "get_jq_origin",
+        "modulemeta",
+        "halt",
+        "halt_error",
+        "debug",
+        "stderr",
+        # regular expressions: catastrophic backtracking
+        "test",
+        "match",
+        "capture",
+        "scan",
+        "splits",
+        "sub",
+        "gsub",
+    }
+)
+
+
+def _is_string_value(node: ast.Node) -> bool:
+    return (isinstance(node, ast.Literal) and isinstance(node.value, str)) or isinstance(
+        node, ast.StringInterp | ast.Format
+    )
+
+
+def _unbounded_node(node: ast.Node) -> bool:
+    if isinstance(node, ast.Call):
+        if node.name == "split":
+            return len(node.args) == 2
+        return node.name in _UNBOUNDED_CALLS
+    if isinstance(node, ast.RecurseAll | ast.ModuleDirective):
+        return True
+    if isinstance(node, ast.Var):
+        return node.name == "ENV"
+    if isinstance(node, ast.Binary) and node.op == "*":
+        return _is_string_value(node.left) or _is_string_value(node.right)
+    return False
+
+
+def is_bounded(node: ast.Node) -> bool:
+    """True if evaluation provably ends quickly with bounded output on any bounded input."""
+    if any(_unbounded_node(n) for n in _walk(node)):
+        return False
+    return not recursive_functions(node)
