@@ -12,7 +12,8 @@ The returned top-level mappings (id -> value) are fresh and may be modified free
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from karta.errors import ExtractionError, WriteBackError
@@ -26,7 +27,7 @@ from karta.extract.convert import (
 )
 from karta.extract.types import ExtractedInstance, Scale
 from karta.jq import Evaluator
-from karta.model.types import ComponentDefinition, Karta
+from karta.model.types import ComponentDefinition, FragmentedPodSpecDefinition, Karta
 from karta.status import StatusResult, extract_status
 
 T = TypeVar("T")
@@ -50,7 +51,6 @@ class ComponentFactory:
         self.evaluator = evaluator if evaluator is not None else default_evaluator()
         self._obj = obj
         self._results: dict[str, list[Any]] = {}
-        self._memo: dict[tuple[str, str], Any] = {}
         self._components: dict[str, Component] = {}
         self._definitions: dict[str, ComponentDefinition] = {}
         for definition in karta.components:
@@ -115,18 +115,72 @@ class ComponentFactory:
             self._results[path] = results
         return results
 
-    def _memoised(self, key: tuple[str, str], compute: Callable[[], T]) -> T:
-        try:
-            value: T = self._memo[key]
-        except KeyError:
-            value = compute()
-            self._memo[key] = value
-        return value
-
     def _replace_object(self, obj: Any) -> None:
         self._obj = obj
         self._results.clear()
-        self._memo.clear()
+        for component in self._components.values():
+            component._memo.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a component definition asks to evaluate, worked out once per definition object."""
+
+    id_path: str | None
+    paths: dict[str, str | None]
+    fragment_definition: FragmentedPodSpecDefinition | None
+    fragment_paths: tuple[tuple[str, str, TargetType], ...]
+    scale_paths: tuple[str | None, str | None, str | None] | None
+
+
+_PLAN_CACHE_SIZE = 1024
+_plans: dict[int, tuple[ComponentDefinition, _Plan]] = {}
+
+
+def _plan_for(definition: ComponentDefinition) -> _Plan:
+    # Keyed by identity (definitions are immutable); the entry keeps the definition alive, so an id
+    # is never reused while cached.
+    entry = _plans.get(id(definition))
+    if entry is not None and entry[0] is definition:
+        return entry[1]
+    spec = definition.spec_definition
+    fragment_definition = spec.fragmented_pod_spec_definition if spec else None
+    fragment_paths: tuple[tuple[str, str, TargetType], ...] = ()
+    if fragment_definition is not None:
+        fragment_paths = tuple(
+            (f.key, path, f.target)
+            for f in fragments.FIELDS
+            if (path := f.path(fragment_definition)) is not None
+        )
+    scale_def = definition.scale_definition
+    scale_paths = (
+        (
+            scale_def.replicas_path or None,
+            scale_def.min_replicas_path or None,
+            scale_def.max_replicas_path or None,
+        )
+        if scale_def
+        else (None, None, None)
+    )
+    plan = _Plan(
+        id_path=definition.instance_id_path or None,
+        paths={
+            "pod_template_spec_path": (spec.pod_template_spec_path or None) if spec else None,
+            "pod_spec_path": (spec.pod_spec_path or None) if spec else None,
+            "metadata_path": (spec.metadata_path or None) if spec else None,
+        },
+        fragment_definition=fragment_definition,
+        fragment_paths=fragment_paths,
+        scale_paths=scale_paths if any(scale_paths) else None,
+    )
+    if len(_plans) >= _PLAN_CACHE_SIZE:
+        _plans.clear()
+    _plans[id(definition)] = (definition, plan)
+    return plan
+
+
+def _copy(mapping: dict[str, T] | None) -> dict[str, T] | None:
+    return None if mapping is None else dict(mapping)
 
 
 class Component:
@@ -135,6 +189,14 @@ class Component:
     def __init__(self, factory: ComponentFactory, definition: ComponentDefinition) -> None:
         self.factory = factory
         self.definition = definition
+        # Cached converted results of the factory's current object; the factory clears it on writes.
+        self._memo: dict[str, Any] = {}
+        plan = _plan_for(definition)
+        self._id_path = plan.id_path
+        self._paths = plan.paths
+        self._fragment_definition = plan.fragment_definition
+        self._fragment_paths = plan.fragment_paths
+        self._scale_paths = plan.scale_paths
 
     def __repr__(self) -> str:
         return f"Component({self.name!r})"
@@ -145,7 +207,7 @@ class Component:
 
     @property
     def is_multi_instance(self) -> bool:
-        return bool(self.definition.instance_id_path)
+        return self._id_path is not None
 
     @property
     def is_pod_bearing(self) -> bool:
@@ -155,11 +217,17 @@ class Component:
 
     def instance_ids(self) -> list[str]:
         """The instance ids in result order, or ``[""]`` for a single-instance component (5.2)."""
-        return list(self.factory._memoised((self.name, "ids"), self._compute_instance_ids))
+        return list(self._ids())
+
+    def _ids(self) -> list[str]:
+        ids: list[str] | None = self._memo.get("ids")
+        if ids is None:
+            ids = self._memo["ids"] = self._compute_instance_ids()
+        return ids
 
     def _compute_instance_ids(self) -> list[str]:
-        path = self.definition.instance_id_path
-        if not path:
+        path = self._id_path
+        if path is None:
             return [""]
         ids: list[str] = STRING_TYPE.convert_all(self.factory._evaluate(path))
         if "" in ids:
@@ -167,17 +235,18 @@ class Component:
                 f"component {self.name}: instance id path contained empty string values "
                 f"[{','.join(ids)}] (path '{path}')"
             )
-        seen: set[str] = set()
-        for instance_id in ids:
-            if instance_id in seen:
-                raise ExtractionError(
-                    f"component {self.name}: duplicate instance id \"{instance_id}\" (path '{path}')"
-                )
-            seen.add(instance_id)
+        if len(set(ids)) != len(ids):
+            seen: set[str] = set()
+            for instance_id in ids:
+                if instance_id in seen:
+                    raise ExtractionError(
+                        f"component {self.name}: duplicate instance id \"{instance_id}\" (path '{path}')"
+                    )
+                seen.add(instance_id)
         return ids
 
     def _paired(self, values: list[T], path: str) -> dict[str, T]:
-        ids = self.factory._memoised((self.name, "ids"), self._compute_instance_ids)
+        ids = self._ids()
         if len(ids) != len(values):
             raise ExtractionError(
                 f"component {self.name}: instance ids count ({len(ids)}) does not match "
@@ -187,79 +256,60 @@ class Component:
 
     # --- pod specifications ------------------------------------------------------------------------------
 
-    def _spec_path(self, attr: str) -> str | None:
-        spec = self.definition.spec_definition
-        if spec is None:
-            return None
-        path: str | None = getattr(spec, attr)
-        return path or None
-
     def _typed(self, attr: str, target: TargetType) -> dict[str, Any] | None:
-        path = self._spec_path(attr)
+        """The cached id -> value map of one whole-value path (not copied: internal use)."""
+        path = self._paths[attr]
         if path is None:
             return None
-
-        def compute() -> dict[str, Any]:
-            return self._paired(target.convert_all(self.factory._evaluate(path)), path)
-
-        return dict(self.factory._memoised((self.name, attr), compute))
+        cached: dict[str, Any] | None = self._memo.get(attr)
+        if cached is None:
+            cached = self._memo[attr] = self._paired(target.convert_all(self.factory._evaluate(path)), path)
+        return cached
 
     def pod_template_specs(self) -> dict[str, dict[str, Any]] | None:
         """Instance id -> PodTemplateSpec, or None without ``podTemplateSpecPath``."""
-        return self._typed("pod_template_spec_path", POD_TEMPLATE_SPEC_TYPE)
+        return _copy(self._typed("pod_template_spec_path", POD_TEMPLATE_SPEC_TYPE))
 
     def pod_specs(self) -> dict[str, dict[str, Any]] | None:
         """Instance id -> PodSpec, or None without ``podSpecPath``."""
-        return self._typed("pod_spec_path", POD_SPEC_TYPE)
+        return _copy(self._typed("pod_spec_path", POD_SPEC_TYPE))
 
     def pod_metadata(self) -> dict[str, dict[str, Any]] | None:
         """Instance id -> ObjectMeta, or None without ``metadataPath``."""
-        return self._typed("metadata_path", OBJECT_META_TYPE)
+        return _copy(self._typed("metadata_path", OBJECT_META_TYPE))
 
     def fragmented_pod_specs(self) -> dict[str, dict[str, Any]] | None:
         """Instance id -> fragmented record (keys omitted when empty), or None without a definition."""
-        spec = self.definition.spec_definition
-        definition = spec.fragmented_pod_spec_definition if spec is not None else None
-        if definition is None:
+        return _copy(self._fragments())
+
+    def _fragments(self) -> dict[str, dict[str, Any]] | None:
+        if self._fragment_definition is None:
             return None
-
-        def compute() -> dict[str, dict[str, Any]]:
-            results: dict[str, list[Any]] = {}
-            paths: list[str] = []
-            for fragment in fragments.FIELDS:
-                path = fragment.path(definition)
-                if path is not None:
-                    paths.append(path)
-                    results[fragment.key] = fragment.target.convert_all(self.factory._evaluate(path))
-            return self._paired(fragments.assemble(results), ", ".join(paths))
-
-        return dict(self.factory._memoised((self.name, "fragments"), compute))
+        cached: dict[str, dict[str, Any]] | None = self._memo.get("fragments")
+        if cached is None:
+            evaluate = self.factory._evaluate
+            results = {key: target.convert_all(evaluate(path)) for key, path, target in self._fragment_paths}
+            paths = ", ".join(path for _, path, _ in self._fragment_paths)
+            cached = self._memo["fragments"] = self._paired(fragments.assemble(results), paths)
+        return cached
 
     # --- scale -------------------------------------------------------------------------------------
 
     def scales(self) -> dict[str, Scale] | None:
         """Instance id -> Scale, or None when no scale path is defined (section 7)."""
-        definition = self.definition.scale_definition
-        if definition is None:
-            return None
-        defined = {
-            "replicas": definition.replicas_path or None,
-            "min_replicas": definition.min_replicas_path or None,
-            "max_replicas": definition.max_replicas_path or None,
-        }
-        if not any(defined.values()):
-            return None
+        return _copy(self._scales())
 
-        def compute() -> dict[str, Scale]:
-            results = {k: None if p is None else self.factory._evaluate(p) for k, p in defined.items()}
-            built = scale.build_scales(
-                replicas=results["replicas"],
-                min_replicas=results["min_replicas"],
-                max_replicas=results["max_replicas"],
-            )
-            return self._paired(built, ", ".join(p for p in defined.values() if p))
-
-        return dict(self.factory._memoised((self.name, "scales"), compute))
+    def _scales(self) -> dict[str, Scale] | None:
+        paths = self._scale_paths
+        if paths is None:
+            return None
+        cached: dict[str, Scale] | None = self._memo.get("scales")
+        if cached is None:
+            evaluate = self.factory._evaluate
+            replicas, low, high = (None if p is None else evaluate(p) for p in paths)
+            built = scale.build_scales(replicas=replicas, min_replicas=low, max_replicas=high)
+            cached = self._memo["scales"] = self._paired(built, ", ".join(p for p in paths if p))
+        return cached
 
     # --- status ------------------------------------------------------------------------------------
 
@@ -268,37 +318,40 @@ class Component:
         definition = self.definition.status_definition
         if definition is None:
             return None
-        factory = self.factory
-        return factory._memoised(
-            (self.name, "status-strict" if strict else "status"),
-            lambda: extract_status(definition, factory.obj, evaluator=factory.evaluator, strict=strict),
-        )
+        key = "status-strict" if strict else "status"
+        cached: StatusResult | None = self._memo.get(key)
+        if cached is None:
+            factory = self.factory
+            cached = extract_status(definition, factory.obj, evaluator=factory.evaluator, strict=strict)
+            self._memo[key] = cached
+        return cached
 
     # --- all parts of each instance -------------------------------------------------------------------
 
     def extracted_instances(self) -> dict[str, ExtractedInstance]:
         """Instance id -> every defined part of that instance (6.3)."""
-        templates = self.pod_template_specs()
-        specs = self.pod_specs()
-        metadata = self.pod_metadata()
-        fragmented = self.fragmented_pod_specs()
-        scales = self.scales()
+        ids = self._ids()
+        templates = self._typed("pod_template_spec_path", POD_TEMPLATE_SPEC_TYPE)
+        specs = self._typed("pod_spec_path", POD_SPEC_TYPE)
+        metadata = self._typed("metadata_path", OBJECT_META_TYPE)
+        fragmented = self._fragments()
+        scales = self._scales()
         return {
             instance_id: ExtractedInstance(
-                instance_id=instance_id,
-                pod_template_spec=None if templates is None else templates[instance_id],
-                pod_spec=None if specs is None else specs[instance_id],
-                metadata=None if metadata is None else metadata[instance_id],
-                fragmented_pod_spec=None if fragmented is None else fragmented[instance_id],
-                scale=None if scales is None else scales[instance_id],
+                instance_id,
+                None if templates is None else templates[instance_id],
+                None if specs is None else specs[instance_id],
+                None if metadata is None else metadata[instance_id],
+                None if fragmented is None else fragmented[instance_id],
+                None if scales is None else scales[instance_id],
             )
-            for instance_id in self.instance_ids()
+            for instance_id in ids
         }
 
     # --- write-back ------------------------------------------------------------------------------------
 
     def _update_whole(self, attr: str, field: str, target: TargetType, values: Mapping[str, Any]) -> None:
-        path = self._spec_path(attr)
+        path = self._paths[attr]
         if path is None:
             raise WriteBackError(f"component {self.name}: {field} is not defined")
         ordered = writeback.order_values(self.instance_ids(), values)
@@ -327,8 +380,7 @@ class Component:
 
     def update_fragmented_pod_spec(self, values: Mapping[str, Mapping[str, Any]]) -> None:
         """Write each instance's fragmented record field by field (9.3, R6)."""
-        spec = self.definition.spec_definition
-        definition = spec.fragmented_pod_spec_definition if spec is not None else None
+        definition = self._fragment_definition
         if definition is None:
             raise WriteBackError(f"component {self.name}: fragmentedPodSpecDefinition is not defined")
         ordered = writeback.order_values(self.instance_ids(), values)

@@ -21,7 +21,6 @@ from karta.extract.convert import (
     STRING_MAP_TYPE,
     STRING_TYPE,
     TargetType,
-    is_empty,
 )
 from karta.model.types import FragmentedPodSpecDefinition
 
@@ -84,6 +83,6 @@ def assemble(results: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = [{} for _ in range(count)]
     for key, values in results.items():
         for index, value in enumerate(values):
-            if not is_empty(value):
+            if value:  # converted values are str, dict or list: truthy exactly when not empty
                 records[index][key] = value
     return records

@@ -20,6 +20,8 @@ _DECIMAL = re.compile(r"[+-]?[0-9]+")
 
 def to_replicas(value: Any, index: int, *, field: str = "replicas") -> int | None:
     """One scale value; ``None`` for null. ``field`` names the scale field in messages."""
+    if type(value) is int and INT32_MIN <= value <= INT32_MAX:
+        return value
     if value is None:
         return None
     if isinstance(value, bool):
