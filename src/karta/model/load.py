@@ -62,10 +62,9 @@ def _loader_class() -> type[Any]:
     class _KartaLoader(base):  # type: ignore[misc]
         """Safe loader that keeps timestamps as strings (the data is JSON, not YAML-typed)."""
 
-    _KartaLoader.yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in base.yaml_implicit_resolvers.items()
-    }
+    _KartaLoader.add_constructor(
+        "tag:yaml.org,2002:timestamp", yaml.constructor.SafeConstructor.construct_yaml_str
+    )
     return _KartaLoader
 
 
@@ -223,7 +222,8 @@ def load_karta(source: Source, *, strict: bool = True, source_name: str | None =
     Raises :class:`DefinitionError` when the source is not a single Karta definition; every defect
     of a definition is a finding instead (see the module docstring).
     """
-    if isinstance(source, Mapping):
+    if not isinstance(source, str | bytes | Path):
+        # A mapping; anything else (a list, None) is rejected there as "not a Karta".
         return _from_mapping(source, strict=strict, name=source_name or "<mapping>")
     text, name = _read(source, source_name)
     docs = _documents(text, name)
@@ -242,7 +242,7 @@ def load_kartas(source: Source, *, strict: bool = True, source_name: str | None 
     A document that is not a Karta gives a result without a definition and one error finding, so
     that one bad document does not hide the others; unreadable or unparseable input still raises.
     """
-    if isinstance(source, Mapping):
+    if not isinstance(source, str | bytes | Path):
         name = source_name or "<mapping>"
         docs: list[tuple[int, Any]] = [(1, source)]
     else:

@@ -273,6 +273,12 @@ class Karta(_Model):
     spec: KartaSpec = Field(default_factory=KartaSpec)
     status: KartaStatus | None = None
 
+    @field_validator("status", mode="after")
+    @classmethod
+    def _no_empty_status(cls, value: KartaStatus | None) -> KartaStatus | None:
+        # An empty status is no status: it is omitted on output, so it must compare equal to absent.
+        return value if value is not None and value.conditions else None
+
     @property
     def name(self) -> str:
         return self.metadata.name
