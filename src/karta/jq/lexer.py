@@ -32,6 +32,7 @@ KEYWORDS: Final = frozenset(
         "try",
         "catch",
         "label",
+        "break",
         "import",
         "include",
         "module",

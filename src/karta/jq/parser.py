@@ -259,9 +259,7 @@ class _Parser:
         self.expect(";")
         nxt = self.peek()
         if nxt.kind == EOF:
-            raise _SyntaxError(
-                "top-level program not given (a def needs a body)", nxt.pos
-            )
+            raise _SyntaxError("top-level program not given (a def needs a body)", nxt.pos)
         rest = self.pipe()
         return ast.FuncDef(str(name_tok.value), tuple(params), body, rest, pos=start.pos)
 
@@ -290,13 +288,12 @@ class _Parser:
                 term = ast.Try(term, None, pos=term.pos)
             elif kind == ".":
                 nxt = self.peek_at(1)
-                if nxt.kind == STRING:
+                if nxt.kind == STRING or (nxt.kind == FORMAT and self.peek_at(2).kind == STRING):
                     self.advance()
-                    key = self.string(self.advance(), None)
-                    term = ast.Index(term, key, pos=term.pos)
+                    term = ast.Index(term, self.string_key(), pos=term.pos)
                 elif nxt.kind == "[":
                     self.advance()
-                    term = self.bracket_suffix(term)
+                    term = self.bracket_suffix(term, allow_slice=False)
                 else:
                     raise self.unexpected(nxt, "a field name, a string or '['")
             elif kind == KEYWORD and tok.value == "as" and allow_bind:
@@ -308,19 +305,20 @@ class _Parser:
             else:
                 return term
 
-    def bracket_suffix(self, term: ast.Node) -> ast.Node:
+    def bracket_suffix(self, term: ast.Node, *, allow_slice: bool = True) -> ast.Node:
+        """``[]``, ``[e]``, ``[a:b]`` after ``term``; jq has no slice after ``.a.[``."""
         self.advance()  # '['
         tok = self.peek()
         if tok.kind == "]":
             self.advance()
             return ast.Iterate(term, pos=term.pos)
-        if tok.kind == ":":
+        if tok.kind == ":" and allow_slice:
             self.advance()
             end = self.pipe()
             self.expect("]")
             return ast.Slice(term, None, end, pos=term.pos)
         index = self.pipe()
-        if self.peek().kind == ":":
+        if self.peek().kind == ":" and allow_slice:
             self.advance()
             if self.peek().kind == "]":
                 self.advance()
@@ -340,9 +338,9 @@ class _Parser:
             return ast.Index(ast.Identity(pos=pos), ast.Literal(tok.value_str(), pos=pos), pos=pos)
         if kind == ".":
             self.advance()
-            if self.peek().kind == STRING:
-                key = self.string(self.advance(), None)
-                return ast.Index(ast.Identity(pos=pos), key, pos=pos)
+            nxt = self.peek()
+            if nxt.kind == STRING or (nxt.kind == FORMAT and self.peek_at(1).kind == STRING):
+                return ast.Index(ast.Identity(pos=pos), self.string_key(), pos=pos)
             return ast.Identity(pos=pos)
         if kind == IDENT:
             return self.call()
@@ -387,15 +385,19 @@ class _Parser:
                 return self.try_()
             if word in ("reduce", "foreach"):
                 return self.reduce_foreach()
+            if word == "break":
+                self.advance()
+                label = self.peek()
+                if label.kind != VAR or label.value == "__loc__":
+                    raise self.unexpected(label, "a label name '$name'")
+                self.advance()
+                return ast.Break(label.value_str(), pos=pos)
         raise self.unexpected(tok)
 
     def call(self) -> ast.Node:
         tok = self.advance()
         name = tok.value_str()
         nxt = self.peek()
-        if name == "break" and nxt.kind == VAR:
-            self.advance()
-            return ast.Break(nxt.value_str(), pos=tok.pos)
         if nxt.kind != "(":
             if name in _CONSTANTS:
                 return ast.Literal(_CONSTANTS[name], pos=tok.pos)
@@ -407,6 +409,13 @@ class _Parser:
             args.append(self.pipe())
         self.expect(")", "';' or ')'")
         return ast.Call(name, tuple(args), pos=tok.pos)
+
+    def string_key(self) -> ast.Node:
+        """A string, or a ``@format "string"``, at the current token (for ``."key"``)."""
+        tok = self.advance()
+        if tok.kind == FORMAT:
+            return self.string(self.advance(), tok.value_str(), tok.pos)
+        return self.string(tok, None)
 
     def string(self, tok: Token, fmt: str | None, pos: int | None = None) -> ast.Node:
         """The node of a string token; ``pos`` overrides the position (for ``@fmt "..."``)."""
