@@ -42,13 +42,12 @@ def write_whole(
     *, evaluator: Evaluator, obj: Any, path: str, values: Sequence[Any], multi_instance: bool, what: str
 ) -> Any:
     """Replace whole values: AssignZip for a multi-instance component, else Assign of the one value."""
+    values = copy.deepcopy(list(values))  # the result must never alias the caller's values
     try:
         if multi_instance:
-            return evaluator.assign_zip(path, obj, list(values))
+            return evaluator.assign_zip(path, obj, values)
         return evaluator.assign(path, obj, values[0])
-    except WriteBackError as exc:
-        raise WriteBackError(f"{what} '{path}': {exc}") from exc
-    except JqError as exc:
+    except (WriteBackError, JqError) as exc:
         raise WriteBackError(f"{what} '{path}': {exc}") from exc
 
 
