@@ -118,7 +118,7 @@ def check_expressions(karta: Karta) -> tuple[list[Finding], list[Finding]]:
     """14.2 findings (parse failures and safety issues), and R6 assignability warnings, separately."""
     # Imported here: loading a definition must not pay for the jq front end.
     from karta.jq.parser import parse_cached as parse
-    from karta.jq.safety import check_safety, is_assignable
+    from karta.jq.safety import assignability_reason, check_safety
 
     safety: list[Finding] = []
     assignability: list[Finding] = []
@@ -144,12 +144,13 @@ def check_expressions(karta: Karta) -> tuple[list[Finding], list[Finding]]:
                     where,
                 )
             )
-        if jf.written and not is_assignable(node):
+        reason = assignability_reason(node) if jf.written else None
+        if reason is not None:
             assignability.append(
                 Finding(
                     Severity.WARNING,
-                    f"JQ expression '{expr}' at '{where}': path is not assignable "
-                    "(it can be read, but writing back through it will fail)",
+                    f"JQ expression '{expr}' at '{where}': path is not assignable ({reason}); "
+                    "it can be read, but writing back through it will fail",
                     where,
                 )
             )

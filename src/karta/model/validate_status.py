@@ -1,8 +1,8 @@
 """Semantic lint of status definitions and suspend/resume actions (R2).
 
 Owns: matchers that use a missing phase or conditions definition (errors: they can never match),
-empty matchers, empty mappings and unused phase/conditions definitions (warnings), and
-suspend/resume values that are not JSON text (errors: they fail at apply time).
+empty matchers, empty mappings, unused phase/conditions definitions and suspend/resume values that
+are not JSON text (warnings, as R2 says: "the rest are warnings"; such a value fails at apply time).
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def check_status(karta: Karta) -> list[Finding]:
 
 
 def check_action_values(karta: Karta) -> list[Finding]:
-    """R2: every suspend/resume ``value`` must be JSON text (``"true"``, ``"0"``, ``'"x"'``)."""
+    """R2 (warning): every suspend/resume ``value`` should be JSON text (``"true"``, ``"0"``, ``'"x"'``)."""
     findings: list[Finding] = []
     for path, comp in component_paths(karta):
         suspend = comp.suspend_definition
@@ -118,7 +118,7 @@ def check_action_values(karta: Karta) -> list[Finding]:
                 if reason is not None:
                     findings.append(
                         Finding(
-                            Severity.ERROR,
+                            Severity.WARNING,
                             f"{alias}[{i}] of component '{comp.name}': value is not valid JSON "
                             f"({action.value!r}: {reason}); write JSON text, for example 'true' or "
                             "'\"Suspended\"'",
