@@ -146,6 +146,13 @@ def _number(value: float) -> int | float:
     return int(value) if value == int(value) else value
 
 
+def _object_name(doc: dict[str, Any]) -> str | None:
+    metadata = doc.get("metadata")
+    if not isinstance(metadata, dict):
+        return None
+    return metadata.get("name") or metadata.get("generateName")
+
+
 def extract_view(karta: Karta, doc: dict[str, Any]) -> dict[str, Any]:
     """The extracted view of one workload document (see the module docstring)."""
     factory = ComponentFactory(karta, doc, evaluator=_EVALUATOR)
@@ -184,7 +191,7 @@ def extract_view(karta: Karta, doc: dict[str, Any]) -> dict[str, Any]:
     view: dict[str, Any] = {
         "apiVersion": doc.get("apiVersion"),
         "kind": doc.get("kind"),
-        "name": (doc.get("metadata") or {}).get("name") or (doc.get("metadata") or {}).get("generateName"),
+        "name": _object_name(doc),
         "definition": karta.name,
         "components": components,
         "desiredPods": subtree_desired(factory, karta.root.name),
