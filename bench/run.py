@@ -48,28 +48,38 @@ def _container(name: str, gpus: int) -> dict[str, Any]:
 def jobset_object() -> dict[str, Any]:
     jobs = []
     for name, replicas, parallelism, gpus in (("leader", 1, 1, 8), ("workers", 4, 2, 8), ("eval", 1, 1, 1)):
-        jobs.append({
-            "name": name,
-            "replicas": replicas,
-            "template": {"spec": {
-                "parallelism": parallelism,
-                "completions": parallelism,
+        jobs.append(
+            {
+                "name": name,
+                "replicas": replicas,
                 "template": {
-                    "metadata": {"labels": {"app": "bench", "role": name}},
                     "spec": {
-                        "containers": [_container(name, gpus), _container("sidecar", 0)],
-                        "volumes": [{"name": "data", "emptyDir": {}}, {"name": "shm", "emptyDir": {"medium": "Memory"}}],
-                        "restartPolicy": "Never",
-                    },
+                        "parallelism": parallelism,
+                        "completions": parallelism,
+                        "template": {
+                            "metadata": {"labels": {"app": "bench", "role": name}},
+                            "spec": {
+                                "containers": [_container(name, gpus), _container("sidecar", 0)],
+                                "volumes": [
+                                    {"name": "data", "emptyDir": {}},
+                                    {"name": "shm", "emptyDir": {"medium": "Memory"}},
+                                ],
+                                "restartPolicy": "Never",
+                            },
+                        },
+                    }
                 },
-            }},
-        })
+            }
+        )
     return {
-        "apiVersion": "bench.example/v1", "kind": "JobSetLike",
+        "apiVersion": "bench.example/v1",
+        "kind": "JobSetLike",
         "metadata": {"name": "bench", "namespace": "default", "uid": "u-1"},
         "spec": {"replicatedJobs": jobs},
         "status": {
-            "conditions": [{"type": "StartupPolicyCompleted", "status": "True", "reason": "x", "message": "y"}],
+            "conditions": [
+                {"type": "StartupPolicyCompleted", "status": "True", "reason": "x", "message": "y"}
+            ],
             "replicatedJobsStatus": [{"name": j["name"], "active": 1, "ready": 1} for j in jobs],
         },
     }
@@ -77,7 +87,12 @@ def jobset_object() -> dict[str, Any]:
 
 def dynamo_object() -> dict[str, Any]:
     services = {}
-    for name, replicas, gpus in (("Frontend", 1, 0), ("Planner", 1, 0), ("PrefillWorker", 2, 4), ("DecodeWorker", 4, 8)):
+    for name, replicas, gpus in (
+        ("Frontend", 1, 0),
+        ("Planner", 1, 0),
+        ("PrefillWorker", 2, 4),
+        ("DecodeWorker", 4, 8),
+    ):
         services[name] = {
             "replicas": replicas,
             "labels": {"tier": name.lower()},
@@ -87,7 +102,8 @@ def dynamo_object() -> dict[str, Any]:
             "extraPodSpec": {"mainContainer": _container(name.lower(), gpus)},
         }
     return {
-        "apiVersion": "bench.example/v1", "kind": "GraphLike",
+        "apiVersion": "bench.example/v1",
+        "kind": "GraphLike",
         "metadata": {"name": "graph", "namespace": "default", "uid": "u-2"},
         "spec": {"services": services},
         "status": {"state": "successful", "conditions": [{"type": "Ready", "status": "True"}]},
@@ -115,12 +131,16 @@ def hand_jobset(obj: dict[str, Any]) -> Any:
     st = obj.get("status") or {}
     conds = {c.get("type"): c for c in st.get("conditions") or []}
     running = any((r.get("active") or 0) > 0 for r in st.get("replicatedJobsStatus") or [])
-    matched = [s for s, ok in (
-        ("Suspended", conds.get("Suspended", {}).get("status") == "True"),
-        ("Running", running),
-        ("Failed", conds.get("Failed", {}).get("status") == "True"),
-        ("Completed", conds.get("Completed", {}).get("status") == "True"),
-    ) if ok] or ["Undefined"]
+    matched = [
+        s
+        for s, ok in (
+            ("Suspended", conds.get("Suspended", {}).get("status") == "True"),
+            ("Running", running),
+            ("Failed", conds.get("Failed", {}).get("status") == "True"),
+            ("Completed", conds.get("Completed", {}).get("status") == "True"),
+        )
+        if ok
+    ] or ["Undefined"]
     gang = sum(scales.values())
     return templates, scales, matched, gang
 
@@ -132,10 +152,17 @@ def hand_dynamo(obj: dict[str, Any]) -> Any:
     for key in sorted(services):
         s = services[key]
         main = (s.get("extraPodSpec") or {}).get("mainContainer")
-        frag = {k: v for k, v in (
-            ("labels", s.get("labels")), ("annotations", s.get("annotations")), ("resources", s.get("resources")),
-            ("container", main), ("image", (main or {}).get("image")),
-        ) if v}
+        frag = {
+            k: v
+            for k, v in (
+                ("labels", s.get("labels")),
+                ("annotations", s.get("annotations")),
+                ("resources", s.get("resources")),
+                ("container", main),
+                ("image", (main or {}).get("image")),
+            )
+            if v
+        }
         auto = s.get("autoscaling") or {}
         scale = (s.get("replicas"), auto.get("minReplicas"), auto.get("maxReplicas"))
         total += scale[1] or scale[0] or 0
@@ -143,10 +170,16 @@ def hand_dynamo(obj: dict[str, Any]) -> Any:
     st = obj.get("status") or {}
     conds = {c.get("type"): c for c in st.get("conditions") or []}
     phase = st.get("state")
-    matched = [s for s, ok in (
-        ("Running", phase == "successful"), ("Failed", phase == "failed"),
-        ("Initializing", phase == "pending"), ("Degraded", conds.get("Ready", {}).get("status") == "False"),
-    ) if ok] or ["Undefined"]
+    matched = [
+        s
+        for s, ok in (
+            ("Running", phase == "successful"),
+            ("Failed", phase == "failed"),
+            ("Initializing", phase == "pending"),
+            ("Degraded", conds.get("Ready", {}).get("status") == "False"),
+        )
+        if ok
+    ] or ["Undefined"]
     return out, matched, total
 
 
@@ -177,7 +210,9 @@ def wall_ms(cmd: list[str], runs: int = 7) -> float:
 
 def main() -> int:
     print("== full extraction of one object (us per object, median)")
-    print(f"{'case':<14}{'hand dict':>12}{'fast path':>12}{'libjq only':>12}{'fast/hand':>11}{'libjq/fast':>12}")
+    print(
+        f"{'case':<14}{'hand dict':>12}{'fast path':>12}{'libjq only':>12}{'fast/hand':>11}{'libjq/fast':>12}"
+    )
     ok = True
     for name, path, obj, hand in (
         ("jobset-like", HERE / "jobset_like.yaml", jobset_object(), hand_jobset),
@@ -189,7 +224,9 @@ def main() -> int:
         slow = Evaluator(trusted=True, fast_path=False)
         t_hand = per_call_us(lambda obj=obj, hand=hand: hand(obj))
         t_fast = per_call_us(lambda karta=karta, obj=obj, fast=fast: full_extraction(karta, obj, fast))
-        t_slow = per_call_us(lambda karta=karta, obj=obj, slow=slow: full_extraction(karta, obj, slow), min_time=1.0)
+        t_slow = per_call_us(
+            lambda karta=karta, obj=obj, slow=slow: full_extraction(karta, obj, slow), min_time=1.0
+        )
         r1, r2 = t_fast / t_hand, t_slow / t_fast
         ok = ok and r1 <= 5 and r2 >= 20
         print(f"{name:<14}{t_hand:>12.1f}{t_fast:>12.1f}{t_slow:>12.1f}{r1:>10.1f}x{r2:>11.1f}x")
@@ -200,7 +237,9 @@ def main() -> int:
     kli = str(Path(py).with_name("kli"))
     floor = wall_ms([py, "-c", "pass"])
     t_help = wall_ms([kli, "--help"])
-    t_validate = wall_ms([kli, "validate", str(ROOT / "examples/definitions/kubeflow-org-pytorchjob-v1.yaml")])
+    t_validate = wall_ms(
+        [kli, "validate", str(ROOT / "examples/definitions/kubeflow-org-pytorchjob-v1.yaml")]
+    )
     print(f"python -c pass      {floor:8.1f}")
     print(f"kli --help          {t_help:8.1f}   ({t_help / floor:.1f}x the interpreter floor)")
     print(f"kli validate FILE   {t_validate:8.1f}   ({t_validate / floor:.1f}x the interpreter floor)")

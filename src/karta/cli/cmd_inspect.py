@@ -16,11 +16,25 @@ from karta.cli.errors import CliError
 
 @click.command("inspect")
 @click.option("-f", "--file", "file", required=True, metavar="OBJECT", help="Workload manifest (path or -).")
-@click.option("--definition", "definition", metavar="KARTA", help="Karta definition file (default: resolve "
-              "by the object's GVK from the built-in catalog and $KARTA_DEFINITIONS).")
-@click.option("--pods", "pods_file", metavar="PODS", help="The workload's pods (multi-document YAML or a List).")
-@click.option("-o", "--output", "output", type=click.Choice(["table", "json", "yaml"]), default="table",
-              show_default=True, help="Output format.")
+@click.option(
+    "--definition",
+    "definition",
+    metavar="KARTA",
+    help="Karta definition file (default: resolve "
+    "by the object's GVK from the built-in catalog and $KARTA_DEFINITIONS).",
+)
+@click.option(
+    "--pods", "pods_file", metavar="PODS", help="The workload's pods (multi-document YAML or a List)."
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Choice(["table", "json", "yaml"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
 def inspect(file: str, definition: str | None, pods_file: str | None, output: str) -> None:
     """Show what a Karta definition extracts from one workload object (and optionally its pods).
 
@@ -43,7 +57,9 @@ def inspect(file: str, definition: str | None, pods_file: str | None, output: st
     else:
         emit(view, output)
     if failed:
-        raise CliError(f"{failed} error diagnostic(s) for {obj_name}; see \"diagnostics\"", code=exitcodes.FAILURE)
+        raise CliError(
+            f'{failed} error diagnostic(s) for {obj_name}; see "diagnostics"', code=exitcodes.FAILURE
+        )
 
 
 def _definition(path: str | None, obj: dict[str, Any]) -> tuple[str, Any, bool, list[dict[str, str]]]:
@@ -58,7 +74,9 @@ def _definition(path: str | None, obj: dict[str, Any]) -> tuple[str, Any, bool, 
         text, name = read_text(path)
         docs = parse_documents(text, name)
         if len(docs) != 1:
-            raise UsageError(f"{name} holds {len(docs)} YAML documents; expected exactly one Karta definition")
+            raise UsageError(
+                f"{name} holds {len(docs)} YAML documents; expected exactly one Karta definition"
+            )
         try:
             result = load_karta(docs[0], strict=False, source_name=name)
         except DefinitionError as exc:
@@ -89,11 +107,14 @@ def _definition(path: str | None, obj: dict[str, Any]) -> tuple[str, Any, bool, 
         raise CliError(
             f"no Karta definition covers {kind} ({api_version})",
             code=exitcodes.NO_DEFINITION,
-            hint="pass one with --definition FILE, or put it in $KARTA_DEFINITIONS (default ~/.karta/definitions)",
+            hint="pass one with --definition FILE, or put it in $KARTA_DEFINITIONS "
+            "(default ~/.karta/definitions)",
         )
     if len(matches) > 1:
         names = ", ".join(f"{m.karta.metadata.name} ({m.source})" for m in matches)
-        raise CliError(f"{len(matches)} definitions claim {kind} ({api_version}): {names}; remove all but one")
+        raise CliError(
+            f"{len(matches)} definitions claim {kind} ({api_version}): {names}; remove all but one"
+        )
     chosen = matches[0]
     _check_kind(chosen.karta, obj, diagnostics)
     return chosen.karta.metadata.name, chosen.karta, chosen.trusted, diagnostics
@@ -104,9 +125,11 @@ def _check_kind(karta: Any, obj: dict[str, Any], diagnostics: list[dict[str, str
     if gvk is None:
         return
     if (gvk.api_version, gvk.kind) != (obj.get("apiVersion"), obj.get("kind")):
-        diagnostics.append({
-            "severity": "warning",
-            "message": f"definition {karta.metadata.name} is for {gvk.kind} ({gvk.api_version}) "
-                       f"but the object is {obj.get('kind')} ({obj.get('apiVersion')})",
-            "location": "spec.structureDefinition.rootComponent.kind",
-        })
+        diagnostics.append(
+            {
+                "severity": "warning",
+                "message": f"definition {karta.metadata.name} is for {gvk.kind} ({gvk.api_version}) "
+                f"but the object is {obj.get('kind')} ({obj.get('apiVersion')})",
+                "location": "spec.structureDefinition.rootComponent.kind",
+            }
+        )

@@ -23,7 +23,7 @@ def build_view(
 
     evaluator = Evaluator(trusted=trusted)
     factory = ComponentFactory(karta, obj, evaluator=evaluator)
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = _mapping(obj.get("metadata"))
     view: dict[str, Any] = {
         "definition": karta.metadata.name,
         "workload": {
@@ -48,7 +48,9 @@ def build_view(
         diagnostics.extend(d.to_dict() for d in getattr(plan, "diagnostics", []))
     except KartaError as exc:
         view["gang"] = {"gangs": []}
-        diagnostics.append({"severity": "error", "message": str(exc), "location": "spec.optimizationInstructions"})
+        diagnostics.append(
+            {"severity": "error", "message": str(exc), "location": "spec.optimizationInstructions"}
+        )
 
     gang_of: dict[str, str] = {}
     for gang in view["gang"].get("gangs", []):
@@ -61,13 +63,18 @@ def build_view(
     return view, failed
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _status(status: Any) -> dict[str, Any] | None:
     if status is None:
         return None
     return {
         "phase": status.phase,
         "conditions": [
-            {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message} for c in status.conditions
+            {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
+            for c in status.conditions
         ],
         "matched": [str(m) for m in status.matched],
         "primary": str(status.primary),
@@ -97,7 +104,9 @@ def _component(component: Any) -> dict[str, Any]:
         instances.append(entry)
     return {
         "name": definition.name,
-        "kind": {"group": kind.group, "version": kind.version, "kind": kind.kind} if kind is not None else None,
+        "kind": {"group": kind.group, "version": kind.version, "kind": kind.kind}
+        if kind is not None
+        else None,
         "owner": definition.owner_ref or None,
         "instances": instances,
     }
@@ -115,7 +124,7 @@ def _pod(
     from karta.extract import PodQuerier
     from karta.gang import StructureSummary, infer_pod_component
 
-    meta = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
+    meta = _mapping(pod.get("metadata"))
     name = str(meta.get("name") or meta.get("generateName") or "<unnamed>")
     row: dict[str, Any] = {"name": name, "component": None, "instance": None, "replica": None, "gang": None}
     querier = PodQuerier(pod, evaluator=evaluator)
@@ -129,7 +138,9 @@ def _pod(
     selector = definition.pod_selector
     try:
         if selector is not None and selector.component_instance_selector is not None:
-            row["instance"] = querier.matching_instance_id(definition, factory.component(component).instance_ids())
+            row["instance"] = querier.matching_instance_id(
+                definition, factory.component(component).instance_ids()
+            )
         if selector is not None and selector.replica_selector is not None:
             row["replica"] = querier.extract_replica_key(definition)
     except KartaError as exc:
@@ -144,25 +155,27 @@ def _pod(
 def render_table(view: dict[str, Any]) -> str:
     w = view["workload"]
     lines = [
-        f"{w['kind']}/{w['name']}   namespace: {w['namespace'] or '<none>'}   definition: {view['definition']}",
+        f"{w['kind']}/{w['name']}   namespace: {w['namespace'] or '<none>'}"
+        f"   definition: {view['definition']}",
         "",
     ]
     status = view.get("status")
     if status is not None:
         phase = status["phase"] if status["phase"] is not None else "<none>"
-        lines.append(f"Status: {status['primary']}   matched: {', '.join(status['matched'])}   phase: {phase}")
+        lines.append(
+            f"Status: {status['primary']}   matched: {', '.join(status['matched'])}   phase: {phase}"
+        )
         for c in status["conditions"]:
             extra = f" ({c['reason']})" if c.get("reason") else ""
             lines.append(f"  condition {c['type']}={c['status']}{extra}")
         lines.append("")
     lines.append("Components:")
-    components = view["components"]
     children: dict[str | None, list[dict[str, Any]]] = {}
-    for comp in components:
+    for comp in view["components"]:
         children.setdefault(comp["owner"], []).append(comp)
-    roots = children.get(None, [])
-    for index, comp in enumerate(roots):
-        _tree(comp, children, "", index == len(roots) - 1, lines)
+    for root in children.get(None, []):
+        lines.append(_component_line(root))
+        _subtree(root, children, "", lines)
     gangs = view["gang"].get("gangs", [])
     lines.append("")
     if gangs:
@@ -179,10 +192,10 @@ def render_table(view: dict[str, Any]) -> str:
         lines.append("Gangs: <none>")
     if view["pods"]:
         lines += ["", "Pods:"]
-        rows = [("NAME", "COMPONENT", "INSTANCE", "REPLICA", "GANG")]
+        keys = ("name", "component", "instance", "replica", "gang")
+        rows: list[list[str]] = [[k.upper() for k in keys]]
         for p in view["pods"]:
-            rows.append(tuple(str(p[k]) if p[k] is not None else "-"
-                              for k in ("name", "component", "instance", "replica", "gang")))
+            rows.append([str(p[k]) if p[k] is not None else "-" for k in keys])
         widths = [max(len(r[i]) for r in rows) for i in range(5)]
         for r in rows:
             lines.append("  " + "   ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip())
@@ -194,27 +207,48 @@ def render_table(view: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _tree(
+def _component_line(comp: dict[str, Any]) -> str:
+    kind = comp["kind"]
+    if kind is None:
+        kind_text = "(virtual)"
+    else:
+        kind_text = ".".join(p for p in (kind["kind"], kind["version"], kind["group"]) if p)
+    text = f"{comp['name']}  {kind_text}"
+    instances = comp["instances"]
+    if len(instances) == 1 and instances[0]["id"] == "":
+        text += _instance_cells(instances[0])
+    return text
+
+
+def _instance_cells(inst: dict[str, Any]) -> str:
+    s = inst["scale"]
+    cells = [
+        f"{label}: {s[key]}"
+        for label, key in (("replicas", "replicas"), ("min", "minReplicas"), ("max", "maxReplicas"))
+        if s[key] is not None
+    ]
+    summary = _pod_summary(inst)
+    if summary:
+        cells.append(summary)
+    return "".join(f"   {c}" for c in cells)
+
+
+def _subtree(
     comp: dict[str, Any],
     children: dict[str | None, list[dict[str, Any]]],
     prefix: str,
-    last: bool,
     lines: list[str],
 ) -> None:
-    glyph = "`-- " if last else "|-- "
-    kind = comp["kind"]
-    kind_text = f"  ({kind['kind']}.{kind['version']}.{kind['group']})".replace("..", ".") if kind else "  (virtual)"
-    lines.append(f"{prefix}{glyph}{comp['name']}{kind_text}")
-    inner = prefix + ("    " if last else "|   ")
-    kids = children.get(comp["name"], [])
-    for inst in comp["instances"]:
-        label = f"[{inst['id']}]" if inst["id"] else "[-]"
-        s = inst["scale"]
-        scale = ", ".join(f"{k} {v}" for k, v in (("replicas", s["replicas"]), ("min", s["minReplicas"]),
-                                                    ("max", s["maxReplicas"])) if v is not None)
-        lines.append(f"{inner}  instance {label}  {scale or 'no scale'}  {_pod_summary(inst)}".rstrip())
-    for index, child in enumerate(kids):
-        _tree(child, children, inner, index == len(kids) - 1, lines)
+    rows: list[tuple[str, dict[str, Any] | None]] = []
+    instances = comp["instances"]
+    if not (len(instances) == 1 and instances[0]["id"] == ""):
+        rows += [(f"[{inst['id']}]{_instance_cells(inst)}", None) for inst in instances]
+    rows += [(_component_line(child), child) for child in children.get(comp["name"], [])]
+    for index, (text, child) in enumerate(rows):
+        last = index == len(rows) - 1
+        lines.append(f"{prefix}{'`-- ' if last else '|-- '}{text}")
+        if child is not None:
+            _subtree(child, children, prefix + ("    " if last else "|   "), lines)
 
 
 def _pod_summary(inst: dict[str, Any]) -> str:

@@ -50,7 +50,9 @@ class DefinitionStore:
     def _load_directory(self, directory: Path, *, origin: str, trusted: bool) -> None:
         from karta.errors import KartaError
 
-        files = sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
+        files = sorted(
+            p for p in directory.iterdir() if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
+        )
         for path in files:
             try:
                 results = load_kartas(path, strict=False, source_name=str(path))

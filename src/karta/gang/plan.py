@@ -101,10 +101,17 @@ class Gang:
     component: str = ""
     desired: int = 0
 
+    @property
+    def qualified_name(self) -> str:
+        """Unique within a plan: the name, plus ``-<key1>-<key2>…`` for alpha gangs with keys
+        (the naming of gang-backends.md 1.3 without the workload-name prefix)."""
+        return "-".join((self.name, *(self.alpha_keys or ())))
+
     def to_dict(self) -> dict[str, Any]:
-        """``{name, minMember, minSubGroup?, subGroups?, topology?, keys?, members}``; ``keys`` (the
-        alpha group keys) is present only for alpha-format gangs."""
-        out: dict[str, Any] = {"name": self.name, "minMember": self.min_member}
+        """``{name, minMember, minSubGroup?, subGroups?, topology?, group?, keys?, members}``;
+        ``name`` is :attr:`qualified_name`; ``group`` (the alpha group name) and ``keys`` (its
+        group keys) are present only for alpha-format gangs."""
+        out: dict[str, Any] = {"name": self.qualified_name, "minMember": self.min_member}
         if self.min_sub_group is not None:
             out["minSubGroup"] = self.min_sub_group
         if self.sub_groups:
@@ -112,6 +119,7 @@ class Gang:
         if self.topology is not None:
             out["topology"] = self.topology.to_dict()
         if self.alpha_keys is not None:
+            out["group"] = self.name
             out["keys"] = list(self.alpha_keys)
         out["members"] = list(self.members)
         return out

@@ -19,7 +19,9 @@ class Result:
 
 
 @pytest.fixture
-def kli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[..., Result]:
+def kli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Callable[..., Result]:
     # isolate from the developer's own definitions directory
     monkeypatch.setenv("KARTA_DEFINITIONS", str(tmp_path / "no-definitions"))
 
