@@ -29,6 +29,16 @@ def _gvk_key(gvk: GroupVersionKind) -> tuple[str, str, str]:
     return (gvk.group, gvk.version, gvk.kind)
 
 
+def _check_name(path: Path, karta: Karta) -> None:
+    assert karta.root_gvk is not None
+    slug = slug_for(karta.root_gvk)
+    if karta.name != path.stem or slug != path.stem:
+        raise DefinitionError(
+            f"built-in definition {path.name}: file name, metadata.name ({karta.name!r}) "
+            f"and slug ({slug!r}) must be equal"
+        )
+
+
 def _load_file(path: Path) -> Karta:
     result = load_karta(path, strict=True, source_name=path.name)
     karta = result.karta
@@ -38,21 +48,14 @@ def _load_file(path: Path) -> Karta:
     if karta is None or findings:
         detail = "; ".join(f"{f.severity}: {f.message}" for f in findings) or "it could not be loaded"
         raise DefinitionError(f"built-in definition {path.name} is invalid: {detail}")
-    gvk = karta.root_gvk
-    if gvk is None or not gvk.version or not gvk.kind:
+    if karta.root_gvk is None or not karta.root_gvk.version or not karta.root_gvk.kind:
         raise DefinitionError(f"built-in definition {path.name} has no root version and kind")
-    slug = slug_for(gvk)
-    if karta.name != path.stem or slug != path.stem:
-        raise DefinitionError(
-            f"built-in definition {path.name}: file name, metadata.name ({karta.name!r}) "
-            f"and slug ({slug!r}) must be equal"
-        )
     return karta
 
 
 @functools.cache
 def _catalog() -> tuple[Karta, ...]:
-    by_gvk: dict[tuple[str, str, str], Karta] = {}
+    by_gvk: dict[tuple[str, str, str], tuple[Path, Karta]] = {}
     for path in sorted(CATALOG_DATA_DIR.glob("*.yaml")):
         karta = _load_file(path)
         assert karta.root_gvk is not None
@@ -60,10 +63,12 @@ def _catalog() -> tuple[Karta, ...]:
         if key in by_gvk:
             raise DefinitionError(
                 f"duplicate root GVK {karta.root_gvk} in the built-in catalog: "
-                f"{by_gvk[key].name} and {karta.name}"
+                f"{by_gvk[key][0].name} and {path.name}"
             )
-        by_gvk[key] = karta
-    return tuple(sorted(by_gvk.values(), key=lambda karta: str(karta.root_gvk)))
+        by_gvk[key] = (path, karta)
+    for path, karta in by_gvk.values():
+        _check_name(path, karta)
+    return tuple(sorted((karta for _, karta in by_gvk.values()), key=lambda karta: str(karta.root_gvk)))
 
 
 def catalog_definitions() -> list[Karta]:

@@ -1,0 +1,133 @@
+"""The built-in catalog as data: every file loads strictly and validates with zero findings, names
+follow section 18.1, one definition per root GVK, and the catalog API hands out sorted copies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import karta.catalog as catalog
+from karta.errors import DefinitionError
+from karta.model import load_karta, validate_karta
+
+FILES = sorted(catalog.CATALOG_DATA_DIR.glob("*.yaml"))
+
+
+def test_catalog_has_at_least_35_root_gvks() -> None:
+    definitions = catalog.catalog_definitions()
+    kinds = {(k.root_gvk.group, k.root_gvk.kind) for k in definitions if k.root_gvk}
+    assert len(definitions) >= 35
+    # Four kinds ship two versions: MPIJob, DynamoGraphDeployment, LLMInferenceService, Notebook.
+    assert len(kinds) == len(definitions) - 4
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_builtin_loads_strictly_with_zero_findings(path: Path) -> None:
+    result = load_karta(path, strict=True)
+    assert result.karta is not None
+    findings = list(result.findings) + validate_karta(result.karta)
+    assert [f"{f.severity}: {f.message} ({f.location})" for f in findings] == []
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_file_name_is_metadata_name_is_slug(path: Path) -> None:
+    result = load_karta(path, strict=True)
+    assert result.karta is not None and result.karta.root_gvk is not None
+    assert result.karta.name == path.stem == catalog.slug_for(result.karta.root_gvk)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_file_layout_spdx_then_api_version_then_kind(path: Path) -> None:
+    lines = path.read_text().splitlines()
+    assert lines[0] == "# SPDX-License-Identifier: Apache-2.0"
+    data = [line for line in lines if line and not line.startswith("#")]
+    assert data[:2] == ["apiVersion: run.ai/v1alpha1", "kind: Karta"]
+
+
+def test_one_definition_per_root_gvk() -> None:
+    gvks = [str(k.root_gvk) for k in catalog.catalog_definitions()]
+    assert len(gvks) == len(set(gvks)) == len(FILES)
+
+
+def test_listing_is_sorted_by_gvk_string() -> None:
+    gvks = [str(k.root_gvk) for k in catalog.catalog_definitions()]
+    assert gvks == sorted(gvks)
+    assert catalog.catalog_slugs() == [k.name for k in catalog.catalog_definitions()]
+
+
+def test_lookup_by_exact_gvk() -> None:
+    karta = catalog.catalog_by_gvk("kubeflow.org", "v2beta1", "MPIJob")
+    assert karta is not None and karta.name == "kubeflow-org-mpijob-v2beta1"
+    assert catalog.catalog_by_gvk("kubeflow.org", "v9", "MPIJob") is None
+    assert catalog.catalog_by_gvk("", "v1", "Pod") is not None
+
+
+def test_returned_definitions_are_copies() -> None:
+    first = catalog.catalog_by_gvk("batch", "v1", "Job")
+    second = catalog.catalog_by_gvk("batch", "v1", "Job")
+    assert first is not None and second is not None
+    assert first == second and first is not second
+    assert first.metadata is not second.metadata
+    listed = catalog.catalog_definitions()
+    assert all(a is not b for a, b in zip(listed, catalog.catalog_definitions(), strict=True))
+    # Mutable parts (label maps) of a copy never reach the catalog.
+    first.metadata.labels["x"] = "y"
+    again = catalog.catalog_by_gvk("batch", "v1", "Job")
+    assert again is not None and "x" not in again.metadata.labels
+
+
+def _write(directory: Path, name: str, text: str) -> None:
+    (directory / name).write_text(text)
+
+
+_POD = """# SPDX-License-Identifier: Apache-2.0
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata:
+  name: {name}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: pod
+      kind: {{group: "", version: v1, kind: Pod}}
+      specDefinition:
+        podTemplateSpecPath: .
+      statusDefinition:
+        phaseDefinition: {{path: .status.phase}}
+        statusMappings:
+          running: [{{byPhase: Running}}]
+"""
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(catalog, "CATALOG_DATA_DIR", tmp_path)
+    catalog._catalog.cache_clear()
+    yield tmp_path
+    catalog._catalog.cache_clear()
+
+
+def test_duplicate_root_gvk_is_an_error(data_dir: Path) -> None:
+    _write(data_dir, "core-pod-v1.yaml", _POD.format(name="core-pod-v1"))
+    _write(data_dir, "zz-copy.yaml", _POD.format(name="zz-copy"))
+    with pytest.raises(DefinitionError, match="duplicate root GVK"):
+        catalog.catalog_definitions()
+
+
+def test_name_not_matching_slug_is_an_error(data_dir: Path) -> None:
+    _write(data_dir, "pod.yaml", _POD.format(name="pod"))
+    with pytest.raises(DefinitionError, match="slug"):
+        catalog.catalog_definitions()
+
+
+def test_any_finding_in_a_builtin_is_an_error(data_dir: Path) -> None:
+    text = _POD.format(name="core-pod-v1").replace("running: [{byPhase: Running}]", "running: [{}]")
+    _write(data_dir, "core-pod-v1.yaml", text)
+    with pytest.raises(DefinitionError, match="empty status matcher"):
+        catalog.catalog_definitions()
+
+
+def test_valid_directory_loads(data_dir: Path) -> None:
+    _write(data_dir, "core-pod-v1.yaml", _POD.format(name="core-pod-v1"))
+    assert catalog.catalog_slugs() == ["core-pod-v1"]
