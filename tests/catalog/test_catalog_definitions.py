@@ -131,3 +131,14 @@ def test_any_finding_in_a_builtin_is_an_error(data_dir: Path) -> None:
 def test_valid_directory_loads(data_dir: Path) -> None:
     _write(data_dir, "core-pod-v1.yaml", _POD.format(name="core-pod-v1"))
     assert catalog.catalog_slugs() == ["core-pod-v1"]
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_additional_child_kinds_are_not_components(path: Path) -> None:
+    """R12: no kind is both a component and an additional child kind, and none is listed twice."""
+    karta = load_karta(path, strict=True).karta
+    assert karta is not None
+    extra = [str(k) for k in karta.spec.structure_definition.additional_child_kinds]
+    components = {str(c.kind) for c in karta.components if c.kind is not None}
+    assert len(extra) == len(set(extra))
+    assert components.isdisjoint(extra)
