@@ -6,7 +6,8 @@ included) and three checks:
 * :func:`check_safety` – the expression safety validator of karta-format.md 14.2 / R9: rejected
   constructs (``del``, generators with excessive output, ``..``, modifying operators), our own
   bans (functions that read or affect the evaluating process, ``$__loc__``, ``import``/
-  ``include``/``module``, recursive ``def``), and warnings (``env``/``$ENV``, ``while``/``until``).
+  ``include``/``module``, recursive ``def``), and warnings (``env``/``$ENV``/``input``/``inputs``
+  as 14.2 asks, ``while``/``until``).
   Builtin names are flagged even when a user ``def`` shadows them: definitions have no reason to
   reuse those names, and flagging by name keeps the check simple and safe.
 * :func:`is_assignable` / :func:`assignability_reason` – is the expression a jq path expression
@@ -205,8 +206,6 @@ _PROCESS: Final = frozenset(
     {
         "halt",
         "halt_error",
-        "input",
-        "inputs",
         "input_filename",
         "input_line_number",
         "debug",
@@ -217,6 +216,8 @@ _PROCESS: Final = frozenset(
         "modulemeta",
     }
 )
+# Warnings, not errors (karta-format.md 14.2): legal, but the result depends on the process.
+_PROCESS_DEPENDENT: Final = frozenset({"env", "input", "inputs"})
 _NON_TERMINATING: Final = frozenset({"while", "until"})
 _MODIFYING: Final = frozenset({"=", "|=", "+=", "-=", "*=", "/=", "%=", "//="})
 
@@ -238,8 +239,8 @@ def _node_issues(node: ast.Node, recursive: set[int]) -> list[SafetyIssue]:
                     "evaluating process",
                 )
             ]
-        if name == "env" and not node.args:
-            return [SafetyIssue("warning", "'env' makes the result depend on the evaluating process")]
+        if name in _PROCESS_DEPENDENT and not node.args:
+            return [SafetyIssue("warning", f"'{name}' makes the result depend on the evaluating process")]
         if name in _NON_TERMINATING:
             return [SafetyIssue("warning", f"function '{name}' may not terminate")]
         return []

@@ -70,8 +70,6 @@ def test_modifying_operators(op: str) -> None:
     [
         "halt",
         "halt_error",
-        "input",
-        "inputs",
         "input_filename",
         "input_line_number",
         "debug",
@@ -149,6 +147,9 @@ def test_warnings() -> None:
     assert check_safety(parse("$ENV.HOME")) == [
         SafetyIssue("warning", "'$ENV' makes the result depend on the evaluating process")
     ]
+    assert warnings("input | .a") == ["'input' makes the result depend on the evaluating process"]
+    assert warnings("[inputs] | length") == ["'inputs' makes the result depend on the evaluating process"]
+    assert errors("input, inputs") == []
     assert warnings("until(. > 3; . + 1)") == ["function 'until' may not terminate"]
     assert warnings("[while(. < 3; . + 1)]") == ["function 'while' may not terminate"]
     assert errors("until(. > 3; . + 1)") == []
@@ -232,8 +233,9 @@ NESTED = [
         ("(.a = 1)", "modifying operator '=' is not allowed"),
         ("range(3)", "function 'range' may produce excessive output and is not allowed"),
         (
-            "input",
-            "function 'input' is not allowed: definitions must not affect or read the evaluating process",
+            "input_filename",
+            "function 'input_filename' is not allowed: definitions must not affect or read the "
+            "evaluating process",
         ),
     ],
 )
