@@ -19,8 +19,7 @@ session is open. Outside a session every libjq evaluation serialises its input.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,19 +31,8 @@ from karta.jq import ast as A
 from karta.jq._values import JqFail, normalise_output
 from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node, run_paths
 from karta.jq.parser import parse
+from karta.jq.safety import is_bounded
 
-
-def _load_is_bounded() -> Callable[[A.Node], bool] | None:
-    """``karta.jq.safety.is_bounded`` (the safety module lands separately; absent: unbounded)."""
-    try:
-        module = importlib.import_module("karta.jq.safety")
-    except ImportError:  # pragma: no cover
-        return None
-    fn: Callable[[A.Node], bool] | None = getattr(module, "is_bounded", None)
-    return fn
-
-
-_is_bounded = _load_is_bounded()
 
 DEFAULT_MAX_RESULTS = 1000
 DEFAULT_TIMEOUT_MS = 10_000
@@ -88,10 +76,8 @@ def plan_for(expression: str) -> Plan:
 
 
 def _bounded(node: A.Node) -> bool:
-    if _is_bounded is None:
-        return False
     try:
-        return bool(_is_bounded(node))
+        return bool(is_bounded(node))
     except Exception:  # a checker gap must not turn into an evaluation error
         return False
 

@@ -89,7 +89,8 @@ class Compiled:
 
 def _gen_from_many(many: ManyFn) -> GenFn:
     def gen(v: Any, env: Env) -> Iterator[Any]:
-        return iter(many(v, env))
+        # A real generator: errors surface on the first ``next``, where callers catch them.
+        yield from many(v, env)
 
     return gen
 
@@ -129,7 +130,7 @@ def index_value(v: Any, key: Any) -> Any:
             return v.get(key)
         raise JqFail(f"Cannot index object with {_key_desc(key)}")
     if v is None:
-        if kcls is str or kcls is int or kcls is float or key is None or kcls is dict:
+        if kcls is str or kcls is int or kcls is float or kcls is dict:
             return None
         raise JqFail(f"Cannot index null with {_key_desc(key)}")
     if cls is list:
@@ -149,9 +150,7 @@ def index_value(v: Any, key: Any) -> Any:
 
 
 def _key_desc(key: Any) -> str:
-    if key.__class__ is str:
-        return dumps(key)
-    return type_name(key)
+    return describe(key)
 
 
 def iterate_value(v: Any) -> list[Any]:
@@ -203,7 +202,7 @@ def getpath_value(v: Any, path: Any) -> Any:
 
 def _array_indices(v: list[Any], sub: list[Any]) -> Any:
     if not sub:
-        return None
+        return []
     n = len(sub)
     return [i for i in range(len(v) - n + 1) if all(equal(v[i + j], sub[j]) for j in range(n))]
 
@@ -500,8 +499,6 @@ def _has(v: Any, k: Any) -> bool:
 
 
 def _indices(v: Any, x: Any) -> Any:
-    if v is None:
-        return None
     cls = v.__class__
     if cls is list:
         return _array_indices(v, x if x.__class__ is list else [x])
@@ -518,17 +515,11 @@ def _indices(v: Any, x: Any) -> Any:
 
 
 def _index_first(v: Any, x: Any) -> Any:
-    found = _indices(v, x)
-    if found.__class__ is list:
-        return found[0] if found else None
-    return found
+    return index_value(_indices(v, x), 0)
 
 
 def _index_last(v: Any, x: Any) -> Any:
-    found = _indices(v, x)
-    if found.__class__ is list:
-        return found[-1] if found else None
-    return found
+    return index_value(slice_value(_indices(v, x), -1, None), 0)
 
 
 def _sorted(v: Any) -> list[Any]:
@@ -570,17 +561,19 @@ def _reverse(v: Any) -> Any:
 
 
 def _flatten(v: Any, depth: Any) -> list[Any]:
-    if not is_number(depth):
-        raise JqFail("flatten depth must not be negative")
-    if depth < 0:
+    if compare(depth, 0) < 0:
         raise JqFail("flatten depth must not be negative")
     if v.__class__ is not list:
-        iterate_value(v)
         v = iterate_value(v)
+    limit = int(depth) if is_number(depth) and not math.isinf(depth) else 1 << 30
+    return _flatten_to(v, limit)
+
+
+def _flatten_to(v: list[Any], depth: int) -> list[Any]:
     out: list[Any] = []
     for x in v:
         if x.__class__ is list and depth > 0:
-            out.extend(_flatten(x, depth - 1))
+            out.extend(_flatten_to(x, depth - 1))
         else:
             out.append(x)
     return out
@@ -1010,7 +1003,7 @@ def _pipe(left: Compiled, right: Compiled) -> Compiled:
             return rmany(lone(v, env), env)
 
         def gen1(v: Any, env: Env) -> Iterator[Any]:
-            return rgen(lone(v, env), env)
+            yield from rgen(lone(v, env), env)
 
         return Compiled(many1, gen=gen1, paths=paths)
     lmany = left.many
@@ -1803,15 +1796,16 @@ def _limit(args: list[Compiled]) -> Compiled:
 
     def gen(v: Any, env: Env) -> Iterator[Any]:
         for n in n_c.gen(v, env):
-            if not is_number(n):
-                raise JqFail("Invalid limit: must be a number")
-            if n < 0:
+            # jq 1.8 compares the count with its total order, then subtracts from it.
+            if compare(n, 0) <= 0:
+                if equal(n, 0):
+                    continue
                 raise JqFail("limit doesn't support negative count")
-            if n <= 0:
-                continue
+            if not is_number(n):
+                raise JqFail(f"{describe(n)} and number (1) cannot be subtracted")
             for count, x in enumerate(f.gen(v, env), start=1):
                 yield x
-                if count >= n:
+                if compare(count, n) >= 0:
                     break
 
     def many(v: Any, env: Env) -> list[Any]:
