@@ -206,6 +206,8 @@ _PROCESS: Final = frozenset(
     {
         "halt",
         "halt_error",
+        "input",
+        "inputs",
         "input_filename",
         "input_line_number",
         "debug",
@@ -217,7 +219,9 @@ _PROCESS: Final = frozenset(
     }
 )
 # Warnings, not errors (karta-format.md 14.2): legal, but the result depends on the process.
-_PROCESS_DEPENDENT: Final = frozenset({"env", "input", "inputs"})
+# ``input``/``inputs`` are errors (issue 2 rejects them; R9 would only warn): a definition is
+# evaluated on one document, so they can only fail or read what is not the workload.
+_PROCESS_DEPENDENT: Final = frozenset({"env"})
 _NON_TERMINATING: Final = frozenset({"while", "until"})
 _MODIFYING: Final = frozenset({"=", "|=", "+=", "-=", "*=", "/=", "%=", "//="})
 

@@ -147,9 +147,9 @@ def test_warnings() -> None:
     assert check_safety(parse("$ENV.HOME")) == [
         SafetyIssue("warning", "'$ENV' makes the result depend on the evaluating process")
     ]
-    assert warnings("input | .a") == ["'input' makes the result depend on the evaluating process"]
-    assert warnings("[inputs] | length") == ["'inputs' makes the result depend on the evaluating process"]
-    assert errors("input, inputs") == []
+    # issue 2: input/inputs are rejected, not only warned about
+    assert warnings("input | .a") == []
+    assert len(errors("input, inputs")) == 2
     assert warnings("until(. > 3; . + 1)") == ["function 'until' may not terminate"]
     assert warnings("[while(. < 3; . + 1)]") == ["function 'while' may not terminate"]
     assert errors("until(. > 3; . + 1)") == []
