@@ -13,9 +13,6 @@ from pathlib import Path
 
 from karta.model import Finding, Karta, Severity, load_kartas
 
-CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalog" / "data"
-
-
 def default_user_directory() -> Path:
     """``$KARTA_DEFINITIONS``, else ``~/.karta/definitions``."""
     env = os.environ.get("KARTA_DEFINITIONS")
@@ -40,8 +37,15 @@ class DefinitionStore:
     @classmethod
     def offline(cls, *, user_directory: Path | None = None, include_catalog: bool = True) -> DefinitionStore:
         store = cls()
-        if include_catalog and CATALOG_DIR.is_dir():
-            store._load_directory(CATALOG_DIR, origin="catalog", trusted=True)
+        if include_catalog:
+            from karta.catalog import CATALOG_DATA_DIR, catalog_definitions
+
+            store.definitions.extend(
+                StoredDefinition(
+                    karta=k, origin="catalog", source=str(CATALOG_DATA_DIR / f"{k.name}.yaml"), trusted=True
+                )
+                for k in catalog_definitions()
+            )
         user = user_directory if user_directory is not None else default_user_directory()
         if user.is_dir():
             store._load_directory(user, origin="user", trusted=False)
