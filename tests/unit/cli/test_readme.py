@@ -1,0 +1,35 @@
+"""The README's tutorial works as written: its YAML blocks validate and inspect as it says."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+def test_tutorial_definition_and_workload(kli, tmp_path: Path) -> None:
+    blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(), re.S)
+    files = {}
+    for block in blocks:
+        text = textwrap.dedent(block)
+        name = text.splitlines()[0].split()[1]  # "# <file name> — ..."
+        (tmp_path / name).write_text(text)
+        files[name] = tmp_path / name
+    definition, workload = files["acme-ai-finetune-v1.yaml"], files["finetune.yaml"]
+
+    r = kli("validate", str(definition))
+    assert r.code == 0, r.out + r.err
+    assert r.out.startswith("OK: acme-ai-finetune-v1 is a valid Karta definition")
+
+    r = kli("inspect", "-f", str(workload), "--definition", str(definition), "-o", "json")
+    assert r.code == 0, r.err
+    view = json.loads(r.out)
+    assert view["status"]["primary"] == "Running"
+    scales = {c["name"]: c["instances"][0]["scale"]["replicas"] for c in view["components"]}
+    assert scales == {"finetune": None, "coordinator": 1, "trainer": 4}
+    (gang,) = view["gang"]["gangs"]
+    assert gang["name"] == "ft"
+    assert [(s["name"], s["minMember"]) for s in gang["subGroups"]] == [("coordinator", 1), ("trainer", 4)]
