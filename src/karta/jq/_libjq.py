@@ -20,7 +20,8 @@ from karta.errors import JqCompileError, JqParseError, JqResultLimitError, JqRun
 def normalise(value: Any) -> Any:
     """Return ``value`` with every integral float replaced by an int (recursively)."""
     if isinstance(value, float):
-        if value.is_integer():
+        # Beyond 1e17 jq prints doubles with an exponent, and orjson cannot write huge ints.
+        if value.is_integer() and abs(value) < 1e17:
             return int(value)
         return value
     if isinstance(value, dict):
@@ -32,7 +33,7 @@ def normalise(value: Any) -> Any:
 
 def _needs_normalising(value: Any) -> bool:
     if isinstance(value, float):
-        return value.is_integer()
+        return value.is_integer() and abs(value) < 1e17
     if isinstance(value, dict):
         return any(_needs_normalising(v) for v in value.values())
     if isinstance(value, list):
