@@ -33,7 +33,6 @@ from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node, ru
 from karta.jq.parser import parse
 from karta.jq.safety import is_bounded
 
-
 DEFAULT_MAX_RESULTS = 1000
 DEFAULT_TIMEOUT_MS = 10_000
 
@@ -100,7 +99,8 @@ class Evaluator:
 
     Create one and reuse it: plans are cached by expression text. ``trusted`` is True for
     built-in definitions; untrusted expressions that cannot be proven bounded are evaluated in a
-    killable worker process with ``timeout_ms``.
+    killable worker process with ``timeout_ms``. ``fast_path=False`` sends every expression to
+    libjq (the reference engine; used by benchmarks and differential checks).
     """
 
     def __init__(
@@ -110,8 +110,10 @@ class Evaluator:
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
         trusted: bool = False,
         copy_results: bool = False,
+        fast_path: bool = True,
     ) -> None:
         self.max_results = max_results
+        self.fast_path = fast_path
         self.timeout_ms = timeout_ms
         self.trusted = trusted
         self.copy_results = copy_results
@@ -124,7 +126,7 @@ class Evaluator:
     def evaluate(self, expression: str, data: Any) -> list[Any]:
         """All outputs of ``expression`` on ``data``, in order (section 3.3)."""
         plan = plan_for(expression)
-        fast = plan.fast
+        fast = plan.fast if self.fast_path else None
         if fast is not None:
             try:
                 out = fast.many(data, EMPTY_ENV)
@@ -145,7 +147,7 @@ class Evaluator:
     def engine_of(self, expression: str) -> str:
         """``fast``, ``libjq`` or ``sandbox``: where ``evaluate`` would run ``expression``."""
         plan = plan_for(expression)
-        if plan.fast is not None:
+        if plan.fast is not None and self.fast_path:
             return "fast"
         return "libjq" if self.trusted or plan.bounded else "sandbox"
 
@@ -183,7 +185,7 @@ class Evaluator:
     def paths(self, expression: str, data: Any) -> list[list[PathElem]]:
         """The locations ``path(expression)`` selects in ``data`` (section 9)."""
         plan = plan_for(expression)
-        if plan.fast is not None:
+        if plan.fast is not None and self.fast_path:
             try:
                 found = run_paths(plan.fast, data)
             except JqFail as exc:
