@@ -13,6 +13,7 @@ from pathlib import Path
 
 from karta.model import Finding, Karta, Severity, load_kartas
 
+
 def default_user_directory() -> Path:
     """``$KARTA_DEFINITIONS``, else ``~/.karta/definitions``."""
     env = os.environ.get("KARTA_DEFINITIONS")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-JSONScalar: TypeAlias = None | bool | int | float | str
+JSONScalar: TypeAlias = bool | int | float | str | None
 
 
 @dataclass(frozen=True, slots=True)
