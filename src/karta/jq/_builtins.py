@@ -411,6 +411,8 @@ def _contains(a: Any, b: Any) -> bool:
 
 
 def _has(v: Any, k: Any) -> bool:
+    if v is None:  # null has no keys (libjq 1.8 and gojq answer false, whatever the key)
+        return False
     cls, kcls = v.__class__, k.__class__
     if cls is dict and kcls is str:
         return k in v
