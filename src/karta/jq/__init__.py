@@ -8,13 +8,27 @@ Public surface (everything else in this package is private):
 * :func:`check_safety`, :class:`SafetyIssue`, :func:`is_assignable`, :func:`is_bounded` – static
   checks of a parsed expression;
 * the limits' defaults ``DEFAULT_MAX_RESULTS`` and ``DEFAULT_TIMEOUT_MS``.
+
+Names are resolved lazily (PEP 562): validating a definition needs only the parser and the safety
+checks, so importing ``karta.jq.parser`` must not pay for the evaluator, the fast path and libjq.
 """
 
 from __future__ import annotations
 
-from karta.jq.evaluator import DEFAULT_MAX_RESULTS, DEFAULT_TIMEOUT_MS, Evaluator, setpath
-from karta.jq.parser import parse
-from karta.jq.safety import SafetyIssue, check_safety, is_assignable, is_bounded
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "DEFAULT_MAX_RESULTS": "karta.jq.evaluator",
+    "DEFAULT_TIMEOUT_MS": "karta.jq.evaluator",
+    "Evaluator": "karta.jq.evaluator",
+    "setpath": "karta.jq.evaluator",
+    "parse": "karta.jq.parser",
+    "SafetyIssue": "karta.jq.safety",
+    "check_safety": "karta.jq.safety",
+    "is_assignable": "karta.jq.safety",
+    "is_bounded": "karta.jq.safety",
+}
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",
@@ -27,3 +41,22 @@ __all__ = [
     "parse",
     "setpath",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'karta.jq' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from karta.jq.evaluator import DEFAULT_MAX_RESULTS, DEFAULT_TIMEOUT_MS, Evaluator, setpath
+    from karta.jq.parser import parse
+    from karta.jq.safety import SafetyIssue, check_safety, is_assignable, is_bounded

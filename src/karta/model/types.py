@@ -21,7 +21,9 @@ LEGACY_KIND = "ResourceInterface"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore", defer_build=True
+    )
 
 
 class ResourceStatus(StrEnum):
