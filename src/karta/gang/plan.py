@@ -18,6 +18,7 @@ from typing import Any
 from karta.errors import GangError, KartaError, PodQueryError
 from karta.extract.pods import PodQuerier
 from karta.gang._types import FactoryLike
+from karta.gang.compiled import CompiledGang, compiled_gang, subtree_counts
 from karta.gang.membership import effective_member, infer_pod_component, infer_pod_instance
 from karta.gang.scale import subtree_desired, subtree_scale
 from karta.gang.structure import StructureSummary
@@ -159,7 +160,15 @@ def compute_gang_plan(
     ``pods`` are the workload's pods (the caller filters by owner). Definition-level problems
     (a sub-group without scale, an unknown component, a bad topology) raise GangError.
     """
-    gang = factory.karta.gang
+    karta = factory.karta
+    compiled = compiled_gang(karta)
+    if compiled is not None:
+        if not pods:
+            return _current_format_without_pods(factory, compiled)
+        evaluator = evaluator if evaluator is not None else _factory_evaluator(factory)
+        queriers = [PodQuerier(pod, evaluator=evaluator) for pod in pods]
+        return _current_format(factory, compiled.summary, compiled.pod_group, queriers)
+    gang = karta.gang
     if gang is None:
         return GangPlan()
     evaluator = evaluator if evaluator is not None else _factory_evaluator(factory)
@@ -170,6 +179,56 @@ def compute_gang_plan(
     if gang.pod_groups:
         return _alpha_format(factory, summary, gang.pod_groups, queriers)
     return GangPlan()
+
+
+def _current_format_without_pods(factory: FactoryLike, compiled: CompiledGang) -> GangPlan:
+    """The current format for a workload without pods, from the compiled structure."""
+    if compiled.sub_groups:
+        numbers: list[int] = []
+        for sub in compiled.sub_groups:
+            minimum, desired = subtree_counts(factory, sub.tree)
+            if minimum <= 0:
+                raise GangError(f"component {sub.name} must expose a replica scale definition")
+            numbers += (minimum, desired)
+    else:
+        numbers = list(subtree_counts(factory, compiled.root_tree))
+    key = tuple(numbers)
+    plan = compiled.plans.get(key)
+    if plan is None:
+        plan = _current_format_plan(compiled, numbers)
+        if len(compiled.plans) >= 64:
+            compiled.plans.clear()
+        compiled.plans[key] = plan
+    assert isinstance(plan, GangPlan)
+    return plan
+
+
+def _current_format_plan(compiled: CompiledGang, numbers: list[int]) -> GangPlan:
+    pod_group = compiled.pod_group
+    sub_groups = tuple(
+        SubGroupPlan(
+            name=sub.name,
+            component=sub.name,
+            min_member=numbers[2 * i],
+            desired=numbers[2 * i + 1],
+            topology=Topology.from_constraint(sub.topology),
+        )
+        for i, sub in enumerate(compiled.sub_groups)
+    )
+    if sub_groups:
+        min_member, min_sub_group, desired = 0, len(sub_groups), sum(sub.desired for sub in sub_groups)
+    else:
+        min_member, min_sub_group, desired = numbers[0], None, numbers[1]
+    gang = Gang(
+        name=pod_group.name,
+        min_member=min_member,
+        sub_groups=sub_groups,
+        min_sub_group=min_sub_group,
+        topology=Topology.from_constraint(pod_group.topology),
+        component=compiled.summary.root_name,
+        desired=desired,
+    )
+    return GangPlan(gangs=(gang,), format="podGroup")
 
 
 def _factory_evaluator(factory: FactoryLike) -> Evaluator:

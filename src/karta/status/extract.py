@@ -13,15 +13,67 @@ from karta.errors import JqError, StatusError
 from karta.jq import Evaluator
 from karta.model.findings import Finding, Severity
 from karta.model.types import (
-    ConditionMatcher,
     ConditionsDefinition,
-    ExpressionMatcher,
     PhaseDefinition,
     ResourceStatus,
     StatusDefinition,
     StatusMatcher,
 )
 from karta.status.result import EVALUATION_ORDER, Condition, StatusResult, primary_status
+
+# One compiled matcher: (byPhase or "", byConditions as (type, status, reason) or (), the program of
+# byExpression or None, its expectedResult). A matcher without parts always matches (8.3).
+_Matcher = tuple[str, tuple[tuple[str, str, str], ...], str | None, str]
+
+
+class _CompiledStatus:
+    """What a status definition asks for, worked out once per definition object."""
+
+    __slots__ = ("conditions", "mappings", "phase", "uses_conditions")
+
+    def __init__(self, definition: StatusDefinition) -> None:
+        self.phase = definition.phase_definition
+        self.conditions = definition.conditions_definition
+        mappings: list[tuple[str, ResourceStatus, tuple[_Matcher, ...]]] = []
+        uses_conditions = False
+        for key, status in EVALUATION_ORDER:
+            matchers: tuple[StatusMatcher, ...] = getattr(definition.status_mappings, key)
+            if not matchers:
+                continue
+            compiled: list[_Matcher] = []
+            for matcher in matchers:
+                by_conditions = tuple((c.type, c.status, c.reason) for c in matcher.by_conditions or ())
+                uses_conditions = uses_conditions or bool(by_conditions)
+                by_expression = matcher.by_expression
+                program = None if by_expression is None else _program(by_expression.expression)
+                expected = "" if by_expression is None else by_expression.expected_result
+                compiled.append((matcher.by_phase or "", by_conditions, program, expected))
+            mappings.append((key, status, tuple(compiled)))
+        self.mappings = tuple(mappings)
+        self.uses_conditions = uses_conditions
+
+
+def _program(expression: str) -> str:
+    # The comparison stays in Python so that quotes in expectedResult are compared literally (8.4).
+    # A newline before the closing parenthesis keeps a trailing jq comment from swallowing it.
+    return f"({expression}\n) | tostring" if "#" in expression else f"({expression}) | tostring"
+
+
+_CACHE_SIZE = 1024
+_compiled: dict[int, tuple[StatusDefinition, _CompiledStatus]] = {}
+
+
+def _compiled_status(definition: StatusDefinition) -> _CompiledStatus:
+    # Keyed by identity (definitions are immutable); the entry keeps the definition alive, so an id
+    # is never reused while cached.
+    entry = _compiled.get(id(definition))
+    if entry is not None and entry[0] is definition:
+        return entry[1]
+    compiled = _CompiledStatus(definition)
+    if len(_compiled) >= _CACHE_SIZE:
+        _compiled.clear()
+    _compiled[id(definition)] = (definition, compiled)
+    return compiled
 
 
 def extract_status(
@@ -32,36 +84,54 @@ def extract_status(
     Raises :class:`StatusError` for a phase or conditions path that fails or yields the wrong type,
     and, with ``strict=True``, for a matcher whose expression fails.
     """
-    phase = _extract_phase(definition.phase_definition, obj, evaluator)
-    conditions = _extract_conditions(definition.conditions_definition, obj, evaluator)
-    by_type = {c.type: c for c in conditions}  # the last duplicate type wins
+    compiled = _compiled_status(definition)
+    phase = _extract_phase(compiled.phase, obj, evaluator)
+    conditions = _extract_conditions(compiled.conditions, obj, evaluator)
+    # The last duplicate type wins.
+    by_type = {c.type: c for c in conditions} if compiled.uses_conditions else {}
 
     matched: list[ResourceStatus] = []
     diagnostics: list[Finding] = []
-    mappings = definition.status_mappings
-    for key, status in EVALUATION_ORDER:
-        matchers: tuple[StatusMatcher, ...] = getattr(mappings, key)
-        for index, matcher in enumerate(matchers):
-            try:
-                hit = _matches(matcher, phase, by_type, obj, evaluator)
-            except JqError as exc:
-                message = f"failed to match status {key} (matcher {index}): {exc}"
-                if strict:
-                    raise StatusError(message) from exc
-                diagnostics.append(Finding(Severity.WARNING, message, f"statusMappings.{key}[{index}]"))
+    for key, status, matchers in compiled.mappings:
+        for index, (by_phase, by_conditions, program, expected) in enumerate(matchers):
+            if by_phase and phase != by_phase:
                 continue
-            if hit:
-                matched.append(status)
-                break
+            if by_conditions and not _conditions_hold(by_conditions, by_type):
+                continue
+            if program is not None:
+                try:
+                    results = evaluator.evaluate(program, obj)
+                except JqError as exc:
+                    message = f"failed to match status {key} (matcher {index}): {exc}"
+                    if strict:
+                        raise StatusError(message) from exc
+                    diagnostics.append(Finding(Severity.WARNING, message, f"statusMappings.{key}[{index}]"))
+                    continue
+                if not results or results[0] != expected:
+                    continue
+            matched.append(status)
+            break
     if not matched:
         matched = [ResourceStatus.UNDEFINED]
     return StatusResult(
         phase=phase,
         conditions=conditions,
         matched=matched,
-        primary=primary_status(matched),
+        primary=matched[0] if len(matched) == 1 else primary_status(matched),
         diagnostics=diagnostics,
     )
+
+
+def _conditions_hold(entries: tuple[tuple[str, str, str], ...], conditions: Mapping[str, Condition]) -> bool:
+    for ctype, status, reason in entries:
+        condition = conditions.get(ctype)
+        if condition is None:
+            return False
+        if status and status != condition.status:
+            return False
+        if reason and reason != condition.reason:
+            return False
+    return True
 
 
 def _extract_phase(definition: PhaseDefinition | None, obj: Any, evaluator: Evaluator) -> str | None:
@@ -94,6 +164,12 @@ def _extract_conditions(
     except JqError as exc:
         raise StatusError(f"failed to extract conditions from path '{definition.path}': {exc}") from exc
     out: list[Condition] = []
+    names = (
+        definition.type_field_name,
+        definition.status_field_name,
+        definition.reason_field_name,
+        definition.message_field_name,
+    )
     for index, result in enumerate(results):
         if result is None:
             continue
@@ -110,17 +186,29 @@ def _extract_conditions(
                     f"failed to extract conditions from path '{definition.path}': result {index} "
                     f"contains {_json_type(item)}, expected an object"
                 )
-            out.append(_read_condition(item, definition))
+            out.append(_read_condition(item, names))
     return out
 
 
-def _read_condition(item: Mapping[str, Any], definition: ConditionsDefinition) -> Condition:
-    return Condition(
-        type=_string_field(item, definition.type_field_name),
-        status=_string_field(item, definition.status_field_name),
-        reason=_string_field(item, definition.reason_field_name),
-        message=_string_field(item, definition.message_field_name),
+_CONDITION_CACHE_SIZE = 4096
+_conditions: dict[tuple[str, str, str, str], Condition] = {}
+
+
+def _read_condition(item: Mapping[str, Any], names: tuple[str, str, str, str]) -> Condition:
+    # Conditions are immutable values: equal fields share one record (a bounded intern table).
+    key = (
+        _string_field(item, names[0]),
+        _string_field(item, names[1]),
+        _string_field(item, names[2]),
+        _string_field(item, names[3]),
     )
+    condition = _conditions.get(key)
+    if condition is None:
+        condition = Condition(type=key[0], status=key[1], reason=key[2], message=key[3])
+        if len(_conditions) >= _CONDITION_CACHE_SIZE:
+            _conditions.clear()
+        _conditions[key] = condition
+    return condition
 
 
 def _string_field(item: Mapping[str, Any], name: str) -> str:
@@ -128,41 +216,6 @@ def _string_field(item: Mapping[str, Any], name: str) -> str:
         return ""
     value = item.get(name)
     return value if isinstance(value, str) else ""
-
-
-def _matches(
-    matcher: StatusMatcher,
-    phase: str | None,
-    conditions: Mapping[str, Condition],
-    obj: Any,
-    evaluator: Evaluator,
-) -> bool:
-    """All parts of one matcher must hold; a matcher without parts always matches (8.3)."""
-    if matcher.by_phase and phase != matcher.by_phase:
-        return False
-    if matcher.by_conditions and not all(
-        _condition_holds(entry, conditions) for entry in matcher.by_conditions
-    ):
-        return False
-    return matcher.by_expression is None or _expression_holds(matcher.by_expression, obj, evaluator)
-
-
-def _condition_holds(entry: ConditionMatcher, conditions: Mapping[str, Condition]) -> bool:
-    condition = conditions.get(entry.type)
-    if condition is None:
-        return False
-    if entry.status and entry.status != condition.status:
-        return False
-    return not (entry.reason and entry.reason != condition.reason)
-
-
-def _expression_holds(matcher: ExpressionMatcher, obj: Any, evaluator: Evaluator) -> bool:
-    # The comparison stays in Python so that quotes in expectedResult are compared literally (8.4).
-    # A newline before the closing parenthesis keeps a trailing jq comment from swallowing it.
-    expression = matcher.expression
-    program = f"({expression}\n) | tostring" if "#" in expression else f"({expression}) | tostring"
-    results = evaluator.evaluate(program, obj)
-    return bool(results) and results[0] == matcher.expected_result
 
 
 def _json_type(value: Any) -> str:
