@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import math
+import operator
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -131,8 +132,13 @@ def _array_indices(v: list[Any], sub: list[Any]) -> Any:
 # --- arithmetic ------------------------------------------------------------------------------------
 
 
+_MAX_EXACT = 2**53
+
+
 def num_result(x: int | float) -> int | float:
     if x.__class__ is int:
+        if -_MAX_EXACT <= x <= _MAX_EXACT:
+            return x
         return fix_int(int(x))
     return norm_number(float(x))
 
@@ -224,8 +230,15 @@ def op_mod(a: Any, b: Any) -> Any:
     raise JqFail(f"{describe(a)} and {describe(b)} cannot be divided (remainder)")
 
 
-def _cmp_op(test: Callable[[int], bool]) -> Callable[[Any, Any], Any]:
+def _fast_cmp_op(
+    test: Callable[[int], bool], direct: Callable[[Any, Any], bool]
+) -> Callable[[Any, Any], Any]:
+    # Two ints or two strings compare as Python compares them (strings: code points, which is
+    # UTF-8 byte order); everything else (floats: NaN) goes through the total order of compare.
     def op(a: Any, b: Any) -> Any:
+        ca = a.__class__
+        if ca is b.__class__ and (ca is int or ca is str):
+            return direct(a, b)
         return test(compare(a, b))
 
     return op
@@ -239,10 +252,10 @@ BINARY_OPS: dict[str, Callable[[Any, Any], Any]] = {
     "%": op_mod,
     "==": equal,
     "!=": lambda a, b: not equal(a, b),
-    "<": _cmp_op(lambda c: c < 0),
-    "<=": _cmp_op(lambda c: c <= 0),
-    ">": _cmp_op(lambda c: c > 0),
-    ">=": _cmp_op(lambda c: c >= 0),
+    "<": _fast_cmp_op(lambda c: c < 0, operator.lt),
+    "<=": _fast_cmp_op(lambda c: c <= 0, operator.le),
+    ">": _fast_cmp_op(lambda c: c > 0, operator.gt),
+    ">=": _fast_cmp_op(lambda c: c >= 0, operator.ge),
 }
 
 

@@ -68,14 +68,19 @@ ManyFn = Callable[[Any, Env], list[Any]]
 OneFn = Callable[[Any, Env], Any]
 GenFn = Callable[[Any, Env], Iterator[Any]]
 PathFn = Callable[[Any, Path, Env], PathOut]
+ValueFn = Callable[[Any], Any]
 
 EMPTY_ENV: Env = {}
 
 
 class Compiled:
-    """One compiled jq filter (see the module docstring for the entry points)."""
+    """One compiled jq filter (see the module docstring for the entry points).
 
-    __slots__ = ("gen", "is_path", "many", "one", "paths")
+    ``fn`` is set for single-output filters that do not read variables (``.a.b``, ``keys``, ``.``):
+    ``fn(v) == one(v, env)``, one call cheaper, which the combinators use in their inner loops.
+    """
+
+    __slots__ = ("fn", "gen", "is_path", "many", "one", "paths")
 
     def __init__(
         self,
@@ -84,9 +89,11 @@ class Compiled:
         one: OneFn | None = None,
         gen: GenFn | None = None,
         paths: PathFn | None = None,
+        fn: ValueFn | None = None,
     ) -> None:
         self.many = many
         self.one = one
+        self.fn = fn
         self.gen: GenFn = gen if gen is not None else _gen_from_many(many)
         self.is_path = paths is not None
         self.paths: PathFn = paths if paths is not None else _value_paths(many)
@@ -109,11 +116,23 @@ def _value_paths(many: ManyFn) -> PathFn:
     return paths
 
 
-def _single(one: OneFn, *, paths: PathFn | None = None) -> Compiled:
+def _single(one: OneFn, *, paths: PathFn | None = None, fn: ValueFn | None = None) -> Compiled:
+    if fn is not None:
+        f = fn
+
+        def many_fn(v: Any, env: Env) -> list[Any]:
+            return [f(v)]
+
+        return Compiled(many_fn, one=one, paths=paths, fn=fn)
+
     def many(v: Any, env: Env) -> list[Any]:
         return [one(v, env)]
 
     return Compiled(many, one=one, paths=paths)
+
+
+def _identity_fn(v: Any) -> Any:
+    return v
 
 
 def invalid_path(value: Any) -> JqFail:
@@ -157,7 +176,7 @@ def _c_identity(node: A.Node, scope: _Scope) -> Compiled:
     def paths(v: Any, path: Path, env: Env) -> PathOut:
         return [(path, v)]
 
-    return _single(one, paths=paths)
+    return _single(one, paths=paths, fn=_identity_fn)
 
 
 def _c_literal(node: A.Node, scope: _Scope) -> Compiled:
@@ -169,6 +188,9 @@ def _c_literal(node: A.Node, scope: _Scope) -> Compiled:
     def one(v: Any, env: Env) -> Any:
         return value
 
+    def fn(v: Any) -> Any:
+        return value
+
     paths: PathFn | None = None
     if value is None:
 
@@ -176,7 +198,7 @@ def _c_literal(node: A.Node, scope: _Scope) -> Compiled:
             return [(path, None)]
 
         paths = null_paths
-    return _single(one, paths=paths)
+    return _single(one, paths=paths, fn=fn)
 
 
 def _field_chain(node: A.Node) -> tuple[A.Node, list[Any]]:
@@ -252,7 +274,17 @@ def _c_index(node: A.Node, scope: _Scope) -> Compiled:
             def one(v: Any, env: Env) -> Any:
                 return get(v)
 
-            return _single(one, paths=chain_paths)
+            return _single(one, paths=chain_paths, fn=get)
+        if bc.fn is not None:
+            bfn = bc.fn
+
+            def fn_b(v: Any) -> Any:
+                return get(bfn(v))
+
+            def one_fb(v: Any, env: Env) -> Any:
+                return get(bfn(v))
+
+            return _single(one_fb, paths=chain_paths, fn=fn_b)
         if bc.one is not None:
             bone = bc.one
 
@@ -362,6 +394,19 @@ def _c_iterate(node: A.Node, scope: _Scope) -> Compiled:
                 raise JqFail(f"Cannot iterate over {describe(x)}")
         return out
 
+    if target.fn is not None:
+        if target.fn is _identity_fn:
+
+            def many_id(v: Any, env: Env) -> list[Any]:
+                return iterate_value(v)
+
+            return Compiled(many_id, paths=paths)
+        tfn = target.fn
+
+        def many_fn(v: Any, env: Env) -> list[Any]:
+            return iterate_value(tfn(v))
+
+        return Compiled(many_fn, paths=paths)
     if target.one is not None:
         tone = target.one
 
@@ -421,6 +466,16 @@ def _pipe(left: Compiled, right: Compiled) -> Compiled:
 
         paths = pipe_paths
     lone, rone = left.one, right.one
+    lfn, rfn = left.fn, right.fn
+    if lfn is not None and rfn is not None:
+
+        def fn(v: Any) -> Any:
+            return rfn(lfn(v))
+
+        def one_fn(v: Any, env: Env) -> Any:
+            return rfn(lfn(v))
+
+        return _single(one_fn, paths=paths, fn=fn)
     if lone is not None and rone is not None:
 
         def one(v: Any, env: Env) -> Any:
@@ -428,6 +483,15 @@ def _pipe(left: Compiled, right: Compiled) -> Compiled:
 
         return _single(one, paths=paths)
     rmany, lgen, rgen = right.many, left.gen, right.gen
+    if lfn is not None:
+
+        def many_lfn(v: Any, env: Env) -> list[Any]:
+            return rmany(lfn(v), env)
+
+        def gen_lfn(v: Any, env: Env) -> Iterator[Any]:
+            yield from rgen(lfn(v), env)
+
+        return Compiled(many_lfn, gen=gen_lfn, paths=paths)
     if lone is not None:
 
         def many1(v: Any, env: Env) -> list[Any]:
@@ -438,6 +502,16 @@ def _pipe(left: Compiled, right: Compiled) -> Compiled:
 
         return Compiled(many1, gen=gen1, paths=paths)
     lmany = left.many
+    if rfn is not None:
+
+        def many_rfn(v: Any, env: Env) -> list[Any]:
+            return [rfn(x) for x in lmany(v, env)]
+
+        def gen_rfn(v: Any, env: Env) -> Iterator[Any]:
+            for x in lgen(v, env):
+                yield rfn(x)
+
+        return Compiled(many_rfn, gen=gen_rfn, paths=paths)
     if rone is not None:
 
         def many_r1(v: Any, env: Env) -> list[Any]:
@@ -504,6 +578,18 @@ def _c_binary(node: A.Node, scope: _Scope) -> Compiled:
     fn = BINARY_OPS.get(op)
     if fn is None:
         raise Unsupported(f"operator {op}")
+    lfn, rfn = left.fn, right.fn
+    if lfn is not None and rfn is not None:
+        # Both sides single-valued: no product loop; the right operand still goes first.
+        def fn2(v: Any) -> Any:
+            r = rfn(v)
+            return fn(lfn(v), r)
+
+        def one2(v: Any, env: Env) -> Any:
+            r = rfn(v)
+            return fn(lfn(v), r)
+
+        return _single(one2, fn=fn2)
     # jq: the right operand is the outer loop.
     return _product2(right, left, lambda r, lv: fn(lv, r))
 
@@ -512,6 +598,23 @@ def _alternative(left: Compiled, right: Compiled) -> Compiled:
     lone, lmany, lgen, rmany, rgen = left.one, left.many, left.gen, right.many, right.gen
     rone = right.one
 
+    lfn, rfn = left.fn, right.fn
+    single: Compiled | None = None
+    if lfn is not None and rfn is not None:
+        # ``.a.b // literal``: single-valued, so it composes without lists.
+        def alt_fn(v: Any) -> Any:
+            try:
+                x = lfn(v)
+            except JqFail:
+                return rfn(v)
+            if x is not None and x is not False:
+                return x
+            return rfn(v)
+
+        def alt_one(v: Any, env: Env) -> Any:
+            return alt_fn(v)
+
+        single = _single(alt_one, fn=alt_fn)
     if lone is not None and rone is not None:
 
         def one_fast(v: Any, env: Env) -> list[Any]:
@@ -558,6 +661,8 @@ def _alternative(left: Compiled, right: Compiled) -> Compiled:
         good = [(p, x) for p, x in outs if x is not None and x is not False]
         return good if good else rpaths(v, path, env)
 
+    if single is not None:
+        return Compiled(single.many, one=single.one, gen=gen, paths=paths, fn=single.fn)
     return Compiled(many, gen=gen, paths=paths)
 
 
@@ -987,7 +1092,7 @@ def _c_call(node: A.Node, scope: _Scope) -> Compiled:
             def one0(v: Any, env: Env) -> Any:
                 return fn0(v)
 
-            return _single(one0)
+            return _single(one0, fn=fn0)
         if name in TYPE_SELECTORS:
             return _selector(TYPE_SELECTORS[name])
         if name == "empty":
@@ -1262,6 +1367,18 @@ def _any_all(args: list[Compiled], *, is_any: bool) -> Compiled:
         cond = args[0]
     else:
         gen_c, cond = args
+
+    cfn = cond.fn
+    if gen_c is None and cfn is not None:
+        # The common ``any(.field > 0)``: one condition output per item, no generator per item.
+        def one_fn(v: Any, env: Env) -> Any:
+            for x in iterate_value(v):
+                c = cfn(x)
+                if (c is not None and c is not False) == is_any:
+                    return is_any
+            return not is_any
+
+        return _single(one_fn)
 
     def one(v: Any, env: Env) -> Any:
         source = iterate_value(v) if gen_c is None else gen_c.gen(v, env)
