@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from pydantic import BaseModel
 
+from karta.model.base import Model
 from karta.model.schema import ALWAYS_WRITTEN, REQUIRED, wire_fields
 from karta.model.types import Karta, KartaStatus, ObjectMeta
 
@@ -21,7 +21,7 @@ __all__ = ["karta_to_dict", "karta_to_yaml"]
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, BaseModel):
+    if isinstance(value, Model):
         return _model(value)
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
@@ -30,7 +30,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _model(model: BaseModel) -> dict[str, Any]:
+def _model(model: Model) -> dict[str, Any]:
     cls = type(model)
     if cls is ObjectMeta:
         return _metadata(model)
@@ -52,7 +52,7 @@ def _model(model: BaseModel) -> dict[str, Any]:
     return out
 
 
-def _metadata(meta: BaseModel) -> dict[str, Any]:
+def _metadata(meta: Model) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for alias, wf in wire_fields(ObjectMeta).items():
         value = getattr(meta, wf.name)

@@ -2,7 +2,7 @@
 
 Owns: reading and decoding (one document or several), the ``apiVersion``/``kind`` check and the
 legacy ``ResourceInterface`` conversion, unknown/missing-field findings (R17, via
-:mod:`karta.model.unknown`), turning pydantic's type errors into findings with JSON paths, and the
+:mod:`karta.model.unknown`), turning the model's type errors into findings with JSON paths, and the
 R1 condition field-name defaults (applied by the model itself, whatever the source).
 
 Policy: a source that is not a Karta at all (unreadable, not YAML, not a mapping, another kind)
@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pydantic
 import yaml
 
 from karta.errors import DefinitionError, ValidationError
+from karta.model.base import ModelValidationError
 from karta.model.findings import Finding, Severity
 from karta.model.schema import join_path
 from karta.model.types import API_VERSION, KIND, LEGACY_API_VERSION, LEGACY_KIND, Karta
@@ -207,7 +207,7 @@ def _from_mapping(data: object, *, strict: bool, name: str) -> LoadResult:
     findings.extend(field_findings)
     try:
         karta = Karta.model_validate(cleaned)
-    except pydantic.ValidationError as exc:
+    except ModelValidationError as exc:
         findings.extend(_error_finding(err) for err in exc.errors())
         return LoadResult(None, findings, name)
     return LoadResult(karta, findings, name)

@@ -1,7 +1,7 @@
 """The wire schema as seen by the loader and the writer: field aliases, nesting, required fields.
 
 :mod:`karta.model.types` declares the shapes; this module answers the questions the CRD schema
-answers and pydantic does not: which camelCase keys exist at each level (for unknown-field
+answers and the model classes do not: which camelCase keys exist at each level (for unknown-field
 reporting, R17), which of them the CRD marks required, and which fields the writer always emits.
 """
 
@@ -10,11 +10,9 @@ from __future__ import annotations
 import types as _pytypes
 import typing
 from dataclasses import dataclass
-from functools import cache
-
-from pydantic import BaseModel
 
 from karta.model import types as t
+from karta.model.base import Model
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,12 +21,12 @@ class WireField:
 
     name: str  # the Python attribute
     alias: str  # the camelCase key
-    model: type[BaseModel] | None  # the nested model, for an object or a list of objects
+    model: type[Model] | None  # the nested model, for an object or a list of objects
     is_list: bool  # a list (tuple) of ``model``
     optional: bool  # ``None`` is the "unset" value
 
 
-def _unwrap(annotation: object) -> tuple[type[BaseModel] | None, bool, bool]:
+def _unwrap(annotation: object) -> tuple[type[Model] | None, bool, bool]:
     optional = False
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, _pytypes.UnionType):
@@ -38,27 +36,33 @@ def _unwrap(annotation: object) -> tuple[type[BaseModel] | None, bool, bool]:
         origin = typing.get_origin(annotation)
     if origin is tuple:
         item = typing.get_args(annotation)[0]
-        if isinstance(item, type) and issubclass(item, BaseModel):
+        if isinstance(item, type) and issubclass(item, Model):
             return item, True, optional
         return None, True, optional
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if isinstance(annotation, type) and issubclass(annotation, Model):
         return annotation, False, optional
     return None, False, optional
 
 
-@cache
-def wire_fields(model: type[BaseModel]) -> dict[str, WireField]:
+_WIRE_FIELDS: dict[type[Model], dict[str, WireField]] = {}
+
+
+def wire_fields(model: type[Model]) -> dict[str, WireField]:
     """The fields of ``model`` keyed by alias, in declaration order."""
+    cached = _WIRE_FIELDS.get(model)
+    if cached is not None:
+        return cached
     out: dict[str, WireField] = {}
     for name, info in model.model_fields.items():
         alias = info.alias or name
         sub, is_list, optional = _unwrap(info.annotation)
         out[alias] = WireField(name=name, alias=alias, model=sub, is_list=is_list, optional=optional)
+    _WIRE_FIELDS[model] = out
     return out
 
 
 # Properties the CRD schema marks required (section 2.1), by model.
-REQUIRED: dict[type[BaseModel], tuple[str, ...]] = {
+REQUIRED: dict[type[Model], tuple[str, ...]] = {
     t.KartaSpec: ("structureDefinition",),
     t.StructureDefinition: ("rootComponent",),
     t.ComponentDefinition: ("name",),
@@ -80,7 +84,7 @@ REQUIRED: dict[type[BaseModel], tuple[str, ...]] = {
 }
 
 # Fields the writer emits even when they hold their default (besides the required ones).
-ALWAYS_WRITTEN: dict[type[BaseModel], tuple[str, ...]] = {
+ALWAYS_WRITTEN: dict[type[Model], tuple[str, ...]] = {
     t.Karta: ("apiVersion", "kind", "metadata", "spec"),
     t.KartaSpec: ("optimizationInstructions",),
     t.ConditionsDefinition: ("typeFieldName", "statusFieldName", "messageFieldName", "reasonFieldName"),

@@ -1,4 +1,4 @@
-"""The Karta data model (``run.ai/v1alpha1`` ``Karta``), as immutable pydantic models.
+"""The Karta data model (``run.ai/v1alpha1`` ``Karta``), as immutable models (:mod:`karta.model.base`).
 
 Python attributes are snake_case; the wire names (YAML, JSON, CRD) are camelCase aliases. This
 module only declares shapes; loading (strict unknown-field reporting, defaults of R1, the legacy
@@ -10,20 +10,13 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
-from pydantic.alias_generators import to_camel
+from karta.model.base import Model, field
 
 API_GROUP = "run.ai"
 API_VERSION = "run.ai/v1alpha1"
 KIND = "Karta"
 LEGACY_API_VERSION = "optimization.nvidia.com/v1alpha1"
 LEGACY_KIND = "ResourceInterface"
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore", defer_build=True
-    )
 
 
 class ResourceStatus(StrEnum):
@@ -40,7 +33,7 @@ class ResourceStatus(StrEnum):
     UNDEFINED = "Undefined"
 
 
-class GroupVersionKind(_Model):
+class GroupVersionKind(Model):
     group: str = ""
     version: str = ""
     kind: str = ""
@@ -53,13 +46,13 @@ class GroupVersionKind(_Model):
         return f"{self.group}/{self.version}" if self.group else self.version
 
 
-class TopologyConstraint(_Model):
+class TopologyConstraint(Model):
     topology_name: str = ""
     required_topology_level: str = ""
     preferred_topology_level: str = ""
 
 
-class FragmentedPodSpecDefinition(_Model):
+class FragmentedPodSpecDefinition(Model):
     scheduler_name_path: str | None = None
     labels_path: str | None = None
     annotations_path: str | None = None
@@ -73,24 +66,24 @@ class FragmentedPodSpecDefinition(_Model):
     image_path: str | None = None
 
 
-class SpecDefinition(_Model):
+class SpecDefinition(Model):
     pod_template_spec_path: str | None = None
     pod_spec_path: str | None = None
     metadata_path: str | None = None
     fragmented_pod_spec_definition: FragmentedPodSpecDefinition | None = None
 
 
-class ScaleDefinition(_Model):
+class ScaleDefinition(Model):
     replicas_path: str | None = None
     min_replicas_path: str | None = None
     max_replicas_path: str | None = None
 
 
-class PhaseDefinition(_Model):
+class PhaseDefinition(Model):
     path: str = ""
 
 
-class ConditionsDefinition(_Model):
+class ConditionsDefinition(Model):
     """Field names default as in the CRD whenever a definition is loaded (R1)."""
 
     path: str = ""
@@ -99,44 +92,38 @@ class ConditionsDefinition(_Model):
     message_field_name: str = "message"
     reason_field_name: str = "reason"
 
-    @field_validator(
-        "type_field_name", "status_field_name", "message_field_name", "reason_field_name", mode="before"
-    )
-    @classmethod
-    def _default_when_empty(cls, value: object, info: ValidationInfo) -> object:
+
+def _condition_field_default(name: str) -> Any:
+    def before(value: object) -> object:
         # R1: absent, null or "" all mean "the CRD default", whatever the source of the definition.
-        if value is None or value == "":
-            assert info.field_name is not None
-            return _CONDITION_FIELD_DEFAULTS[info.field_name]
-        return value
+        return name if value is None or value == "" else value
+
+    return before
 
 
-_CONDITION_FIELD_DEFAULTS = {
-    "type_field_name": "type",
-    "status_field_name": "status",
-    "message_field_name": "message",
-    "reason_field_name": "reason",
+ConditionsDefinition.__before__ = {
+    f"{name}_field_name": _condition_field_default(name) for name in ("type", "status", "message", "reason")
 }
 
 
-class ConditionMatcher(_Model):
+class ConditionMatcher(Model):
     type: str = ""
     status: str = ""
     reason: str = ""
 
 
-class ExpressionMatcher(_Model):
+class ExpressionMatcher(Model):
     expression: str = ""
     expected_result: str = ""
 
 
-class StatusMatcher(_Model):
+class StatusMatcher(Model):
     by_phase: str | None = None
     by_conditions: tuple[ConditionMatcher, ...] | None = None
     by_expression: ExpressionMatcher | None = None
 
 
-class StatusMappings(_Model):
+class StatusMappings(Model):
     initializing: tuple[StatusMatcher, ...] = ()
     running: tuple[StatusMatcher, ...] = ()
     completed: tuple[StatusMatcher, ...] = ()
@@ -147,43 +134,43 @@ class StatusMappings(_Model):
     resuming: tuple[StatusMatcher, ...] = ()
 
 
-class StatusDefinition(_Model):
+class StatusDefinition(Model):
     phase_definition: PhaseDefinition | None = None
     conditions_definition: ConditionsDefinition | None = None
-    status_mappings: StatusMappings = Field(default_factory=StatusMappings)
+    status_mappings: StatusMappings = field(default_factory=StatusMappings)
 
 
-class SuspendAction(_Model):
+class SuspendAction(Model):
     path: str = ""
     value: str = ""
 
 
-class SuspendDefinition(_Model):
+class SuspendDefinition(Model):
     suspend_actions: tuple[SuspendAction, ...] = ()
     resume_actions: tuple[SuspendAction, ...] = ()
 
 
-class ComponentTypeSelector(_Model):
+class ComponentTypeSelector(Model):
     key_path: str | None = None
     value: str | None = None
     match_labels: dict[str, str] | None = None
 
 
-class ComponentInstanceSelector(_Model):
+class ComponentInstanceSelector(Model):
     id_path: str = ""
 
 
-class ReplicaSelector(_Model):
+class ReplicaSelector(Model):
     key_path: str = ""
 
 
-class PodSelector(_Model):
+class PodSelector(Model):
     component_type_selector: ComponentTypeSelector | None = None
     component_instance_selector: ComponentInstanceSelector | None = None
     replica_selector: ReplicaSelector | None = None
 
 
-class ComponentDefinition(_Model):
+class ComponentDefinition(Model):
     name: str = ""
     kind: GroupVersionKind | None = None
     owner_ref: str | None = None
@@ -202,18 +189,18 @@ class ComponentDefinition(_Model):
         )
 
 
-class StructureDefinition(_Model):
-    root_component: ComponentDefinition = Field(default_factory=ComponentDefinition)
+class StructureDefinition(Model):
+    root_component: ComponentDefinition = field(default_factory=ComponentDefinition)
     child_components: tuple[ComponentDefinition, ...] = ()
     additional_child_kinds: tuple[GroupVersionKind, ...] = ()
 
 
-class SubGroup(_Model):
+class SubGroup(Model):
     component_name: str = ""
     topology: TopologyConstraint | None = None
 
 
-class PodGroup(_Model):
+class PodGroup(Model):
     """The current gang format (section 12.3)."""
 
     name: str = ""
@@ -221,42 +208,40 @@ class PodGroup(_Model):
     topology: TopologyConstraint | None = None
 
 
-class PodGroupMember(_Model):
+class PodGroupMember(Model):
     component_name: str = ""
     group_by_key_paths: tuple[str, ...] = ()
     filters: tuple[str, ...] = ()
 
 
-class AlphaPodGroup(_Model):
+class AlphaPodGroup(Model):
     """One entry of the deprecated alpha format ``podGroups`` (section 12.2)."""
 
     name: str = ""
     members: tuple[PodGroupMember, ...] = ()
 
 
-class GangScheduling(_Model):
+class GangScheduling(Model):
     pod_group: PodGroup | None = None
     pod_groups: tuple[AlphaPodGroup, ...] = ()
 
 
-class OptimizationInstructions(_Model):
+class OptimizationInstructions(Model):
     gang_scheduling: GangScheduling | None = None
 
 
-class KartaSpec(_Model):
-    structure_definition: StructureDefinition = Field(default_factory=StructureDefinition)
-    optimization_instructions: OptimizationInstructions = Field(default_factory=OptimizationInstructions)
+class KartaSpec(Model):
+    structure_definition: StructureDefinition = field(default_factory=StructureDefinition)
+    optimization_instructions: OptimizationInstructions = field(default_factory=OptimizationInstructions)
 
 
-class ObjectMeta(BaseModel):
+class ObjectMeta(Model, extra="allow"):
     """Kubernetes ObjectMeta; kept permissive (the API server owns its schema)."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="allow")
 
     name: str = ""
     namespace: str | None = None
-    labels: dict[str, str] = Field(default_factory=dict)
-    annotations: dict[str, str] = Field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
     uid: str | None = None
     creation_timestamp: str | None = None
     deletion_timestamp: str | None = None
@@ -264,22 +249,21 @@ class ObjectMeta(BaseModel):
     generation: int | None = None
 
 
-class KartaStatus(_Model):
+class KartaStatus(Model):
     conditions: tuple[dict[str, Any], ...] = ()
 
 
-class Karta(_Model):
+class Karta(Model):
     api_version: str = API_VERSION
     kind: str = KIND
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
-    spec: KartaSpec = Field(default_factory=KartaSpec)
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: KartaSpec = field(default_factory=KartaSpec)
     status: KartaStatus | None = None
 
-    @field_validator("status", mode="after")
-    @classmethod
-    def _no_empty_status(cls, value: KartaStatus | None) -> KartaStatus | None:
+    def __model_post__(self) -> None:
         # An empty status is no status: it is omitted on output, so it must compare equal to absent.
-        return value if value is not None and value.conditions else None
+        if self.status is not None and not self.status.conditions:
+            self.__dict__["status"] = None
 
     @property
     def name(self) -> str:

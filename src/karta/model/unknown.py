@@ -1,13 +1,13 @@
 """Unknown and missing fields (R17 and the CRD's required properties), found on the raw data.
 
 :func:`check_fields` walks a raw definition (plain dicts and lists, camelCase keys) along the
-model's field aliases before pydantic sees it. It reports every unknown key as
+model's field aliases before the model validates it. It reports every unknown key as
 ``unknown field "<json.path>"`` and every absent required property as
 ``missing required field "<json.path>"``, and returns a copy without the unknown keys, so that they
 are dropped from the model. ``metadata`` is a Kubernetes ObjectMeta (its standard keys are fine and
 not descended into); ``status`` is operator-managed (only ``conditions``, whose items are free).
 Nulls are pruned, as the API server prunes them. Values of the wrong type are left alone here:
-pydantic reports them with their paths.
+model validation reports them with their paths.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel
-
+from karta.model.base import Model
 from karta.model.findings import Finding, Severity
 from karta.model.schema import OBJECT_META_KEYS, REQUIRED, join_path, wire_fields
 from karta.model.types import Karta, KartaStatus, ObjectMeta
@@ -39,7 +38,7 @@ class _Walker:
     def _unknown(self, path: str) -> None:
         self.findings.append(Finding(self.severity, f'unknown field "{path}"', path))
 
-    def model(self, model: type[BaseModel], data: Mapping[Any, Any], path: str) -> dict[Any, Any]:
+    def model(self, model: type[Model], data: Mapping[Any, Any], path: str) -> dict[Any, Any]:
         if model is ObjectMeta:
             return self._metadata(data, path)
         if model is KartaStatus:
