@@ -1,0 +1,254 @@
+"""What every scheduler renderer shares (gang-backends.md 1.3 and 1.5): render options, the result
+record, the workload's identity as top owner, object and DNS-label names, the metadata our objects
+carry (managed-by and Karta index labels, ``run.ai/karta-name``, the owner reference), pod → gang and
+pod → sub-group lookups, and per-pod patches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from karta.errors import GangError
+from karta.gang import Gang, GangPlan, is_dns1123_label, is_dns1123_subdomain, shorten_name
+from karta.gang.naming import DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN_MAX
+from karta.model.types import Karta
+
+__all__ = [
+    "MANAGED_BY",
+    "PodPatch",
+    "RenderOptions",
+    "Rendering",
+    "TopOwner",
+    "dns_label",
+    "gang_object_name",
+    "group_metadata",
+    "member_pods",
+    "missing_uid_warning",
+    "object_name",
+    "pod_patches",
+    "sub_group_of",
+    "top_owner",
+]
+
+MANAGED_BY = {"app.kubernetes.io/managed-by": "karta"}
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOptions:
+    """Backend configuration; every default is the documented one of gang-backends.md.
+
+    - ``k8s_version``: Workload API version selection (1.35 → v1alpha1, 1.36 → v1alpha2,
+      1.37 → v1beta1).
+    - ``composite``: 1.37 only; render sub-groups as a CompositePodGroup tree (v1alpha3) instead of
+      flattening them.
+    - ``topology_gate``: the TopologyAwareWorkloadScheduling gate is on (Workload API topology).
+    - ``topology_level_map``: Karta topology level → node-label key for the Workload API.
+    - ``scheduler_name``: overrides the backend's scheduler name written on pods.
+    - ``queue``: the default queue (Volcano; KAI's last fallback instead of ``default-queue``).
+    - ``schedule_timeout_seconds``: coscheduling ``scheduleTimeoutSeconds``.
+    - ``min_resources``: compute ``minResources`` (Volcano, coscheduling).
+    - ``kai_managed``: KAI mode B (we create the PodGroup): our labels, and the owner annotation
+      ``kai.scheduler/skip-podgrouper``; default is the exact preview of KAI's own output.
+    - ``kai_queue_label``: KAI's queue label key (``--queue-label-key``).
+    """
+
+    k8s_version: str = "1.37"
+    composite: bool = False
+    topology_gate: bool = True
+    topology_level_map: Mapping[str, str] = field(default_factory=dict)
+    scheduler_name: str | None = None
+    queue: str | None = None
+    schedule_timeout_seconds: int | None = None
+    min_resources: bool = False
+    kai_managed: bool = False
+    kai_queue_label: str = "kai.scheduler/queue"
+
+
+@dataclass(frozen=True, slots=True)
+class PodPatch:
+    """The binding metadata for one pod, as a merge patch ``{metadata: {labels, annotations}, spec}``."""
+
+    pod: str
+    patch: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pod": self.pod, "patch": self.patch}
+
+
+@dataclass(frozen=True, slots=True)
+class Rendering:
+    """The objects to apply (in order), the per-pod patches, a patch of the workload object (KAI
+    mode B), and warnings about what the backend cannot express."""
+
+    objects: tuple[dict[str, Any], ...] = ()
+    pod_patches: tuple[PodPatch, ...] = ()
+    owner_patch: dict[str, Any] | None = None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TopOwner:
+    """The workload object as the top owner of everything we render."""
+
+    api_version: str
+    kind: str
+    name: str
+    namespace: str
+    uid: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+
+    @property
+    def group(self) -> str:
+        group, _, _version = self.api_version.rpartition("/")
+        return group
+
+    def owner_reference(self) -> dict[str, str]:
+        return {"apiVersion": self.api_version, "kind": self.kind, "name": self.name, "uid": self.uid}
+
+
+def _string_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def top_owner(workload: Mapping[str, Any]) -> TopOwner:
+    """The identity of the workload object. An object with more than one owner reference is an error
+    (gang-backends.md 8.1); ``metadata.name`` is required."""
+    metadata = workload.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    name = str(metadata.get("name") or "")
+    if not name:
+        raise GangError("the workload has no metadata.name; scheduler objects are named after it")
+    owners = metadata.get("ownerReferences")
+    if isinstance(owners, list) and len(owners) > 1:
+        raise GangError(
+            f"workload {name} has {len(owners)} owner references; the top-owner walk needs at most one"
+        )
+    return TopOwner(
+        api_version=str(workload.get("apiVersion") or ""),
+        kind=str(workload.get("kind") or ""),
+        name=name,
+        namespace=str(metadata.get("namespace") or ""),
+        uid=str(metadata.get("uid") or ""),
+        labels=_string_map(metadata.get("labels")),
+        annotations=_string_map(metadata.get("annotations")),
+    )
+
+
+def object_name(name: str, *, limit: int = DNS1123_SUBDOMAIN_MAX, what: str = "object name") -> str:
+    """``name`` shortened to ``limit`` (hash suffix, 1.3) and checked: a DNS-1123 subdomain, or a DNS
+    label when ``limit`` is 63. Invalid characters are an error, never rewritten."""
+    short = shorten_name(name, limit)
+    valid = is_dns1123_label(short) if limit <= DNS1123_LABEL_MAX else is_dns1123_subdomain(short)
+    if not valid:
+        if limit <= DNS1123_LABEL_MAX:
+            rule = f'a DNS-1123 label (at most {limit} lower-case alphanumerics or "-")'
+        else:
+            rule = 'a DNS-1123 subdomain (lower-case alphanumerics, "-" or ".")'
+        raise GangError(f'{what} "{name}" is not {rule}')
+    return short
+
+
+def dns_label(name: str, *, what: str) -> str:
+    """A DNS label (≤ 63 characters, shortened with the hash rule of 1.3)."""
+    return object_name(name, limit=DNS1123_LABEL_MAX, what=what)
+
+
+def gang_object_name(owner: TopOwner, gang: Gang, *, limit: int = DNS1123_SUBDOMAIN_MAX) -> str:
+    """``<workloadName>-<gang name>[-<key1>-<key2>…]`` (1.3, every backend but KAI)."""
+    return object_name(f"{owner.name}-{gang.qualified_name}", limit=limit, what="group object name")
+
+
+def group_metadata(
+    owner: TopOwner,
+    name: str,
+    karta: Karta,
+    *,
+    managed: bool = True,
+    labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """``metadata`` of one group object (1.5): name, the workload's namespace, ``labels`` and
+    ``annotations`` with our labels and the ``run.ai/karta-name`` annotation on top (``managed``),
+    and the owner reference when the workload has a UID."""
+    metadata: dict[str, Any] = {"name": name}
+    if owner.namespace:
+        metadata["namespace"] = owner.namespace
+    all_labels = dict(labels or {})
+    all_annotations = dict(annotations or {})
+    if managed:
+        all_labels.update(MANAGED_BY)
+        gvk = karta.root_gvk
+        if gvk is not None:
+            all_labels.update(
+                {
+                    "run.ai/karta-group": gvk.group,
+                    "run.ai/karta-version": gvk.version,
+                    "run.ai/karta-kind": gvk.kind,
+                }
+            )
+        all_annotations["run.ai/karta-name"] = karta.name
+    if all_labels:
+        metadata["labels"] = all_labels
+    if all_annotations:
+        metadata["annotations"] = all_annotations
+    if owner.uid:
+        metadata["ownerReferences"] = [owner.owner_reference()]
+    return metadata
+
+
+def missing_uid_warning(owner: TopOwner) -> str:
+    return (
+        f"{owner.kind} {owner.name} has no metadata.uid: ownerReferences are omitted, so the group "
+        "objects will not be garbage-collected with the workload (render the object as read from "
+        "the cluster to get them)"
+    )
+
+
+def member_pods(plan: GangPlan) -> dict[str, Gang]:
+    """Pod name → the first gang listing it."""
+    out: dict[str, Gang] = {}
+    for gang in plan.gangs:
+        for pod in gang.members:
+            out.setdefault(pod, gang)
+    return out
+
+
+def sub_group_of(gang: Gang, pod: str) -> str | None:
+    """The first sub-group of ``gang`` listing ``pod``."""
+    for sub in gang.sub_groups:
+        if pod in sub.members:
+            return sub.name
+    return None
+
+
+def pod_patches(
+    pods: Sequence[Mapping[str, Any]],
+    binding: Mapping[str, tuple[dict[str, str], dict[str, str], dict[str, Any]]],
+) -> tuple[PodPatch, ...]:
+    """Patches in pod order: ``binding`` maps a pod name to (labels, annotations, spec fields)."""
+    out: list[PodPatch] = []
+    seen: set[str] = set()
+    for pod in pods:
+        metadata = pod.get("metadata")
+        name = str(metadata.get("name") or "") if isinstance(metadata, Mapping) else ""
+        if name in seen or name not in binding:
+            continue
+        seen.add(name)
+        labels, annotations, spec = binding[name]
+        patch: dict[str, Any] = {}
+        meta: dict[str, Any] = {}
+        if annotations:
+            meta["annotations"] = dict(annotations)
+        if labels:
+            meta["labels"] = dict(labels)
+        if meta:
+            patch["metadata"] = meta
+        if spec:
+            patch["spec"] = dict(spec)
+        out.append(PodPatch(pod=name, patch=patch))
+    return tuple(out)

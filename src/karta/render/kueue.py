@@ -1,0 +1,191 @@
+"""Kueue: the PodSets of a ``kueue.x-k8s.io/v1beta2`` Workload (gang-backends.md section 6).
+
+One PodSet per sub-group component (current format with sub-groups), else one per pod-bearing
+component instance; ``count`` from subtree_desired and the elastic minimum as ``minCount`` on at most
+one PodSet; templates assembled whatever the definition's pod-spec style; topology requests from the
+Karta topology (current format); ``queueName`` from the workload's ``kueue.x-k8s.io/queue-name``
+label. Kueue's integration binds the pods, so there are no pod patches.
+
+Our rule where the section is silent: a component nested under scaled components (an LWS worker
+inside its group) counts its pods across all parent replicas, ``count`` and the minimum being
+multiplied by the parents' own desired and minimum scale, as subtree_scale multiplies them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from karta.errors import GangError
+from karta.extract import ComponentFactory, Scale
+from karta.gang import (
+    GangPlan,
+    StructureSummary,
+    Topology,
+    effective_desired,
+    effective_min,
+    subtree_desired,
+    subtree_scale,
+)
+from karta.render.common import (
+    Rendering,
+    RenderOptions,
+    dns_label,
+    group_metadata,
+    missing_uid_warning,
+    object_name,
+    top_owner,
+)
+from karta.render.templates import component_templates
+
+__all__ = ["API_VERSION", "MAX_POD_SETS", "QUEUE_LABEL", "render_kueue"]
+
+API_VERSION = "kueue.x-k8s.io/v1beta2"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+MAX_POD_SETS = 18
+
+
+class _PodSet:
+    def __init__(
+        self, name: str, count: int, minimum: int, template: dict[str, Any], topology: Topology | None
+    ) -> None:
+        self.name = name
+        self.count = count
+        self.minimum = minimum
+        self.template = template
+        self.topology = topology
+        self.min_count: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "count": self.count}
+        if self.min_count is not None:
+            out["minCount"] = self.min_count
+        out["template"] = self.template
+        if self.topology is not None:
+            request: dict[str, str] = {}
+            if self.topology.required_topology_level:
+                request["required"] = self.topology.required_topology_level
+            if self.topology.preferred_topology_level:
+                request["preferred"] = self.topology.preferred_topology_level
+            if request:
+                out["topologyRequest"] = request
+        return out
+
+
+def _ancestor_factor(
+    factory: ComponentFactory,
+    summary: StructureSummary,
+    component: str,
+    per_instance: Callable[[Scale | None], int],
+) -> int:
+    """Π over the ancestors of their own scale (> 0; 1 otherwise), by the definition mode of 12.6."""
+    if not summary.has_scale_definition:
+        return 1
+    factor = 1
+    for ancestor in summary.ancestors(component):
+        if summary.components[ancestor].scale_definition is None:
+            continue
+        scales = factory.component(ancestor).scales() or {}
+        own = sum(per_instance(scale) for scale in scales.values())
+        if own > 0:
+            factor *= own
+    return factor
+
+
+def render_kueue(
+    factory: ComponentFactory,
+    plan: GangPlan,
+    *,
+    pods: Sequence[Mapping[str, Any]] = (),
+    options: RenderOptions | None = None,
+) -> Rendering:
+    """One Kueue Workload with the PodSets the definition implies (6.5)."""
+    owner = top_owner(factory.obj)
+    summary = StructureSummary(factory.karta)
+    warnings: list[str] = []
+    if not owner.uid:
+        warnings.append(missing_uid_warning(owner))
+    gang = plan.gangs[0] if plan.format == "podGroup" and plan.gangs else None
+    pod_sets: list[_PodSet] = []
+    if gang is not None and gang.sub_groups:
+        for sub in gang.sub_groups:
+            covered = [
+                c for c in (sub.component, *summary.descendants(sub.component)) if c in summary.pod_bearing
+            ]
+            if not covered:
+                raise GangError(f"sub-group {sub.name} covers no pod-bearing component: no PodSet template")
+            templates = component_templates(factory, covered[0])
+            if len(covered) > 1 or len(templates) > 1:
+                warnings.append(
+                    f"PodSet {sub.name} covers several pod templates; it uses the first one of component "
+                    f"{covered[0]}"
+                )
+            pod_sets.append(
+                _PodSet(
+                    dns_label(sub.name, what="PodSet name"),
+                    subtree_desired(factory, sub.component, summary=summary)
+                    * _ancestor_factor(factory, summary, sub.component, effective_desired),
+                    sub.min_member * _ancestor_factor(factory, summary, sub.component, effective_min),
+                    next(iter(templates.values()), {"spec": {}}),
+                    sub.topology or gang.topology,
+                )
+            )
+    else:
+        topology = gang.topology if gang is not None else None
+        for component in summary.pod_bearing:
+            desired_factor = _ancestor_factor(factory, summary, component, effective_desired)
+            min_factor = _ancestor_factor(factory, summary, component, effective_min)
+            for instance, template in component_templates(factory, component).items():
+                name = f"{component}-{instance}" if instance else component
+                narrowed = instance or None
+                pod_sets.append(
+                    _PodSet(
+                        dns_label(name, what="PodSet name"),
+                        subtree_desired(factory, component, narrowed, summary=summary) * desired_factor,
+                        subtree_scale(factory, component, narrowed, summary=summary) * min_factor,
+                        template,
+                        topology,
+                    )
+                )
+    if not pod_sets:
+        raise GangError(
+            "the definition has no pod-bearing component: a Kueue Workload needs at least one PodSet"
+        )
+    if len(pod_sets) > MAX_POD_SETS:
+        raise GangError(f"Kueue allows at most {MAX_POD_SETS} PodSets; this workload needs {len(pod_sets)}")
+    names = [p.name for p in pod_sets]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise GangError(f"PodSet names must be unique; {', '.join(duplicates)} repeat")
+    _choose_min_count(pod_sets)
+    if any(p.topology is not None and p.topology.topology_name for p in pod_sets):
+        warnings.append(
+            "Kueue takes topology levels from the ResourceFlavor: the Karta topologyName is not used"
+        )
+    spec: dict[str, Any] = {}
+    queue = owner.labels.get(QUEUE_LABEL)
+    if queue:
+        spec["queueName"] = queue
+    spec["podSets"] = [p.to_dict() for p in pod_sets]
+    name = object_name(f"{owner.kind.lower()}-{owner.name}", what="Workload name")
+    workload = {
+        "apiVersion": API_VERSION,
+        "kind": "Workload",
+        "metadata": group_metadata(owner, name, factory.karta),
+        "spec": spec,
+    }
+    return Rendering(objects=(workload,), warnings=tuple(warnings))
+
+
+def _choose_min_count(pod_sets: list[_PodSet]) -> None:
+    """``minCount`` on the one PodSet whose minimum is furthest below its count (ties: definition
+    order); Kueue needs ``1 ≤ minCount ≤ count``, so a minimum of 0 counts as 1."""
+    best: _PodSet | None = None
+    for pod_set in pod_sets:
+        minimum = max(pod_set.minimum, 1)
+        if minimum < pod_set.count and (
+            best is None or pod_set.count - minimum > best.count - max(best.minimum, 1)
+        ):
+            best = pod_set
+    if best is not None:
+        best.min_count = max(best.minimum, 1)
