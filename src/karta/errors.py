@@ -92,3 +92,36 @@ class InstanceNotFoundError(PodQueryError):
 
 class GangError(KartaError):
     """A gang plan could not be computed (for example a sub-group without scale)."""
+
+
+# --- cluster access (karta.kube) ------------------------------------------------------------------
+
+
+class ClusterError(KartaError):
+    """The cluster could not be configured, reached or asked (raised by ``karta.kube`` only)."""
+
+
+class KubeConfigError(ClusterError):
+    """A kubeconfig, context, user, in-cluster setup or credential plugin is unusable."""
+
+
+class NoKubeconfigError(KubeConfigError):
+    """No kubeconfig file and no in-cluster environment: the caller may stay offline silently."""
+
+
+class ClusterUnreachableError(ClusterError):
+    """The API server could not be reached (connection refused or reset, TLS failure, time-out)."""
+
+
+class ApiError(ClusterError):
+    """The API server answered with an error status; ``status`` is the HTTP code, ``reason`` the
+    ``Status.reason`` (``NotFound``, ``Forbidden``, ``Expired``, ``Gone``, ``Conflict``, ...)."""
+
+    def __init__(self, message: str, *, status: int, reason: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+
+
+class UnknownResourceTypeError(ClusterError):
+    """Discovery cannot map a type token or GVK: ``the server doesn't have a resource type "<t>"``."""

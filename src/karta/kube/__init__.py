@@ -1,0 +1,108 @@
+"""karta.kube: the only layer that talks to Kubernetes (DESIGN.md section 2).
+
+Kubeconfig and in-cluster configuration (:mod:`.config`, :mod:`.auth`), HTTP (:mod:`.transport`),
+discovery and type tokens (:mod:`.discovery`, :mod:`.resources`), get/list/watch/apply
+(:mod:`.client`), the resumable list-then-watch loop (:mod:`.watch`), controller-owner chains
+(:mod:`.owners`) and Karta definitions read from the cluster (:mod:`.kartas`).
+
+Why no client library: DESIGN.md section 4's measured facts rule each one out for some need —
+``kubernetes`` (160 MiB, 250–400 ms import), ``kubernetes_asyncio`` (70 MiB, async only),
+``lightkube`` (no watch bookmarks, no discovery API), ``kr8s`` (no server-side apply, re-watches a
+stale resourceVersion after 410). What we need from the API is small and stable (discovery, GET,
+paged LIST, WATCH lines, PATCH with ``application/apply-patch+yaml``), so this package is a thin
+client of its own. It uses the standard library's ``http.client`` and ``ssl`` rather than
+``httpx``: measured here, ``import httpx`` takes ~160 ms (it pulls in its CLI and ``anyio``),
+more than the whole ``kli`` start-up budget of 150 ms, while ``http.client`` + ``ssl`` take
+~55 ms and add no dependency (0 bytes installed vs. ~4 MiB for httpx and its five dependencies).
+Tests inject a fake :class:`~karta.kube.transport.Transport` instead of a mock server.
+
+Everything is imported lazily (PEP 562): ``import karta.kube`` costs nothing until a name is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "ClusterConfig": "karta.kube.config",
+    "ConfigOverrides": "karta.kube.config",
+    "ExecConfig": "karta.kube.config",
+    "load_config": "karta.kube.config",
+    "in_cluster_config": "karta.kube.config",
+    "Credentials": "karta.kube.auth",
+    "ResourceType": "karta.kube.resources",
+    "Discovery": "karta.kube.discovery",
+    "KubeClient": "karta.kube.client",
+    "ObjectList": "karta.kube.client",
+    "WatchEvent": "karta.kube.client",
+    "WatchStream": "karta.kube.client",
+    "FIELD_MANAGER": "karta.kube.client",
+    "ListWatch": "karta.kube.watch",
+    "SyncEvent": "karta.kube.watch",
+    "OwnerChains": "karta.kube.owners",
+    "OwnerChain": "karta.kube.owners",
+    "OwnerLink": "karta.kube.owners",
+    "MAX_DEPTH": "karta.kube.owners",
+    "ClusterKartas": "karta.kube.kartas",
+    "KARTA_RESOURCE": "karta.kube.kartas",
+    "read_cluster_kartas": "karta.kube.kartas",
+    "load_definitions": "karta.kube.kartas",
+    "connect_for_definitions": "karta.kube.kartas",
+}
+
+__all__ = [
+    "FIELD_MANAGER",
+    "KARTA_RESOURCE",
+    "MAX_DEPTH",
+    "ClusterConfig",
+    "ClusterKartas",
+    "ConfigOverrides",
+    "Credentials",
+    "Discovery",
+    "ExecConfig",
+    "KubeClient",
+    "ListWatch",
+    "ObjectList",
+    "OwnerChain",
+    "OwnerChains",
+    "OwnerLink",
+    "ResourceType",
+    "SyncEvent",
+    "WatchEvent",
+    "WatchStream",
+    "connect_for_definitions",
+    "in_cluster_config",
+    "load_config",
+    "load_definitions",
+    "read_cluster_kartas",
+]
+
+if TYPE_CHECKING:
+    from karta.kube.auth import Credentials
+    from karta.kube.client import FIELD_MANAGER, KubeClient, ObjectList, WatchEvent, WatchStream
+    from karta.kube.config import ClusterConfig, ConfigOverrides, ExecConfig, in_cluster_config, load_config
+    from karta.kube.discovery import Discovery
+    from karta.kube.kartas import (
+        KARTA_RESOURCE,
+        ClusterKartas,
+        connect_for_definitions,
+        load_definitions,
+        read_cluster_kartas,
+    )
+    from karta.kube.owners import MAX_DEPTH, OwnerChain, OwnerChains, OwnerLink
+    from karta.kube.resources import ResourceType
+    from karta.kube.watch import ListWatch, SyncEvent
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'karta.kube' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
