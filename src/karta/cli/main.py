@@ -22,6 +22,7 @@ from karta.cli.errors import CliError
 _COMMANDS: dict[str, tuple[str, str, str]] = {
     "validate": ("karta.cli.cmd_validate", "validate", "Check a Karta definition file offline."),
     "inspect": ("karta.cli.cmd_inspect", "inspect", "Show everything a definition derives from one object."),
+    "gang": ("karta.cli.cmd_gang", "gang", "Render the gang-scheduler objects of a workload."),
 }
 
 

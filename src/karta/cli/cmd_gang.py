@@ -1,0 +1,158 @@
+"""``kli gang -f FILE [--pods PODS] [--definition KARTA] --backend B``: the scheduler objects of
+gang-backends.md for one workload, as YAML (or a JSON ``List``) ready for ``kubectl apply``.
+
+The definition is resolved by the object's GVK as ``kli inspect`` does. Warnings (what a backend
+cannot express, per-pod problems) go to stderr after the output. ``--pod-patches`` prints the
+per-pod binding metadata instead of the objects. The live form ``kli gang TYPE/NAME`` needs the
+cluster layer and is a usage error for now.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from karta.cli.errors import CliError, UsageError
+
+_BACKENDS = ("kai", "workload-api", "volcano", "coscheduling", "kueue")
+_K8S_VERSIONS = ("1.35", "1.36", "1.37")
+
+
+@click.command("gang")
+@click.argument("target", required=False, metavar="[TYPE/NAME]")
+@click.option("-f", "--file", "file", metavar="FILE", help="Workload manifest (path or -).")
+@click.option(
+    "--pods", "pods_file", metavar="PODS", help="The workload's pods (multi-document YAML or a List)."
+)
+@click.option(
+    "--definition",
+    "definition",
+    metavar="KARTA",
+    help="Karta definition file (default: resolve by the object's GVK from the built-in catalog "
+    "and $KARTA_DEFINITIONS).",
+)
+@click.option("--backend", required=True, type=click.Choice(_BACKENDS), help="Gang scheduler to render for.")
+@click.option(
+    "--k8s-version",
+    "k8s_version",
+    type=click.Choice(_K8S_VERSIONS),
+    default="1.37",
+    show_default=True,
+    help="Kubernetes version of the Workload API (1.35 v1alpha1, 1.36 v1alpha2, 1.37 v1beta1).",
+)
+@click.option(
+    "--composite",
+    is_flag=True,
+    help="workload-api, 1.37: keep sub-groups as a CompositePodGroup tree (alpha) instead of flattening.",
+)
+@click.option("--queue", metavar="QUEUE", help="Default queue (Volcano; KAI instead of default-queue).")
+@click.option("--scheduler-name", "scheduler_name", metavar="NAME", help="Scheduler name written on pods.")
+@click.option(
+    "--schedule-timeout",
+    "schedule_timeout",
+    type=click.IntRange(min=1),
+    metavar="SECONDS",
+    help="coscheduling scheduleTimeoutSeconds.",
+)
+@click.option("--min-resources", is_flag=True, help="Volcano, coscheduling: also compute minResources.")
+@click.option(
+    "--kai-managed",
+    is_flag=True,
+    help="KAI mode B: we create the PodGroup (our labels; the workload needs "
+    'kai.scheduler/skip-podgrouper: "true"). Default: exactly what KAI itself creates.',
+)
+@click.option("--pod-patches", is_flag=True, help="Print the per-pod binding patches instead of the objects.")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Choice(["yaml", "json"]),
+    default="yaml",
+    show_default=True,
+    help="Output format: multi-document YAML, or a JSON List.",
+)
+def gang(
+    target: str | None,
+    file: str | None,
+    pods_file: str | None,
+    definition: str | None,
+    backend: str,
+    k8s_version: str,
+    composite: bool,
+    queue: str | None,
+    scheduler_name: str | None,
+    schedule_timeout: int | None,
+    min_resources: bool,
+    kai_managed: bool,
+    pod_patches: bool,
+    output: str,
+) -> None:
+    """Render the gang-scheduler objects for one workload (gang-backends.md).
+
+    KAI output is exactly the PodGroup KAI's Karta fallback creates; the other backends follow
+    their documented rendering. Pipe the YAML to `kubectl apply -f -`. Exit codes: 1 when the
+    workload cannot be rendered for that backend; 2 usage; 4 no definition covers the type.
+    """
+    if target is not None:
+        raise UsageError(
+            f"kli gang {target} reads the workload from a cluster, which this version of kli cannot do yet",
+            hint="render from a manifest: kubectl get TYPE/NAME -o yaml | kli gang -f - --backend ...",
+        )
+    if file is None:
+        raise UsageError("kli gang needs -f FILE (the workload manifest, or - for stdin)")
+
+    from karta.cli.cmd_inspect import _definition
+    from karta.cli.inputs import read_object, read_objects
+    from karta.cli.output import dump_json, dump_yaml, warn
+    from karta.errors import KartaError
+    from karta.extract import ComponentFactory
+    from karta.jq import Evaluator
+    from karta.render import RenderOptions, render
+
+    obj, obj_name = read_object(file, what="workload object")
+    pods = read_objects(pods_file, what="pod") if pods_file else []
+    stored_name, karta, trusted, diagnostics = _definition(definition, obj)
+    warnings = [d["message"] for d in diagnostics if d.get("severity") in ("warning", "error")]
+    if karta.gang is None or (karta.gang.pod_group is None and not karta.gang.pod_groups):
+        raise CliError(
+            f"definition {stored_name} has no gang-scheduling instructions "
+            "(spec.optimizationInstructions.gangScheduling)",
+            hint="add a podGroup (karta-format.md section 12), or pass another one with --definition",
+        )
+    options = RenderOptions(
+        k8s_version=k8s_version,
+        composite=composite,
+        scheduler_name=scheduler_name,
+        queue=queue,
+        schedule_timeout_seconds=schedule_timeout,
+        min_resources=min_resources,
+        kai_managed=kai_managed,
+    )
+    factory = ComponentFactory(karta, obj, evaluator=Evaluator(trusted=trusted))
+    try:
+        result = render(backend, factory, pods=pods, options=options)
+    except KartaError as exc:
+        raise CliError(f"cannot render {backend} objects for {obj_name}: {exc}") from None
+    warnings.extend(result.warnings)
+
+    data: Any
+    if pod_patches:
+        data = {p.pod: p.patch for p in result.pod_patches}
+        click.echo(dump_json(data) if output == "json" else dump_yaml(data), nl=False)
+    elif output == "json":
+        click.echo(dump_json({"apiVersion": "v1", "kind": "List", "items": list(result.objects)}), nl=False)
+    else:
+        click.echo("---\n".join(dump_yaml(o) for o in result.objects), nl=False)
+    if result.owner_patch is not None:
+        warnings.append(
+            "KAI mode B: also set the annotation kai.scheduler/skip-podgrouper=true on the workload, "
+            "so that KAI's pod-grouper leaves its pods to these PodGroups"
+        )
+    if not result.objects and not pod_patches:
+        warnings.append(
+            f"nothing to render for {backend}"
+            + (": alpha-format gangs are found from pods; pass --pods" if not pods else "")
+        )
+    for message in warnings:
+        warn(message)
