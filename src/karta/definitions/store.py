@@ -1,17 +1,43 @@
-"""An offline store of Karta definitions: built-in catalog files plus a user directory.
+"""The merged set of Karta definitions the tools resolve workloads against (R13, section 17.3).
 
-Built-in definitions are trusted (their expressions run in-process); user definitions are not
-(expressions that cannot be proven bounded run in the jq sandbox). Files that fail to load are kept
-as warnings, never fatal: one broken file must not hide the others.
+Three origins, in increasing precedence per root GVK: ``catalog`` (built-in, trusted: expressions
+run in-process), ``user`` (files in ``$KARTA_DEFINITIONS``, default ``~/.karta/definitions``) and
+``cluster`` (``kartas.run.ai`` objects, handed in by the caller; this module never talks to a
+cluster). For each root GVK only the definitions of the highest origin present are visible; two or
+more of them is a collision, reported as a warning, and resolving that GVK is ambiguous.
+Definitions without a usable root GVK (no version or kind) are kept as "unmapped" and listed last.
+
+Files that fail to load become warnings, never fatal: one broken file must not hide the others.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from karta.model import Finding, Karta, Severity, load_kartas
+
+__all__ = [
+    "CATALOG",
+    "CLUSTER",
+    "ORIGINS",
+    "USER",
+    "DefinitionStore",
+    "StoredDefinition",
+    "ambiguity",
+    "default_user_directory",
+    "gvk_token",
+]
+
+CATALOG = "catalog"
+USER = "user"
+CLUSTER = "cluster"
+ORIGINS = (CATALOG, USER, CLUSTER)  # increasing precedence
+_RANK = {origin: rank for rank, origin in enumerate(ORIGINS)}
+
+GVK = tuple[str, str, str]  # (group, version, kind)
 
 
 def default_user_directory() -> Path:
@@ -22,73 +48,213 @@ def default_user_directory() -> Path:
     return Path.home() / ".karta" / "definitions"
 
 
+def gvk_token(gvk: GVK) -> str:
+    """``Kind.version.group`` (``Kind.version`` for the core group), as ``kli`` prints root kinds."""
+    group, version, kind = gvk
+    return f"{kind}.{version}.{group}" if group else f"{kind}.{version}"
+
+
+def _gvk_text(gvk: GVK) -> str:
+    group, version, kind = gvk
+    return f"{group}/{version}, Kind={kind}"
+
+
 @dataclass(frozen=True)
 class StoredDefinition:
+    """One definition and where it came from; ``trusted`` is True for built-ins only."""
+
     karta: Karta
-    origin: str  # "catalog" or "user"
-    source: str  # file path
+    origin: str  # "catalog", "user" or "cluster"
+    source: str  # file path, or "cluster"
     trusted: bool
 
+    @property
+    def name(self) -> str:
+        return self.karta.metadata.name
 
-@dataclass
+    @property
+    def gvk(self) -> GVK | None:
+        """The root GVK, or None when it is not usable (no root kind, version or kind name)."""
+        k = self.karta.root.kind
+        if k is None or not k.version or not k.kind:
+            return None
+        return (k.group, k.version, k.kind)
+
+
 class DefinitionStore:
-    definitions: list[StoredDefinition] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    """All loaded definitions and the merged view of them (precedence per root GVK).
+
+    ``definitions`` holds everything that loaded (shadowed ones too); :meth:`visible` is what
+    listing and resolution see. ``warnings`` are load problems followed by collisions.
+    """
+
+    def __init__(self, definitions: Iterable[StoredDefinition] = (), *, warnings: Iterable[str] = ()) -> None:
+        self.definitions: list[StoredDefinition] = list(definitions)
+        self._load_warnings = list(warnings)
+        self._by_gvk: dict[GVK, list[StoredDefinition]] = {}
+        self._unmapped: list[StoredDefinition] = []
+        self._merge()
+
+    # construction -------------------------------------------------------------------------------
 
     @classmethod
     def offline(cls, *, user_directory: Path | None = None, include_catalog: bool = True) -> DefinitionStore:
-        store = cls()
+        """Built-in catalog plus the user directory (``$KARTA_DEFINITIONS`` when not given)."""
+        return cls.load(user_directory=user_directory, include_catalog=include_catalog)
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        user_directory: Path | None = None,
+        include_catalog: bool = True,
+        cluster: Sequence[Karta] | None = None,
+        cluster_warnings: Iterable[str] = (),
+    ) -> DefinitionStore:
+        """Catalog < user directory < ``cluster`` (Kartas already read by the caller, or None)."""
+        definitions: list[StoredDefinition] = []
+        warnings: list[str] = []
         if include_catalog:
             from karta.catalog import CATALOG_DATA_DIR, catalog_definitions
 
-            store.definitions.extend(
+            definitions.extend(
                 StoredDefinition(
-                    karta=k, origin="catalog", source=str(CATALOG_DATA_DIR / f"{k.name}.yaml"), trusted=True
+                    karta=k, origin=CATALOG, source=str(CATALOG_DATA_DIR / f"{k.name}.yaml"), trusted=True
                 )
                 for k in catalog_definitions()
             )
         user = user_directory if user_directory is not None else default_user_directory()
         if user.is_dir():
-            store._load_directory(user, origin="user", trusted=False)
-        return store
+            definitions.extend(_load_directory(user, warnings))
+        elif user.exists():
+            warnings.append(f"ignoring {user}: the definitions directory is not a directory")
+        warnings.extend(cluster_warnings)
+        if cluster is not None:
+            definitions.extend(_cluster(cluster))
+        return cls(definitions, warnings=warnings)
 
-    def _load_directory(self, directory: Path, *, origin: str, trusted: bool) -> None:
-        from karta.errors import KartaError
-
-        files = sorted(
-            p for p in directory.iterdir() if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
+    def with_cluster(self, kartas: Sequence[Karta], *, warnings: Iterable[str] = ()) -> DefinitionStore:
+        """A new store with ``kartas`` added as cluster definitions (the seam for cluster access)."""
+        return DefinitionStore(
+            [*self.definitions, *_cluster(kartas)], warnings=[*self._load_warnings, *warnings]
         )
-        for path in files:
-            try:
-                results = load_kartas(path, strict=False, source_name=str(path))
-            except KartaError as exc:
-                self.warnings.append(f"skipping {path}: {exc}")
-                continue
-            for result in results:
-                errors = [f for f in result.findings if f.severity is Severity.ERROR]
-                if result.karta is None or errors:
-                    self.warnings.append(f"skipping a definition in {path}: {_first(errors)}")
-                    continue
-                self.definitions.append(
-                    StoredDefinition(karta=result.karta, origin=origin, source=str(path), trusted=trusted)
+
+    # merged view --------------------------------------------------------------------------------
+
+    def _merge(self) -> None:
+        grouped: dict[GVK, list[StoredDefinition]] = {}
+        for d in self.definitions:
+            gvk = d.gvk
+            if gvk is None:
+                self._unmapped.append(d)
+            else:
+                grouped.setdefault(gvk, []).append(d)
+        self._collisions: list[str] = []
+        for gvk in sorted(grouped, key=_gvk_text):
+            entries = grouped[gvk]
+            top = max(_RANK.get(d.origin, 0) for d in entries)
+            winners = [d for d in entries if _RANK.get(d.origin, 0) == top]
+            self._by_gvk[gvk] = winners
+            if len(winners) > 1:
+                names = ", ".join(_describe(d) for d in winners)
+                self._collisions.append(
+                    f"{len(winners)} {winners[0].origin} Karta definitions claim {_gvk_text(gvk)}: {names}"
                 )
+        self._unmapped.sort(key=lambda d: (d.name, -_RANK.get(d.origin, 0)))
+
+    @property
+    def warnings(self) -> list[str]:
+        """Load problems, then one line per colliding root GVK."""
+        return [*self._load_warnings, *self._collisions]
+
+    def visible(self) -> list[StoredDefinition]:
+        """The merged definitions: by root GVK string, then the unmapped ones (by name)."""
+        return [d for gvk in self._by_gvk for d in self._by_gvk[gvk]] + list(self._unmapped)
+
+    def unmapped(self) -> list[StoredDefinition]:
+        return list(self._unmapped)
+
+    def is_ambiguous(self, gvk: GVK) -> bool:
+        return len(self._by_gvk.get(gvk, ())) > 1
+
+    # lookups ------------------------------------------------------------------------------------
+
+    def by_name(self, name: str) -> StoredDefinition | None:
+        """The visible definition with exactly this ``metadata.name``; cluster, then user, then catalog."""
+        matches = [d for d in self.visible() if d.name == name]
+        if not matches:
+            return None
+        return max(matches, key=lambda d: _RANK.get(d.origin, 0))
+
+    def by_gvk(self, group: str, version: str, kind: str) -> list[StoredDefinition]:
+        """Exact root GVK; more than one result means the GVK is claimed by colliding definitions."""
+        return list(self._by_gvk.get((group, version, kind), ()))
+
+    def by_group_kind(self, group: str, kind: str) -> list[StoredDefinition]:
+        """Every visible definition for ``group`` and ``kind`` (exact), at any version."""
+        return [d for gvk, ds in self._by_gvk.items() if (gvk[0], gvk[2]) == (group, kind) for d in ds]
+
+    def by_kind(self, kind: str) -> list[StoredDefinition]:
+        """Every visible definition whose root kind is ``kind``, compared case-insensitively."""
+        wanted = kind.lower()
+        return [d for gvk, ds in self._by_gvk.items() if gvk[2].lower() == wanted for d in ds]
 
     def resolve(self, api_version: str, kind: str) -> list[StoredDefinition]:
-        """Definitions for a workload's ``apiVersion``/``kind``: exact GVK, else group+kind.
+        """Definitions for a workload's ``apiVersion``/``kind``: exact GVK, else group+kind at any version.
 
-        Within one match level the user directory wins over the catalog; several user
-        definitions for one GVK are all returned, so the caller can report the collision.
+        One result is a match; several are either a collision (same GVK) or several versions of
+        the kind (see :func:`ambiguity`); none means no definition covers the type.
         """
         group, _, version = api_version.rpartition("/")
-        exact = [d for d in self.definitions if _gvk(d) == (group, version, kind)]
-        candidates = exact or [d for d in self.definitions if _gvk(d)[0::2] == (group, kind)]
-        users = [d for d in candidates if d.origin == "user"]
-        return users or candidates
+        return self.by_gvk(group, version, kind) or self.by_group_kind(group, kind)
 
 
-def _gvk(d: StoredDefinition) -> tuple[str, str, str]:
-    k = d.karta.root.kind
-    return (k.group, k.version, k.kind) if k is not None else ("", "", "")
+def ambiguity(matches: Sequence[StoredDefinition]) -> str:
+    """Why several resolution results cannot be chosen between, as one message."""
+    gvks = {d.gvk for d in matches}
+    if len(gvks) == 1:
+        gvk = next(iter(gvks))
+        assert gvk is not None
+        names = ", ".join(_describe(d) for d in matches)
+        return (
+            f"{len(matches)} Karta definitions claim {_gvk_text(gvk)}: {names}; "
+            f"remove all but one ({matches[0].origin})"
+        )
+    tokens = ", ".join(sorted(gvk_token(g) for g in gvks if g is not None))
+    return f"several Karta definitions cover this type at other versions: {tokens}"
+
+
+def _describe(d: StoredDefinition) -> str:
+    return d.name if d.origin == CLUSTER else f"{d.name} ({d.source})"
+
+
+def _cluster(kartas: Sequence[Karta]) -> list[StoredDefinition]:
+    return [StoredDefinition(karta=k, origin=CLUSTER, source=CLUSTER, trusted=False) for k in kartas]
+
+
+def _load_directory(directory: Path, warnings: list[str]) -> list[StoredDefinition]:
+    from karta.errors import KartaError
+
+    out: list[StoredDefinition] = []
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError as exc:
+        warnings.append(f"cannot read the definitions directory {directory}: {exc.strerror or exc}")
+        return out
+    files = [p for p in entries if p.suffix in (".yaml", ".yml", ".json") and p.is_file()]
+    for path in files:
+        try:
+            results = load_kartas(path, strict=False, source_name=str(path))
+        except KartaError as exc:
+            warnings.append(f"skipping {path}: {exc}")
+            continue
+        for result in results:
+            errors = [f for f in result.findings if f.severity is Severity.ERROR]
+            if result.karta is None or errors:
+                warnings.append(f"skipping a definition in {path}: {_first(errors)}")
+                continue
+            out.append(StoredDefinition(karta=result.karta, origin=USER, source=str(path), trusted=False))
+    return out
 
 
 def _first(findings: list[Finding]) -> str:
