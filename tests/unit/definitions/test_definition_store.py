@@ -24,7 +24,9 @@ from karta.model import Karta, karta_from_dict
 PYTORCH = ("kubeflow.org", "v1", "PyTorchJob")
 
 
-def karta_dict(name: str, gvk: tuple[str, str, str] | None = PYTORCH, **labels: str) -> dict[str, Any]:
+def karta_dict(
+    name: str, gvk: tuple[str, str, str] | None = PYTORCH, labels: dict[str, str] | None = None
+) -> dict[str, Any]:
     root: dict[str, Any] = {"name": "root", "specDefinition": {"podSpecPath": ".spec.template.spec"}}
     if gvk is not None:
         root["kind"] = {"group": gvk[0], "version": gvk[1], "kind": gvk[2]}
@@ -36,8 +38,10 @@ def karta_dict(name: str, gvk: tuple[str, str, str] | None = PYTORCH, **labels: 
     }
 
 
-def karta(name: str, gvk: tuple[str, str, str] | None = PYTORCH, **labels: str) -> Karta:
-    return karta_from_dict(karta_dict(name, gvk, **labels))
+def karta(
+    name: str, gvk: tuple[str, str, str] | None = PYTORCH, labels: dict[str, str] | None = None
+) -> Karta:
+    return karta_from_dict(karta_dict(name, gvk, labels))
 
 
 def write(directory: Path, filename: str, *docs: dict[str, Any]) -> Path:
@@ -223,7 +227,7 @@ def test_gvk_token() -> None:
 def test_kai_visibility_of_cluster_definitions(empty_dir: Path) -> None:
     good = karta(
         "good",
-        **{
+        labels={
             "run.ai/karta-group": "kubeflow.org",
             "run.ai/karta-version": "v1",
             "run.ai/karta-kind": "PyTorchJob",
@@ -232,13 +236,13 @@ def test_kai_visibility_of_cluster_definitions(empty_dir: Path) -> None:
     core = karta(
         "core",
         ("", "v1", "Pod"),
-        **{"run.ai/karta-group": "", "run.ai/karta-version": "v1", "run.ai/karta-kind": "Pod"},
+        labels={"run.ai/karta-group": "", "run.ai/karta-version": "v1", "run.ai/karta-kind": "Pod"},
     )
     missing = karta("missing", ("example.com", "v1", "A"))
     wrong = karta(
         "wrong",
         ("example.com", "v1", "B"),
-        **{"run.ai/karta-group": "example.com", "run.ai/karta-version": "v2", "run.ai/karta-kind": "B"},
+        labels={"run.ai/karta-group": "example.com", "run.ai/karta-version": "v2", "run.ai/karta-kind": "B"},
     )
     unmapped = karta("unmapped", None)
     store = DefinitionStore.offline(user_directory=empty_dir).with_cluster(
