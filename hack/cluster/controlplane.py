@@ -1,0 +1,602 @@
+"""A real, local Kubernetes control plane for the test suite.
+
+Owns: building-or-reusing the pinned binaries (via ``build.sh``), a throw-away PKI made with the
+``openssl`` command (CA, apiserver serving certificate, admin client certificate, service-account
+signing key), starting etcd and kube-apiserver (and optionally kube-controller-manager and
+kube-scheduler) on 127.0.0.1 only with free ports, an admin kubeconfig, the ``/readyz`` wait, and
+a clean teardown (process groups killed, work directory removed).
+
+Standard library only, so that ``up.sh``/``down.sh`` and the pytest fixture in ``tests/e2e`` can
+both use it without the project's virtualenv. Run ``python3 controlplane.py --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BUILD_SCRIPT = HERE / "build.sh"
+BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd")
+
+# The Workload/PodGroup API (scheduling.k8s.io/v1beta1) is beta in 1.37 and off by default.
+DEFAULT_FEATURE_GATES: Mapping[str, bool] = {"GenericWorkload": True}
+DEFAULT_RUNTIME_CONFIG: tuple[str, ...] = ("scheduling.k8s.io/v1beta1=true",)
+# Virtual service IPs only: nothing here ever sends traffic to them.
+SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
+SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+STATE_FILE = "state.json"
+
+
+class ControlPlaneError(RuntimeError):
+    """The control plane could not be built, started or reached."""
+
+
+def pinned_versions() -> dict[str, str]:
+    """``{"kubernetes": "v1.37.2", "etcd": "v3.7.0"}`` as pinned by ``go.mod``."""
+    wanted = {"k8s.io/kubernetes": "kubernetes", "go.etcd.io/etcd/server/v3": "etcd"}
+    found: dict[str, str] = {}
+    for line in (HERE / "go.mod").read_text().splitlines():
+        words = line.split()
+        if words[:1] == ["require"]:
+            words = words[1:]
+        if len(words) >= 2 and words[0] in wanted and words[1].startswith("v"):
+            found.setdefault(wanted[words[0]], words[1])
+    return found
+
+
+def build_binaries(*, force: bool = False) -> Path:
+    """Build (or reuse from the cache) the pinned binaries; return their directory."""
+    env = dict(os.environ)
+    if force:
+        env["KARTA_CLUSTER_FORCE"] = "1"
+    proc = subprocess.run(
+        ["bash", str(BUILD_SCRIPT)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=None,  # build progress goes straight to the caller's stderr
+        text=True,
+        check=False,
+    )
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise ControlPlaneError(f"hack/cluster/build.sh failed with exit code {proc.returncode}")
+    bin_dir = Path(lines[-1])
+    missing = [b for b in BINARIES if not (bin_dir / b).is_file()]
+    if missing:
+        raise ControlPlaneError(f"build.sh reported {bin_dir} but it lacks {', '.join(missing)}")
+    return bin_dir
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+# ---------------------------------------------------------------------------------------- PKI
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    proc = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise ControlPlaneError(f"openssl {' '.join(args[:2])} failed: {proc.stderr.strip()}")
+
+
+def _ec_key(name: str, *, cwd: Path) -> None:
+    _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", name, cwd=cwd)
+
+
+def _signed_cert(name: str, *, subject: str, extensions: str, cwd: Path) -> None:
+    """``name.key`` + ``name.crt`` signed by ``ca.crt`` with the given X.509v3 extensions."""
+    _ec_key(f"{name}.key", cwd=cwd)
+    _openssl("req", "-new", "-key", f"{name}.key", "-subj", subject, "-out", f"{name}.csr", cwd=cwd)
+    # Key identifiers too: strict verifiers (e.g. Python 3.13's default context) require them.
+    extensions += "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid:always\n"
+    (cwd / f"{name}.ext").write_text(extensions)
+    _openssl(
+        "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+        "-days", "3650", "-sha256", "-extfile", f"{name}.ext", "-out", f"{name}.crt",
+        cwd=cwd,
+    )  # fmt: skip
+
+
+def generate_pki(pki: Path) -> None:
+    """CA, apiserver serving cert, admin client cert (system:masters), service-account key pair."""
+    pki.mkdir(parents=True, exist_ok=True)
+    _ec_key("ca.key", cwd=pki)
+    _openssl(
+        "req", "-x509", "-new", "-key", "ca.key", "-subj", "/CN=karta-test-ca", "-days", "3650",
+        "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+        "-out", "ca.crt",
+        cwd=pki,
+    )  # fmt: skip
+    sans = ",".join(
+        [
+            "IP:127.0.0.1",
+            "IP:10.0.0.1",
+            "DNS:localhost",
+            "DNS:kubernetes",
+            "DNS:kubernetes.default",
+            "DNS:kubernetes.default.svc",
+            "DNS:kubernetes.default.svc.cluster.local",
+        ]
+    )
+    _signed_cert(
+        "apiserver",
+        subject="/CN=kube-apiserver",
+        extensions=(
+            "basicConstraints=critical,CA:FALSE\n"
+            "keyUsage=critical,digitalSignature\n"
+            "extendedKeyUsage=serverAuth\n"
+            f"subjectAltName={sans}\n"
+        ),
+        cwd=pki,
+    )
+    _signed_cert(
+        "admin",
+        subject="/O=system:masters/CN=karta-admin",
+        extensions="basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+        "extendedKeyUsage=clientAuth\n",
+        cwd=pki,
+    )
+    _ec_key("sa.key", cwd=pki)
+    _openssl("pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=pki)
+
+
+def write_kubeconfig(path: Path, *, server: str, pki: Path) -> None:
+    """An admin kubeconfig with everything embedded (context ``karta-test``)."""
+
+    def b64(name: str) -> str:
+        return base64.b64encode((pki / name).read_bytes()).decode()
+
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": "karta-test", "cluster": {"server": server, "certificate-authority-data": b64("ca.crt")}}
+        ],
+        "users": [
+            {
+                "name": "karta-admin",
+                "user": {"client-certificate-data": b64("admin.crt"), "client-key-data": b64("admin.key")},
+            }
+        ],
+        "contexts": [
+            {
+                "name": "karta-test",
+                "context": {"cluster": "karta-test", "user": "karta-admin", "namespace": "default"},
+            }
+        ],
+        "current-context": "karta-test",
+        "preferences": {},
+    }
+    # JSON is valid YAML, and every kubeconfig loader accepts it.
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    path.chmod(0o600)
+
+
+# ------------------------------------------------------------------------------ the processes
+
+
+@dataclass
+class ControlPlaneConfig:
+    """What to start. ``bin_dir`` holds the binaries of ``build_binaries``."""
+
+    bin_dir: Path
+    feature_gates: Mapping[str, bool] = field(default_factory=lambda: dict(DEFAULT_FEATURE_GATES))
+    runtime_config: Sequence[str] = DEFAULT_RUNTIME_CONFIG
+    controllers: bool = False  # also start kube-controller-manager and kube-scheduler
+    extra_apiserver_args: Sequence[str] = ()
+    ready_timeout: float = 120.0
+    gomaxprocs: int = 2
+
+
+def _gates(gates: Mapping[str, bool]) -> str:
+    return ",".join(f"{k}={'true' if v else 'false'}" for k, v in sorted(gates.items()))
+
+
+class ControlPlane:
+    """etcd + kube-apiserver (+ controller-manager and scheduler) in ``workdir``.
+
+    Use as a context manager, or ``start()``/``stop()``. ``stop()`` removes ``workdir`` unless
+    ``keep_workdir`` is set. ``detach()`` leaves the processes running (for ``up.sh``); a later
+    ``ControlPlane.attach(workdir)`` gets them back (for ``down.sh``).
+    """
+
+    def __init__(
+        self, *, config: ControlPlaneConfig, workdir: Path | None = None, keep_workdir: bool = False
+    ) -> None:
+        self.config = config
+        self.workdir = Path(tempfile.mkdtemp(prefix="karta-cluster-")) if workdir is None else workdir
+        self.keep_workdir = keep_workdir
+        self.pki = self.workdir / "pki"
+        self.kubeconfig = self.workdir / "kubeconfig"
+        self.etcd_port = 0
+        self.apiserver_port = 0
+        self.pids: dict[str, int] = {}
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    # -- public facts -------------------------------------------------------------------------
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.apiserver_port}"
+
+    @property
+    def ca_file(self) -> Path:
+        return self.pki / "ca.crt"
+
+    @property
+    def client_cert(self) -> tuple[Path, Path]:
+        return self.pki / "admin.crt", self.pki / "admin.key"
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A TLS context that trusts the test CA and presents the admin client certificate."""
+        ctx = ssl.create_default_context(cafile=str(self.ca_file))
+        cert, key = self.client_cert
+        ctx.load_cert_chain(str(cert), str(key))
+        return ctx
+
+    def log_file(self, component: str) -> Path:
+        return self.workdir / "logs" / f"{component}.log"
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def __enter__(self) -> ControlPlane:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> ControlPlane:
+        try:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            (self.workdir / "logs").mkdir(exist_ok=True)
+            generate_pki(self.pki)
+            self.etcd_port = free_port()
+            self.apiserver_port = free_port()
+            write_kubeconfig(self.kubeconfig, server=self.server, pki=self.pki)
+            self._start_etcd()
+            self._wait_etcd()
+            self.start_apiserver()
+            if self.config.controllers:
+                self._spawn("kube-controller-manager", self._controller_manager_args())
+                self._spawn("kube-scheduler", self._scheduler_args())
+            self._save_state()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def start_apiserver(self) -> None:
+        """(Re)start kube-apiserver on the same port and wait for ``/readyz``."""
+        self._spawn("kube-apiserver", self._apiserver_args())
+        self.wait_ready()
+
+    def stop_apiserver(self) -> None:
+        self._terminate("kube-apiserver")
+
+    def stop(self) -> None:
+        for name in ("kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
+            self._terminate(name)
+        if not self.keep_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def detach(self) -> None:
+        """Forget the processes without stopping them (they run in their own sessions)."""
+        self._save_state()
+        self._procs.clear()
+
+    @classmethod
+    def attach(cls, workdir: Path) -> ControlPlane:
+        """The control plane that ``detach()`` left running in ``workdir``."""
+        state = json.loads((workdir / STATE_FILE).read_text())
+        cp = cls(config=ControlPlaneConfig(bin_dir=Path(state["bin_dir"])), workdir=workdir)
+        cp.etcd_port = int(state["etcd_port"])
+        cp.apiserver_port = int(state["apiserver_port"])
+        cp.pids = {k: int(v) for k, v in state["pids"].items()}
+        return cp
+
+    # -- internals ----------------------------------------------------------------------------
+    def _save_state(self) -> None:
+        state = {
+            "server": self.server,
+            "kubeconfig": str(self.kubeconfig),
+            "bin_dir": str(self.config.bin_dir),
+            "etcd_port": self.etcd_port,
+            "apiserver_port": self.apiserver_port,
+            "pids": self.pids,
+        }
+        (self.workdir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["GOMAXPROCS"] = str(self.config.gomaxprocs)
+        return env
+
+    def _spawn(self, name: str, args: list[str]) -> None:
+        binary = self.config.bin_dir / name
+        with self.log_file(name).open("ab") as log:
+            proc = subprocess.Popen(
+                [str(binary), *args],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
+                env=self._env(),
+                start_new_session=True,  # own process group: killed as one, outlives up.sh
+            )
+        self._procs[name] = proc
+        self.pids[name] = proc.pid
+
+    def _alive(self, name: str) -> bool:
+        proc = self._procs.get(name)
+        if proc is not None:
+            return proc.poll() is None
+        pid = self.pids.get(name)
+        if pid is None:
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def _terminate(self, name: str, timeout: float = 15.0) -> None:
+        pid = self.pids.pop(name, None)
+        proc = self._procs.pop(name, None)
+        if pid is None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(pid, sig)  # pid == pgid: each component leads its own session
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if proc is not None:
+                    if proc.poll() is not None:
+                        return
+                else:
+                    try:
+                        os.kill(pid, 0)
+                    except ProcessLookupError:
+                        return
+                time.sleep(0.05)
+        if proc is not None:
+            proc.wait(timeout=timeout)
+
+    def _log_tail(self, name: str, lines: int = 30) -> str:
+        try:
+            text = self.log_file(name).read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def _start_etcd(self) -> None:
+        peer_port = free_port()
+        client = f"http://127.0.0.1:{self.etcd_port}"
+        peer = f"http://127.0.0.1:{peer_port}"
+        self._spawn(
+            "etcd",
+            [
+                "--name=default",
+                f"--data-dir={self.workdir / 'etcd'}",
+                f"--listen-client-urls={client}",
+                f"--advertise-client-urls={client}",
+                f"--listen-peer-urls={peer}",
+                f"--initial-advertise-peer-urls={peer}",
+                f"--initial-cluster=default={peer}",
+                "--initial-cluster-state=new",
+                "--unsafe-no-fsync=true",  # throw-away data: no fsync keeps tests fast
+                "--log-level=warn",
+            ],
+        )
+
+    def _wait_etcd(self) -> None:
+        url = f"http://127.0.0.1:{self.etcd_port}/health"
+        deadline = time.monotonic() + self.config.ready_timeout
+        while time.monotonic() < deadline:
+            if not self._alive("etcd"):
+                raise ControlPlaneError(f"etcd exited during start-up:\n{self._log_tail('etcd')}")
+            try:
+                with urllib.request.urlopen(url, timeout=2) as resp:
+                    if json.loads(resp.read()).get("health") == "true":
+                        return
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.1)
+        raise ControlPlaneError(
+            f"etcd not healthy after {self.config.ready_timeout}s:\n{self._log_tail('etcd')}"
+        )
+
+    def wait_ready(self) -> None:
+        """Poll ``/readyz`` with the admin certificate until it answers 200."""
+        ctx = self.ssl_context()
+        deadline = time.monotonic() + self.config.ready_timeout
+        last = "no answer"
+        while time.monotonic() < deadline:
+            if not self._alive("kube-apiserver"):
+                raise ControlPlaneError(
+                    f"kube-apiserver exited during start-up:\n{self._log_tail('kube-apiserver')}"
+                )
+            try:
+                with urllib.request.urlopen(f"{self.server}/readyz", context=ctx, timeout=5) as resp:
+                    if resp.status == 200:
+                        return
+            except urllib.error.HTTPError as exc:
+                last = f"HTTP {exc.code}: {exc.read()[-500:].decode(errors='replace')}"
+            except OSError as exc:
+                last = str(exc)
+            time.sleep(0.2)
+        raise ControlPlaneError(
+            f"kube-apiserver not ready after {self.config.ready_timeout}s ({last}):\n"
+            f"{self._log_tail('kube-apiserver')}"
+        )
+
+    def _apiserver_args(self) -> list[str]:
+        pki = self.pki
+        args = [
+            f"--etcd-servers=http://127.0.0.1:{self.etcd_port}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            # A loopback address may not be a Service endpoint: no "kubernetes" endpoints then.
+            "--endpoint-reconciler-type=none",
+            f"--secure-port={self.apiserver_port}",
+            f"--cert-dir={self.workdir / 'apiserver-certs'}",
+            f"--tls-cert-file={pki / 'apiserver.crt'}",
+            f"--tls-private-key-file={pki / 'apiserver.key'}",
+            f"--client-ca-file={pki / 'ca.crt'}",
+            f"--service-account-key-file={pki / 'sa.pub'}",
+            f"--service-account-signing-key-file={pki / 'sa.key'}",
+            f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
+            f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
+            "--authorization-mode=RBAC",
+            "--allow-privileged=true",
+            # Pods must not wait for the token controller to create the default ServiceAccount.
+            "--disable-admission-plugins=ServiceAccount",
+            "--profiling=false",
+            "--v=1",
+        ]
+        if self.config.feature_gates:
+            args.append(f"--feature-gates={_gates(self.config.feature_gates)}")
+        if self.config.runtime_config:
+            args.append(f"--runtime-config={','.join(self.config.runtime_config)}")
+        args.extend(self.config.extra_apiserver_args)
+        return args
+
+    def _controller_manager_args(self) -> list[str]:
+        args = [
+            f"--kubeconfig={self.kubeconfig}",
+            f"--authentication-kubeconfig={self.kubeconfig}",
+            f"--authorization-kubeconfig={self.kubeconfig}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={free_port()}",
+            "--leader-elect=false",
+            f"--service-account-private-key-file={self.pki / 'sa.key'}",
+            f"--root-ca-file={self.pki / 'ca.crt'}",
+            "--use-service-account-credentials=false",
+            "--controllers=*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service,-route",
+            "--profiling=false",
+            "--v=1",
+        ]
+        if self.config.feature_gates:
+            args.append(f"--feature-gates={_gates(self.config.feature_gates)}")
+        return args
+
+    def _scheduler_args(self) -> list[str]:
+        args = [
+            f"--kubeconfig={self.kubeconfig}",
+            f"--authentication-kubeconfig={self.kubeconfig}",
+            f"--authorization-kubeconfig={self.kubeconfig}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={free_port()}",
+            "--leader-elect=false",
+            "--profiling=false",
+            "--v=1",
+        ]
+        if self.config.feature_gates:
+            args.append(f"--feature-gates={_gates(self.config.feature_gates)}")
+        return args
+
+
+# ------------------------------------------------------------------------------------- the CLI
+
+
+def default_state_dir() -> Path:
+    return Path(tempfile.gettempdir()) / f"karta-cluster-{os.getuid()}"
+
+
+def _parse_gates(values: Sequence[str]) -> dict[str, bool]:
+    gates = dict(DEFAULT_FEATURE_GATES)
+    for item in values:
+        for part in filter(None, item.split(",")):
+            name, _, value = part.partition("=")
+            gates[name.strip()] = value.strip().lower() != "false"
+    return gates
+
+
+def _cmd_up(ns: argparse.Namespace) -> int:
+    workdir: Path = ns.dir
+    if (workdir / STATE_FILE).exists():
+        print(f"a control plane already runs in {workdir}; run down.sh first", file=sys.stderr)
+        return 1
+    bin_dir = build_binaries()
+    runtime = list(DEFAULT_RUNTIME_CONFIG) + [r for item in ns.runtime_config for r in item.split(",") if r]
+    config = ControlPlaneConfig(
+        bin_dir=bin_dir,
+        feature_gates=_parse_gates(ns.feature_gates),
+        runtime_config=runtime,
+        controllers=ns.controllers,
+    )
+    cp = ControlPlane(config=config, workdir=workdir, keep_workdir=True)
+    started = time.monotonic()
+    cp.start()
+    cp.detach()
+    elapsed = time.monotonic() - started
+    print(f"# control plane ready in {elapsed:.1f}s; logs in {workdir / 'logs'}", file=sys.stderr)
+    print(f"export KUBECONFIG={cp.kubeconfig}")
+    print(f"export KARTA_TEST_KUBECONFIG={cp.kubeconfig}")
+    return 0
+
+
+def _cmd_down(ns: argparse.Namespace) -> int:
+    workdir: Path = ns.dir
+    if not (workdir / STATE_FILE).exists():
+        print(f"no control plane in {workdir}", file=sys.stderr)
+        shutil.rmtree(workdir, ignore_errors=True)
+        return 0
+    ControlPlane.attach(workdir).stop()
+    return 0
+
+
+def _cmd_build(ns: argparse.Namespace) -> int:
+    print(build_binaries(force=ns.force))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    up = sub.add_parser("up", help="build-or-reuse, start, print KUBECONFIG exports")
+    up.add_argument("--dir", type=Path, default=default_state_dir(), help="work directory (state, pki, logs)")
+    up.add_argument("--feature-gates", action="append", default=[], metavar="A=true,B=false")
+    up.add_argument("--runtime-config", action="append", default=[], metavar="group/version=true")
+    up.add_argument("--controllers", action="store_true", help="also run controller-manager and scheduler")
+    up.set_defaults(func=_cmd_up)
+    down = sub.add_parser("down", help="stop what 'up' started and remove its work directory")
+    down.add_argument("--dir", type=Path, default=default_state_dir())
+    down.set_defaults(func=_cmd_down)
+    build = sub.add_parser("build", help="build-or-reuse the binaries, print their directory")
+    build.add_argument("--force", action="store_true")
+    build.set_defaults(func=_cmd_build)
+    ns = parser.parse_args(argv)
+    try:
+        rc: int = ns.func(ns)
+    except ControlPlaneError as exc:
+        print(f"controlplane: {exc}", file=sys.stderr)
+        return 1
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Tests against a real Kubernetes API server (see conftest.py and hack/cluster/)."""

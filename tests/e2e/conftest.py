@@ -1,0 +1,70 @@
+"""Session fixtures for the tests against a real Kubernetes API server.
+
+Owns: the ``cluster`` fixture. It builds-or-reuses the pinned binaries (hack/cluster/build.sh)
+and starts etcd + kube-apiserver once per session on 127.0.0.1 (hack/cluster/controlplane.py),
+or, when ``KARTA_TEST_KUBECONFIG`` names a kubeconfig, uses that existing cluster instead.
+Also a per-session test namespace and the location of the shared corpus.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from .kubehttp import KubeHTTP, from_kubeconfig
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO.parent / "shared" / "corpus"
+
+
+def _controlplane() -> ModuleType:
+    """hack/cluster/controlplane.py (a stand-alone script, not part of the karta package)."""
+    name = "karta_hack_controlplane"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, REPO / "hack" / "cluster" / "controlplane.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    assert CORPUS.is_dir(), f"the shared corpus is expected at {CORPUS}"
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeHTTP]:
+    scratch = tmp_path_factory.mktemp("kube-credentials")
+    external = os.environ.get("KARTA_TEST_KUBECONFIG")
+    if external:
+        yield from_kubeconfig(Path(external), scratch=scratch)
+        return
+    cp_mod = _controlplane()
+    bin_dir = cp_mod.build_binaries()
+    config = cp_mod.ControlPlaneConfig(bin_dir=bin_dir)
+    with cp_mod.ControlPlane(config=config, workdir=tmp_path_factory.mktemp("control-plane")) as cp:
+        yield from_kubeconfig(
+            cp.kubeconfig, scratch=scratch, expected_version=cp_mod.pinned_versions()["kubernetes"]
+        )
+
+
+@pytest.fixture(scope="session")
+def namespace(cluster: KubeHTTP) -> Iterator[str]:
+    """A fresh namespace for this session, deleted afterwards (deletion is not awaited)."""
+    name = f"karta-e2e-{uuid.uuid4().hex[:8]}"
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    created = cluster.post("/api/v1/namespaces", body)
+    assert created.status == 201, created.body
+    yield name
+    cluster.delete(f"/api/v1/namespaces/{name}")

@@ -1,0 +1,155 @@
+"""Plain-HTTPS access to a test cluster for the e2e tests (standard library only).
+
+Owns: reading a kubeconfig's current context (server, CA, client certificate or token), a small
+JSON request helper, and waiting for a CRD to be established. The real cluster I/O layer
+(``karta.kube``) comes later; these tests must not depend on it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+# libyaml when PyYAML has it: the corpus CRDs are large (the pure-Python loader takes seconds).
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    body: Any  # decoded JSON, or the raw text when the answer is not JSON
+
+    def json(self) -> dict[str, Any]:
+        assert isinstance(self.body, dict), f"HTTP {self.status}: {self.body!r}"
+        return self.body
+
+
+@dataclass
+class KubeHTTP:
+    """A cluster reached with the admin credentials of one kubeconfig."""
+
+    server: str
+    kubeconfig: Path
+    ssl_context: ssl.SSLContext
+    headers: dict[str, str] = field(default_factory=dict)
+    # The version the cluster must report, or None for a cluster we did not start.
+    expected_version: str | None = None
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: dict[str, str] | None = None,
+        content_type: str = "application/json",
+        timeout: float = 30.0,
+    ) -> Response:
+        url = self.server.rstrip("/") + path
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Accept": "application/json", **self.headers}
+        if data is not None:
+            headers["Content-Type"] = content_type
+        req = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, context=self.ssl_context, timeout=timeout) as resp:
+                return Response(resp.status, _decode(resp.read()))
+        except urllib.error.HTTPError as exc:
+            return Response(exc.code, _decode(exc.read()))
+
+    def get(self, path: str, **kw: Any) -> Response:
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, body: Any, **kw: Any) -> Response:
+        return self.request("POST", path, body=body, **kw)
+
+    def delete(self, path: str, **kw: Any) -> Response:
+        return self.request("DELETE", path, **kw)
+
+    def ensure_crd(self, crd: dict[str, Any], *, timeout: float = 60.0) -> None:
+        """Create ``crd`` (or accept an existing one) and wait for ``Established``."""
+        base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+        created = self.post(base, crd)
+        name = crd["metadata"]["name"]
+        assert created.status in (201, 409), f"CRD {name}: HTTP {created.status} {created.body}"
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.get(f"{base}/{name}").json()
+            conditions = (got.get("status") or {}).get("conditions") or []
+            if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
+                return
+            assert time.monotonic() < deadline, f"CRD not established: {conditions}"
+            time.sleep(0.1)
+
+
+def _decode(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode(errors="replace")
+
+
+def _material(entry: dict[str, Any], key: str, *, base_dir: Path, scratch: Path) -> Path | None:
+    """The file behind ``key-data`` (written to ``scratch``) or ``key`` of a kubeconfig entry."""
+    if entry.get(f"{key}-data"):
+        out = scratch / key
+        out.write_bytes(base64.b64decode(entry[f"{key}-data"]))
+        out.chmod(0o600)
+        return out
+    if entry.get(key):
+        path = Path(entry[key])
+        return path if path.is_absolute() else base_dir / path
+    return None
+
+
+def from_kubeconfig(path: Path, *, scratch: Path, expected_version: str | None = None) -> KubeHTTP:
+    """A client for the current context of ``path`` (cert, token or token-file auth)."""
+    config = yaml.load(path.read_text(), Loader=_Loader)
+    context_name = config["current-context"]
+    context = next(c["context"] for c in config["contexts"] if c["name"] == context_name)
+    cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == context["cluster"])
+    user: dict[str, Any] = next(
+        (u["user"] for u in config.get("users", []) if u["name"] == context.get("user")), {}
+    )
+    base_dir = path.resolve().parent
+    scratch.mkdir(parents=True, exist_ok=True)
+
+    ca = _material(cluster, "certificate-authority", base_dir=base_dir, scratch=scratch)
+    ctx = ssl.create_default_context(cafile=str(ca) if ca else None)
+    if cluster.get("insecure-skip-tls-verify"):
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    cert = _material(user, "client-certificate", base_dir=base_dir, scratch=scratch)
+    key = _material(user, "client-key", base_dir=base_dir, scratch=scratch)
+    if cert and key:
+        ctx.load_cert_chain(str(cert), str(key))
+    headers: dict[str, str] = {}
+    token = user.get("token")
+    if not token and user.get("tokenFile"):
+        token = Path(user["tokenFile"]).read_text().strip()
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return KubeHTTP(
+        server=cluster["server"],
+        kubeconfig=path,
+        ssl_context=ctx,
+        headers=headers,
+        expected_version=expected_version,
+    )
+
+
+def load_manifests(path: Path) -> list[dict[str, Any]]:
+    """Every non-empty YAML document of ``path``."""
+    return [doc for doc in yaml.load_all(path.read_text(), Loader=_Loader) if doc]

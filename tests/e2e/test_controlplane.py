@@ -1,0 +1,72 @@
+"""The test control plane is a real Kubernetes API server: version, core objects, CRDs, a corpus object."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+
+from .kubehttp import KubeHTTP, load_manifests
+
+
+def test_version_is_the_pinned_release(cluster: KubeHTTP) -> None:
+    info = cluster.get("/version").json()
+    if cluster.expected_version is not None:
+        assert info["gitVersion"] == cluster.expected_version
+        major, minor = cluster.expected_version.removeprefix("v").split(".")[:2]
+        assert (info["major"], info["minor"]) == (major, minor)
+    else:  # an existing cluster (KARTA_TEST_KUBECONFIG): any release, but a real one
+        assert re.fullmatch(r"v1\.\d+\.\d+.*", info["gitVersion"]), info
+
+
+def test_readyz_and_openapi_discovery(cluster: KubeHTTP) -> None:
+    assert cluster.get("/readyz").status == 200
+    groups = {g["name"] for g in cluster.get("/apis").json()["groups"]}
+    assert {"apps", "batch", "apiextensions.k8s.io"} <= groups
+
+
+def test_generic_workload_api_is_served(cluster: KubeHTTP) -> None:
+    if cluster.expected_version is None:
+        pytest.skip("an existing cluster (KARTA_TEST_KUBECONFIG) decides its own feature gates")
+    resources = cluster.get("/apis/scheduling.k8s.io/v1beta1").json()["resources"]
+    assert {"workloads", "podgroups"} <= {r["name"] for r in resources}
+
+
+def test_create_and_read_namespace_and_configmap(cluster: KubeHTTP, namespace: str) -> None:
+    ns = cluster.get(f"/api/v1/namespaces/{namespace}").json()
+    assert ns["status"]["phase"] == "Active"
+
+    name = f"cm-{uuid.uuid4().hex[:6]}"
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": "v"}}
+    created = cluster.post(f"/api/v1/namespaces/{namespace}/configmaps", body)
+    assert created.status == 201, created.body
+    got = cluster.get(f"/api/v1/namespaces/{namespace}/configmaps/{name}").json()
+    assert got["data"] == {"k": "v"}
+    assert got["metadata"]["uid"] == created.json()["metadata"]["uid"]
+
+    listed = cluster.get(f"/api/v1/namespaces/{namespace}/configmaps").json()
+    assert name in {item["metadata"]["name"] for item in listed["items"]}
+
+
+def test_corpus_crd_and_workload(cluster: KubeHTTP, namespace: str, corpus: Path) -> None:
+    (crd,) = load_manifests(corpus / "crds" / "jobset.x-k8s.io_jobsets.yaml")
+    cluster.ensure_crd(crd)
+    (jobset,) = load_manifests(corpus / "workloads" / "jobset" / "paralleljobs.yaml")
+    group, version = jobset["apiVersion"].split("/")
+    collection = f"/apis/{group}/{version}/namespaces/{namespace}/jobsets"
+
+    # Strict server-side field validation: an unknown field is an error, not silently dropped.
+    created = cluster.post(collection, jobset, params={"fieldValidation": "Strict"})
+    assert created.status == 201, created.body
+    got = cluster.get(f"{collection}/{jobset['metadata']['name']}").json()
+    assert got["kind"] == "JobSet"
+    jobs = got["spec"]["replicatedJobs"]
+    assert [j["name"] for j in jobs] == ["workers", "driver"]
+    assert jobs[0]["template"]["spec"]["parallelism"] == 4
+
+    bad = {**jobset, "metadata": {"name": "bad"}, "spec": {**jobset["spec"], "notAField": 1}}
+    rejected = cluster.post(collection, bad, params={"fieldValidation": "Strict"})
+    assert rejected.status == 400
+    assert "notAField" in rejected.json()["message"]
