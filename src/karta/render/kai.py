@@ -65,7 +65,11 @@ def render_kai(
         if gang.alpha_keys is None:
             name = kai_pod_group_name(owner.uid, gang.name)
         else:
-            name = kai_alpha_pod_group_name(owner.uid, gang.alpha_keys)
+            try:
+                name = kai_alpha_pod_group_name(owner.uid, gang.alpha_keys)
+            except GangError as exc:  # KAI fails these pods, not the others: report and go on
+                warnings.append(f"pods {', '.join(gang.members)}: {exc}")
+                continue
         if name in rendered:
             warnings.append(
                 f"alpha gangs {rendered[name]} and {gang.qualified_name} both map to KAI PodGroup {name} "
