@@ -23,6 +23,8 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "validate": ("karta.cli.cmd_validate", "validate", "Check a Karta definition file offline."),
     "inspect": ("karta.cli.cmd_inspect", "inspect", "Show everything a definition derives from one object."),
     "gang": ("karta.cli.cmd_gang", "gang", "Render the gang-scheduler objects of a workload."),
+    "definitions": ("karta.cli.cmd_definitions", "definitions", "List the Karta definitions kli knows."),
+    "describe": ("karta.cli.cmd_describe", "describe", "Show a workload's components, replicas and requests."),
 }
 
 

@@ -1,0 +1,174 @@
+"""``kli definitions [NAME]``: the merged definitions and one definition by name (section 17.7).
+
+Also owns :func:`open_store`, the one place the CLI builds its definition store (built-in catalog
+and user directory; cluster definitions plug in there).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from karta.cli import exitcodes
+from karta.cli.errors import CliError, UsageError
+
+if TYPE_CHECKING:
+    from karta.definitions import DefinitionStore, StoredDefinition
+
+SEE_ALL = 'Run "kli definitions" to see what is available'
+
+
+def open_store() -> DefinitionStore:
+    """The definitions ``kli`` resolves against: catalog < ``$KARTA_DEFINITIONS`` (< cluster)."""
+    from karta.definitions import DefinitionStore
+
+    return DefinitionStore.offline()
+
+
+@click.command("definitions")
+@click.argument("name", required=False)
+@click.option("--group", metavar="GROUP", help="Only definitions for this API group (exact; '' is core).")
+@click.option("--kind", metavar="KIND", help="Only this root kind (case-insensitive; needs --group).")
+@click.option("--version", "version", metavar="VERSION", help="Only this version (needs --kind).")
+@click.option(
+    "--component-limit",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Child components listed per definition (0 = all).",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Choice(["table", "json", "yaml"]),
+    default=None,
+    help="Output format (default: $KARTA_OUTPUT, the config file, else table).",
+)
+@click.option(
+    "--config",
+    "config_file",
+    metavar="PATH",
+    help="Config file (default: $KARTA_CONFIG, ~/.karta/config.yaml).",
+)
+def definitions(
+    name: str | None,
+    group: str | None,
+    kind: str | None,
+    version: str | None,
+    component_limit: int,
+    output: str | None,
+    config_file: str | None,
+) -> None:
+    """List the Karta definitions kli knows, or print one by NAME.
+
+    Built-in definitions, then those in $KARTA_DEFINITIONS (default ~/.karta/definitions), which
+    replace a built-in for the same root kind. The table shows NAME, KIND (Kind.version.group),
+    ORIGIN and COMPONENTS; -o json|yaml prints {"items": [...], "count": N}, or with NAME the
+    definition alone (so `kli definitions NAME -o yaml | kli validate -` round-trips).
+    """
+    from karta.cli.config import load_config, resolve_output
+    from karta.cli.output import emit, warn
+    from karta.definitions import kai_visibility_warnings
+    from karta.model import karta_to_dict
+
+    if name is not None and group is not None:
+        raise UsageError("NAME and --group cannot be combined")
+    if kind is not None and group is None:
+        raise UsageError("--kind needs --group")
+    if version is not None and kind is None:
+        raise UsageError("--version needs --kind")
+    config = load_config(config_file)
+    fmt = resolve_output(output, config=config, allowed=("table", "json", "yaml"))
+    store = open_store()
+    visible = store.visible()
+    warnings = [*store.warnings, *kai_visibility_warnings(visible)]
+
+    if name is not None:
+        found = store.by_name(name)
+        if found is None:
+            _flush(warnings)
+            raise CliError(f"no Karta definition named {name!r}. {SEE_ALL}", code=exitcodes.NO_DEFINITION)
+        if fmt == "table":
+            click.echo(_table([found], component_limit), nl=False)
+        else:
+            emit(karta_to_dict(found.karta), fmt)
+        _flush(warnings)
+        return
+
+    selected = _filter(visible, group=group, kind=kind, version=version)
+    if not selected and group is not None:
+        _flush(warnings)
+        raise CliError(
+            f"no Karta definition matches {_filters(group, kind, version)}. {SEE_ALL}",
+            code=exitcodes.NO_DEFINITION,
+        )
+    selected.sort(key=lambda d: (d.gvk is None, d.name, d.origin))  # unmapped last (17.3)
+    if fmt == "table":
+        if selected:
+            click.echo(_table(selected, component_limit), nl=False)
+        else:
+            click.echo("No Karta definitions found.", err=True)
+    else:
+        emit({"items": [karta_to_dict(d.karta) for d in selected], "count": len(selected)}, fmt)
+    for warning in warnings:
+        warn(warning)
+
+
+def _flush(warnings: list[str]) -> None:
+    from karta.cli.output import warn
+
+    for warning in warnings:
+        warn(warning)
+
+
+def _filters(group: str | None, kind: str | None, version: str | None) -> str:
+    parts = [f"--group {group!r}"]
+    if kind is not None:
+        parts.append(f"--kind {kind!r}")
+    if version is not None:
+        parts.append(f"--version {version!r}")
+    return " ".join(parts)
+
+
+def _filter(
+    items: list[StoredDefinition], *, group: str | None, kind: str | None, version: str | None
+) -> list[StoredDefinition]:
+    out = []
+    for d in items:
+        gvk = d.gvk
+        if group is not None and (gvk is None or gvk[0] != group):
+            continue
+        if kind is not None and (gvk is None or gvk[2].lower() != kind.lower()):
+            continue
+        if version is not None and (gvk is None or gvk[1] != version):
+            continue
+        out.append(d)
+    return out
+
+
+def _kind_cell(d: StoredDefinition) -> str:
+    from karta.definitions import gvk_token
+
+    root = d.karta.root.kind
+    if root is None or not root.kind:
+        return "<none>"
+    return gvk_token((root.group, root.version, root.kind))
+
+
+def _components_cell(karta: Any, limit: int) -> str:
+    children = [c.name for c in karta.children]
+    shown = children if limit == 0 else children[:limit]
+    cell = ", ".join([karta.root.name, *shown])
+    if len(children) > len(shown):
+        cell += f", +{len(children) - len(shown)} more"
+    return cell
+
+
+def _table(items: list[StoredDefinition], component_limit: int) -> str:
+    rows = [["NAME", "KIND", "ORIGIN", "COMPONENTS"]]
+    rows.extend([d.name, _kind_cell(d), d.origin, _components_cell(d.karta, component_limit)] for d in items)
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = ["   ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip() for r in rows]
+    return "\n".join(lines) + "\n"
