@@ -12,7 +12,7 @@ The returned top-level mappings (id -> value) are fresh and may be modified free
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -25,9 +25,9 @@ from karta.extract.convert import (
     STRING_TYPE,
     TargetType,
 )
-from karta.extract.types import ExtractedInstance, Scale
+from karta.extract.types import ExtractedInstance, Scale, new_extracted_instance
 from karta.jq import Evaluator
-from karta.model.types import ComponentDefinition, FragmentedPodSpecDefinition, Karta
+from karta.model.types import ComponentDefinition, FragmentedPodSpecDefinition, Karta, StatusDefinition
 from karta.status import StatusResult, extract_status
 
 T = TypeVar("T")
@@ -52,9 +52,7 @@ class ComponentFactory:
         self._obj = obj
         self._results: dict[str, list[Any]] = {}
         self._components: dict[str, Component] = {}
-        self._definitions: dict[str, ComponentDefinition] = {}
-        for definition in karta.components:
-            self._definitions.setdefault(definition.name, definition)
+        self._definitions = _definitions_of(karta)
 
     # --- structure ---------------------------------------------------------------------------------
 
@@ -67,6 +65,9 @@ class ComponentFactory:
         return self._component_for(self.karta.root)
 
     def component(self, name: str) -> Component:
+        component = self._components.get(name)
+        if component is not None:
+            return component
         definition = self._definitions.get(name)
         if definition is None:
             raise ExtractionError(f"component {name} not found")
@@ -122,19 +123,55 @@ class ComponentFactory:
             component._memo.clear()
 
 
+_DEFINITIONS_CACHE_SIZE = 256
+_definitions: dict[int, tuple[Karta, dict[str, ComponentDefinition]]] = {}
+
+
+def _definitions_of(karta: Karta) -> dict[str, ComponentDefinition]:
+    """Component definitions by name (the first of a duplicated name), once per Karta object."""
+    # Keyed by identity (definitions are immutable); the entry keeps the Karta alive, so an id is
+    # never reused while cached. The dict is shared: read it, never modify it.
+    entry = _definitions.get(id(karta))
+    if entry is not None and entry[0] is karta:
+        return entry[1]
+    by_name: dict[str, ComponentDefinition] = {}
+    for definition in karta.components:
+        by_name.setdefault(definition.name, definition)
+    if len(_definitions) >= _DEFINITIONS_CACHE_SIZE:
+        _definitions.clear()
+    _definitions[id(karta)] = (karta, by_name)
+    return by_name
+
+
 @dataclass(frozen=True, slots=True)
 class _Plan:
     """What a component definition asks to evaluate, worked out once per definition object."""
 
+    name: str
     id_path: str | None
     paths: dict[str, str | None]
     fragment_definition: FragmentedPodSpecDefinition | None
     fragment_paths: tuple[tuple[str, str, TargetType], ...]
+    fragment_label: str  # the fragment paths, as error messages name them
     scale_paths: tuple[str | None, str | None, str | None] | None
+    scale_label: str
+    status_definition: StatusDefinition | None
 
 
 _PLAN_CACHE_SIZE = 1024
 _plans: dict[int, tuple[ComponentDefinition, _Plan]] = {}
+
+
+_NONES: dict[int, tuple[None, ...]] = {}
+
+
+def _nones(count: int) -> tuple[None, ...]:
+    nones = _NONES.get(count)
+    if nones is None:
+        nones = (None,) * count
+        if count <= 64:
+            _NONES[count] = nones
+    return nones
 
 
 def _plan_for(definition: ComponentDefinition) -> _Plan:
@@ -163,6 +200,7 @@ def _plan_for(definition: ComponentDefinition) -> _Plan:
         else (None, None, None)
     )
     plan = _Plan(
+        name=definition.name,
         id_path=definition.instance_id_path or None,
         paths={
             "pod_template_spec_path": (spec.pod_template_spec_path or None) if spec else None,
@@ -171,16 +209,15 @@ def _plan_for(definition: ComponentDefinition) -> _Plan:
         },
         fragment_definition=fragment_definition,
         fragment_paths=fragment_paths,
+        fragment_label=", ".join(path for _, path, _ in fragment_paths),
         scale_paths=scale_paths if any(scale_paths) else None,
+        scale_label=", ".join(p for p in scale_paths if p),
+        status_definition=definition.status_definition,
     )
     if len(_plans) >= _PLAN_CACHE_SIZE:
         _plans.clear()
     _plans[id(definition)] = (definition, plan)
     return plan
-
-
-def _copy(mapping: dict[str, T] | None) -> dict[str, T] | None:
-    return None if mapping is None else dict(mapping)
 
 
 class Component:
@@ -189,14 +226,14 @@ class Component:
     def __init__(self, factory: ComponentFactory, definition: ComponentDefinition) -> None:
         self.factory = factory
         self.definition = definition
-        # Cached converted results of the factory's current object; the factory clears it on writes.
+        # Cached converted results of the factory's current object, as lists aligned with the
+        # instance ids; the factory clears it on writes.
         self._memo: dict[str, Any] = {}
         plan = _plan_for(definition)
+        self._plan = plan
         self._id_path = plan.id_path
         self._paths = plan.paths
         self._fragment_definition = plan.fragment_definition
-        self._fragment_paths = plan.fragment_paths
-        self._scale_paths = plan.scale_paths
 
     def __repr__(self) -> str:
         return f"Component({self.name!r})"
@@ -230,12 +267,12 @@ class Component:
         if path is None:
             return [""]
         ids: list[str] = STRING_TYPE.convert_all(self.factory._evaluate(path))
-        if "" in ids:
-            raise ExtractionError(
-                f"component {self.name}: instance id path contained empty string values "
-                f"[{','.join(ids)}] (path '{path}')"
-            )
-        if len(set(ids)) != len(ids):
+        if len(set(ids)) != len(ids) or "" in ids:
+            if "" in ids:
+                raise ExtractionError(
+                    f"component {self.name}: instance id path contained empty string values "
+                    f"[{','.join(ids)}] (path '{path}')"
+                )
             seen: set[str] = set()
             for instance_id in ids:
                 if instance_id in seen:
@@ -245,82 +282,95 @@ class Component:
                 seen.add(instance_id)
         return ids
 
-    def _paired(self, values: list[T], path: str) -> dict[str, T]:
+    def _aligned(self, values: list[T], path: str) -> list[T]:
+        """``values``, checked to pair up one to one with the instance ids."""
         ids = self._ids()
         if len(ids) != len(values):
             raise ExtractionError(
                 f"component {self.name}: instance ids count ({len(ids)}) does not match "
                 f"results count ({len(values)}) for path '{path}'"
             )
-        return dict(zip(ids, values, strict=True))
+        return values
+
+    def _paired(self, values: list[T] | None) -> dict[str, T] | None:
+        """A fresh id -> value map of aligned values."""
+        return None if values is None else dict(zip(self._ids(), values, strict=True))
 
     # --- pod specifications ------------------------------------------------------------------------------
 
-    def _typed(self, attr: str, target: TargetType) -> dict[str, Any] | None:
-        """The cached id -> value map of one whole-value path (not copied: internal use)."""
-        path = self._paths[attr]
-        if path is None:
-            return None
-        cached: dict[str, Any] | None = self._memo.get(attr)
+    def _typed(self, attr: str, target: TargetType) -> list[Any] | None:
+        """The cached values of one whole-value path, aligned with the ids (internal use)."""
+        cached: list[Any] | None = self._memo.get(attr)
         if cached is None:
-            cached = self._memo[attr] = self._paired(target.convert_all(self.factory._evaluate(path)), path)
+            path = self._paths[attr]
+            if path is None:
+                return None
+            cached = self._memo[attr] = self._aligned(target.convert_all(self.factory._evaluate(path)), path)
         return cached
 
     def pod_template_specs(self) -> dict[str, dict[str, Any]] | None:
         """Instance id -> PodTemplateSpec, or None without ``podTemplateSpecPath``."""
-        return _copy(self._typed("pod_template_spec_path", POD_TEMPLATE_SPEC_TYPE))
+        return self._paired(self._typed("pod_template_spec_path", POD_TEMPLATE_SPEC_TYPE))
 
     def pod_specs(self) -> dict[str, dict[str, Any]] | None:
         """Instance id -> PodSpec, or None without ``podSpecPath``."""
-        return _copy(self._typed("pod_spec_path", POD_SPEC_TYPE))
+        return self._paired(self._typed("pod_spec_path", POD_SPEC_TYPE))
 
     def pod_metadata(self) -> dict[str, dict[str, Any]] | None:
         """Instance id -> ObjectMeta, or None without ``metadataPath``."""
-        return _copy(self._typed("metadata_path", OBJECT_META_TYPE))
+        return self._paired(self._typed("metadata_path", OBJECT_META_TYPE))
 
     def fragmented_pod_specs(self) -> dict[str, dict[str, Any]] | None:
         """Instance id -> fragmented record (keys omitted when empty), or None without a definition."""
-        return _copy(self._fragments())
+        return self._paired(self._fragments())
 
-    def _fragments(self) -> dict[str, dict[str, Any]] | None:
-        if self._fragment_definition is None:
-            return None
-        cached: dict[str, dict[str, Any]] | None = self._memo.get("fragments")
+    def _fragments(self) -> list[dict[str, Any]] | None:
+        cached: list[dict[str, Any]] | None = self._memo.get("fragments")
         if cached is None:
+            plan = self._plan
+            if plan.fragment_definition is None:
+                return None
             evaluate = self.factory._evaluate
-            results = {key: target.convert_all(evaluate(path)) for key, path, target in self._fragment_paths}
-            paths = ", ".join(path for _, path, _ in self._fragment_paths)
-            cached = self._memo["fragments"] = self._paired(fragments.assemble(results), paths)
+            results = [(key, target.convert_all(evaluate(path))) for key, path, target in plan.fragment_paths]
+            cached = self._memo["fragments"] = self._aligned(fragments.assemble(results), plan.fragment_label)
         return cached
 
     # --- scale -------------------------------------------------------------------------------------
 
     def scales(self) -> dict[str, Scale] | None:
         """Instance id -> Scale, or None when no scale path is defined (section 7)."""
-        return _copy(self._scales())
+        return self._paired(self._scale_list())
 
     def _scales(self) -> dict[str, Scale] | None:
-        paths = self._scale_paths
-        if paths is None:
-            return None
-        cached: dict[str, Scale] | None = self._memo.get("scales")
+        return self._paired(self._scale_list())
+
+    def _scale_list(self) -> list[Scale] | None:
+        cached: list[Scale] | None = self._memo.get("scales")
         if cached is None:
+            plan = self._plan
+            paths = plan.scale_paths
+            if paths is None:
+                return None
             evaluate = self.factory._evaluate
-            replicas, low, high = (None if p is None else evaluate(p) for p in paths)
-            built = scale.build_scales(replicas=replicas, min_replicas=low, max_replicas=high)
-            cached = self._memo["scales"] = self._paired(built, ", ".join(p for p in paths if p))
+            replicas, low, high = paths
+            built = scale.build_scales(
+                replicas=None if replicas is None else evaluate(replicas),
+                min_replicas=None if low is None else evaluate(low),
+                max_replicas=None if high is None else evaluate(high),
+            )
+            cached = self._memo["scales"] = self._aligned(built, plan.scale_label)
         return cached
 
     # --- status ------------------------------------------------------------------------------------
 
     def status(self, strict: bool = False) -> StatusResult | None:
         """The normalised status (section 8), or None without a ``statusDefinition``."""
-        definition = self.definition.status_definition
-        if definition is None:
-            return None
         key = "status-strict" if strict else "status"
         cached: StatusResult | None = self._memo.get(key)
         if cached is None:
+            definition = self._plan.status_definition
+            if definition is None:
+                return None
             factory = self.factory
             cached = extract_status(definition, factory.obj, evaluator=factory.evaluator, strict=strict)
             self._memo[key] = cached
@@ -331,21 +381,23 @@ class Component:
     def extracted_instances(self) -> dict[str, ExtractedInstance]:
         """Instance id -> every defined part of that instance (6.3)."""
         ids = self._ids()
-        templates = self._typed("pod_template_spec_path", POD_TEMPLATE_SPEC_TYPE)
-        specs = self._typed("pod_spec_path", POD_SPEC_TYPE)
-        metadata = self._typed("metadata_path", OBJECT_META_TYPE)
-        fragmented = self._fragments()
-        scales = self._scales()
+        paths = self._paths
+        none: Sequence[Any] = _nones(len(ids))
+        templates = specs = metadata = fragmented = scales = none
+        if paths["pod_template_spec_path"] is not None:
+            templates = self._typed("pod_template_spec_path", POD_TEMPLATE_SPEC_TYPE) or none
+        if paths["pod_spec_path"] is not None:
+            specs = self._typed("pod_spec_path", POD_SPEC_TYPE) or none
+        if paths["metadata_path"] is not None:
+            metadata = self._typed("metadata_path", OBJECT_META_TYPE) or none
+        if self._plan.fragment_definition is not None:
+            fragmented = self._fragments() or none
+        if self._plan.scale_paths is not None:
+            scales = self._scale_list() or none
+        make = new_extracted_instance
         return {
-            instance_id: ExtractedInstance(
-                instance_id,
-                None if templates is None else templates[instance_id],
-                None if specs is None else specs[instance_id],
-                None if metadata is None else metadata[instance_id],
-                None if fragmented is None else fragmented[instance_id],
-                None if scales is None else scales[instance_id],
-            )
-            for instance_id in ids
+            i: make(i, t, p, m, f, sc)
+            for i, t, p, m, f, sc in zip(ids, templates, specs, metadata, fragmented, scales, strict=True)
         }
 
     # --- write-back ------------------------------------------------------------------------------------

@@ -77,12 +77,16 @@ WRITE_ORDER: tuple[FragmentField, ...] = tuple(
 )
 
 
-def assemble(results: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
-    """Records from converted per-field results (key -> list); empty values are left out."""
-    count = max((len(values) for values in results.values()), default=0)
+def assemble(
+    results: Mapping[str, Sequence[Any]] | Sequence[tuple[str, Sequence[Any]]],
+) -> list[dict[str, Any]]:
+    """Records from converted per-field results (key -> list, or (key, list) pairs); empty values
+    are left out."""
+    pairs = list(results.items()) if isinstance(results, Mapping) else results
+    count = max((len(values) for _, values in pairs), default=0)
     records: list[dict[str, Any]] = [{} for _ in range(count)]
-    for key, values in results.items():
-        for index, value in enumerate(values):
+    for key, values in pairs:
+        for record, value in zip(records, values, strict=False):
             if value:  # converted values are str, dict or list: truthy exactly when not empty
-                records[index][key] = value
+                record[key] = value
     return records

@@ -54,20 +54,43 @@ def build_scales(
     max_replicas: Sequence[Any] | None,
 ) -> list[Scale]:
     """Combine independently evaluated results position by position; the count is the largest."""
-    columns = [
-        [] if values is None else [to_replicas(v, i, field=name) for i, v in enumerate(values)]
-        for name, values in (
-            ("replicas", replicas),
-            ("minReplicas", min_replicas),
-            ("maxReplicas", max_replicas),
-        )
-    ]
-    count = max(len(column) for column in columns)
-    reps, mins, maxs = (column + [None] * (count - len(column)) for column in columns)
-    return [
-        Scale(replicas=r, min_replicas=lo, max_replicas=hi)
-        for r, lo, hi in zip(reps, mins, maxs, strict=True)
-    ]
+    reps = _column(replicas, "replicas")
+    mins = _column(min_replicas, "minReplicas")
+    maxs = _column(max_replicas, "maxReplicas")
+    count = max(len(reps), len(mins), len(maxs))
+    if len(mins) < count:
+        mins += [None] * (count - len(mins))
+    if len(maxs) < count:
+        maxs += [None] * (count - len(maxs))
+    if len(reps) < count:
+        reps += [None] * (count - len(reps))
+    return [scale_of(r, lo, hi) for r, lo, hi in zip(reps, mins, maxs, strict=True)]
+
+
+def _column(values: Sequence[Any] | None, name: str) -> list[int | None]:
+    if values is None:
+        return []
+    for value in values:
+        if value.__class__ is not int or not INT32_MIN <= value <= INT32_MAX:
+            return [to_replicas(v, i, field=name) for i, v in enumerate(values)]
+    return list(values)
+
+
+_SCALES_SIZE = 4096
+_scales: dict[tuple[int | None, int | None, int | None], Scale] = {}
+
+
+def scale_of(replicas: int | None, min_replicas: int | None, max_replicas: int | None) -> Scale:
+    """The Scale with these values; a Scale is an immutable value, so equal ones are shared
+    (a bounded intern table: building a frozen dataclass costs more than the lookup)."""
+    key = (replicas, min_replicas, max_replicas)
+    found = _scales.get(key)
+    if found is None:
+        found = Scale(replicas=replicas, min_replicas=min_replicas, max_replicas=max_replicas)
+        if len(_scales) >= _SCALES_SIZE:
+            _scales.clear()
+        _scales[key] = found
+    return found
 
 
 def _text(value: Any) -> str:

@@ -110,10 +110,12 @@ def subtree_counts(factory: FactoryLike, node: ScaleNode) -> tuple[int, int]:
     own_min = own_desired = 0
     if has_scale:
         component = factory.component(name)
-        # The factory's own component avoids copying the id -> Scale map.
-        scales = component._scales() if type(component) is Component else component.scales()
+        # The factory's own component avoids building an id -> Scale map.
+        scales = (
+            component._scale_list() if type(component) is Component else (component.scales() or {}).values()
+        )
         if scales:
-            for scale in scales.values():
+            for scale in scales:
                 replicas, low = scale.replicas, scale.min_replicas
                 if low is not None and low > 0:
                     own_min += low
