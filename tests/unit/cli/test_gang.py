@@ -1,0 +1,178 @@
+"""``kli gang -f``: YAML ready for kubectl apply, the JSON List, per-pod patches, definition
+resolution, warnings on stderr, exit codes, and byte-identical output for identical input."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import yaml
+
+WORKLOAD = "workloads/pytorchjob-train-7.yaml"
+PODS = "pods/pytorchjob-train-7-pods.yaml"
+DEFINITION = "definitions/kubeflow-org-pytorchjob-v1.yaml"
+UID = "6d1e0c7a-51f2-4c2e-9a55-0b3d00000007"
+
+
+def _args(examples: Path, *extra: str, definition: bool = True) -> list[str]:
+    args = ["gang", "-f", str(examples / WORKLOAD)]
+    if definition:
+        args += ["--definition", str(examples / DEFINITION)]
+    return [*args, *extra]
+
+
+def test_kai_preview_yaml(kli: Callable[..., Any], examples: Path) -> None:
+    result = kli(*_args(examples, "--backend", "kai"))
+    assert result.code == 0, result.err
+    (group,) = list(yaml.safe_load_all(result.out))
+    assert group["metadata"]["name"] == f"pg-{UID}-job"
+    assert group["spec"] == {
+        "queue": "team-a",
+        "minSubGroup": 2,
+        "subGroups": [{"name": "master", "minMember": 1}, {"name": "worker", "minMember": 4}],
+    }
+    assert result.err == ""
+
+
+def test_multi_document_yaml_and_json_list(kli: Callable[..., Any], examples: Path) -> None:
+    result = kli(*_args(examples, "--backend", "workload-api", "--k8s-version", "1.36"))
+    assert result.code == 0, result.err
+    docs = list(yaml.safe_load_all(result.out))
+    assert [(d["apiVersion"], d["kind"]) for d in docs] == [
+        ("scheduling.k8s.io/v1alpha2", "Workload"),
+        ("scheduling.k8s.io/v1alpha2", "PodGroup"),
+    ]
+    assert "\n---\n" in result.out
+    assert result.err.startswith("warning: Workload API has no sub-groups")
+    as_json = kli(*_args(examples, "--backend", "workload-api", "--k8s-version", "1.36", "-o", "json"))
+    data = orjson.loads(as_json.out)
+    assert (data["apiVersion"], data["kind"]) == ("v1", "List")
+    assert data["items"] == docs
+
+
+def test_options_reach_the_renderers(kli: Callable[..., Any], examples: Path) -> None:
+    result = kli(*_args(examples, "--backend", "volcano", "--queue", "default", "--min-resources"))
+    (group,) = list(yaml.safe_load_all(result.out))
+    assert group["spec"] == {
+        "minMember": 5,
+        "minTaskMember": {"master": 1, "worker": 4},
+        "queue": "default",
+        "minResources": {"nvidia.com/gpu": "33"},
+    }
+    result = kli(*_args(examples, "--backend", "coscheduling", "--schedule-timeout", "300"))
+    (group,) = list(yaml.safe_load_all(result.out))
+    assert group["spec"] == {"minMember": 5, "scheduleTimeoutSeconds": 300}
+
+
+def test_pod_patches(kli: Callable[..., Any], examples: Path) -> None:
+    result = kli(*_args(examples, "--backend", "kai", "--pods", str(examples / PODS), "--pod-patches"))
+    assert result.code == 0, result.err
+    patches = yaml.safe_load(result.out)
+    assert list(patches) == [
+        "train-7-master-0",
+        "train-7-worker-0",
+        "train-7-worker-1",
+        "train-7-worker-2",
+        "train-7-worker-3",
+    ]
+    assert patches["train-7-worker-2"] == {
+        "metadata": {
+            "annotations": {"pod-group-name": f"pg-{UID}-job"},
+            "labels": {"kai.scheduler/subgroup-name": "worker"},
+        },
+        "spec": {"schedulerName": "kai-scheduler"},
+    }
+
+
+def test_catalog_definition_is_resolved_by_gvk(kli: Callable[..., Any], examples: Path) -> None:
+    result = kli(*_args(examples, "--backend", "kai", definition=False))
+    assert result.code == 0, result.err
+    (group,) = list(yaml.safe_load_all(result.out))
+    # the catalog's PyTorchJob gang is one group named after the kind, without sub-groups
+    assert group["metadata"]["name"] == f"pg-{UID}-pytorchjob"
+    assert group["spec"]["minMember"] == 5
+
+
+def test_kai_managed_mode_says_what_to_do_with_the_workload(kli: Callable[..., Any], examples: Path) -> None:
+    result = kli(*_args(examples, "--backend", "kai", "--kai-managed"))
+    assert result.code == 0
+    assert "kai.scheduler/skip-podgrouper=true" in result.err
+
+
+def test_output_is_byte_identical(kli: Callable[..., Any], examples: Path) -> None:
+    for backend in ("kai", "workload-api", "volcano", "coscheduling", "kueue"):
+        args = _args(examples, "--backend", backend, "--pods", str(examples / PODS))
+        assert kli(*args).out == kli(*args).out
+
+
+def test_type_name_needs_a_cluster(kli: Callable[..., Any]) -> None:
+    result = kli("gang", "pytorchjob/train-7", "--backend", "kai")
+    assert result.code == 2
+    assert result.out == ""
+    assert "reads the workload from a cluster" in result.err
+    assert "kubectl get TYPE/NAME -o yaml | kli gang -f -" in result.err
+
+
+def test_file_is_required(kli: Callable[..., Any]) -> None:
+    result = kli("gang", "--backend", "kai")
+    assert result.code == 2
+    assert "needs -f FILE" in result.err
+
+
+def test_backend_is_required_and_checked(kli: Callable[..., Any], examples: Path) -> None:
+    assert kli("gang", "-f", str(examples / WORKLOAD)).code == 2
+    result = kli("gang", "-f", str(examples / WORKLOAD), "--backend", "yunikorn")
+    assert result.code == 2
+    assert "yunikorn" in result.err
+
+
+def test_render_errors_exit_1(kli: Callable[..., Any], examples: Path, tmp_path: Path) -> None:
+    obj = yaml.safe_load((examples / WORKLOAD).read_text())
+    del obj["metadata"]["uid"]
+    path = tmp_path / "no-uid.yaml"
+    path.write_text(yaml.safe_dump(obj))
+    result = kli("gang", "-f", str(path), "--backend", "kai")
+    assert result.code == 1
+    assert result.err.startswith(f"error: cannot render kai objects for {path}: KAI names its PodGroups")
+    # the other backends render, and warn that garbage collection needs the UID
+    result = kli("gang", "-f", str(path), "--backend", "volcano")
+    assert result.code == 0
+    assert "no metadata.uid" in result.err
+
+
+def test_no_definition_exits_4(kli: Callable[..., Any], tmp_path: Path) -> None:
+    path = tmp_path / "thing.yaml"
+    path.write_text("apiVersion: example.org/v1\nkind: Thing\nmetadata: {name: t}\n")
+    result = kli("gang", "-f", str(path), "--backend", "kai")
+    assert result.code == 4
+    assert "no Karta definition covers Thing" in result.err
+
+
+def test_definition_without_gang_instructions(kli: Callable[..., Any], tmp_path: Path) -> None:
+    path = tmp_path / "deploy.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, uid: u}\n"
+        "spec: {replicas: 2, template: {spec: {containers: [{name: c}]}}}\n"
+    )
+    result = kli("gang", "-f", str(path), "--backend", "volcano")
+    assert result.code == 1
+    assert "has no gang-scheduling instructions" in result.err
+
+
+@pytest.mark.parametrize("backend", ["kai", "volcano"])
+def test_alpha_gangs_without_pods_say_why_nothing_is_printed(
+    kli: Callable[..., Any], tmp_path: Path, backend: str
+) -> None:
+    path = tmp_path / "jobset.yaml"
+    path.write_text(
+        "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js, uid: u}\n"
+        "spec:\n  replicatedJobs:\n"
+        "  - {name: w, template: {spec: {template: {spec: {containers: [{name: c}]}}}}}\n"
+    )
+    result = kli("gang", "-f", str(path), "--backend", backend)
+    assert result.code == 0
+    assert result.out == ""
+    assert "alpha-format gangs are found from pods; pass --pods" in result.err
