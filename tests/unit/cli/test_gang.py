@@ -176,3 +176,11 @@ def test_alpha_gangs_without_pods_say_why_nothing_is_printed(
     assert result.code == 0
     assert result.out == ""
     assert "alpha-format gangs are found from pods; pass --pods" in result.err
+
+
+def test_readme_example_is_the_real_output(kli: Callable[..., Any], examples: Path) -> None:
+    readme = (examples.parent / "README.md").read_text()
+    section = readme.split("## `kli gang", 1)[1].split("\n## ", 1)[0]
+    block = section.split("--backend kai\n\n", 1)[1].split("\n\n", 1)[0]
+    expected = "".join(line[4:] + "\n" for line in block.splitlines())
+    assert kli(*_args(examples, "--backend", "kai")).out == expected
