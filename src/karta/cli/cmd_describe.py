@@ -1,0 +1,164 @@
+"""``kli describe -f FILE``: one workload manifest through its definition, offline (section 17.6).
+
+Resolves the object's type (exact GVK, then group and kind at any version), builds the workload
+tree without pods and prints the header, the component tree with desired replicas and GPUs, and the
+Resources table; or, with ``-o json|yaml``, the View fields plus ``fileMode``, ``resources`` and
+``components``. Describing a live workload (``TYPE[/NAME] [NAME]``) needs cluster access.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from karta.cli import exitcodes
+from karta.cli.errors import CliError, UsageError
+
+NO_DEFINITION_MESSAGE = "no Karta definition covers this workload type"
+NO_DEFINITION_HINT = (
+    '"kli definitions" lists the types Karta covers; '
+    "apply a Karta definition to the cluster to cover this one"
+)
+
+
+@click.command("describe")
+@click.argument("args", nargs=-1, metavar="[TYPE[/NAME] [NAME]]")
+@click.option("-f", "--file", "file", metavar="FILE", help="Describe this manifest offline (path or -).")
+@click.option(
+    "--pod-limit",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Pods shown per component, unhealthy first (0 = all; live mode).",
+)
+@click.option(
+    "--component-limit",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Components shown per level (0 = all).",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Choice(["table", "json", "yaml"]),
+    default=None,
+    help="Output format (default: $KARTA_OUTPUT, the config file, else table).",
+)
+@click.option(
+    "--config",
+    "config_file",
+    metavar="PATH",
+    help="Config file (default: $KARTA_CONFIG, ~/.karta/config.yaml).",
+)
+def describe(
+    args: tuple[str, ...],
+    file: str | None,
+    pod_limit: int,
+    component_limit: int,
+    output: str | None,
+    config_file: str | None,
+) -> None:
+    """Show a workload's components, desired replicas and resource requests.
+
+    With -f FILE (or - for standard input) the manifest is described offline: exactly one YAML
+    document with apiVersion and kind, resolved against the built-in catalog and the user's
+    definitions ($KARTA_DEFINITIONS). The output says "file mode": there is no live status.
+    No definition for the type exits 4.
+    """
+    from karta.cli.config import load_config, resolve_output
+
+    if file is not None and args:
+        raise UsageError("TYPE and NAME cannot be combined with -f/--file")
+    if file is None:
+        if not args:
+            raise UsageError("describe needs TYPE[/NAME] [NAME] or -f FILE", hint="run 'kli describe --help'")
+        raise CliError(
+            "describing a live workload needs cluster access, which this kli cannot use yet",
+            hint="describe a manifest offline with 'kli describe -f FILE'",
+        )
+    config = load_config(config_file)
+    fmt = resolve_output(output, config=config, allowed=("table", "json", "yaml"))
+    _describe_file(file, fmt=fmt, component_limit=component_limit, gpu_resources=config.gpu_resources)
+    del pod_limit  # no pods in file mode
+
+
+def _describe_file(path: str, *, fmt: str, component_limit: int, gpu_resources: tuple[str, ...]) -> None:
+    from karta.cli.cmd_definitions import open_store
+    from karta.cli.describe_view import build_rows, build_view, render_table
+    from karta.cli.inputs import read_object
+    from karta.cli.output import emit, warn
+    from karta.definitions import ambiguity
+
+    obj, name = read_object(path, what="workload object")
+    api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
+    store = open_store()
+    matches = store.resolve(api_version, kind)
+    if not matches:
+        for warning in store.warnings:
+            warn(warning)
+        _no_definition(api_version, kind, fmt)
+    if len(matches) > 1:
+        raise UsageError(ambiguity(matches))
+    chosen = matches[0]
+    warnings = list(store.warnings)
+    gvk = chosen.gvk
+    if gvk is not None and gvk[1] != api_version.rpartition("/")[2]:
+        warnings.append(
+            f"{kind} {api_version} is described with {chosen.name}, a definition for version {gvk[1]}"
+        )
+    tree, root_multiplier = _tree(chosen, obj, name)
+    rows = build_rows(tree, gpu_resources=gpu_resources, root_multiplier=root_multiplier)
+    view = build_view(obj=obj, definition=chosen, tree=tree, rows=rows, file_mode=True)
+    if fmt == "table":
+        click.echo(render_table(view, rows, component_limit=component_limit), nl=False)
+    else:
+        emit(view, fmt)
+    for warning in warnings:
+        warn(warning)
+    for diagnostic in tree.diagnostics:
+        warn(diagnostic.message)
+
+
+def _tree(chosen: Any, obj: dict[str, Any], name: str) -> tuple[Any, int]:
+    from karta.cli.describe_view import desired_replicas
+    from karta.errors import KartaError
+    from karta.extract import ComponentFactory, build_tree
+    from karta.jq import Evaluator
+
+    try:
+        factory = ComponentFactory(chosen.karta, obj, evaluator=Evaluator(trusted=chosen.trusted))
+        tree = build_tree(factory).pruned()
+        multiplier = 1
+        root = chosen.karta.root
+        if not root.is_pod_bearing and root.scale_definition is not None:
+            scales = factory.root().scales()
+            if scales:
+                multiplier = sum(desired_replicas(s) for s in scales.values())
+    except KartaError as exc:
+        raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
+    return tree, multiplier
+
+
+def _no_definition(api_version: str, kind: str, fmt: str) -> None:
+    from karta.cli.output import emit
+
+    group, _, version = api_version.rpartition("/")
+    if fmt in ("json", "yaml"):
+        emit(
+            {
+                "error": "no_definition_for_type",
+                "gvk": f"{group}/{version}, Kind={kind}",
+                "message": NO_DEFINITION_MESSAGE,
+                "hint": NO_DEFINITION_HINT,
+            },
+            fmt,
+        )
+    raise CliError(
+        f"no Karta definition covers {kind} ({api_version})",
+        code=exitcodes.NO_DEFINITION,
+        hint='"kli definitions" lists the types Karta covers; put a definition for this type in '
+        "$KARTA_DEFINITIONS (default ~/.karta/definitions) or apply one to the cluster",
+    )
