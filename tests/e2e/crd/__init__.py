@@ -1,0 +1,1 @@
+"""Tests of the Karta CRD against a real API server."""
