@@ -277,8 +277,13 @@ class ControlPlane:
             self._wait_etcd()
             self.start_apiserver()
             if self.config.controllers:
-                self._spawn("kube-controller-manager", self._controller_manager_args())
-                self._spawn("kube-scheduler", self._scheduler_args())
+                for name, args in (
+                    ("kube-controller-manager", self._controller_manager_args),
+                    ("kube-scheduler", self._scheduler_args),
+                ):
+                    port = free_port()
+                    self._spawn(name, args(port))
+                    self._wait_healthz(name, port)
             self._save_state()
         except BaseException:
             self.stop()
@@ -427,6 +432,28 @@ class ControlPlane:
             f"etcd not healthy after {self.config.ready_timeout}s:\n{self._log_tail('etcd')}"
         )
 
+    def _wait_healthz(self, name: str, port: int) -> None:
+        """Wait for a controller's ``/healthz`` (self-signed serving certificate, so unverified)."""
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        deadline = time.monotonic() + self.config.ready_timeout
+        while time.monotonic() < deadline:
+            if not self._alive(name):
+                raise ControlPlaneError(f"{name} exited during start-up:\n{self._log_tail(name)}")
+            try:
+                with urllib.request.urlopen(
+                    f"https://127.0.0.1:{port}/healthz", context=ctx, timeout=5
+                ) as resp:
+                    if resp.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise ControlPlaneError(
+            f"{name} not healthy after {self.config.ready_timeout}s:\n{self._log_tail(name)}"
+        )
+
     def wait_ready(self) -> None:
         """Poll ``/readyz`` with the admin certificate until it answers 200."""
         ctx = self.ssl_context()
@@ -470,8 +497,9 @@ class ControlPlane:
             f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
             "--authorization-mode=RBAC",
             "--allow-privileged=true",
-            # Pods must not wait for the token controller to create the default ServiceAccount.
-            "--disable-admission-plugins=ServiceAccount",
+            # Pods must not wait for the token controller to create the default ServiceAccount,
+            # and fake Node objects (no kubelet) must not get the not-ready taint on creation.
+            "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
             "--profiling=false",
             "--v=1",
         ]
@@ -482,18 +510,19 @@ class ControlPlane:
         args.extend(self.config.extra_apiserver_args)
         return args
 
-    def _controller_manager_args(self) -> list[str]:
+    def _controller_manager_args(self, port: int) -> list[str]:
         args = [
             f"--kubeconfig={self.kubeconfig}",
             f"--authentication-kubeconfig={self.kubeconfig}",
             f"--authorization-kubeconfig={self.kubeconfig}",
             "--bind-address=127.0.0.1",
-            f"--secure-port={free_port()}",
+            f"--secure-port={port}",
             "--leader-elect=false",
             f"--service-account-private-key-file={self.pki / 'sa.key'}",
             f"--root-ca-file={self.pki / 'ca.crt'}",
             "--use-service-account-credentials=false",
-            "--controllers=*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service,-route",
+            # Fake Node objects have no kubelet heartbeat: keep them Ready (no taints, no evictions).
+            "--controllers=*,-node-lifecycle-controller",
             "--profiling=false",
             "--v=1",
         ]
@@ -501,13 +530,13 @@ class ControlPlane:
             args.append(f"--feature-gates={_gates(self.config.feature_gates)}")
         return args
 
-    def _scheduler_args(self) -> list[str]:
+    def _scheduler_args(self, port: int) -> list[str]:
         args = [
             f"--kubeconfig={self.kubeconfig}",
             f"--authentication-kubeconfig={self.kubeconfig}",
             f"--authorization-kubeconfig={self.kubeconfig}",
             "--bind-address=127.0.0.1",
-            f"--secure-port={free_port()}",
+            f"--secure-port={port}",
             "--leader-elect=false",
             "--profiling=false",
             "--v=1",

@@ -43,20 +43,36 @@ def corpus() -> Path:
     return CORPUS
 
 
+def _local_cluster(tmp_path_factory: pytest.TempPathFactory, *, controllers: bool) -> Iterator[KubeHTTP]:
+    cp_mod = _controlplane()
+    config = cp_mod.ControlPlaneConfig(bin_dir=cp_mod.build_binaries(), controllers=controllers)
+    workdir = tmp_path_factory.mktemp("control-plane")
+    with cp_mod.ControlPlane(config=config, workdir=workdir) as cp:
+        yield from_kubeconfig(
+            cp.kubeconfig,
+            scratch=tmp_path_factory.mktemp("kube-credentials"),
+            expected_version=cp_mod.pinned_versions()["kubernetes"],
+        )
+
+
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeHTTP]:
-    scratch = tmp_path_factory.mktemp("kube-credentials")
+    """etcd + kube-apiserver (no controllers: objects stay exactly as the tests write them)."""
     external = os.environ.get("KARTA_TEST_KUBECONFIG")
     if external:
-        yield from_kubeconfig(Path(external), scratch=scratch)
+        yield from_kubeconfig(Path(external), scratch=tmp_path_factory.mktemp("kube-credentials"))
         return
-    cp_mod = _controlplane()
-    bin_dir = cp_mod.build_binaries()
-    config = cp_mod.ControlPlaneConfig(bin_dir=bin_dir)
-    with cp_mod.ControlPlane(config=config, workdir=tmp_path_factory.mktemp("control-plane")) as cp:
-        yield from_kubeconfig(
-            cp.kubeconfig, scratch=scratch, expected_version=cp_mod.pinned_versions()["kubernetes"]
-        )
+    yield from _local_cluster(tmp_path_factory, controllers=False)
+
+
+@pytest.fixture(scope="session")
+def controllers_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeHTTP]:
+    """A second local control plane that also runs kube-controller-manager and kube-scheduler
+    (Jobs create Pods, the scheduler binds them to fake Node objects, the garbage collector runs).
+    Started only when a test asks for it; not available against KARTA_TEST_KUBECONFIG."""
+    if os.environ.get("KARTA_TEST_KUBECONFIG"):
+        pytest.skip("needs the local control plane: fake Nodes are not created in an existing cluster")
+    yield from _local_cluster(tmp_path_factory, controllers=True)
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from pathlib import Path
 
@@ -70,3 +71,40 @@ def test_corpus_crd_and_workload(cluster: KubeHTTP, namespace: str, corpus: Path
     rejected = cluster.post(collection, bad, params={"fieldValidation": "Strict"})
     assert rejected.status == 400
     assert "notAField" in rejected.json()["message"]
+
+
+@pytest.mark.slow
+def test_controllers_run_jobs_onto_fake_nodes(controllers_cluster: KubeHTTP) -> None:
+    kube = controllers_cluster
+    capacity = {"cpu": "8", "memory": "32Gi", "pods": "110"}
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "fake-node-1"}}
+    assert kube.post("/api/v1/nodes", node).status == 201
+    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}
+    status = {"status": {"capacity": capacity, "allocatable": capacity, "conditions": [ready]}}
+    patched = kube.request(
+        "PATCH", "/api/v1/nodes/fake-node-1/status", body=status, content_type="application/merge-patch+json"
+    )
+    assert patched.status == 200, patched.body
+
+    template = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "two-pods"},
+        "spec": {"parallelism": 2, "completions": 2, "template": template},
+    }
+    created = kube.post("/apis/batch/v1/namespaces/default/jobs", job)
+    assert created.status == 201, created.body
+    job_uid = created.json()["metadata"]["uid"]
+
+    # The Job controller creates the pods and the scheduler binds them (bounded wait, not a timing).
+    deadline = time.monotonic() + 60
+    while True:
+        pods = kube.get("/api/v1/namespaces/default/pods", params={"labelSelector": "job-name=two-pods"})
+        items = pods.json()["items"]
+        if len(items) == 2 and all(p["spec"].get("nodeName") for p in items):
+            break
+        assert time.monotonic() < deadline, [p.get("status") for p in items]
+        time.sleep(0.2)
+    assert {p["spec"]["nodeName"] for p in items} == {"fake-node-1"}
+    assert {p["metadata"]["ownerReferences"][0]["uid"] for p in items} == {job_uid}
