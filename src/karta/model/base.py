@@ -248,6 +248,16 @@ def _validator(annotation: Any) -> Validator:
     raise TypeError(f"unsupported annotation {annotation!r}")
 
 
+def _deep(value: Any, memo: dict[int, Any]) -> Any:
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, Model):
+        return value.__deepcopy__(memo)
+    if type(value) is tuple:
+        return tuple(_deep(v, memo) for v in value)
+    return copy.deepcopy(value, memo)
+
+
 # --- the base class ----------------------------------------------------------------------------------
 
 
@@ -419,6 +429,13 @@ class Model:
     def __copy__(self: _M) -> _M:
         clone = type(self).__new__(type(self))
         clone.__dict__.update(self.__dict__)
+        return clone
+
+    def __deepcopy__(self: _M, memo: dict[int, Any]) -> _M:
+        # Models are immutable: only the containers inside them need copying. Far cheaper than
+        # copy's generic reduce/reconstruct path (the catalog hands out deep copies).
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update({key: _deep(value, memo) for key, value in self.__dict__.items()})
         return clone
 
     @property
