@@ -291,7 +291,22 @@ class TargetType:
         return value
 
     def convert_all(self, values: Sequence[Any]) -> list[Any]:
-        return [self.convert(value, index) for index, value in enumerate(values)]
+        out = list(values)
+        if self.shape is STRING:
+            for value in out:
+                if value.__class__ is not str:
+                    break
+            else:
+                return out
+        check = self._check
+        for index, value in enumerate(out):
+            if value is None:
+                out[index] = self.empty()
+            else:
+                problem = check(value)
+                if problem is not None:
+                    raise conversion_error(index, self.name, _describe(problem) or "")
+        return out
 
 
 def _empty_string() -> str:

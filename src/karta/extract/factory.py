@@ -51,6 +51,7 @@ class ComponentFactory:
         self.evaluator = evaluator if evaluator is not None else default_evaluator()
         self._obj = obj
         self._results: dict[str, list[Any]] = {}
+        self._shared: dict[int, list[Any] | None] = {}
         self._components: dict[str, Component] = {}
         self._definitions = _definitions_of(karta)
 
@@ -112,13 +113,16 @@ class ComponentFactory:
         """All results of ``path`` on the current object, evaluated once per object version."""
         results = self._results.get(path)
         if results is None:
-            results = self.evaluator.evaluate(path, self._obj)
+            # Paths of one definition often iterate the same collection (``.spec.services | .[] |
+            # .labels``, ``... | .replicas``): the evaluator shares those items per object.
+            results = self.evaluator.evaluate_shared(path, self._obj, self._shared)
             self._results[path] = results
         return results
 
     def _replace_object(self, obj: Any) -> None:
         self._obj = obj
         self._results.clear()
+        self._shared.clear()
         for component in self._components.values():
             component._memo.clear()
 

@@ -19,7 +19,8 @@ session is open. Outside a session every libjq evaluation serialises its input.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import itertools
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -72,6 +73,73 @@ def plan_for(expression: str) -> Plan:
         return Plan(expression, node, fast, True)
     _libjq.compile_program(expression)  # compile errors surface here, in-process and safe
     return Plan(expression, node, None, _bounded(node))
+
+
+@dataclass(frozen=True, slots=True)
+class IterationSplit:
+    """``P[] | S`` (or ``P | .[] | S``, ``P[].a.b``) with a single-valued, variable-free ``S``:
+    the outputs are ``[S(x) for x in outputs of P[]]``, so expressions with the same ``P[]`` can
+    share its items. ``key`` stands for the ``P[]`` node: equal nodes (positions aside) get the same
+    key, and a small int hashes much faster than a syntax tree."""
+
+    key: int
+    items: Compiled
+    each: Callable[[Any], Any]
+
+
+_split_keys: dict[A.Node, int] = {}
+_split_numbers = itertools.count()  # never reused, so clearing the table cannot make keys collide
+
+
+@lru_cache(maxsize=4096)
+def iteration_split(expression: str) -> IterationSplit | None:
+    """The split of a fast-path expression into shared items and a per-item function, or None."""
+    plan = plan_for(expression)
+    if plan.fast is None or plan.node is None:
+        return None
+    parts = _split_node(plan.node)
+    if parts is None:
+        return None
+    items_node, each_node = parts
+    try:
+        items, each = compile_node(items_node), compile_node(each_node)
+    except Unsupported:
+        return None
+    if each.fn is None:
+        return None
+    key = _split_keys.get(items_node)
+    if key is None:
+        if len(_split_keys) >= 4096:
+            _split_keys.clear()
+        key = _split_keys[items_node] = next(_split_numbers)
+    return IterationSplit(key, items, each.fn)
+
+
+def _split_node(node: A.Node) -> tuple[A.Node, A.Node] | None:
+    """(``P[]``, ``S``) for the shapes ``P | .[] | S``, ``(P | .[]) | S``, ``P[] | S``, ``P[].a.b``."""
+    if isinstance(node, A.Pipe):
+        left, right = node.left, node.right
+        if isinstance(right, A.Pipe) and _is_iterate_dot(right.left):
+            return A.Iterate(left), right.right
+        if isinstance(left, A.Pipe) and _is_iterate_dot(left.right):
+            return A.Iterate(left.left), right
+        if isinstance(left, A.Iterate):
+            return left, right
+        return None
+    keys: list[A.Node] = []
+    while isinstance(node, A.Index) and isinstance(node.index, A.Literal) and type(node.index.value) is str:
+        keys.append(node.index)
+        node = node.target
+    if not keys or not isinstance(node, A.Iterate):
+        return None
+    each: A.Node = A.Identity()
+    for key in reversed(keys):
+        each = A.Index(each, key)
+    return node, each
+
+
+def _is_iterate_dot(node: A.Node) -> bool:
+    return isinstance(node, A.Iterate) and isinstance(node.target, A.Identity)
 
 
 def _bounded(node: A.Node) -> bool:
@@ -138,11 +206,44 @@ class Evaluator:
                 raise _limit_error(expression, self.max_results)
             if self.copy_results:
                 return [normalise_output(x) for x in out]
+            if float in map(type, out):  # a C-level scan; most results hold no float
+                for i, x in enumerate(out):
+                    if x.__class__ is float:
+                        out[i] = normalise_output(x)
+            return out
+        return self._run_libjq(plan, expression, data)
+
+    def evaluate_shared(self, expression: str, data: Any, shared: dict[int, list[Any] | None]) -> list[Any]:
+        """``evaluate(expression, data)``, sharing the items of ``P[]`` between expressions of
+        the shape ``P[] | S`` (see :class:`IterationSplit`) through ``shared``, which the caller
+        keeps for this one ``data`` object (and drops when the object changes). Falls back to
+        ``evaluate`` for everything else, and whenever anything fails, so errors are the same."""
+        if not self.fast_path or self.copy_results or type(self).evaluate is not Evaluator.evaluate:
+            return self.evaluate(expression, data)
+        split = iteration_split(expression)
+        if split is None:
+            return self.evaluate(expression, data)
+        key = split.key
+        if key in shared:
+            items = shared[key]
+        else:
+            try:
+                items = split.items.many(data, EMPTY_ENV)
+            except (JqFail, RecursionError):
+                items = None
+            shared[key] = items
+        if items is None or len(items) > self.max_results:
+            return self.evaluate(expression, data)
+        each = split.each
+        try:
+            out = [each(x) for x in items]
+        except (JqFail, RecursionError):
+            return self.evaluate(expression, data)
+        if float in map(type, out):
             for i, x in enumerate(out):
                 if x.__class__ is float:
                     out[i] = normalise_output(x)
-            return out
-        return self._run_libjq(plan, expression, data)
+        return out
 
     def engine_of(self, expression: str) -> str:
         """``fast``, ``libjq`` or ``sandbox``: where ``evaluate`` would run ``expression``."""

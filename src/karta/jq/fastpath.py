@@ -450,7 +450,29 @@ def _c_pipe(node: A.Node, scope: _Scope) -> Compiled:
     assert isinstance(node, A.Pipe)
     left = _compile(node.left, scope)
     right = _compile(node.right, scope)
-    return _pipe(left, right)
+    piped = _pipe(left, right)
+    if node.left == _TO_ENTRIES_ITER and node.right == _DOT_KEY:
+        return _entry_keys(piped)
+    return piped
+
+
+_TO_ENTRIES_ITER = A.Iterate(A.Call("to_entries"))
+_DOT_KEY = A.Index(A.Identity(), A.Literal("key"))
+
+
+def _entry_keys(generic: Compiled) -> Compiled:
+    """``to_entries[] | .key`` without building the entries: sorted keys, or array indices."""
+    generic_many = generic.many
+
+    def many(v: Any, env: Env) -> list[Any]:
+        cls = v.__class__
+        if cls is dict:
+            return sorted(v)
+        if cls is list:
+            return list(range(len(v)))
+        return generic_many(v, env)  # raises to_entries' own error
+
+    return Compiled(many, gen=generic.gen, paths=generic.paths if generic.is_path else None)
 
 
 def _pipe(left: Compiled, right: Compiled) -> Compiled:
