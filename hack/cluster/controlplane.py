@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import ctypes
 import json
 import os
 import shutil
@@ -26,7 +27,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,10 @@ STATE_FILE = "state.json"
 
 class ControlPlaneError(RuntimeError):
     """The control plane could not be built, started or reached."""
+
+
+class PortInUseError(ControlPlaneError):
+    """A component lost the race for the free port it was given (start-up retries with new ports)."""
 
 
 def pinned_versions() -> dict[str, str]:
@@ -208,6 +213,17 @@ class ControlPlaneConfig:
     extra_apiserver_args: Sequence[str] = ()
     ready_timeout: float = 120.0
     gomaxprocs: int = 2
+    # Linux: the components get SIGKILL when the process that started them dies (a killed
+    # pytest leaves nothing behind). up.sh turns this off: its processes outlive it.
+    die_with_parent: bool = True
+    start_attempts: int = 3  # new free ports when a component loses its port to someone else
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: ask Linux for SIGKILL when the parent goes away."""
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
 def _gates(gates: Mapping[str, bool]) -> str:
@@ -270,25 +286,41 @@ class ControlPlane:
             self.workdir.mkdir(parents=True, exist_ok=True)
             (self.workdir / "logs").mkdir(exist_ok=True)
             generate_pki(self.pki)
-            self.etcd_port = free_port()
-            self.apiserver_port = free_port()
-            write_kubeconfig(self.kubeconfig, server=self.server, pki=self.pki)
-            self._start_etcd()
-            self._wait_etcd()
-            self.start_apiserver()
+            for attempt in range(1, self.config.start_attempts + 1):
+                self.etcd_port = free_port()
+                self.apiserver_port = free_port()
+                write_kubeconfig(self.kubeconfig, server=self.server, pki=self.pki)
+                try:
+                    self._start_etcd()
+                    self._wait_etcd()
+                    self.start_apiserver()
+                    break
+                except PortInUseError:
+                    self._terminate("kube-apiserver")
+                    self._terminate("etcd")
+                    shutil.rmtree(self.workdir / "etcd", ignore_errors=True)
+                    if attempt == self.config.start_attempts:
+                        raise
             if self.config.controllers:
-                for name, args in (
-                    ("kube-controller-manager", self._controller_manager_args),
-                    ("kube-scheduler", self._scheduler_args),
-                ):
-                    port = free_port()
-                    self._spawn(name, args(port))
-                    self._wait_healthz(name, port)
+                self._start_controller("kube-controller-manager", self._controller_manager_args)
+                self._start_controller("kube-scheduler", self._scheduler_args)
             self._save_state()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _start_controller(self, name: str, args: Callable[[int], list[str]]) -> None:
+        for attempt in range(1, self.config.start_attempts + 1):
+            port = free_port()
+            self._spawn(name, args(port))
+            try:
+                self._wait_healthz(name, port)
+                return
+            except PortInUseError:
+                self._terminate(name)
+                if attempt == self.config.start_attempts:
+                    raise
 
     def start_apiserver(self) -> None:
         """(Re)start kube-apiserver on the same port and wait for ``/readyz``."""
@@ -347,6 +379,7 @@ class ControlPlane:
                 cwd=self.workdir,
                 env=self._env(),
                 start_new_session=True,  # own process group: killed as one, outlives up.sh
+                preexec_fn=_die_with_parent if self.config.die_with_parent else None,
             )
         self._procs[name] = proc
         self.pids[name] = proc.pid
@@ -395,6 +428,11 @@ class ControlPlane:
             return ""
         return "\n".join(text.splitlines()[-lines:])
 
+    def _exited(self, name: str) -> ControlPlaneError:
+        tail = self._log_tail(name)
+        cls = PortInUseError if "address already in use" in tail else ControlPlaneError
+        return cls(f"{name} exited during start-up:\n{tail}")
+
     def _start_etcd(self) -> None:
         peer_port = free_port()
         client = f"http://127.0.0.1:{self.etcd_port}"
@@ -420,7 +458,7 @@ class ControlPlane:
         deadline = time.monotonic() + self.config.ready_timeout
         while time.monotonic() < deadline:
             if not self._alive("etcd"):
-                raise ControlPlaneError(f"etcd exited during start-up:\n{self._log_tail('etcd')}")
+                raise self._exited("etcd")
             try:
                 with urllib.request.urlopen(url, timeout=2) as resp:
                     if json.loads(resp.read()).get("health") == "true":
@@ -440,7 +478,7 @@ class ControlPlane:
         deadline = time.monotonic() + self.config.ready_timeout
         while time.monotonic() < deadline:
             if not self._alive(name):
-                raise ControlPlaneError(f"{name} exited during start-up:\n{self._log_tail(name)}")
+                raise self._exited(name)
             try:
                 with urllib.request.urlopen(
                     f"https://127.0.0.1:{port}/healthz", context=ctx, timeout=5
@@ -461,9 +499,7 @@ class ControlPlane:
         last = "no answer"
         while time.monotonic() < deadline:
             if not self._alive("kube-apiserver"):
-                raise ControlPlaneError(
-                    f"kube-apiserver exited during start-up:\n{self._log_tail('kube-apiserver')}"
-                )
+                raise self._exited("kube-apiserver")
             try:
                 with urllib.request.urlopen(f"{self.server}/readyz", context=ctx, timeout=5) as resp:
                     if resp.status == 200:
@@ -574,6 +610,7 @@ def _cmd_up(ns: argparse.Namespace) -> int:
         feature_gates=_parse_gates(ns.feature_gates),
         runtime_config=runtime,
         controllers=ns.controllers,
+        die_with_parent=False,
     )
     cp = ControlPlane(config=config, workdir=workdir, keep_workdir=True)
     started = time.monotonic()
