@@ -125,3 +125,10 @@ class ApiError(ClusterError):
 
 class UnknownResourceTypeError(ClusterError):
     """Discovery cannot map a type token or GVK: ``the server doesn't have a resource type "<t>"``."""
+
+
+# --- scaffolding (karta.scaffold) -----------------------------------------------------------------
+
+
+class ScaffoldError(KartaError):
+    """A CRD could not be turned into a draft Karta (no CRD in the input, unknown kind or version)."""

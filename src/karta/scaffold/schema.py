@@ -1,0 +1,316 @@
+"""Reading a custom resource's OpenAPI schema for what a Karta needs.
+
+Finds, under ``spec``: PodTemplateSpec-shaped fields (an object with ``metadata`` and a ``spec``
+holding ``containers``), PodSpec-shaped fields (``containers``: an array of objects with ``name``
+and ``image``), the maps and arrays of objects that hold them (one instance per entry), the
+replica-like integers next to them, and ``suspend`` booleans. Under ``status``: a ``conditions``
+array of ``{type, status}`` objects and phase-like strings (``phase``, ``state``, ``...Phase``,
+``...State``, ``...Status``) with their enum values. Pure: plain dicts in, dataclasses out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "REPLICA_NAMES",
+    "PhaseField",
+    "PodField",
+    "ReplicaField",
+    "SchemaAnalysis",
+    "Segment",
+    "analyse_schema",
+    "jq_path",
+    "jq_scoped",
+]
+
+_MAX_DEPTH = 40
+
+# Replica-like integer names, most telling first (compared case-insensitively).
+REPLICA_NAMES: tuple[str, ...] = (
+    "replicas",
+    "numReplicas",
+    "numWorkers",
+    "workers",
+    "workerReplicas",
+    "numNodes",
+    "nodes",
+    "parallelism",
+    "instances",
+    "numInstances",
+    "numOfHosts",
+    "size",
+    "count",
+)
+_MIN_NAMES = ("minReplicas", "minAvailable", "minMember", "minSize")
+_MAX_NAMES = ("maxReplicas", "maxSize")
+
+_PHASE_NAME = re.compile(r"^(phase|state)$|(Phase|State|Status)$")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One step of a field path: the field ``name``, then optionally iterate its entries.
+
+    ``iterate`` is ``"map"`` (an object of entries, instance id = key) or ``"array"`` (instance id
+    = the entry's ``id_field``, else its index).
+    """
+
+    name: str
+    iterate: Literal["map", "array"] | None = None
+    id_field: str | None = None
+
+
+@dataclass(frozen=True)
+class ReplicaField:
+    """A replica-like integer near a pod field; ``role`` is replicas, min or max."""
+
+    segments: tuple[Segment, ...]
+    role: Literal["replicas", "min", "max"]
+
+    @property
+    def name(self) -> str:
+        return self.segments[-1].name
+
+
+@dataclass(frozen=True)
+class PodField:
+    """A PodTemplateSpec- or PodSpec-shaped field under ``.spec`` and what surrounds it."""
+
+    segments: tuple[Segment, ...]  # from the resource root, starting with "spec"
+    style: Literal["template", "podSpec"]
+    replicas: tuple[ReplicaField, ...]  # nearest first, then by REPLICA_NAMES priority
+    metadata: tuple[Segment, ...] | None = None  # a sibling ObjectMeta of a PodSpec, if any
+
+    @property
+    def levels(self) -> tuple[Segment, ...]:
+        """The segments that iterate (maps and arrays), outermost first."""
+        return tuple(s for s in self.segments if s.iterate)
+
+    @property
+    def display(self) -> str:
+        return jq_path(self.segments)
+
+
+@dataclass(frozen=True)
+class PhaseField:
+    """A phase-like string under ``.status`` and its enum values (empty when not enumerated)."""
+
+    segments: tuple[Segment, ...]
+    values: tuple[str, ...]
+
+
+@dataclass
+class SchemaAnalysis:
+    """Everything :func:`analyse_schema` found; lists are in schema (property) order."""
+
+    pod_fields: list[PodField] = field(default_factory=list)
+    suspend: tuple[Segment, ...] | None = None
+    conditions: tuple[Segment, ...] | None = None
+    phases: list[PhaseField] = field(default_factory=list)
+    has_spec_schema: bool = False
+    has_status_schema: bool = False
+
+
+# --- jq rendering ---------------------------------------------------------------------------------
+
+
+def _field(name: str) -> str:
+    return f".{name}" if _IDENT.match(name) else f'["{name}"]'
+
+
+def jq_path(segments: tuple[Segment, ...] | list[Segment]) -> str:
+    """An assignable jq path: ``.spec.pytorchReplicaSpecs[]?.template``."""
+    out = ""
+    for seg in segments:
+        out += _field(seg.name)
+        if seg.iterate:
+            out += "[]?"
+    return out or "."
+
+
+def jq_scoped(segments: tuple[Segment, ...], default: str | None = None) -> str:
+    """One result per instance: ``<iterating prefix> | (<rest> // default)``.
+
+    ``//`` must not see the whole stream (it would drop the null entries), so the part after the
+    last iteration is applied per entry.
+    """
+    last = max((i for i, s in enumerate(segments) if s.iterate), default=-1)
+    prefix, rest = segments[: last + 1], segments[last + 1 :]
+    tail = jq_path(rest)
+    if default is not None:
+        tail = f"{tail} // {default}"
+    if last < 0:
+        return tail
+    return f"{jq_path(prefix)} | {tail if default is None else f'({tail})'}"
+
+
+# --- shape tests ----------------------------------------------------------------------------------
+
+
+def _props(schema: Any) -> dict[str, Any]:
+    if not isinstance(schema, dict):
+        return {}
+    props = schema.get("properties")
+    return props if isinstance(props, dict) else {}
+
+
+def _type(schema: Any) -> str | None:
+    if not isinstance(schema, dict):
+        return None
+    t = schema.get("type")
+    if isinstance(t, str):
+        return t
+    if _props(schema):
+        return "object"
+    return None
+
+
+def _object_items(schema: dict[str, Any]) -> dict[str, Any] | None:
+    items = schema.get("items")
+    if _type(schema) == "array" and isinstance(items, dict) and _props(items):
+        return items
+    return None
+
+
+def _map_values(schema: dict[str, Any]) -> dict[str, Any] | None:
+    values = schema.get("additionalProperties")
+    if _type(schema) == "object" and isinstance(values, dict) and _props(values):
+        return values
+    return None
+
+
+def is_pod_spec(schema: Any) -> bool:
+    """A ``containers`` array whose items have ``name`` and ``image``."""
+    containers = _props(schema).get("containers")
+    if not isinstance(containers, dict):
+        return False
+    items = _object_items(containers)
+    return items is not None and {"name", "image"} <= set(_props(items))
+
+
+def is_pod_template(schema: Any) -> bool:
+    """``metadata`` plus a PodSpec-shaped ``spec``."""
+    props = _props(schema)
+    return "metadata" in props and is_pod_spec(props.get("spec"))
+
+
+def _id_field(items: dict[str, Any]) -> str | None:
+    props = _props(items)
+    strings = [n for n, p in props.items() if _type(p) == "string"]
+    if "name" in strings:
+        return "name"
+    required = [n for n in items.get("required") or [] if n in strings]
+    named = [n for n in [*required, *strings] if n.lower().endswith("name")]
+    return named[0] if named else None
+
+
+# --- the walk -------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Frame:
+    segments: tuple[Segment, ...]
+    schema: dict[str, Any]
+
+
+def _replicas_near(frames: list[_Frame]) -> tuple[ReplicaField, ...]:
+    """Replica-like integers of the enclosing objects (innermost first) within one instance."""
+    rank = {n.lower(): i for i, n in enumerate(REPLICA_NAMES)}
+    found: list[tuple[int, int, ReplicaField]] = []
+    for depth, frame in enumerate(reversed(frames)):
+        for name, prop in _props(frame.schema).items():
+            if _type(prop) != "integer":
+                continue
+            lower = name.lower()
+            role: Literal["replicas", "min", "max"]
+            if lower in (n.lower() for n in _MIN_NAMES):
+                role, order = "min", len(REPLICA_NAMES)
+            elif lower in (n.lower() for n in _MAX_NAMES):
+                role, order = "max", len(REPLICA_NAMES)
+            elif lower in rank:
+                role, order = "replicas", rank[lower]
+            else:
+                continue
+            found.append((order, depth, ReplicaField((*frame.segments, Segment(name)), role)))
+    found.sort(key=lambda t: (t[0], t[1]))
+    return tuple(r for _, _, r in found)
+
+
+def _walk(
+    schema: dict[str, Any],
+    segments: tuple[Segment, ...],
+    frames: list[_Frame],
+    out: SchemaAnalysis,
+    depth: int,
+) -> None:
+    if depth > _MAX_DEPTH:
+        return
+    frames = [*frames, _Frame(segments, schema)]
+    props = _props(schema)
+    for name, sub in props.items():
+        if not isinstance(sub, dict):
+            continue
+        here = (*segments, Segment(name))
+        if is_pod_template(sub):
+            out.pod_fields.append(PodField(here, "template", _replicas_near(frames)))
+            continue
+        if is_pod_spec(sub):
+            meta = props.get("metadata") if name != "metadata" else None
+            metadata = (*segments, Segment("metadata")) if _type(meta) == "object" and _props(meta) else None
+            out.pod_fields.append(PodField(here, "podSpec", _replicas_near(frames), metadata))
+            continue
+        if name == "suspend" and _type(sub) == "boolean" and not any(s.iterate for s in here):
+            if out.suspend is None or len(here) < len(out.suspend):
+                out.suspend = here
+            continue
+        items = _object_items(sub)
+        if items is not None:
+            seg = Segment(name, "array", _id_field(items))
+            _walk(items, (*segments, seg), [], out, depth + 1)
+            continue
+        values = _map_values(sub)
+        if values is not None:
+            _walk(values, (*segments, Segment(name, "map")), [], out, depth + 1)
+            continue
+        if _type(sub) == "object" and _props(sub):
+            _walk(sub, here, frames, out, depth + 1)
+
+
+def _status(schema: dict[str, Any], out: SchemaAnalysis) -> None:
+    props = _props(schema)
+    conditions = props.get("conditions")
+    if isinstance(conditions, dict):
+        items = _object_items(conditions)
+        if items is not None and {"type", "status"} <= set(_props(items)):
+            out.conditions = (Segment("status"), Segment("conditions"))
+    for name, sub in props.items():
+        if _type(sub) == "string" and _PHASE_NAME.search(name):
+            values = tuple(str(v) for v in sub.get("enum") or [] if isinstance(v, str))
+            out.phases.append(PhaseField((Segment("status"), Segment(name)), values))
+        elif _type(sub) == "object" and not _map_values(sub):
+            for inner, prop in _props(sub).items():
+                if _type(prop) == "string" and _PHASE_NAME.search(inner) and _PHASE_NAME.search(name):
+                    values = tuple(str(v) for v in prop.get("enum") or [] if isinstance(v, str))
+                    out.phases.append(PhaseField((Segment("status"), Segment(name), Segment(inner)), values))
+
+
+def analyse_schema(schema: dict[str, Any]) -> SchemaAnalysis:
+    """Walk a custom resource's ``openAPIV3Schema`` (the whole object, with ``spec`` and ``status``)."""
+    out = SchemaAnalysis()
+    props = _props(schema)
+    spec = props.get("spec")
+    if isinstance(spec, dict) and _props(spec):
+        out.has_spec_schema = True
+        if is_pod_spec(spec):  # the resource's spec is itself a pod spec
+            out.pod_fields.append(PodField((Segment("spec"),), "podSpec", _replicas_near([])))
+        else:
+            _walk(spec, (Segment("spec"),), [], out, 0)
+    status = props.get("status")
+    if isinstance(status, dict) and _props(status):
+        out.has_status_schema = True
+        _status(status, out)
+    return out
