@@ -1,0 +1,1 @@
+"""Every corpus CRD and workload manifest created on a real API server."""
