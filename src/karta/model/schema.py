@@ -116,6 +116,8 @@ def join_path(base: str, key: str | int) -> str:
     """Extend a JSON field path: ``a.b``, ``a[0]``, and ``a["odd key"]`` for keys that need quoting."""
     if isinstance(key, int):
         return f"{base}[{key}]"
+    if key.isascii() and key.isidentifier():  # the common case, and what the check below means for ASCII
+        return f"{base}.{key}" if base else key
     if key and all(ch.isalnum() or ch == "_" for ch in key) and not key[0].isdigit():
         return f"{base}.{key}" if base else key
     quoted = key.replace("\\", "\\\\").replace('"', '\\"')

@@ -46,22 +46,22 @@ class _Walker:
         fields = wire_fields(model)
         out: dict[Any, Any] = {}
         for key, value in data.items():
-            here = join_path(path, str(key))
             wf = fields.get(key) if isinstance(key, str) else None
             if wf is None:
-                self._unknown(here)
+                self._unknown(join_path(path, str(key)))
                 continue
             if value is None:
                 continue  # a null is pruned like the API server does: the field is absent
             if wf.model is not None and wf.is_list and isinstance(value, list):
+                here = join_path(path, key)
                 out[key] = [
                     self.model(wf.model, item, join_path(here, i)) if isinstance(item, Mapping) else item
                     for i, item in enumerate(value)
                 ]
             elif wf.model is not None and not wf.is_list and isinstance(value, Mapping):
-                out[key] = self.model(wf.model, value, here)
+                out[key] = self.model(wf.model, value, join_path(path, key))
             else:
-                out[key] = value
+                out[key] = value  # a leaf: its path is only needed for a finding, so not built
         for key in REQUIRED.get(model, ()):
             # The API server prunes nulls before validation, so an explicit null is "absent" too.
             if data.get(key) is None:
