@@ -319,15 +319,22 @@ class KubeClient:
         bookmarks: bool = True,
         timeout_seconds: int | None = DEFAULT_WATCH_TIMEOUT,
         metadata_only: bool = False,
+        send_initial_events: bool = False,
     ) -> WatchStream:
         """Start one watch (from ``resource_version`` if given). A too-old resourceVersion raises
-        :class:`ApiError` with status 410, at the start or as an ERROR event while iterating."""
+        :class:`ApiError` with status 410, at the start or as an ERROR event while iterating.
+
+        ``send_initial_events`` asks for the current state as ADDED events first, closed by a
+        BOOKMARK annotated ``k8s.io/initial-events-end`` (a streaming list; needs bookmarks)."""
         rtype = self.resource(what)
         params: dict[str, str] = {"watch": "true"}
         if resource_version:
             params["resourceVersion"] = resource_version
-        if bookmarks:
+        if bookmarks or send_initial_events:
             params["allowWatchBookmarks"] = "true"
+        if send_initial_events:
+            params["sendInitialEvents"] = "true"
+            params["resourceVersionMatch"] = "NotOlderThan"
         if label_selector:
             params["labelSelector"] = label_selector
         if field_selector:

@@ -54,7 +54,7 @@ class ListWatch:
     backoff_initial: float = 0.2
     backoff_max: float = 5.0
     metadata_only: bool = False
-    resource_version: str = ""
+    resource_version: str = ""  # where to resume; empty: list first
     stats: ListWatchStats = field(default_factory=ListWatchStats)
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
     _current: WatchStream | None = field(default=None, repr=False)
@@ -85,7 +85,7 @@ class ListWatch:
 
     def events(self) -> Iterator[SyncEvent | WatchEvent]:
         delay = self.backoff_initial
-        need_list = True
+        need_list = not self.resource_version  # given one: resume from it (a 410 still re-lists)
         while not self.stopped:
             try:
                 if need_list:
