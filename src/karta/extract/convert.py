@@ -206,6 +206,98 @@ def _array_checker(item_shape: Shape) -> _Checker:
     return check
 
 
+# --- generated checkers ------------------------------------------------------------------------------
+#
+# Every pod template of every object passes through the object and array checkers, so each such
+# shape is compiled once (at import) into one generated function that walks the value with the
+# nested shapes inlined: no call per field or per item. It visits fields and items in the same
+# order as the composed checkers above and reports the same first problem.
+
+_LEAF_TYPES = {STRING: "str", OBJECT: "dict", ARRAY: "list"}
+_LEAF_NAMES = {STRING: "string", OBJECT: "object", ARRAY: "array"}
+
+
+class _Gen:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.tables: dict[str, dict[str, int]] = {}
+
+    def emit(self, depth: int, text: str) -> None:
+        self.lines.append("    " * depth + text)
+
+    def check(self, shape: Shape, var: str, where: str, indent: int, level: int) -> None:
+        """Lines returning the first problem of ``var`` (not None) against ``shape``."""
+        if isinstance(shape, str) and shape in _LEAF_TYPES:
+            # The exact-class test first: no call for the common case.
+            leaf = _LEAF_TYPES[shape]
+            self.emit(indent, f"if {var}.__class__ is not {leaf} and not isinstance({var}, {leaf}):")
+            self.emit(indent + 1, f'return ({where}, "{_LEAF_NAMES[shape]}", {var})')
+        elif shape in (STRING_MAP, QUANTITY_MAP):
+            self.emit(indent, f"if not isinstance({var}, dict):")
+            self.emit(indent + 1, f'return ({where}, "object", {var})')
+            k, x = f"k{level}", f"x{level}"
+            self.emit(indent, f"for {k}, {x} in {var}.items():")
+            if shape == STRING_MAP:
+                self.emit(
+                    indent + 1,
+                    f"if {x}.__class__ is not str and {x} is not None and not isinstance({x}, str):",
+                )
+                self.emit(indent + 2, f'return ({where} + "." + {k}, "string", {x})')
+            else:
+                test = f"isinstance({x}, bool) or not isinstance({x}, str | int | float)"
+                self.emit(indent + 1, f"if {x} is not None and ({test}):")
+                self.emit(indent + 2, f'return ({where} + "." + {k}, "quantity", {x})')
+        elif isinstance(shape, tuple):
+            self.emit(indent, f"if not isinstance({var}, list):")
+            self.emit(indent + 1, f'return ({where}, "array", {var})')
+            x = f"x{level}"
+            # The index is only needed for a problem: the first item that is this very object.
+            self.emit(indent, f"for {x} in {var}:")
+            self.emit(indent + 1, f"if {x} is not None:")
+            self.check(
+                shape[0], x, f'{where} + "[" + str(_first_index({var}, {x})) + "]"', indent + 2, level + 1
+            )
+        elif isinstance(shape, dict):
+            self.emit(indent, f"if not isinstance({var}, dict):")
+            self.emit(indent + 1, f'return ({where}, "object", {var})')
+            table_name = f"T{len(self.tables)}"
+            table: dict[str, int] = {}
+            self.tables[table_name] = table
+            branches: list[Shape] = []
+            for key, sub in shape.items():
+                if sub not in branches:  # fields of one shape share a branch
+                    branches.append(sub)
+                table[key] = branches.index(sub)
+            k, x, c = f"k{level}", f"x{level}", f"c{level}"
+            self.emit(indent, f"for {k}, {x} in {var}.items():")
+            self.emit(indent + 1, f"{c} = {table_name}.get({k})")
+            self.emit(indent + 1, f"if {c} is None or {x} is None:")
+            self.emit(indent + 2, "continue")
+            for number, sub in enumerate(branches):
+                self.emit(indent + 1, f"{'if' if number == 0 else 'elif'} {c} == {number}:")
+                self.check(sub, x, f'{where} + "." + {k}', indent + 2, level + 1)
+        else:  # pragma: no cover
+            raise AssertionError(f"unknown shape {shape!r}")
+
+
+def _first_index(items: list[Any], item: Any) -> int:
+    for index, candidate in enumerate(items):
+        if candidate is item:
+            return index
+    raise AssertionError("not an item")  # pragma: no cover
+
+
+def _generated_checker(shape: Shape) -> _Checker:
+    gen = _Gen()
+    gen.emit(0, "def check(v):")
+    gen.check(shape, "v", '""', 1, 0)
+    gen.emit(1, "return None")
+    namespace: dict[str, Any] = {"_first_index": _first_index, **gen.tables}
+    exec(compile("\n".join(gen.lines), f"<shape checker {len(gen.lines)} lines>", "exec"), namespace)
+    checker: _Checker = namespace["check"]
+    return checker
+
+
 def _check_string(value: Any) -> _Problem | None:
     return None if isinstance(value, str) else ("", "string", value)
 
@@ -240,7 +332,22 @@ def shape_error(value: Any, shape: Shape) -> str | None:
     """Why ``value`` does not have ``shape`` (a short text naming the field), or None when it does."""
     if value is None:
         return None
-    return _describe(_compile(shape)(value))
+    return _describe(_checker_for(shape)(value))
+
+
+_checkers: dict[int, tuple[Shape, _Checker]] = {}
+
+
+def _checker_for(shape: Shape) -> _Checker:
+    """The checker of ``shape``: generated for objects and arrays, the leaf function otherwise."""
+    entry = _checkers.get(id(shape))
+    if entry is not None and entry[0] is shape:
+        return entry[1]
+    checker = _generated_checker(shape) if isinstance(shape, dict | tuple) else _compile(shape)
+    if len(_checkers) >= 256:
+        _checkers.clear()
+    _checkers[id(shape)] = (shape, checker)
+    return checker
 
 
 def _describe(problem: _Problem | None) -> str | None:
@@ -279,7 +386,7 @@ class TargetType:
     _check: _Checker = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_check", _compile(self.shape))
+        object.__setattr__(self, "_check", _checker_for(self.shape))
 
     def convert(self, value: Any, index: int) -> Any:
         """The converted result at position ``index``; ``null`` becomes the empty value."""

@@ -226,6 +226,23 @@ def _chain_one(keys: list[Any]) -> Callable[[Any], Any]:
             return index_value(v, k0)
 
         return get1
+    if len(keys) == 2 and all(k.__class__ is str for k in keys):
+        ka, kb = keys
+
+        def get2(v: Any) -> Any:
+            if v.__class__ is dict:
+                v = v.get(ka)
+            elif v is None:
+                return None
+            else:
+                return index_value(v, ka)
+            if v.__class__ is dict:
+                return v.get(kb)
+            if v is None:
+                return None
+            return index_value(v, kb)
+
+        return get2
     if all(k.__class__ is str for k in keys):
         ks = tuple(keys)
 

@@ -19,7 +19,13 @@ from karta.model.types import (
     StatusDefinition,
     StatusMatcher,
 )
-from karta.status.result import EVALUATION_ORDER, Condition, StatusResult, primary_status
+from karta.status.result import (
+    EVALUATION_ORDER,
+    Condition,
+    StatusResult,
+    new_status_result,
+    primary_status,
+)
 
 # One compiled matcher: (byPhase or "", byConditions as (type, status, reason) or (), the program of
 # byExpression or None, its expectedResult). A matcher without parts always matches (8.3).
@@ -113,13 +119,8 @@ def extract_status(
             break
     if not matched:
         matched = [ResourceStatus.UNDEFINED]
-    return StatusResult(
-        phase=phase,
-        conditions=conditions,
-        matched=matched,
-        primary=matched[0] if len(matched) == 1 else primary_status(matched),
-        diagnostics=diagnostics,
-    )
+    primary = matched[0] if len(matched) == 1 else primary_status(matched)
+    return new_status_result(phase, conditions, matched, primary, diagnostics)
 
 
 def _conditions_hold(entries: tuple[tuple[str, str, str], ...], conditions: Mapping[str, Condition]) -> bool:

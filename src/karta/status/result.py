@@ -83,3 +83,29 @@ class StatusResult:
             "matched": [s.value for s in self.matched],
             "primary": self.primary.value,
         }
+
+
+_new = object.__new__
+_set_result_fields = tuple(
+    getattr(StatusResult, name).__set__
+    for name in ("phase", "conditions", "matched", "primary", "diagnostics")
+)
+
+
+def new_status_result(
+    phase: str | None,
+    conditions: list[Condition],
+    matched: list[ResourceStatus],
+    primary: ResourceStatus,
+    diagnostics: list[Finding],
+) -> StatusResult:
+    """``StatusResult(...)`` for the extraction hot path: the same object, built through the slot
+    descriptors in about half the time of the frozen dataclass's ``__init__``."""
+    s0, s1, s2, s3, s4 = _set_result_fields
+    result: StatusResult = _new(StatusResult)
+    s0(result, phase)
+    s1(result, conditions)
+    s2(result, matched)
+    s3(result, primary)
+    s4(result, diagnostics)
+    return result
