@@ -91,6 +91,16 @@ def test_nothing_is_skipped(corpus_run: CorpusRun) -> None:
     print(f"\ncorpus on the API server: {corpus_run.seconds}", file=sys.stderr)
 
 
+def test_the_note_summary_counts_are_current(corpus_run: CorpusRun) -> None:
+    text = NOTE.read_text(encoding="utf-8")
+    match = re.search(r"(\d+) documents in (\d+) files: (\d+) created .*?, (\d+) refused", text, re.S)
+    assert match, f"no summary line in {NOTE.name}"
+    accepted = sum(o.accepted for o in corpus_run.outcomes)
+    counts = (len(DOCUMENTS), len({d.file for d in DOCUMENTS}), accepted, len(DOCUMENTS) - accepted)
+    assert tuple(int(g) for g in match.groups()) == counts
+    assert f"{len(corpus_run.crds)} CRD files" in text
+
+
 def test_the_note_lists_only_corpus_documents() -> None:
     assert REJECTED, f"no rejection table found in {NOTE}"
     assert set(REJECTED) <= {d.ref for d in DOCUMENTS}
