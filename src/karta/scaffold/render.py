@@ -75,7 +75,7 @@ def _mapping(data: dict[str, Any], indent: int, path: Path, comments: Comments, 
         lead = first if index == 0 and first else pad
         if index == 0 and first:
             # a comment on the first key of a list item goes above the "- " line
-            lines.extend(_comment_lines(here, comments, indent - len(first)))
+            lines.extend(_comment_lines(here, comments, indent - 2))
         else:
             lines.extend(_comment_lines(here, comments, indent))
         head = f"{lead}{_scalar(key)}:"

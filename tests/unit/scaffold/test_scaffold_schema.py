@@ -1,0 +1,257 @@
+"""karta.scaffold on small hand-written schemas: shapes found, jq paths, status mapping, validity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from karta.errors import ScaffoldError
+from karta.extract import ComponentFactory
+from karta.jq import Evaluator, is_assignable, parse
+from karta.model import Severity, load_karta, validate_karta
+from karta.scaffold import analyse_schema, crd_version, scaffold_crd, select_crd
+
+CONTAINERS = {
+    "type": "array",
+    "items": {"type": "object", "properties": {"name": {"type": "string"}, "image": {"type": "string"}}},
+}
+POD_SPEC = {"type": "object", "properties": {"containers": CONTAINERS}}
+TEMPLATE = {"type": "object", "properties": {"metadata": {"type": "object"}, "spec": POD_SPEC}}
+
+
+def crd(spec: dict[str, Any], status: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": spec}},
+    }
+    if status is not None:
+        schema["properties"]["status"] = {"type": "object", "properties": status}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "finetunes.acme.ai"},
+        "spec": {
+            "group": "acme.ai",
+            "names": {"kind": "FineTune", "plural": "finetunes"},
+            "scope": "Namespaced",
+            "versions": extra.get(
+                "versions",
+                [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}],
+            ),
+        },
+    }
+
+
+def errors_of(text: str) -> list[str]:
+    result = load_karta(yaml.safe_load(text), strict=True)
+    assert result.karta is not None
+    findings = [*result.findings, *validate_karta(result.karta)]
+    return [f.message for f in findings if f.severity is Severity.ERROR]
+
+
+INT = {"type": "integer"}
+
+
+def test_plain_template_with_replicas_and_suspend() -> None:
+    draft = scaffold_crd(
+        [
+            crd(
+                {
+                    "trainers": {"type": "object", "properties": {"count": INT, "template": TEMPLATE}},
+                    "suspend": {"type": "boolean"},
+                }
+            )
+        ]
+    )
+    assert draft.name == "acme-ai-finetune-v1"
+    child = draft.component("trainers")
+    assert child["specDefinition"] == {"podTemplateSpecPath": ".spec.trainers.template"}
+    assert child["scaleDefinition"] == {"replicasPath": ".spec.trainers.count // 1"}
+    assert "instanceIdPath" not in child
+    root = draft.component("finetune")
+    assert root["suspendDefinition"]["suspendActions"] == [{"path": ".spec.suspend", "value": "true"}]
+    assert errors_of(draft.to_yaml()) == []
+
+
+def test_map_of_templates_gives_instances_by_key() -> None:
+    replica = {"type": "object", "properties": {"replicas": INT, "template": TEMPLATE}}
+    draft = scaffold_crd([crd({"replicaSpecs": {"type": "object", "additionalProperties": replica}})])
+    child = draft.component("replica")
+    assert child["instanceIdPath"] == "(.spec.replicaSpecs // {}) | to_entries[] | .key"
+    assert child["specDefinition"]["podTemplateSpecPath"] == ".spec.replicaSpecs[]?.template"
+    assert child["scaleDefinition"]["replicasPath"] == ".spec.replicaSpecs[]? | (.replicas // 1)"
+    assert "componentInstanceSelector" in child["podSelector"]
+    # the paths pair up on a real object
+    karta = load_karta(yaml.safe_load(draft.to_yaml())).karta
+    obj = {
+        "spec": {
+            "replicaSpecs": {"Worker": {"replicas": 3, "template": {"spec": {}}}, "Master": {"template": {}}}
+        }
+    }
+    comp = ComponentFactory(karta, obj, evaluator=Evaluator(trusted=True)).component("replica")
+    assert comp.instance_ids() == ["Master", "Worker"]
+    scales = comp.scales()
+    assert scales is not None and scales["Worker"].replicas == 3 and scales["Master"].replicas == 1
+    assert is_assignable(parse(child["specDefinition"]["podTemplateSpecPath"]))
+
+
+def test_array_of_templates_uses_a_name_field_and_nested_levels_join_ids() -> None:
+    group = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["groupName"],
+            "properties": {
+                "groupName": {"type": "string"},
+                "replicas": INT,
+                "minReplicas": INT,
+                "maxReplicas": INT,
+                "template": TEMPLATE,
+                "roles": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"podSpec": POD_SPEC}},
+                },
+            },
+        },
+    }
+    draft = scaffold_crd([crd({"groups": group})])
+    child = draft.component("groups")
+    assert child["instanceIdPath"] == ".spec.groups[]?.groupName"
+    assert child["scaleDefinition"] == {
+        "replicasPath": ".spec.groups[]? | (.replicas // 1)",
+        "minReplicasPath": ".spec.groups[]? | .minReplicas",
+        "maxReplicasPath": ".spec.groups[]? | .maxReplicas",
+    }
+    roles = draft.component("roles")
+    assert roles["specDefinition"] == {"podSpecPath": ".spec.groups[]?.roles[]?.podSpec"}
+    assert roles["scaleDefinition"]["replicasPath"] == ".spec.groups[]?.roles[]? | 1"
+    karta = load_karta(yaml.safe_load(draft.to_yaml())).karta
+    obj = {
+        "spec": {
+            "groups": [{"groupName": "a", "roles": [{"podSpec": {}}, {"podSpec": {}}]}, {"groupName": "b"}]
+        }
+    }
+    factory = ComponentFactory(karta, obj, evaluator=Evaluator(trusted=True))
+    assert factory.component("roles").instance_ids() == ["a/0", "a/1"]
+    assert factory.component("groups").instance_ids() == ["a", "b"]
+    assert errors_of(draft.to_yaml()) == []
+
+
+def test_replica_names_rank_before_distance_and_others_become_a_todo() -> None:
+    job = {"type": "object", "properties": {"parallelism": INT, "template": TEMPLATE}}
+    item = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "replicas": INT,
+            "template": {"type": "object", "properties": {"spec": job}},
+        },
+    }
+    draft = scaffold_crd([crd({"jobs": {"type": "array", "items": item}})])
+    child = draft.component("jobs")
+    assert child["scaleDefinition"]["replicasPath"] == ".spec.jobs[]? | (.replicas // 1)"
+    todo = [t.message for t in draft.todos if t.path[-1] == "replicasPath"]
+    assert any(".spec.jobs[]?.template.spec.parallelism" in m for m in todo)
+
+
+def test_phase_enum_is_mapped_by_name_and_unmapped_values_are_listed() -> None:
+    status = {
+        "phase": {"type": "string", "enum": ["Pending", "Running", "Succeeded", "Failed", "Draining"]},
+        "conditions": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"type": {"type": "string"}, "status": {"type": "string"}},
+            },
+        },
+    }
+    draft = scaffold_crd([crd({"template": TEMPLATE}, status)])
+    sd = draft.component("finetune")["statusDefinition"]
+    assert sd["phaseDefinition"] == {"path": ".status.phase"}
+    assert sd["statusMappings"] == {
+        "initializing": [{"byPhase": "Pending"}],
+        "running": [{"byPhase": "Running"}],
+        "completed": [{"byPhase": "Succeeded"}],
+        "failed": [{"byPhase": "Failed"}],
+    }
+    assert "conditionsDefinition" not in sd  # unused definitions would be warnings
+    text = draft.to_yaml()
+    assert "Unmapped values: Draining" in text
+    assert errors_of(text) == []
+
+
+def test_conditions_without_phase_enum() -> None:
+    status = {
+        "conditions": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"type": {"type": "string"}, "status": {"type": "string"}},
+            },
+        }
+    }
+    sd = scaffold_crd([crd({"template": TEMPLATE}, status)]).component("finetune")["statusDefinition"]
+    assert sd["conditionsDefinition"] == {"path": ".status.conditions"}
+    assert {"byConditions": [{"type": "Running", "status": "True"}]} in sd["statusMappings"]["running"]
+
+
+def test_no_status_and_no_pods_still_validates() -> None:
+    draft = scaffold_crd([crd({"size": INT})])
+    text = draft.to_yaml()
+    assert "TODO: no PodTemplateSpec- or PodSpec-shaped field found" in text
+    assert "the schema declares no phase or conditions" in text
+    assert errors_of(text) == []
+
+
+def test_spec_that_is_itself_a_pod_spec() -> None:
+    draft = scaffold_crd([crd({"containers": CONTAINERS})])
+    assert draft.component("pod")["specDefinition"] == {"podSpecPath": ".spec"}
+
+
+def test_component_names_are_unique_dns_labels() -> None:
+    a = {"type": "object", "properties": {"template": TEMPLATE}}
+    draft = scaffold_crd(
+        [
+            crd(
+                {
+                    "finetune": {"type": "object", "properties": {"workerSpec": a}},
+                    "other": {"type": "object", "properties": {"workerSpec": a}},
+                }
+            )
+        ]
+    )
+    names = [c["name"] for c in draft.karta["spec"]["structureDefinition"]["childComponents"]]
+    assert names == ["worker", "other-worker"]
+    assert draft.component("finetune")["name"] == "finetune"
+
+
+def test_selection_of_crd_and_version() -> None:
+    schema = {"openAPIV3Schema": {"type": "object"}}
+    versions = [
+        {"name": "v1alpha1", "served": True, "storage": False, "schema": schema},
+        {"name": "v1", "served": True, "storage": True, "schema": schema},
+    ]
+    doc = crd({}, versions=versions)
+    other = crd({})
+    other["spec"]["names"] = {"kind": "Other", "plural": "others"}
+    assert crd_version(doc).version == "v1"
+    assert crd_version(doc, version="v1alpha1").version == "v1alpha1"
+    with pytest.raises(ScaffoldError, match="has no version 'v9'; it has v1alpha1, v1"):
+        crd_version(doc, version="v9")
+    assert select_crd([{"kind": "Pod"}, doc, other], kind="finetune") is doc
+    with pytest.raises(ScaffoldError, match="choose one with --kind"):
+        select_crd([doc, other])
+    with pytest.raises(ScaffoldError, match="no CustomResourceDefinition found"):
+        select_crd([{"apiVersion": "v1", "kind": "Pod"}])
+
+
+def test_analysis_ignores_schemaless_fields() -> None:
+    a = analyse_schema(
+        {
+            "type": "object",
+            "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+        }
+    )
+    assert a.pod_fields == [] and not a.has_spec_schema
