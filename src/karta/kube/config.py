@@ -103,8 +103,16 @@ class ClusterConfig:
             changes["impersonate_groups"] = tuple(overrides.as_groups)
         if overrides.as_uid:
             changes["impersonate_uid"] = overrides.as_uid
-        if overrides.token:
-            changes.update(token=overrides.token, token_file=None, exec=None, username=None, password=None)
+        if overrides.token:  # the flag replaces every credential of the kubeconfig user
+            changes.update(
+                token=overrides.token,
+                token_file=None,
+                exec=None,
+                username=None,
+                password=None,
+                client_cert_data=None,
+                client_key_data=None,
+            )
         if overrides.request_timeout is not None:
             changes["timeout"] = parse_timeout(overrides.request_timeout)
         return replace(self, **changes)

@@ -79,6 +79,7 @@ class OwnerChains:
         self.client = client
         self.max_depth = max_depth
         self._cache: dict[tuple[str, str, str, str], dict[str, Any] | ClusterError] = {}
+        self._inflight: dict[tuple[str, str, str, str], threading.Event] = {}
         self._lock = threading.Lock()
         self.reads = 0  # owner objects actually fetched (the rest came from the cache)
 
@@ -126,18 +127,27 @@ class OwnerChains:
         return child_namespace if rtype.namespaced else ""
 
     def _read(self, link: OwnerLink) -> dict[str, Any] | ClusterError:
+        """The owner's metadata (or the error reading it); concurrent walks wait for one read."""
         key = (link.namespace, link.api_version, link.kind, link.name)
         with self._lock:
             if key in self._cache:
                 return self._cache[key]
+            pending = self._inflight.get(key)
+            if pending is None:
+                self._inflight[key] = threading.Event()
+        if pending is not None:
+            pending.wait()
+            with self._lock:
+                return self._cache[key]
+        value: dict[str, Any] | ClusterError = ClusterError("the read was interrupted")
         try:
             rtype = self.client.discovery.for_api_version(link.api_version, link.kind)
-            value: dict[str, Any] | ClusterError = self.client.get(
-                rtype, link.name, namespace=link.namespace or None, metadata_only=True
-            )
+            value = self.client.get(rtype, link.name, namespace=link.namespace or None, metadata_only=True)
         except ClusterError as exc:
             value = exc
-        with self._lock:
-            self._cache[key] = value
-            self.reads += 1
+        finally:
+            with self._lock:
+                self._cache[key] = value
+                self.reads += 1
+                self._inflight.pop(key).set()
         return value
