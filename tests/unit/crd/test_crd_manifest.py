@@ -3,6 +3,7 @@ agreement with the Python model in both directions (section 2.1, 14.3)."""
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 from typing import Any
 
@@ -17,6 +18,7 @@ from karta.model.schema import REQUIRED, wire_fields
 Schema = dict[str, Any]
 
 
+@functools.cache
 def _schema() -> Schema:
     schema: Schema = load_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     return schema
