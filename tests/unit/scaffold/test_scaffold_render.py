@@ -18,7 +18,7 @@ def test_comments_sit_above_keys_and_list_items() -> None:
     assert lines[0] == "# head"
     assert lines[lines.index("  # TODO: one") + 1] == "  b: 1"
     assert lines[lines.index("  # first item") + 1] == "  - {d: x, e: [y]}"
-    assert lines[lines.index("    # deep") + 1] == "    f: {g: 'h: i'}"
+    assert lines[lines.index("  # deep") + 1] == "  - f: {g: 'h: i'}"
     assert "z: {}" in lines
 
 
