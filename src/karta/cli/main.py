@@ -25,6 +25,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "gang": ("karta.cli.cmd_gang", "gang", "Render the gang-scheduler objects of a workload."),
     "definitions": ("karta.cli.cmd_definitions", "definitions", "List the Karta definitions kli knows."),
     "describe": ("karta.cli.cmd_describe", "describe", "Show a workload's components, replicas and requests."),
+    "scaffold": ("karta.cli.cmd_scaffold", "scaffold", "Propose a draft Karta from a CRD's OpenAPI schema."),
 }
 
 
