@@ -243,6 +243,19 @@ def _chain_one(keys: list[Any]) -> Callable[[Any], Any]:
             return index_value(v, kb)
 
         return get2
+    if len(keys) == 3 and all(k.__class__ is str for k in keys):
+        first = _chain_one(keys[:2])
+        kc = keys[2]
+
+        def get3(v: Any) -> Any:
+            v = first(v)
+            if v.__class__ is dict:
+                return v.get(kc)
+            if v is None:
+                return None
+            return index_value(v, kc)
+
+        return get3
     if all(k.__class__ is str for k in keys):
         ks = tuple(keys)
 
