@@ -26,6 +26,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "definitions": ("karta.cli.cmd_definitions", "definitions", "List the Karta definitions kli knows."),
     "describe": ("karta.cli.cmd_describe", "describe", "Show a workload's components, replicas and requests."),
     "scaffold": ("karta.cli.cmd_scaffold", "scaffold", "Propose a draft Karta from a CRD's OpenAPI schema."),
+    "verify": ("karta.cli.cmd_verify", "verify", "Check a definition against a real manifest and predictions."),
 }
 
 

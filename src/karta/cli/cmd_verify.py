@@ -1,0 +1,496 @@
+"""``kli verify --definition D --workload W [--predict P]``: a definition against a real manifest.
+
+Runs the semantic checks of R16 (paths that extract nothing, pod specs without containers,
+components without instances, a status that resolves to ``Undefined``) and compares what the
+engine extracts with written-down predictions::
+
+    status: Running                 # the primary status (or matched: [Running, Degraded])
+    phase: Running                  # the raw phase
+    components:
+      worker:
+        instances: [""]             # instance ids, in any order
+        replicas: 4                 # total over the instances, or {instance id: N}
+        minReplicas: 2              # likewise; maxReplicas too
+    gang: {name: job, minMember: 5, minSubGroup: 2, subGroups: {worker: 4}}
+
+Every check is one line (``ok``, ``FAIL`` or ``warn``); exit 0 when nothing failed, 1 otherwise.
+Also owns :func:`resolve_definitions`, which ``kli rbac`` shares: a file, or a definition name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from karta.cli import exitcodes
+from karta.cli.errors import CliError, UsageError
+
+_PREDICTION_KEYS = ("status", "matched", "phase", "components", "gang")
+_COMPONENT_KEYS = ("instances", "replicas", "minReplicas", "maxReplicas")
+_GANG_KEYS = ("name", "minMember", "minSubGroup", "subGroups")
+_SPEC_LABEL = {"template": "pod template", "podSpec": "pod spec", "fragmented": "fragmented pod spec"}
+_SCALE_ATTR = {"replicas": "replicas", "minReplicas": "min_replicas", "maxReplicas": "max_replicas"}
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A definition to work with and where it came from."""
+
+    karta: Any
+    source: str  # file path, or "<origin> definition <name>"
+    trusted: bool
+
+
+def resolve_definitions(ref: str) -> list[Definition]:
+    """Every definition in the file ``ref`` (``-`` is stdin), else the one named ``ref`` in the store."""
+    if ref == "-" or Path(ref).exists():
+        return _from_file(ref)
+    from karta.cli.cmd_definitions import SEE_ALL, open_store
+
+    found = open_store().by_name(ref)
+    if found is None:
+        raise CliError(
+            f"no Karta definition named {ref!r} and no such file. {SEE_ALL}", code=exitcodes.NO_DEFINITION
+        )
+    return [Definition(found.karta, f"{found.origin} definition {found.name}", found.trusted)]
+
+
+def _from_file(path: str) -> list[Definition]:
+    from karta.cli.inputs import parse_documents, read_text
+    from karta.errors import DefinitionError
+    from karta.model import Severity, load_karta, validate_karta
+
+    text, name = read_text(path)
+    docs = parse_documents(text, name)
+    if not docs:
+        raise UsageError(f"{name} holds no Karta definition: the file is empty")
+    out = []
+    for doc in docs:
+        try:
+            result = load_karta(doc, strict=False, source_name=name)
+        except DefinitionError as exc:
+            raise UsageError(str(exc)) from None
+        findings = list(result.findings)
+        if result.karta is not None:
+            findings.extend(validate_karta(result.karta))
+        errors = [f for f in findings if f.severity is Severity.ERROR]
+        if result.karta is None or errors:
+            detail = "; ".join(f.message for f in errors[:5])
+            raise CliError(
+                f"{name} is not a valid Karta definition: {detail}",
+                hint=f"run 'kli validate {path}' to see every finding",
+            )
+        out.append(Definition(result.karta, name, False))
+    return out
+
+
+# --- checks ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Check:
+    result: str  # "ok", "fail" or "warn"
+    subject: str  # "definition", "status", "component <name>", "gang"
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"result": self.result, "subject": self.subject, "message": self.message}
+
+
+class _Checks:
+    def __init__(self) -> None:
+        self.items: list[Check] = []
+
+    def ok(self, subject: str, message: str) -> None:
+        self.items.append(Check("ok", subject, message))
+
+    def fail(self, subject: str, message: str) -> None:
+        self.items.append(Check("fail", subject, message))
+
+    def warn(self, subject: str, message: str) -> None:
+        self.items.append(Check("warn", subject, message))
+
+    def expect(self, subject: str, what: str, expected: Any, actual: Any) -> None:
+        what = f"{what} " if what else ""
+        if expected == actual:
+            self.ok(subject, f"{what}{_show(actual)} as predicted")
+        else:
+            self.fail(subject, f"expected {what}{_show(expected)}, got {_show(actual)}")
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return (
+            "["
+            + ", ".join(_show(v) if not isinstance(v, str) else repr(v) if v == "" else v for v in value)
+            + "]"
+        )
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k or repr(k)}: {_show(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+_FRAGMENT_ATTRS = (
+    "scheduler_name_path",
+    "labels_path",
+    "annotations_path",
+    "resources_path",
+    "resource_claims_path",
+    "pod_affinity_path",
+    "node_affinity_path",
+    "containers_path",
+    "container_path",
+    "priority_class_name_path",
+    "image_path",
+)
+
+
+def _camel(attr: str) -> str:
+    head, *rest = attr.split("_")
+    return head + "".join(w.capitalize() for w in rest)
+
+
+def _paths(definition: Any) -> list[tuple[str, str]]:
+    """``(field, expression)`` of the component's read paths (write-only suspend paths excluded)."""
+    out: list[tuple[str, str]] = []
+
+    def add(prefix: str, model: Any, attrs: tuple[str, ...]) -> None:
+        for attr in attrs:
+            value = getattr(model, attr, None)
+            if isinstance(value, str) and value:
+                out.append((f"{prefix}.{_camel(attr)}", value))
+
+    spec = definition.spec_definition
+    if spec is not None:
+        add("specDefinition", spec, ("pod_template_spec_path", "pod_spec_path", "metadata_path"))
+        if spec.fragmented_pod_spec_definition is not None:
+            add(
+                "specDefinition.fragmentedPodSpecDefinition",
+                spec.fragmented_pod_spec_definition,
+                _FRAGMENT_ATTRS,
+            )
+    if definition.scale_definition is not None:
+        add(
+            "scaleDefinition",
+            definition.scale_definition,
+            ("replicas_path", "min_replicas_path", "max_replicas_path"),
+        )
+    if definition.instance_id_path:
+        out.append(("instanceIdPath", definition.instance_id_path))
+    status = definition.status_definition
+    if status is not None:
+        if status.phase_definition is not None:
+            add("statusDefinition.phaseDefinition", status.phase_definition, ("path",))
+        if status.conditions_definition is not None:
+            add("statusDefinition.conditionsDefinition", status.conditions_definition, ("path",))
+    return out
+
+
+def _short(expr: str, limit: int = 60) -> str:
+    flat = " ".join(expr.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _summary(ids: list[str], scales: Any) -> str:
+    plural = "s" if len(ids) != 1 else ""
+    text = "1 instance" if ids == [""] else f"{len(ids)} instance{plural} {_show(ids)}"
+    replicas = [s.replicas for s in (scales or {}).values()]
+    if replicas and all(r is not None for r in replicas):
+        text += f", replicas {_show(replicas) if len(replicas) > 1 else replicas[0]}"
+    return text
+
+
+def _empty(results: list[Any]) -> bool:
+    return all(r is None for r in results)
+
+
+def _has_containers(spec: Any, *, fragmented: bool = False) -> bool:
+    if not isinstance(spec, dict):
+        return False
+    if fragmented:
+        return bool(spec.get("containers") or spec.get("container") or spec.get("image"))
+    containers = spec.get("containers")
+    return isinstance(containers, list) and len(containers) > 0
+
+
+def _component_checks(
+    comp: Any, checks: _Checks, evaluator: Any, obj: dict[str, Any], predicted: dict[str, Any] | None
+) -> bool:
+    """Checks of one component; True when some instance has a pod spec with containers."""
+    from karta.errors import KartaError
+
+    subject = f"component {comp.name}"
+    for field, expr in _paths(comp.definition):
+        try:
+            results = evaluator.evaluate(expr, obj)
+        except KartaError as exc:
+            checks.fail(subject, f"{field} fails: {exc}")
+            continue
+        if _empty(results):
+            checks.warn(subject, f"{field} extracts nothing ({_short(expr)})")
+    try:
+        ids = comp.instance_ids()
+        extracted = {
+            "template": comp.pod_template_specs(),
+            "podSpec": comp.pod_specs(),
+            "fragmented": comp.fragmented_pod_specs(),
+        }
+        scales = comp.scales()
+    except KartaError as exc:
+        checks.fail(subject, str(exc))
+        return False
+    expect_none = predicted is not None and predicted.get("instances") == []
+    if not ids and not expect_none:
+        checks.fail(subject, "has no instances")
+    elif ids:
+        checks.ok(subject, _summary(ids, scales))
+    found = False
+    for style, specs in extracted.items():
+        for instance, value in (specs or {}).items():
+            where = f"instance {instance!r}: " if instance else ""
+            if value is None:
+                continue  # reported above as a path that extracts nothing
+            inner = value.get("spec") if style == "template" and isinstance(value, dict) else value
+            if _has_containers(inner, fragmented=style == "fragmented"):
+                found = True
+            else:
+                checks.fail(subject, f"{where}{_SPEC_LABEL[style]} has no containers")
+    if predicted is None:
+        return found
+    if "instances" in predicted:
+        expected = [str(i) for i in predicted["instances"] or []]
+        if sorted(expected) == sorted(ids):
+            checks.ok(subject, f"instances {_show(ids)} as predicted")
+        else:
+            checks.fail(subject, f"expected instances {_show(expected)}, got {_show(ids)}")
+    for key, attr in _SCALE_ATTR.items():
+        if key not in predicted:
+            continue
+        actual = {i: getattr(s, attr) for i, s in (scales or {}).items()}
+        want = predicted[key]
+        if isinstance(want, dict):
+            for instance, value in want.items():
+                label = f"instance {instance}: {key}" if len(actual) > 1 or instance else key
+                checks.expect(subject, label, value, actual.get(str(instance)))
+        else:
+            values = [v for v in actual.values() if v is not None]
+            total = sum(values) if values else None
+            label = key if len(actual) <= 1 else f"{key} in total"
+            checks.expect(subject, label, want, total)
+    return found
+
+
+def _status_checks(root: Any, checks: _Checks, predictions: dict[str, Any]) -> None:
+    from karta.errors import KartaError
+
+    try:
+        status = root.status()
+    except KartaError as exc:
+        checks.fail("status", str(exc))
+        return
+    if status is None:
+        checks.fail("status", "the root component has no status definition")
+        return
+    for diagnostic in status.diagnostics:
+        checks.warn("status", diagnostic.message)
+    primary = str(status.primary)
+    matched = [str(m) for m in status.matched]
+    predicted = predictions.get("status")
+    if predicted is not None:
+        checks.expect("status", "", str(predicted), primary)
+    elif primary == "Undefined" and predictions.get("matched") != ["Undefined"]:
+        checks.fail("status", "resolves to Undefined: no status mapping matches this object")
+    else:
+        checks.ok("status", f"{primary} (matched: {', '.join(matched)}; phase: {_show(status.phase)})")
+    if "matched" in predictions:
+        want = [str(m) for m in predictions["matched"] or []]
+        if sorted(want) == sorted(matched):
+            checks.ok("status", f"matched {_show(matched)} as predicted")
+        else:
+            checks.fail("status", f"expected matched {_show(want)}, got {_show(matched)}")
+    if "phase" in predictions:
+        checks.expect("status", "phase", predictions["phase"], status.phase)
+
+
+def _gang_checks(factory: Any, checks: _Checks, predicted: dict[str, Any]) -> None:
+    from karta.errors import KartaError
+    from karta.gang import compute_gang_plan
+
+    try:
+        plan = compute_gang_plan(factory)
+    except KartaError as exc:
+        checks.fail("gang", str(exc))
+        return
+    gangs = list(plan.gangs)
+    name = predicted.get("name")
+    chosen = gangs if name is None else [g for g in gangs if name in (g.name, g.qualified_name)]
+    if len(chosen) != 1:
+        names = ", ".join(g.qualified_name for g in gangs) or "none"
+        why = f"no gang named {name}" if name is not None and not chosen else f"{len(chosen)} gangs"
+        checks.fail("gang", f"{why} (gangs: {names}); name the one to check with gang.name")
+        return
+    gang = chosen[0]
+    subject = f"gang {gang.qualified_name}"
+    if "minMember" in predicted:
+        checks.expect(subject, "minMember", predicted["minMember"], gang.min_member)
+    if "minSubGroup" in predicted:
+        checks.expect(subject, "minSubGroup", predicted["minSubGroup"], gang.min_sub_group)
+    subs = {s.name: s.min_member for s in gang.sub_groups}
+    for sub, value in (predicted.get("subGroups") or {}).items():
+        checks.expect(subject, f"sub-group {sub} minMember", value, subs.get(sub))
+
+
+def _read_predictions(path: str) -> dict[str, Any]:
+    from karta.cli.inputs import parse_documents, read_text
+
+    text, name = read_text(path)
+    docs = parse_documents(text, name)
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        raise UsageError(f"{name}: expected one YAML mapping of predictions")
+    data: dict[str, Any] = docs[0]
+    _known(data, _PREDICTION_KEYS, name, "")
+    components = data.get("components")
+    if components is not None and not isinstance(components, dict):
+        raise UsageError(f"{name}: components must map component names to predictions")
+    for comp, value in (components or {}).items():
+        if not isinstance(value, dict):
+            raise UsageError(f"{name}: components.{comp} must be a mapping")
+        _known(value, _COMPONENT_KEYS, name, f"components.{comp}.")
+        for key in _SCALE_ATTR:
+            v = value.get(key)
+            if v is not None and not isinstance(v, int | dict):
+                raise UsageError(f"{name}: components.{comp}.{key} must be a number or {{instance: number}}")
+        if "instances" in value and not isinstance(value["instances"], list | type(None)):
+            raise UsageError(f"{name}: components.{comp}.instances must be a list")
+    gang = data.get("gang")
+    if gang is not None:
+        if not isinstance(gang, dict):
+            raise UsageError(f"{name}: gang must be a mapping")
+        _known(gang, _GANG_KEYS, name, "gang.")
+    if "matched" in data and not isinstance(data["matched"], list):
+        raise UsageError(f"{name}: matched must be a list of statuses")
+    return data
+
+
+def _known(data: dict[str, Any], allowed: tuple[str, ...], name: str, prefix: str) -> None:
+    unknown = [k for k in data if k not in allowed]
+    if unknown:
+        raise UsageError(
+            f"{name}: unknown prediction {prefix}{unknown[0]}; expected one of {', '.join(allowed)}"
+        )
+
+
+def run_checks(
+    definition: Definition, obj: dict[str, Any], predictions: dict[str, Any]
+) -> tuple[list[Check], str]:
+    """All checks of one definition on one object; returns (checks, definition name)."""
+    from karta.extract import ComponentFactory
+    from karta.jq import Evaluator
+
+    karta = definition.karta
+    checks = _Checks()
+    gvk = karta.root.kind
+    if gvk is not None and (gvk.api_version, gvk.kind) != (obj.get("apiVersion"), obj.get("kind")):
+        checks.fail(
+            "definition",
+            f"is for {gvk.kind} ({gvk.api_version}) but the workload is {obj.get('kind')} "
+            f"({obj.get('apiVersion')})",
+        )
+    evaluator = Evaluator(trusted=definition.trusted)
+    factory = ComponentFactory(karta, obj, evaluator=evaluator)
+    _status_checks(factory.root(), checks, predictions)
+    predicted_components = predictions.get("components") or {}
+    names = {c.name for c in karta.components}
+    for unknown in [n for n in predicted_components if n not in names]:
+        checks.fail(f"component {unknown}", "is predicted but the definition has no such component")
+    pod_bearing = 0
+    with_pods = 0
+    for definition_ in karta.components:
+        comp = factory.component(definition_.name)
+        found = _component_checks(comp, checks, evaluator, obj, predicted_components.get(definition_.name))
+        if definition_.is_pod_bearing:
+            pod_bearing += 1
+            with_pods += found
+    if pod_bearing and not with_pods:
+        checks.fail("definition", "no component extracts a pod specification from this workload")
+    if "gang" in predictions and predictions["gang"] is not None:
+        _gang_checks(factory, checks, predictions["gang"])
+    return checks.items, karta.metadata.name
+
+
+_MARK = {"ok": "ok  ", "fail": "FAIL", "warn": "warn"}
+
+
+@click.command("verify")
+@click.option(
+    "--definition",
+    "definition",
+    required=True,
+    metavar="D",
+    help="Karta definition: a file, or the name of a built-in or user definition.",
+)
+@click.option("--workload", "workload", required=True, metavar="W", help="Workload manifest (path or -).")
+@click.option(
+    "--predict", "predict", metavar="P", help="YAML file of predictions (status, components, gang)."
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
+def verify(definition: str, workload: str, predict: str | None, output: str) -> None:
+    """Check a definition against a real workload manifest and written-down predictions.
+
+    Reports paths that extract nothing (warn), pod specs without containers, components without
+    instances and a status that resolves to Undefined (FAIL), then compares status, instances,
+    replicas and the gang with the predictions file, e.g. `component worker: expected replicas
+    4, got 2`. Exit 0 when nothing failed, 1 otherwise.
+    """
+    from karta.cli.inputs import read_object
+    from karta.cli.output import emit
+
+    defs = resolve_definitions(definition)
+    if len(defs) != 1:
+        raise UsageError(f"{definition} holds {len(defs)} Karta definitions; expected exactly one")
+    obj, obj_name = read_object(workload, what="workload object")
+    predictions = _read_predictions(predict) if predict else {}
+    checks, name = run_checks(defs[0], obj, predictions)
+    failed = sum(1 for c in checks if c.result == "fail")
+    warned = sum(1 for c in checks if c.result == "warn")
+    raw_meta = obj.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+    workload_name = f"{obj.get('kind')}/{meta.get('name') or '<unnamed>'}"
+    if output == "json":
+        emit(
+            {
+                "definition": name,
+                "workload": {
+                    "apiVersion": obj.get("apiVersion"),
+                    "kind": obj.get("kind"),
+                    "name": meta.get("name"),
+                    "namespace": meta.get("namespace"),
+                },
+                "ok": failed == 0,
+                "summary": {"checks": len(checks), "failed": failed, "warnings": warned},
+                "checks": [c.to_dict() for c in checks],
+            },
+            "json",
+        )
+    else:
+        lines = [f"verify {name} against {workload_name}"]
+        lines.extend(f"  {_MARK[c.result]}  {c.subject}: {c.message}" for c in checks)
+        lines.append(
+            f"{len(checks)} checks: {len(checks) - failed - warned} ok, {failed} failed, {warned} warnings"
+        )
+        click.echo("\n".join(lines))
+    if failed:
+        raise CliError(f"{failed} of {len(checks)} checks failed for {obj_name}", code=exitcodes.FAILURE)
