@@ -27,6 +27,8 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "describe": ("karta.cli.cmd_describe", "describe", "Show a workload's components, replicas and requests."),
     "scaffold": ("karta.cli.cmd_scaffold", "scaffold", "Propose a draft Karta from a CRD's OpenAPI schema."),
     "verify": ("karta.cli.cmd_verify", "verify", "Check a definition against a real manifest and predictions."),
+    "rbac": ("karta.cli.cmd_rbac", "rbac", "Print the ClusterRole a consumer of some definitions needs."),
+    "completion": ("karta.cli.cmd_completion", "completion", "Print a shell completion script."),
 }
 
 

@@ -1,0 +1,201 @@
+"""``kli rbac DEFINITION... [--crd CRD.yaml] [--backend B] [--service-account NS/NAME]``.
+
+Prints the ClusterRole a consumer of those definitions needs (gang-backends.md 1.5): get/list/watch
+on the workload kinds and their pods, read access to ``kartas.run.ai``, and create/update on the
+group objects of the chosen gang backends; plus a ClusterRoleBinding for a service account.
+Resource names are the CRDs' plurals when ``--crd`` gives them, else a lower-cased plural guess
+(said so in a comment).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import click
+
+from karta.cli.errors import UsageError
+
+READ = ["get", "list", "watch"]
+WRITE = ["get", "list", "watch", "create", "update", "patch"]
+
+# backend -> (api group, resources) of the objects kli gang renders (gang-backends.md 8)
+BACKENDS: dict[str, tuple[str, list[str]]] = {
+    "kai": ("scheduling.run.ai", ["podgroups"]),
+    "workload-api": ("scheduling.k8s.io", ["compositepodgroups", "podgroups", "workloads"]),
+    "volcano": ("scheduling.volcano.sh", ["podgroups"]),
+    "coscheduling": ("scheduling.x-k8s.io", ["podgroups"]),
+    "kueue": ("kueue.x-k8s.io", ["workloads"]),
+}
+
+
+# groups of built-in kinds, whose plurals are the regular lower-cased ones
+_BUILT_IN_GROUPS = {"", "apps", "batch"}
+
+
+def plural_guess(kind: str) -> str:
+    """Lower-cased English plural, as kubectl's fallback does for unknown kinds."""
+    word = kind.lower()
+    if re.search(r"(s|x|z|ch|sh)$", word):
+        return word + "es"
+    if re.search(r"[^aeiou]y$", word):
+        return word[:-1] + "ies"
+    return word + "s"
+
+
+def _crd_plurals(paths: tuple[str, ...]) -> dict[tuple[str, str], str]:
+    from karta.cli.inputs import parse_documents, read_text
+
+    out: dict[tuple[str, str], str] = {}
+    for path in paths:
+        text, name = read_text(path)
+        found = False
+        for doc in parse_documents(text, name):
+            spec = doc.get("spec") if isinstance(doc, dict) else None
+            if not (isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"):
+                continue
+            names = spec.get("names") if isinstance(spec, dict) else None
+            if (
+                isinstance(spec, dict)
+                and isinstance(names, dict)
+                and names.get("kind")
+                and names.get("plural")
+            ):
+                out[(str(spec.get("group", "")), str(names["kind"]))] = str(names["plural"])
+                found = True
+        if not found:
+            raise UsageError(f"{name} holds no CustomResourceDefinition with spec.names.plural")
+    return out
+
+
+def build_rbac(
+    kartas: list[Any],
+    *,
+    name: str,
+    backends: tuple[str, ...] = (),
+    plurals: dict[tuple[str, str], str] | None = None,
+    service_account: tuple[str, str] | None = None,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """``(objects, notes)``: the ClusterRole (and binding) and the comments explaining guesses."""
+    plurals = plurals or {}
+    notes: list[str] = []
+    by_group: dict[str, set[str]] = {"": {"pods"}}
+    for karta in kartas:
+        gvk = karta.root.kind
+        if gvk is None or not gvk.kind:
+            notes.append(f"{karta.metadata.name} has no root kind; it adds nothing")
+            continue
+        plural = plurals.get((gvk.group, gvk.kind))
+        if plural is None:
+            plural = plural_guess(gvk.kind)
+        if (gvk.group, gvk.kind) not in plurals and gvk.group not in _BUILT_IN_GROUPS:
+            notes.append(
+                f"{plural}.{gvk.group or 'core'}: plural of {gvk.kind} guessed (lower-cased kind + s); "
+                "pass --crd to use the CRD's"
+            )
+        by_group.setdefault(gvk.group, set()).add(plural)
+    rules: list[dict[str, Any]] = [
+        {"apiGroups": [group], "resources": sorted(resources), "verbs": list(READ)}
+        for group, resources in sorted(by_group.items())
+    ]
+    rules.append({"apiGroups": ["run.ai"], "resources": ["kartas"], "verbs": list(READ)})
+    for backend in backends:
+        group, resources = BACKENDS[backend]
+        rules.append({"apiGroups": [group], "resources": list(resources), "verbs": list(WRITE)})
+    labels = {"app.kubernetes.io/managed-by": "karta"}
+    role: dict[str, Any] = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": name, "labels": labels},
+        "rules": rules,
+    }
+    objects = [role]
+    if service_account is not None:
+        namespace, account = service_account
+        objects.append(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": name, "labels": labels},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+            }
+        )
+    return objects, notes
+
+
+def _service_account(value: str | None) -> tuple[str, str] | None:
+    if value is None:
+        return None
+    namespace, sep, account = value.partition("/")
+    if not sep or not namespace or not account or "/" in account:
+        raise UsageError(f"--service-account {value!r}: expected NAMESPACE/NAME")
+    return namespace, account
+
+
+def _complete_definition(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    from karta.cli.cmd_completion import complete_definition_names
+
+    return complete_definition_names(ctx, param, incomplete)
+
+
+@click.command("rbac")
+@click.argument(
+    "definitions", nargs=-1, required=True, metavar="DEFINITION...", shell_complete=_complete_definition
+)
+@click.option("--name", "name", default="karta-workload-reader", show_default=True, help="ClusterRole name.")
+@click.option(
+    "--service-account", "service_account", metavar="NS/NAME", help="Also bind the role to this account."
+)
+@click.option(
+    "--backend",
+    "backends",
+    multiple=True,
+    type=click.Choice(sorted(BACKENDS)),
+    help="Allow creating and updating this gang backend's group objects (repeatable).",
+)
+@click.option(
+    "--crd", "crds", multiple=True, metavar="CRD", help="CRD file giving the plural resource names."
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Choice(["yaml", "json"]),
+    default="yaml",
+    show_default=True,
+    help="yaml (multi-document, for kubectl apply -f -) or json (a List).",
+)
+def rbac(
+    definitions: tuple[str, ...],
+    name: str,
+    service_account: str | None,
+    backends: tuple[str, ...],
+    crds: tuple[str, ...],
+    output: str,
+) -> None:
+    """Print the ClusterRole (and binding) a consumer of these definitions needs.
+
+    DEFINITION is a Karta file or the name of a built-in or user definition. The role reads the
+    workload kinds, their pods and the Kartas (kartas.run.ai); --backend adds create/update on
+    that gang scheduler's group objects. Plural resource names come from --crd files, else are
+    guessed from the kind (a comment says so).
+    """
+    from karta.cli.cmd_verify import resolve_definitions
+    from karta.cli.output import dump_json, dump_yaml
+
+    account = _service_account(service_account)
+    kartas = [d.karta for ref in definitions for d in resolve_definitions(ref)]
+    objects, notes = build_rbac(
+        kartas, name=name, backends=backends, plurals=_crd_plurals(crds), service_account=account
+    )
+    if output == "json":
+        click.echo(dump_json({"apiVersion": "v1", "kind": "List", "items": objects}), nl=False)
+        return
+    roots = ", ".join(sorted({k.metadata.name for k in kartas}))
+    header = [f"# For the workloads of: {roots}"]
+    if backends:
+        header.append(f"# Gang backends: {', '.join(backends)}")
+    header.extend(f"# {note}" for note in notes)
+    click.echo("\n".join(header))
+    click.echo("---\n".join(dump_yaml(obj) for obj in objects), nl=False)
