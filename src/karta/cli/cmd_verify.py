@@ -95,9 +95,13 @@ class Check:
     result: str  # "ok", "fail" or "warn"
     subject: str  # "definition", "status", "component <name>", "gang"
     message: str
+    expression: str = ""  # the jq expression a path check is about
 
     def to_dict(self) -> dict[str, str]:
-        return {"result": self.result, "subject": self.subject, "message": self.message}
+        out = {"result": self.result, "subject": self.subject, "message": self.message}
+        if self.expression:
+            out["expression"] = self.expression
+        return out
 
 
 class _Checks:
@@ -110,8 +114,8 @@ class _Checks:
     def fail(self, subject: str, message: str) -> None:
         self.items.append(Check("fail", subject, message))
 
-    def warn(self, subject: str, message: str) -> None:
-        self.items.append(Check("warn", subject, message))
+    def warn(self, subject: str, message: str, expression: str = "") -> None:
+        self.items.append(Check("warn", subject, message, expression))
 
     def expect(self, subject: str, what: str, expected: Any, actual: Any) -> None:
         what = f"{what} " if what else ""
@@ -191,11 +195,6 @@ def _paths(definition: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _short(expr: str, limit: int = 60) -> str:
-    flat = " ".join(expr.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
 def _summary(ids: list[str], scales: Any) -> str:
     plural = "s" if len(ids) != 1 else ""
     text = "1 instance" if ids == [""] else f"{len(ids)} instance{plural} {_show(ids)}"
@@ -232,7 +231,7 @@ def _component_checks(
             checks.fail(subject, f"{field} fails: {exc}")
             continue
         if _empty(results):
-            checks.warn(subject, f"{field} extracts nothing ({_short(expr)})")
+            checks.warn(subject, f"{field} extracts nothing", expr)
     try:
         ids = comp.instance_ids()
         extracted = {

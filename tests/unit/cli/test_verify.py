@@ -50,6 +50,7 @@ def test_a_matching_workload_passes_with_warnings_for_empty_optional_paths(kli, 
     )
     assert lines[-1].endswith("0 failed, 2 warnings")
     assert r.err == ""
+    assert all(len(line) <= 100 for line in lines)
 
 
 def test_predictions_give_clear_diffs(kli, examples, tmp_path) -> None:
@@ -242,6 +243,9 @@ def test_json_output(kli, examples, tmp_path) -> None:
     assert {"result": "fail", "subject": "component worker", "message": "expected replicas 4, got 2"} in data[
         "checks"
     ]
+    warn = next(c for c in data["checks"] if c["result"] == "warn")
+    assert warn["message"].endswith("extracts nothing")
+    assert warn["expression"].startswith("if .spec.elasticPolicy == null")
 
 
 def test_usage_errors(kli, examples, tmp_path) -> None:
