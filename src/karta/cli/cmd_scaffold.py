@@ -12,9 +12,13 @@ from karta.cli.errors import UsageError
 
 
 @click.command("scaffold")
-@click.option("--crd", "crd_file", required=True, metavar="CRD", help="CustomResourceDefinition file (path or -).")
+@click.option(
+    "--crd", "crd_file", required=True, metavar="CRD", help="CustomResourceDefinition file (path or -)."
+)
 @click.option("--kind", metavar="KIND", help="The CRD's kind, when the file holds several CRDs.")
-@click.option("--version", "version", metavar="VERSION", help="API version to describe (default: the storage version).")
+@click.option(
+    "--version", "version", metavar="VERSION", help="API version to describe (default: the storage version)."
+)
 @click.option(
     "-o",
     "--output",
