@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,20 +31,33 @@ def kube(cluster: KubeHTTP) -> Iterator[KubeClient]:
     client.close()
 
 
+def wait_discovered(kube: KubeClient, crd: dict[str, Any], *, timeout: float = 60.0) -> None:
+    """Wait until discovery serves every version of ``crd`` (it lags ``Established`` a little)."""
+    spec = crd["spec"]
+    wanted = [(spec["group"], v["name"], spec["names"]["kind"]) for v in spec["versions"] if v.get("served")]
+    deadline = time.monotonic() + timeout
+    while not all(kube.discovery.find(*gvk) for gvk in wanted):
+        assert time.monotonic() < deadline, f"{crd['metadata']['name']} not discovered in {timeout}s"
+        time.sleep(0.2)
+        kube.discovery.invalidate()
+
+
 @pytest.fixture(scope="session")
-def karta_crd(cluster: KubeHTTP) -> dict[str, Any]:
+def karta_crd(cluster: KubeHTTP, kube: KubeClient) -> dict[str, Any]:
     from karta.crd import load_crd
 
     crd = load_crd()
     cluster.ensure_crd(crd)
+    wait_discovered(kube, crd)
     return crd
 
 
 @pytest.fixture(scope="session")
-def corpus_crd(cluster: KubeHTTP, corpus: Path) -> Callable[[str], dict[str, Any]]:
+def corpus_crd(cluster: KubeHTTP, kube: KubeClient, corpus: Path) -> Callable[[str], dict[str, Any]]:
     def install(file_name: str) -> dict[str, Any]:
         (crd,) = load_manifests(corpus / "crds" / file_name)
         cluster.ensure_crd(crd)
+        wait_discovered(kube, crd)
         return crd
 
     return install

@@ -78,7 +78,6 @@ def test_apply_a_custom_resource(
     corpus_crd("jobset.x-k8s.io_jobsets.yaml")
     (jobset,) = load_manifests(corpus / "workloads" / "jobset" / "paralleljobs.yaml")
     jobset["metadata"] = {"name": f"js-{uuid.uuid4().hex[:6]}", "namespace": namespace}
-    kube.discovery.invalidate()
     applied = kube.apply(jobset)
     assert applied["kind"] == "JobSet"
     names = [r["name"] for r in applied["spec"]["replicatedJobs"]]
@@ -133,7 +132,6 @@ def test_owner_chain_through_a_custom_resource(
     corpus_crd("jobset.x-k8s.io_jobsets.yaml")
     (jobset,) = load_manifests(corpus / "workloads" / "jobset" / "paralleljobs.yaml")
     jobset["metadata"] = {"name": f"js-{uuid.uuid4().hex[:6]}"}
-    kube.discovery.invalidate()
     js = kube.create(jobset, namespace=namespace)
     job = _job(kube, namespace, owner=js)
     pods = [_pod(kube, namespace, job) for _ in range(4)]
