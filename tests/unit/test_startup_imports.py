@@ -1,0 +1,61 @@
+"""What ``kli --help`` and ``kli validate`` import: the start-up budget (150 ms each, see bench/run.py)
+depends on keeping the engines, the YAML writer and heavy libraries off these paths.
+
+No timings here (those belong in bench/): only which modules end up loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "definitions" / "kubeflow-org-pytorchjob-v1.yaml"
+
+_PROBE = """
+import contextlib, io, json, sys
+from karta.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main({argv!r})
+print(json.dumps({{"code": code, "modules": sorted(sys.modules)}}))
+"""
+
+
+def _loaded(argv: list[str]) -> tuple[int, set[str]]:
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(argv=argv)], capture_output=True, text=True, check=True
+    ).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    return result["code"], set(result["modules"])
+
+
+NEVER_AT_START = {
+    "pydantic",
+    "rich",
+    "jq",
+    "karta.jq.evaluator",
+    "karta.jq.fastpath",
+    "karta.jq._libjq",
+    "karta.jq.sandbox",
+    "karta.model.dump",
+    "karta.extract",
+    "karta.gang",
+    "karta.catalog",
+}
+
+
+def test_help_loads_neither_the_library_nor_yaml() -> None:
+    code, modules = _loaded(["--help"])
+    assert code == 0
+    assert not modules & (NEVER_AT_START | {"yaml", "karta.model", "karta.jq"})
+
+
+@pytest.mark.skipif(not EXAMPLE.exists(), reason="example definition missing")
+def test_validate_loads_only_the_loader_validator_and_jq_front_end() -> None:
+    code, modules = _loaded(["validate", str(EXAMPLE)])
+    assert code == 0
+    assert {"karta.model.load", "karta.model.validate", "karta.jq.parser", "karta.jq.safety"} <= modules
+    assert not modules & NEVER_AT_START
