@@ -80,8 +80,9 @@ def test_cluster_definitions_merge_over_the_catalog(kube: KubeClient, cluster_ka
     )
     (mine,) = store.by_gvk("batch", "v1", f"Job{cluster_kartas['tag']}")
     assert mine.origin == "cluster"
-    (builtin,) = store.by_gvk("batch", "v1", "Job")  # untouched catalog entry
-    assert builtin.origin == "catalog"
+    claimed = {d.gvk for d in store.definitions if d.origin == "cluster"}
+    untouched = [d for d in store.definitions if d.origin == "catalog" and d.gvk not in claimed]
+    assert untouched and all(store.by_gvk(*d.gvk) == [d] for d in untouched if d.gvk)
 
 
 def test_cluster_definition_replaces_the_catalog_entry(kube: KubeClient, karta_crd: dict[str, Any]) -> None:
