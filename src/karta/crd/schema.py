@@ -1,6 +1,6 @@
 """The CustomResourceDefinition ``kartas.run.ai``, generated from the Python model.
 
-Owns :func:`build_crd`: it walks the pydantic models of :mod:`karta.model.types` along their wire
+Owns :func:`build_crd`: it walks the models of :mod:`karta.model.types` along their wire
 names (:func:`karta.model.schema.wire_fields`), marks the properties of
 :data:`karta.model.schema.REQUIRED` required, and merges the API-server-only keywords of
 :mod:`karta.crd.rules`. The result is a structural OpenAPI v3 schema, so the CRD and the loader can

@@ -9,7 +9,6 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from model_data import fuller, minimal, root
-from pydantic import BaseModel
 
 from karta.model import (
     ConditionsDefinition,
@@ -21,6 +20,7 @@ from karta.model import (
     karta_to_yaml,
     load_karta,
 )
+from karta.model.base import Model as BaseModel
 from karta.model.schema import wire_fields
 
 
