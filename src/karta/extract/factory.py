@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from karta.errors import ExtractionError, WriteBackError
 from karta.extract import fragments, scale, suspend, writeback
+from karta.extract.compiled import ExtractionFn, compile_extraction
 from karta.extract.convert import (
     OBJECT_META_TYPE,
     POD_SPEC_TYPE,
@@ -147,9 +148,15 @@ def _definitions_of(karta: Karta) -> dict[str, ComponentDefinition]:
     return by_name
 
 
-@dataclass(frozen=True, slots=True)
+_UNSET: Any = object()
+
+
+@dataclass(slots=True)
 class _Plan:
-    """What a component definition asks to evaluate, worked out once per definition object."""
+    """What a component definition asks to evaluate, worked out once per definition object.
+
+    ``generated`` is the generated extraction function (:mod:`karta.extract.compiled`), built on
+    first use; None when the definition needs the general code."""
 
     name: str
     id_path: str | None
@@ -160,6 +167,28 @@ class _Plan:
     scale_paths: tuple[str | None, str | None, str | None] | None
     scale_label: str
     status_definition: StatusDefinition | None
+    generated: Any = _UNSET
+
+    def extraction_fn(self) -> ExtractionFn | None:
+        fn = self.generated
+        if fn is _UNSET:
+            paths = self.paths
+            fn = self.generated = compile_extraction(
+                id_path=self.id_path,
+                whole=[
+                    None if (path := paths[attr]) is None else (path, target) for attr, target in _WHOLE_PARTS
+                ],
+                fragments=self.fragment_paths if self.fragment_definition is not None else None,
+                scale_paths=self.scale_paths,
+            )
+        return fn  # type: ignore[no-any-return]
+
+
+_WHOLE_PARTS = (
+    ("pod_template_spec_path", POD_TEMPLATE_SPEC_TYPE),
+    ("pod_spec_path", POD_SPEC_TYPE),
+    ("metadata_path", OBJECT_META_TYPE),
+)
 
 
 _PLAN_CACHE_SIZE = 1024
@@ -263,8 +292,42 @@ class Component:
     def _ids(self) -> list[str]:
         ids: list[str] | None = self._memo.get("ids")
         if ids is None:
+            if "generated" not in self._memo and self._run_generated():
+                return self._memo["ids"]  # type: ignore[no-any-return]
             ids = self._memo["ids"] = self._compute_instance_ids()
         return ids
+
+    def _run_generated(self) -> bool:
+        """Fill the memo from the generated extraction function, once per object version.
+
+        False when it does not apply (another evaluator, a path outside the fast path) or declined
+        (anything not plainly valid); the general code then computes each part, with its errors."""
+        memo = self._memo
+        memo["generated"] = True
+        evaluator = self.factory.evaluator
+        if not evaluator.inlinable:
+            return False
+        fn = self._plan.extraction_fn()
+        if fn is None:
+            return False
+        result = fn(self.factory._obj, evaluator.max_results)
+        if result is None:
+            return False
+        ids, templates, specs, metadata, fragmented, scales, instances = result
+        memo["ids"] = ids
+        if instances is not None:
+            memo["instances"] = instances
+        if templates is not None:
+            memo["pod_template_spec_path"] = templates
+        if specs is not None:
+            memo["pod_spec_path"] = specs
+        if metadata is not None:
+            memo["metadata_path"] = metadata
+        if fragmented is not None:
+            memo["fragments"] = fragmented
+        if scales is not None:
+            memo["scales"] = scales
+        return True
 
     def _compute_instance_ids(self) -> list[str]:
         path = self._id_path
@@ -305,6 +368,8 @@ class Component:
     def _typed(self, attr: str, target: TargetType) -> list[Any] | None:
         """The cached values of one whole-value path, aligned with the ids (internal use)."""
         cached: list[Any] | None = self._memo.get(attr)
+        if cached is None and "generated" not in self._memo and self._run_generated():
+            cached = self._memo.get(attr)
         if cached is None:
             path = self._paths[attr]
             if path is None:
@@ -330,6 +395,8 @@ class Component:
 
     def _fragments(self) -> list[dict[str, Any]] | None:
         cached: list[dict[str, Any]] | None = self._memo.get("fragments")
+        if cached is None and "generated" not in self._memo and self._run_generated():
+            cached = self._memo.get("fragments")
         if cached is None:
             plan = self._plan
             if plan.fragment_definition is None:
@@ -350,6 +417,8 @@ class Component:
 
     def _scale_list(self) -> list[Scale] | None:
         cached: list[Scale] | None = self._memo.get("scales")
+        if cached is None and "generated" not in self._memo and self._run_generated():
+            cached = self._memo.get("scales")
         if cached is None:
             plan = self._plan
             paths = plan.scale_paths
@@ -384,6 +453,12 @@ class Component:
 
     def extracted_instances(self) -> dict[str, ExtractedInstance]:
         """Instance id -> every defined part of that instance (6.3)."""
+        memo = self._memo
+        if "generated" not in memo:
+            self._run_generated()
+        instances: dict[str, ExtractedInstance] | None = memo.get("instances")
+        if instances is not None:
+            return dict(instances)
         ids = self._ids()
         paths = self._paths
         none: Sequence[Any] = _nones(len(ids))

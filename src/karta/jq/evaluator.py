@@ -30,6 +30,7 @@ from karta.errors import JqError, JqParseError, JqResultLimitError, JqRuntimeErr
 from karta.jq import _libjq, sandbox
 from karta.jq import ast as A
 from karta.jq._values import JqFail, normalise_output
+from karta.jq.codegen import _generated, generate
 from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node, run_paths
 from karta.jq.parser import parse
 from karta.jq.safety import is_bounded
@@ -38,6 +39,7 @@ DEFAULT_MAX_RESULTS = 1000
 DEFAULT_TIMEOUT_MS = 10_000
 
 PathElem = str | int
+_MISSING: Any = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,12 +198,22 @@ class Evaluator:
         plan = plan_for(expression)
         fast = plan.fast if self.fast_path else None
         if fast is not None:
-            try:
-                out = fast.many(data, EMPTY_ENV)
-            except JqFail as exc:
-                raise _runtime_error(expression, exc.message) from None
-            except RecursionError:
-                raise _runtime_error(expression, "input nested too deeply") from None
+            generated = _generated.get(expression, _MISSING)
+            if generated is _MISSING:
+                generated = generate(expression, plan.node) if plan.node is not None else None
+            out = None
+            if generated is not None:
+                try:
+                    out = generated(data)
+                except (JqFail, RecursionError):
+                    out = None  # the closures give the exact result or error
+            if out is None:
+                try:
+                    out = fast.many(data, EMPTY_ENV)
+                except JqFail as exc:
+                    raise _runtime_error(expression, exc.message) from None
+                except RecursionError:
+                    raise _runtime_error(expression, "input nested too deeply") from None
             if len(out) > self.max_results:
                 raise _limit_error(expression, self.max_results)
             if self.copy_results:
@@ -244,6 +256,12 @@ class Evaluator:
                 if x.__class__ is float:
                     out[i] = normalise_output(x)
         return out
+
+    @property
+    def inlinable(self) -> bool:
+        """True when generated code may stand in for ``evaluate`` (the fast path, uncopied
+        results, no subclass overriding ``evaluate``): extraction plans check this."""
+        return self.fast_path and not self.copy_results and type(self).evaluate is Evaluator.evaluate
 
     def engine_of(self, expression: str) -> str:
         """``fast``, ``libjq`` or ``sandbox``: where ``evaluate`` would run ``expression``."""

@@ -19,6 +19,7 @@ from karta.model.types import (
     StatusDefinition,
     StatusMatcher,
 )
+from karta.status.generated import StatusFn, compile_status
 from karta.status.result import (
     EVALUATION_ORDER,
     Condition,
@@ -35,7 +36,7 @@ _Matcher = tuple[str, tuple[tuple[str, str, str], ...], str | None, str]
 class _CompiledStatus:
     """What a status definition asks for, worked out once per definition object."""
 
-    __slots__ = ("conditions", "mappings", "phase", "uses_conditions")
+    __slots__ = ("conditions", "generated", "mappings", "phase", "uses_conditions")
 
     def __init__(self, definition: StatusDefinition) -> None:
         self.phase = definition.phase_definition
@@ -57,6 +58,23 @@ class _CompiledStatus:
             mappings.append((key, status, tuple(compiled)))
         self.mappings = tuple(mappings)
         self.uses_conditions = uses_conditions
+        self.generated: Any = _UNSET
+
+    def status_fn(self) -> StatusFn | None:
+        """The generated status function (built on first use), or None."""
+        fn = self.generated
+        if fn is _UNSET:
+            fn = self.generated = compile_status(
+                phase=self.phase,
+                conditions=self.conditions,
+                mappings=self.mappings,
+                uses_conditions=self.uses_conditions,
+                read_condition=_read_condition,
+            )
+        return fn  # type: ignore[no-any-return]
+
+
+_UNSET: Any = object()
 
 
 def _program(expression: str) -> str:
@@ -91,6 +109,12 @@ def extract_status(
     and, with ``strict=True``, for a matcher whose expression fails.
     """
     compiled = _compiled_status(definition)
+    if evaluator.inlinable:
+        fn = compiled.status_fn()
+        if fn is not None:
+            result = fn(obj, evaluator.max_results)
+            if result is not None:
+                return new_status_result(result[0], result[1], result[2], result[3], [])
     phase = _extract_phase(compiled.phase, obj, evaluator)
     conditions = _extract_conditions(compiled.conditions, obj, evaluator)
     # The last duplicate type wins.

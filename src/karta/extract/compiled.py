@@ -1,0 +1,347 @@
+"""Generated extraction functions: one straight-line Python function per component definition.
+
+:func:`compile_extraction` turns every path a full extraction of one component needs (instance
+ids, whole values, fragments, scale) into one function, through :class:`karta.jq.codegen.Emitter`.
+Paths of the shape ``P[] | S`` that share ``P[]`` iterate its items once, in one loop that
+evaluates every ``S`` per item; the id checks, pairing checks, typed conversion (the generated
+shape checkers of :mod:`karta.extract.convert`), fragment records and scale values are inlined.
+
+The function returns ``(ids, templates, specs, metadata, fragments, scales, instances)`` (None
+for parts without a definition; ``instances``, the id -> ExtractedInstance map, may be None), or
+None whenever anything is not plainly valid: a jq error, a path over the result limit, a count
+that does not pair up, a conversion that would fail or need work (a float, a numeric string
+scale). The caller then runs the general code, which produces the exact
+result or error, so every error message comes from one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from karta.extract.convert import STRING, TargetType
+from karta.extract.scale import INT32_MAX, INT32_MIN, scale_of
+from karta.extract.scale import _scales as _SCALES  # the intern table, read by the generated code
+from karta.extract.types import new_extracted_instance
+from karta.jq import ast as A
+from karta.jq.codegen import Emitter, is_single, split_iteration
+from karta.jq.evaluator import plan_for
+
+__all__ = ["ExtractionFn", "compile_extraction"]
+
+ExtractionFn = Callable[[Any, int], "tuple[Any, ...] | None"]
+
+WholePath = tuple[str, TargetType] | None  # (path, target) of a whole-value part, or None
+
+
+def compile_extraction(
+    *,
+    id_path: str | None,
+    whole: Sequence[WholePath],
+    fragments: Sequence[tuple[str, str, TargetType]] | None,
+    scale_paths: tuple[str | None, str | None, str | None] | None,
+) -> ExtractionFn | None:
+    """The generated extraction function of one component, or None when a path is outside the
+    fast path (or anything else keeps it from being generated).
+
+    ``whole`` lists the pod template, pod spec and metadata parts in that order; ``fragments``
+    the (record key, path, target) of each fragment path in record order, or None without a
+    fragmented definition.
+    """
+    try:
+        return _Generator(id_path, whole, fragments, scale_paths).build()
+    except Exception:  # Unsupported, a parse error, a generator gap: the general code runs
+        return None
+
+
+class _Generator:
+    def __init__(
+        self,
+        id_path: str | None,
+        whole: Sequence[WholePath],
+        fragments: Sequence[tuple[str, str, TargetType]] | None,
+        scale_paths: tuple[str | None, str | None, str | None] | None,
+    ) -> None:
+        self.id_path = id_path
+        self.whole = list(whole)
+        self.fragments = fragments
+        self.scale_paths = scale_paths
+        self.e = Emitter()
+        self.results: dict[str, str] = {}  # path -> variable holding its outputs
+
+    def build(self) -> ExtractionFn:
+        aligned = self._aligned_parts()
+        if aligned is not None:
+            return self._build_aligned(*aligned)
+        e = self.e
+        paths: list[str] = []
+        for path in (
+            self.id_path,
+            *(w[0] for w in self.whole if w is not None),
+            *(f[1] for f in self.fragments or ()),
+            *(self.scale_paths or ()),
+        ):
+            if path is not None and path not in paths:
+                paths.append(path)
+        e.namespace.update(_scale=scale_of, _S=_SCALES)
+        with e.block("def extract(v, limit):"):
+            with e.block("try:"):
+                self._evaluate(paths)
+            with e.block("except (JqFail, RecursionError):"):
+                e.line("return None")
+            for path in paths:
+                e.line(f"if len({self.results[path]}) > limit: return None")
+            self._ids()
+            parts = [self._whole(w) for w in self.whole]
+            parts.append(self._fragments())
+            parts.append(self._scales())
+            e.line(f"return (ids, {', '.join(parts)}, None)")
+        fn: ExtractionFn = e.build("extract")
+        return fn
+
+    # --- the aligned form ----------------------------------------------------------------------------
+
+    def _aligned_parts(self) -> tuple[A.Node, dict[str, A.Node]] | None:
+        """(``P[]``, path -> ``S``) when every path is ``P[] | S`` with one ``P[]`` and a
+        single-valued ``S``: every path then yields exactly one output per item, so the parts pair
+        up by construction and each item is converted and recorded in one pass."""
+        if self.id_path is None:
+            return None
+        items: A.Node | None = None
+        each: dict[str, A.Node] = {}
+        for path in self._paths():
+            plan = plan_for(path)
+            if plan.fast is None or plan.node is None:
+                raise ValueError(f"not on the fast path: {path}")
+            split = split_iteration(plan.node)
+            if split is None or not is_single(split[1]) or (items is not None and split[0] != items):
+                return None
+            items = split[0]
+            each[path] = split[1]
+        assert items is not None
+        return items, each
+
+    def _paths(self) -> list[str]:
+        paths: list[str] = []
+        for path in (
+            self.id_path,
+            *(w[0] for w in self.whole if w is not None),
+            *(f[1] for f in self.fragments or ()),
+            *(self.scale_paths or ()),
+        ):
+            if path is not None and path not in paths:
+                paths.append(path)
+        return paths
+
+    def _build_aligned(self, items: A.Node, each: dict[str, A.Node]) -> ExtractionFn:
+        e = self.e
+        e.namespace.update(_scale=scale_of, _S=_SCALES, _make=new_extracted_instance)
+        wholes = ["None" if w is None else e.tmp("w") for w in self.whole]
+        frags = "None" if self.fragments is None else e.tmp("frags")
+        scales = "None" if self.scale_paths is None else e.tmp("scales")
+        lists = [name for name in (*wholes, frags, scales) if name != "None"]
+
+        def value(path: str, item: str) -> str:
+            out = e.tmp("y")
+            e.emit(each[path], item, lambda x: e.line(f"{out} = {x}"))
+            return out
+
+        def body(item: str) -> None:
+            assert self.id_path is not None
+            ident = value(self.id_path, item)
+            e.line(f"if {ident}.__class__ is not str: return None")
+            e.line(f"ids.append({ident})")
+            record = [ident]
+            for part, name in zip(self.whole, wholes, strict=True):
+                if part is None:
+                    record.append("None")
+                    continue
+                y = value(part[0], item)
+                e.line(f"if {y} is None: {y} = {e.const(part[1].empty)}()")
+                e.line(f"elif {e.const(part[1]._check)}({y}) is not None: return None")
+                e.line(f"{name}.append({y})")
+                record.append(y)
+            if self.fragments is None:
+                record.append("None")
+            else:
+                rec = e.tmp("rec")
+                e.line(f"{rec} = {{}}")
+                for key, path, target in self.fragments:
+                    y = value(path, item)
+                    with e.block(f"if {y} is not None:"):
+                        if target.shape is STRING:
+                            e.line(f"if {y}.__class__ is not str: return None")
+                        else:
+                            e.line(f"if {e.const(target._check)}({y}) is not None: return None")
+                        e.line(f"if {y}: {rec}[{key!r}] = {y}")
+                e.line(f"{frags}.append({rec})")
+                record.append(rec)
+            if self.scale_paths is None:
+                record.append("None")
+            else:
+                values: list[str] = []
+                for scale_path in self.scale_paths:
+                    if scale_path is None:
+                        values.append("None")
+                        continue
+                    y = value(scale_path, item)
+                    e.line(
+                        f"if {y} is not None and ({y}.__class__ is not int "
+                        f"or not {INT32_MIN} <= {y} <= {INT32_MAX}): return None"
+                    )
+                    values.append(y)
+                sc = e.tmp("sc")
+                key = f"({', '.join(values)})"
+                e.line(f"{sc} = _S.get({key}) or _scale{key}")
+                e.line(f"{scales}.append({sc})")
+                record.append(sc)
+            e.line(f"inst[{ident}] = _make({', '.join(record)})")
+
+        with e.block("def extract(v, limit):"):
+            e.line("ids = []")
+            e.line("inst = {}")
+            for name in lists:
+                e.line(f"{name} = []")
+            with e.block("try:"):
+                e.emit(items, "v", body)
+            with e.block("except (JqFail, RecursionError):"):
+                e.line("return None")
+            e.line("n = len(ids)")
+            # Every path yields n outputs; a duplicate id collapses in inst.
+            e.line('if n > limit or len(inst) != n or "" in inst: return None')
+            e.line(f"return (ids, {', '.join(wholes)}, {frags}, {scales}, inst)")
+        fn: ExtractionFn = e.build("extract")
+        return fn
+
+    # --- evaluating the paths ----------------------------------------------------------------------
+
+    def _evaluate(self, paths: list[str]) -> None:
+        e = self.e
+        groups: dict[A.Node, list[tuple[str, A.Node]]] = {}
+        for path in paths:
+            plan = plan_for(path)
+            if plan.fast is None or plan.node is None:
+                raise ValueError(f"not on the fast path: {path}")
+            out = self.results[path] = e.tmp("r")
+            e.line(f"{out} = []")
+            split = split_iteration(plan.node)
+            if split is None:
+                e.emit(plan.node, "v", _appender(e, out))
+            else:
+                groups.setdefault(split[0], []).append((out, split[1]))
+        for items_node, members in groups.items():
+            items = e.tmp("items")
+            e.line(f"{items} = []")
+            e.emit(items_node, "v", _appender(e, items))
+            item = e.tmp("item")
+            with e.block(f"for {item} in {items}:"):
+                for out, each in members:
+                    e.emit(each, item, _appender(e, out))
+
+    # --- checks and conversions ----------------------------------------------------------------------
+
+    def _ids(self) -> None:
+        e = self.e
+        if self.id_path is None:
+            e.line('ids = [""]')
+            e.line("n = 1")
+            return
+        e.line(f"ids = {self.results[self.id_path]}")
+        with e.block("for x in ids:"):
+            e.line("if x.__class__ is not str: return None")
+        e.line("n = len(ids)")
+        e.line('if n != len(set(ids)) or "" in ids: return None')
+
+    def _whole(self, part: WholePath) -> str:
+        if part is None:
+            return "None"
+        e = self.e
+        path, target = part
+        raw, out = self.results[path], e.tmp("w")
+        check = e.const(target._check)
+        empty = e.const(target.empty)
+        e.line(f"if len({raw}) != n: return None")
+        e.line(f"{out} = []")
+        with e.block(f"for x in {raw}:"):
+            e.line(f"if x is None: {out}.append({empty}())")
+            e.line(f"elif {check}(x) is None: {out}.append(x)")
+            e.line("else: return None")
+        return out
+
+    def _fragments(self) -> str:
+        if self.fragments is None:
+            return "None"
+        e = self.e
+        out = e.tmp("frags")
+        if not self.fragments:
+            e.line("if n != 0: return None")  # no paths: no records, which pair up only with no ids
+            e.line(f"{out} = []")
+            return out
+        names = []
+        for _, path, _ in self.fragments:
+            raw = self.results[path]
+            e.line(f"if len({raw}) != n: return None")
+            names.append(raw)
+        e.line(f"{out} = []")
+        items = [f"f{i}" for i in range(len(names))]
+        loop = f"for {', '.join(items)}, in zip({', '.join(names)}):"
+        with e.block(loop):
+            e.line("rec = {}")
+            for item, (key, _, target) in zip(items, self.fragments, strict=True):
+                with e.block(f"if {item} is not None:"):
+                    if target.shape is STRING:
+                        e.line(f"if {item}.__class__ is not str: return None")
+                    else:
+                        e.line(f"if {e.const(target._check)}({item}) is not None: return None")
+                    e.line(f"if {item}: rec[{key!r}] = {item}")
+            e.line(f"{out}.append(rec)")
+        return out
+
+    def _scales(self) -> str:
+        if self.scale_paths is None:
+            return "None"
+        e = self.e
+        out = e.tmp("scales")
+        columns: list[str | None] = []
+        for path in self.scale_paths:
+            if path is None:
+                columns.append(None)
+                continue
+            raw = self.results[path]
+            e.line(f"if len({raw}) > n: return None")
+            with e.block(f"for x in {raw}:"):
+                e.line(
+                    f"if x is not None and (x.__class__ is not int or not {INT32_MIN} <= x <= {INT32_MAX}): "
+                    "return None"
+                )
+            columns.append(raw)
+        present = [c for c in columns if c is not None]
+        e.line(f"if max({', '.join(f'len({c})' for c in present)}, 0) != n: return None")
+        padded: list[str | None] = []
+        for column in columns:
+            if column is None:
+                padded.append(None)
+                continue
+            name = e.tmp("col")
+            e.line(f"{name} = {column} if len({column}) == n else {column} + [None] * (n - len({column}))")
+            padded.append(name)
+        names = [f"s{i}" for i, c in enumerate(padded) if c is not None]
+        values = []
+        index = 0
+        for column in padded:
+            if column is None:
+                values.append("None")
+            else:
+                values.append(names[index])
+                index += 1
+        key = f"({', '.join(values)})"
+        source = f"zip({', '.join(c for c in padded if c is not None)})"
+        e.line(f"{out} = [_S.get({key}) or _scale{key} for {', '.join(names)}, in {source}]")
+        return out
+
+
+def _appender(e: Emitter, target: str) -> Callable[[str], None]:
+    def append(x: str) -> None:
+        e.line(f"{target}.append({x})")
+
+    return append

@@ -1,0 +1,499 @@
+"""Code generation: fast-path jq ASTs turned into straight-line Python source, ``exec``-ed once.
+
+The closures of :mod:`karta.jq.fastpath` pay one Python call per node per value. This module
+emits one Python function per expression instead (or, through :class:`Emitter`, one function for
+many expressions: the extraction plans of :mod:`karta.extract.compiled`), in continuation-passing
+style: every node is emitted with a continuation that receives the name of a variable holding one
+output, so ``.[]`` becomes a ``for`` loop, ``,`` two blocks, ``|`` nesting, and a field chain a few
+``if`` lines. Common shapes are emitted natively (field chains, ``.[]``, ``to_entries[] | .key``,
+``//``, comparisons, ``and``/``or``, ``select``, ``any``/``all``, ``if``, ``length`` and the other
+single-value builtins, literals, array and object construction); every other node that the fast
+path compiles is embedded as its closure, so the generated code covers exactly the fast path.
+
+The contract, pinned by differential tests: a generated function returns exactly the outputs the
+closures return, or raises :class:`JqFail` (or ``RecursionError``). It never produces a value
+where the closures fail, but it may fail where they succeed or fail differently; callers then
+re-run the closures, which produce the exact result or error. Errors are therefore never reported
+from generated code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from karta.jq import ast as A
+from karta.jq._builtins import BINARY_OPS, SIMPLE_0, Unsupported, index_value, iterate_value
+from karta.jq._values import JqFail, norm_number
+from karta.jq.fastpath import EMPTY_ENV, compile_node
+
+__all__ = ["Emitter", "GeneratedFn", "generate", "is_single", "split_iteration"]
+
+GeneratedFn = Callable[[Any], list[Any]]
+Continuation = Callable[[str], None]
+
+_MAX_LINES = 4000  # a pathological expression (nested commas) stays with the closures
+
+
+def _iterate(v: Any) -> Any:
+    if v.__class__ is list:
+        return v
+    return iterate_value(v)
+
+
+def _entry_keys(v: Any) -> list[Any]:
+    """``to_entries[] | .key`` without the entries; anything else is left to the closures."""
+    cls = v.__class__
+    if cls is dict:
+        return sorted(v)
+    if cls is list:
+        return list(range(len(v)))
+    raise JqFail("to_entries of a scalar")
+
+
+def _until_error(outputs: Iterator[Any]) -> list[Any]:
+    out: list[Any] = []
+    try:
+        for x in outputs:
+            out.append(x)
+    except JqFail:
+        pass
+    return out
+
+
+_BASE_NAMESPACE: dict[str, Any] = {
+    "JqFail": JqFail,
+    "_ENV": EMPTY_ENV,
+    "_index": index_value,
+    "_iterate": _iterate,
+    "_entry_keys": _entry_keys,
+    "_until_error": _until_error,
+}
+
+_TO_ENTRIES_ITER = A.Iterate(A.Call("to_entries"))
+_DOT_KEY = A.Index(A.Identity(), A.Literal("key"))
+_COMPARISONS = {"<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+def is_single(node: A.Node) -> bool:
+    """True when ``node`` always yields exactly one output (or fails) on any input, statically."""
+    if isinstance(node, A.Identity | A.Literal | A.ArrayCons | A.Format):
+        return True
+    if isinstance(node, A.Index):
+        return is_single(node.target) and is_single(node.index)
+    if isinstance(node, A.Pipe):
+        return is_single(node.left) and is_single(node.right)
+    if isinstance(node, A.Neg):
+        return is_single(node.operand)
+    if isinstance(node, A.Binary):
+        return is_single(node.left) and is_single(node.right)
+    if isinstance(node, A.ObjectCons):
+        return all(is_single(e.key) and is_single(e.value) for e in node.entries)
+    if isinstance(node, A.Call):
+        if not node.args:
+            return node.name in SIMPLE_0 or node.name in ("true", "false", "null")
+        return node.name in ("any", "all") and len(node.args) == 1
+    return False
+
+
+def split_iteration(node: A.Node) -> tuple[A.Node, A.Node] | None:
+    """(``P[]``, ``S``) for ``P | .[] | S``, ``(P | .[]) | S``, ``P[] | S`` and ``P[].a.b``:
+    the outputs are those of ``S`` on each output of ``P[]``, so expressions with equal ``P[]``
+    can share one loop."""
+    if isinstance(node, A.Pipe):
+        left, right = node.left, node.right
+        if isinstance(right, A.Pipe) and _is_iterate_dot(right.left):
+            return A.Iterate(left), right.right
+        if isinstance(left, A.Pipe) and _is_iterate_dot(left.right):
+            return A.Iterate(left.left), right
+        if isinstance(left, A.Iterate):
+            return left, right
+        return None
+    keys: list[A.Node] = []
+    while isinstance(node, A.Index) and isinstance(node.index, A.Literal) and type(node.index.value) is str:
+        keys.append(node.index)
+        node = node.target
+    if not keys or not isinstance(node, A.Iterate):
+        return None
+    each: A.Node = A.Identity()
+    for key in reversed(keys):
+        each = A.Index(each, key)
+    return node, each
+
+
+def _is_iterate_dot(node: A.Node) -> bool:
+    return isinstance(node, A.Iterate) and isinstance(node.target, A.Identity)
+
+
+class Emitter:
+    """Accumulates the source of one generated function.
+
+    ``emit(node, src, k)`` writes the statements that evaluate ``node`` on the variable ``src``
+    and call the continuation ``k`` (which writes more statements) once per output, with the name
+    of a variable holding it. Raises :class:`Unsupported` for nodes the fast path cannot compile.
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.namespace: dict[str, Any] = dict(_BASE_NAMESPACE)
+        self._depth = 0
+        self._count = 0
+        self._consts: dict[tuple[type, Any], str] = {}
+
+    # --- plumbing ------------------------------------------------------------------------------
+
+    def line(self, text: str) -> None:
+        if len(self.lines) >= _MAX_LINES:
+            raise Unsupported("generated function too large")
+        self.lines.append("    " * self._depth + text)
+
+    @contextmanager
+    def block(self, header: str) -> Iterator[None]:
+        self.line(header)
+        self._depth += 1
+        self.line("pass")
+        try:
+            yield
+        finally:
+            self._depth -= 1
+
+    def tmp(self, prefix: str = "t") -> str:
+        self._count += 1
+        return f"{prefix}{self._count}"
+
+    def const(self, value: Any) -> str:
+        """A name bound to ``value`` in the function's namespace."""
+        key = (value.__class__, value if value.__class__ in (str, int, bool, type(None)) else id(value))
+        name = self._consts.get(key)
+        if name is None:
+            name = f"K{len(self.namespace)}"
+            self.namespace[name] = value
+            self._consts[key] = name
+        return name
+
+    def build(self, name: str) -> Any:
+        """Compile the accumulated lines (one ``def``) and return the function called ``name``."""
+        source = "\n".join(self.lines)
+        self.namespace["__source__"] = source
+        exec(compile(source, f"<karta generated {name}>", "exec"), self.namespace)
+        return self.namespace[name]
+
+    # --- nodes ---------------------------------------------------------------------------------
+
+    def emit(self, node: A.Node, src: str, k: Continuation) -> None:
+        if isinstance(node, A.Identity):
+            k(src)
+        elif isinstance(node, A.Literal):
+            self._literal(node.value, k)
+        elif isinstance(node, A.Index):
+            self._index(node, src, k)
+        elif isinstance(node, A.Iterate):
+            self._iterate(node, src, k)
+        elif isinstance(node, A.Pipe):
+            self._pipe(node, src, k)
+        elif isinstance(node, A.Comma):
+            self.emit(node.left, src, k)
+            self.emit(node.right, src, k)
+        elif isinstance(node, A.Binary):
+            self._binary(node, src, k)
+        elif isinstance(node, A.ArrayCons):
+            self._array(node, src, k)
+        elif isinstance(node, A.ObjectCons):
+            self._object(node, src, k)
+        elif isinstance(node, A.If):
+            self._if(node.cond, node.then, list(node.elifs), node.else_, src, k)
+        elif isinstance(node, A.Call) and self._call(node, src, k):
+            pass
+        else:
+            self._closure(node, src, k)
+
+    def _literal(self, value: Any, k: Continuation) -> None:
+        if value.__class__ is float:
+            value = norm_number(float(value))
+        if value is None or value.__class__ in (bool, int, str):
+            k(repr(value))
+        else:
+            k(self.const(value))
+
+    def _closure(self, node: A.Node, src: str, k: Continuation) -> None:
+        """Embed the fast-path closure of ``node`` (raises Unsupported outside the subset)."""
+        compiled = compile_node(node)
+        out = self.tmp()
+        if compiled.fn is not None:
+            self.line(f"{out} = {self.const(compiled.fn)}({src})")
+            k(out)
+            return
+        if compiled.one is not None:
+            self.line(f"{out} = {self.const(compiled.one)}({src}, _ENV)")
+            k(out)
+            return
+        with self.block(f"for {out} in {self.const(compiled.many)}({src}, _ENV):"):
+            k(out)
+
+    def _get(self, src: str, key: Any) -> str:
+        out = self.tmp()
+        if key.__class__ is str:
+            k = repr(key)
+            self.line(f"if {src}.__class__ is dict: {out} = {src}.get({k})")
+            self.line(f"elif {src} is None: {out} = None")
+            self.line(f"else: {out} = _index({src}, {k})")
+        else:
+            self.line(f"{out} = _index({src}, {self.const(key)})")
+        return out
+
+    def _index(self, node: A.Index, src: str, k: Continuation) -> None:
+        index = node.index
+        if isinstance(index, A.Literal) and (
+            index.value.__class__ is str or index.value.__class__ in (int, float)
+        ):
+            key = index.value
+            self.emit(node.target, src, lambda t: k(self._get(t, key)))
+            return
+
+        # jq evaluates the index (outer loop) on the input of the whole expression, then the target.
+        def with_key(key_var: str) -> None:
+            def with_target(t: str) -> None:
+                out = self.tmp()
+                self.line(f"{out} = _index({t}, {key_var})")
+                k(out)
+
+            self.emit(node.target, src, with_target)
+
+        self.emit(index, src, with_key)
+
+    def _iterate(self, node: A.Iterate, src: str, k: Continuation) -> None:
+        def each(t: str) -> None:
+            x = self.tmp("x")
+            with self.block(f"for {x} in _iterate({t}):"):
+                k(x)
+
+        self.emit(node.target, src, each)
+
+    def _pipe(self, node: A.Pipe, src: str, k: Continuation) -> None:
+        if node.left == _TO_ENTRIES_ITER and node.right == _DOT_KEY:
+            x = self.tmp("x")
+            with self.block(f"for {x} in _entry_keys({src}):"):
+                k(x)
+            return
+        self.emit(node.left, src, lambda x: self.emit(node.right, x, k))
+
+    def _binary(self, node: A.Binary, src: str, k: Continuation) -> None:
+        op = node.op
+        if op == "//":
+            self._alternative(node, src, k)
+            return
+        if op in ("and", "or"):
+            self._logic(node.left, node.right, src, k, is_and=op == "and")
+            return
+        fn = BINARY_OPS.get(op)
+        if fn is None:
+            raise Unsupported(f"operator {op}")
+        right = node.right
+
+        # jq: the right operand is the outer loop.
+        def with_right(r: str) -> None:
+            def with_left(left: str) -> None:
+                out = self.tmp()
+                self.line(f"{out} = {self._binary_expr(op, left, r, right)}")
+                k(out)
+
+            self.emit(node.left, src, with_left)
+
+        self.emit(right, src, with_right)
+
+    def _binary_expr(self, op: str, left: str, r: str, right: A.Node) -> str:
+        literal = right.value if isinstance(right, A.Literal) else None
+        if op in ("==", "!=") and literal.__class__ is str:
+            # equal(a, "s") holds only for the string "s".
+            test = f"({left}.__class__ is str and {left} == {r})"
+            return test if op == "==" else f"not {test}"
+        if op in _COMPARISONS and literal.__class__ is int:
+            general = f"{self.const(BINARY_OPS[op])}({left}, {r})"
+            return f"({left} {_COMPARISONS[op]} {r} if {left}.__class__ is int else {general})"
+        return f"{self.const(BINARY_OPS[op])}({left}, {r})"
+
+    def _alternative(self, node: A.Binary, src: str, k: Continuation) -> None:
+        left, right = node.left, node.right
+        if is_single(left):
+            value = self.tmp("a")
+            self.line(f"{value} = None")
+            with self.block("try:"):
+                self.emit(left, src, lambda x: self.line(f"{value} = {x}"))
+            with self.block("except JqFail:"):
+                self.line(f"{value} = None")
+            if is_single(right):
+                with self.block(f"if {value} is None or {value} is False:"):
+                    self.emit(right, src, lambda x: self.line(f"{value} = {x}"))
+                k(value)
+                return
+            with self.block(f"if {value} is None or {value} is False:"):
+                self.emit(right, src, k)
+            with self.block("else:"):
+                k(value)
+            return
+        outs, good = self.tmp("a"), self.tmp("g")
+        self.line(f"{outs} = []")
+        with self.block("try:"):
+            self.emit(left, src, lambda x: self.line(f"{outs}.append({x})"))
+        with self.block("except JqFail:"):
+            # Exactly what the closures keep: the outputs produced before the error.
+            gen = self.const(compile_node(left).gen)
+            self.line(f"{outs} = _until_error({gen}({src}, _ENV))")
+        self.line(f"{good} = [x for x in {outs} if x is not None and x is not False]")
+        with self.block(f"if {good}:"):
+            x = self.tmp("x")
+            with self.block(f"for {x} in {good}:"):
+                k(x)
+        with self.block("else:"):
+            self.emit(right, src, k)
+
+    def _logic(self, left: A.Node, right: A.Node, src: str, k: Continuation, *, is_and: bool) -> None:
+        def with_left(x: str) -> None:
+            short = f"{x} is None or {x} is False" if is_and else f"{x} is not None and {x} is not False"
+            with self.block(f"if {short}:"):
+                k(repr(not is_and))
+            with self.block("else:"):
+
+                def with_right(r: str) -> None:
+                    out = self.tmp()
+                    self.line(f"{out} = {r} is not None and {r} is not False")
+                    k(out)
+
+                self.emit(right, src, with_right)
+
+        self.emit(left, src, with_left)
+
+    def _array(self, node: A.ArrayCons, src: str, k: Continuation) -> None:
+        out = self.tmp("arr")
+        self.line(f"{out} = []")
+        if node.body is not None:
+            self.emit(node.body, src, lambda x: self.line(f"{out}.append({x})"))
+        k(out)
+
+    def _object(self, node: A.ObjectCons, src: str, k: Continuation) -> None:
+        entries = list(node.entries)
+        pairs: list[tuple[str, str]] = []
+
+        # The first entry is the outermost loop: key, then value, then the next entry.
+        def entry(i: int) -> None:
+            if i == len(entries):
+                out = self.tmp("obj")
+                self.line(f"{out} = {{{', '.join(f'{key}: {value}' for key, value in pairs)}}}")
+                k(out)
+                return
+
+            def with_key(key: str) -> None:
+                literal = entries[i].key
+                if not (isinstance(literal, A.Literal) and literal.value.__class__ is str):
+                    self.line(f"if {key}.__class__ is not str: raise JqFail('object key')")
+
+                def with_value(value: str) -> None:
+                    pairs.append((key, value))
+                    entry(i + 1)
+                    pairs.pop()
+
+                self.emit(entries[i].value, src, with_value)
+
+            self.emit(entries[i].key, src, with_key)
+
+        entry(0)
+
+    def _if(
+        self,
+        cond: A.Node,
+        then: A.Node,
+        elifs: list[tuple[A.Node, A.Node]],
+        else_: A.Node | None,
+        src: str,
+        k: Continuation,
+    ) -> None:
+        def with_cond(c: str) -> None:
+            with self.block(f"if {c} is not None and {c} is not False:"):
+                self.emit(then, src, k)
+            with self.block("else:"):
+                if elifs:
+                    (next_cond, next_then), *rest = elifs
+                    self._if(next_cond, next_then, rest, else_, src, k)
+                elif else_ is not None:
+                    self.emit(else_, src, k)
+                else:
+                    k(src)
+
+        self.emit(cond, src, with_cond)
+
+    def _call(self, node: A.Call, src: str, k: Continuation) -> bool:
+        """Emit the builtins handled natively; False for the others (embedded as closures)."""
+        name, args = node.name, node.args
+        if not args:
+            if name in ("true", "false", "null"):
+                k({"true": "True", "false": "False", "null": "None"}[name])
+                return True
+            if name == "empty":
+                return True
+            if name == "not":
+                out = self.tmp()
+                self.line(f"{out} = {src} is None or {src} is False")
+                k(out)
+                return True
+            fn = SIMPLE_0.get(name)
+            if fn is None:
+                return False
+            out = self.tmp()
+            if name == "tostring":
+                self.line(f"{out} = {src} if {src}.__class__ is str else {self.const(fn)}({src})")
+            else:
+                self.line(f"{out} = {self.const(fn)}({src})")
+            k(out)
+            return True
+        if name == "select" and len(args) == 1:
+
+            def with_cond(c: str) -> None:
+                with self.block(f"if {c} is not None and {c} is not False:"):
+                    k(src)
+
+            self.emit(args[0], src, with_cond)
+            return True
+        if name in ("any", "all") and len(args) == 1 and is_single(args[0]):
+            is_any = name == "any"
+            out, x = self.tmp(), self.tmp("x")
+            self.line(f"{out} = {not is_any!r}")
+            with self.block(f"for {x} in _iterate({src}):"):
+
+                def with_cond(c: str) -> None:
+                    test = f"{c} is not None and {c} is not False"
+                    with self.block(f"if {test}:" if is_any else f"if not ({test}):"):
+                        self.line(f"{out} = {is_any!r}")
+                        self.line("break")
+
+                self.emit(args[0], x, with_cond)
+            k(out)
+            return True
+        return False
+
+
+_generated: dict[str, GeneratedFn | None] = {}
+_CACHE_SIZE = 4096
+
+
+def generate(expression: str, node: A.Node) -> GeneratedFn | None:
+    """The generated function of a fast-path expression (cached by text), or None when the
+    expression is outside the fast path."""
+    try:
+        return _generated[expression]
+    except KeyError:
+        pass
+    fn: GeneratedFn | None
+    try:
+        emitter = Emitter()
+        with emitter.block("def run(v):"):
+            emitter.line("out = []")
+            emitter.emit(node, "v", lambda x: emitter.line(f"out.append({x})"))
+            emitter.line("return out")
+        fn = emitter.build("run")
+    except (Unsupported, RecursionError):
+        fn = None
+    if len(_generated) >= _CACHE_SIZE:
+        _generated.clear()
+    _generated[expression] = fn
+    return fn
