@@ -101,25 +101,35 @@ class _Generator:
 
     # --- the aligned form ----------------------------------------------------------------------------
 
-    def _aligned_parts(self) -> tuple[A.Node, dict[str, A.Node]] | None:
-        """(``P[]``, path -> ``S``) when every path is ``P[] | S`` with one ``P[]`` and a
-        single-valued ``S``: every path then yields exactly one output per item, so the parts pair
-        up by construction and each item is converted and recorded in one pass."""
+    def _aligned_parts(self) -> tuple[A.Node, dict[str, A.Node], A.Node | None] | None:
+        """(``P[]``, path -> ``S``, keyed ``P`` or None) when every path is ``P[] | S`` with one
+        ``P[]`` and a single-valued ``S``, the id path possibly ``P | to_entries[] | .key`` (the
+        sorted keys of an object ``P``, in the order of ``P[]``): every path then yields exactly
+        one output per item, so the parts pair up by construction and each item is converted and
+        recorded in one pass."""
         if self.id_path is None:
             return None
         items: A.Node | None = None
+        keyed: A.Node | None = None
         each: dict[str, A.Node] = {}
         for path in self._paths():
             plan = plan_for(path)
             if plan.fast is None or plan.node is None:
                 raise ValueError(f"not on the fast path: {path}")
+            if path == self.id_path:
+                keyed = _entry_keys_of(plan.node)
+                if keyed is not None:
+                    if items is not None and items != A.Iterate(keyed):
+                        return None
+                    items = A.Iterate(keyed)
+                    continue
             split = split_iteration(plan.node)
             if split is None or not is_single(split[1]) or (items is not None and split[0] != items):
                 return None
             items = split[0]
             each[path] = split[1]
         assert items is not None
-        return items, each
+        return items, each, keyed
 
     def _paths(self) -> list[str]:
         paths: list[str] = []
@@ -133,7 +143,7 @@ class _Generator:
                 paths.append(path)
         return paths
 
-    def _build_aligned(self, items: A.Node, each: dict[str, A.Node]) -> ExtractionFn:
+    def _build_aligned(self, items: A.Node, each: dict[str, A.Node], keyed: A.Node | None) -> ExtractionFn:
         e = self.e
         e.namespace.update(_scale=scale_of, _S=_SCALES, _make=new_extracted_instance)
         wholes = ["None" if w is None else e.tmp("w") for w in self.whole]
@@ -146,10 +156,13 @@ class _Generator:
             e.emit(each[path], item, lambda x: e.line(f"{out} = {x}"))
             return out
 
-        def body(item: str) -> None:
+        def body(item: str, key: str | None = None) -> None:
             assert self.id_path is not None
-            ident = value(self.id_path, item)
-            e.line(f"if {ident}.__class__ is not str: return None")
+            if key is None:
+                ident = value(self.id_path, item)
+                e.line(f"if {ident}.__class__ is not str: return None")
+            else:
+                ident = key  # an object key: a string
             e.line(f"ids.append({ident})")
             record = [ident]
             for part, name in zip(self.whole, wholes, strict=True):
@@ -203,7 +216,10 @@ class _Generator:
             for name in lists:
                 e.line(f"{name} = []")
             with e.block("try:"):
-                e.emit(items, "v", body)
+                if keyed is None:
+                    e.emit(items, "v", body)
+                else:
+                    e.emit(keyed, "v", lambda obj: self._keyed_items(obj, body))
             with e.block("except (JqFail, RecursionError):"):
                 e.line("return None")
             e.line("n = len(ids)")
@@ -212,6 +228,16 @@ class _Generator:
             e.line(f"return (ids, {', '.join(wholes)}, {frags}, {scales}, inst)")
         fn: ExtractionFn = e.build("extract")
         return fn
+
+    def _keyed_items(self, obj: str, body: Callable[[str, str], None]) -> None:
+        # Anything but an object (an array's indices are not string ids, null has no entries) is
+        # left to the general code.
+        e = self.e
+        e.line(f"if {obj}.__class__ is not dict: return None")
+        key, item = e.tmp("key"), e.tmp("item")
+        with e.block(f"for {key} in sorted({obj}):"):
+            e.line(f"{item} = {obj}[{key}]")
+            body(item, key)
 
     # --- evaluating the paths ----------------------------------------------------------------------
 
@@ -345,3 +371,22 @@ def _appender(e: Emitter, target: str) -> Callable[[str], None]:
         e.line(f"{target}.append({x})")
 
     return append
+
+
+_TO_ENTRIES_ITER = A.Iterate(A.Call("to_entries"))
+_DOT_KEY = A.Index(A.Identity(), A.Literal("key"))
+
+
+def _entry_keys_of(node: A.Node) -> A.Node | None:
+    """``P`` of ``P | to_entries[] | .key`` (either grouping), else None."""
+    if not isinstance(node, A.Pipe):
+        return None
+    if (
+        isinstance(node.right, A.Pipe)
+        and node.right.left == _TO_ENTRIES_ITER
+        and node.right.right == _DOT_KEY
+    ):
+        return node.left
+    if isinstance(node.left, A.Pipe) and node.left.right == _TO_ENTRIES_ITER and node.right == _DOT_KEY:
+        return node.left.left
+    return None

@@ -211,10 +211,11 @@ class Emitter:
     def _literal(self, value: Any, k: Continuation) -> None:
         if value.__class__ is float:
             value = norm_number(float(value))
-        if value is None or value.__class__ in (bool, int, str):
-            k(repr(value))
-        else:
-            k(self.const(value))
+        # Bound to a variable: a literal used as a value (``1 is None``) draws a SyntaxWarning.
+        out = self.tmp()
+        text = repr(value) if value is None or value.__class__ in (bool, int, str) else self.const(value)
+        self.line(f"{out} = {text}")
+        k(out)
 
     def _closure(self, node: A.Node, src: str, k: Continuation) -> None:
         """Embed the fast-path closure of ``node`` (raises Unsupported outside the subset)."""
@@ -352,7 +353,7 @@ class Emitter:
         def with_left(x: str) -> None:
             short = f"{x} is None or {x} is False" if is_and else f"{x} is not None and {x} is not False"
             with self.block(f"if {short}:"):
-                k(repr(not is_and))
+                self._literal(not is_and, k)
             with self.block("else:"):
 
                 def with_right(r: str) -> None:
@@ -427,7 +428,7 @@ class Emitter:
         name, args = node.name, node.args
         if not args:
             if name in ("true", "false", "null"):
-                k({"true": "True", "false": "False", "null": "None"}[name])
+                self._literal({"true": True, "false": False, "null": None}[name], k)
                 return True
             if name == "empty":
                 return True

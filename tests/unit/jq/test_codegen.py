@@ -1,0 +1,148 @@
+"""Generated code (karta.jq.codegen) against the fast-path closures and libjq.
+
+The contract: a generated function returns exactly the closures' outputs, or raises JqFail /
+RecursionError (the caller then re-runs the closures). It must never return a value where the
+closures fail. On the common shapes it must not decline at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from test_differential import TRICKY, expressions, json_values, render
+
+from karta.errors import JqRuntimeError
+from karta.jq import Evaluator
+from karta.jq import ast as A
+from karta.jq._values import JqFail
+from karta.jq.codegen import generate, is_single, split_iteration
+from karta.jq.fastpath import Unsupported, compile_node
+from karta.jq.parser import parse
+
+FAST = Evaluator(trusted=True)
+LIBJQ = Evaluator(trusted=True, fast_path=False)
+
+
+def closures(node: A.Node, data: Any) -> tuple[str, Any]:
+    try:
+        return "ok", compile_node(node).many(data, {})
+    except (JqFail, RecursionError):
+        return "error", None
+
+
+def generated(key: str, node: A.Node, data: Any) -> tuple[str, Any]:
+    fn = generate(key, node)
+    assert fn is not None, f"not generated: {key}"
+    try:
+        return "ok", fn(data)
+    except (JqFail, RecursionError):
+        return "declined", None
+
+
+def assert_agrees(key: str, node: A.Node, data: Any) -> str:
+    expected = closures(node, data)
+    got = generated(key, node, data)
+    if got[0] == "declined":
+        return "declined"
+    assert expected[0] == "ok", f"{key}: generated code produced {got[1]!r} where the closures fail"
+    # repr: same values, same types (int vs float, bool vs int), same key order.
+    assert repr(got[1]) == repr(expected[1]), key
+    return "ok"
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(node=expressions, data=json_values)
+def test_generated_code_agrees_with_the_closures(node: A.Node, data: Any) -> None:
+    try:
+        compile_node(node)
+    except Unsupported:  # pragma: no cover - the strategy builds the subset
+        return
+    assert_agrees("hypothesis:" + render(node, ref=False), node, data)
+
+
+@pytest.mark.parametrize(("expression", "data"), TRICKY, ids=[t[0] for t in TRICKY])
+def test_tricky_cases(expression: str, data: Any) -> None:
+    assert_agrees("tricky:" + expression, parse(expression), data)
+
+
+OBJ = {
+    "metadata": {"name": "w", "labels": {"a.b/c": "x"}},
+    "spec": {
+        "replicas": 3,
+        "jobs": [
+            {"name": "a", "replicas": 2, "template": {"spec": {"parallelism": 4}}},
+            {"name": "b", "template": {"spec": {}}},
+        ],
+        "services": {"b": {"replicas": 1, "labels": {"k": "v"}}, "a": {"replicas": 2}},
+    },
+    "status": {
+        "phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True"}, {"type": "Failed", "status": "False"}],
+        "jobs": [{"active": 0}, {"active": 2}],
+    },
+}
+
+# Common shapes of definitions: generated natively and never declining on well-formed data.
+COMMON = [
+    ".spec.replicas",
+    ".spec.jobs[].name",
+    ".spec.jobs[] | .name",
+    ".spec.jobs | .[] | .template.spec",
+    ".spec.jobs[] | (.replicas // 1) * (.template.spec.parallelism // 1)",
+    ".spec.services | to_entries[] | .key",
+    ".spec.services | .[] | .replicas",
+    ".spec.services[] | .labels // {}",
+    '.metadata.labels["a.b/c"]',
+    '.metadata.labels["missing"] // "0"',
+    ".spec.missing.deeper",
+    ".spec.jobs[0].name, .spec.jobs[-1].name",
+    ".status.jobs // [] | any(.active > 0)",
+    ".status.jobs // [] | all(.active >= 0)",
+    '.status.conditions[] | select(.type == "Ready") | .status',
+    '[.status.conditions[] | select(.status != "True")] | length',
+    '.status.phase == "Running" and (.spec.replicas > 1)',
+    ".status.phase == null or .spec.replicas < 2",
+    '(.status.phase == "Running") | tostring',
+    ".spec.jobs | length",
+    "{name: .metadata.name, n: .spec.replicas}",
+    "[.spec.jobs[].name]",
+    'if .spec.replicas > 1 then "many" else "one" end',
+    ".spec.replicas | not",
+    'true, false, null, 1, "s"',
+]
+
+
+@pytest.mark.parametrize("expression", COMMON)
+def test_common_shapes_are_generated_and_agree_with_libjq(expression: str) -> None:
+    node = parse(expression)
+    assert assert_agrees("common:" + expression, node, OBJ) == "ok"
+    assert FAST.evaluate(expression, OBJ) == LIBJQ.evaluate(expression, OBJ)
+
+
+def test_generation_embeds_closures_for_the_rest_and_refuses_what_the_fast_path_refuses() -> None:
+    node = parse('[.spec.jobs[] | .name] | join(",")')
+    assert assert_agrees("embedded", node, OBJ) == "ok"
+    assert generate("free variable", parse("$x | .a")) is None
+
+
+def test_errors_come_from_the_closures() -> None:
+    # The generated code may decline; the evaluator's error is the closures' own.
+    with pytest.raises(JqRuntimeError, match=r'Cannot index number with string \("a"\)'):
+        FAST.evaluate(".spec.replicas.a", OBJ)
+    assert FAST.evaluate('.spec.replicas.a // "d"', OBJ) == ["d"]
+
+
+def test_shape_helpers() -> None:
+    assert is_single(parse(".a.b // 1"))
+    assert not is_single(parse(".a[]"))
+    assert not is_single(parse(".a, .b"))
+    split = split_iteration(parse(".spec.jobs[] | .name"))
+    assert split is not None and split[0] == parse(".spec.jobs[]") and split[1] == parse(".name")
+    assert split_iteration(parse(".spec.jobs")) is None
