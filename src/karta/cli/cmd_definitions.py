@@ -15,15 +15,39 @@ from karta.cli.errors import CliError, UsageError
 
 if TYPE_CHECKING:
     from karta.definitions import DefinitionStore, StoredDefinition
+    from karta.kube import ConfigOverrides, KubeClient
 
 SEE_ALL = 'Run "kli definitions" to see what is available'
 
 
-def open_store() -> DefinitionStore:
-    """The definitions ``kli`` resolves against: catalog < ``$KARTA_DEFINITIONS`` (< cluster)."""
-    from karta.definitions import DefinitionStore
+def open_store(
+    overrides: ConfigOverrides | None = None, *, client: KubeClient | None = None
+) -> DefinitionStore:
+    """The definitions ``kli`` resolves against: catalog < ``$KARTA_DEFINITIONS`` < cluster (17.3).
 
-    return DefinitionStore.offline()
+    The cluster's Kartas are read through ``client``, else through a client made from
+    ``overrides`` (kubectl's flags; None: the default kubeconfig). Without any kubeconfig the
+    store is catalog-only, silently; every other cluster problem (CRD missing, forbidden,
+    unreachable, an undecodable Karta) is one of the store's ``warnings``, which commands print
+    after their main output.
+    """
+    from karta.definitions import DefinitionStore
+    from karta.kube import connect_for_definitions, read_cluster_kartas
+
+    warnings: list[str] = []
+    own = client is None
+    if client is None:
+        client, warnings = connect_for_definitions(overrides)
+    if client is None:
+        return DefinitionStore.load(cluster_warnings=warnings)
+    try:
+        read = read_cluster_kartas(client)
+    finally:
+        if own:
+            client.close()
+    return DefinitionStore.load(
+        cluster=read.kartas if read.available else None, cluster_warnings=[*warnings, *read.warnings]
+    )
 
 
 @click.command("definitions")

@@ -24,6 +24,9 @@ def kli(
 ) -> Callable[..., Result]:
     # isolate from the developer's own definitions directory
     monkeypatch.setenv("KARTA_DEFINITIONS", str(tmp_path / "no-definitions"))
+    # and from any cluster: no kubeconfig, not in a pod (definitions are then catalog-only, 17.3)
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-kubeconfig"))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
 
     def run(*args: str) -> Result:
         capsys.readouterr()
