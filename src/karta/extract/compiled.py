@@ -107,11 +107,19 @@ class _Generator:
         sorted keys of an object ``P``, in the order of ``P[]``): every path then yields exactly
         one output per item, so the parts pair up by construction and each item is converted and
         recorded in one pass."""
-        if self.id_path is None:
-            return None
         items: A.Node | None = None
         keyed: A.Node | None = None
         each: dict[str, A.Node] = {}
+        if self.id_path is None:
+            # One implicit instance: every path must yield exactly one output.
+            for path in self._paths():
+                plan = plan_for(path)
+                if plan.fast is None or plan.node is None:
+                    raise ValueError(f"not on the fast path: {path}")
+                if not is_single(plan.node):
+                    return None
+                each[path] = plan.node
+            return A.Identity(), each, None
         for path in self._paths():
             plan = plan_for(path)
             if plan.fast is None or plan.node is None:
@@ -157,8 +165,8 @@ class _Generator:
             return out
 
         def body(item: str, key: str | None = None) -> None:
-            assert self.id_path is not None
             if key is None:
+                assert self.id_path is not None
                 ident = value(self.id_path, item)
                 e.line(f"if {ident}.__class__ is not str: return None")
             else:
@@ -216,15 +224,21 @@ class _Generator:
             for name in lists:
                 e.line(f"{name} = []")
             with e.block("try:"):
-                if keyed is None:
+                if self.id_path is None:
+                    e.line('key = ""')
+                    body("v", "key")
+                elif keyed is None:
                     e.emit(items, "v", body)
                 else:
                     e.emit(keyed, "v", lambda obj: self._keyed_items(obj, body))
             with e.block("except (JqFail, RecursionError):"):
                 e.line("return None")
             e.line("n = len(ids)")
-            # Every path yields n outputs; a duplicate id collapses in inst.
-            e.line('if n > limit or len(inst) != n or "" in inst: return None')
+            if self.id_path is None:
+                e.line("if n > limit: return None")
+            else:
+                # Every path yields n outputs; a duplicate id collapses in inst.
+                e.line('if n > limit or len(inst) != n or "" in inst: return None')
             e.line(f"return (ids, {', '.join(wholes)}, {frags}, {scales}, inst)")
         fn: ExtractionFn = e.build("extract")
         return fn

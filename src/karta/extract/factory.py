@@ -54,7 +54,7 @@ class ComponentFactory:
         self._results: dict[str, list[Any]] = {}
         self._shared: dict[int, list[Any] | None] = {}
         self._components: dict[str, Component] = {}
-        self._definitions = _definitions_of(karta)
+        self._definitions, self._root = _definitions_of(karta)
 
     # --- structure ---------------------------------------------------------------------------------
 
@@ -64,7 +64,10 @@ class ComponentFactory:
         return self._obj
 
     def root(self) -> Component:
-        return self._component_for(self.karta.root)
+        component = self._components.get(self._root.name)
+        if component is not None and component.definition is self._root:
+            return component
+        return self._component_for(self._root)
 
     def component(self, name: str) -> Component:
         component = self._components.get(name)
@@ -129,11 +132,12 @@ class ComponentFactory:
 
 
 _DEFINITIONS_CACHE_SIZE = 256
-_definitions: dict[int, tuple[Karta, dict[str, ComponentDefinition]]] = {}
+_definitions: dict[int, tuple[Karta, tuple[dict[str, ComponentDefinition], ComponentDefinition]]] = {}
 
 
-def _definitions_of(karta: Karta) -> dict[str, ComponentDefinition]:
-    """Component definitions by name (the first of a duplicated name), once per Karta object."""
+def _definitions_of(karta: Karta) -> tuple[dict[str, ComponentDefinition], ComponentDefinition]:
+    """Component definitions by name (the first of a duplicated name) and the root definition,
+    once per Karta object."""
     # Keyed by identity (definitions are immutable); the entry keeps the Karta alive, so an id is
     # never reused while cached. The dict is shared: read it, never modify it.
     entry = _definitions.get(id(karta))
@@ -144,8 +148,8 @@ def _definitions_of(karta: Karta) -> dict[str, ComponentDefinition]:
         by_name.setdefault(definition.name, definition)
     if len(_definitions) >= _DEFINITIONS_CACHE_SIZE:
         _definitions.clear()
-    _definitions[id(karta)] = (karta, by_name)
-    return by_name
+    _definitions[id(karta)] = (karta, (by_name, karta.root))
+    return by_name, karta.root
 
 
 _UNSET: Any = object()

@@ -28,7 +28,7 @@ from karta.jq._builtins import BINARY_OPS, SIMPLE_0, Unsupported, index_value, i
 from karta.jq._values import JqFail, norm_number
 from karta.jq.fastpath import EMPTY_ENV, compile_node
 
-__all__ = ["Emitter", "GeneratedFn", "generate", "is_single", "split_iteration"]
+__all__ = ["Emitter", "GeneratedFn", "generate", "generated_cache", "is_single", "split_iteration"]
 
 GeneratedFn = Callable[[Any], list[Any]]
 Continuation = Callable[[str], None]
@@ -473,7 +473,8 @@ class Emitter:
         return False
 
 
-_generated: dict[str, GeneratedFn | None] = {}
+#: Generated functions by expression text (None: outside the fast path); read by the evaluator.
+generated_cache: dict[str, GeneratedFn | None] = {}
 _CACHE_SIZE = 4096
 
 
@@ -481,7 +482,7 @@ def generate(expression: str, node: A.Node) -> GeneratedFn | None:
     """The generated function of a fast-path expression (cached by text), or None when the
     expression is outside the fast path."""
     try:
-        return _generated[expression]
+        return generated_cache[expression]
     except KeyError:
         pass
     fn: GeneratedFn | None
@@ -494,7 +495,7 @@ def generate(expression: str, node: A.Node) -> GeneratedFn | None:
         fn = emitter.build("run")
     except (Unsupported, RecursionError):
         fn = None
-    if len(_generated) >= _CACHE_SIZE:
-        _generated.clear()
-    _generated[expression] = fn
+    if len(generated_cache) >= _CACHE_SIZE:
+        generated_cache.clear()
+    generated_cache[expression] = fn
     return fn

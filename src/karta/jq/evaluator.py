@@ -30,7 +30,7 @@ from karta.errors import JqError, JqParseError, JqResultLimitError, JqRuntimeErr
 from karta.jq import _libjq, sandbox
 from karta.jq import ast as A
 from karta.jq._values import JqFail, normalise_output
-from karta.jq.codegen import _generated, generate
+from karta.jq.codegen import generate, generated_cache
 from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node, run_paths
 from karta.jq.parser import parse
 from karta.jq.safety import is_bounded
@@ -198,7 +198,7 @@ class Evaluator:
         plan = plan_for(expression)
         fast = plan.fast if self.fast_path else None
         if fast is not None:
-            generated = _generated.get(expression, _MISSING)
+            generated = generated_cache.get(expression, _MISSING)
             if generated is _MISSING:
                 generated = generate(expression, plan.node) if plan.node is not None else None
             out = None
