@@ -1,0 +1,113 @@
+"""Live pods in ``kli describe`` (section 17.5 rule 10, 17.6): one pod row per pod, why a pod is not
+ready, which pods count as unhealthy, and which pods ``--pod-limit`` keeps.
+
+A pod row is ``{name, phase, ready, node, reason?, resources}``: ``ready`` is the PodReady
+condition, ``node`` is ``spec.nodeName`` (None while unscheduled), and ``reason`` (only when not
+ready) is the reason of PodScheduled=False, else ``status.reason``, else the reason of Ready=False.
+A pod is unhealthy when it is neither ready nor Succeeded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from karta.cli.resources import Requests, pod_requests
+
+__all__ = ["PodRow", "limit_pods", "natural_key", "pod_row"]
+
+
+@dataclass(frozen=True, slots=True)
+class PodRow:
+    """One live pod as ``kli describe`` shows it."""
+
+    name: str
+    phase: str
+    ready: bool
+    node: str | None
+    reason: str | None
+    resources: Requests
+
+    @property
+    def unhealthy(self) -> bool:
+        """Neither ready nor Succeeded (``--pod-limit`` shows these first)."""
+        return not self.ready and self.phase != "Succeeded"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "phase": self.phase, "ready": self.ready, "node": self.node}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        out["resources"] = self.resources.to_dict()
+        return out
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    conditions = status.get("conditions")
+    if not isinstance(conditions, list):
+        return None
+    for condition in conditions:
+        if isinstance(condition, Mapping) and condition.get("type") == kind:
+            return condition
+    return None
+
+
+def _reason(status: Mapping[str, Any]) -> str | None:
+    scheduled = _condition(status, "PodScheduled")
+    if scheduled is not None and scheduled.get("status") == "False" and scheduled.get("reason"):
+        return str(scheduled["reason"])
+    if status.get("reason"):
+        return str(status["reason"])
+    ready = _condition(status, "Ready")
+    if ready is not None and ready.get("status") == "False" and ready.get("reason"):
+        return str(ready["reason"])
+    return None
+
+
+def pod_row(pod: Mapping[str, Any], *, gpu_resources: Sequence[str]) -> PodRow:
+    """The row of one Pod object (plain JSON data)."""
+    meta = _mapping(pod.get("metadata"))
+    spec = _mapping(pod.get("spec"))
+    status = _mapping(pod.get("status"))
+    ready_condition = _condition(status, "Ready")
+    ready = ready_condition is not None and ready_condition.get("status") == "True"
+    node = spec.get("nodeName")
+    return PodRow(
+        name=str(meta.get("name") or ""),
+        phase=str(status.get("phase") or "Unknown"),
+        ready=ready,
+        node=str(node) if node else None,
+        reason=None if ready else _reason(status),
+        resources=pod_requests(spec, gpu_resources=gpu_resources),
+    )
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> list[tuple[int, int | str]]:
+    """Sort ``worker-2`` before ``worker-10``."""
+    return [(0, int(p)) if p.isdigit() else (1, p) for p in _DIGITS.split(text) if p]
+
+
+def limit_pods(pods: Sequence[PodRow], limit: int) -> tuple[list[PodRow], str | None]:
+    """The pods ``--pod-limit`` shows (unhealthy first, then by name; shown in name order) and the
+    closing line's text, ``... and K more (U unhealthy shown)`` or ``(U of T unhealthy shown)``;
+    None when nothing is hidden (``limit`` 0 shows all)."""
+    if not limit or len(pods) <= limit:
+        return list(pods), None
+    ranked = sorted(pods, key=lambda p: (not p.unhealthy, natural_key(p.name)))
+    kept = ranked[:limit]
+    shown_unhealthy = sum(1 for p in kept if p.unhealthy)
+    total_unhealthy = sum(1 for p in pods if p.unhealthy)
+    if shown_unhealthy == total_unhealthy:
+        note = f"({shown_unhealthy} unhealthy shown)"
+    else:
+        note = f"({shown_unhealthy} of {total_unhealthy} unhealthy shown)"
+    kept.sort(key=lambda p: natural_key(p.name))
+    return kept, f"... and {len(pods) - limit} more {note}"
