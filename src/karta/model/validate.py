@@ -14,6 +14,8 @@ name, sub-group scale) and the CRD list rules (duplicates, empty action lists).
 
 from __future__ import annotations
 
+import weakref
+
 from karta.errors import ValidationError
 from karta.model.findings import Finding, Severity
 from karta.model.types import Karta
@@ -65,9 +67,26 @@ def validate_karta(karta: Karta | None) -> list[Finding]:
     return findings
 
 
+# Findings per definition object (identity; Kartas are immutable): build_tree validates before every
+# workload, and `kli get` resolves thousands of workloads with a handful of definitions.
+_VALIDATED: dict[int, tuple[weakref.ref[Karta], list[Finding]]] = {}
+
+
+def _cached_findings(karta: Karta | None) -> list[Finding]:
+    if karta is None:
+        return validate_karta(karta)
+    key = id(karta)
+    hit = _VALIDATED.get(key)
+    if hit is not None and hit[0]() is karta:
+        return list(hit[1])
+    findings = validate_karta(karta)
+    _VALIDATED[key] = (weakref.ref(karta, lambda _ref: _VALIDATED.pop(key, None)), findings)
+    return list(findings)
+
+
 def validate_or_raise(karta: Karta | None) -> list[Finding]:
     """Validate; raise :class:`ValidationError` (``invalid karta: ...``) on errors, else return warnings."""
-    findings = validate_karta(karta)
+    findings = _cached_findings(karta)
     errors = [f for f in findings if f.is_error]
     if errors:
         raise ValidationError("invalid karta: " + "\n".join(f.message for f in errors), findings=list(errors))
