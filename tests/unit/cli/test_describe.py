@@ -358,7 +358,7 @@ def test_empty_documents_are_ignored(describe_doc: Callable[..., Any]) -> None:
         (("describe", "pytorchjob", "-f", "x.yaml"), 2, "cannot be combined with -f"),
         (("describe", "-f", "x.yaml", "-o", "wide"), 2, "wide"),
         (("describe", "-f", "x.yaml", "--pod-limit", "-1"), 2, "--pod-limit"),
-        (("describe", "pytorchjob/train"), 1, "needs cluster access"),
+        (("describe", "pytorchjob/train"), 1, "no cluster configured"),
         (("describe", "-f", "does-not-exist.yaml"), 2, "no such file"),
     ],
 )

@@ -12,6 +12,8 @@ import pytest
 
 from karta.cli.describe_pods import PodRow, limit_pods, pod_row
 from karta.cli.describe_view import build_rows, build_view, human_age, render_table
+from karta.cli.errors import UsageError
+from karta.cli.live_workload import parse_target
 from karta.cli.resources import Requests
 from karta.definitions import DefinitionStore
 from karta.extract import ComponentFactory, build_tree
@@ -357,3 +359,29 @@ def test_human_age_unknown() -> None:
     assert human_age(None) == "<unknown>"
     assert human_age("yesterday") == "<unknown>"
     assert human_age(CREATED, now=dt.datetime(2024, 1, 1, tzinfo=dt.UTC)) == "<invalid>"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("pytorchjob/train-7",), ("pytorchjob", "train-7")),
+        (("pytorchjobs.kubeflow.org", "train-7"), ("pytorchjobs.kubeflow.org", "train-7")),
+    ],
+)
+def test_parse_target(args: tuple[str, ...], expected: tuple[str, str]) -> None:
+    assert parse_target(args, command="describe") == expected
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("pytorchjob",), "needs a NAME"),
+        (("pytorchjob/a/b",), "invalid TYPE/NAME"),
+        (("pytorchjob/",), "invalid TYPE/NAME"),
+        (("pytorchjob/a", "b"), "takes TYPE/NAME or TYPE NAME"),
+        (("a", "b", "c"), "takes TYPE/NAME or TYPE NAME"),
+    ],
+)
+def test_parse_target_usage_errors(args: tuple[str, ...], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        parse_target(args, command="describe")
