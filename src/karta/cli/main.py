@@ -24,9 +24,9 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "inspect": ("karta.cli.cmd_inspect", "inspect", "Show everything a definition derives from one object."),
     "gang": ("karta.cli.cmd_gang", "gang", "Render the gang-scheduler objects of a workload."),
     "definitions": ("karta.cli.cmd_definitions", "definitions", "List the Karta definitions kli knows."),
-    "describe": ("karta.cli.cmd_describe", "describe", "Show a workload's components, replicas and requests."),
+    "describe": ("karta.cli.cmd_describe", "describe", "Show a workload's components, replicas, requests."),
     "scaffold": ("karta.cli.cmd_scaffold", "scaffold", "Propose a draft Karta from a CRD's OpenAPI schema."),
-    "verify": ("karta.cli.cmd_verify", "verify", "Check a definition against a real manifest and predictions."),
+    "verify": ("karta.cli.cmd_verify", "verify", "Check a definition against a manifest and predictions."),
     "rbac": ("karta.cli.cmd_rbac", "rbac", "Print the ClusterRole a consumer of some definitions needs."),
     "completion": ("karta.cli.cmd_completion", "completion", "Print a shell completion script."),
 }
