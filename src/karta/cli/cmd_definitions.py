@@ -12,6 +12,7 @@ import click
 
 from karta.cli import exitcodes
 from karta.cli.errors import CliError, UsageError
+from karta.cli.live import connection_options
 
 if TYPE_CHECKING:
     from karta.definitions import DefinitionStore, StoredDefinition
@@ -76,6 +77,7 @@ def open_store(
     metavar="PATH",
     help="Config file (default: $KARTA_CONFIG, ~/.karta/config.yaml).",
 )
+@connection_options
 def definitions(
     name: str | None,
     group: str | None,
@@ -84,11 +86,15 @@ def definitions(
     component_limit: int,
     output: str | None,
     config_file: str | None,
+    overrides: ConfigOverrides,
 ) -> None:
     """List the Karta definitions kli knows, or print one by NAME.
 
-    Built-in definitions, then those in $KARTA_DEFINITIONS (default ~/.karta/definitions), which
-    replace a built-in for the same root kind. The table shows NAME, KIND (Kind.version.group),
+    Built-in definitions, then those in $KARTA_DEFINITIONS (default ~/.karta/definitions), then
+    the cluster's Karta objects (kubectl's connection flags choose the cluster; without any
+    kubeconfig the list is offline); each replaces the ones before it for the same root kind.
+    Cluster Kartas without correct run.ai/karta-* labels are not visible to KAI Scheduler: a
+    warning says so. The table shows NAME, KIND (Kind.version.group),
     ORIGIN and COMPONENTS; -o json|yaml prints {"items": [...], "count": N}, or with NAME the
     definition alone (so `kli definitions NAME -o yaml | kli validate -` round-trips).
     """
@@ -105,7 +111,7 @@ def definitions(
         raise UsageError("--version needs --kind")
     config = load_config(config_file)
     fmt = resolve_output(output, config=config, allowed=("table", "json", "yaml"))
-    store = open_store()
+    store = open_store(overrides)
     visible = store.visible()
     warnings = [*store.warnings, *kai_visibility_warnings(visible)]
 

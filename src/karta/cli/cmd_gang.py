@@ -1,26 +1,32 @@
-"""``kli gang -f FILE [--pods PODS] [--definition KARTA] --backend B``: the scheduler objects of
-gang-backends.md for one workload, as YAML (or a JSON ``List``) ready for ``kubectl apply``.
+"""``kli gang (TYPE/NAME | -f FILE [--pods PODS]) [--definition KARTA] --backend B``: the scheduler
+objects of gang-backends.md for one workload, as YAML (or a JSON ``List``) ready for ``kubectl apply``.
 
-The definition is resolved by the object's GVK as ``kli inspect`` does. Warnings (what a backend
-cannot express, per-pod problems) go to stderr after the output. ``--pod-patches`` prints the
-per-pod binding metadata instead of the objects. The live form ``kli gang TYPE/NAME`` needs the
-cluster layer and is a usage error for now.
+From a file, the definition is resolved by the object's GVK as ``kli inspect`` does. Live
+(``TYPE/NAME`` or ``TYPE NAME``), the TYPE resolves as for ``kli get`` (cluster definitions
+included), the object is read (missing: exit 3) and its pods are those whose controller-owner chain
+reaches it, exactly as ``kli describe`` finds them. Warnings (what a backend cannot express, per-pod
+problems) go to stderr after the output. ``--pod-patches`` prints the per-pod binding metadata
+instead of the objects.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from karta.cli.errors import CliError, UsageError
+from karta.cli.live import connection_options
+
+if TYPE_CHECKING:
+    from karta.kube import ConfigOverrides
 
 _BACKENDS = ("kai", "workload-api", "volcano", "coscheduling", "kueue")
 _K8S_VERSIONS = ("1.35", "1.36", "1.37")
 
 
 @click.command("gang")
-@click.argument("target", required=False, metavar="[TYPE/NAME]")
+@click.argument("target", nargs=-1, metavar="[TYPE/NAME | TYPE NAME]")
 @click.option("-f", "--file", "file", metavar="FILE", help="Workload manifest (path or -).")
 @click.option(
     "--pods", "pods_file", metavar="PODS", help="The workload's pods (multi-document YAML or a List)."
@@ -72,8 +78,9 @@ _K8S_VERSIONS = ("1.35", "1.36", "1.37")
     show_default=True,
     help="Output format: multi-document YAML, or a JSON List.",
 )
+@connection_options
 def gang(
-    target: str | None,
+    target: tuple[str, ...],
     file: str | None,
     pods_file: str | None,
     definition: str | None,
@@ -87,21 +94,16 @@ def gang(
     kai_managed: bool,
     pod_patches: bool,
     output: str,
+    overrides: ConfigOverrides,
 ) -> None:
     """Render the gang-scheduler objects for one workload (gang-backends.md).
 
-    KAI output is exactly the PodGroup KAI's Karta fallback creates; the other backends follow
-    their documented rendering. Pipe the YAML to `kubectl apply -f -`. Exit codes: 1 when the
-    workload cannot be rendered for that backend; 2 usage; 4 no definition covers the type.
+    TYPE/NAME reads the workload and its pods from the cluster (kubectl's connection flags
+    apply); -f FILE renders a manifest, with its pods from --pods. KAI output is exactly the
+    PodGroup KAI's Karta fallback creates; the other backends follow their documented rendering.
+    Pipe the YAML to `kubectl apply -f -`. Exit codes: 1 when the workload cannot be rendered for
+    that backend; 2 usage; 3 workload not found; 4 no definition covers the type.
     """
-    if target is not None:
-        raise UsageError(
-            f"kli gang {target} reads the workload from a cluster, which this version of kli cannot do yet",
-            hint="render from a manifest: kubectl get TYPE/NAME -o yaml | kli gang -f - --backend ...",
-        )
-    if file is None:
-        raise UsageError("kli gang needs -f FILE (the workload manifest, or - for stdin)")
-
     from karta.cli.cmd_inspect import _definition
     from karta.cli.inputs import read_object, read_objects
     from karta.cli.output import dump_json, dump_yaml, warn
@@ -110,10 +112,29 @@ def gang(
     from karta.jq import Evaluator
     from karta.render import RenderOptions, render
 
-    obj, obj_name = read_object(file, what="workload object")
-    pods = read_objects(pods_file, what="pod") if pods_file else []
-    stored_name, karta, trusted, diagnostics = _definition(definition, obj)
-    warnings = [d["message"] for d in diagnostics if d.get("severity") in ("warning", "error")]
+    if target and file is not None:
+        raise UsageError("TYPE/NAME cannot be combined with -f/--file")
+    if target and pods_file is not None:
+        raise UsageError("--pods goes with -f FILE; live, the workload's pods are read from the cluster")
+    warnings: list[str] = []
+    if target:
+        obj, obj_name, pods, live = _live(target, overrides)
+        warnings.extend(live.warnings)
+        if definition is None:
+            chosen = live.definition
+            stored_name, karta, trusted = chosen.name, chosen.karta, chosen.trusted
+        else:
+            stored_name, karta, trusted, diagnostics = _definition(definition, obj)
+            warnings.extend(d["message"] for d in diagnostics if d.get("severity") in ("warning", "error"))
+    elif file is None:
+        raise UsageError(
+            "kli gang needs TYPE/NAME (a workload in the cluster) or -f FILE (a manifest, or - for stdin)"
+        )
+    else:
+        obj, obj_name = read_object(file, what="workload object")
+        pods = read_objects(pods_file, what="pod") if pods_file else []
+        stored_name, karta, trusted, diagnostics = _definition(definition, obj)
+        warnings.extend(d["message"] for d in diagnostics if d.get("severity") in ("warning", "error"))
     if karta.gang is None or (karta.gang.pod_group is None and not karta.gang.pod_groups):
         raise CliError(
             f"definition {stored_name} has no gang-scheduling instructions "
@@ -152,7 +173,47 @@ def gang(
     if not result.objects and not pod_patches:
         warnings.append(
             f"nothing to render for {backend}"
-            + (": alpha-format gangs are found from pods; pass --pods" if not pods else "")
+            + (": alpha-format gangs are found from pods; pass --pods" if not pods and not target else "")
         )
     for message in warnings:
         warn(message)
+
+
+class _Live:
+    """What the live form read besides the object: the resolved definition and warnings."""
+
+    def __init__(self, definition: Any, warnings: list[str]) -> None:
+        self.definition = definition
+        self.warnings = warnings
+
+
+def _live(
+    target: tuple[str, ...], overrides: ConfigOverrides
+) -> tuple[dict[str, Any], str, list[dict[str, Any]], _Live]:
+    """The workload named by ``target``, its pods (owner chains, as ``kli describe``) and how its
+    type resolved; store warnings are printed at once when resolution fails."""
+    from karta.cli.cmd_definitions import open_store
+    from karta.cli.live import connect
+    from karta.cli.live_workload import fetch_workload, parse_target, workload_pods
+    from karta.cli.output import warn
+
+    token, name = parse_target(target, command="gang")
+    client = connect(overrides)
+    with client:
+        store = open_store(client=client)
+        try:
+            workload = fetch_workload(
+                client=client, store=store, token=token, name=name, namespace=overrides.namespace
+            )
+        except CliError:
+            for warning in store.warnings:
+                warn(warning)
+            raise
+        pods, warnings = workload_pods(client, workload)
+    obj = workload.obj
+    return (
+        obj,
+        f"{obj.get('kind')}/{name}",
+        pods,
+        _Live(workload.resolved.definition, [*store.warnings, *warnings]),
+    )

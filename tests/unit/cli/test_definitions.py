@@ -209,7 +209,7 @@ def test_cluster_definitions_unmapped_and_kai_visibility(
         karta_from_dict(karta_dict("kubeflow-org-pytorchjob-v1", ("kubeflow.org", "v1", "PyTorchJob"))),
     ]
     store = DefinitionStore.load(user_directory=Path("/nonexistent"), cluster=cluster)
-    monkeypatch.setattr(cmd_definitions, "open_store", lambda: store)
+    monkeypatch.setattr(cmd_definitions, "open_store", lambda *_a, **_k: store)
     r = kli("definitions")
     assert r.code == 0
     rows = [line.split(None, 3) for line in r.out.splitlines()[1:]]
@@ -225,7 +225,7 @@ def test_cluster_definitions_unmapped_and_kai_visibility(
 
 
 def test_no_definitions_at_all(kli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cmd_definitions, "open_store", lambda: DefinitionStore())
+    monkeypatch.setattr(cmd_definitions, "open_store", lambda *_a, **_k: DefinitionStore())
     r = kli("definitions")
     assert (r.code, r.out, r.err) == (0, "", "No Karta definitions found.\n")
     r = kli("definitions", "-o", "json")

@@ -110,16 +110,24 @@ def test_output_is_byte_identical(kli: Callable[..., Any], examples: Path) -> No
 
 def test_type_name_needs_a_cluster(kli: Callable[..., Any]) -> None:
     result = kli("gang", "pytorchjob/train-7", "--backend", "kai")
-    assert result.code == 2
+    assert result.code == 1
     assert result.out == ""
-    assert "reads the workload from a cluster" in result.err
-    assert "kubectl get TYPE/NAME -o yaml | kli gang -f -" in result.err
+    assert "no cluster configured" in result.err
+
+
+def test_type_name_and_file_do_not_combine(kli: Callable[..., Any], examples: Path) -> None:
+    result = kli("gang", "pytorchjob/train-7", "-f", "x.yaml", "--backend", "kai")
+    assert result.code == 2
+    assert "cannot be combined with -f" in result.err
+    result = kli("gang", "pytorchjob/train-7", "--pods", "p.yaml", "--backend", "kai")
+    assert result.code == 2
+    assert "--pods goes with -f FILE" in result.err
 
 
 def test_file_is_required(kli: Callable[..., Any]) -> None:
     result = kli("gang", "--backend", "kai")
     assert result.code == 2
-    assert "needs -f FILE" in result.err
+    assert "or -f FILE" in result.err
 
 
 def test_backend_is_required_and_checked(kli: Callable[..., Any], examples: Path) -> None:
