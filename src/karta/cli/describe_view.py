@@ -499,7 +499,10 @@ def _align(lines: Sequence[tuple[str, list[str]]]) -> list[str]:
         if not cells:
             out.append(label)
             continue
-        parts = [label.ljust(label_width)] + [cell.ljust(widths[i]) for i, cell in enumerate(cells)]
+        # a column that is empty on every line (no GPUs anywhere) takes no room
+        parts = [label.ljust(label_width)] + [
+            cell.ljust(widths[i]) for i, cell in enumerate(cells) if widths[i]
+        ]
         out.append("    ".join(parts).rstrip())
     return out
 
