@@ -224,13 +224,13 @@ def training(cluster: KubeHTTP, corpus: Path) -> Iterator[Training]:
     _patch_status(cluster, f"{base}/{pt['metadata']['name']}", {"conditions": [running]})
     specs = pt["spec"]["pytorchReplicaSpecs"]
     name = pt["metadata"]["name"]
-    layout = [
+    layout: list[tuple[str, int, str | None, dict[str, Any]]] = [
         ("master", 0, "gpu-node-a", RUNNING),
         ("worker", 0, "gpu-node-a", RUNNING),
         ("worker", 1, "gpu-node-b", RUNNING),
         ("worker", 2, None, UNSCHEDULABLE),
     ]
-    for role, index, node, status in layout:
+    for role, index, pod_node, status in layout:
         labels = {
             "training.kubeflow.org/job-name": name,
             "training.kubeflow.org/operator-name": "pytorchjob-controller",
@@ -245,7 +245,7 @@ def training(cluster: KubeHTTP, corpus: Path) -> Iterator[Training]:
             owner=pt,
             labels=labels,
             template=template,
-            node=node,
+            node=pod_node,
             status=status,
         )
 
