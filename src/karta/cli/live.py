@@ -357,7 +357,7 @@ def resolve_type(token: str, *, client: KubeClient, store: DefinitionStore) -> R
         return ResolvedType(chosen, served or rtype, rtype.kind, rtype.group)
     # discovery does not know the token: the definitions' kinds (the type may not be installed)
     name, _, qualifier = token.strip().lower().partition(".")
-    matches = [d for d in store.by_kind(name) if _qualifies(d, qualifier)]
+    matches = [d for d in _by_kind_or_plural(store, name) if _qualifies(d, qualifier)]
     if not matches:
         raise _no_definition(f'"{token}" (and the server has no resource type "{token}")')
     gvks = {d.gvk for d in matches}
@@ -370,6 +370,17 @@ def resolve_type(token: str, *, client: KubeClient, store: DefinitionStore) -> R
     only = matches[0]
     assert only.gvk is not None
     return ResolvedType(only, None, only.gvk[2], only.gvk[0])
+
+
+def _by_kind_or_plural(store: DefinitionStore, name: str) -> list[StoredDefinition]:
+    """Definitions whose Kind is ``name`` (any case) or, failing that, whose guessed plural is
+    (``pytorchjobs`` for a PyTorchJob that is not installed, so discovery cannot say)."""
+    found = store.by_kind(name)
+    if found:
+        return found
+    from karta.cli.cmd_rbac import plural_guess
+
+    return [d for d in store.visible() if d.gvk is not None and plural_guess(d.gvk[2]) == name]
 
 
 def _qualifies(d: StoredDefinition, qualifier: str) -> bool:

@@ -20,6 +20,7 @@ from karta.cli.errors import CliError
 
 # command name -> (module, attribute, one-line help shown by `kli --help` without importing it)
 _COMMANDS: dict[str, tuple[str, str, str]] = {
+    "get": ("karta.cli.cmd_get", "get", "List live workloads with their phase, GPUs and components."),
     "validate": ("karta.cli.cmd_validate", "validate", "Check a Karta definition file offline."),
     "inspect": ("karta.cli.cmd_inspect", "inspect", "Show everything a definition derives from one object."),
     "gang": ("karta.cli.cmd_gang", "gang", "Render the gang-scheduler objects of a workload."),

@@ -1,0 +1,677 @@
+"""``kli get (TYPE[/NAME] [NAME] | --all-types)``: live workloads as rows (karta-format.md 17.4).
+
+Lists one type (resolved as 17.4 says, see :func:`karta.cli.live.resolve_type`) or, with
+``--all-types``, every GroupKind a definition covers at its most stable served version, keeping
+only top-level objects (none of their controllers is of a covered kind). Each object becomes a
+View (:mod:`karta.cli.get_view`); ``--phase`` keeps rows with any listed phase; rows are sorted
+newest first, then by Kind and name. Pages are fetched in background threads while the objects
+already received are resolved, so extraction overlaps the API server's work. ``-w`` then prints a
+row per change until Ctrl-C or ``--watch-timeout``.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from karta.cli import exitcodes
+from karta.cli.errors import CliError, UsageError
+from karta.cli.live import connection_options
+
+if TYPE_CHECKING:
+    from karta.cli.get_view import Table, ViewBuilder
+    from karta.definitions import DefinitionStore, StoredDefinition
+    from karta.kube import ConfigOverrides, KubeClient, OwnerChains, ResourceType
+
+MAX_PARALLEL_LISTS = 4
+
+
+@click.command("get")
+@click.argument("args", nargs=-1, metavar="(TYPE[/NAME] [NAME] | --all-types)")
+@click.option("--all-types", is_flag=True, help="List every workload type a definition covers.")
+@click.option(
+    "--phase",
+    "phases",
+    multiple=True,
+    metavar="PHASE[,PHASE]",
+    help="Only rows with one of these phases (repeatable, comma-separated).",
+)
+@click.option("-l", "--selector", metavar="SELECTOR", help="Label selector on the workloads (not with NAME).")
+@click.option(
+    "--chunk-size",
+    type=int,
+    default=500,
+    show_default=True,
+    help="Objects per list request (0 = no paging).",
+)
+@click.option("-A", "--all-namespaces", is_flag=True, help="List workloads in every namespace.")
+@click.option("-w", "--watch", is_flag=True, help="After listing, print a row whenever a workload changes.")
+@click.option(
+    "--watch-timeout",
+    metavar="DURATION",
+    help="Stop watching after this long (seconds or e.g. 5m; default: until Ctrl-C).",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Choice(["table", "wide", "json", "yaml"]),
+    default=None,
+    help="Output format (default: $KARTA_OUTPUT, the config file, else table).",
+)
+@click.option(
+    "--config",
+    "config_file",
+    metavar="PATH",
+    help="Config file (default: $KARTA_CONFIG, ~/.karta/config.yaml).",
+)
+@connection_options
+def get(
+    args: tuple[str, ...],
+    all_types: bool,
+    phases: tuple[str, ...],
+    selector: str | None,
+    chunk_size: int,
+    all_namespaces: bool,
+    watch: bool,
+    watch_timeout: str | None,
+    output: str | None,
+    config_file: str | None,
+    overrides: ConfigOverrides,
+) -> None:
+    """List workloads of TYPE (or of every covered type) with their phase, GPUs and components.
+
+    TYPE is what kubectl takes (plural, singular, short name, resource.group) or a definition's
+    Kind. Columns: NAME NAMESPACE [TYPE] PHASE GPU COMPONENTS AGE [ORIGIN]; TYPE appears with
+    --all-types, ORIGIN with -o wide. -o json|yaml prints {"items": [...], "count": N}, or the
+    row alone for one named workload. Exit codes: 3 workload (or its type) not found, 4 no Karta
+    definition covers TYPE.
+    """
+    from karta.cli.config import load_config, resolve_output
+    from karta.cli.get_view import parse_phases
+
+    request = _parse_args(args, all_types=all_types)
+    if selector and request.name:
+        raise UsageError("a label selector (-l) cannot be combined with NAME")
+    if chunk_size < 0:
+        raise UsageError("--chunk-size must be 0 (no paging) or a positive number")
+    if all_namespaces and request.name:
+        raise UsageError("a workload cannot be fetched by NAME across all namespaces (-A)")
+    deadline = _watch_deadline(watch_timeout, watch=watch)
+    wanted = parse_phases(phases)
+    config = load_config(config_file)
+    fmt = resolve_output(output, config=config, allowed=("table", "wide", "json", "yaml"))
+    run = Run(
+        request=request,
+        phases=wanted,
+        selector=selector or None,
+        chunk_size=chunk_size,
+        all_namespaces=all_namespaces,
+        fmt=fmt,
+        gpu_resources=config.gpu_resources,
+        overrides=overrides,
+    )
+    try:
+        run.execute(watch=watch, deadline=deadline)
+    except CliError:
+        run.flush_warnings()  # what went wrong with the definitions may explain the error
+        raise
+    finally:
+        run.close()
+
+
+@dataclass(frozen=True)
+class Request:
+    token: str | None
+    name: str | None
+    all_types: bool
+
+
+def _parse_args(args: Sequence[str], *, all_types: bool) -> Request:
+    if all_types:
+        if args:
+            raise UsageError("--all-types lists every covered type: it takes no TYPE or NAME")
+        return Request(None, None, True)
+    if not args:
+        raise UsageError("get needs TYPE[/NAME] [NAME] or --all-types", hint="run 'kli get --help'")
+    if len(args) > 2:
+        raise UsageError(f"too many arguments: {' '.join(args)} (expected TYPE[/NAME] [NAME])")
+    token, slash, name = args[0].partition("/")
+    if slash and len(args) == 2:
+        raise UsageError("give the name once: TYPE/NAME or TYPE NAME")
+    if len(args) == 2:
+        name = args[1]
+    if not token:
+        raise UsageError(f"missing TYPE in {args[0]!r}")
+    if slash and not name:
+        raise UsageError(f"missing NAME in {args[0]!r}")
+    if "/" in name:
+        raise UsageError(f"NAME may not contain '/': {name!r}")
+    return Request(token, name or None, False)
+
+
+def _watch_deadline(text: str | None, *, watch: bool) -> float | None:
+    if text is None:
+        return None
+    if not watch:
+        raise UsageError("--watch-timeout needs -w/--watch")
+    from karta.errors import KubeConfigError
+    from karta.kube.config import parse_timeout
+
+    try:
+        seconds = parse_timeout(text)
+    except KubeConfigError as exc:
+        raise UsageError(f"--watch-timeout: {exc}") from None
+    return None if seconds is None else time.monotonic() + seconds
+
+
+# ------------------------------------------------------------------------------------- the run
+
+
+@dataclass
+class Target:
+    """One type to list: the served resource and the definition its objects resolve through."""
+
+    resource: ResourceType
+    definition: StoredDefinition
+
+
+@dataclass
+class Run:
+    request: Request
+    phases: frozenset[str]
+    selector: str | None
+    chunk_size: int
+    all_namespaces: bool
+    fmt: str
+    gpu_resources: tuple[str, ...]
+    overrides: ConfigOverrides
+    warnings: list[str] = field(default_factory=list)
+    client: KubeClient | None = None
+    store: DefinitionStore | None = None
+    targets: list[Target] = field(default_factory=list)
+    covered: set[tuple[str, str]] = field(default_factory=set)
+    shared_kinds: set[str] = field(default_factory=set)
+    chains: OwnerChains | None = None
+    builder: ViewBuilder | None = None
+    resource_versions: dict[int, str] = field(default_factory=dict)
+
+    def flush_warnings(self) -> None:
+        from karta.cli.output import warn
+
+        for warning in self.warnings:
+            warn(warning)
+        self.warnings.clear()
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+
+    @property
+    def namespace(self) -> str | None:
+        if self.all_namespaces:
+            return None
+        assert self.client is not None
+        return self.client.namespace
+
+    # -- main --------------------------------------------------------------------------------
+    def execute(self, *, watch: bool, deadline: float | None) -> None:
+        from karta.cli.cmd_definitions import open_store
+        from karta.cli.get_view import ViewBuilder, sort_views
+        from karta.cli.live import connect
+
+        self.client = connect(self.overrides)
+        self.store = open_store(client=self.client)
+        self.warnings.extend(self.store.warnings)
+        self.builder = ViewBuilder(gpu_resources=self.gpu_resources)
+        self._covered_kinds()
+        if self.request.all_types:
+            self._plan_all_types()
+        elif not self._plan_one_type():
+            self._finish([], watch=False, deadline=None)
+            return
+        if self.request.name is not None:
+            self._get_named(watch=watch, deadline=deadline)
+            return
+        views, versions = self._list_all()
+        self._finish(sort_views(views), watch=watch, deadline=deadline, versions=versions)
+
+    def _covered_kinds(self) -> None:
+        assert self.store is not None
+        groups: dict[str, set[str]] = {}
+        for d in self.store.visible():
+            if d.gvk is not None:
+                self.covered.add((d.gvk[0], d.gvk[2]))
+                groups.setdefault(d.gvk[2], set()).add(d.gvk[0])
+        self.shared_kinds = {kind for kind, gs in groups.items() if len(gs) > 1}
+
+    def _plan_one_type(self) -> bool:
+        """The one TYPE's target; False when the type is not installed (and no NAME was given)."""
+        from karta.cli.live import resolve_type
+
+        assert self.client is not None and self.store is not None and self.request.token
+        resolved = resolve_type(self.request.token, client=self.client, store=self.store)
+        if resolved.resource is None:
+            message = f"{resolved.kind} is not installed in this cluster"
+            if self.request.name is not None:
+                raise CliError(message, code=exitcodes.NOT_FOUND)
+            self.warnings.append(message)
+            return False
+        self.targets.append(Target(resolved.resource, resolved.definition))
+        return True
+
+    def _plan_all_types(self) -> None:
+        """Every covered GroupKind once, at its most stable served version (17.4)."""
+        from karta.cli.live import definition_for, version_key
+        from karta.errors import ClusterError
+
+        assert self.client is not None and self.store is not None
+        try:
+            served = self.client.discovery.resources()
+        except ClusterError as exc:
+            from karta.cli.live import cluster_failure
+
+            raise cluster_failure(exc, client=self.client, doing="API discovery") from None
+        best: dict[tuple[str, str], ResourceType] = {}
+        for r in served:
+            gk = (r.group, r.kind)
+            if not (gk in self.covered and r.supports("list")):
+                continue
+            if gk not in best or version_key(r.version) > version_key(best[gk].version):
+                best[gk] = r
+        for gk in sorted(best):
+            rtype = best[gk]
+            try:
+                chosen = definition_for(
+                    self.store, group=rtype.group, version=rtype.version, kind=rtype.kind, client=self.client
+                )
+            except UsageError as exc:
+                self.warnings.append(f"skipping {rtype.kind}: {exc}")
+                continue
+            if chosen is not None:
+                self.targets.append(Target(rtype, chosen))
+
+    # -- one named workload -------------------------------------------------------------------
+    def _get_named(self, *, watch: bool, deadline: float | None) -> None:
+        from karta.cli.live import cluster_failure
+        from karta.errors import ApiError, ClusterError, KartaError
+
+        assert self.client is not None and self.builder is not None and self.request.name
+        target = self.targets[0]
+        name = self.request.name
+        try:
+            obj = self.client.get(target.resource, name, namespace=self.namespace)
+        except ApiError as exc:
+            if exc.status == 404:
+                where = f' in namespace "{self.namespace}"' if target.resource.namespaced else ""
+                raise CliError(
+                    f'{target.resource.kind} "{name}" not found{where}',
+                    code=exitcodes.NOT_FOUND,
+                    hint=f"'kli get {self.request.token}' lists them"
+                    + ("; -n chooses another namespace" if target.resource.namespaced else ""),
+                ) from None
+            raise cluster_failure(
+                exc, client=self.client, doing=f"reading {target.resource.kind}/{name}"
+            ) from None
+        except ClusterError as exc:
+            raise cluster_failure(
+                exc, client=self.client, doing=f"reading {target.resource.kind}/{name}"
+            ) from None
+        try:
+            view = self.builder.view(obj, target.definition)
+        except KartaError as exc:
+            raise CliError(f"could not resolve {target.resource.kind}/{name}: {exc}") from None
+        from karta.cli.get_view import keep
+
+        views = [view] if keep(view, self.phases) else []
+        rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        self._finish(views, watch=watch, deadline=deadline, versions=[rv], single=True)
+
+    # -- listing ------------------------------------------------------------------------------
+    def _list_all(self) -> tuple[list[dict[str, Any]], list[str]]:
+        """Every target listed (in background threads) and resolved; the list resourceVersions."""
+        from karta.cli.get_view import keep
+        from karta.cli.live import Progress, cluster_failure
+        from karta.errors import ApiError, ClusterError
+
+        assert self.client is not None
+        views: list[dict[str, Any]] = []
+        versions = [""] * len(self.targets)
+        pending: list[tuple[int, dict[str, Any]]] = []  # need an owner walk (all types)
+        # warnings per target, reported in target order (the lists run concurrently)
+        said: list[list[str]] = [[] for _ in self.targets]
+        label = "listing " + (
+            "every covered type" if self.request.all_types else self.targets[0].resource.group_resource
+        )
+        with Progress(label) as progress:
+            for index, item in _fetch(self.client, self.targets, namespace=self.namespace, run=self):
+                target = self.targets[index]
+                if isinstance(item, BaseException):
+                    if not isinstance(item, ClusterError):
+                        raise item
+                    if not self.request.all_types:
+                        doing = f"listing {target.resource.group_resource}"
+                        raise cluster_failure(item, client=self.client, doing=doing) from None
+                    if isinstance(item, ApiError) and item.status == 404:
+                        continue  # removed since discovery: absent kinds are skipped silently
+                    if isinstance(item, ApiError) and item.status in (401, 403):
+                        said[index].append(
+                            f"skipping {target.resource.group_resource}: not allowed to list them ({item})"
+                        )
+                        continue
+                    raise cluster_failure(
+                        item, client=self.client, doing=f"listing {target.resource.group_resource}"
+                    ) from None
+                if isinstance(item, str):
+                    versions[index] = versions[index] or item
+                    continue
+                progress.add(1)
+                if self.request.all_types:
+                    nested = self._nested_by_reference(item)
+                    if nested is None:
+                        pending.append((index, item))
+                        continue
+                    if nested:
+                        continue
+                view = self._view(item, target, said[index])
+                if view is not None and keep(view, self.phases):
+                    views.append(view)
+        if pending:
+            pending.sort(key=lambda entry: entry[0])
+            views.extend(self._top_level_views(pending, said))
+        for messages in said:
+            self.warnings.extend(messages)
+        return views, versions
+
+    def _nested_by_reference(self, obj: Mapping[str, Any]) -> bool | None:
+        """True: the controller is of a covered kind; False: no controller; None: walk the chain."""
+        from karta.kube.owners import controller_ref
+
+        ref = controller_ref(obj)
+        if ref is None:
+            return False
+        group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+        if (group, str(ref.get("kind") or "")) in self.covered:
+            return True
+        return None
+
+    def _top_level_views(
+        self, pending: list[tuple[int, dict[str, Any]]], said: list[list[str]]
+    ) -> list[dict[str, Any]]:
+        from karta.cli.get_view import keep
+
+        chains = self._chains().walk_many([obj for _, obj in pending])
+        out: list[dict[str, Any]] = []
+        for (index, obj), chain in zip(pending, chains, strict=True):
+            target = self.targets[index]
+            if chain.has_owner_of_kind(self.covered):
+                continue
+            if chain.error:
+                said[index].append(
+                    f"could not read the owners of {target.resource.kind}/{_name(obj)} ({chain.error}); "
+                    "listing it as a top-level workload"
+                )
+            view = self._view(obj, target, said[index])
+            if view is not None and keep(view, self.phases):
+                out.append(view)
+        return out
+
+    def _chains(self) -> OwnerChains:
+        from karta.kube.owners import OwnerChains
+
+        assert self.client is not None
+        if self.chains is None:
+            self.chains = OwnerChains(self.client)
+        return self.chains
+
+    def _view(
+        self, obj: Mapping[str, Any], target: Target, said: list[str] | None = None
+    ) -> dict[str, Any] | None:
+        from karta.errors import KartaError
+
+        assert self.builder is not None
+        try:
+            return self.builder.view(obj, target.definition)
+        except KartaError as exc:
+            sink = self.warnings if said is None else said
+            sink.append(f"could not resolve {target.resource.kind}/{_name(obj)}: {exc}")
+            return None
+
+    # -- output -------------------------------------------------------------------------------
+    def _table(self) -> Table:
+        from karta.cli.get_view import Table
+
+        colour = self.fmt in ("table", "wide") and _colour_allowed()
+        return Table(
+            show_type=self.request.all_types,
+            wide=self.fmt == "wide",
+            type_label=self._type_label,
+            colour=colour,
+        )
+
+    def _type_label(self, view: Mapping[str, Any]) -> str:
+        kind = str(view.get("kind") or "")
+        group = str(view.get("apiVersion") or "").rpartition("/")[0]
+        return f"{kind}.{group}" if kind in self.shared_kinds and group else kind
+
+    def _finish(
+        self,
+        views: list[dict[str, Any]],
+        *,
+        watch: bool,
+        deadline: float | None,
+        versions: Sequence[str] = (),
+        single: bool = False,
+    ) -> None:
+        from karta.cli.output import emit
+
+        table = self._table() if self.fmt in ("table", "wide") else None
+        if table is not None:
+            if views:
+                _write(table.render(views))
+            else:
+                _err(self._nothing_found())
+        elif single and views:
+            emit(views[0], self.fmt)
+        elif not (single and watch):
+            emit({"items": views, "count": len(views)}, self.fmt)
+        if watch and self.targets:
+            self._watch(table, versions=versions, deadline=deadline, header=bool(views))
+        self.flush_warnings()
+
+    def _nothing_found(self) -> str:
+        if self.namespace is None:
+            return "No workloads found in any namespace.\n"
+        return f"No workloads found in namespace {self.namespace}.\n"
+
+    # -- watch --------------------------------------------------------------------------------
+    def _watch(
+        self, table: Table | None, *, versions: Sequence[str], deadline: float | None, header: bool
+    ) -> None:
+        from karta.cli.get_view import keep
+        from karta.cli.output import dump_json, dump_yaml
+        from karta.errors import ClusterError
+        from karta.kube.watch import SYNC, ListWatch
+
+        assert self.client is not None
+        events: queue.Queue[tuple[int, Any]] = queue.Queue()
+        watches: list[ListWatch] = []
+        for index, target in enumerate(self.targets):
+            lw = ListWatch(
+                self.client,
+                target.resource,
+                namespace=self.namespace,
+                label_selector=self.selector,
+                chunk_size=self.chunk_size,
+                resource_version=versions[index] if index < len(versions) else "",
+            )
+            watches.append(lw)
+            threading.Thread(target=_pump, args=(lw, index, events), daemon=True, name="kli-watch").start()
+        printed_header = header
+        first_doc = True
+        try:
+            while True:
+                wait = 0.5 if deadline is None else deadline - time.monotonic()
+                if wait <= 0:
+                    return
+                try:
+                    index, event = events.get(timeout=min(wait, 0.5))
+                except queue.Empty:
+                    continue
+                if isinstance(event, BaseException):
+                    if isinstance(event, ClusterError):
+                        from karta.cli.live import cluster_failure
+
+                        raise cluster_failure(event, client=self.client, doing="watching") from None
+                    raise event
+                target = self.targets[index]
+                items = event.items if event.type == SYNC else [event.object]
+                if event.type == "BOOKMARK":
+                    continue
+                for obj in items:
+                    view = self._watched_view(obj, target, resync=event.type == SYNC)
+                    if view is None or not keep(view, self.phases):
+                        continue
+                    if table is not None:
+                        if not printed_header:
+                            _write(table.render([view]))
+                            printed_header = True
+                        else:
+                            _write(table.line(view))
+                    elif self.fmt == "json":
+                        _write(dump_json(view))
+                    else:
+                        _write(("" if first_doc else "---\n") + dump_yaml(view))
+                    first_doc = False
+        except KeyboardInterrupt:
+            return
+        finally:
+            for lw in watches:
+                lw.stop()
+
+    def _watched_view(self, obj: Mapping[str, Any], target: Target, *, resync: bool) -> dict[str, Any] | None:
+        meta = obj.get("metadata") or {}
+        if self.request.name is not None and meta.get("name") != self.request.name:
+            return None
+        key = hash((meta.get("namespace"), meta.get("name"), target.resource.kind, target.resource.group))
+        rv = str(meta.get("resourceVersion") or "")
+        if resync and self.resource_versions.get(key) == rv:
+            return None
+        self.resource_versions[key] = rv
+        if self.request.all_types:
+            nested = self._nested_by_reference(obj)
+            if nested:
+                return None
+            if nested is None:
+                chain = self._chains().walk(obj)
+                if chain.has_owner_of_kind(self.covered):
+                    return None
+        return self._view(obj, target)
+
+
+def _pump(lw: Any, index: int, events: queue.Queue[tuple[int, Any]]) -> None:
+    try:
+        for event in lw.events():
+            events.put((index, event))
+    except Exception as exc:  # handed to the main thread, which reports it
+        if not lw.stopped:
+            events.put((index, exc))
+
+
+# ------------------------------------------------------------------------------------- fetching
+
+
+def _fetch(
+    client: KubeClient, targets: Sequence[Target], *, namespace: str | None, run: Run
+) -> Iterator[tuple[int, Any]]:
+    """``(target index, item)`` for every listed object, as pages arrive from up to
+    :data:`MAX_PARALLEL_LISTS` background lists; also ``(index, resourceVersion)`` strings and
+    ``(index, exception)`` when a list fails. A continue token that expires (410) mid-way is
+    followed by one unpaged list, from which only objects not yet seen are taken."""
+    out: queue.Queue[tuple[int, Any] | None] = queue.Queue(maxsize=64)
+    stop = threading.Event()
+
+    def produce(index: int) -> None:
+        from karta.errors import ApiError
+
+        target = targets[index]
+        seen: set[str] = set()
+        kwargs: dict[str, Any] = dict(namespace=namespace, label_selector=run.selector)
+        try:
+            try:
+                for page in client.iter_pages(target.resource, chunk_size=run.chunk_size, **kwargs):
+                    if stop.is_set():
+                        return
+                    out.put((index, page.resource_version))
+                    for obj in page.items:
+                        seen.add(str((obj.get("metadata") or {}).get("uid") or ""))
+                    out.put((index, page.items))
+            except ApiError as exc:
+                if exc.status != 410 or not seen:
+                    raise
+                full = next(client.iter_pages(target.resource, chunk_size=0, **kwargs))
+                out.put((index, full.resource_version))
+                fresh = [o for o in full.items if str((o.get("metadata") or {}).get("uid") or "") not in seen]
+                out.put((index, fresh))
+        except BaseException as exc:  # handed to the consumer
+            out.put((index, exc))
+
+    pool = ThreadPoolExecutor(max_workers=max(1, min(MAX_PARALLEL_LISTS, len(targets))))
+    try:
+        futures = [pool.submit(produce, i) for i in range(len(targets))]
+
+        def finish() -> None:
+            for future in futures:
+                future.result()
+            out.put(None)
+
+        done = threading.Thread(target=finish, daemon=True)
+        done.start()
+        while True:
+            entry = out.get()
+            if entry is None:
+                return
+            index, payload = entry
+            if isinstance(payload, list):
+                for obj in payload:
+                    yield index, obj
+            else:
+                yield index, payload
+    finally:
+        stop.set()
+        while True:  # unblock producers waiting on a full queue
+            try:
+                out.get_nowait()
+            except queue.Empty:
+                break
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "<unnamed>")
+
+
+def _write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text)
+
+
+def _colour_allowed() -> bool:
+    import os
+
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(sys.stdout, "isatty", None)
+    return bool(isatty and isatty())
