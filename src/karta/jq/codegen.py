@@ -140,6 +140,11 @@ class Emitter:
         self._depth = 0
         self._count = 0
         self._consts: dict[tuple[type, Any], str] = {}
+        # Common subexpressions: (source variable, field name) -> the variable holding the field,
+        # for fields read in an enclosing block or earlier in the same one (so always assigned
+        # when read again). Each block forgets what it added when it closes.
+        self._fields: dict[tuple[str, str], str] = {}
+        self._scopes: list[list[tuple[str, str]]] = [[]]
 
     # --- plumbing ------------------------------------------------------------------------------
 
@@ -153,9 +158,12 @@ class Emitter:
         self.line(header)
         self._depth += 1
         self.line("pass")
+        self._scopes.append([])
         try:
             yield
         finally:
+            for key in self._scopes.pop():
+                del self._fields[key]
             self._depth -= 1
 
     def tmp(self, prefix: str = "t") -> str:
@@ -233,13 +241,20 @@ class Emitter:
             k(out)
 
     def _get(self, src: str, key: Any) -> str:
-        out = self.tmp()
         if key.__class__ is str:
+            known = self._fields.get((src, key))
+            if known is not None:
+                return known
+            out = self.tmp()
             k = repr(key)
             self.line(f"if {src}.__class__ is dict: {out} = {src}.get({k})")
             self.line(f"elif {src} is None: {out} = None")
             self.line(f"else: {out} = _index({src}, {k})")
+            # A variable passed on to a continuation is final: never reassigned afterwards.
+            self._fields[(src, key)] = out
+            self._scopes[-1].append((src, key))
         else:
+            out = self.tmp()
             self.line(f"{out} = _index({src}, {self.const(key)})")
         return out
 

@@ -1390,7 +1390,10 @@ def _limit(args: list[Compiled]) -> Compiled:
                     continue
                 raise JqFail("limit doesn't support negative count")
             if not is_number(n):
-                raise JqFail(f"{describe(n)} and number (1) cannot be subtracted")
+                # The subtraction happens per item of f: an empty f yields nothing, no error.
+                for _ in f.gen(v, env):
+                    raise JqFail(f"{describe(n)} and number (1) cannot be subtracted")
+                continue
             for count, x in enumerate(f.gen(v, env), start=1):
                 yield x
                 if compare(count, n) >= 0:
