@@ -1,0 +1,202 @@
+"""``kli describe`` on workloads whose pods kube-controller-manager creates and kube-scheduler binds
+to fake Nodes (``controllers_cluster``): an Indexed Job (one pod Running and ready, one Running but
+not ready), a Job whose pod cannot be scheduled (Pending, Unschedulable), and a Deployment (pods two
+owners away, through its ReplicaSet). The tests play the kubelet: they write the pods' statuses.
+Generated name suffixes, AGE and the creation time are normalised; goldens reviewed by hand."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from ..kubehttp import KubeHTTP
+from .conftest import ensure_karta_crd
+
+NS = "karta-describe"
+NODE = "describe-node-a"
+SELECTOR = {"karta-e2e": "describe"}
+pytestmark = pytest.mark.slow
+
+
+def _ok(answer: Any, *codes: int) -> dict[str, Any]:
+    assert answer.status in (codes or (200, 201)), answer.body
+    return answer.body if isinstance(answer.body, dict) else {}
+
+
+def _status(kube: KubeHTTP, path: str, status: dict[str, Any]) -> None:
+    _ok(
+        kube.request(
+            "PATCH", f"{path}/status", body={"status": status}, content_type="application/merge-patch+json"
+        ),
+        200,
+    )
+
+
+def _wait(what: str, probe: Callable[[], Any], timeout: float = 90.0) -> Any:
+    """Poll ``probe`` until it returns something truthy (a bounded wait, not a timing)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.2)
+
+
+def _container(cpu: str, gpus: int) -> dict[str, Any]:
+    resources: dict[str, Any] = {"requests": {"cpu": cpu, "memory": "256Mi"}}
+    if gpus:
+        resources["limits"] = {"nvidia.com/gpu": gpus}
+    return {"name": "main", "image": "busybox", "resources": resources}
+
+
+def _template(
+    cpu: str, gpus: int, labels: dict[str, str] | None = None, restart: str = "Never"
+) -> dict[str, Any]:
+    return {
+        "metadata": {"labels": labels or {}},
+        "spec": {"restartPolicy": restart, "nodeSelector": SELECTOR, "containers": [_container(cpu, gpus)]},
+    }
+
+
+def _pods(kube: KubeHTTP, selector: str) -> list[dict[str, Any]]:
+    items = kube.get(f"/api/v1/namespaces/{NS}/pods", params={"labelSelector": selector}).json()["items"]
+    return sorted(items, key=lambda p: p["metadata"]["name"])
+
+
+READY = [{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]
+NOT_READY = [
+    {"type": "PodScheduled", "status": "True"},
+    {"type": "Ready", "status": "False", "reason": "ContainersNotReady"},
+]
+
+
+@pytest.fixture(scope="module")
+def kube(controllers_cluster: KubeHTTP) -> Iterator[KubeHTTP]:
+    kube = controllers_cluster
+    ensure_karta_crd(kube)
+    _ok(kube.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}))
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE, "labels": SELECTOR}}
+    _ok(kube.post("/api/v1/nodes", node))
+    capacity = {"cpu": "4", "memory": "16Gi", "pods": "110", "nvidia.com/gpu": "4"}
+    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}
+    _status(
+        kube, f"/api/v1/nodes/{NODE}", {"capacity": capacity, "allocatable": capacity, "conditions": [ready]}
+    )
+
+    jobs = f"/apis/batch/v1/namespaces/{NS}/jobs"
+    train = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train"},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": 2,
+            "parallelism": 2,
+            "template": _template("1", 1),
+        },
+    }
+    _ok(kube.post(jobs, train))
+    stuck = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "stuck"},
+        "spec": {"template": _template("100", 0)},
+    }
+    _ok(kube.post(jobs, stuck))
+    web = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": _template("250m", 0, {"app": "web"}, "Always"),
+        },
+    }
+    _ok(kube.post(f"/apis/apps/v1/namespaces/{NS}/deployments", web))
+
+    def scheduled(selector: str, count: int) -> list[dict[str, Any]] | None:
+        pods = _pods(kube, selector)
+        return pods if len(pods) == count and all(p["spec"].get("nodeName") for p in pods) else None
+
+    train_pods = _wait("train pods", lambda: scheduled("job-name=train", 2))
+    for pod, conditions in zip(train_pods, (READY, NOT_READY), strict=True):
+        _status(
+            kube,
+            f"/api/v1/namespaces/{NS}/pods/{pod['metadata']['name']}",
+            {"phase": "Running", "conditions": conditions},
+        )
+    for pod in _wait("web pods", lambda: scheduled("app=web", 2)):
+        _status(
+            kube,
+            f"/api/v1/namespaces/{NS}/pods/{pod['metadata']['name']}",
+            {"phase": "Running", "conditions": READY},
+        )
+
+    def unschedulable() -> bool:
+        pods = _pods(kube, "job-name=stuck")
+        conditions = [c for p in pods for c in (p.get("status") or {}).get("conditions") or []]
+        return any(c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable" for c in conditions)
+
+    _wait("the stuck pod to be unschedulable", unschedulable)
+
+    def settled() -> bool:
+        train = kube.get(f"{jobs}/train").json().get("status") or {}
+        stuck = kube.get(f"{jobs}/stuck").json().get("status") or {}
+        web = kube.get(f"/apis/apps/v1/namespaces/{NS}/deployments/web").json().get("status") or {}
+        progressing = [c for c in web.get("conditions") or [] if c["type"] == "Progressing"]
+        return (
+            train.get("active") == 2
+            and train.get("ready") == 1
+            and stuck.get("active") == 1
+            and web.get("availableReplicas") == 2
+            and bool(progressing)
+            and progressing[0].get("reason") == "NewReplicaSetAvailable"
+        )
+
+    _wait("the controllers to report status", settled)
+    yield kube
+
+
+GENERATED = re.compile(r"\b(train-[01]|stuck|web-[a-z0-9]{6,10})-[a-z0-9]{5}\b")
+AGE = re.compile(r"age: \S+$", re.M)
+
+
+def normalised(text: str) -> str:
+    return AGE.sub("age: <AGE>", GENERATED.sub(r"\1-xxxxx", text))
+
+
+def run(kli: Callable[..., Any], kube: KubeHTTP, *args: str) -> Any:
+    r = kli("describe", *args, "-n", NS, "--kubeconfig", str(kube.kubeconfig))
+    assert r.code == 0, r.err
+    assert r.err == ""
+    return r
+
+
+@pytest.mark.parametrize("name", ["job/train", "job/stuck", "deployment/web"])
+def test_describe_table(
+    kli: Callable[..., Any], golden: Callable[[str, str], None], kube: KubeHTTP, name: str
+) -> None:
+    out = normalised(run(kli, kube, name).out)
+    out = re.sub(r"web-[a-z0-9]{6,10}-xxxxx", "web-<hash>-xxxxx", out)
+    golden(f"describe-{name.replace('/', '-')}.txt", out)
+
+
+def test_describe_json(kli: Callable[..., Any], golden: Callable[[str, str], None], kube: KubeHTTP) -> None:
+    data = json.loads(run(kli, kube, "job", "train", "-o", "json").out)
+    assert data["createdAt"].endswith("Z")
+    data["createdAt"] = "<CREATED>"
+    golden("describe-job-train.json", normalised(json.dumps(data, indent=2) + "\n"))
+
+
+def test_pod_limit(kli: Callable[..., Any], kube: KubeHTTP) -> None:
+    out = normalised(run(kli, kube, "job/train", "--pod-limit", "1").out)
+    assert "    |-- train-1-xxxxx    Running (ContainersNotReady)" in out
+    assert "    `-- ... and 1 more (1 unhealthy shown)" in out
+    assert "train-0-xxxxx" not in out
