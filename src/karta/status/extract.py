@@ -70,6 +70,7 @@ class _CompiledStatus:
                 mappings=self.mappings,
                 uses_conditions=self.uses_conditions,
                 read_condition=_read_condition,
+                interned=_conditions,
             )
         return fn  # type: ignore[no-any-return]
 
@@ -114,7 +115,7 @@ def extract_status(
         if fn is not None:
             result = fn(obj, evaluator.max_results)
             if result is not None:
-                return new_status_result(result[0], result[1], result[2], result[3], [])
+                return result
     phase = _extract_phase(compiled.phase, obj, evaluator)
     conditions = _extract_conditions(compiled.conditions, obj, evaluator)
     # The last duplicate type wins.

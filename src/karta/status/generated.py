@@ -2,25 +2,31 @@
 
 :func:`compile_status` emits the phase path, the conditions path and every matcher of the fixed
 evaluation order (8.2) into one function through :class:`karta.jq.codegen.Emitter`. It returns
-``(phase, conditions, matched, primary)``, or None whenever anything is not plainly valid (a jq
+the :class:`StatusResult` (without diagnostics), or None whenever anything is not plainly valid (a jq
 error anywhere, including a ``byExpression`` matcher, a result over the limit, a phase or
 conditions result of the wrong type); the caller then runs the general code, which produces the
 exact result, diagnostics or error.
+
+Conditions are read inline and looked up in the intern table of :mod:`karta.status.extract`
+(the reader runs for anything unusual); a ``byExpression`` program ``(E) | tostring`` evaluates
+``E`` and converts only the first output, the one compared (``tostring`` never fails).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from karta.jq.codegen import Emitter
+from karta.jq import ast as A
+from karta.jq._builtins import SIMPLE_0
+from karta.jq.codegen import Emitter, is_single
 from karta.jq.evaluator import plan_for
 from karta.model.types import ConditionsDefinition, PhaseDefinition, ResourceStatus
-from karta.status.result import Condition, primary_status
+from karta.status.result import Condition, StatusResult, new_status_result, primary_status
 
 __all__ = ["StatusFn", "compile_status"]
 
-StatusFn = Callable[[Any, int], "tuple[Any, ...] | None"]
+StatusFn = Callable[[Any, int], "StatusResult | None"]
 
 # (byPhase or "", byConditions as (type, status, reason), the program of byExpression or None,
 # its expectedResult)
@@ -34,24 +40,66 @@ def compile_status(
     mappings: Sequence[tuple[str, ResourceStatus, Sequence[Matcher]]],
     uses_conditions: bool,
     read_condition: Callable[[Any, tuple[str, str, str, str]], Condition],
+    interned: Mapping[tuple[str, str, str, str], Condition],
 ) -> StatusFn | None:
     """The generated status function of one definition, or None when an expression is outside
-    the fast path."""
+    the fast path. ``interned`` is the table ``read_condition`` fills (read, never written here)."""
     try:
-        return _build(phase, conditions, mappings, uses_conditions, read_condition)
+        return _build(phase, conditions, mappings, uses_conditions, read_condition, interned)
     except Exception:  # Unsupported, a parse error, a generator gap: the general code runs
         return None
 
 
-def _outputs(e: Emitter, expression: str, src: str) -> str:
+def _node(expression: str) -> A.Node:
     plan = plan_for(expression)
     if plan.fast is None or plan.node is None:
         raise ValueError(f"not on the fast path: {expression}")
+    return plan.node
+
+
+def _outputs(e: Emitter, node: A.Node, src: str) -> str:
     out = e.tmp("r")
     e.line(f"{out} = []")
-    e.emit(plan.node, src, lambda x: e.line(f"{out}.append({x})"))
+    e.emit(node, src, lambda x: e.line(f"{out}.append({x})"))
     e.line(f"if len({out}) > limit: return None")
     return out
+
+
+def _first_output(e: Emitter, node: A.Node, src: str) -> str:
+    """A variable holding the first output of ``node`` or, without outputs, ``_NONE``."""
+    if is_single(node):  # exactly one output (the function checks ``limit >= 1`` up front)
+        out = e.tmp("y")
+        e.emit(node, src, lambda x: e.line(f"{out} = {x}"))
+        return out
+    r = _outputs(e, node, src)
+    out = e.tmp("y")
+    e.line(f"{out} = {r}[0] if {r} else _NONE")
+    return out
+
+
+def _read_conditions(e: Emitter, conditions: ConditionsDefinition, uses_conditions: bool) -> None:
+    names = (
+        conditions.type_field_name,
+        conditions.status_field_name,
+        conditions.reason_field_name,
+        conditions.message_field_name,
+    )
+    fields = [e.tmp("f") for _ in names]
+    r = _outputs(e, _node(conditions.path), "v")
+    with e.block(f"for res in {r}:"):
+        e.line("if res is None: continue")
+        e.line("if res.__class__ is not list: return None")
+        with e.block("for item in res:"):
+            e.line("if item is None: continue")
+            e.line("if item.__class__ is not dict: return None")
+            for name, var in zip(names, fields, strict=True):
+                e.line(f"{var} = item.get({name!r}, '')" if name else f"{var} = ''")
+            plain = " and ".join(f"{var}.__class__ is str" for var in fields if var)
+            key = f"({', '.join(fields)},)"
+            e.line(f"c = (_C.get({key}) if {plain} else None) or _read(item, {e.const(names)})")
+            e.line("conds.append(c)")
+            if uses_conditions:
+                e.line("by_type[c.type] = c")  # the last duplicate type wins
 
 
 def _build(
@@ -60,38 +108,31 @@ def _build(
     mappings: Sequence[tuple[str, ResourceStatus, Sequence[Matcher]]],
     uses_conditions: bool,
     read_condition: Callable[[Any, tuple[str, str, str, str]], Condition],
+    interned: Mapping[tuple[str, str, str, str], Condition],
 ) -> StatusFn:
     e = Emitter()
-    e.namespace.update(_read=read_condition, _primary=primary_status)
+    e.namespace.update(
+        _read=read_condition,
+        _C=interned,
+        _primary=primary_status,
+        _result=new_status_result,
+        _NONE=_NO_OUTPUT,
+        _tostring=_tostring,
+    )
     with e.block("def status(v, limit):"):
+        e.line("if limit < 1: return None")
         with e.block("try:"):
             e.line("phase = None")
             if phase is not None:
-                r = _outputs(e, phase.path, "v")
-                with e.block(f"if {r}:"):
-                    e.line(f"phase = {r}[0]")
+                first = _first_output(e, _node(phase.path), "v")
+                with e.block(f"if {first} is not _NONE:"):
+                    e.line(f"phase = {first}")
                     e.line('if phase is None: phase = ""')
                     e.line("elif phase.__class__ is not str: return None")
             e.line("conds = []")
+            e.line("by_type = {}")
             if conditions is not None:
-                names = e.const(
-                    (
-                        conditions.type_field_name,
-                        conditions.status_field_name,
-                        conditions.reason_field_name,
-                        conditions.message_field_name,
-                    )
-                )
-                r = _outputs(e, conditions.path, "v")
-                with e.block(f"for res in {r}:"):
-                    e.line("if res is None: continue")
-                    e.line("if res.__class__ is not list: return None")
-                    with e.block("for item in res:"):
-                        e.line("if item is None: continue")
-                        e.line("if item.__class__ is not dict: return None")
-                        e.line(f"conds.append(_read(item, {names}))")
-            # The last duplicate type wins.
-            e.line("by_type = {c.type: c for c in conds}" if uses_conditions else "by_type = {}")
+                _read_conditions(e, conditions, uses_conditions)
             e.line("matched = []")
             for _, status, matchers in mappings:
                 e.line("ok = False")
@@ -100,8 +141,8 @@ def _build(
                     if by_phase:
                         tests.append(f"phase == {by_phase!r}")
                     for ctype, cstatus, reason in by_conditions:
-                        c = f"by_type.get({ctype!r})"
-                        tests.append(f"{c} is not None")
+                        c = e.tmp("c")
+                        tests.append(f"({c} := by_type.get({ctype!r})) is not None")
                         if cstatus:
                             tests.append(f"{c}.status == {cstatus!r}")
                         if reason:
@@ -110,13 +151,35 @@ def _build(
                         if program is None:
                             e.line("ok = True")
                         else:
-                            r = _outputs(e, program, "v")
-                            e.line(f"ok = bool({r}) and {r}[0] == {expected!r}")
+                            _expression_matches(e, _node(program), expected)
                 e.line(f"if ok: matched.append({e.const(status)})")
         with e.block("except (JqFail, RecursionError):"):
             e.line("return None")
         e.line(f"if not matched: matched.append({e.const(ResourceStatus.UNDEFINED)})")
         e.line("primary = matched[0] if len(matched) == 1 else _primary(matched)")
-        e.line("return (phase, conds, matched, primary)")
+        e.line("return _result(phase, conds, matched, primary, [])")
     fn: StatusFn = e.build("status")
     return fn
+
+
+def _expression_matches(e: Emitter, node: A.Node, expected: str) -> None:
+    """``ok`` = the first output of the program ``node`` is the string ``expected``."""
+    if isinstance(node, A.Pipe) and node.right == _TOSTRING:
+        first = _first_output(e, node.left, "v")
+        text = (
+            f"({first} if {first}.__class__ is str else 'true' if {first} is True "
+            f"else 'false' if {first} is False else _tostring({first}))"
+        )
+        e.line(f"ok = {first} is not _NONE and {text} == {expected!r}")
+        return
+    first = _first_output(e, node, "v")
+    e.line(f"ok = {first} is not _NONE and {first} == {expected!r}")
+
+
+_TOSTRING = A.Call("tostring")
+_NO_OUTPUT: Any = object()
+
+
+def _tostring(value: Any) -> str:
+    text: str = SIMPLE_0["tostring"](value)
+    return text
