@@ -8,11 +8,11 @@ import importlib.resources
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
 from karta.crd import CRD_FILE, build_crd, load_crd, render_crd_yaml
 from karta.crd.__main__ import main as crd_main
 from karta.model import types as t
+from karta.model.base import Model as BaseModel
 from karta.model.schema import REQUIRED, wire_fields
 
 Schema = dict[str, Any]
