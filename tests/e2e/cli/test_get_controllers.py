@@ -97,8 +97,9 @@ def test_pods_and_replicasets_are_listed_by_type(
     import json
 
     items = json.loads(pods.out)["items"]
-    assert len(items) == 5
+    assert len(items) == 5, pods.out
     assert {i["kind"] for i in items} == {"Pod"} and all(i["gpus"] == 1 for i in items)
     replicasets = kli("get", "rs", "-n", ns, "--kubeconfig", kubeconfig, "-o", "json")
+    assert replicasets.code == 0, replicasets.err
     (replicaset,) = json.loads(replicasets.out)["items"]
     assert replicaset["components"] == [{"name": "replicaset", "replicas": 3}]
