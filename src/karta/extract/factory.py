@@ -47,6 +47,8 @@ def default_evaluator() -> Evaluator:
 class ComponentFactory:
     """A Karta applied to one workload object; hands out :class:`Component` views."""
 
+    __slots__ = ("_components", "_definitions", "_obj", "_results", "_root", "_shared", "evaluator", "karta")
+
     def __init__(self, karta: Karta, obj: Any, *, evaluator: Evaluator | None = None) -> None:
         self.karta = karta
         self.evaluator = evaluator if evaluator is not None else default_evaluator()
@@ -64,10 +66,11 @@ class ComponentFactory:
         return self._obj
 
     def root(self) -> Component:
-        component = self._components.get(self._root.name)
-        if component is not None and component.definition is self._root:
+        root = self._root
+        component = self._components.get(root.name)
+        if component is not None and component.definition is root:
             return component
-        return self._component_for(self._root)
+        return self._component_for(root)
 
     def component(self, name: str) -> Component:
         component = self._components.get(name)
@@ -76,7 +79,8 @@ class ComponentFactory:
         definition = self._definitions.get(name)
         if definition is None:
             raise ExtractionError(f"component {name} not found")
-        return self._component_for(definition)
+        component = self._components[name] = Component(self, definition)
+        return component
 
     def children(self) -> list[Component]:
         """All child components in definition order."""
@@ -260,17 +264,15 @@ def _plan_for(definition: ComponentDefinition) -> _Plan:
 class Component:
     """One component of a workload, read through its factory (whose object it always sees)."""
 
+    __slots__ = ("_memo", "_plan", "definition", "factory")
+
     def __init__(self, factory: ComponentFactory, definition: ComponentDefinition) -> None:
         self.factory = factory
         self.definition = definition
         # Cached converted results of the factory's current object, as lists aligned with the
         # instance ids; the factory clears it on writes.
         self._memo: dict[str, Any] = {}
-        plan = _plan_for(definition)
-        self._plan = plan
-        self._id_path = plan.id_path
-        self._paths = plan.paths
-        self._fragment_definition = plan.fragment_definition
+        self._plan = _plan_for(definition)
 
     def __repr__(self) -> str:
         return f"Component({self.name!r})"
@@ -281,7 +283,7 @@ class Component:
 
     @property
     def is_multi_instance(self) -> bool:
-        return self._id_path is not None
+        return self._plan.id_path is not None
 
     @property
     def is_pod_bearing(self) -> bool:
@@ -334,7 +336,7 @@ class Component:
         return True
 
     def _compute_instance_ids(self) -> list[str]:
-        path = self._id_path
+        path = self._plan.id_path
         if path is None:
             return [""]
         ids: list[str] = STRING_TYPE.convert_all(self.factory._evaluate(path))
@@ -375,7 +377,7 @@ class Component:
         if cached is None and "generated" not in self._memo and self._run_generated():
             cached = self._memo.get(attr)
         if cached is None:
-            path = self._paths[attr]
+            path = self._plan.paths[attr]
             if path is None:
                 return None
             cached = self._memo[attr] = self._aligned(target.convert_all(self.factory._evaluate(path)), path)
@@ -464,7 +466,7 @@ class Component:
         if instances is not None:
             return dict(instances)
         ids = self._ids()
-        paths = self._paths
+        paths = self._plan.paths
         none: Sequence[Any] = _nones(len(ids))
         templates = specs = metadata = fragmented = scales = none
         if paths["pod_template_spec_path"] is not None:
@@ -486,7 +488,7 @@ class Component:
     # --- write-back ------------------------------------------------------------------------------------
 
     def _update_whole(self, attr: str, field: str, target: TargetType, values: Mapping[str, Any]) -> None:
-        path = self._paths[attr]
+        path = self._plan.paths[attr]
         if path is None:
             raise WriteBackError(f"component {self.name}: {field} is not defined")
         ordered = writeback.order_values(self.instance_ids(), values)
@@ -515,7 +517,7 @@ class Component:
 
     def update_fragmented_pod_spec(self, values: Mapping[str, Mapping[str, Any]]) -> None:
         """Write each instance's fragmented record field by field (9.3, R6)."""
-        definition = self._fragment_definition
+        definition = self._plan.fragment_definition
         if definition is None:
             raise WriteBackError(f"component {self.name}: fragmentedPodSpecDefinition is not defined")
         ordered = writeback.order_values(self.instance_ids(), values)

@@ -254,6 +254,10 @@ class KartaStatus(Model):
 
 
 class Karta(Model):
+    # Derived values cached outside ``__dict__`` (so equality, hashing, copies and pickles ignore
+    # them); a copy starts without them. Safe because the model never changes after construction.
+    __slots__ = ("_components_cache",)
+
     api_version: str = API_VERSION
     kind: str = KIND
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
@@ -279,8 +283,13 @@ class Karta(Model):
 
     @property
     def components(self) -> tuple[ComponentDefinition, ...]:
-        """Root first, then children in definition order."""
-        return (self.root, *self.children)
+        """Root first, then children in definition order (computed once per object)."""
+        try:
+            cached: tuple[ComponentDefinition, ...] = self._components_cache
+        except AttributeError:
+            cached = (self.root, *self.children)
+            _set_components_cache(self, cached)
+        return cached
 
     @property
     def root_gvk(self) -> GroupVersionKind | None:
@@ -295,3 +304,6 @@ class Karta(Model):
         from karta.model.dump import karta_to_dict  # dump imports this module
 
         return karta_to_dict(self)
+
+
+_set_components_cache = Karta._components_cache.__set__  # type: ignore[attr-defined]
