@@ -271,7 +271,7 @@ def test_phases_parse_and_any_match() -> None:
 
 
 def test_sort_newest_then_kind_then_name() -> None:
-    views = [
+    views: list[dict[str, Any]] = [
         {"name": "b", "kind": "Job", "createdAt": "2026-01-01T00:00:00Z"},
         {"name": "a", "kind": "PyTorchJob", "createdAt": "2026-01-02T00:00:00Z"},
         {"name": "a", "kind": "Job", "createdAt": "2026-01-01T00:00:00Z"},
