@@ -161,6 +161,13 @@ def kube(controllers_cluster: KubeHTTP) -> Iterator[KubeHTTP]:
         )
 
     _wait("the controllers to report status", settled)
+
+    def cached() -> bool:  # kli lists pods from the API server's cache (resourceVersion "0")
+        listed = kube.get(f"/api/v1/namespaces/{NS}/pods", params={"resourceVersion": "0"}).json()["items"]
+        phases = [(p.get("status") or {}).get("phase") for p in listed]
+        return len(listed) == 5 and phases.count("Running") == 4
+
+    _wait("the API server's cache to hold the pod statuses", cached)
     yield kube
 
 
