@@ -274,15 +274,16 @@ _CN = bytes.fromhex("0603550403")  # OID 2.5.4.3 (commonName)
 
 def _certificate_subject(pem: bytes) -> str:
     """The subject CN of a PEM certificate (the last CN in the DER: the issuer's comes first)."""
-    import ssl
+    import base64
+    import binascii
 
+    text = pem.decode("ascii", errors="ignore")
+    block = re.search(r"-----BEGIN CERTIFICATE-----(.*?)-----END CERTIFICATE-----", text, re.S)
+    if block is None:
+        return ""
     try:
-        text = pem.decode("ascii", errors="ignore")
-        block = re.search(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", text, re.S)
-        if block is None:
-            return ""
-        der = ssl.PEM_cert_to_DER_cert(block.group(0))
-    except ValueError:
+        der = base64.b64decode("".join(block.group(1).split()), validate=True)
+    except (ValueError, binascii.Error):
         return ""
     at = der.rfind(_CN)
     if at < 0 or at + 7 > len(der):

@@ -360,3 +360,39 @@ def test_view_of_a_corpus_workload() -> None:
         "gpus": 0,
         "components": [{"name": "master", "replicas": 1}, {"name": "worker", "replicas": 3}],
     }
+
+
+def test_identity_of_a_client_certificate(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-subj",
+            "/O=ops/CN=kli-user",
+            "-keyout",
+            str(tmp_path / "key"),
+            "-out",
+            str(tmp_path / "cert"),
+            "-days",
+            "1",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    config = ClusterConfig(server="s", context="dev", client_cert_data=(tmp_path / "cert").read_bytes())
+    assert identity(config) == 'user "kli-user" (client certificate of context "dev")'
+    broken = ClusterConfig(
+        server="s", client_cert_data=b"-----BEGIN CERTIFICATE-----\n!!\n-----END CERTIFICATE-----"
+    )
+    assert identity(broken) == "the client certificate"
