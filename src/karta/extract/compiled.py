@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from karta.extract.convert import STRING, TargetType
+from karta.extract.convert import ARRAY, OBJECT, QUANTITY_MAP, STRING, STRING_MAP, Shape, TargetType
 from karta.extract.scale import INT32_MAX, INT32_MIN, scale_of
 from karta.extract.scale import _scales as _SCALES  # the intern table, read by the generated code
 from karta.extract.types import new_extracted_instance
@@ -178,8 +178,10 @@ class _Generator:
                     record.append("None")
                     continue
                 y = value(part[0], item)
-                e.line(f"if {y} is None: {y} = {e.const(part[1].empty)}()")
-                e.line(f"elif {e.const(part[1]._check)}({y}) is not None: return None")
+                with e.block(f"if {y} is None:"):
+                    e.line(f"{y} = {e.const(part[1].empty)}()")
+                with e.block("else:"):
+                    _shape_test(e, part[1].shape, y)
                 e.line(f"{name}.append({y})")
                 record.append(y)
             if self.fragments is None:
@@ -190,10 +192,7 @@ class _Generator:
                 for key, path, target in self.fragments:
                     y = value(path, item)
                     with e.block(f"if {y} is not None:"):
-                        if target.shape is STRING:
-                            e.line(f"if {y}.__class__ is not str: return None")
-                        else:
-                            e.line(f"if {e.const(target._check)}({y}) is not None: return None")
+                        _shape_test(e, target.shape, y)
                         e.line(f"if {y}: {rec}[{key!r}] = {y}")
                 e.line(f"{frags}.append({rec})")
                 record.append(rec)
@@ -404,3 +403,60 @@ def _entry_keys_of(node: A.Node) -> A.Node | None:
     if isinstance(node.left, A.Pipe) and node.left.right == _TO_ENTRIES_ITER and node.right == _DOT_KEY:
         return node.left.left
     return None
+
+
+_EXACT = {STRING: "str", OBJECT: "dict", ARRAY: "list"}
+
+
+def _shape_test(e: Emitter, shape: Shape, var: str) -> None:
+    """Lines that ``return None`` unless ``var`` (not None) plainly has ``shape``.
+
+    Exact classes only: whatever the checker of :mod:`karta.extract.convert` would reject is
+    rejected here too, and anything unusual besides (a subclass of dict or str), which the general
+    code then converts with its own checker and messages. Inlined, so no call per value."""
+    if isinstance(shape, str) and shape in _EXACT:
+        e.line(f"if {var}.__class__ is not {_EXACT[shape]}: return None")
+    elif shape in (STRING_MAP, QUANTITY_MAP):
+        e.line(f"if {var}.__class__ is not dict: return None")
+        x = e.tmp("x")
+        with e.block(f"for {x} in {var}.values():"):
+            if shape == STRING_MAP:
+                e.line(f"if {x}.__class__ is not str and {x} is not None: return None")
+            else:  # str, int or float: never bool (its class is not int)
+                c = e.tmp("c")
+                e.line(f"{c} = {x}.__class__")
+                test = f"{c} is not str and {c} is not int and {c} is not float and {x} is not None"
+                e.line(f"if {test}: return None")
+    elif isinstance(shape, tuple):
+        e.line(f"if {var}.__class__ is not list: return None")
+        x = e.tmp("x")
+        item = shape[0]
+        with e.block(f"for {x} in {var}:"):
+            if isinstance(item, str) and item in _EXACT:
+                e.line(f"if {x}.__class__ is not {_EXACT[item]} and {x} is not None: return None")
+            else:
+                with e.block(f"if {x} is not None:"):
+                    _shape_test(e, item, x)
+    elif isinstance(shape, dict):
+        # The table maps a field to its exact class (a leaf, checked by one test) or to the
+        # number of the branch that checks its nested shape; unknown fields pass.
+        table: dict[str, Any] = {}
+        branches: list[Shape] = []
+        for key, sub in shape.items():
+            if isinstance(sub, str) and sub in _EXACT:
+                table[key] = {"str": str, "dict": dict, "list": list}[_EXACT[sub]]
+            else:
+                if sub not in branches:
+                    branches.append(sub)
+                table[key] = branches.index(sub)
+        e.line(f"if {var}.__class__ is not dict: return None")
+        k, x, c = e.tmp("k"), e.tmp("x"), e.tmp("c")
+        with e.block(f"for {k}, {x} in {var}.items():"):
+            e.line(f"{c} = {e.const(table)}.get({k})")
+            e.line(f"if {c} is None or {x}.__class__ is {c} or {x} is None: continue")
+            for number, sub in enumerate(branches):
+                with e.block(f"{'if' if number == 0 else 'elif'} {c} == {number}:"):
+                    _shape_test(e, sub, x)
+            e.line("else: return None")  # a leaf of the wrong class
+    else:  # pragma: no cover
+        raise AssertionError(f"unknown shape {shape!r}")

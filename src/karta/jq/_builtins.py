@@ -133,6 +133,7 @@ def _array_indices(v: list[Any], sub: list[Any]) -> Any:
 
 
 _MAX_EXACT = 2**53
+MAX_EXACT = _MAX_EXACT  # integers beyond stay exact in Python but not in jq (doubles)
 
 
 def num_result(x: int | float) -> int | float:

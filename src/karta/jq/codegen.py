@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from karta.jq import ast as A
-from karta.jq._builtins import BINARY_OPS, SIMPLE_0, Unsupported, index_value, iterate_value
+from karta.jq._builtins import BINARY_OPS, MAX_EXACT, SIMPLE_0, Unsupported, index_value, iterate_value
 from karta.jq._values import JqFail, norm_number
 from karta.jq.fastpath import EMPTY_ENV, compile_node
 
@@ -74,6 +74,7 @@ _BASE_NAMESPACE: dict[str, Any] = {
 _TO_ENTRIES_ITER = A.Iterate(A.Call("to_entries"))
 _DOT_KEY = A.Index(A.Identity(), A.Literal("key"))
 _COMPARISONS = {"<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_INT_ARITHMETIC = ("+", "-", "*")
 
 
 def is_single(node: A.Node) -> bool:
@@ -311,7 +312,16 @@ class Emitter:
         def with_right(r: str) -> None:
             def with_left(left: str) -> None:
                 out = self.tmp()
-                self.line(f"{out} = {self._binary_expr(op, left, r, right)}")
+                if op in _INT_ARITHMETIC:
+                    # Two ints: Python's exact result while it is one jq keeps exact.
+                    general = f"{self.const(fn)}({left}, {r})"
+                    with self.block(f"if {left}.__class__ is int and {r}.__class__ is int:"):
+                        self.line(f"{out} = {left} {op} {r}")
+                        self.line(f"if not {-MAX_EXACT} <= {out} <= {MAX_EXACT}: {out} = {general}")
+                    with self.block("else:"):
+                        self.line(f"{out} = {general}")
+                else:
+                    self.line(f"{out} = {self._binary_expr(op, left, r, right)}")
                 k(out)
 
             self.emit(node.left, src, with_left)
