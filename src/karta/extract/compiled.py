@@ -22,7 +22,7 @@ from typing import Any
 from karta.extract.convert import ARRAY, OBJECT, QUANTITY_MAP, STRING, STRING_MAP, Shape, TargetType
 from karta.extract.scale import INT32_MAX, INT32_MIN, scale_of
 from karta.extract.scale import _scales as _SCALES  # the intern table, read by the generated code
-from karta.extract.types import new_extracted_instance
+from karta.extract.types import ExtractedInstance, _InstanceBuilder
 from karta.jq import ast as A
 from karta.jq.codegen import Emitter, is_single, split_iteration
 from karta.jq.evaluator import plan_for
@@ -153,7 +153,7 @@ class _Generator:
 
     def _build_aligned(self, items: A.Node, each: dict[str, A.Node], keyed: A.Node | None) -> ExtractionFn:
         e = self.e
-        e.namespace.update(_scale=scale_of, _S=_SCALES, _make=new_extracted_instance)
+        e.namespace.update(_scale=scale_of, _S=_SCALES, _B=_InstanceBuilder, _EI=ExtractedInstance)
         wholes = ["None" if w is None else e.tmp("w") for w in self.whole]
         frags = "None" if self.fragments is None else e.tmp("frags")
         scales = "None" if self.scale_paths is None else e.tmp("scales")
@@ -215,7 +215,11 @@ class _Generator:
                 e.line(f"{sc} = _S.get({key}) or _scale{key}")
                 e.line(f"{scales}.append({sc})")
                 record.append(sc)
-            e.line(f"inst[{ident}] = _make({', '.join(record)})")
+            # new_extracted_instance, inlined
+            r = e.tmp("rec")
+            e.line(f"{r} = _B({', '.join(record)})")
+            e.line(f"{r}.__class__ = _EI")
+            e.line(f"inst[{ident}] = {r}")
 
         with e.block("def extract(v, limit):"):
             e.line("ids = []")

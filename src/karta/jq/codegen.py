@@ -282,7 +282,7 @@ class Emitter:
     def _iterate(self, node: A.Iterate, src: str, k: Continuation) -> None:
         def each(t: str) -> None:
             x = self.tmp("x")
-            with self.block(f"for {x} in _iterate({t}):"):
+            with self.block(f"for {x} in ({t} if {t}.__class__ is list else _iterate({t})):"):
                 k(x)
 
         self.emit(node.target, src, each)
