@@ -29,7 +29,8 @@ from karta.extract.convert import (
 from karta.extract.types import ExtractedInstance, Scale, new_extracted_instance
 from karta.jq import Evaluator
 from karta.model.types import ComponentDefinition, FragmentedPodSpecDefinition, Karta, StatusDefinition
-from karta.status import StatusResult, extract_status
+from karta.status import StatusResult, extract_status, generated_status_fn
+from karta.status.generated import StatusFn
 
 T = TypeVar("T")
 
@@ -76,10 +77,10 @@ class ComponentFactory:
         component = self._components.get(name)
         if component is not None:
             return component
-        definition = self._definitions.get(name)
-        if definition is None:
+        entry = self._definitions.get(name)
+        if entry is None:
             raise ExtractionError(f"component {name} not found")
-        component = self._components[name] = Component(self, definition)
+        component = self._components[name] = Component(self, entry[0], entry[1])
         return component
 
     def children(self) -> list[Component]:
@@ -136,20 +137,22 @@ class ComponentFactory:
 
 
 _DEFINITIONS_CACHE_SIZE = 256
-_definitions: dict[int, tuple[Karta, tuple[dict[str, ComponentDefinition], ComponentDefinition]]] = {}
+_ByName = dict[str, "tuple[ComponentDefinition, _Plan]"]
+_definitions: dict[int, tuple[Karta, tuple[_ByName, ComponentDefinition]]] = {}
 
 
-def _definitions_of(karta: Karta) -> tuple[dict[str, ComponentDefinition], ComponentDefinition]:
-    """Component definitions by name (the first of a duplicated name) and the root definition,
-    once per Karta object."""
+def _definitions_of(karta: Karta) -> tuple[_ByName, ComponentDefinition]:
+    """Component definitions and their plans by name (the first of a duplicated name) and the
+    root definition, once per Karta object."""
     # Keyed by identity (definitions are immutable); the entry keeps the Karta alive, so an id is
     # never reused while cached. The dict is shared: read it, never modify it.
     entry = _definitions.get(id(karta))
     if entry is not None and entry[0] is karta:
         return entry[1]
-    by_name: dict[str, ComponentDefinition] = {}
+    by_name: _ByName = {}
     for definition in karta.components:
-        by_name.setdefault(definition.name, definition)
+        if definition.name not in by_name:
+            by_name[definition.name] = (definition, _plan_for(definition))
     if len(_definitions) >= _DEFINITIONS_CACHE_SIZE:
         _definitions.clear()
     _definitions[id(karta)] = (karta, (by_name, karta.root))
@@ -176,6 +179,7 @@ class _Plan:
     scale_label: str
     status_definition: StatusDefinition | None
     generated: Any = _UNSET
+    generated_status: Any = _UNSET
 
     def extraction_fn(self) -> ExtractionFn | None:
         fn = self.generated
@@ -189,6 +193,13 @@ class _Plan:
                 fragments=self.fragment_paths if self.fragment_definition is not None else None,
                 scale_paths=self.scale_paths,
             )
+        return fn  # type: ignore[no-any-return]
+
+    def status_fn(self) -> StatusFn | None:
+        fn = self.generated_status
+        if fn is _UNSET:
+            definition = self.status_definition
+            fn = self.generated_status = None if definition is None else generated_status_fn(definition)
         return fn  # type: ignore[no-any-return]
 
 
@@ -266,13 +277,15 @@ class Component:
 
     __slots__ = ("_memo", "_plan", "definition", "factory")
 
-    def __init__(self, factory: ComponentFactory, definition: ComponentDefinition) -> None:
+    def __init__(
+        self, factory: ComponentFactory, definition: ComponentDefinition, plan: _Plan | None = None
+    ) -> None:
         self.factory = factory
         self.definition = definition
         # Cached converted results of the factory's current object, as lists aligned with the
         # instance ids; the factory clears it on writes.
         self._memo: dict[str, Any] = {}
-        self._plan = _plan_for(definition)
+        self._plan = plan if plan is not None else _plan_for(definition)
 
     def __repr__(self) -> str:
         return f"Component({self.name!r})"
@@ -447,11 +460,19 @@ class Component:
         key = "status-strict" if strict else "status"
         cached: StatusResult | None = self._memo.get(key)
         if cached is None:
-            definition = self._plan.status_definition
+            plan = self._plan
+            definition = plan.status_definition
             if definition is None:
                 return None
             factory = self.factory
-            cached = extract_status(definition, factory.obj, evaluator=factory.evaluator, strict=strict)
+            evaluator = factory.evaluator
+            # The generated function's result (when it gives one) is the strict and the
+            # non-strict result alike: it declines whenever any matcher fails.
+            fn = plan.status_fn() if evaluator.inlinable else None
+            if fn is not None:
+                cached = fn(factory._obj, evaluator.max_results)
+            if cached is None:
+                cached = extract_status(definition, factory._obj, evaluator=evaluator, strict=strict)
             self._memo[key] = cached
         return cached
 
@@ -460,9 +481,9 @@ class Component:
     def extracted_instances(self) -> dict[str, ExtractedInstance]:
         """Instance id -> every defined part of that instance (6.3)."""
         memo = self._memo
-        if "generated" not in memo:
-            self._run_generated()
         instances: dict[str, ExtractedInstance] | None = memo.get("instances")
+        if instances is None and "generated" not in memo and self._run_generated():
+            instances = memo.get("instances")
         if instances is not None:
             return dict(instances)
         ids = self._ids()

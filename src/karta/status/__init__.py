@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from karta.status.extract import extract_status
+from karta.status.extract import extract_status, generated_status_fn
 from karta.status.result import (
     EVALUATION_ORDER,
     PRIMARY_PRECEDENCE,
@@ -17,5 +17,6 @@ __all__ = [
     "Condition",
     "StatusResult",
     "extract_status",
+    "generated_status_fn",
     "primary_status",
 ]

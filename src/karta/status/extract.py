@@ -101,6 +101,13 @@ def _compiled_status(definition: StatusDefinition) -> _CompiledStatus:
     return compiled
 
 
+def generated_status_fn(definition: StatusDefinition) -> StatusFn | None:
+    """The generated status function of ``definition`` (see :mod:`karta.status.generated`), or
+    None. Called as ``fn(obj, max_results)`` where ``evaluator.inlinable`` holds, it returns the
+    non-strict and strict result alike, or None: then :func:`extract_status` must run."""
+    return _compiled_status(definition).status_fn()
+
+
 def extract_status(
     definition: StatusDefinition, obj: Any, *, evaluator: Evaluator, strict: bool = False
 ) -> StatusResult:
