@@ -22,7 +22,7 @@ from typing import Any
 from karta.extract.convert import ARRAY, OBJECT, QUANTITY_MAP, STRING, STRING_MAP, Shape, TargetType
 from karta.extract.scale import INT32_MAX, INT32_MIN, scale_of
 from karta.extract.scale import _scales as _SCALES  # the intern table, read by the generated code
-from karta.extract.types import ExtractedInstance, _InstanceBuilder
+from karta.extract.types import ExtractedInstance, _InstanceBuilder, new_extracted_instance
 from karta.jq import ast as A
 from karta.jq.codegen import Emitter, is_single, split_iteration
 from karta.jq.evaluator import plan_for
@@ -215,6 +215,10 @@ class _Generator:
                 e.line(f"{sc} = _S.get({key}) or _scale{key}")
                 e.line(f"{scales}.append({sc})")
                 record.append(sc)
+            if self.id_path is None and all(part == "None" for part in record[1:]):
+                # Nothing but the implicit id: one immutable record serves every call.
+                e.line(f"inst[{ident}] = {e.const(new_extracted_instance('', None, None, None, None, None))}")
+                return
             # new_extracted_instance, inlined
             r = e.tmp("rec")
             e.line(f"{r} = _B({', '.join(record)})")
@@ -441,6 +445,14 @@ def _shape_test(e: Emitter, shape: Shape, var: str) -> None:
             else:
                 with e.block(f"if {x} is not None:"):
                     _shape_test(e, item, x)
+    elif isinstance(shape, dict) and len(shape) <= 2:
+        # A field or two (a pod template: metadata and spec): read them rather than loop.
+        e.line(f"if {var}.__class__ is not dict: return None")
+        for key, sub in shape.items():
+            x = e.tmp("x")
+            e.line(f"{x} = {var}.get({key!r})")
+            with e.block(f"if {x} is not None:"):
+                _shape_test(e, sub, x)
     elif isinstance(shape, dict):
         # The table maps a field to its exact class (a leaf, checked by one test) or to the
         # number of the branch that checks its nested shape; unknown fields pass.
