@@ -22,7 +22,7 @@ from karta.jq._builtins import SIMPLE_0
 from karta.jq.codegen import Emitter, is_single
 from karta.jq.evaluator import plan_for
 from karta.model.types import ConditionsDefinition, PhaseDefinition, ResourceStatus
-from karta.status.result import Condition, StatusResult, new_status_result, primary_status
+from karta.status.result import Condition, StatusResult, _ResultBuilder, primary_status
 
 __all__ = ["StatusFn", "compile_status"]
 
@@ -85,9 +85,15 @@ def _read_conditions(e: Emitter, conditions: ConditionsDefinition, uses_conditio
         conditions.message_field_name,
     )
     fields = [e.tmp("f") for _ in names]
-    r = _outputs(e, _node(conditions.path), "v")
-    with e.block(f"for res in {r}:"):
-        e.line("if res is None: continue")
+    node = _node(conditions.path)
+    if is_single(node):  # one result (the function checks ``limit >= 1`` up front)
+        e.emit(node, "v", lambda x: e.line(f"res = {x}"))
+        header = "if res is not None:"
+    else:
+        header = f"for res in {_outputs(e, node, 'v')}:"
+    with e.block(header):
+        if not is_single(node):
+            e.line("if res is None: continue")
         e.line("if res.__class__ is not list: return None")
         with e.block("for item in res:"):
             e.line("if item is None: continue")
@@ -115,7 +121,8 @@ def _build(
         _read=read_condition,
         _C=interned,
         _primary=primary_status,
-        _result=new_status_result,
+        _RB=_ResultBuilder,
+        _SR=StatusResult,
         _NONE=_NO_OUTPUT,
         _tostring=_tostring,
     )
@@ -135,18 +142,15 @@ def _build(
                 _read_conditions(e, conditions, uses_conditions)
             e.line("matched = []")
             for _, status, matchers in mappings:
+                if len(matchers) == 1 and matchers[0][2] is None:
+                    # One matcher without an expression: a plain test.
+                    test = " and ".join(_tests(e, matchers[0])) or "True"
+                    e.line(f"if {test}: matched.append({e.const(status)})")
+                    continue
                 e.line("ok = False")
-                for by_phase, by_conditions, program, expected in matchers:
-                    tests = []
-                    if by_phase:
-                        tests.append(f"phase == {by_phase!r}")
-                    for ctype, cstatus, reason in by_conditions:
-                        c = e.tmp("c")
-                        tests.append(f"({c} := by_type.get({ctype!r})) is not None")
-                        if cstatus:
-                            tests.append(f"{c}.status == {cstatus!r}")
-                        if reason:
-                            tests.append(f"{c}.reason == {reason!r}")
+                for matcher in matchers:
+                    program, expected = matcher[2], matcher[3]
+                    tests = _tests(e, matcher)
                     with e.block(f"if not ok and {' and '.join(tests) or 'True'}:"):
                         if program is None:
                             e.line("ok = True")
@@ -157,9 +161,28 @@ def _build(
             e.line("return None")
         e.line(f"if not matched: matched.append({e.const(ResourceStatus.UNDEFINED)})")
         e.line("primary = matched[0] if len(matched) == 1 else _primary(matched)")
-        e.line("return _result(phase, conds, matched, primary, [])")
+        # new_status_result, inlined
+        e.line("result = _RB(phase, conds, matched, primary, [])")
+        e.line("result.__class__ = _SR")
+        e.line("return result")
     fn: StatusFn = e.build("status")
     return fn
+
+
+def _tests(e: Emitter, matcher: Matcher) -> list[str]:
+    """The tests of a matcher's phase and conditions (all must hold)."""
+    by_phase, by_conditions, _, _ = matcher
+    tests = []
+    if by_phase:
+        tests.append(f"phase == {by_phase!r}")
+    for ctype, cstatus, reason in by_conditions:
+        c = e.tmp("c")
+        tests.append(f"({c} := by_type.get({ctype!r})) is not None")
+        if cstatus:
+            tests.append(f"{c}.status == {cstatus!r}")
+        if reason:
+            tests.append(f"{c}.reason == {reason!r}")
+    return tests
 
 
 def _expression_matches(e: Emitter, node: A.Node, expected: str) -> None:
