@@ -6,8 +6,10 @@ Paths of the shape ``P[] | S`` that share ``P[]`` iterate its items once, in one
 evaluates every ``S`` per item; the id checks, pairing checks, typed conversion (the generated
 shape checkers of :mod:`karta.extract.convert`), fragment records and scale values are inlined.
 
-The function returns ``(ids, templates, specs, metadata, fragments, scales, instances)`` (None
-for parts without a definition; ``instances``, the id -> ExtractedInstance map, may be None), or
+The function returns a dict of the parts by name (:data:`PART_KEYS`: ``ids``, the whole-value
+parts ``pod_template_spec_path``, ``pod_spec_path`` and ``metadata_path``, ``fragments``,
+``scales``, and ``instances``, the id -> ExtractedInstance map; parts without a definition are
+absent, and ``instances`` may be), ready to merge into a component's memo, or
 None whenever anything is not plainly valid: a jq error, a path over the result limit, a count
 that does not pair up, a conversion that would fail or need work (a float, a numeric string
 scale). The caller then runs the general code, which produces the exact
@@ -27,9 +29,12 @@ from karta.jq import ast as A
 from karta.jq.codegen import Emitter, is_single, split_iteration
 from karta.jq.evaluator import plan_for
 
-__all__ = ["ExtractionFn", "compile_extraction"]
+__all__ = ["PART_KEYS", "ExtractionFn", "compile_extraction"]
 
-ExtractionFn = Callable[[Any, int], "tuple[Any, ...] | None"]
+ExtractionFn = Callable[[Any, int], "dict[str, Any] | None"]
+
+_WHOLE_KEYS = ("pod_template_spec_path", "pod_spec_path", "metadata_path")
+PART_KEYS = ("ids", *_WHOLE_KEYS, "fragments", "scales", "instances")
 
 WholePath = tuple[str, TargetType] | None  # (path, target) of a whole-value part, or None
 
@@ -95,7 +100,7 @@ class _Generator:
             parts = [self._whole(w) for w in self.whole]
             parts.append(self._fragments())
             parts.append(self._scales())
-            e.line(f"return (ids, {', '.join(parts)}, None)")
+            e.line(f"return {_parts(['ids', *parts, 'None'])}")
         fn: ExtractionFn = e.build("extract")
         return fn
 
@@ -246,7 +251,7 @@ class _Generator:
             else:
                 # Every path yields n outputs; a duplicate id collapses in inst.
                 e.line('if n > limit or len(inst) != n or "" in inst: return None')
-            e.line(f"return (ids, {', '.join(wholes)}, {frags}, {scales}, inst)")
+            e.line(f"return {_parts(['ids', *wholes, frags, scales, 'inst'])}")
         fn: ExtractionFn = e.build("extract")
         return fn
 
@@ -385,6 +390,13 @@ class _Generator:
         source = f"zip({', '.join(c for c in padded if c is not None)})"
         e.line(f"{out} = [_S.get({key}) or _scale{key} for {', '.join(names)}, in {source}]")
         return out
+
+
+def _parts(names: list[str]) -> str:
+    """A dict display of the parts held by variables ``names`` (in PART_KEYS order; "None" for
+    a part without a definition, left out)."""
+    items = [f"{key!r}: {name}" for key, name in zip(PART_KEYS, names, strict=True) if name != "None"]
+    return "{" + ", ".join(items) + "}"
 
 
 def _appender(e: Emitter, target: str) -> Callable[[str], None]:

@@ -323,29 +323,17 @@ class Component:
         (anything not plainly valid); the general code then computes each part, with its errors."""
         memo = self._memo
         memo["generated"] = True
-        evaluator = self.factory.evaluator
+        factory = self.factory
+        evaluator = factory.evaluator
         if not evaluator.inlinable:
             return False
         fn = self._plan.extraction_fn()
         if fn is None:
             return False
-        result = fn(self.factory._obj, evaluator.max_results)
-        if result is None:
+        parts = fn(factory._obj, evaluator.max_results)
+        if parts is None:
             return False
-        ids, templates, specs, metadata, fragmented, scales, instances = result
-        memo["ids"] = ids
-        if instances is not None:
-            memo["instances"] = instances
-        if templates is not None:
-            memo["pod_template_spec_path"] = templates
-        if specs is not None:
-            memo["pod_spec_path"] = specs
-        if metadata is not None:
-            memo["metadata_path"] = metadata
-        if fragmented is not None:
-            memo["fragments"] = fragmented
-        if scales is not None:
-            memo["scales"] = scales
+        memo.update(parts)  # named as the memo names them (compiled.PART_KEYS)
         return True
 
     def _compute_instance_ids(self) -> list[str]:
