@@ -470,8 +470,19 @@ class Component:
         """Instance id -> every defined part of that instance (6.3)."""
         memo = self._memo
         instances: dict[str, ExtractedInstance] | None = memo.get("instances")
-        if instances is None and "generated" not in memo and self._run_generated():
-            instances = memo.get("instances")
+        if instances is None and "generated" not in memo:
+            # _run_generated, inlined: this is the hot path of a full extraction.
+            memo["generated"] = True
+            factory = self.factory
+            evaluator = factory.evaluator
+            fn = self._plan.generated
+            if fn is _UNSET:
+                fn = self._plan.extraction_fn()
+            if fn is not None and evaluator.inlinable:
+                parts = fn(factory._obj, evaluator.max_results)
+                if parts is not None:
+                    memo.update(parts)
+                    instances = memo.get("instances")
         if instances is not None:
             return dict(instances)
         ids = self._ids()

@@ -190,16 +190,15 @@ def _current_format_without_pods(factory: FactoryLike, compiled: CompiledGang) -
             if minimum <= 0:
                 raise GangError(f"component {sub.name} must expose a replica scale definition")
             numbers += (minimum, desired)
+        key = tuple(numbers)
     else:
-        numbers = list(subtree_counts(factory, compiled.root_tree))
-    key = tuple(numbers)
-    plan = compiled.plans.get(key)
+        key = subtree_counts(factory, compiled.root_tree)
+    plan: GangPlan | None = compiled.plans.get(key)
     if plan is None:
-        plan = _current_format_plan(compiled, numbers)
+        plan = _current_format_plan(compiled, list(key))
         if len(compiled.plans) >= 64:
             compiled.plans.clear()
         compiled.plans[key] = plan
-    assert isinstance(plan, GangPlan)
     return plan
 
 
