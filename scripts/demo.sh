@@ -22,3 +22,14 @@ run kli inspect -f examples/workloads/pytorchjob-train-7.yaml \
 export KARTA_DEFINITIONS="$PWD/examples/definitions"
 run kli inspect -f examples/workloads/jobgroup-etl.yaml --pods examples/pods/jobgroup-etl-pods.yaml
 run kli inspect -f examples/workloads/servicegraph-chat.yaml -o yaml
+unset KARTA_DEFINITIONS
+# The built-in catalog: definitions for 36 workload kinds.
+run kli definitions --component-limit 2
+# What a workload asks for (file mode: desired replicas and requests per component).
+run kli describe -f examples/workloads/pytorchjob-train-7.yaml
+# The gang-scheduler objects for two backends, ready for kubectl apply.
+# (--definition: the example with master/worker sub-groups of docs/gang-backends.md's running example)
+run kli gang -f examples/workloads/pytorchjob-train-7.yaml --backend kai \
+  --definition examples/definitions/kubeflow-org-pytorchjob-v1.yaml
+run kli gang -f examples/workloads/pytorchjob-train-7.yaml --backend volcano \
+  --definition examples/definitions/kubeflow-org-pytorchjob-v1.yaml
