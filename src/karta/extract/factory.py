@@ -484,7 +484,7 @@ class Component:
                     memo.update(parts)
                     instances = memo.get("instances")
         if instances is not None:
-            return dict(instances)
+            return instances.copy()
         ids = self._ids()
         paths = self._plan.paths
         none: Sequence[Any] = _nones(len(ids))
