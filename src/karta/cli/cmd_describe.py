@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from karta.cli import exitcodes
+from karta.cli.cmd_completion import complete_types
 from karta.cli.errors import CliError, UsageError
 from karta.cli.live import connection_options
 
@@ -31,7 +32,7 @@ NO_DEFINITION_HINT = (
 
 
 @click.command("describe")
-@click.argument("args", nargs=-1, metavar="[TYPE[/NAME] [NAME]]")
+@click.argument("args", nargs=-1, metavar="[TYPE[/NAME] [NAME]]", shell_complete=complete_types)
 @click.option("-f", "--file", "file", metavar="FILE", help="Describe this manifest offline (path or -).")
 @click.option(
     "--pod-limit",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from karta.cli.cmd_completion import complete_types
 from karta.cli.errors import CliError, UsageError
 from karta.cli.live import connection_options
 
@@ -26,7 +27,7 @@ _K8S_VERSIONS = ("1.35", "1.36", "1.37")
 
 
 @click.command("gang")
-@click.argument("target", nargs=-1, metavar="[TYPE/NAME | TYPE NAME]")
+@click.argument("target", nargs=-1, metavar="[TYPE/NAME | TYPE NAME]", shell_complete=complete_types)
 @click.option("-f", "--file", "file", metavar="FILE", help="Workload manifest (path or -).")
 @click.option(
     "--pods", "pods_file", metavar="PODS", help="The workload's pods (multi-document YAML or a List)."

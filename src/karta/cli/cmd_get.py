@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from karta.cli import exitcodes
+from karta.cli.cmd_completion import complete_types
 from karta.cli.errors import CliError, UsageError
 from karta.cli.live import connection_options
 
@@ -35,7 +36,7 @@ MAX_PARALLEL_LISTS = 4
 
 
 @click.command("get")
-@click.argument("args", nargs=-1, metavar="(TYPE[/NAME] [NAME] | --all-types)")
+@click.argument("args", nargs=-1, metavar="(TYPE[/NAME] [NAME] | --all-types)", shell_complete=complete_types)
 @click.option("--all-types", is_flag=True, help="List every workload type a definition covers.")
 @click.option(
     "--phase",

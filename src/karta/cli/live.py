@@ -29,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 import click
 
 from karta.cli import exitcodes
+from karta.cli.cmd_completion import complete_namespaces
 from karta.cli.errors import CliError, UsageError
 
 if TYPE_CHECKING:
@@ -96,7 +97,13 @@ def _options() -> list[Callable[[Any], Any]]:
         opt("--context", metavar="NAME", help="The kubeconfig context to use."),
         opt("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
         opt("--user", metavar="NAME", help="The kubeconfig user to use."),
-        opt("-n", "--namespace", metavar="NS", help="Namespace (default: the context's, else default)."),
+        opt(
+            "-n",
+            "--namespace",
+            metavar="NS",
+            help="Namespace (default: the context's, else default).",
+            shell_complete=complete_namespaces,
+        ),
         opt("--server", "-s", metavar="URL", help="The address of the Kubernetes API server."),
         opt("--token", metavar="TOKEN", help="Bearer token (replaces the kubeconfig user's credentials)."),
         opt("--as", "as_user", metavar="USER", help="Username to impersonate."),
