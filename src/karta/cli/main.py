@@ -55,7 +55,7 @@ class _LazyGroup(click.Group):
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
-        if name and not name.startswith("-") and name not in _COMMANDS:
+        if name and not name.startswith("-") and name not in _COMMANDS and not ctx.resilient_parsing:
             import difflib
 
             close = difflib.get_close_matches(name, list(_COMMANDS), n=3)
