@@ -97,6 +97,8 @@ def test_complete_types_callback(monkeypatch, tmp_path) -> None:
     from karta.cli.cmd_completion import complete_types
 
     monkeypatch.setenv("KARTA_DEFINITIONS", str(tmp_path))
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-kubeconfig"))  # NAMEs: no cluster, nothing
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     ctx = click.Context(click.Command("x"))
     values = [i.value for i in complete_types(ctx, click.Argument(["t"]), "PyT")]
     assert values == ["pytorchjob"]
