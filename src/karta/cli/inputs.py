@@ -40,7 +40,31 @@ def parse_documents(text: str, name: str) -> list[Any]:
         raise UsageError(f"cannot parse {name}{where}: {problem}") from None
     except RecursionError:
         raise UsageError(f"cannot parse {name}: the document is nested too deeply") from None
+    if "*" in text and _expanded_size(docs) > MAX_EXPANDED_VALUES:
+        raise UsageError(
+            f"cannot parse {name}: its YAML aliases (*name) expand to more than {MAX_EXPANDED_VALUES:,} "
+            "values; write the repeated parts out, or use fewer aliases"
+        )
     return docs
+
+
+MAX_EXPANDED_VALUES = 1_000_000  # values a document may hold once aliases are expanded (alias bombs)
+
+
+def _expanded_size(docs: list[Any]) -> int:
+    """The number of values the documents hold with every alias expanded, counted up to just over
+    :data:`MAX_EXPANDED_VALUES` (an alias bomb is never expanded, only counted)."""
+    count = 0
+    stack: list[Any] = list(docs)
+    while stack and count <= MAX_EXPANDED_VALUES:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, dict):
+            stack.extend(node.values())
+            count += len(node)  # the keys
+        elif isinstance(node, list):
+            stack.extend(node)
+    return count
 
 
 def read_object(path: str, *, what: str) -> tuple[dict[str, Any], str]:
