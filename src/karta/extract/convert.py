@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from karta.errors import ConversionError
+from karta.jq import json_type
 
 # A shape is one of the markers below, a dict of field -> shape (an object whose known fields are
 # checked), or a one-element tuple ``(item_shape,)`` (an array whose items are checked).
@@ -355,21 +356,6 @@ def _describe(problem: _Problem | None) -> str | None:
         return None
     where, expected, value = problem
     return f"{where or '.'}: expected {expected}, got {json_type(value)}"
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a plain value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def conversion_error(index: int, type_name: str, detail: str) -> ConversionError:

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from karta.errors import ConversionError
-from karta.extract.convert import json_type
 from karta.extract.types import Scale
+from karta.jq import json_type
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1

@@ -7,6 +7,7 @@ Public surface (everything else in this package is private):
 * :func:`parse` – expression text to :mod:`karta.jq.ast` (raises ``JqParseError``);
 * :func:`check_safety`, :class:`SafetyIssue`, :func:`is_assignable`, :func:`is_bounded` – static
   checks of a parsed expression;
+* :func:`json_type` – the JSON type name of a value, for messages;
 * the limits' defaults ``DEFAULT_MAX_RESULTS`` and ``DEFAULT_TIMEOUT_MS``.
 
 Names are resolved lazily (PEP 562): validating a definition needs only the parser and the safety
@@ -28,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "check_safety": "karta.jq.safety",
     "is_assignable": "karta.jq.safety",
     "is_bounded": "karta.jq.safety",
+    "json_type": "karta.jq._values",
 }
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "check_safety",
     "is_assignable",
     "is_bounded",
+    "json_type",
     "parse",
     "setpath",
 ]
@@ -57,6 +60,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from karta.jq._values import json_type
     from karta.jq.evaluator import DEFAULT_MAX_RESULTS, DEFAULT_TIMEOUT_MS, Evaluator, setpath
     from karta.jq.parser import parse
     from karta.jq.safety import SafetyIssue, check_safety, is_assignable, is_bounded

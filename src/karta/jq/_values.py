@@ -34,6 +34,21 @@ class JqFail(Exception):
         return f"{dumps(self.value)} (not a string)"
 
 
+def json_type(value: Any) -> str:
+    """The JSON type name of a plain value, for messages; never raises (unknown types: ``object``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
 def type_name(value: Any) -> str:
     if value is None:
         return "null"

@@ -29,7 +29,7 @@ from typing import Any
 from karta.errors import JqError, JqParseError, JqResultLimitError, JqRuntimeError, WriteBackError
 from karta.jq import _libjq, sandbox
 from karta.jq import ast as A
-from karta.jq._values import JqFail, normalise_output
+from karta.jq._values import JqFail, json_type, normalise_output
 from karta.jq.codegen import generate, generated_cache
 from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node, run_paths
 from karta.jq.parser import parse
@@ -374,7 +374,7 @@ def setpath(data: Any, path: Sequence[PathElem], value: Any) -> Any:
         if data is None:
             data = {}
         if not isinstance(data, dict):
-            raise WriteBackError(f'cannot index {_type_name(data)} with "{head}"')
+            raise WriteBackError(f'cannot index {json_type(data)} with "{head}"')
         data[head] = setpath(data.get(head), rest, value)
         return data
     if isinstance(head, bool) or not isinstance(head, int):
@@ -382,7 +382,7 @@ def setpath(data: Any, path: Sequence[PathElem], value: Any) -> Any:
     if data is None:
         data = []
     if not isinstance(data, list):
-        raise WriteBackError(f"cannot index {_type_name(data)} with number")
+        raise WriteBackError(f"cannot index {json_type(data)} with number")
     index = head
     if index < 0:
         index += len(data)
@@ -392,17 +392,3 @@ def setpath(data: Any, path: Sequence[PathElem], value: Any) -> Any:
         data.append(None)
     data[index] = setpath(data[index], rest, value)
     return data
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"

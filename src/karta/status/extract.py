@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from karta.errors import JqError, StatusError
-from karta.jq import Evaluator
+from karta.jq import Evaluator, json_type
 from karta.model.findings import Finding, Severity
 from karta.model.types import (
     ConditionsDefinition,
@@ -182,7 +182,7 @@ def _extract_phase(definition: PhaseDefinition | None, obj: Any, evaluator: Eval
     if not isinstance(first, str):
         raise StatusError(
             f"failed to extract phase from path '{definition.path}': "
-            f"expected a string, got {_json_type(first)}"
+            f"expected a string, got {json_type(first)}"
         )
     return first
 
@@ -209,7 +209,7 @@ def _extract_conditions(
         if not isinstance(result, list):
             raise StatusError(
                 f"failed to extract conditions from path '{definition.path}': result {index} "
-                f"is {_json_type(result)}, expected an array of objects"
+                f"is {json_type(result)}, expected an array of objects"
             )
         for item in result:
             if item is None:
@@ -217,7 +217,7 @@ def _extract_conditions(
             if not isinstance(item, dict):
                 raise StatusError(
                     f"failed to extract conditions from path '{definition.path}': result {index} "
-                    f"contains {_json_type(item)}, expected an object"
+                    f"contains {json_type(item)}, expected an object"
                 )
             out.append(_read_condition(item, names))
     return out
@@ -249,17 +249,3 @@ def _string_field(item: Mapping[str, Any], name: str) -> str:
         return ""
     value = item.get(name)
     return value if isinstance(value, str) else ""
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
