@@ -216,7 +216,10 @@ def merge_kubeconfigs(paths: Sequence[Path]) -> MergedKubeconfig:
 def _named(data: dict[str, Any], key: str, path: Path) -> list[tuple[str, dict[str, Any]]]:
     inner = {"clusters": "cluster", "users": "user", "contexts": "context"}[key]
     out: list[tuple[str, dict[str, Any]]] = []
-    for entry in data.get(key) or []:
+    entries = data.get(key) or []
+    if not isinstance(entries, list):
+        raise KubeConfigError(f"kubeconfig {path}: {key} is not a list")
+    for entry in entries:
         if not isinstance(entry, dict) or not entry.get("name"):
             raise KubeConfigError(f"kubeconfig {path}: an entry of {key} has no name")
         body = entry.get(inner) or {}
@@ -271,7 +274,7 @@ def config_from_kubeconfig(
         password=user.get("password") or None,
         exec=_exec_config(user.get("exec"), user_dir, user_name),
         impersonate_user=user.get("as") or None,
-        impersonate_groups=tuple(user.get("as-groups") or ()),
+        impersonate_groups=tuple(map(str, _list(user.get("as-groups"), f'user "{user_name}": as-groups'))),
         impersonate_uid=user.get("as-uid") or None,
         extra=cluster,
     )
@@ -323,19 +326,28 @@ def _read(path: Path, what: str) -> bytes:
         raise KubeConfigError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
 
 
+def _list(value: Any, what: str) -> list[Any]:
+    """A kubeconfig list field (absent: empty); anything else is a :class:`KubeConfigError`."""
+    if not value:
+        return []
+    if not isinstance(value, list):
+        raise KubeConfigError(f"{what} must be a list")
+    return value
+
+
 def _exec_config(raw: Any, base: Path, user: str) -> ExecConfig | None:
     if not raw:
         return None
     if not isinstance(raw, dict) or not raw.get("command"):
         raise KubeConfigError(f'user "{user}": exec needs a command')
     env: list[tuple[str, str]] = []
-    for item in raw.get("env") or []:
+    for item in _list(raw.get("env"), f'user "{user}": exec env'):
         if not isinstance(item, dict) or "name" not in item:
             raise KubeConfigError(f'user "{user}": exec env entries need a name')
         env.append((str(item["name"]), str(item.get("value", ""))))
     return ExecConfig(
         command=str(raw["command"]),
-        args=tuple(str(a) for a in raw.get("args") or ()),
+        args=tuple(str(a) for a in _list(raw.get("args"), f'user "{user}": exec args')),
         env=tuple(env),
         api_version=str(raw.get("apiVersion") or "client.authentication.k8s.io/v1"),
         install_hint=str(raw.get("installHint") or ""),
