@@ -17,6 +17,7 @@ import click
 
 from karta.cli import exitcodes
 from karta.cli.errors import CliError
+from karta.cli.output import one_line as _one_line
 
 # command name -> (module, attribute, one-line help shown by `kli --help` without importing it)
 _COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -90,9 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cli.main(args=args, prog_name="kli", standalone_mode=False)
     except CliError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {_one_line(str(exc))}\n")
         if exc.hint:
-            sys.stderr.write(f"hint: {exc.hint}\n")
+            sys.stderr.write(f"hint: {_one_line(exc.hint)}\n")
         return _exit(exc.code, argv)
     except click.exceptions.Exit as exc:
         return _exit(int(exc.exit_code), argv)
@@ -100,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("error: aborted\n")
         return _exit(exitcodes.FAILURE, argv)
     except click.ClickException as exc:
-        sys.stderr.write(f"error: {exc.format_message()}\n")
+        sys.stderr.write(f"error: {_one_line(exc.format_message())}\n")
+        if isinstance(exc, click.UsageError) and exc.ctx is not None and "--help" not in exc.format_message():
+            sys.stderr.write(f"hint: run '{exc.ctx.command_path} --help' for the usage\n")
         return _exit(exitcodes.USAGE, argv)
     except BrokenPipeError:
         return _exit(exitcodes.OK, argv)
@@ -111,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("KARTA_DEBUG"):
             raise
         sys.stderr.write(
-            f"error: internal error ({type(exc).__name__}: {exc}); "
+            f"error: internal error ({type(exc).__name__}: {_one_line(str(exc))}); "
             "this is a bug in kli, please report it (KARTA_DEBUG=1 shows the traceback)\n"
         )
         return _exit(exitcodes.FAILURE, argv)

@@ -25,4 +25,11 @@ def emit(data: Any, fmt: str) -> None:
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"warning: {message}\n")
+    sys.stderr.write(f"warning: {one_line(message)}\n")
+
+
+def one_line(message: str) -> str:
+    """A multi-line message (click's list of choices, a YAML error's excerpt) as one line, so that
+    every stderr line starts with ``error:``, ``hint:`` or ``warning:``."""
+    parts = [part.strip() for part in message.splitlines()]
+    return " ".join(part for part in parts if part and part != "^").replace(" ,", ",")
