@@ -200,6 +200,8 @@ def merge_kubeconfigs(paths: Sequence[Path]) -> MergedKubeconfig:
             data = yaml.safe_load(path.read_text()) or {}
         except (OSError, yaml.YAMLError) as exc:
             raise KubeConfigError(f"cannot read kubeconfig {path}: {exc}") from exc
+        except RecursionError:
+            raise KubeConfigError(f"cannot read kubeconfig {path}: it is nested too deeply") from None
         if not isinstance(data, dict):
             raise KubeConfigError(f"kubeconfig {path} is not a mapping")
         base = path.resolve().parent
