@@ -206,7 +206,10 @@ def connect(overrides: ConfigOverrides | None = None, *, probe: bool = True) -> 
         raise CliError(f"no cluster configured: {exc}", hint=NO_CLUSTER_HINT) from None
     except KubeConfigError as exc:
         raise CliError(f"cannot use the cluster configuration: {exc}", hint=_config_hint(overrides)) from None
-    client = KubeClient(config)
+    try:
+        client = KubeClient(config)
+    except KubeConfigError as exc:  # e.g. an unusable server URL
+        raise CliError(f"cannot use the cluster configuration: {exc}", hint=_config_hint(overrides)) from None
     if probe:
         try:
             client.discovery.resources()
