@@ -198,7 +198,7 @@ def merge_kubeconfigs(paths: Sequence[Path]) -> MergedKubeconfig:
     for path in paths:
         try:
             data = yaml.safe_load(path.read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise KubeConfigError(f"cannot read kubeconfig {path}: {exc}") from exc
         except RecursionError:
             raise KubeConfigError(f"cannot read kubeconfig {path}: it is nested too deeply") from None
