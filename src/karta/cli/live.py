@@ -167,6 +167,18 @@ def overrides_from(values: dict[str, Any]) -> ConfigOverrides:
             parse_timeout(str(timeout))
         except KubeConfigError as exc:
             raise UsageError(f"--request-timeout: {exc}") from None
+    for name, flag in (
+        ("as_user", "--as"),
+        ("as_groups", "--as-group"),
+        ("as_uid", "--as-uid"),
+        ("token", "--token"),
+    ):
+        given = values.get(name)
+        for text in given if isinstance(given, tuple | list) else [given]:
+            if isinstance(text, str) and not _header_safe(text):
+                raise UsageError(
+                    f"{flag}: the value cannot be sent in an HTTP header (printable characters only)"
+                )
     return ConfigOverrides(
         kubeconfig=values.get("kubeconfig") or None,
         context=values.get("context") or None,
@@ -185,6 +197,15 @@ def overrides_from(values: dict[str, Any]) -> ConfigOverrides:
         tls_server_name=values.get("tls_server_name") or None,
         request_timeout=str(timeout) if timeout is not None else None,
     )
+
+
+def _header_safe(text: str) -> bool:
+    """True if ``text`` can be an HTTP header value (Latin-1, no control characters)."""
+    try:
+        text.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text)
 
 
 # --------------------------------------------------------------------------- connecting
