@@ -61,7 +61,7 @@ def open_store(
     type=click.IntRange(min=0),
     default=3,
     show_default=True,
-    help="Child components listed per definition (0 = all).",
+    help="Child components listed per definition (0 = all); by default also cut to fit 100 columns.",
 )
 @click.option(
     "-o",
@@ -121,7 +121,7 @@ def definitions(
             _flush(warnings)
             raise CliError(f"no Karta definition named {name!r}. {SEE_ALL}", code=exitcodes.NO_DEFINITION)
         if fmt == "table":
-            click.echo(_table([found], component_limit), nl=False)
+            click.echo(_table([found], component_limit, fit=_default_limit()), nl=False)
         else:
             emit(karta_to_dict(found.karta), fmt)
         _flush(warnings)
@@ -137,7 +137,7 @@ def definitions(
     selected.sort(key=lambda d: (d.gvk is None, d.name, d.origin))  # unmapped last (17.3)
     if fmt == "table":
         if selected:
-            click.echo(_table(selected, component_limit), nl=False)
+            click.echo(_table(selected, component_limit, fit=_default_limit()), nl=False)
         else:
             click.echo("No Karta definitions found.", err=True)
     else:
@@ -196,9 +196,63 @@ def _components_cell(karta: Any, limit: int) -> str:
     return cell
 
 
-def _table(items: list[StoredDefinition], component_limit: int) -> str:
-    rows = [["NAME", "KIND", "ORIGIN", "COMPONENTS"]]
-    rows.extend([d.name, _kind_cell(d), d.origin, _components_cell(d.karta, component_limit)] for d in items)
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = ["   ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip() for r in rows]
+TABLE_WIDTH = 100
+_SEP = "   "
+
+
+def _default_limit() -> bool:
+    """True unless ``--component-limit`` was given (then every component asked for is shown)."""
+    from click.core import ParameterSource
+
+    source = click.get_current_context().get_parameter_source("component_limit")
+    return source is not ParameterSource.COMMANDLINE
+
+
+def _table(items: list[StoredDefinition], component_limit: int, *, fit: bool = True) -> str:
+    """``NAME KIND ORIGIN COMPONENTS``, fitted to :data:`TABLE_WIDTH` columns when it is wider:
+    when COMPONENTS would have less than :data:`_MIN_COMPONENTS` columns, KIND shows the Kind
+    alone (the catalog's NAMEs spell group and version; ``kli definitions NAME`` shows it all);
+    then, with ``fit`` (the default ``--component-limit``), COMPONENTS keeps whole names and ends
+    in ``+N more``."""
+    header = ["NAME", "KIND", "ORIGIN", "COMPONENTS"]
+    rows = [[d.name, _kind_cell(d), d.origin, _components_cell(d.karta, component_limit)] for d in items]
+    if _width([header, *rows]) > TABLE_WIDTH:
+        if _room(header, rows) < _MIN_COMPONENTS:
+            for row, d in zip(rows, items, strict=True):
+                if d.gvk is not None:
+                    row[1] = d.gvk[2]
+        room = max(_room(header, rows), len("COMPONENTS"))
+        for row in rows:
+            row[3] = _fit_components(row[3], room) if fit else row[3]
+    table = [header, *rows]
+    widths = [max(len(r[i]) for r in table) for i in range(4)]
+    lines = [_SEP.join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip() for r in table]
     return "\n".join(lines) + "\n"
+
+
+_MIN_COMPONENTS = 24
+
+
+def _room(header: list[str], rows: list[list[str]]) -> int:
+    """The columns left for COMPONENTS (the last column) within :data:`TABLE_WIDTH`."""
+    return TABLE_WIDTH - _width([header[:-1], *(r[:-1] for r in rows)]) - len(_SEP)
+
+
+def _width(rows: list[list[str]]) -> int:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return sum(widths) + len(_SEP) * (len(widths) - 1)
+
+
+def _fit_components(cell: str, width: int) -> str:
+    """``a, b, c, +N more`` cut to ``width``: whole names, then ``+N more`` for the rest."""
+    if len(cell) <= width:
+        return cell
+    names = cell.split(", ")
+    hidden = 0
+    if names[-1].startswith("+") and names[-1].endswith(" more"):
+        hidden = int(names.pop()[1:-5])
+    for keep in range(len(names) - 1, -1, -1):
+        text = ", ".join([*names[:keep], f"+{len(names) - keep + hidden} more"])
+        if len(text) <= width:
+            return text
+    return text

@@ -62,19 +62,28 @@ def test_table_lists_the_catalog_sorted_by_name(kli: Callable[..., Any]) -> None
     assert len(rows) >= 35
     assert [row[0] for row in rows] == sorted(row[0] for row in rows)
     by_name = {row[0]: row for row in rows}
-    assert by_name["core-pod-v1"][1:] == ["Pod.v1", "catalog", "pod"]
-    assert by_name["kubeflow-org-pytorchjob-v1"][1:] == [
+    # the whole catalog fits 100 columns: a KIND its NAME spells shows the Kind alone, and
+    # COMPONENTS keeps whole names, then "+N more"
+    assert max(len(line) for line in lines) <= 100
+    assert by_name["core-pod-v1"][1:] == ["Pod", "catalog", "pod"]
+    assert by_name["kubeflow-org-pytorchjob-v1"][1:3] == ["PyTorchJob", "catalog"]
+    assert by_name["kubeflow-org-tfjob-v1"][3].endswith(" more")
+    # columns are aligned
+    assert len({line.index("catalog") for line in lines[1:]}) == 1
+    # a narrower table keeps Kind.version.group and the cap of 3 (the root is not counted)
+    r = kli("definitions", "--group", "kubeflow.org", "--kind", "pytorchjob")
+    assert r.out.splitlines()[1].split(None, 3)[1:] == [
         "PyTorchJob.v1.kubeflow.org",
         "catalog",
         "pytorchjob, master, worker",
     ]
-    # the root is not counted against the default cap of 3
-    assert by_name["kubeflow-org-tfjob-v1"][3] == "tfjob, chief, master, ps, +2 more"
-    assert (
-        by_name["leaderworkerset-x-k8s-io-leaderworkerset-v1"][3] == "leaderworkerset, group, leader, worker"
+    assert kli("definitions", "core-pod-v1").out.splitlines()[1].split()[1:] == ["Pod.v1", "catalog", "pod"]
+    r = kli("definitions", "kubeflow-org-tfjob-v1")
+    assert r.out.splitlines()[1].endswith(
+        "TFJob.v1.kubeflow.org   catalog   tfjob, chief, master, ps, +2 more"
     )
-    # columns are aligned
-    assert len({line.index("catalog") for line in lines[1:]}) == 1
+    r = kli("definitions", "leaderworkerset-x-k8s-io-leaderworkerset-v1", "--component-limit", "3")
+    assert r.out.splitlines()[1].endswith("leaderworkerset, group, leader, worker")  # asked for: not cut
 
 
 def test_component_limit(kli: Callable[..., Any]) -> None:
@@ -214,7 +223,7 @@ def test_cluster_definitions_unmapped_and_kai_visibility(
     assert r.code == 0
     rows = [line.split(None, 3) for line in r.out.splitlines()[1:]]
     assert rows[-1] == ["aaa-unmapped", "<none>", "cluster", "root"]  # unmapped last
-    assert ["kubeflow-org-pytorchjob-v1", "PyTorchJob.v1.kubeflow.org", "cluster", "root"] in rows
+    assert ["kubeflow-org-pytorchjob-v1", "PyTorchJob", "cluster", "root"] in rows  # fitted: see above
     assert r.err == (
         "warning: cluster Karta kubeflow-org-pytorchjob-v1 is not visible to KAI Scheduler: "
         "label run.ai/karta-group is missing; label run.ai/karta-version is missing; "
