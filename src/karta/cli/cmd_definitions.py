@@ -213,7 +213,7 @@ def _table(items: list[StoredDefinition], component_limit: int, *, fit: bool = T
     when COMPONENTS would have less than :data:`_MIN_COMPONENTS` columns, KIND shows the Kind
     alone (the catalog's NAMEs spell group and version; ``kli definitions NAME`` shows it all);
     then, with ``fit`` (the default ``--component-limit``), COMPONENTS keeps whole names and ends
-    in ``+N more``."""
+    in ``+N more`` or ``+N``."""
     header = ["NAME", "KIND", "ORIGIN", "COMPONENTS"]
     rows = [[d.name, _kind_cell(d), d.origin, _components_cell(d.karta, component_limit)] for d in items]
     if _width([header, *rows]) > TABLE_WIDTH:
@@ -244,7 +244,8 @@ def _width(rows: list[list[str]]) -> int:
 
 
 def _fit_components(cell: str, width: int) -> str:
-    """``a, b, c, +N more`` cut to ``width``: whole names, then ``+N more`` for the rest."""
+    """``a, b, c, +N more`` cut to ``width``: whole names, then ``+N more`` (or ``+N`` when that
+    keeps one more name) for the rest."""
     if len(cell) <= width:
         return cell
     names = cell.split(", ")
@@ -252,7 +253,8 @@ def _fit_components(cell: str, width: int) -> str:
     if names[-1].startswith("+") and names[-1].endswith(" more"):
         hidden = int(names.pop()[1:-5])
     for keep in range(len(names) - 1, -1, -1):
-        text = ", ".join([*names[:keep], f"+{len(names) - keep + hidden} more"])
-        if len(text) <= width:
-            return text
-    return text
+        rest = len(names) - keep + hidden
+        for text in (", ".join([*names[:keep], f"+{rest} more"]), ", ".join([*names[:keep], f"+{rest}"])):
+            if len(text) <= width:
+                return text
+    return f"+{len(names) + hidden}"
