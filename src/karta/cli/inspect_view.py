@@ -1,10 +1,13 @@
-"""Builds the ``kli inspect`` view (a plain dict, the documented JSON contract) and its table form."""
+"""Builds the ``kli inspect`` view (a plain dict, the documented JSON contract) and its table form
+(fitted to :data:`TABLE_WIDTH` columns: the header on two lines, container lists cut to ``+N``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from karta.cli.errors import CliError
+
+TABLE_WIDTH = 100
 
 
 def build_view(
@@ -154,11 +157,12 @@ def _pod(
 
 def render_table(view: dict[str, Any]) -> str:
     w = view["workload"]
-    lines = [
-        f"{w['kind']}/{w['name']}   namespace: {w['namespace'] or '<none>'}"
-        f"   definition: {view['definition']}",
-        "",
-    ]
+    head = f"{w['kind']}/{w['name'] or '<none>'}   namespace: {w['namespace'] or '<none>'}"
+    definition = f"definition: {view['definition']}"
+    if len(head) + 3 + len(definition) <= TABLE_WIDTH:
+        lines = [f"{head}   {definition}", ""]
+    else:
+        lines = [head, definition, ""]
     status = view.get("status")
     if status is not None:
         phase = status["phase"] if status["phase"] is not None else "<none>"
@@ -173,9 +177,11 @@ def render_table(view: dict[str, Any]) -> str:
     children: dict[str | None, list[dict[str, Any]]] = {}
     for comp in view["components"]:
         children.setdefault(comp["owner"], []).append(comp)
+    tree: list[str] = []
     for root in children.get(None, []):
-        lines.append(_component_line(root))
-        _subtree(root, children, "", lines)
+        tree.append(_component_line(root))
+        _subtree(root, children, "", tree)
+    lines += [_fit_list(line) for line in tree]
     gangs = view["gang"].get("gangs", [])
     lines.append("")
     if gangs:
@@ -187,7 +193,7 @@ def render_table(view: dict[str, Any]) -> str:
             else:
                 lines.append(f"  {gang['name']}: minMember {gang['minMember']}")
             if gang.get("members"):
-                lines.append(f"    members: {', '.join(gang['members'])}")
+                lines.append(_fit_list(f"    members: {', '.join(gang['members'])}", "members: "))
     else:
         lines.append("Gangs: <none>")
     if view["pods"]:
@@ -205,6 +211,19 @@ def render_table(view: dict[str, Any]) -> str:
             where = f" (at {d['location']})" if d.get("location") else ""
             lines.append(f"  {d['severity']}: {d['message']}{where}")
     return "\n".join(lines) + "\n"
+
+
+def _fit_list(line: str, label: str = "containers: ", width: int = TABLE_WIDTH) -> str:
+    """A line ending in ``<label>a, b, c`` cut to ``width``: whole names, then ``+N``."""
+    if len(line) <= width or label not in line:
+        return line
+    start, _, listed = line.rpartition(label)
+    names = listed.split(", ")
+    for keep in range(len(names) - 1, -1, -1):
+        text = f"{start}{label}{', '.join([*names[:keep], f'+{len(names) - keep}'])}"
+        if len(text) <= width:
+            return text
+    return text
 
 
 def _component_line(comp: dict[str, Any]) -> str:
