@@ -252,6 +252,7 @@ def _no_definition(api_version: str, kind: str, fmt: str) -> None:
     raise CliError(
         f"no Karta definition covers {kind} ({api_version})",
         code=exitcodes.NO_DEFINITION,
-        hint='"kli definitions" lists the types Karta covers; put a definition for this type in '
-        "$KARTA_DEFINITIONS (default ~/.karta/definitions) or apply one to the cluster",
+        hint='"kli definitions" lists the types Karta covers; "kli scaffold --crd CRD.yaml" drafts a '
+        "definition, then put it in $KARTA_DEFINITIONS (default ~/.karta/definitions) or apply it "
+        "to the cluster",
     )

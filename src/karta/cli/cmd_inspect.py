@@ -108,7 +108,8 @@ def _definition(path: str | None, obj: dict[str, Any]) -> tuple[str, Any, bool, 
             f"no Karta definition covers {kind} ({api_version})",
             code=exitcodes.NO_DEFINITION,
             hint="pass one with --definition FILE, or put it in $KARTA_DEFINITIONS "
-            "(default ~/.karta/definitions)",
+            '(default ~/.karta/definitions); "kli definitions" lists the types Karta covers, '
+            '"kli scaffold --crd CRD.yaml" drafts a definition',
         )
     if len(matches) > 1:
         names = ", ".join(f"{m.karta.metadata.name} ({m.source})" for m in matches)

@@ -102,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         return _exit(exitcodes.FAILURE, argv)
     except click.ClickException as exc:
         sys.stderr.write(f"error: {_one_line(exc.format_message())}\n")
-        if isinstance(exc, click.UsageError) and exc.ctx is not None and "--help" not in exc.format_message():
-            sys.stderr.write(f"hint: run '{exc.ctx.command_path} --help' for the usage\n")
+        if isinstance(exc, click.UsageError) and "--help" not in exc.format_message():
+            sys.stderr.write(f"hint: run '{_command_path(exc, args)} --help' for the usage\n")
         return _exit(exitcodes.USAGE, argv)
     except BrokenPipeError:
         return _exit(exitcodes.OK, argv)
@@ -119,6 +119,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         return _exit(exitcodes.FAILURE, argv)
     return _exit(exitcodes.OK, argv)
+
+
+def _command_path(exc: click.UsageError, args: list[str]) -> str:
+    """``kli <command>`` for a usage error (click's parser errors carry no context)."""
+    if exc.ctx is not None:
+        return exc.ctx.command_path
+    command = next((a for a in args if not a.startswith("-")), "")
+    return f"kli {command}" if command in _COMMANDS else "kli"
 
 
 def _exit(code: int, argv: Any) -> int:
