@@ -30,7 +30,7 @@ from karta.errors import JqError, JqParseError, JqResultLimitError, JqRuntimeErr
 from karta.jq import _libjq, sandbox
 from karta.jq import ast as A
 from karta.jq._values import JqFail, json_type, normalise_output
-from karta.jq.codegen import generate, generated_cache
+from karta.jq.codegen import generate, generated_cache, split_iteration
 from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node, run_paths
 from karta.jq.parser import parse
 from karta.jq.safety import is_bounded
@@ -99,7 +99,7 @@ def iteration_split(expression: str) -> IterationSplit | None:
     plan = plan_for(expression)
     if plan.fast is None or plan.node is None:
         return None
-    parts = _split_node(plan.node)
+    parts = split_iteration(plan.node)
     if parts is None:
         return None
     items_node, each_node = parts
@@ -115,33 +115,6 @@ def iteration_split(expression: str) -> IterationSplit | None:
             _split_keys.clear()
         key = _split_keys[items_node] = next(_split_numbers)
     return IterationSplit(key, items, each.fn)
-
-
-def _split_node(node: A.Node) -> tuple[A.Node, A.Node] | None:
-    """(``P[]``, ``S``) for the shapes ``P | .[] | S``, ``(P | .[]) | S``, ``P[] | S``, ``P[].a.b``."""
-    if isinstance(node, A.Pipe):
-        left, right = node.left, node.right
-        if isinstance(right, A.Pipe) and _is_iterate_dot(right.left):
-            return A.Iterate(left), right.right
-        if isinstance(left, A.Pipe) and _is_iterate_dot(left.right):
-            return A.Iterate(left.left), right
-        if isinstance(left, A.Iterate):
-            return left, right
-        return None
-    keys: list[A.Node] = []
-    while isinstance(node, A.Index) and isinstance(node.index, A.Literal) and type(node.index.value) is str:
-        keys.append(node.index)
-        node = node.target
-    if not keys or not isinstance(node, A.Iterate):
-        return None
-    each: A.Node = A.Identity()
-    for key in reversed(keys):
-        each = A.Index(each, key)
-    return node, each
-
-
-def _is_iterate_dot(node: A.Node) -> bool:
-    return isinstance(node, A.Iterate) and isinstance(node.target, A.Identity)
 
 
 def _bounded(node: A.Node) -> bool:
