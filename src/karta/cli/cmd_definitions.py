@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from karta.cli import exitcodes
+from karta.cli.config import load_config, output_options, resolve_output
 from karta.cli.errors import CliError, UsageError
 from karta.cli.live import connection_options
 
@@ -63,20 +64,7 @@ def open_store(
     show_default=True,
     help="Child components listed per definition (0 = all); by default also cut to fit 100 columns.",
 )
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    type=click.Choice(["table", "json", "yaml"]),
-    default=None,
-    help="Output format (default: $KARTA_OUTPUT, the config file, else table).",
-)
-@click.option(
-    "--config",
-    "config_file",
-    metavar="PATH",
-    help="Config file (default: $KARTA_CONFIG, ~/.karta/config.yaml).",
-)
+@output_options("table", "json", "yaml")
 @connection_options
 def definitions(
     name: str | None,
@@ -98,7 +86,6 @@ def definitions(
     ORIGIN and COMPONENTS; -o json|yaml prints {"items": [...], "count": N}, or with NAME the
     definition alone (so `kli definitions NAME -o yaml | kli validate -` round-trips).
     """
-    from karta.cli.config import load_config, resolve_output
     from karta.cli.output import emit, warn
     from karta.definitions import kai_visibility_warnings
     from karta.model import karta_to_dict

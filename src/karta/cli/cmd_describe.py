@@ -18,6 +18,7 @@ import click
 
 from karta.cli import exitcodes
 from karta.cli.cmd_completion import complete_types
+from karta.cli.config import load_config, output_options, resolve_output
 from karta.cli.errors import CliError, UsageError
 from karta.cli.live import connection_options
 
@@ -48,20 +49,7 @@ NO_DEFINITION_HINT = (
     show_default=True,
     help="Components shown per level, those with unhealthy or missing pods first (0 = all; table output).",
 )
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    type=click.Choice(["table", "json", "yaml"]),
-    default=None,
-    help="Output format (default: $KARTA_OUTPUT, the config file, else table).",
-)
-@click.option(
-    "--config",
-    "config_file",
-    metavar="PATH",
-    help="Config file (default: $KARTA_CONFIG, ~/.karta/config.yaml).",
-)
+@output_options("table", "json", "yaml")
 @connection_options
 def describe(
     args: tuple[str, ...],
@@ -83,7 +71,6 @@ def describe(
     definitions ($KARTA_DEFINITIONS) and the cluster's when one is configured. The output says
     "file mode": there is no live status. No definition for the type exits 4.
     """
-    from karta.cli.config import load_config, resolve_output
 
     if file is not None and args:
         raise UsageError("TYPE and NAME cannot be combined with -f/--file")

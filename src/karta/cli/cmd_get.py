@@ -24,6 +24,7 @@ import click
 
 from karta.cli import exitcodes
 from karta.cli.cmd_completion import complete_types
+from karta.cli.config import load_config, output_options, resolve_output
 from karta.cli.errors import CliError, UsageError
 from karta.cli.live import connection_options
 
@@ -60,20 +61,7 @@ MAX_PARALLEL_LISTS = 4
     metavar="DURATION",
     help="Stop watching after this long (seconds or e.g. 5m; default: until Ctrl-C).",
 )
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    type=click.Choice(["table", "wide", "json", "yaml"]),
-    default=None,
-    help="Output format (default: $KARTA_OUTPUT, the config file, else table).",
-)
-@click.option(
-    "--config",
-    "config_file",
-    metavar="PATH",
-    help="Config file (default: $KARTA_CONFIG, ~/.karta/config.yaml).",
-)
+@output_options("table", "wide", "json", "yaml")
 @connection_options
 def get(
     args: tuple[str, ...],
@@ -96,7 +84,6 @@ def get(
     row alone for one named workload. Exit codes: 3 workload (or its type) not found, 4 no Karta
     definition covers TYPE.
     """
-    from karta.cli.config import load_config, resolve_output
     from karta.cli.get_view import parse_phases
 
     request = _parse_args(args, all_types=all_types)
