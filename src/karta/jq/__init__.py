@@ -16,8 +16,9 @@ checks, so importing ``karta.jq.parser`` must not pay for the evaluator, the fas
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from karta._lazy import lazy_dir, lazy_getattr
 
 _EXPORTS: dict[str, str] = {
     "DEFAULT_MAX_RESULTS": "karta.jq.evaluator",
@@ -46,17 +47,10 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'karta.jq' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
 
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__dir__ = lazy_dir(_EXPORTS, globals())
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only

@@ -21,8 +21,9 @@ Everything is imported lazily (PEP 562): ``import karta.kube`` costs nothing unt
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from karta._lazy import lazy_dir, lazy_getattr
 
 _EXPORTS: dict[str, str] = {
     "ClusterConfig": "karta.kube.config",
@@ -95,14 +96,7 @@ if TYPE_CHECKING:
     from karta.kube.watch import ListWatch, SyncEvent
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'karta.kube' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
 
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__dir__ = lazy_dir(_EXPORTS, globals())
