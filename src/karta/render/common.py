@@ -201,6 +201,13 @@ def group_metadata(
     return metadata
 
 
+def has_topology(plan: GangPlan) -> bool:
+    """Whether any gang or sub-group of the plan carries a topology constraint."""
+    return any(
+        g.topology is not None or any(s.topology is not None for s in g.sub_groups) for g in plan.gangs
+    )
+
+
 def missing_uid_warning(owner: TopOwner) -> str:
     return (
         f"{owner.kind} {owner.name} has no metadata.uid: ownerReferences are omitted, so the group "

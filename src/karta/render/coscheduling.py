@@ -19,11 +19,12 @@ from karta.render.common import (
     RenderOptions,
     gang_object_name,
     group_metadata,
+    has_topology,
     missing_uid_warning,
     pod_patches,
     top_owner,
 )
-from karta.render.resources import gang_min_resources
+from karta.render.resources import add_min_resources
 
 __all__ = ["API_VERSION", "DEFAULT_SCHEDULER", "POD_GROUP_LABEL", "render_coscheduling"]
 
@@ -49,7 +50,7 @@ def render_coscheduling(
         warnings.append(
             "coscheduling has no sub-groups: the per-component minimums are dropped (the total is kept)"
         )
-    if any(g.topology is not None or any(s.topology for s in g.sub_groups) for g in plan.gangs):
+    if has_topology(plan):
         warnings.append("coscheduling has no topology constraints: the Karta topology is dropped")
     objects: list[dict[str, Any]] = []
     binding: dict[str, tuple[dict[str, str], dict[str, str], dict[str, Any]]] = {}
@@ -67,11 +68,7 @@ def render_coscheduling(
         if options.schedule_timeout_seconds is not None:
             spec["scheduleTimeoutSeconds"] = options.schedule_timeout_seconds
         if options.min_resources:
-            resources = gang_min_resources(factory, gang)
-            if resources is None:
-                warnings.append(f"minResources of gang {gang.qualified_name} cannot be computed; omitted")
-            else:
-                spec["minResources"] = resources
+            add_min_resources(spec, factory=factory, gang=gang, warnings=warnings)
         objects.append(
             {
                 "apiVersion": API_VERSION,

@@ -19,7 +19,7 @@ from karta.errors import GangError
 from karta.extract import ComponentFactory
 from karta.gang import Gang, StructureSummary, effective_min, subtree_scale
 
-__all__ = ["format_quantity", "gang_min_resources", "parse_quantity", "replica_requests"]
+__all__ = ["add_min_resources", "format_quantity", "gang_min_resources", "parse_quantity", "replica_requests"]
 
 Vector = dict[str, Decimal]
 
@@ -202,6 +202,17 @@ class _MinResources:
         for child in self.summary.children.get(component, []):
             _add(out, self._by_counting(child, seen | {component}))
         return out
+
+
+def add_min_resources(
+    spec: dict[str, Any], *, factory: ComponentFactory, gang: Gang, warnings: list[str]
+) -> None:
+    """Set ``spec["minResources"]`` for the gang, or warn that it cannot be computed."""
+    resources = gang_min_resources(factory, gang)
+    if resources is None:
+        warnings.append(f"minResources of gang {gang.qualified_name} cannot be computed; omitted")
+    else:
+        spec["minResources"] = resources
 
 
 def gang_min_resources(factory: ComponentFactory, gang: Gang) -> dict[str, str] | None:

@@ -18,12 +18,13 @@ from karta.render.common import (
     RenderOptions,
     gang_object_name,
     group_metadata,
+    has_topology,
     missing_uid_warning,
     pod_patches,
     sub_group_of,
     top_owner,
 )
-from karta.render.resources import gang_min_resources
+from karta.render.resources import add_min_resources
 from karta.render.templates import agreed_priority_class
 
 __all__ = ["API_VERSION", "DEFAULT_SCHEDULER", "QUEUE_LABEL", "render_volcano"]
@@ -48,7 +49,7 @@ def render_volcano(
         warnings.append(missing_uid_warning(owner))
     queue = owner.labels.get(QUEUE_LABEL) or options.queue
     priority = agreed_priority_class(factory) if plan.gangs else None
-    if _has_topology(plan):
+    if has_topology(plan):
         warnings.append("Volcano: Karta topology constraints are not mapped to networkTopology; dropped")
     objects: list[dict[str, Any]] = []
     binding: dict[str, tuple[dict[str, str], dict[str, str], dict[str, Any]]] = {}
@@ -63,11 +64,7 @@ def render_volcano(
         if priority:
             spec["priorityClassName"] = priority
         if options.min_resources:
-            resources = gang_min_resources(factory, gang)
-            if resources is None:
-                warnings.append(f"minResources of gang {gang.qualified_name} cannot be computed; omitted")
-            else:
-                spec["minResources"] = resources
+            add_min_resources(spec, factory=factory, gang=gang, warnings=warnings)
         objects.append(
             {
                 "apiVersion": API_VERSION,
@@ -85,9 +82,3 @@ def render_volcano(
                 annotations["volcano.sh/task-spec"] = task
             binding[pod] = ({}, annotations, {"schedulerName": scheduler})
     return Rendering(objects=tuple(objects), pod_patches=pod_patches(pods, binding), warnings=tuple(warnings))
-
-
-def _has_topology(plan: GangPlan) -> bool:
-    return any(
-        g.topology is not None or any(s.topology is not None for s in g.sub_groups) for g in plan.gangs
-    )
