@@ -65,9 +65,7 @@ def inspect(file: str, definition: str | None, pods_file: str | None, output: st
 def _definition(path: str | None, obj: dict[str, Any]) -> tuple[str, Any, bool, list[dict[str, str]]]:
     """Load ``--definition`` or resolve one by GVK; returns (name, karta, trusted, diagnostics)."""
     from karta.cli.errors import UsageError
-    from karta.cli.inputs import parse_documents, read_text
-    from karta.errors import DefinitionError
-    from karta.model import Severity, load_karta, validate_karta
+    from karta.cli.inputs import load_definition, parse_documents, read_text
 
     diagnostics: list[dict[str, str]] = []
     if path is not None:
@@ -77,22 +75,8 @@ def _definition(path: str | None, obj: dict[str, Any]) -> tuple[str, Any, bool, 
             raise UsageError(
                 f"{name} holds {len(docs)} YAML documents; expected exactly one Karta definition"
             )
-        try:
-            result = load_karta(docs[0], strict=False, source_name=name)
-        except DefinitionError as exc:
-            raise UsageError(str(exc)) from None
-        findings = list(result.findings)
-        if result.karta is not None:
-            findings.extend(validate_karta(result.karta))
-        errors = [f for f in findings if f.severity is Severity.ERROR]
-        if result.karta is None or errors:
-            detail = "; ".join(f.message for f in errors[:5])
-            raise CliError(
-                f"{name} is not a valid Karta definition: {detail}",
-                hint=f"run 'kli validate {path}' to see every finding",
-            )
+        karta, findings = load_definition(docs[0], name=name, path=path)
         diagnostics.extend(f.to_dict() for f in findings)
-        karta = result.karta
         _check_kind(karta, obj, diagnostics)
         return karta.metadata.name, karta, False, diagnostics
 

@@ -59,9 +59,7 @@ def resolve_definitions(ref: str) -> list[Definition]:
 
 
 def _from_file(path: str) -> list[Definition]:
-    from karta.cli.inputs import parse_documents, read_text
-    from karta.errors import DefinitionError
-    from karta.model import Severity, load_karta, validate_karta
+    from karta.cli.inputs import load_definition, parse_documents, read_text
 
     text, name = read_text(path)
     docs = parse_documents(text, name)
@@ -69,21 +67,8 @@ def _from_file(path: str) -> list[Definition]:
         raise UsageError(f"{name} holds no Karta definition: the file is empty")
     out = []
     for doc in docs:
-        try:
-            result = load_karta(doc, strict=False, source_name=name)
-        except DefinitionError as exc:
-            raise UsageError(str(exc)) from None
-        findings = list(result.findings)
-        if result.karta is not None:
-            findings.extend(validate_karta(result.karta))
-        errors = [f for f in findings if f.severity is Severity.ERROR]
-        if result.karta is None or errors:
-            detail = "; ".join(f.message for f in errors[:5])
-            raise CliError(
-                f"{name} is not a valid Karta definition: {detail}",
-                hint=f"run 'kli validate {path}' to see every finding",
-            )
-        out.append(Definition(result.karta, name, False))
+        karta, _ = load_definition(doc, name=name, path=path)
+        out.append(Definition(karta, name, False))
     return out
 
 

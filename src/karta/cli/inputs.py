@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from karta.cli.errors import UsageError
+from karta.cli.errors import CliError, UsageError
+
+if TYPE_CHECKING:
+    from karta.model import Finding, Karta
 
 
 def read_text(path: str) -> tuple[str, str]:
@@ -118,3 +121,29 @@ def _kind_of(value: Any) -> str:
     if isinstance(value, int | float):
         return "a number"
     return type(value).__name__
+
+
+def load_definition(doc: Any, *, name: str, path: str) -> tuple[Karta, list[Finding]]:
+    """One Karta document of a ``--definition`` file, loaded leniently and validated.
+
+    Returns the definition and every finding (warnings included); any error finding refuses the
+    file with a pointer to ``kli validate``. ``name`` is the file as shown, ``path`` as given.
+    """
+    from karta.errors import DefinitionError
+    from karta.model import Severity, load_karta, validate_karta
+
+    try:
+        result = load_karta(doc, strict=False, source_name=name)
+    except DefinitionError as exc:
+        raise UsageError(str(exc)) from None
+    findings = list(result.findings)
+    if result.karta is not None:
+        findings.extend(validate_karta(result.karta))
+    errors = [f for f in findings if f.severity is Severity.ERROR]
+    if result.karta is None or errors:
+        detail = "; ".join(f.message for f in errors[:5])
+        raise CliError(
+            f"{name} is not a valid Karta definition: {detail}",
+            hint=f"run 'kli validate {path}' to see every finding",
+        )
+    return result.karta, findings
