@@ -65,12 +65,6 @@ class _LazyGroup(click.Group):
         return super().resolve_command(ctx, args)
 
 
-def _version() -> str:
-    from karta import __version__
-
-    return __version__
-
-
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(version=None, package_name="karta", prog_name="kli", message="%(prog)s %(version)s")
 def cli() -> None:
