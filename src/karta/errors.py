@@ -63,6 +63,18 @@ class ValidationError(KartaError):
         self.findings = list(findings or [])
 
 
+class ResolutionError(KartaError):
+    """No definition, or no single one, covers a workload type (karta-format.md 17.3, 17.4)."""
+
+
+class NoDefinitionError(ResolutionError):
+    """``no Karta definition covers <what>``: nothing claims the type at any version."""
+
+
+class AmbiguousDefinitionError(ResolutionError):
+    """Several definitions claim the type (a collision, or several kinds a type token matches)."""
+
+
 # --- extraction, status, write-back, pods, gangs -------------------------------------------------
 
 

@@ -82,17 +82,18 @@ def completion_script(shell: str) -> str:
 
 def type_tokens(store: DefinitionStore) -> list[str]:
     """Completion tokens for TYPE: ``kind`` lower-cased, or ``kind.version.group`` when ambiguous."""
-    by_kind: dict[str, list[tuple[str, str, str]]] = {}
+    from karta.model.gvk import GVK
+
+    by_kind: dict[str, set[GVK]] = {}
     for d in store.visible():
         if d.gvk is not None:
-            by_kind.setdefault(d.gvk[2].lower(), []).append(d.gvk)
+            by_kind.setdefault(d.gvk.kind.lower(), set()).add(d.gvk)
     tokens: set[str] = set()
     for kind, gvks in by_kind.items():
-        if len(set(gvks)) == 1:
+        if len(gvks) == 1:
             tokens.add(kind)
-            continue
-        for group, version, _ in gvks:
-            tokens.add(f"{kind}.{version}.{group}" if group else f"{kind}.{version}")
+        else:
+            tokens.update(GVK(g.group, g.version, kind).token for g in gvks)
     return sorted(tokens)
 
 

@@ -1,7 +1,7 @@
 """``kli definitions [NAME]``: the merged definitions and one definition by name (section 17.7).
 
-Also owns :func:`open_store`, the one place the CLI builds its definition store (built-in catalog
-and user directory; cluster definitions plug in there).
+Also owns :func:`open_store`, the one place the CLI builds its definition store (built-in catalog,
+user directory, cluster), and :func:`definition_for_object`, how every command resolves a manifest.
 """
 
 from __future__ import annotations
@@ -50,6 +50,22 @@ def open_store(
     return DefinitionStore.load(
         cluster=read.kartas if read.available else None, cluster_warnings=[*warnings, *read.warnings]
     )
+
+
+def definition_for_object(store: DefinitionStore, obj: dict[str, Any], *, hint: str) -> StoredDefinition:
+    """The definition for a workload manifest by the one rule of
+    :meth:`~karta.definitions.DefinitionStore.definition_for` (exact GVK, else the most stable
+    other version of its group and kind): no definition exits 4 with ``hint``, several claiming
+    it is a usage error."""
+    from karta.errors import AmbiguousDefinitionError, NoDefinitionError
+    from karta.model.gvk import GVK
+
+    try:
+        return store.definition_for(GVK.of(str(obj["apiVersion"]), str(obj["kind"])))
+    except NoDefinitionError as exc:
+        raise CliError(str(exc), code=exitcodes.NO_DEFINITION, hint=hint) from None
+    except AmbiguousDefinitionError as exc:
+        raise UsageError(str(exc)) from None
 
 
 @click.command("definitions")
@@ -155,23 +171,21 @@ def _filter(
     out = []
     for d in items:
         gvk = d.gvk
-        if group is not None and (gvk is None or gvk[0] != group):
+        if group is not None and (gvk is None or gvk.group != group):
             continue
-        if kind is not None and (gvk is None or gvk[2].lower() != kind.lower()):
+        if kind is not None and (gvk is None or gvk.kind.lower() != kind.lower()):
             continue
-        if version is not None and (gvk is None or gvk[1] != version):
+        if version is not None and (gvk is None or gvk.version != version):
             continue
         out.append(d)
     return out
 
 
 def _kind_cell(d: StoredDefinition) -> str:
-    from karta.definitions import gvk_token
-
     root = d.karta.root.kind
     if root is None or not root.kind:
         return "<none>"
-    return gvk_token((root.group, root.version, root.kind))
+    return root.gvk.token
 
 
 def _components_cell(karta: Any, limit: int) -> str:
@@ -207,7 +221,7 @@ def _table(items: list[StoredDefinition], component_limit: int, *, fit: bool = T
         if _room(header, rows) < _MIN_COMPONENTS:
             for row, d in zip(rows, items, strict=True):
                 if d.gvk is not None:
-                    row[1] = d.gvk[2]
+                    row[1] = d.gvk.kind
         room = max(_room(header, rows), len("COMPONENTS"))
         for row in rows:
             row[3] = _fit_components(row[3], room) if fit else row[3]

@@ -164,28 +164,27 @@ def _describe_file(
     gpu_resources: tuple[str, ...],
     overrides: ConfigOverrides | None = None,
 ) -> None:
-    from karta.cli.cmd_definitions import open_store
+    from karta.cli.cmd_definitions import definition_for_object, open_store
     from karta.cli.describe_view import build_rows, build_view, render_table
     from karta.cli.inputs import read_object
     from karta.cli.output import emit, warn
-    from karta.definitions import ambiguity
 
     obj, name = read_object(path, what="workload object")
     api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
     store = open_store(overrides)
-    matches = store.resolve(api_version, kind)
-    if not matches:
-        for warning in store.warnings:
-            warn(warning)
-        _no_definition(api_version, kind, fmt)
-    if len(matches) > 1:
-        raise UsageError(ambiguity(matches))
-    chosen = matches[0]
+    try:
+        chosen = definition_for_object(store, obj, hint=FILE_NO_DEFINITION_HINT)
+    except CliError as exc:
+        if exc.code == exitcodes.NO_DEFINITION:
+            for warning in store.warnings:
+                warn(warning)
+            _no_definition_envelope_for(api_version, kind, fmt)
+        raise
     warnings = list(store.warnings)
     gvk = chosen.gvk
-    if gvk is not None and gvk[1] != api_version.rpartition("/")[2]:
+    if gvk is not None and gvk.version != api_version.rpartition("/")[2]:
         warnings.append(
-            f"{kind} {api_version} is described with {chosen.name}, a definition for version {gvk[1]}"
+            f"{kind} {api_version} is described with {chosen.name}, a definition for version {gvk.version}"
         )
     tree, root_multiplier = _tree(chosen, obj, name)
     rows = build_rows(tree, gpu_resources=gpu_resources, root_multiplier=root_multiplier)
@@ -222,7 +221,14 @@ def _tree(
     return tree, multiplier
 
 
-def _no_definition(api_version: str, kind: str, fmt: str) -> None:
+FILE_NO_DEFINITION_HINT = (
+    '"kli definitions" lists the types Karta covers; "kli scaffold --crd CRD.yaml" drafts a '
+    "definition, then put it in $KARTA_DEFINITIONS (default ~/.karta/definitions) or apply it "
+    "to the cluster"
+)
+
+
+def _no_definition_envelope_for(api_version: str, kind: str, fmt: str) -> None:
     from karta.cli.output import emit
 
     group, _, version = api_version.rpartition("/")
@@ -236,10 +242,3 @@ def _no_definition(api_version: str, kind: str, fmt: str) -> None:
             },
             fmt,
         )
-    raise CliError(
-        f"no Karta definition covers {kind} ({api_version})",
-        code=exitcodes.NO_DEFINITION,
-        hint='"kli definitions" lists the types Karta covers; "kli scaffold --crd CRD.yaml" drafts a '
-        "definition, then put it in $KARTA_DEFINITIONS (default ~/.karta/definitions) or apply it "
-        "to the cluster",
-    )

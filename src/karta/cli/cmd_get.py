@@ -4,19 +4,17 @@ Lists one type (resolved as 17.4 says, see :func:`karta.cli.live.resolve_type`) 
 ``--all-types``, every GroupKind a definition covers at its most stable served version, keeping
 only top-level objects (none of their controllers is of a covered kind). Each object becomes a
 View (:mod:`karta.cli.get_view`); ``--phase`` keeps rows with any listed phase; rows are sorted
-newest first, then by Kind and name. Pages are fetched in background threads while the objects
-already received are resolved, so extraction overlaps the API server's work. ``-w`` then prints a
-row per change until Ctrl-C or ``--watch-timeout``.
+newest first, then by Kind and name. Pages are fetched in background threads
+(:func:`karta.kube.list_many`) while the objects already received are resolved, so extraction
+overlaps the API server's work. ``-w`` then prints a row per change until Ctrl-C or
+``--watch-timeout`` (:class:`karta.kube.MergedWatch`).
 """
 
 from __future__ import annotations
 
-import queue
 import sys
-import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +31,6 @@ if TYPE_CHECKING:
     from karta.definitions import DefinitionStore, StoredDefinition
     from karta.kube import ConfigOverrides, KubeClient, OwnerChains, ResourceType
 
-MAX_PARALLEL_LISTS = 4
 
 
 @click.command("get")
@@ -237,8 +234,8 @@ class Run:
         groups: dict[str, set[str]] = {}
         for d in self.store.visible():
             if d.gvk is not None:
-                self.covered.add((d.gvk[0], d.gvk[2]))
-                groups.setdefault(d.gvk[2], set()).add(d.gvk[0])
+                self.covered.add(d.gvk.group_kind)
+                groups.setdefault(d.gvk.kind, set()).add(d.gvk.group)
         self.shared_kinds = {kind for kind, gs in groups.items() if len(gs) > 1}
 
     def _plan_one_type(self) -> bool:
@@ -258,34 +255,17 @@ class Run:
 
     def _plan_all_types(self) -> None:
         """Every covered GroupKind once, at its most stable served version (17.4)."""
-        from karta.cli.live import definition_for, version_key
+        from karta.cli.live import cluster_failure
         from karta.errors import ClusterError
+        from karta.kube.workloads import covered_types
 
         assert self.client is not None and self.store is not None
         try:
-            served = self.client.discovery.resources()
+            covered, skipped = covered_types(self.client, self.store)
         except ClusterError as exc:
-            from karta.cli.live import cluster_failure
-
             raise cluster_failure(exc, client=self.client, doing="API discovery") from None
-        best: dict[tuple[str, str], ResourceType] = {}
-        for r in served:
-            gk = (r.group, r.kind)
-            if not (gk in self.covered and r.supports("list")):
-                continue
-            if gk not in best or version_key(r.version) > version_key(best[gk].version):
-                best[gk] = r
-        for gk in sorted(best):
-            rtype = best[gk]
-            try:
-                chosen = definition_for(
-                    self.store, group=rtype.group, version=rtype.version, kind=rtype.kind, client=self.client
-                )
-            except UsageError as exc:
-                self.warnings.append(f"skipping {rtype.kind}: {exc}")
-                continue
-            if chosen is not None:
-                self.targets.append(Target(rtype, chosen))
+        self.warnings.extend(skipped)
+        self.targets.extend(Target(c.resource, c.definition) for c in covered)
 
     # -- one named workload -------------------------------------------------------------------
     def _get_named(self, *, watch: bool, deadline: float | None) -> None:
@@ -329,55 +309,67 @@ class Run:
         from karta.cli.get_view import keep
         from karta.cli.live import Progress, cluster_failure
         from karta.errors import ApiError, ClusterError
+        from karta.kube.fanout import ListFailed, list_many
 
         assert self.client is not None
-        views: list[dict[str, Any]] = []
-        versions = [""] * len(self.targets)
-        pending: list[tuple[int, dict[str, Any]]] = []  # need an owner walk (all types)
-        # warnings per target, reported in target order (the lists run concurrently)
+        # per target (the lists run concurrently; reported in target order): views, objects that
+        # need an owner walk (all types), warnings
+        views: list[list[dict[str, Any]]] = [[] for _ in self.targets]
+        pending: list[list[dict[str, Any]]] = [[] for _ in self.targets]
         said: list[list[str]] = [[] for _ in self.targets]
+        versions = [""] * len(self.targets)
         label = "listing " + (
             "every covered type" if self.request.all_types else self.targets[0].resource.group_resource
         )
+        pages = list_many(
+            self.client,
+            [t.resource for t in self.targets],
+            namespace=self.namespace,
+            label_selector=self.selector,
+            chunk_size=self.chunk_size,
+        )
         with Progress(label) as progress:
-            for index, item in _fetch(self.client, self.targets, namespace=self.namespace, run=self):
+            for page in pages:
+                index = page.index
                 target = self.targets[index]
-                if isinstance(item, BaseException):
-                    if not isinstance(item, ClusterError):
-                        raise item
+                if isinstance(page, ListFailed):
+                    error = page.error
+                    if not isinstance(error, ClusterError):
+                        raise error
                     if not self.request.all_types:
                         doing = f"listing {target.resource.group_resource}"
-                        raise cluster_failure(item, client=self.client, doing=doing) from None
-                    if isinstance(item, ApiError) and item.status == 404:
+                        raise cluster_failure(error, client=self.client, doing=doing) from None
+                    if isinstance(error, ApiError) and error.status == 404:
                         continue  # removed since discovery: absent kinds are skipped silently
-                    if isinstance(item, ApiError) and item.status in (401, 403):
+                    if isinstance(error, ApiError) and error.status in (401, 403):
                         said[index].append(
-                            f"skipping {target.resource.group_resource}: not allowed to list them ({item})"
+                            f"skipping {target.resource.group_resource}: not allowed to list them ({error})"
                         )
                         continue
                     raise cluster_failure(
-                        item, client=self.client, doing=f"listing {target.resource.group_resource}"
+                        error, client=self.client, doing=f"listing {target.resource.group_resource}"
                     ) from None
-                if isinstance(item, str):
-                    versions[index] = versions[index] or item
-                    continue
-                progress.add(1)
-                if self.request.all_types:
-                    nested = self._nested_by_reference(item)
-                    if nested is None:
-                        pending.append((index, item))
-                        continue
-                    if nested:
-                        continue
-                view = self._view(item, target, said[index])
-                if view is not None and keep(view, self.phases):
-                    views.append(view)
-        if pending:
-            pending.sort(key=lambda entry: entry[0])
-            views.extend(self._top_level_views(pending, said))
+                if page.restarted:  # the complete list again, after a 410: it replaces the pages before
+                    views[index], pending[index], said[index] = [], [], []
+                    versions[index] = page.resource_version
+                versions[index] = versions[index] or page.resource_version
+                for item in page.items:
+                    progress.add(1)
+                    if self.request.all_types:
+                        nested = self._nested_by_reference(item)
+                        if nested is None:
+                            pending[index].append(item)
+                            continue
+                        if nested:
+                            continue
+                    view = self._view(item, target, said[index])
+                    if view is not None and keep(view, self.phases):
+                        views[index].append(view)
+        walk = [(index, obj) for index, objs in enumerate(pending) for obj in objs]
+        top = self._top_level_views(walk, said) if walk else []
         for messages in said:
             self.warnings.extend(messages)
-        return views, versions
+        return [v for per_target in views for v in per_target] + top, versions
 
     def _nested_by_reference(self, obj: Mapping[str, Any]) -> bool | None:
         """True: the controller is of a covered kind; False: no controller; None: walk the chain."""
@@ -394,6 +386,7 @@ class Run:
     def _top_level_views(
         self, pending: list[tuple[int, dict[str, Any]]], said: list[list[str]]
     ) -> list[dict[str, Any]]:
+        """Views of the objects whose owner chains must be walked: those no covered kind owns."""
         from karta.cli.get_view import keep
 
         chains = self._chains().walk_many([obj for _, obj in pending])
@@ -485,65 +478,58 @@ class Run:
         self, table: Table | None, *, versions: Sequence[str], deadline: float | None, header: bool
     ) -> None:
         from karta.cli.get_view import keep
+        from karta.cli.live import cluster_failure
         from karta.cli.output import dump_json, dump_yaml
         from karta.errors import ClusterError
-        from karta.kube.watch import SYNC, ListWatch
+        from karta.kube.fanout import MergedWatch, WatchFailed
+        from karta.kube.watch import SYNC, SyncEvent
 
         assert self.client is not None
-        events: queue.Queue[tuple[int, Any]] = queue.Queue()
-        watches: list[ListWatch] = []
-        for index, target in enumerate(self.targets):
-            lw = ListWatch(
-                self.client,
-                target.resource,
-                namespace=self.namespace,
-                label_selector=self.selector,
-                chunk_size=self.chunk_size,
-                resource_version=versions[index] if index < len(versions) else "",
-            )
-            watches.append(lw)
-            threading.Thread(target=_pump, args=(lw, index, events), daemon=True, name="kli-watch").start()
+        merged = MergedWatch(
+            self.client,
+            [t.resource for t in self.targets],
+            namespace=self.namespace,
+            label_selector=self.selector,
+            chunk_size=self.chunk_size,
+            resource_versions=versions,
+        )
         printed_header = header
         first_doc = True
         try:
-            while True:
-                wait = 0.5 if deadline is None else deadline - time.monotonic()
-                if wait <= 0:
-                    return
-                try:
-                    index, event = events.get(timeout=min(wait, 0.5))
-                except queue.Empty:
-                    continue
-                if isinstance(event, BaseException):
-                    if isinstance(event, ClusterError):
-                        from karta.cli.live import cluster_failure
-
-                        raise cluster_failure(event, client=self.client, doing="watching") from None
-                    raise event
-                target = self.targets[index]
-                items = event.items if event.type == SYNC else [event.object]
-                if event.type == "BOOKMARK":
-                    continue
-                for obj in items:
-                    view = self._watched_view(obj, target, resync=event.type == SYNC)
-                    if view is None or not keep(view, self.phases):
+            with merged:
+                while True:
+                    wait = 0.5 if deadline is None else deadline - time.monotonic()
+                    if wait <= 0:
+                        return
+                    entry = merged.next(min(wait, 0.5))
+                    if entry is None:
                         continue
-                    if table is not None:
-                        if not printed_header:
-                            _write(table.render([view]))
-                            printed_header = True
+                    if isinstance(entry, WatchFailed):
+                        if isinstance(entry.error, ClusterError):
+                            raise cluster_failure(entry.error, client=self.client, doing="watching") from None
+                        raise entry.error
+                    index, event = entry
+                    target = self.targets[index]
+                    if event.type == "BOOKMARK":
+                        continue
+                    items = event.items if isinstance(event, SyncEvent) else [event.object]
+                    for obj in items:
+                        view = self._watched_view(obj, target, resync=event.type == SYNC)
+                        if view is None or not keep(view, self.phases):
+                            continue
+                        if table is not None:
+                            if not printed_header:
+                                _write(table.render([view]))
+                                printed_header = True
+                            else:
+                                _write(table.line(view))
+                        elif self.fmt == "json":
+                            _write(dump_json(view))
                         else:
-                            _write(table.line(view))
-                    elif self.fmt == "json":
-                        _write(dump_json(view))
-                    else:
-                        _write(("" if first_doc else "---\n") + dump_yaml(view))
-                    first_doc = False
+                            _write(("" if first_doc else "---\n") + dump_yaml(view))
+                        first_doc = False
         except KeyboardInterrupt:
             return
-        finally:
-            for lw in watches:
-                lw.stop()
 
     def _watched_view(self, obj: Mapping[str, Any], target: Target, *, resync: bool) -> dict[str, Any] | None:
         meta = obj.get("metadata") or {}
@@ -563,84 +549,6 @@ class Run:
                 if chain.has_owner_of_kind(self.covered):
                     return None
         return self._view(obj, target)
-
-
-def _pump(lw: Any, index: int, events: queue.Queue[tuple[int, Any]]) -> None:
-    try:
-        for event in lw.events():
-            events.put((index, event))
-    except Exception as exc:  # handed to the main thread, which reports it
-        if not lw.stopped:
-            events.put((index, exc))
-
-
-# ------------------------------------------------------------------------------------- fetching
-
-
-def _fetch(
-    client: KubeClient, targets: Sequence[Target], *, namespace: str | None, run: Run
-) -> Iterator[tuple[int, Any]]:
-    """``(target index, item)`` for every listed object, as pages arrive from up to
-    :data:`MAX_PARALLEL_LISTS` background lists; also ``(index, resourceVersion)`` strings and
-    ``(index, exception)`` when a list fails. A continue token that expires (410) mid-way is
-    followed by one unpaged list, from which only objects not yet seen are taken."""
-    out: queue.Queue[tuple[int, Any] | None] = queue.Queue(maxsize=64)
-    stop = threading.Event()
-
-    def produce(index: int) -> None:
-        from karta.errors import ApiError
-
-        target = targets[index]
-        seen: set[str] = set()
-        kwargs: dict[str, Any] = dict(namespace=namespace, label_selector=run.selector)
-        try:
-            try:
-                for page in client.iter_pages(target.resource, chunk_size=run.chunk_size, **kwargs):
-                    if stop.is_set():
-                        return
-                    out.put((index, page.resource_version))
-                    for obj in page.items:
-                        seen.add(str((obj.get("metadata") or {}).get("uid") or ""))
-                    out.put((index, page.items))
-            except ApiError as exc:
-                if exc.status != 410 or not seen:
-                    raise
-                full = next(client.iter_pages(target.resource, chunk_size=0, **kwargs))
-                out.put((index, full.resource_version))
-                fresh = [o for o in full.items if str((o.get("metadata") or {}).get("uid") or "") not in seen]
-                out.put((index, fresh))
-        except BaseException as exc:  # handed to the consumer
-            out.put((index, exc))
-
-    pool = ThreadPoolExecutor(max_workers=max(1, min(MAX_PARALLEL_LISTS, len(targets))))
-    try:
-        futures = [pool.submit(produce, i) for i in range(len(targets))]
-
-        def finish() -> None:
-            for future in futures:
-                future.result()
-            out.put(None)
-
-        done = threading.Thread(target=finish, daemon=True)
-        done.start()
-        while True:
-            entry = out.get()
-            if entry is None:
-                return
-            index, payload = entry
-            if isinstance(payload, list):
-                for obj in payload:
-                    yield index, obj
-            else:
-                yield index, payload
-    finally:
-        stop.set()
-        while True:  # unblock producers waiting on a full queue
-            try:
-                out.get_nowait()
-            except queue.Empty:
-                break
-        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _name(obj: Mapping[str, Any]) -> str:

@@ -20,8 +20,8 @@ from karta.cli.errors import CliError
     "--definition",
     "definition",
     metavar="KARTA",
-    help="Karta definition file (default: resolve "
-    "by the object's GVK from the built-in catalog and $KARTA_DEFINITIONS).",
+    help="Karta definition file (default: resolve by the object's GVK from the built-in "
+    "catalog, $KARTA_DEFINITIONS and the cluster's Kartas, as every command does).",
 )
 @click.option(
     "--pods", "pods_file", metavar="PODS", help="The workload's pods (multi-document YAML or a List)."
@@ -80,29 +80,21 @@ def _definition(path: str | None, obj: dict[str, Any]) -> tuple[str, Any, bool, 
         _check_kind(karta, obj, diagnostics)
         return karta.metadata.name, karta, False, diagnostics
 
-    from karta.definitions import DefinitionStore
+    from karta.cli.cmd_definitions import definition_for_object, open_store
 
-    store = DefinitionStore.offline()
+    store = open_store()
     for warning in store.warnings:
         diagnostics.append({"severity": "warning", "message": warning, "location": ""})
-    api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
-    matches = store.resolve(api_version, kind)
-    if not matches:
-        raise CliError(
-            f"no Karta definition covers {kind} ({api_version})",
-            code=exitcodes.NO_DEFINITION,
-            hint="pass one with --definition FILE, or put it in $KARTA_DEFINITIONS "
-            '(default ~/.karta/definitions); "kli definitions" lists the types Karta covers, '
-            '"kli scaffold --crd CRD.yaml" drafts a definition',
-        )
-    if len(matches) > 1:
-        names = ", ".join(f"{m.karta.metadata.name} ({m.source})" for m in matches)
-        raise CliError(
-            f"{len(matches)} definitions claim {kind} ({api_version}): {names}; remove all but one"
-        )
-    chosen = matches[0]
+    chosen = definition_for_object(store, obj, hint=INSPECT_NO_DEFINITION_HINT)
     _check_kind(chosen.karta, obj, diagnostics)
     return chosen.karta.metadata.name, chosen.karta, chosen.trusted, diagnostics
+
+
+INSPECT_NO_DEFINITION_HINT = (
+    "pass one with --definition FILE, or put it in $KARTA_DEFINITIONS "
+    '(default ~/.karta/definitions); "kli definitions" lists the types Karta covers, '
+    '"kli scaffold --crd CRD.yaml" drafts a definition'
+)
 
 
 def _check_kind(karta: Any, obj: dict[str, Any], diagnostics: list[dict[str, str]]) -> None:

@@ -11,8 +11,7 @@ connecting with clear errors, type resolution and a progress indicator.
   credentials (naming the identity). :func:`cluster_failure` maps any later
   :class:`karta.errors.ClusterError` the same way.
 - :func:`resolve_type`: a TYPE token to a definition and the served resource (17.4 "Type
-  resolution"): API discovery first, then definitions by Kind (narrowed by group when qualified);
-  ambiguity is a usage error, no definition exits 4.
+  resolution", :func:`karta.kube.resolve_type`); ambiguity is a usage error, no definition exits 4.
 - :class:`Progress`: a line on stderr, only on a terminal, when a listing takes more than 2 s.
 """
 
@@ -22,8 +21,7 @@ import functools
 import re
 import sys
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -33,23 +31,19 @@ from karta.cli.cmd_completion import complete_namespaces
 from karta.cli.errors import CliError, UsageError
 
 if TYPE_CHECKING:
-    from karta.definitions import DefinitionStore, StoredDefinition
+    from karta.definitions import DefinitionStore
     from karta.errors import ClusterError
-    from karta.kube import ClusterConfig, ConfigOverrides, KubeClient, ResourceType
+    from karta.kube import ClusterConfig, ConfigOverrides, KubeClient, ResolvedType
 
 __all__ = [
     "NO_DEFINITION_HINT",
     "Progress",
-    "ResolvedType",
     "cluster_failure",
     "connect",
     "connection_options",
-    "definition_for",
     "identity",
-    "most_stable",
     "overrides_from",
     "resolve_type",
-    "version_key",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -325,147 +319,23 @@ def _certificate_subject(pem: bytes) -> str:
     return der[at + 7 : at + 7 + length].decode("utf-8", errors="replace")
 
 
-# --------------------------------------------------------------------------- versions
-
-
-_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
-
-
-def version_key(version: str) -> tuple[int, int, int, str]:
-    """Kubernetes version priority as a sort key (larger = more stable/newer): GA > beta > alpha,
-    then the higher major, then the higher minor; anything else sorts lowest, by name."""
-    m = _VERSION.match(version)
-    if m is None:
-        return (-1, 0, 0, version)
-    stage = {None: 3, "beta": 2, "alpha": 1}[m.group(2)]
-    return (stage, int(m.group(1)), int(m.group(3) or 0), "")
-
-
-def most_stable(versions: Sequence[str]) -> str | None:
-    return max(versions, key=version_key) if versions else None
-
-
 # --------------------------------------------------------------------------- type resolution
 
 
-@dataclass(frozen=True)
-class ResolvedType:
-    """A TYPE token resolved: the definition, and the resource to read (None: the kind is not
-    served by this cluster; ``kind`` still names it for messages)."""
-
-    definition: StoredDefinition
-    resource: ResourceType | None
-    kind: str
-    group: str
-
-    @property
-    def installed(self) -> bool:
-        return self.resource is not None
-
-
 def resolve_type(token: str, *, client: KubeClient, store: DefinitionStore) -> ResolvedType:
-    """17.4 "Type resolution": discovery first (plural, singular, short names, ``resource.group``),
-    its GVK resolved against the definitions; else definitions by Kind, narrowed by group when the
-    token is qualified. Several matches: usage error (exit 2); none: exit 4."""
-    from karta.errors import ClusterError, UnknownResourceTypeError
+    """17.4 "Type resolution" (:func:`karta.kube.resolve_type`) with kli's errors: several
+    matches are a usage error (exit 2), none exits 4, discovery trouble exits 1."""
+    from karta.errors import AmbiguousDefinitionError, ClusterError, NoDefinitionError
+    from karta.kube.workloads import resolve_type as resolve
 
     try:
-        try:
-            rtype: ResourceType | None = client.discovery.resolve(token)
-        except UnknownResourceTypeError:
-            rtype = None
+        return resolve(token, client=client, store=store)
     except ClusterError as exc:
         raise cluster_failure(exc, client=client, doing="API discovery") from None
-    if rtype is not None:
-        chosen = definition_for(
-            store, group=rtype.group, version=rtype.version, kind=rtype.kind, client=client
-        )
-        if chosen is None:
-            raise _no_definition(f"{rtype.kind} ({rtype.api_version})")
-        version = chosen.gvk[1] if chosen.gvk else rtype.version
-        served = (
-            client.discovery.find(rtype.group, version, rtype.kind) if version != rtype.version else rtype
-        )
-        return ResolvedType(chosen, served or rtype, rtype.kind, rtype.group)
-    # discovery does not know the token: the definitions' kinds (the type may not be installed)
-    name, _, qualifier = token.strip().lower().partition(".")
-    matches = [d for d in _by_kind_or_plural(store, name) if _qualifies(d, qualifier)]
-    if not matches:
-        raise _no_definition(f'"{token}" (and the server has no resource type "{token}")')
-    gvks = {d.gvk for d in matches}
-    if len(gvks) > 1:
-        raise UsageError(_ambiguous_kinds(token, matches))
-    if len(matches) > 1:
-        from karta.definitions import ambiguity
-
-        raise UsageError(ambiguity(matches))
-    only = matches[0]
-    assert only.gvk is not None
-    return ResolvedType(only, None, only.gvk[2], only.gvk[0])
-
-
-def _by_kind_or_plural(store: DefinitionStore, name: str) -> list[StoredDefinition]:
-    """Definitions whose Kind is ``name`` (any case) or, failing that, whose guessed plural is
-    (``pytorchjobs`` for a PyTorchJob that is not installed, so discovery cannot say)."""
-    found = store.by_kind(name)
-    if found:
-        return found
-    from karta.cli.cmd_rbac import plural_guess
-
-    return [d for d in store.visible() if d.gvk is not None and plural_guess(d.gvk[2]) == name]
-
-
-def _qualifies(d: StoredDefinition, qualifier: str) -> bool:
-    if not qualifier or d.gvk is None:
-        return True
-    group, version, _ = d.gvk
-    return qualifier in (group, f"{version}.{group}".rstrip("."), version)
-
-
-def _ambiguous_kinds(token: str, matches: Sequence[StoredDefinition]) -> str:
-    from karta.definitions import gvk_token
-
-    tokens = sorted({gvk_token(d.gvk).lower() for d in matches if d.gvk})
-    return f'"{token}" matches several Karta definitions: {", ".join(tokens)}; use one of these tokens'
-
-
-def definition_for(
-    store: DefinitionStore,
-    *,
-    group: str,
-    version: str,
-    kind: str,
-    client: KubeClient | None = None,
-) -> StoredDefinition | None:
-    """The definition for objects served at ``group/version, kind``: the exact GVK, else the one
-    definition of that group and kind (among several, those whose version the cluster serves, the
-    most stable first). Colliding or undecidable definitions are a usage error; None: no definition."""
-    from karta.definitions import ambiguity
-
-    exact = store.by_gvk(group, version, kind)
-    if len(exact) == 1:
-        return exact[0]
-    if exact:
-        raise UsageError(ambiguity(exact) + "; remove one from the cluster")
-    others = store.by_group_kind(group, kind)
-    if len(others) <= 1:
-        return others[0] if others else None
-    if client is not None:
-        served = [d for d in others if d.gvk and client.discovery.find(d.gvk[0], d.gvk[1], d.gvk[2])]
-        others = served or others
-    by_version: dict[str, list[StoredDefinition]] = {}
-    for d in others:
-        by_version.setdefault(d.gvk[1] if d.gvk else "", []).append(d)
-    best = by_version[most_stable(list(by_version)) or ""]
-    if len(best) > 1:
-        raise UsageError(ambiguity(best) + "; remove one from the cluster")
-    return best[0]
-
-
-def _no_definition(what: str) -> CliError:
-    return CliError(
-        f"no Karta definition covers {what}", code=exitcodes.NO_DEFINITION, hint=NO_DEFINITION_HINT
-    )
+    except NoDefinitionError as exc:
+        raise CliError(str(exc), code=exitcodes.NO_DEFINITION, hint=NO_DEFINITION_HINT) from None
+    except AmbiguousDefinitionError as exc:
+        raise UsageError(str(exc)) from None
 
 
 # --------------------------------------------------------------------------- progress

@@ -4,9 +4,8 @@ them (karta-format.md 17.5 rules 1-2, 17.6 "Live mode").
 - :func:`parse_target`: ``TYPE/NAME``, ``TYPE NAME`` (NAME may not contain ``/``).
 - :func:`fetch_workload`: the TYPE resolved as ``kli get`` does (:func:`karta.cli.live.resolve_type`),
   then the object read; a type the cluster does not serve, or a missing object, exits 3.
-- :func:`workload_pods`: every pod of the workload's namespace (from the API server's cache,
-  resourceVersion "0"), kept when its controller-owner chain reaches the workload's UID (depth ≤ 6,
-  owner reads cached and shared). A bare Pod workload is its own pod.
+- :func:`workload_pods`: the pods whose controller-owner chain reaches the workload
+  (:func:`karta.kube.workload_pods`).
 """
 
 from __future__ import annotations
@@ -19,9 +18,8 @@ from karta.cli import exitcodes
 from karta.cli.errors import CliError, UsageError
 
 if TYPE_CHECKING:
-    from karta.cli.live import ResolvedType
     from karta.definitions import DefinitionStore
-    from karta.kube import KubeClient, OwnerChains
+    from karta.kube import KubeClient, OwnerChains, ResolvedType
 
 __all__ = ["LiveWorkload", "fetch_workload", "parse_target", "workload_pods"]
 
@@ -96,37 +94,7 @@ def fetch_workload(
 def workload_pods(
     client: KubeClient, workload: LiveWorkload, *, chains: OwnerChains | None = None
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """The workload's pods (17.5 rules 1-2) and warnings; a pod list the cluster refuses is a
-    warning (the workload is then shown without pods), never a crash."""
-    from karta.errors import ClusterError
-    from karta.kube import OwnerChains
+    """The workload's pods (17.5 rules 1-2, :func:`karta.kube.workload_pods`) and warnings."""
+    from karta.kube.workloads import workload_pods as pods_of
 
-    obj = workload.obj
-    if obj.get("kind") == "Pod" and str(obj.get("apiVersion")) == "v1":
-        return [obj], []
-    uid = workload.uid
-    try:
-        pod_type = client.discovery.for_gvk("", "v1", "Pod")
-        listed = client.list(pod_type, namespace=workload.namespace, resource_version="0")
-    except ClusterError as exc:
-        return [], [
-            f"could not list the pods of {obj.get('kind')}/{_name(obj)}: {exc}; showing it without pods"
-        ]
-    candidates = [p for p in listed.items if _has_controller(p)]
-    if not uid or not candidates:
-        return [], []
-    walker = chains if chains is not None else OwnerChains(client)
-    owned = [
-        pod for pod, chain in zip(candidates, walker.walk_many(candidates), strict=True) if chain.reaches(uid)
-    ]
-    owned.sort(key=_name)
-    return owned, []
-
-
-def _name(obj: dict[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
-
-
-def _has_controller(pod: dict[str, Any]) -> bool:
-    refs = (pod.get("metadata") or {}).get("ownerReferences") or []
-    return any(isinstance(ref, dict) and ref.get("controller") is True for ref in refs)
+    return pods_of(client, workload.obj, chains=chains)

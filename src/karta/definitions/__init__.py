@@ -4,7 +4,8 @@ directory and, when the caller supplies them, the cluster's Karta objects.
 Precedence per root GVK: cluster over user directory over built-in. Collisions are warnings and
 make the GVK ambiguous; definitions without a usable root GVK are "unmapped" and listed last.
 Lookups by name (cluster origin preferred), by exact GVK, by group and kind at any version, and by
-kind (case-insensitive). Cluster access itself lives elsewhere: this package only merges.
+kind (case-insensitive); resolution by one rule (:meth:`DefinitionStore.definition_for`) for every
+consumer. Cluster access itself lives elsewhere (``karta.kube``): this package only merges.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from karta.definitions.store import (
     StoredDefinition,
     ambiguity,
     default_user_directory,
-    gvk_token,
 )
 from karta.definitions.visibility import INDEX_LABELS, expected_labels, kai_visibility_warnings
 
@@ -33,6 +33,5 @@ __all__ = [
     "ambiguity",
     "default_user_directory",
     "expected_labels",
-    "gvk_token",
     "kai_visibility_warnings",
 ]

@@ -7,17 +7,27 @@ cluster). For each root GVK only the definitions of the highest origin present a
 more of them is a collision, reported as a warning, and resolving that GVK is ambiguous.
 Definitions without a usable root GVK (no version or kind) are kept as "unmapped" and listed last.
 
+Resolution has one rule, used by every consumer (``kli`` offline and live, the controller):
+:meth:`DefinitionStore.definition_for` takes the exact root GVK, else the definitions of the same
+group and kind at other versions, narrowed to the versions the cluster serves when that is known,
+and of those the most stable version. :meth:`DefinitionStore.definition_for_token` is 17.4's
+fallback for a TYPE token that API discovery cannot map (a kind, or a guessed plural, optionally
+qualified by group or version).
+
 Files that fail to load become warnings, never fatal: one broken file must not hide the others.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from karta.errors import AmbiguousDefinitionError, NoDefinitionError
 from karta.model import Finding, Karta, Severity, load_kartas
+from karta.model.gvk import GVK, most_stable
+from karta.model.names import plural_guess
 
 __all__ = [
     "CATALOG",
@@ -28,7 +38,6 @@ __all__ = [
     "StoredDefinition",
     "ambiguity",
     "default_user_directory",
-    "gvk_token",
 ]
 
 CATALOG = "catalog"
@@ -37,8 +46,6 @@ CLUSTER = "cluster"
 ORIGINS = (CATALOG, USER, CLUSTER)  # increasing precedence
 _RANK = {origin: rank for rank, origin in enumerate(ORIGINS)}
 
-GVK = tuple[str, str, str]  # (group, version, kind)
-
 
 def default_user_directory() -> Path:
     """``$KARTA_DEFINITIONS``, else ``~/.karta/definitions``."""
@@ -46,17 +53,6 @@ def default_user_directory() -> Path:
     if env:
         return Path(env)
     return Path.home() / ".karta" / "definitions"
-
-
-def gvk_token(gvk: GVK) -> str:
-    """``Kind.version.group`` (``Kind.version`` for the core group), as ``kli`` prints root kinds."""
-    group, version, kind = gvk
-    return f"{kind}.{version}.{group}" if group else f"{kind}.{version}"
-
-
-def _gvk_text(gvk: GVK) -> str:
-    group, version, kind = gvk
-    return f"{group}/{version}, Kind={kind}"
 
 
 @dataclass(frozen=True)
@@ -78,7 +74,7 @@ class StoredDefinition:
         k = self.karta.root.kind
         if k is None or not k.version or not k.kind:
             return None
-        return (k.group, k.version, k.kind)
+        return k.gvk
 
 
 class DefinitionStore:
@@ -150,7 +146,7 @@ class DefinitionStore:
             else:
                 grouped.setdefault(gvk, []).append(d)
         self._collisions: list[str] = []
-        for gvk in sorted(grouped, key=_gvk_text):
+        for gvk in sorted(grouped, key=str):
             entries = grouped[gvk]
             top = max(_RANK.get(d.origin, 0) for d in entries)
             winners = [d for d in entries if _RANK.get(d.origin, 0) == top]
@@ -158,7 +154,7 @@ class DefinitionStore:
             if len(winners) > 1:
                 names = ", ".join(_describe(d) for d in winners)
                 self._collisions.append(
-                    f"{len(winners)} {winners[0].origin} Karta definitions claim {_gvk_text(gvk)}: {names}"
+                    f"{len(winners)} {winners[0].origin} Karta definitions claim {gvk}: {names}"
                 )
         self._unmapped.sort(key=lambda d: (d.name, -_RANK.get(d.origin, 0)))
 
@@ -188,16 +184,16 @@ class DefinitionStore:
 
     def by_gvk(self, group: str, version: str, kind: str) -> list[StoredDefinition]:
         """Exact root GVK; more than one result means the GVK is claimed by colliding definitions."""
-        return list(self._by_gvk.get((group, version, kind), ()))
+        return list(self._by_gvk.get(GVK(group, version, kind), ()))
 
     def by_group_kind(self, group: str, kind: str) -> list[StoredDefinition]:
         """Every visible definition for ``group`` and ``kind`` (exact), at any version."""
-        return [d for gvk, ds in self._by_gvk.items() if (gvk[0], gvk[2]) == (group, kind) for d in ds]
+        return [d for gvk, ds in self._by_gvk.items() if (gvk.group, gvk.kind) == (group, kind) for d in ds]
 
     def by_kind(self, kind: str) -> list[StoredDefinition]:
         """Every visible definition whose root kind is ``kind``, compared case-insensitively."""
         wanted = kind.lower()
-        return [d for gvk, ds in self._by_gvk.items() if gvk[2].lower() == wanted for d in ds]
+        return [d for gvk, ds in self._by_gvk.items() if gvk.kind.lower() == wanted for d in ds]
 
     def resolve(self, api_version: str, kind: str) -> list[StoredDefinition]:
         """Definitions for a workload's ``apiVersion``/``kind``: exact GVK, else group+kind at any version.
@@ -208,6 +204,63 @@ class DefinitionStore:
         group, _, version = api_version.rpartition("/")
         return self.by_gvk(group, version, kind) or self.by_group_kind(group, kind)
 
+    # resolution (one rule for every consumer) ------------------------------------------------------
+
+    def definition_for(self, gvk: GVK, *, served: Callable[[GVK], bool] | None = None) -> StoredDefinition:
+        """The definition for objects of ``gvk``: the exact root GVK; else, among the definitions
+        of the same group and kind at other versions, those whose version the cluster serves
+        (``served``; when none is served, or without ``served``, all of them), of the most stable
+        version. Raises :class:`NoDefinitionError` when nothing covers the kind and
+        :class:`AmbiguousDefinitionError` when colliding definitions claim the chosen GVK."""
+        gvk = GVK(*gvk)
+        exact = self.by_gvk(*gvk)
+        if len(exact) == 1:
+            return exact[0]
+        if exact:
+            raise AmbiguousDefinitionError(ambiguity(exact))
+        others = self.by_group_kind(gvk.group, gvk.kind)
+        if not others:
+            raise NoDefinitionError(f"no Karta definition covers {gvk.kind} ({gvk.api_version})")
+        if served is not None and len(others) > 1:
+            others = [d for d in others if d.gvk is not None and served(d.gvk)] or others
+        by_version: dict[str, list[StoredDefinition]] = {}
+        for d in others:
+            by_version.setdefault(d.gvk.version if d.gvk else "", []).append(d)
+        best = by_version[most_stable(by_version) or ""]
+        if len(best) > 1:
+            raise AmbiguousDefinitionError(ambiguity(best))
+        return best[0]
+
+    def definition_for_token(self, token: str) -> StoredDefinition:
+        """17.4 step 2, for a TYPE token API discovery cannot map: the definitions whose Kind is
+        the token (any case) or, failing that, whose guessed plural is (``pytorchjobs`` for a kind
+        that is not installed), narrowed by the qualifier after the first ``.`` (group, or
+        ``version.group``). Several kinds: :class:`AmbiguousDefinitionError` listing their tokens;
+        none: :class:`NoDefinitionError`."""
+        name, _, qualifier = token.strip().lower().partition(".")
+        found = self.by_kind(name) or [
+            d for d in self.visible() if d.gvk is not None and plural_guess(d.gvk.kind) == name
+        ]
+        matches = [d for d in found if _qualifies(d, qualifier)]
+        if not matches:
+            raise NoDefinitionError(f'no Karta definition covers "{token}"')
+        gvks = {d.gvk for d in matches}
+        if len(gvks) > 1:
+            tokens = sorted({d.gvk.token.lower() for d in matches if d.gvk})
+            raise AmbiguousDefinitionError(
+                f'"{token}" matches several Karta definitions: {", ".join(tokens)}; use one of these tokens'
+            )
+        if len(matches) > 1:
+            raise AmbiguousDefinitionError(ambiguity(matches))
+        return matches[0]
+
+
+def _qualifies(d: StoredDefinition, qualifier: str) -> bool:
+    if not qualifier or d.gvk is None:
+        return True
+    group, version, _ = d.gvk
+    return qualifier in (group, f"{version}.{group}".rstrip("."), version)
+
 
 def ambiguity(matches: Sequence[StoredDefinition]) -> str:
     """Why several resolution results cannot be chosen between, as one message."""
@@ -217,10 +270,10 @@ def ambiguity(matches: Sequence[StoredDefinition]) -> str:
         assert gvk is not None
         names = ", ".join(_describe(d) for d in matches)
         return (
-            f"{len(matches)} Karta definitions claim {_gvk_text(gvk)}: {names}; "
+            f"{len(matches)} Karta definitions claim {gvk}: {names}; "
             f"remove all but one ({matches[0].origin})"
         )
-    tokens = ", ".join(sorted(gvk_token(g) for g in gvks if g is not None))
+    tokens = ", ".join(sorted(g.token for g in gvks if g is not None))
     return f"several Karta definitions cover this type at other versions: {tokens}"
 
 

@@ -2,8 +2,9 @@
 
 Kubeconfig and in-cluster configuration (:mod:`.config`, :mod:`.auth`), HTTP (:mod:`.transport`),
 discovery and type tokens (:mod:`.discovery`, :mod:`.resources`), get/list/watch/apply
-(:mod:`.client`), the resumable list-then-watch loop (:mod:`.watch`), controller-owner chains
-(:mod:`.owners`) and Karta definitions read from the cluster (:mod:`.kartas`).
+(:mod:`.client`), the resumable list-then-watch loop (:mod:`.watch`), many types listed and
+watched at once (:mod:`.fanout`), controller-owner chains (:mod:`.owners`), Karta definitions read
+from the cluster (:mod:`.kartas`) and workload types and pods seen through them (:mod:`.workloads`).
 
 Why no client library: DESIGN.md section 4's measured facts rule each one out for some need —
 ``kubernetes`` (160 MiB, 250–400 ms import), ``kubernetes_asyncio`` (70 MiB, async only),
@@ -50,6 +51,16 @@ _EXPORTS: dict[str, str] = {
     "read_cluster_kartas": "karta.kube.kartas",
     "load_definitions": "karta.kube.kartas",
     "connect_for_definitions": "karta.kube.kartas",
+    "ResolvedType": "karta.kube.workloads",
+    "CoveredType": "karta.kube.workloads",
+    "resolve_type": "karta.kube.workloads",
+    "covered_types": "karta.kube.workloads",
+    "workload_pods": "karta.kube.workloads",
+    "ListedPage": "karta.kube.fanout",
+    "ListFailed": "karta.kube.fanout",
+    "MergedWatch": "karta.kube.fanout",
+    "WatchFailed": "karta.kube.fanout",
+    "list_many": "karta.kube.fanout",
 }
 
 __all__ = [
@@ -59,24 +70,34 @@ __all__ = [
     "ClusterConfig",
     "ClusterKartas",
     "ConfigOverrides",
+    "CoveredType",
     "Credentials",
     "Discovery",
     "ExecConfig",
     "KubeClient",
+    "ListFailed",
     "ListWatch",
+    "ListedPage",
+    "MergedWatch",
     "ObjectList",
     "OwnerChain",
     "OwnerChains",
     "OwnerLink",
+    "ResolvedType",
     "ResourceType",
     "SyncEvent",
     "WatchEvent",
+    "WatchFailed",
     "WatchStream",
     "connect_for_definitions",
+    "covered_types",
     "in_cluster_config",
+    "list_many",
     "load_config",
     "load_definitions",
     "read_cluster_kartas",
+    "resolve_type",
+    "workload_pods",
 ]
 
 if TYPE_CHECKING:
@@ -84,6 +105,7 @@ if TYPE_CHECKING:
     from karta.kube.client import FIELD_MANAGER, KubeClient, ObjectList, WatchEvent, WatchStream
     from karta.kube.config import ClusterConfig, ConfigOverrides, ExecConfig, in_cluster_config, load_config
     from karta.kube.discovery import Discovery
+    from karta.kube.fanout import ListedPage, ListFailed, MergedWatch, WatchFailed, list_many
     from karta.kube.kartas import (
         KARTA_RESOURCE,
         ClusterKartas,
@@ -94,6 +116,7 @@ if TYPE_CHECKING:
     from karta.kube.owners import MAX_DEPTH, OwnerChain, OwnerChains, OwnerLink
     from karta.kube.resources import ResourceType
     from karta.kube.watch import ListWatch, SyncEvent
+    from karta.kube.workloads import CoveredType, ResolvedType, covered_types, resolve_type, workload_pods
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -38,12 +38,16 @@ DEFAULT_WATCH_TIMEOUT = 300
 
 @dataclass
 class ObjectList:
-    """One listing: the items (with ``apiVersion``/``kind`` filled in) and its resourceVersion."""
+    """One listing or one page of it: the items (with ``apiVersion``/``kind`` filled in) and its
+    resourceVersion. ``restarted`` marks the page of :meth:`KubeClient.iter_pages` that re-lists
+    from scratch after a continue token expired: it holds the complete list, and replaces every
+    page received before it."""
 
     items: list[dict[str, Any]]
     resource_version: str
     continue_token: str = ""
     pages: int = 1
+    restarted: bool = False
 
 
 @dataclass(frozen=True)
@@ -242,10 +246,44 @@ class KubeClient:
         metadata_only: bool = False,
     ) -> Iterator[ObjectList]:
         """Pages of at most ``chunk_size`` items (0 = one unpaged list); ``namespace=None`` lists
-        a namespaced type across all namespaces."""
+        a namespaced type across all namespaces.
+
+        The one 410 policy of every list (client-go's pager does the same): when a continue token
+        expires mid-way (410 Gone after at least one page), the type is listed again, unpaged, and
+        that complete list is yielded as one last page with ``restarted=True``; a consumer drops
+        what the earlier pages gave it. A 410 on the first page is raised."""
         if chunk_size < 0:
             raise ValueError("chunk_size must be 0 (no paging) or positive")
         rtype = self.resource(what)
+        query: dict[str, Any] = dict(
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            resource_version=resource_version,
+            metadata_only=metadata_only,
+        )
+        received = 0
+        try:
+            for page in self._pages(rtype, chunk_size=chunk_size, **query):
+                received += 1
+                yield page
+        except ApiError as exc:
+            if exc.status != 410 or received == 0:
+                raise
+            full = next(self._pages(rtype, chunk_size=0, **query))
+            yield ObjectList(full.items, full.resource_version, restarted=True)
+
+    def _pages(
+        self,
+        rtype: ResourceType,
+        *,
+        namespace: str | None,
+        label_selector: str | None,
+        field_selector: str | None,
+        chunk_size: int,
+        resource_version: str | None,
+        metadata_only: bool,
+    ) -> Iterator[ObjectList]:
         path = rtype.collection_path(namespace)
         params: dict[str, str] = {}
         if label_selector:
@@ -282,30 +320,26 @@ class KubeClient:
         resource_version: str | None = None,
         metadata_only: bool = False,
     ) -> ObjectList:
-        """Every item, fetched in pages; if a continue token expires (410) mid-way, the list is
-        taken again unpaged, as client-go's pager does. The resourceVersion is the first page's
+        """Every item, fetched in pages (:meth:`iter_pages`, with its 410 policy: an expired
+        continue token means one unpaged list instead). The resourceVersion is the first page's
         (the snapshot all pages belong to)."""
-        kwargs: dict[str, Any] = dict(
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            resource_version=resource_version,
-            metadata_only=metadata_only,
-        )
-        rtype = self.resource(what)
         items: list[dict[str, Any]] = []
         version = ""
         pages = 0
-        try:
-            for page in self.iter_pages(rtype, chunk_size=chunk_size, **kwargs):
-                items.extend(page.items)
-                version = version or page.resource_version
-                pages += 1
-        except ApiError as exc:
-            if exc.status != 410 or pages == 0:
-                raise
-            full = next(self.iter_pages(rtype, chunk_size=0, **kwargs))
-            return ObjectList(full.items, full.resource_version, pages=1)
+        for page in self.iter_pages(
+            what,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            chunk_size=chunk_size,
+            resource_version=resource_version,
+            metadata_only=metadata_only,
+        ):
+            if page.restarted:
+                items, version, pages = [], "", 0
+            items.extend(page.items)
+            version = version or page.resource_version
+            pages += 1
         return ObjectList(items, version, pages=pages)
 
     def watch(

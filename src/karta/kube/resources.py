@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from karta.model.gvk import GVK
+
 
 @dataclass(frozen=True)
 class ResourceType:
@@ -28,8 +30,8 @@ class ResourceType:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     @property
-    def gvk(self) -> tuple[str, str, str]:
-        return (self.group, self.version, self.kind)
+    def gvk(self) -> GVK:
+        return GVK(self.group, self.version, self.kind)
 
     @property
     def group_resource(self) -> str:
@@ -38,8 +40,8 @@ class ResourceType:
 
     @property
     def token(self) -> str:
-        """``kind.version.group`` (17.4's spelling for ambiguity messages)."""
-        return ".".join(p for p in (self.kind, self.version, self.group) if p)
+        """``Kind.version.group`` (17.4's spelling for ambiguity messages)."""
+        return self.gvk.token
 
     def base_path(self) -> str:
         return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"

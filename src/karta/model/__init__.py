@@ -27,6 +27,8 @@ _EXPORTS: dict[str, str] = {
     "Finding": "karta.model.findings",
     "FragmentedPodSpecDefinition": "karta.model.types",
     "GangScheduling": "karta.model.types",
+    "GVK": "karta.model.gvk",
+    "GroupKind": "karta.model.gvk",
     "GroupVersionKind": "karta.model.types",
     "Karta": "karta.model.types",
     "KartaSpec": "karta.model.types",
@@ -76,6 +78,8 @@ __all__ = [
     "Finding",
     "FragmentedPodSpecDefinition",
     "GangScheduling",
+    "GVK",
+    "GroupKind",
     "GroupVersionKind",
     "Karta",
     "KartaSpec",
@@ -119,6 +123,7 @@ __dir__ = lazy_dir(_EXPORTS, globals())
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from karta.model.dump import karta_to_dict, karta_to_yaml
     from karta.model.findings import Finding, Severity
+    from karta.model.gvk import GVK, GroupKind
     from karta.model.load import LoadResult, karta_from_dict, load_karta, load_kartas
     from karta.model.types import (
         API_GROUP,

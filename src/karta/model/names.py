@@ -1,4 +1,5 @@
-"""Kubernetes name syntax used by the validator: label keys and values, DNS labels and subdomains.
+"""Kubernetes name rules: label keys and values, DNS labels and subdomains (the validator's checks),
+and the plural a kind most likely has when no CRD says (type tokens, RBAC resources).
 
 Each check returns ``None`` when the text is valid, else the reason in the API server's words.
 """
@@ -76,3 +77,13 @@ def label_value_error(value: str) -> str | None:
     if not _LABEL_NAME.fullmatch(value):
         return f"a valid label value must be an empty string or {_NAME_CHARSET[len('must ') :]}"
     return None
+
+
+def plural_guess(kind: str) -> str:
+    """Lower-cased English plural of a kind, as kubectl's fallback guesses it for unknown kinds."""
+    word = kind.lower()
+    if re.search(r"(s|x|z|ch|sh)$", word):
+        return word + "es"
+    if re.search(r"[^aeiou]y$", word):
+        return word[:-1] + "ies"
+    return word + "s"

@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from karta.model.base import Model, field
+from karta.model.gvk import GVK
 
 API_GROUP = "run.ai"
 API_VERSION = "run.ai/v1alpha1"
@@ -44,6 +45,10 @@ class GroupVersionKind(Model):
     @property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def gvk(self) -> GVK:
+        return GVK(self.group, self.version, self.kind)
 
 
 class TopologyConstraint(Model):
@@ -298,12 +303,6 @@ class Karta(Model):
     @property
     def gang(self) -> GangScheduling | None:
         return self.spec.optimization_instructions.gang_scheduling
-
-    def to_dict(self) -> dict[str, Any]:
-        """The wire form (camelCase, unset fields omitted, ``optimizationInstructions`` kept)."""
-        from karta.model.dump import karta_to_dict  # dump imports this module
-
-        return karta_to_dict(self)
 
 
 _set_components_cache = Karta._components_cache.__set__  # type: ignore[attr-defined]

@@ -425,11 +425,14 @@ def test_other_versions_resolve_with_a_warning(
     assert r.err == (
         "warning: Thing example.com/v2 is described with my-thing-v1, a definition for version v1\n"
     )
+    # several other versions: the most stable one, as for a live object (one resolution rule)
     write_user_definition(tmp_path / "defs", "my-thing-v3", version="v3")
     r = describe_doc({**THING, "apiVersion": "example.com/v2"})
-    assert r.code == 2
-    assert "several Karta definitions cover this type at other versions: " in r.err
-    assert "Thing.v1.example.com, Thing.v3.example.com" in r.err
+    assert r.code == 0, r.err
+    assert "definition: my-thing-v3 (user)" in r.out
+    assert r.err == (
+        "warning: Thing example.com/v2 is described with my-thing-v3, a definition for version v3\n"
+    )
 
 
 def test_colliding_definitions_are_ambiguous(

@@ -20,11 +20,11 @@ from karta.cli.live import (
     identity,
     overrides_from,
     resolve_type,
-    version_key,
 )
 from karta.definitions import DefinitionStore
 from karta.errors import ApiError, ClusterUnreachableError, UnknownResourceTypeError
 from karta.kube import ClusterConfig, ResourceType
+from karta.model.gvk import version_key
 
 CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus"
 NOW = dt.datetime(2026, 1, 2, 12, 0, 0, tzinfo=dt.UTC)

@@ -16,10 +16,10 @@ from karta.definitions import (
     DefinitionStore,
     ambiguity,
     default_user_directory,
-    gvk_token,
     kai_visibility_warnings,
 )
 from karta.model import Karta, karta_from_dict
+from karta.model.gvk import GVK
 
 PYTORCH = ("kubeflow.org", "v1", "PyTorchJob")
 
@@ -220,8 +220,8 @@ def test_default_user_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
 
 
 def test_gvk_token() -> None:
-    assert gvk_token(("", "v1", "Pod")) == "Pod.v1"
-    assert gvk_token(PYTORCH) == "PyTorchJob.v1.kubeflow.org"
+    assert GVK("", "v1", "Pod").token == "Pod.v1"
+    assert GVK(*PYTORCH).token == "PyTorchJob.v1.kubeflow.org"
 
 
 def test_kai_visibility_of_cluster_definitions(empty_dir: Path) -> None:

@@ -1,0 +1,147 @@
+"""Workload types and workloads of a live cluster, seen through the definitions (17.4, 17.5).
+
+Owns the cluster half of definition resolution; the rule itself is
+:meth:`karta.definitions.DefinitionStore.definition_for`, so a workload read live resolves to the
+same definition as its manifest read from a file.
+
+- :func:`resolve_type`: a kubectl TYPE token to a definition and the served resource (17.4 "Type
+  resolution"): API discovery first, its GVK resolved by the store (preferring versions the
+  cluster serves); else the store's token rule (a kind or a guessed plural, qualified or not).
+- :func:`covered_types`: every GroupKind a definition covers, once, at its most stable served
+  version (``kli get --all-types``, the controller's informers).
+- :func:`workload_pods`: the pods whose controller-owner chain reaches a workload (17.5 rules 1-2).
+
+Errors are the library's: :class:`~karta.errors.NoDefinitionError`,
+:class:`~karta.errors.AmbiguousDefinitionError` and :class:`~karta.errors.ClusterError`; callers
+decide how to report them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from karta.definitions import DefinitionStore, StoredDefinition
+from karta.errors import AmbiguousDefinitionError, ClusterError, NoDefinitionError, UnknownResourceTypeError
+from karta.kube.client import KubeClient
+from karta.kube.owners import OwnerChains, controller_ref
+from karta.kube.resources import ResourceType
+from karta.model.gvk import GVK, GroupKind, version_key
+
+__all__ = ["CoveredType", "ResolvedType", "covered_types", "resolve_type", "workload_pods"]
+
+
+@dataclass(frozen=True)
+class ResolvedType:
+    """A TYPE token resolved: the definition, and the resource to read (None: the kind is not
+    served by this cluster; ``kind`` and ``group`` still name it for messages)."""
+
+    definition: StoredDefinition
+    resource: ResourceType | None
+    kind: str
+    group: str
+
+    @property
+    def installed(self) -> bool:
+        return self.resource is not None
+
+
+@dataclass(frozen=True)
+class CoveredType:
+    """A served resource and the definition its objects resolve through."""
+
+    resource: ResourceType
+    definition: StoredDefinition
+
+
+def _served(client: KubeClient) -> Callable[[GVK], bool]:
+    def served(gvk: GVK) -> bool:
+        return client.discovery.find(*gvk) is not None
+
+    return served
+
+
+def resolve_type(token: str, *, client: KubeClient, store: DefinitionStore) -> ResolvedType:
+    """17.4 "Type resolution" for ``token`` (see the module docstring).
+
+    Raises :class:`NoDefinitionError` (nothing covers it), :class:`AmbiguousDefinitionError`
+    (colliding definitions, or a token naming several covered kinds) and :class:`ClusterError`
+    (discovery failed)."""
+    try:
+        rtype: ResourceType | None = client.discovery.resolve(token)
+    except UnknownResourceTypeError:
+        rtype = None
+    if rtype is not None:
+        chosen = store.definition_for(rtype.gvk, served=_served(client))
+        version = chosen.gvk.version if chosen.gvk else rtype.version
+        read = rtype if version == rtype.version else client.discovery.find(rtype.group, version, rtype.kind)
+        return ResolvedType(chosen, read or rtype, rtype.kind, rtype.group)
+    try:
+        only = store.definition_for_token(token)
+    except NoDefinitionError:
+        raise NoDefinitionError(
+            f'no Karta definition covers "{token}" (and the server has no resource type "{token}")'
+        ) from None
+    assert only.gvk is not None
+    return ResolvedType(only, None, only.gvk.kind, only.gvk.group)
+
+
+def covered_types(client: KubeClient, store: DefinitionStore) -> tuple[list[CoveredType], list[str]]:
+    """Every GroupKind a visible definition covers, once, at its most stable served version that
+    can be listed (17.4 ``--all-types``), sorted by group and kind; plus one warning per GroupKind
+    skipped because colliding definitions claim it. Kinds the cluster does not serve are left out
+    silently. Raises :class:`ClusterError` when discovery fails."""
+    covered = {d.gvk.group_kind for d in store.visible() if d.gvk is not None}
+    best: dict[GroupKind, ResourceType] = {}
+    for r in client.discovery.resources():
+        gk = GroupKind(r.group, r.kind)
+        if gk in covered and r.supports("list") and (
+            gk not in best or version_key(r.version) > version_key(best[gk].version)
+        ):
+            best[gk] = r
+    out: list[CoveredType] = []
+    warnings: list[str] = []
+    for gk in sorted(best):
+        rtype = best[gk]
+        try:
+            out.append(CoveredType(rtype, store.definition_for(rtype.gvk, served=_served(client))))
+        except AmbiguousDefinitionError as exc:
+            warnings.append(f"skipping {rtype.kind}: {exc}")
+    return out, warnings
+
+
+def workload_pods(
+    client: KubeClient, obj: Mapping[str, Any], *, chains: OwnerChains | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The pods of the workload ``obj`` (17.5 rules 1-2), sorted by name, and warnings.
+
+    Every pod of the workload's namespace is read from the API server's cache (resourceVersion
+    "0") and kept when its controller-owner chain reaches the workload's UID (depth ≤ 6, owner
+    reads cached and shared through ``chains``). A bare Pod is its own pod. A pod list the
+    cluster refuses is a warning (the workload is then shown without pods), never an error."""
+    if obj.get("kind") == "Pod" and str(obj.get("apiVersion")) == "v1":
+        return [dict(obj)], []
+    meta = obj.get("metadata") or {}
+    uid = str(meta.get("uid") or "")
+    namespace = str(meta.get("namespace") or "") or None
+    try:
+        pod_type = client.discovery.for_gvk("", "v1", "Pod")
+        listed = client.list(pod_type, namespace=namespace, resource_version="0")
+    except ClusterError as exc:
+        return [], [
+            f"could not list the pods of {obj.get('kind')}/{_name(obj)}: {exc}; showing it without pods"
+        ]
+    candidates = [p for p in listed.items if controller_ref(p) is not None]
+    if not uid or not candidates:
+        return [], []
+    walker = chains if chains is not None else OwnerChains(client)
+    owned = [
+        pod for pod, chain in zip(candidates, walker.walk_many(candidates), strict=True) if chain.reaches(uid)
+    ]
+    owned.sort(key=_name)
+    return owned, []
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
