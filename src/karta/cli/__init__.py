@@ -1,1 +1,1 @@
-"""``kli``: the command-line interface. The only layer that imports click and rich."""
+"""``kli``: the command-line interface. The only layer that imports click."""
