@@ -36,8 +36,8 @@ _K8S_VERSIONS = ("1.35", "1.36", "1.37")
     "--definition",
     "definition",
     metavar="KARTA",
-    help="Karta definition file (default: resolve by the object's GVK from the built-in catalog "
-    "and $KARTA_DEFINITIONS).",
+    help="Karta definition file (default: resolve by the object's GVK from the built-in catalog, "
+    "$KARTA_DEFINITIONS and the cluster's Kartas, as every command does).",
 )
 @click.option("--backend", required=True, type=click.Choice(_BACKENDS), help="Gang scheduler to render for.")
 @click.option(
@@ -125,7 +125,7 @@ def gang(
             chosen = live.definition
             stored_name, karta, trusted = chosen.name, chosen.karta, chosen.trusted
         else:
-            stored_name, karta, trusted, diagnostics = _definition(definition, obj)
+            stored_name, karta, trusted, diagnostics = _definition(definition, obj, overrides)
             warnings.extend(d["message"] for d in diagnostics if d.get("severity") in ("warning", "error"))
     elif file is None:
         raise UsageError(
@@ -134,7 +134,7 @@ def gang(
     else:
         obj, obj_name = read_object(file, what="workload object")
         pods = read_objects(pods_file, what="pod") if pods_file else []
-        stored_name, karta, trusted, diagnostics = _definition(definition, obj)
+        stored_name, karta, trusted, diagnostics = _definition(definition, obj, overrides)
         warnings.extend(d["message"] for d in diagnostics if d.get("severity") in ("warning", "error"))
     if karta.gang is None or (karta.gang.pod_group is None and not karta.gang.pod_groups):
         raise CliError(

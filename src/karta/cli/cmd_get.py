@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from karta.kube import ConfigOverrides, KubeClient, OwnerChains, ResourceType
 
 
-
 @click.command("get")
 @click.argument("args", nargs=-1, metavar="(TYPE[/NAME] [NAME] | --all-types)", shell_complete=complete_types)
 @click.option("--all-types", is_flag=True, help="List every workload type a definition covers.")

@@ -6,12 +6,16 @@ For definition authors. The JSON shape is a stable contract (README, "kli inspec
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from karta.cli import exitcodes
 from karta.cli.errors import CliError
+from karta.cli.live import connection_options
+
+if TYPE_CHECKING:
+    from karta.kube import ConfigOverrides
 
 
 @click.command("inspect")
@@ -35,7 +39,10 @@ from karta.cli.errors import CliError
     show_default=True,
     help="Output format.",
 )
-def inspect(file: str, definition: str | None, pods_file: str | None, output: str) -> None:
+@connection_options
+def inspect(
+    file: str, definition: str | None, pods_file: str | None, output: str, overrides: ConfigOverrides
+) -> None:
     """Show what a Karta definition extracts from one workload object (and optionally its pods).
 
     Prints the status (phase, conditions, matched statuses, primary), every component with its
@@ -49,7 +56,7 @@ def inspect(file: str, definition: str | None, pods_file: str | None, output: st
 
     obj, obj_name = read_object(file, what="workload object")
     pods = read_objects(pods_file, what="pod") if pods_file else []
-    stored_name, karta, trusted, diagnostics = _definition(definition, obj)
+    stored_name, karta, trusted, diagnostics = _definition(definition, obj, overrides)
     view, failed = build_view(karta, obj, pods, trusted=trusted, diagnostics=diagnostics)
     view["definition"] = stored_name
     if output == "table":
@@ -62,8 +69,12 @@ def inspect(file: str, definition: str | None, pods_file: str | None, output: st
         )
 
 
-def _definition(path: str | None, obj: dict[str, Any]) -> tuple[str, Any, bool, list[dict[str, str]]]:
-    """Load ``--definition`` or resolve one by GVK; returns (name, karta, trusted, diagnostics)."""
+def _definition(
+    path: str | None, obj: dict[str, Any], overrides: ConfigOverrides | None = None
+) -> tuple[str, Any, bool, list[dict[str, str]]]:
+    """Load ``--definition`` or resolve one by GVK from the definitions every command sees
+    (catalog < ``$KARTA_DEFINITIONS`` < the cluster's, read with ``overrides``); returns (name,
+    karta, trusted, diagnostics)."""
     from karta.cli.errors import UsageError
     from karta.cli.inputs import load_definition, parse_documents, read_text
 
@@ -82,7 +93,7 @@ def _definition(path: str | None, obj: dict[str, Any]) -> tuple[str, Any, bool, 
 
     from karta.cli.cmd_definitions import definition_for_object, open_store
 
-    store = open_store()
+    store = open_store(overrides)
     for warning in store.warnings:
         diagnostics.append({"severity": "warning", "message": warning, "location": ""})
     chosen = definition_for_object(store, obj, hint=INSPECT_NO_DEFINITION_HINT)
