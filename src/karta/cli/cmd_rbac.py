@@ -15,19 +15,9 @@ from typing import Any
 import click
 
 from karta.cli.errors import UsageError
+from karta.render.backends import BACKENDS
 
 READ = ["get", "list", "watch"]
-WRITE = ["get", "list", "watch", "create", "update", "patch"]
-
-# backend -> (api group, resources) of the objects kli gang renders (gang-backends.md 8)
-BACKENDS: dict[str, tuple[str, list[str]]] = {
-    "kai": ("scheduling.run.ai", ["podgroups"]),
-    "workload-api": ("scheduling.k8s.io", ["compositepodgroups", "podgroups", "workloads"]),
-    "volcano": ("scheduling.volcano.sh", ["podgroups"]),
-    "coscheduling": ("scheduling.x-k8s.io", ["podgroups"]),
-    "kueue": ("kueue.x-k8s.io", ["workloads"]),
-}
-
 
 # groups of built-in kinds, whose plurals are the regular lower-cased ones
 _BUILT_IN_GROUPS = {"", "apps", "batch"}
@@ -99,9 +89,7 @@ def build_rbac(
         for group, resources in sorted(by_group.items())
     ]
     rules.append({"apiGroups": ["run.ai"], "resources": ["kartas"], "verbs": list(READ)})
-    for backend in backends:
-        group, resources = BACKENDS[backend]
-        rules.append({"apiGroups": [group], "resources": list(resources), "verbs": list(WRITE)})
+    rules.extend(BACKENDS[backend].rbac_rule() for backend in backends)
     labels = {"app.kubernetes.io/managed-by": "karta"}
     role: dict[str, Any] = {
         "apiVersion": "rbac.authorization.k8s.io/v1",

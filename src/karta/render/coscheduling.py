@@ -14,9 +14,9 @@ from typing import Any
 from karta.extract import ComponentFactory
 from karta.gang import GangPlan, flat_min
 from karta.gang.naming import DNS1123_LABEL_MAX
+from karta.render.backends import CoschedulingOptions
 from karta.render.common import (
     Rendering,
-    RenderOptions,
     gang_object_name,
     group_metadata,
     has_topology,
@@ -38,10 +38,10 @@ def render_coscheduling(
     plan: GangPlan,
     *,
     pods: Sequence[Mapping[str, Any]] = (),
-    options: RenderOptions | None = None,
+    options: CoschedulingOptions | None = None,
 ) -> Rendering:
     """coscheduling PodGroups for the plan's gangs (5.4) and the pod labels of 5.3."""
-    options = options if options is not None else RenderOptions()
+    options = options if options is not None else CoschedulingOptions()
     owner = top_owner(factory.obj)
     warnings: list[str] = []
     if not owner.uid and plan.gangs:

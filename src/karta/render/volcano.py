@@ -13,9 +13,9 @@ from typing import Any
 
 from karta.extract import ComponentFactory
 from karta.gang import GangPlan, flat_min
+from karta.render.backends import VolcanoOptions
 from karta.render.common import (
     Rendering,
-    RenderOptions,
     gang_object_name,
     group_metadata,
     has_topology,
@@ -39,10 +39,10 @@ def render_volcano(
     plan: GangPlan,
     *,
     pods: Sequence[Mapping[str, Any]] = (),
-    options: RenderOptions | None = None,
+    options: VolcanoOptions | None = None,
 ) -> Rendering:
     """Volcano PodGroups for the plan's gangs (4.4) and the pod bindings of 4.3."""
-    options = options if options is not None else RenderOptions()
+    options = options if options is not None else VolcanoOptions()
     owner = top_owner(factory.obj)
     warnings: list[str] = []
     if not owner.uid and plan.gangs:
