@@ -410,7 +410,7 @@ def _by_kind_or_plural(store: DefinitionStore, name: str) -> list[StoredDefiniti
     found = store.by_kind(name)
     if found:
         return found
-    from karta.cli.cmd_rbac import plural_guess
+    from karta.model.names import plural_guess
 
     return [d for d in store.visible() if d.gvk is not None and plural_guess(d.gvk[2]) == name]
 

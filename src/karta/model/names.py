@@ -1,4 +1,5 @@
-"""Kubernetes name syntax used by the validator: label keys and values, DNS labels and subdomains.
+"""Kubernetes name rules: the syntax the validator checks (label keys and values, DNS labels and
+subdomains) and the plural resource name guessed for a kind when no CRD or discovery says it.
 
 Each check returns ``None`` when the text is valid, else the reason in the API server's words.
 """
@@ -76,3 +77,13 @@ def label_value_error(value: str) -> str | None:
     if not _LABEL_NAME.fullmatch(value):
         return f"a valid label value must be an empty string or {_NAME_CHARSET[len('must ') :]}"
     return None
+
+
+def plural_guess(kind: str) -> str:
+    """Lower-cased English plural, as kubectl's fallback does for unknown kinds."""
+    word = kind.lower()
+    if re.search(r"(s|x|z|ch|sh)$", word):
+        return word + "es"
+    if re.search(r"[^aeiou]y$", word):
+        return word[:-1] + "ies"
+    return word + "s"

@@ -63,7 +63,7 @@ def test_every_record_loads_its_exported_renderer(name: str) -> None:
 
 @pytest.mark.parametrize("name", list(BACKENDS))
 def test_rbac_resources_are_exactly_what_the_renderer_emits(name: str) -> None:
-    from karta.cli.cmd_rbac import plural_guess
+    from karta.model.names import plural_guess
 
     backend = BACKENDS[name]
     emitted: set[str] = set()
