@@ -86,6 +86,14 @@ class ConversionError(ExtractionError):
     """A jq result does not have the type the field needs (section 4 of the format)."""
 
 
+class QuantityError(KartaError, ValueError):
+    """``not a quantity: <value>``: a resource quantity that is not Kubernetes' syntax."""
+
+    def __init__(self, value: object) -> None:
+        super().__init__(f"not a quantity: {value!r}")
+        self.value = value
+
+
 class StatusError(KartaError):
     """Status could not be extracted (``failed to extract phase`` / ``conditions`` / ``match status``)."""
 

@@ -59,3 +59,11 @@ def test_validate_loads_only_the_loader_validator_and_jq_front_end() -> None:
     assert code == 0
     assert {"karta.model.load", "karta.model.validate", "karta.jq.parser", "karta.jq.safety"} <= modules
     assert not modules & NEVER_AT_START
+
+
+@pytest.mark.parametrize("command", ["gang", "rbac"])
+def test_backend_choices_load_the_registry_alone(command: str) -> None:
+    code, modules = _loaded([command, "--help"])
+    assert code == 0
+    assert "karta.render.backends" in modules
+    assert not modules & (NEVER_AT_START | {"karta.render.dispatch", "karta.render.kai", "karta.model"})

@@ -44,9 +44,9 @@ def test_a_consumer_type_checks_and_sees_no_any(tmp_path: Path) -> None:
     lines += ["", *checks, "", "def first_error() -> type[Exception]:", "    return KartaError", ""]
     consumer = tmp_path / "consumer.py"
     consumer.write_text("\n".join(lines))
+    command = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-version", "3.11"]
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-version", "3.11",
-         "--follow-imports=silent", str(consumer)],  # fmt: skip
+        [*command, "--follow-imports=silent", str(consumer)],
         capture_output=True,
         text=True,
         cwd=REPO,

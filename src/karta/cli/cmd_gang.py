@@ -18,11 +18,11 @@ import click
 from karta.cli.cmd_completion import complete_types
 from karta.cli.errors import CliError, UsageError
 from karta.cli.live import connection_options
+from karta.render.backends import BACKENDS
 
 if TYPE_CHECKING:
     from karta.kube import ConfigOverrides
 
-_BACKENDS = ("kai", "workload-api", "volcano", "coscheduling", "kueue")
 _K8S_VERSIONS = ("1.35", "1.36", "1.37")
 
 
@@ -39,7 +39,7 @@ _K8S_VERSIONS = ("1.35", "1.36", "1.37")
     help="Karta definition file (default: resolve by the object's GVK from the built-in catalog, "
     "$KARTA_DEFINITIONS and the cluster's Kartas, as every command does).",
 )
-@click.option("--backend", required=True, type=click.Choice(_BACKENDS), help="Gang scheduler to render for.")
+@click.option("--backend", required=True, type=click.Choice(BACKENDS), help="Gang scheduler to render for.")
 @click.option(
     "--k8s-version",
     "k8s_version",
@@ -111,7 +111,7 @@ def gang(
     from karta.errors import KartaError
     from karta.extract import ComponentFactory
     from karta.jq import Evaluator
-    from karta.render import RenderOptions, render
+    from karta.render import options_for, render
 
     if target and file is not None:
         raise UsageError("TYPE/NAME cannot be combined with -f/--file")
@@ -142,14 +142,17 @@ def gang(
             "(spec.optimizationInstructions.gangScheduling)",
             hint="add a podGroup (karta-format.md section 12), or pass another one with --definition",
         )
-    options = RenderOptions(
-        k8s_version=k8s_version,
-        composite=composite,
-        scheduler_name=scheduler_name,
-        queue=queue,
-        schedule_timeout_seconds=schedule_timeout,
-        min_resources=min_resources,
-        kai_managed=kai_managed,
+    options = options_for(  # each backend takes the flags it reads
+        backend,
+        {
+            "k8s_version": k8s_version,
+            "composite": composite,
+            "scheduler_name": scheduler_name,
+            "queue": queue,
+            "schedule_timeout_seconds": schedule_timeout,
+            "min_resources": min_resources,
+            "kai_managed": kai_managed,
+        },
     )
     factory = ComponentFactory(karta, obj, evaluator=Evaluator(trusted=trusted))
     try:

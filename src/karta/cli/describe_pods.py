@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from karta.cli.resources import Requests, pod_requests
+from karta.extract.requests import Requests, pod_requests
 
 __all__ = ["PodRow", "limit_pods", "natural_key", "pod_row"]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from karta.cli.describe_pods import PodRow, limit_pods, natural_key, pod_row
-from karta.cli.resources import Requests, format_cpu, format_memory, fragment_requests, pod_requests
+from karta.extract.requests import Requests, format_cpu, format_memory, fragment_requests, pod_requests
 
 __all__ = ["UNATTRIBUTED", "Row", "build_rows", "build_view", "human_age", "render_table"]
 

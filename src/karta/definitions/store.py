@@ -270,8 +270,7 @@ def ambiguity(matches: Sequence[StoredDefinition]) -> str:
         assert gvk is not None
         names = ", ".join(_describe(d) for d in matches)
         return (
-            f"{len(matches)} Karta definitions claim {gvk}: {names}; "
-            f"remove all but one ({matches[0].origin})"
+            f"{len(matches)} Karta definitions claim {gvk}: {names}; remove all but one ({matches[0].origin})"
         )
     tokens = ", ".join(sorted(g.token for g in gvks if g is not None))
     return f"several Karta definitions cover this type at other versions: {tokens}"

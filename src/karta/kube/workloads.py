@@ -96,8 +96,10 @@ def covered_types(client: KubeClient, store: DefinitionStore) -> tuple[list[Cove
     best: dict[GroupKind, ResourceType] = {}
     for r in client.discovery.resources():
         gk = GroupKind(r.group, r.kind)
-        if gk in covered and r.supports("list") and (
-            gk not in best or version_key(r.version) > version_key(best[gk].version)
+        if (
+            gk in covered
+            and r.supports("list")
+            and (gk not in best or version_key(r.version) > version_key(best[gk].version))
         ):
             best[gk] = r
     out: list[CoveredType] = []

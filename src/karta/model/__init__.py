@@ -65,6 +65,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "API_GROUP",
     "API_VERSION",
+    "GVK",
     "KIND",
     "LEGACY_API_VERSION",
     "LEGACY_KIND",
@@ -78,7 +79,6 @@ __all__ = [
     "Finding",
     "FragmentedPodSpecDefinition",
     "GangScheduling",
-    "GVK",
     "GroupKind",
     "GroupVersionKind",
     "Karta",

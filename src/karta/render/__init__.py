@@ -2,31 +2,56 @@
 one object, as a :class:`~karta.extract.ComponentFactory`), its gang plan, its pods and options to the
 plain-dict Kubernetes objects a gang scheduler understands, plus per-pod binding patches.
 
-One module per backend: :mod:`~karta.render.kai` (KAI PodGroup), :mod:`~karta.render.workload_api`
-(Kubernetes Workload API 1.35-1.37), :mod:`~karta.render.volcano`, :mod:`~karta.render.coscheduling`
-and :mod:`~karta.render.kueue`; :mod:`~karta.render.common` holds the naming and metadata rules.
+:mod:`~karta.render.backends` is the registry (one record per backend: name, API group and
+resources, options type, renderer) and :func:`render` dispatches through it. One module per backend:
+:mod:`~karta.render.kai` (KAI PodGroup), :mod:`~karta.render.workload_api` (Kubernetes Workload API
+1.35-1.37), :mod:`~karta.render.volcano`, :mod:`~karta.render.coscheduling` and
+:mod:`~karta.render.kueue`; :mod:`~karta.render.common` holds the naming and metadata rules.
+
+Names are resolved lazily (PEP 562): ``kli`` reads the registry to build its ``--backend`` choices
+without importing the renderers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
-from karta.errors import GangError
-from karta.extract import ComponentFactory
-from karta.gang import GangPlan, compute_gang_plan
-from karta.render.common import PodPatch, Rendering, RenderOptions
-from karta.render.coscheduling import render_coscheduling
-from karta.render.kai import render_kai
-from karta.render.kueue import render_kueue
-from karta.render.volcano import render_volcano
-from karta.render.workload_api import render_workload_api
+from karta._lazy import lazy_dir, lazy_getattr
+
+_EXPORTS: dict[str, str] = {
+    "BACKENDS": "karta.render.backends",
+    "BackendOptions": "karta.render.backends",
+    "CoschedulingOptions": "karta.render.backends",
+    "GangBackend": "karta.render.backends",
+    "KaiOptions": "karta.render.backends",
+    "KueueOptions": "karta.render.backends",
+    "VolcanoOptions": "karta.render.backends",
+    "WorkloadApiOptions": "karta.render.backends",
+    "gang_backend": "karta.render.backends",
+    "options_for": "karta.render.backends",
+    "PodPatch": "karta.render.common",
+    "Rendering": "karta.render.common",
+    "render": "karta.render.dispatch",
+    "render_coscheduling": "karta.render.coscheduling",
+    "render_kai": "karta.render.kai",
+    "render_kueue": "karta.render.kueue",
+    "render_volcano": "karta.render.volcano",
+    "render_workload_api": "karta.render.workload_api",
+}
 
 __all__ = [
     "BACKENDS",
+    "BackendOptions",
+    "CoschedulingOptions",
+    "GangBackend",
+    "KaiOptions",
+    "KueueOptions",
     "PodPatch",
-    "RenderOptions",
     "Rendering",
+    "VolcanoOptions",
+    "WorkloadApiOptions",
+    "gang_backend",
+    "options_for",
     "render",
     "render_coscheduling",
     "render_kai",
@@ -35,42 +60,28 @@ __all__ = [
     "render_workload_api",
 ]
 
-Renderer = Callable[..., Rendering]
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
-BACKENDS: dict[str, Renderer] = {
-    "kai": render_kai,
-    "workload-api": render_workload_api,
-    "volcano": render_volcano,
-    "coscheduling": render_coscheduling,
-    "kueue": render_kueue,
-}
+__dir__ = lazy_dir(_EXPORTS, globals())
 
 
-def render(
-    backend: str,
-    factory: ComponentFactory,
-    *,
-    pods: Sequence[Mapping[str, Any]] = (),
-    plan: GangPlan | None = None,
-    options: RenderOptions | None = None,
-) -> Rendering:
-    """Render ``backend``'s objects for the factory's workload; the plan is computed when not given.
-
-    Errors are GangError (unknown backend, what a backend cannot express, names) or the extraction
-    errors of the plan.
-    """
-    renderer = BACKENDS.get(backend)
-    if renderer is None:
-        raise GangError(f"unknown gang backend {backend!r}; one of {', '.join(BACKENDS)}")
-    if plan is None:
-        plan = compute_gang_plan(factory, pods, evaluator=factory.evaluator)
-    diagnostics = tuple(f"{d.message}" for d in plan.diagnostics)
-    result = renderer(factory, plan, pods=pods, options=options)
-    if diagnostics:
-        result = Rendering(
-            objects=result.objects,
-            pod_patches=result.pod_patches,
-            owner_patch=result.owner_patch,
-            warnings=diagnostics + result.warnings,
-        )
-    return result
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from karta.render.backends import (
+        BACKENDS,
+        BackendOptions,
+        CoschedulingOptions,
+        GangBackend,
+        KaiOptions,
+        KueueOptions,
+        VolcanoOptions,
+        WorkloadApiOptions,
+        gang_backend,
+        options_for,
+    )
+    from karta.render.common import PodPatch, Rendering
+    from karta.render.coscheduling import render_coscheduling
+    from karta.render.dispatch import render
+    from karta.render.kai import render_kai
+    from karta.render.kueue import render_kueue
+    from karta.render.volcano import render_volcano
+    from karta.render.workload_api import render_workload_api

@@ -1,13 +1,13 @@
-"""What every scheduler renderer shares (gang-backends.md 1.3 and 1.5): render options, the result
-record, the workload's identity as top owner, object and DNS-label names, the metadata our objects
-carry (managed-by and Karta index labels, ``run.ai/karta-name``, the owner reference), pod → gang and
+"""What every scheduler renderer shares (gang-backends.md 1.3 and 1.5): the result record, the
+workload's identity as top owner, object and DNS-label names, the metadata our objects carry
+(managed-by and Karta index labels, ``run.ai/karta-name``, the owner reference), pod → gang and
 pod → sub-group lookups, and per-pod patches.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from karta.errors import GangError
@@ -18,7 +18,6 @@ from karta.model.types import Karta
 __all__ = [
     "MANAGED_BY",
     "PodPatch",
-    "RenderOptions",
     "Rendering",
     "TopOwner",
     "dns_label",
@@ -33,37 +32,6 @@ __all__ = [
 ]
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "karta"}
-
-
-@dataclass(frozen=True, slots=True)
-class RenderOptions:
-    """Backend configuration; every default is the documented one of gang-backends.md.
-
-    - ``k8s_version``: Workload API version selection (1.35 → v1alpha1, 1.36 → v1alpha2,
-      1.37 → v1beta1).
-    - ``composite``: 1.37 only; render sub-groups as a CompositePodGroup tree (v1alpha3) instead of
-      flattening them.
-    - ``topology_gate``: the TopologyAwareWorkloadScheduling gate is on (Workload API topology).
-    - ``topology_level_map``: Karta topology level → node-label key for the Workload API.
-    - ``scheduler_name``: overrides the backend's scheduler name written on pods.
-    - ``queue``: the default queue (Volcano; KAI's last fallback instead of ``default-queue``).
-    - ``schedule_timeout_seconds``: coscheduling ``scheduleTimeoutSeconds``.
-    - ``min_resources``: compute ``minResources`` (Volcano, coscheduling).
-    - ``kai_managed``: KAI mode B (we create the PodGroup): our labels, and the owner annotation
-      ``kai.scheduler/skip-podgrouper``; default is the exact preview of KAI's own output.
-    - ``kai_queue_label``: KAI's queue label key (``--queue-label-key``).
-    """
-
-    k8s_version: str = "1.37"
-    composite: bool = False
-    topology_gate: bool = True
-    topology_level_map: Mapping[str, str] = field(default_factory=dict)
-    scheduler_name: str | None = None
-    queue: str | None = None
-    schedule_timeout_seconds: int | None = None
-    min_resources: bool = False
-    kai_managed: bool = False
-    kai_queue_label: str = "kai.scheduler/queue"
 
 
 @dataclass(frozen=True, slots=True)

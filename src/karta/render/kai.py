@@ -16,9 +16,9 @@ from typing import Any
 from karta.errors import GangError
 from karta.extract import ComponentFactory
 from karta.gang import Gang, GangPlan, Topology, kai_alpha_pod_group_name, kai_pod_group_name
+from karta.render.backends import KaiOptions
 from karta.render.common import (
     Rendering,
-    RenderOptions,
     TopOwner,
     group_metadata,
     pod_patches,
@@ -44,11 +44,11 @@ def render_kai(
     plan: GangPlan,
     *,
     pods: Sequence[Mapping[str, Any]] = (),
-    options: RenderOptions | None = None,
+    options: KaiOptions | None = None,
 ) -> Rendering:
     """KAI PodGroups for the plan's gangs (2.8), the pod bindings of 2.7 and, in mode B, the owner
     annotation. KAI names groups by the top owner's UID, so the workload must carry one."""
-    options = options if options is not None else RenderOptions()
+    options = options if options is not None else KaiOptions()
     owner = top_owner(factory.obj)
     if not owner.uid:
         raise GangError(
@@ -121,7 +121,7 @@ def _pod_group(
     gang: Gang,
     name: str,
     pod: Mapping[str, Any] | None,
-    options: RenderOptions,
+    options: KaiOptions,
 ) -> dict[str, Any]:
     metadata = group_metadata(
         owner,
@@ -170,7 +170,7 @@ def _pod_group(
     return {"apiVersion": API_VERSION, "kind": "PodGroup", "metadata": metadata, "spec": spec}
 
 
-def _queue(owner: TopOwner, pod: Mapping[str, Any] | None, options: RenderOptions) -> str:
+def _queue(owner: TopOwner, pod: Mapping[str, Any] | None, options: KaiOptions) -> str:
     queue = _label(owner, pod, options.kai_queue_label)
     if queue:
         return queue

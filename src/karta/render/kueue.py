@@ -27,9 +27,9 @@ from karta.gang import (
     subtree_desired,
     subtree_scale,
 )
+from karta.render.backends import KueueOptions
 from karta.render.common import (
     Rendering,
-    RenderOptions,
     dns_label,
     group_metadata,
     missing_uid_warning,
@@ -97,7 +97,7 @@ def render_kueue(
     plan: GangPlan,
     *,
     pods: Sequence[Mapping[str, Any]] = (),
-    options: RenderOptions | None = None,
+    options: KueueOptions | None = None,
 ) -> Rendering:
     """One Kueue Workload with the PodSets the definition implies (6.5)."""
     owner = top_owner(factory.obj)

@@ -17,9 +17,9 @@ from typing import Any
 from karta.errors import GangError
 from karta.extract import ComponentFactory
 from karta.gang import Gang, GangPlan, Topology, flat_min, subtree_scale
+from karta.render.backends import WorkloadApiOptions
 from karta.render.common import (
     Rendering,
-    RenderOptions,
     TopOwner,
     dns_label,
     gang_object_name,
@@ -47,7 +47,7 @@ def _policy(minimum: int) -> dict[str, Any]:
 
 
 class _Renderer:
-    def __init__(self, factory: ComponentFactory, plan: GangPlan, options: RenderOptions) -> None:
+    def __init__(self, factory: ComponentFactory, plan: GangPlan, options: WorkloadApiOptions) -> None:
         version = VERSIONS.get(options.k8s_version)
         if version is None:
             raise GangError(
@@ -327,7 +327,7 @@ def render_workload_api(
     plan: GangPlan,
     *,
     pods: Sequence[Mapping[str, Any]] = (),
-    options: RenderOptions | None = None,
+    options: WorkloadApiOptions | None = None,
 ) -> Rendering:
     """The Workload API objects for ``options.k8s_version`` (3.5) and the pod bindings (3.5 step 6)."""
-    return _Renderer(factory, plan, options if options is not None else RenderOptions()).render(pods)
+    return _Renderer(factory, plan, options if options is not None else WorkloadApiOptions()).render(pods)

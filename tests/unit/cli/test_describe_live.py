@@ -14,9 +14,9 @@ from karta.cli.describe_pods import PodRow, limit_pods, pod_row
 from karta.cli.describe_view import build_rows, build_view, human_age, render_table
 from karta.cli.errors import UsageError
 from karta.cli.live_workload import parse_target
-from karta.cli.resources import Requests
 from karta.definitions import DefinitionStore
 from karta.extract import ComponentFactory, build_tree
+from karta.extract.requests import Requests
 from karta.jq import Evaluator
 
 GPU = ("nvidia.com/gpu",)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from karta.cli.cmd_rbac import plural_guess
+from karta.model.names import plural_guess
 
 CRDS = Path(__file__).resolve().parents[4] / "shared" / "corpus" / "crds"
 

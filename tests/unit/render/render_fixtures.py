@@ -12,7 +12,7 @@ import yaml
 from karta.extract import ComponentFactory
 from karta.jq import Evaluator
 from karta.model import Karta, karta_from_dict
-from karta.render import Rendering, RenderOptions, render
+from karta.render import Rendering, options_for, render
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 UID = "6d1e0c7a-51f2-4c2e-9a55-0b3d00000007"
@@ -62,7 +62,7 @@ def run(
         copy.deepcopy(obj) if obj else train_7(),
         evaluator=EVALUATOR,
     )
-    return render(backend, factory, pods=pods or [], options=RenderOptions(**options))
+    return render(backend, factory, pods=pods or [], options=options_for(backend, options))
 
 
 def managed_metadata(name: str, **extra: Any) -> dict[str, Any]:

@@ -10,9 +10,10 @@ import pytest
 from render_fixtures import definition, run, train_7
 
 from karta.errors import GangError
+from karta.extract.requests import format_quantity
 from karta.render import render
 from karta.render.common import dns_label, object_name
-from karta.render.resources import format_quantity, parse_quantity
+from karta.render.resources import parse_quantity
 
 
 def test_long_names_keep_a_prefix_and_a_hash() -> None:
@@ -73,6 +74,15 @@ def test_parse_quantity(text: object, value: str) -> None:
 def test_invalid_quantity(text: object) -> None:
     with pytest.raises(GangError, match="invalid resource quantity"):
         parse_quantity(text)
+
+
+def test_invalid_quantity_in_a_pod_template_is_a_gang_error() -> None:
+    obj = train_7()
+    worker = obj["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+    worker["containers"][0]["resources"] = {"requests": {"cpu": "1e3Ki"}}
+    with pytest.raises(GangError, match="invalid resource quantity '1e3Ki'"):
+        run("volcano", obj=obj, min_resources=True)
+    assert run("volcano", obj=obj).objects  # without minResources the quantity is not read
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from karta.catalog import catalog_by_gvk
 from karta.errors import GangError
 from karta.extract import ComponentFactory
 from karta.jq import Evaluator
-from karta.render import BACKENDS, Rendering, RenderOptions, render
+from karta.render import BACKENDS, Rendering, options_for, render
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "catalog"))
 from catalog_view import CORPUS, definition_for, workload_documents
@@ -50,7 +50,7 @@ def _render(
     karta = catalog_by_gvk(group, version, str(doc["kind"]))
     assert karta is not None
     factory = ComponentFactory(karta, copy.deepcopy(doc), evaluator=EVALUATOR)
-    return render(backend, factory, pods=pods or [], options=RenderOptions(**options))
+    return render(backend, factory, pods=pods or [], options=options_for(backend, options))
 
 
 @needs_corpus

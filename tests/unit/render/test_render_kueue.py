@@ -11,7 +11,7 @@ from render_fixtures import EVALUATOR, definition, managed_metadata, run, train_
 from karta.errors import GangError
 from karta.extract import ComponentFactory
 from karta.model import Karta, karta_from_dict
-from karta.render import RenderOptions, render
+from karta.render import KueueOptions, render
 
 WORKER_TEMPLATE = {
     "spec": {
@@ -138,7 +138,7 @@ def _app(services: dict[str, Any]) -> dict[str, Any]:
 
 
 def _render(karta: Karta, obj: dict[str, Any]) -> dict[str, Any]:
-    result = render("kueue", ComponentFactory(karta, obj, evaluator=EVALUATOR), options=RenderOptions())
+    result = render("kueue", ComponentFactory(karta, obj, evaluator=EVALUATOR), options=KueueOptions())
     (workload,) = result.objects
     return workload
 

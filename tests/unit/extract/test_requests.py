@@ -1,4 +1,5 @@
-"""Quantities, effective pod requests (17.5 step 8) and the Resources table formats (17.6)."""
+"""Quantities, effective pod requests (17.5 step 8), exact (scheduler objects) and rounded (the
+Resources table formats of 17.6)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from karta.cli.resources import (
+from karta.errors import KartaError, QuantityError
+from karta.extract.requests import (
     Requests,
     container_requests,
     format_cpu,
     format_memory,
+    format_quantity,
     fragment_requests,
+    fragment_resources,
     parse_quantity,
     pod_requests,
+    pod_resources,
+    resource_amounts,
 )
 
 GPU = ("nvidia.com/gpu",)
@@ -160,3 +166,71 @@ def test_requests_arithmetic() -> None:
 
 def test_fractional_values_round_up() -> None:
     assert container_requests(c({"cpu": "100u", "memory": "1.5"}), gpu_resources=GPU) == Requests(0, 1, 2)
+
+
+@pytest.mark.parametrize("bad", ["1e3Ki", "2e1m", "1.2.3", float("inf")])
+def test_kubernetes_grammar_only(bad: Any) -> None:
+    # an exponent and a suffix together are not a Kubernetes quantity (nor is a non-finite number)
+    with pytest.raises(QuantityError) as caught:
+        parse_quantity(bad)
+    assert isinstance(caught.value, KartaError) and isinstance(caught.value, ValueError)
+    assert caught.value.value == bad
+
+
+def test_strict_amounts_raise_and_lenient_ones_fall_back_to_the_limit() -> None:
+    block = {"requests": {"cpu": "lots", "memory": "1Gi"}, "limits": {"cpu": "2"}}
+    with pytest.raises(QuantityError, match="not a quantity: 'lots'"):
+        resource_amounts(block)
+    assert resource_amounts(block, lenient=True) == {"cpu": Fraction(2), "memory": Fraction(2**30)}
+    with pytest.raises(QuantityError):  # strict: an invalid limit is an error even under a request
+        resource_amounts({"requests": {"cpu": "1"}, "limits": {"cpu": "x"}})
+    assert resource_amounts("junk") == {}
+
+
+def test_exact_pod_resources_keep_every_resource_unrounded() -> None:
+    spec = {
+        "initContainers": [
+            c({"cpu": "3"}),
+            c({"memory": "100u"}, restartPolicy="Always"),
+        ],
+        "containers": [c({"cpu": "100u", "ephemeral-storage": "1Gi"}), c({"cpu": "100u"})],
+        "resources": {"limits": {"memory": "2Gi", "nvidia.com/gpu": "8"}},  # gpu: not a pod-level override
+        "overhead": {"cpu": "250m"},
+    }
+    assert pod_resources(spec) == {
+        "cpu": Fraction(3) + Fraction(1, 4),
+        "memory": Fraction(2 * 2**30),
+        "ephemeral-storage": Fraction(2**30),
+    }
+    # rounded per block: each 100u container counts 1m, 3 cores win; memory is rounded up to 1 byte
+    assert pod_requests(spec, gpu_resources=GPU) == Requests(0, 3250, 2 * 2**30)
+    with pytest.raises(QuantityError):
+        pod_resources({"containers": [c({"cpu": "lots"})]})
+    assert pod_requests({"containers": [c({"cpu": "lots"})]}, gpu_resources=GPU) == Requests()
+
+
+def test_fragments_exact_and_rounded_differ_on_what_declares_something() -> None:
+    fragment = {"containers": [c({"cpu": "0"})], "resources": {"requests": {"cpu": "16"}}}
+    assert fragment_resources(fragment) == {"cpu": Fraction(0)}  # the containers name a resource
+    assert fragment_requests(fragment, gpu_resources=GPU) == Requests(0, 16000, 0)  # but request none
+    assert fragment_resources({"container": {"name": "x"}, "resources": {"limits": {"cpu": "8"}}}) == {
+        "cpu": Fraction(8)
+    }
+    assert fragment_resources(None) == {}
+
+
+@pytest.mark.parametrize(
+    ("resource", "value", "text"),
+    [
+        ("cpu", Fraction(3, 2), "1500m"),
+        ("cpu", Fraction(1, 10**4), "0.0001"),
+        ("cpu", Fraction(123456789, 10**9), "0.123456789"),
+        ("memory", Fraction(3 * 2**40), "3Ti"),
+        ("memory", Fraction(1, 2**40), "0.0000000000009094947017729282379150390625"),
+        ("ephemeral-storage", 2**31, "2Gi"),
+        ("nvidia.com/gpu", 0, "0"),
+    ],
+)
+def test_format_quantity_is_exact(resource: str, value: Fraction | int, text: str) -> None:
+    assert format_quantity(resource, value) == text
+    assert parse_quantity(text) == value
