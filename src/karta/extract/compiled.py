@@ -25,7 +25,7 @@ from karta.extract.convert import ARRAY, OBJECT, QUANTITY_MAP, STRING, STRING_MA
 from karta.extract.scale import INT32_MAX, INT32_MIN, scale_of
 from karta.extract.scale import _scales as _SCALES  # the intern table, read by the generated code
 from karta.extract.types import ExtractedInstance, _InstanceBuilder, new_extracted_instance
-from karta.jq import ast as A
+from karta.jq import syntax as A
 from karta.jq.codegen import Emitter, is_single, split_iteration
 from karta.jq.evaluator import plan_for
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from karta.jq import ast
+from karta.jq import syntax
 from karta.jq.safety import direct_children, pattern_keys, pattern_variables
 
 __all__ = ["BUILTIN_ARITIES", "PREDEFINED_VARIABLES", "compile_check", "is_builtin"]
@@ -246,22 +246,22 @@ class _Scope:
         return _Scope(self.funcs, self.vars | names, self.labels) if names else self
 
 
-def _check(node: ast.Node, scope: _Scope) -> None:
-    if isinstance(node, ast.Call):
+def _check(node: syntax.Node, scope: _Scope) -> None:
+    if isinstance(node, syntax.Call):
         key = (node.name, len(node.args))
         if key not in scope.funcs and not is_builtin(*key):
             raise _Undefined(f"{node.name}/{len(node.args)} is not defined")
         for arg in node.args:
             _check(arg, scope)
-    elif isinstance(node, ast.Var):
+    elif isinstance(node, syntax.Var):
         if node.name not in scope.vars and node.name not in PREDEFINED_VARIABLES:
             raise _Undefined(f"${node.name} is not defined")
-    elif isinstance(node, ast.Break):
+    elif isinstance(node, syntax.Break):
         if node.name not in scope.labels:
             raise _Undefined(f"$*label-{node.name} is not defined")
-    elif isinstance(node, ast.Label):
+    elif isinstance(node, syntax.Label):
         _check(node.body, _Scope(scope.funcs, scope.vars, scope.labels | {node.name}))
-    elif isinstance(node, ast.FuncDef):
+    elif isinstance(node, syntax.FuncDef):
         own = (node.name, len(node.params))
         funcs = scope.funcs | {own}
         body_funcs = set(funcs)
@@ -273,32 +273,32 @@ def _check(node: ast.Node, scope: _Scope) -> None:
                 body_vars.add(name)
         _check(node.body, _Scope(frozenset(body_funcs), frozenset(body_vars), scope.labels))
         _check(node.rest, _Scope(funcs, scope.vars, scope.labels))
-    elif isinstance(node, ast.Bind):
+    elif isinstance(node, syntax.Bind):
         _check(node.source, scope)
         for k in pattern_keys(node.patterns):
             _check(k, scope)
         _check(node.body, scope.with_vars(pattern_variables(node.patterns)))
-    elif isinstance(node, ast.Reduce | ast.Foreach):
+    elif isinstance(node, syntax.Reduce | syntax.Foreach):
         _check(node.source, scope)
         for k in pattern_keys((node.pattern,)):
             _check(k, scope)
         _check(node.init, scope)
         inner = scope.with_vars(pattern_variables((node.pattern,)))
         _check(node.update, inner)
-        if isinstance(node, ast.Foreach) and node.extract is not None:
+        if isinstance(node, syntax.Foreach) and node.extract is not None:
             _check(node.extract, inner)
     else:
         for child in direct_children(node):
             _check(child, scope)
 
 
-def compile_check(node: ast.Node) -> str | None:
+def compile_check(node: syntax.Node) -> str | None:
     """The compile error libjq would report for ``node`` (first in tree order), or None.
 
     The caller raises ``failed to compile JQ expression '<e>': <detail>`` with the result.
     Import directives are not resolved (the safety check rejects them).
     """
-    if isinstance(node, ast.ModuleDirective):
+    if isinstance(node, syntax.ModuleDirective):
         return None
     try:
         _check(node, _Scope(frozenset(), frozenset(), frozenset()))

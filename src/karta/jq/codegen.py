@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from karta.jq import ast as A
+from karta.jq import syntax as A
 from karta.jq._builtins import BINARY_OPS, MAX_EXACT, SIMPLE_0, Unsupported, index_value, iterate_value
 from karta.jq._values import JqFail, norm_number
 from karta.jq.fastpath import EMPTY_ENV, compile_node

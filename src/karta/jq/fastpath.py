@@ -28,7 +28,7 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from karta.jq import ast as A
+from karta.jq import syntax as A
 from karta.jq._builtins import (
     BINARY_OPS,
     SIMPLE_0,

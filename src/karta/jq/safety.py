@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from karta.jq import ast
+from karta.jq import syntax
 
 __all__ = [
     "SafetyIssue",
@@ -49,15 +49,15 @@ class SafetyIssue:
 # --- the tree walker --------------------------------------------------------------------------
 
 
-def pattern_variables(patterns: tuple[ast.Pattern, ...]) -> set[str]:
+def pattern_variables(patterns: tuple[syntax.Pattern, ...]) -> set[str]:
     """All variable names a destructuring pattern (or its ``?//`` alternatives) binds."""
     out: set[str] = set()
-    stack: list[ast.Pattern] = list(patterns)
+    stack: list[syntax.Pattern] = list(patterns)
     while stack:
         p = stack.pop()
-        if isinstance(p, ast.VarPattern):
+        if isinstance(p, syntax.VarPattern):
             out.add(p.name)
-        elif isinstance(p, ast.ArrayPattern):
+        elif isinstance(p, syntax.ArrayPattern):
             stack.extend(p.elements)
         else:
             for entry in p.entries:
@@ -68,15 +68,15 @@ def pattern_variables(patterns: tuple[ast.Pattern, ...]) -> set[str]:
     return out
 
 
-def pattern_keys(patterns: tuple[ast.Pattern, ...]) -> list[ast.Node]:
+def pattern_keys(patterns: tuple[syntax.Pattern, ...]) -> list[syntax.Node]:
     """The key expressions (``"a":``, ``(e):``) of destructuring patterns, in source order."""
-    keys: list[ast.Node] = []
-    stack: list[ast.Pattern] = list(reversed(patterns))
+    keys: list[syntax.Node] = []
+    stack: list[syntax.Pattern] = list(reversed(patterns))
     while stack:
         p = stack.pop()
-        if isinstance(p, ast.ArrayPattern):
+        if isinstance(p, syntax.ArrayPattern):
             stack.extend(reversed(p.elements))
-        elif isinstance(p, ast.ObjectPattern):
+        elif isinstance(p, syntax.ObjectPattern):
             for entry in reversed(p.entries):
                 if entry.pattern is not None:
                     stack.append(entry.pattern)
@@ -84,31 +84,31 @@ def pattern_keys(patterns: tuple[ast.Pattern, ...]) -> list[ast.Node]:
     return keys
 
 
-def direct_children(node: ast.Node) -> list[ast.Node]:
+def direct_children(node: syntax.Node) -> list[syntax.Node]:
     """The child nodes of ``node`` in source order (pattern key expressions included)."""
-    if isinstance(node, ast.Index):
+    if isinstance(node, syntax.Index):
         return [node.target, node.index]
-    if isinstance(node, ast.Pipe | ast.Comma | ast.Binary | ast.Assign):
+    if isinstance(node, syntax.Pipe | syntax.Comma | syntax.Binary | syntax.Assign):
         return [node.left, node.right]
-    if isinstance(node, ast.Call):
+    if isinstance(node, syntax.Call):
         return list(node.args)
-    if isinstance(node, ast.Slice):
+    if isinstance(node, syntax.Slice):
         return [n for n in (node.target, node.start, node.end) if n is not None]
-    if isinstance(node, ast.Iterate):
+    if isinstance(node, syntax.Iterate):
         return [node.target]
-    if isinstance(node, ast.Neg):
+    if isinstance(node, syntax.Neg):
         return [node.operand]
-    if isinstance(node, ast.StringInterp):
-        return [p for p in node.parts if isinstance(p, ast.Node)]
-    if isinstance(node, ast.ArrayCons):
+    if isinstance(node, syntax.StringInterp):
+        return [p for p in node.parts if isinstance(p, syntax.Node)]
+    if isinstance(node, syntax.ArrayCons):
         return [] if node.body is None else [node.body]
-    if isinstance(node, ast.ObjectCons):
-        out: list[ast.Node] = []
+    if isinstance(node, syntax.ObjectCons):
+        out: list[syntax.Node] = []
         for entry in node.entries:
             out.append(entry.key)
             out.append(entry.value)
         return out
-    if isinstance(node, ast.If):
+    if isinstance(node, syntax.If):
         out = [node.cond, node.then]
         for cond, then in node.elifs:
             out.append(cond)
@@ -116,29 +116,29 @@ def direct_children(node: ast.Node) -> list[ast.Node]:
         if node.else_ is not None:
             out.append(node.else_)
         return out
-    if isinstance(node, ast.Try):
+    if isinstance(node, syntax.Try):
         return [node.body] if node.catch is None else [node.body, node.catch]
-    if isinstance(node, ast.Bind):
+    if isinstance(node, syntax.Bind):
         return [node.source, *pattern_keys(node.patterns), node.body]
-    if isinstance(node, ast.Reduce):
+    if isinstance(node, syntax.Reduce):
         return [node.source, *pattern_keys((node.pattern,)), node.init, node.update]
-    if isinstance(node, ast.Foreach):
+    if isinstance(node, syntax.Foreach):
         out = [node.source, *pattern_keys((node.pattern,)), node.init, node.update]
         if node.extract is not None:
             out.append(node.extract)
         return out
-    if isinstance(node, ast.FuncDef):
+    if isinstance(node, syntax.FuncDef):
         return [node.body, node.rest]
-    if isinstance(node, ast.Label):
+    if isinstance(node, syntax.Label):
         return [node.body]
-    if isinstance(node, ast.ModuleDirective):
+    if isinstance(node, syntax.ModuleDirective):
         return [] if node.body is None else [node.body]
     return []  # Identity, RecurseAll, Literal, Var, Format, Break
 
 
-def _walk(node: ast.Node) -> list[ast.Node]:
+def _walk(node: syntax.Node) -> list[syntax.Node]:
     """All nodes of the tree in pre-order (source order), iteratively."""
-    out: list[ast.Node] = []
+    out: list[syntax.Node] = []
     stack = [node]
     while stack:
         n = stack.pop()
@@ -151,20 +151,20 @@ def _walk(node: ast.Node) -> list[ast.Node]:
 # --- recursion -----------------------------------------------------------------------------
 
 
-def recursive_functions(node: ast.Node) -> list[ast.FuncDef]:
+def recursive_functions(node: syntax.Node) -> list[syntax.FuncDef]:
     """The user ``def``s that call themselves, directly or through other user ``def``s.
 
     Calls are resolved by jq's lexical scoping (a ``def`` is visible in its own body and in the
     rest of its scope; parameters shadow functions of the same name and arity 0).
     """
     calls: dict[int, set[int]] = {}
-    defs: dict[int, ast.FuncDef] = {}
+    defs: dict[int, syntax.FuncDef] = {}
     # (node, scope, enclosing def id or None)
     Scope = dict[tuple[str, int], int | None]
-    stack: list[tuple[ast.Node, Scope, int | None]] = [(node, {}, None)]
+    stack: list[tuple[syntax.Node, Scope, int | None]] = [(node, {}, None)]
     while stack:
         n, scope, current = stack.pop()
-        if isinstance(n, ast.FuncDef):
+        if isinstance(n, syntax.FuncDef):
             fid = id(n)
             defs[fid] = n
             calls.setdefault(fid, set())
@@ -176,13 +176,13 @@ def recursive_functions(node: ast.Node) -> list[ast.FuncDef]:
             stack.append((n.rest, outer, current))
             stack.append((n.body, inner, fid))
             continue
-        if isinstance(n, ast.Call) and current is not None:
+        if isinstance(n, syntax.Call) and current is not None:
             target = scope.get((n.name, len(n.args)))
             if target is not None:
                 calls[current].add(target)
         for child in direct_children(n):
             stack.append((child, scope, current))
-    recursive: list[ast.FuncDef] = []
+    recursive: list[syntax.FuncDef] = []
     for fid, fdef in defs.items():
         seen: set[int] = set()
         todo = list(calls[fid])
@@ -226,8 +226,8 @@ _NON_TERMINATING: Final = frozenset({"while", "until"})
 _MODIFYING: Final = frozenset({"=", "|=", "+=", "-=", "*=", "/=", "%=", "//="})
 
 
-def _node_issues(node: ast.Node, recursive: set[int]) -> list[SafetyIssue]:
-    if isinstance(node, ast.Call):
+def _node_issues(node: syntax.Node, recursive: set[int]) -> list[SafetyIssue]:
+    if isinstance(node, syntax.Call):
         name = node.name
         if name == "del":
             return [SafetyIssue("error", "del function is not allowed")]
@@ -248,24 +248,24 @@ def _node_issues(node: ast.Node, recursive: set[int]) -> list[SafetyIssue]:
         if name in _NON_TERMINATING:
             return [SafetyIssue("warning", f"function '{name}' may not terminate")]
         return []
-    if isinstance(node, ast.RecurseAll):
+    if isinstance(node, syntax.RecurseAll):
         return [SafetyIssue("error", "recursive descent operator '..' is not allowed")]
-    if isinstance(node, ast.Assign):
+    if isinstance(node, syntax.Assign):
         return [SafetyIssue("error", f"modifying operator '{node.op}' is not allowed")]
-    if isinstance(node, ast.Var):
+    if isinstance(node, syntax.Var):
         if node.name == "__loc__":
             return [SafetyIssue("error", "variable '$__loc__' is not allowed")]
         if node.name == "ENV":
             return [SafetyIssue("warning", "'$ENV' makes the result depend on the evaluating process")]
         return []
-    if isinstance(node, ast.ModuleDirective):
+    if isinstance(node, syntax.ModuleDirective):
         return [SafetyIssue("error", "import and include are not allowed")]
-    if isinstance(node, ast.FuncDef) and id(node) in recursive:
+    if isinstance(node, syntax.FuncDef) and id(node) in recursive:
         return [SafetyIssue("error", f"recursive function '{node.name}' is not allowed")]
     return []
 
 
-def check_safety(node: ast.Node) -> list[SafetyIssue]:
+def check_safety(node: syntax.Node) -> list[SafetyIssue]:
     """Every forbidden or suspicious construct anywhere in the tree, in tree-walk order.
 
     Identical issues (same severity and reason) are reported once.
@@ -318,7 +318,7 @@ class _Binding:
 
     __slots__ = ("env", "kind", "node", "params")
 
-    def __init__(self, kind: str, node: ast.Node | None, params: tuple[str, ...], env: _Env) -> None:
+    def __init__(self, kind: str, node: syntax.Node | None, params: tuple[str, ...], env: _Env) -> None:
         self.kind = kind
         self.node = node
         self.params = params
@@ -330,21 +330,21 @@ _Env = dict[tuple[str, int], _Binding]
 _MAX_DEPTH: Final = 200
 
 
-def _path_reason(node: ast.Node, env: _Env, depth: int) -> str | None:
+def _path_reason(node: syntax.Node, env: _Env, depth: int) -> str | None:
     if depth > _MAX_DEPTH:
         return "the expression is too deeply nested (or recursive) to check"
     d = depth + 1
-    if isinstance(node, ast.Identity | ast.RecurseAll | ast.Break):
+    if isinstance(node, syntax.Identity | syntax.RecurseAll | syntax.Break):
         return None
-    if isinstance(node, ast.Index | ast.Slice | ast.Iterate):
+    if isinstance(node, syntax.Index | syntax.Slice | syntax.Iterate):
         return _path_reason(node.target, env, d)
-    if isinstance(node, ast.Pipe | ast.Comma):
+    if isinstance(node, syntax.Pipe | syntax.Comma):
         return _path_reason(node.left, env, d) or _path_reason(node.right, env, d)
-    if isinstance(node, ast.Binary):
+    if isinstance(node, syntax.Binary):
         if node.op == "//":
             return _path_reason(node.left, env, d) or _path_reason(node.right, env, d)
         return f"the result of '{node.op}' is a computed value, not a path"
-    if isinstance(node, ast.If):
+    if isinstance(node, syntax.If):
         branches = [node.then, *(t for _, t in node.elifs)]
         if node.else_ is not None:
             branches.append(node.else_)
@@ -353,42 +353,44 @@ def _path_reason(node: ast.Node, env: _Env, depth: int) -> str | None:
             if reason:
                 return reason
         return None
-    if isinstance(node, ast.Try):
-        if node.catch is not None and not (isinstance(node.catch, ast.Call) and node.catch.name == "empty"):
+    if isinstance(node, syntax.Try):
+        if node.catch is not None and not (
+            isinstance(node.catch, syntax.Call) and node.catch.name == "empty"
+        ):
             return "a catch handler's result is not a path"
         return _path_reason(node.body, env, d)
-    if isinstance(node, ast.Label):
+    if isinstance(node, syntax.Label):
         return _path_reason(node.body, env, d)
-    if isinstance(node, ast.Bind):
-        if not all(isinstance(p, ast.VarPattern) for p in node.patterns):
+    if isinstance(node, syntax.Bind):
+        if not all(isinstance(p, syntax.VarPattern) for p in node.patterns):
             return "destructuring bindings cannot be used in a path"
         return _path_reason(node.body, env, d)
-    if isinstance(node, ast.FuncDef):
+    if isinstance(node, syntax.FuncDef):
         inner = dict(env)
         inner[(node.name, len(node.params))] = _Binding("def", node.body, node.params, inner)
         return _path_reason(node.rest, inner, d)
-    if isinstance(node, ast.Call):
+    if isinstance(node, syntax.Call):
         return _call_reason(node, env, d)
-    if isinstance(node, ast.ModuleDirective):
+    if isinstance(node, syntax.ModuleDirective):
         return None if node.body is None else _path_reason(node.body, env, d)
-    if isinstance(node, ast.Literal):
+    if isinstance(node, syntax.Literal):
         return "a literal is a value, not a path"
-    if isinstance(node, ast.Var):
+    if isinstance(node, syntax.Var):
         return "a variable is not a path of the input"
-    if isinstance(node, ast.ArrayCons | ast.ObjectCons):
+    if isinstance(node, syntax.ArrayCons | syntax.ObjectCons):
         return "array or object construction is not a path"
-    if isinstance(node, ast.StringInterp | ast.Format):
+    if isinstance(node, syntax.StringInterp | syntax.Format):
         return "a string is a value, not a path"
-    if isinstance(node, ast.Neg):
+    if isinstance(node, syntax.Neg):
         return "arithmetic is a computed value, not a path"
-    if isinstance(node, ast.Assign):
+    if isinstance(node, syntax.Assign):
         return f"the result of '{node.op}' is not a path"
-    if isinstance(node, ast.Reduce | ast.Foreach):
+    if isinstance(node, syntax.Reduce | syntax.Foreach):
         return "reduce and foreach results are not paths"
     return "not a path expression"
 
 
-def _call_reason(node: ast.Call, env: _Env, depth: int) -> str | None:
+def _call_reason(node: syntax.Call, env: _Env, depth: int) -> str | None:
     binding = env.get((node.name, len(node.args)))
     if binding is not None:
         if binding.kind == "value" or binding.node is None:
@@ -412,12 +414,12 @@ def _call_reason(node: ast.Call, env: _Env, depth: int) -> str | None:
     return None
 
 
-def assignability_reason(node: ast.Node) -> str | None:
+def assignability_reason(node: syntax.Node) -> str | None:
     """Why ``node`` is not a jq path expression (a short phrase), or None if it is one."""
     return _path_reason(node, {}, 0)
 
 
-def is_assignable(node: ast.Node) -> bool:
+def is_assignable(node: syntax.Node) -> bool:
     """True if values can be written through ``node`` (``path(node)`` accepts it)."""
     return assignability_reason(node) is None
 
@@ -461,27 +463,27 @@ _UNBOUNDED_CALLS: Final = frozenset(
 )
 
 
-def _is_string_value(node: ast.Node) -> bool:
-    return (isinstance(node, ast.Literal) and isinstance(node.value, str)) or isinstance(
-        node, ast.StringInterp | ast.Format
+def _is_string_value(node: syntax.Node) -> bool:
+    return (isinstance(node, syntax.Literal) and isinstance(node.value, str)) or isinstance(
+        node, syntax.StringInterp | syntax.Format
     )
 
 
-def _unbounded_node(node: ast.Node) -> bool:
-    if isinstance(node, ast.Call):
+def _unbounded_node(node: syntax.Node) -> bool:
+    if isinstance(node, syntax.Call):
         if node.name == "split":
             return len(node.args) == 2
         return node.name in _UNBOUNDED_CALLS
-    if isinstance(node, ast.RecurseAll | ast.ModuleDirective):
+    if isinstance(node, syntax.RecurseAll | syntax.ModuleDirective):
         return True
-    if isinstance(node, ast.Var):
+    if isinstance(node, syntax.Var):
         return node.name == "ENV"
-    if isinstance(node, ast.Binary) and node.op == "*":
+    if isinstance(node, syntax.Binary) and node.op == "*":
         return _is_string_value(node.left) or _is_string_value(node.right)
     return False
 
 
-def is_bounded(node: ast.Node) -> bool:
+def is_bounded(node: syntax.Node) -> bool:
     """True if evaluation provably ends quickly with bounded output on any bounded input."""
     if any(_unbounded_node(n) for n in _walk(node)):
         return False

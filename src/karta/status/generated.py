@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from karta.jq import ast as A
+from karta.jq import syntax as A
 from karta.jq._builtins import SIMPLE_0
 from karta.jq.codegen import Emitter, is_single
 from karta.jq.evaluator import plan_for

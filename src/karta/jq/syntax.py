@@ -1,5 +1,8 @@
 """The jq syntax tree: the contract between the parser, the safety checks and the fast path.
 
+(Named ``syntax``, not ``ast``, so that running a script from this folder does not shadow the
+standard library's ``ast``.)
+
 Every node is an immutable dataclass. ``pos`` is the 0-based character offset of the node's first
 token in the expression text (it is not part of equality). The parser desugars a few shorthands so
 that consumers see fewer shapes:
