@@ -73,8 +73,6 @@ _BINARY: Final[dict[str, tuple[int, int]]] = {
     "%": (_MULTIPLY, _LEFT),
 }
 
-_CONSTANTS: Final[dict[str, syntax.JSONScalar]] = {"true": True, "false": False, "null": None}
-
 
 class _SyntaxError(Exception):
     def __init__(self, detail: str, pos: int) -> None:
@@ -399,8 +397,8 @@ class _Parser:
         name = tok.value_str()
         nxt = self.peek()
         if nxt.kind != "(":
-            if name in _CONSTANTS:
-                return syntax.Literal(_CONSTANTS[name], pos=tok.pos)
+            if name in syntax.KEYWORD_CONSTANTS:
+                return syntax.Literal(syntax.KEYWORD_CONSTANTS[name], pos=tok.pos)
             return syntax.Call(name, (), pos=tok.pos)
         self.advance()
         args = [self.pipe()]

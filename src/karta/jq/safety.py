@@ -9,7 +9,9 @@ included) and three checks:
   ``include``/``module``, recursive ``def``), and warnings (``env``/``$ENV``/``input``/``inputs``
   as 14.2 asks, ``while``/``until``).
   Builtin names are flagged even when a user ``def`` shadows them: definitions have no reason to
-  reuse those names, and flagging by name keeps the check simple and safe.
+  reuse those names, and flagging by name keeps the check simple and safe. Which builtin falls
+  under which rule is said by :mod:`karta.jq.builtin_table` (``effect``, ``excessive``,
+  ``terminates``, ``path_args``, ``unbounded``), never here.
 * :func:`is_assignable` / :func:`assignability_reason` – is the expression a jq path expression
   that ``path(...)`` and assignment accept (9.5, R6)?
 * :func:`is_bounded` – a conservative proof that evaluation terminates quickly with bounded output
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from karta.jq import syntax
+from karta.jq.builtin_table import BUILTINS, PREDEFINED_VARIABLES, Builtin
 
 __all__ = [
     "SafetyIssue",
@@ -199,69 +202,51 @@ def recursive_functions(node: syntax.Node) -> list[syntax.FuncDef]:
 
 # --- safety --------------------------------------------------------------------------------
 
-_EXCESSIVE: Final = frozenset(
-    {"range", "paths", "recurse", "walk", "repeat", "recurse_down", "leaf_paths", "tostream", "combinations"}
-)
-_PROCESS: Final = frozenset(
-    {
-        "halt",
-        "halt_error",
-        "input",
-        "inputs",
-        "input_filename",
-        "input_line_number",
-        "debug",
-        "stderr",
-        "get_search_list",
-        "get_prog_origin",
-        "get_jq_origin",
-        "modulemeta",
-    }
-)
-# Warnings, not errors (karta-format.md 14.2): legal, but the result depends on the process.
-# ``input``/``inputs`` are errors (issue 2 rejects them; R9 would only warn): a definition is
-# evaluated on one document, so they can only fail or read what is not the workload.
-_PROCESS_DEPENDENT: Final = frozenset({"env"})
-_NON_TERMINATING: Final = frozenset({"while", "until"})
-_MODIFYING: Final = frozenset({"=", "|=", "+=", "-=", "*=", "/=", "%=", "//="})
-
 
 def _node_issues(node: syntax.Node, recursive: set[int]) -> list[SafetyIssue]:
     if isinstance(node, syntax.Call):
-        name = node.name
-        if name == "del":
-            return [SafetyIssue("error", "del function is not allowed")]
-        if name in _EXCESSIVE:
-            return [
-                SafetyIssue("error", f"function '{name}' may produce excessive output and is not allowed")
-            ]
-        if name in _PROCESS:
-            return [
-                SafetyIssue(
-                    "error",
-                    f"function '{name}' is not allowed: definitions must not affect or read the "
-                    "evaluating process",
-                )
-            ]
-        if name in _PROCESS_DEPENDENT and not node.args:
-            return [SafetyIssue("warning", f"'{name}' makes the result depend on the evaluating process")]
-        if name in _NON_TERMINATING:
-            return [SafetyIssue("warning", f"function '{name}' may not terminate")]
-        return []
+        builtin = BUILTINS.get(node.name)
+        return [] if builtin is None else _call_issues(builtin, len(node.args))
     if isinstance(node, syntax.RecurseAll):
         return [SafetyIssue("error", "recursive descent operator '..' is not allowed")]
     if isinstance(node, syntax.Assign):
         return [SafetyIssue("error", f"modifying operator '{node.op}' is not allowed")]
     if isinstance(node, syntax.Var):
-        if node.name == "__loc__":
-            return [SafetyIssue("error", "variable '$__loc__' is not allowed")]
-        if node.name == "ENV":
-            return [SafetyIssue("warning", "'$ENV' makes the result depend on the evaluating process")]
-        return []
+        variable = PREDEFINED_VARIABLES.get(node.name)
+        if variable is None or not variable.effect:
+            return []
+        if variable.effect == "environment":
+            return [
+                SafetyIssue("warning", f"'${node.name}' makes the result depend on the evaluating process")
+            ]
+        return [SafetyIssue("error", f"variable '${node.name}' is not allowed")]
     if isinstance(node, syntax.ModuleDirective):
         return [SafetyIssue("error", "import and include are not allowed")]
     if isinstance(node, syntax.FuncDef) and id(node) in recursive:
         return [SafetyIssue("error", f"recursive function '{node.name}' is not allowed")]
+    return []
+
+
+def _call_issues(builtin: Builtin, arity: int) -> list[SafetyIssue]:
+    # Flagged by name whatever the arity (a user ``def`` of the name included: see the module
+    # docstring), except the environment read, which is the call without arguments.
+    name = builtin.name
+    if builtin.effect == "deletes":
+        return [SafetyIssue("error", f"{name} function is not allowed")]
+    if builtin.excessive:
+        return [SafetyIssue("error", f"function '{name}' may produce excessive output and is not allowed")]
+    if builtin.effect == "process":
+        return [
+            SafetyIssue(
+                "error",
+                f"function '{name}' is not allowed: definitions must not affect or read the "
+                "evaluating process",
+            )
+        ]
+    if builtin.effect == "environment" and arity == 0:
+        return [SafetyIssue("warning", f"'{name}' makes the result depend on the evaluating process")]
+    if not builtin.terminates:
+        return [SafetyIssue("warning", f"function '{name}' may not terminate")]
     return []
 
 
@@ -282,30 +267,6 @@ def check_safety(node: syntax.Node) -> list[SafetyIssue]:
 
 
 # --- assignability -------------------------------------------------------------------------
-
-# Builtins that are path expressions: name -> arity -> indexes of arguments that must be paths.
-_PATH_BUILTINS: Final[dict[str, dict[int, tuple[int, ...]]]] = {
-    "empty": {0: ()},
-    "error": {0: (), 1: ()},
-    "select": {1: ()},
-    "getpath": {1: ()},
-    "recurse": {0: (), 1: (0,), 2: (0,)},
-    "first": {0: (), 1: (0,)},
-    "last": {0: ()},
-    "nth": {1: (), 2: (1,)},
-    "limit": {2: (1,)},
-    "skip": {2: (1,)},
-    "debug": {0: (), 1: ()},
-    "objects": {0: ()},
-    "iterables": {0: ()},
-    "booleans": {0: ()},
-    "numbers": {0: ()},
-    "strings": {0: ()},
-    "nulls": {0: ()},
-    "arrays": {0: ()},
-    "scalars": {0: ()},
-    "values": {0: ()},
-}
 
 
 class _Binding:
@@ -404,7 +365,8 @@ def _call_reason(node: syntax.Call, env: _Env, depth: int) -> str | None:
             else:
                 call_env[(param, 0)] = _Binding("arg", arg, (), env)
         return _path_reason(binding.node, call_env, depth + 1)
-    spec = _PATH_BUILTINS.get(node.name, {}).get(len(node.args))
+    builtin = BUILTINS.get(node.name)
+    spec = None if builtin is None else builtin.path_args.get(len(node.args))
     if spec is None:
         return f"'{node.name}' computes a value, not a path"
     for i in spec:
@@ -426,42 +388,6 @@ def is_assignable(node: syntax.Node) -> bool:
 
 # --- boundedness ---------------------------------------------------------------------------
 
-_UNBOUNDED_CALLS: Final = frozenset(
-    {
-        "range",
-        "repeat",
-        "recurse",
-        "recurse_down",
-        "while",
-        "until",
-        "paths",
-        "leaf_paths",
-        "walk",
-        "combinations",
-        "env",
-        "input",
-        "inputs",
-        "input_line_number",
-        "input_filename",
-        "get_search_list",
-        "get_prog_origin",
-        "get_jq_origin",
-        "modulemeta",
-        "halt",
-        "halt_error",
-        "debug",
-        "stderr",
-        # regular expressions: catastrophic backtracking
-        "test",
-        "match",
-        "capture",
-        "scan",
-        "splits",
-        "sub",
-        "gsub",
-    }
-)
-
 
 def _is_string_value(node: syntax.Node) -> bool:
     return (isinstance(node, syntax.Literal) and isinstance(node.value, str)) or isinstance(
@@ -471,13 +397,13 @@ def _is_string_value(node: syntax.Node) -> bool:
 
 def _unbounded_node(node: syntax.Node) -> bool:
     if isinstance(node, syntax.Call):
-        if node.name == "split":
-            return len(node.args) == 2
-        return node.name in _UNBOUNDED_CALLS
+        builtin = BUILTINS.get(node.name)
+        return builtin is not None and builtin.is_unbounded(len(node.args))
     if isinstance(node, syntax.RecurseAll | syntax.ModuleDirective):
         return True
     if isinstance(node, syntax.Var):
-        return node.name == "ENV"
+        variable = PREDEFINED_VARIABLES.get(node.name)
+        return variable is not None and variable.unbounded
     if isinstance(node, syntax.Binary) and node.op == "*":
         return _is_string_value(node.left) or _is_string_value(node.right)
     return False

@@ -11,7 +11,7 @@ that consumers see fewer shapes:
 * ``.a.b`` is ``Index(Index(Identity, "a"), "b")``; ``$x.a`` is ``Index(Var("x"), "a")``;
 * ``{a}`` becomes ``{"a": .a}``, ``{$x}`` becomes ``{"x": $x}``, ``{"a"}`` becomes ``{"a": .a}``;
 * ``x?`` becomes ``Try(x, None)``;
-* ``"abc"`` without interpolation becomes :class:`Literal`;
+* ``"abc"`` without interpolation, ``true``, ``false`` and ``null`` become :class:`Literal`;
 * ``-x`` becomes :class:`Neg`.
 """
 
@@ -20,9 +20,14 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from dataclasses import Field, FrozenInstanceError, dataclass, field
-from typing import Any, ClassVar, TypeAlias, dataclass_transform
+from typing import Any, ClassVar, Final, TypeAlias, dataclass_transform
 
 JSONScalar: TypeAlias = bool | int | float | str | None
+
+#: The names the parser reads as :class:`Literal` values rather than calls (jq's keywords
+#: ``true``, ``false``, ``null``; they are not builtins). Consumers that meet them as a
+#: :class:`Call` in a tree built by hand treat them the same way.
+KEYWORD_CONSTANTS: Final[dict[str, JSONScalar]] = {"true": True, "false": False, "null": None}
 
 # --- the node machinery -------------------------------------------------------------------------
 #

@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from karta.jq import syntax as A
-from karta.jq._builtins import SIMPLE_0
 from karta.jq.codegen import Emitter, is_single
 from karta.jq.evaluator import plan_for
+from karta.jq.operations import tostring
 from karta.model.types import ConditionsDefinition, PhaseDefinition, ResourceStatus
 from karta.status.result import Condition, StatusResult, _ResultBuilder, primary_status
 
@@ -124,7 +124,7 @@ def _build(
         _RB=_ResultBuilder,
         _SR=StatusResult,
         _NONE=_NO_OUTPUT,
-        _tostring=_tostring,
+        _tostring=tostring,
     )
     with e.block("def status(v, limit):"):
         e.line("if limit < 1: return None")
@@ -201,8 +201,3 @@ def _expression_matches(e: Emitter, node: A.Node, expected: str) -> None:
 
 _TOSTRING = A.Call("tostring")
 _NO_OUTPUT: Any = object()
-
-
-def _tostring(value: Any) -> str:
-    text: str = SIMPLE_0["tostring"](value)
-    return text
