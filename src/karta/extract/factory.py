@@ -192,6 +192,7 @@ class _Plan:
                 ],
                 fragments=self.fragment_paths if self.fragment_definition is not None else None,
                 scale_paths=self.scale_paths,
+                label=f"component {self.name}",
             )
         return fn  # type: ignore[no-any-return]
 

@@ -16,6 +16,9 @@ closures return, or raises :class:`JqFail` (or ``RecursionError``). It never pro
 where the closures fail, but it may fail where they succeed or fail differently; callers then
 re-run the closures, which produce the exact result or error. Errors are therefore never reported
 from generated code.
+
+Sources are compiled through :mod:`karta._codegen` (tracebacks and debuggers show them;
+``KARTA_CODEGEN`` turns generation off, dumps it, or makes a failed generation raise).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from karta import _codegen as codegen
 from karta.jq import syntax as A
 from karta.jq._values import JqFail, norm_number
 from karta.jq.builtin_table import fast_of
@@ -176,11 +180,14 @@ class Emitter:
             self._consts[key] = name
         return name
 
-    def build(self, name: str) -> Any:
-        """Compile the accumulated lines (one ``def``) and return the function called ``name``."""
+    def build(self, name: str, *, what: str = "") -> Any:
+        """Compile the accumulated lines (one ``def``) and return the function called ``name``.
+
+        ``what`` says what the function computes, for tracebacks and dumps (:mod:`karta._codegen`).
+        """
         source = "\n".join(self.lines)
         self.namespace["__source__"] = source
-        exec(compile(source, f"<karta generated {name}>", "exec"), self.namespace)
+        codegen.compile_source(source, self.namespace, what=what or name)
         return self.namespace[name]
 
     # --- nodes ---------------------------------------------------------------------------------
@@ -511,21 +518,26 @@ _CACHE_SIZE = 4096
 
 def generate(expression: str, node: A.Node) -> GeneratedFn | None:
     """The generated function of a fast-path expression (cached by text), or None when the
-    expression is outside the fast path."""
+    expression is outside the fast path, under ``KARTA_CODEGEN=off``, or when generating failed
+    (which raises instead under ``KARTA_CODEGEN=strict``)."""
     try:
         return generated_cache[expression]
     except KeyError:
         pass
-    fn: GeneratedFn | None
-    try:
-        emitter = Emitter()
-        with emitter.block("def run(v):"):
-            emitter.line("out = []")
-            emitter.emit(node, "v", lambda x: emitter.line(f"out.append({x})"))
-            emitter.line("return out")
-        fn = emitter.build("run")
-    except (Unsupported, RecursionError):
-        fn = None
+    fn: GeneratedFn | None = None
+    what = f"jq {expression}"
+    if codegen.enabled():
+        try:
+            emitter = Emitter()
+            with emitter.block("def run(v):"):
+                emitter.line("out = []")
+                emitter.emit(node, "v", lambda x: emitter.line(f"out.append({x})"))
+                emitter.line("return out")
+            fn = emitter.build("run", what=what)
+        except (Unsupported, RecursionError) as exc:  # outside the fast path, or too deep
+            codegen.declined(what, exc)
+        except Exception as exc:
+            codegen.failed(what, exc)
     if len(generated_cache) >= _CACHE_SIZE:
         generated_cache.clear()
     generated_cache[expression] = fn
