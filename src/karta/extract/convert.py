@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from karta import _codegen as codegen
+from karta._identity import IdentityCache
 from karta.errors import ConversionError
 from karta.jq import json_type
 
@@ -345,15 +346,9 @@ def shape_error(value: Any, shape: Shape) -> str | None:
     return _describe(_checker_for(shape)(value))
 
 
-_checkers: dict[int, tuple[Shape, _Checker]] = {}
-
-
-def _checker_for(shape: Shape) -> _Checker:
+def _build_checker(shape: Shape) -> _Checker:
     """The checker of ``shape``: generated for objects and arrays (composed under
     ``KARTA_CODEGEN=off``), the leaf function otherwise."""
-    entry = _checkers.get(id(shape))
-    if entry is not None and entry[0] is shape:
-        return entry[1]
     checker: _Checker | None = None
     if isinstance(shape, dict | tuple) and codegen.enabled():
         try:
@@ -362,10 +357,10 @@ def _checker_for(shape: Shape) -> _Checker:
             codegen.failed(f"shape checker {_shape_name(shape)}", exc)
     if checker is None:
         checker = _compile(shape)
-    if len(_checkers) >= 256:
-        _checkers.clear()
-    _checkers[id(shape)] = (shape, checker)
     return checker
+
+
+_checker_for: IdentityCache[Shape, _Checker] = IdentityCache(_build_checker, size=256)
 
 
 def _describe(problem: _Problem | None) -> str | None:
