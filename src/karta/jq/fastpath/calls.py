@@ -72,7 +72,9 @@ def _value0(fn0: Callable[[Any], Any]) -> CallBuilder:
 
 def _value1(fn1: Callable[[Any, Any], Any]) -> CallBuilder:
     def build(args: list[Compiled]) -> Compiled:
-        return product2(args[0], c_identity(A.Identity(), Scope()), lambda a, v: fn1(v, a))
+        return product2(
+            outer=args[0], inner=c_identity(A.Identity(), Scope()), combine=lambda a, v: fn1(v, a)
+        )
 
     return build
 

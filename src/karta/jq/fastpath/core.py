@@ -161,10 +161,10 @@ def compile_child(node: A.Node, scope: Scope) -> Compiled:
 
 
 def product2(
+    *,
     outer: Compiled,
     inner: Compiled,
     combine: Callable[[Any, Any], Any],
-    *,
     paths: PathFn | None = None,
 ) -> Compiled:
     """Outputs ``combine(o, i)`` for each output o of ``outer`` (outer loop) and i of ``inner``."""

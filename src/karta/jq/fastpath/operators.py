@@ -199,7 +199,7 @@ def c_binary(node: A.Node, scope: Scope) -> Compiled:
 
         return single_valued(one2, fn=fn2)
     # jq: the right operand is the outer loop.
-    return product2(right, left, lambda r, lv: fn(lv, r))
+    return product2(outer=right, inner=left, combine=lambda r, lv: fn(lv, r))
 
 
 def _alternative(left: Compiled, right: Compiled) -> Compiled:

@@ -177,9 +177,9 @@ def c_index(node: A.Node, scope: Scope) -> Compiled:
     index = compile_child(node.index, scope)
     # jq evaluates the index (outer loop) on the input of the whole expression, then the target.
     return product2(
-        index,
-        target,
-        lambda k, t: index_value(t, k),
+        outer=index,
+        inner=target,
+        combine=lambda k, t: index_value(t, k),
         paths=_index_paths(target, index),
     )
 
@@ -205,8 +205,13 @@ def c_slice(node: A.Node, scope: Scope) -> Compiled:
     )
     end = compile_child(node.end, scope) if node.end is not None else compile_child(A.Literal(None), scope)
     # Order: end outermost, then start, then the target (as jq generates it).
-    bounds = product2(end, start, lambda e, s: (s, e))
-    return product2(bounds, target, lambda se, t: slice_value(t, se[0], se[1]), paths=no_paths("slice"))
+    bounds = product2(outer=end, inner=start, combine=lambda e, s: (s, e))
+    return product2(
+        outer=bounds,
+        inner=target,
+        combine=lambda se, t: slice_value(t, se[0], se[1]),
+        paths=no_paths("slice"),
+    )
 
 
 def c_iterate(node: A.Node, scope: Scope) -> Compiled:
