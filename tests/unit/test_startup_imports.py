@@ -38,6 +38,8 @@ NEVER_AT_START = {
     "jq",
     "karta.jq.evaluator",
     "karta.jq.fastpath",
+    "karta.jq.operations",  # the builtin table names the value functions, so that they stay unloaded
+    "karta.jq.codegen",
     "karta.jq._libjq",
     "karta.jq.sandbox",
     "karta.model.dump",

@@ -21,13 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from karta import _codegen as codegen
+from karta.errors import JqError
 from karta.extract.convert import ARRAY, OBJECT, QUANTITY_MAP, STRING, STRING_MAP, Shape, TargetType
 from karta.extract.scale import INT32_MAX, INT32_MIN, scale_of
 from karta.extract.scale import _scales as _SCALES  # the intern table, read by the generated code
 from karta.extract.types import ExtractedInstance, _InstanceBuilder, new_extracted_instance
-from karta.jq import ast as A
+from karta.jq import syntax as A
 from karta.jq.codegen import Emitter, is_single, split_iteration
 from karta.jq.evaluator import plan_for
+from karta.jq.fastpath import Unsupported
 
 __all__ = ["PART_KEYS", "ExtractionFn", "compile_extraction"]
 
@@ -45,18 +48,26 @@ def compile_extraction(
     whole: Sequence[WholePath],
     fragments: Sequence[tuple[str, str, TargetType]] | None,
     scale_paths: tuple[str | None, str | None, str | None] | None,
+    label: str = "",
 ) -> ExtractionFn | None:
     """The generated extraction function of one component, or None when a path is outside the
-    fast path (or anything else keeps it from being generated).
+    fast path (or anything else keeps it from being generated; see :mod:`karta._codegen`).
+    ``label`` names the component in tracebacks and dumps.
 
     ``whole`` lists the pod template, pod spec and metadata parts in that order; ``fragments``
     the (record key, path, target) of each fragment path in record order, or None without a
     fragmented definition.
     """
-    try:
-        return _Generator(id_path, whole, fragments, scale_paths).build()
-    except Exception:  # Unsupported, a parse error, a generator gap: the general code runs
+    what = f"extraction of {label or id_path or 'a component'}"
+    if not codegen.enabled():
         return None
+    try:
+        return _Generator(id_path, whole, fragments, scale_paths).build(what)
+    except (Unsupported, JqError, RecursionError) as exc:  # outside the fast path, invalid, too deep
+        codegen.declined(what, exc)
+    except Exception as exc:  # a generator gap: the general code runs (raises under strict)
+        codegen.failed(what, exc)
+    return None
 
 
 class _Generator:
@@ -74,10 +85,10 @@ class _Generator:
         self.e = Emitter()
         self.results: dict[str, str] = {}  # path -> variable holding its outputs
 
-    def build(self) -> ExtractionFn:
+    def build(self, what: str) -> ExtractionFn:
         aligned = self._aligned_parts()
         if aligned is not None:
-            return self._build_aligned(*aligned)
+            return self._build_aligned(*aligned, what=what)
         e = self.e
         paths: list[str] = []
         for path in (
@@ -101,7 +112,7 @@ class _Generator:
             parts.append(self._fragments())
             parts.append(self._scales())
             e.line(f"return {_parts(['ids', *parts, 'None'])}")
-        fn: ExtractionFn = e.build("extract")
+        fn: ExtractionFn = e.build("extract", what=what)
         return fn
 
     # --- the aligned form ----------------------------------------------------------------------------
@@ -120,7 +131,7 @@ class _Generator:
             for path in self._paths():
                 plan = plan_for(path)
                 if plan.fast is None or plan.node is None:
-                    raise ValueError(f"not on the fast path: {path}")
+                    raise Unsupported(f"not on the fast path: {path}")
                 if not is_single(plan.node):
                     return None
                 each[path] = plan.node
@@ -128,7 +139,7 @@ class _Generator:
         for path in self._paths():
             plan = plan_for(path)
             if plan.fast is None or plan.node is None:
-                raise ValueError(f"not on the fast path: {path}")
+                raise Unsupported(f"not on the fast path: {path}")
             if path == self.id_path:
                 keyed = _entry_keys_of(plan.node)
                 if keyed is not None:
@@ -156,7 +167,9 @@ class _Generator:
                 paths.append(path)
         return paths
 
-    def _build_aligned(self, items: A.Node, each: dict[str, A.Node], keyed: A.Node | None) -> ExtractionFn:
+    def _build_aligned(
+        self, items: A.Node, each: dict[str, A.Node], keyed: A.Node | None, *, what: str
+    ) -> ExtractionFn:
         e = self.e
         e.namespace.update(_scale=scale_of, _S=_SCALES, _B=_InstanceBuilder, _EI=ExtractedInstance)
         wholes = ["None" if w is None else e.tmp("w") for w in self.whole]
@@ -252,7 +265,7 @@ class _Generator:
                 # Every path yields n outputs; a duplicate id collapses in inst.
                 e.line('if n > limit or len(inst) != n or "" in inst: return None')
             e.line(f"return {_parts(['ids', *wholes, frags, scales, 'inst'])}")
-        fn: ExtractionFn = e.build("extract")
+        fn: ExtractionFn = e.build("extract", what=what)
         return fn
 
     def _keyed_items(self, obj: str, body: Callable[[str, str], None]) -> None:
@@ -273,7 +286,7 @@ class _Generator:
         for path in paths:
             plan = plan_for(path)
             if plan.fast is None or plan.node is None:
-                raise ValueError(f"not on the fast path: {path}")
+                raise Unsupported(f"not on the fast path: {path}")
             out = self.results[path] = e.tmp("r")
             e.line(f"{out} = []")
             split = split_iteration(plan.node)

@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from karta import _codegen as codegen
+from karta._identity import IdentityCache
 from karta.errors import ConversionError
 from karta.jq import json_type
 
@@ -294,9 +296,17 @@ def _generated_checker(shape: Shape) -> _Checker:
     gen.check(shape, "v", '""', 1, 0)
     gen.emit(1, "return None")
     namespace: dict[str, Any] = {"_first_index": _first_index, **gen.tables}
-    exec(compile("\n".join(gen.lines), f"<shape checker {len(gen.lines)} lines>", "exec"), namespace)
+    codegen.compile_source("\n".join(gen.lines), namespace, what=f"shape checker {_shape_name(shape)}")
     checker: _Checker = namespace["check"]
     return checker
+
+
+def _shape_name(shape: Shape) -> str:
+    if isinstance(shape, tuple):
+        return f"[]{_shape_name(shape[0])}"
+    if isinstance(shape, dict):
+        return "{" + ", ".join(list(shape)[:3]) + (", ...}" if len(shape) > 3 else "}")
+    return str(shape)
 
 
 def _check_string(value: Any) -> _Problem | None:
@@ -336,19 +346,21 @@ def shape_error(value: Any, shape: Shape) -> str | None:
     return _describe(_checker_for(shape)(value))
 
 
-_checkers: dict[int, tuple[Shape, _Checker]] = {}
-
-
-def _checker_for(shape: Shape) -> _Checker:
-    """The checker of ``shape``: generated for objects and arrays, the leaf function otherwise."""
-    entry = _checkers.get(id(shape))
-    if entry is not None and entry[0] is shape:
-        return entry[1]
-    checker = _generated_checker(shape) if isinstance(shape, dict | tuple) else _compile(shape)
-    if len(_checkers) >= 256:
-        _checkers.clear()
-    _checkers[id(shape)] = (shape, checker)
+def _build_checker(shape: Shape) -> _Checker:
+    """The checker of ``shape``: generated for objects and arrays (composed under
+    ``KARTA_CODEGEN=off``), the leaf function otherwise."""
+    checker: _Checker | None = None
+    if isinstance(shape, dict | tuple) and codegen.enabled():
+        try:
+            checker = _generated_checker(shape)
+        except Exception as exc:  # the composed checker reports the same problems
+            codegen.failed(f"shape checker {_shape_name(shape)}", exc)
+    if checker is None:
+        checker = _compile(shape)
     return checker
+
+
+_checker_for: IdentityCache[Shape, _Checker] = IdentityCache(_build_checker, size=256)
 
 
 def _describe(problem: _Problem | None) -> str | None:

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from karta._identity import IdentityCache
 from karta.errors import ExtractionError, WriteBackError
 from karta.extract import fragments, scale, suspend, writeback
 from karta.extract.compiled import ExtractionFn, compile_extraction
@@ -136,26 +137,16 @@ class ComponentFactory:
             component._memo.clear()
 
 
-_DEFINITIONS_CACHE_SIZE = 256
 _ByName = dict[str, "tuple[ComponentDefinition, _Plan]"]
-_definitions: dict[int, tuple[Karta, tuple[_ByName, ComponentDefinition]]] = {}
 
 
-def _definitions_of(karta: Karta) -> tuple[_ByName, ComponentDefinition]:
+def _build_definitions(karta: Karta) -> tuple[_ByName, ComponentDefinition]:
     """Component definitions and their plans by name (the first of a duplicated name) and the
-    root definition, once per Karta object."""
-    # Keyed by identity (definitions are immutable); the entry keeps the Karta alive, so an id is
-    # never reused while cached. The dict is shared: read it, never modify it.
-    entry = _definitions.get(id(karta))
-    if entry is not None and entry[0] is karta:
-        return entry[1]
+    root definition (once per Karta object: see _definitions_of)."""
     by_name: _ByName = {}
     for definition in karta.components:
         if definition.name not in by_name:
             by_name[definition.name] = (definition, _plan_for(definition))
-    if len(_definitions) >= _DEFINITIONS_CACHE_SIZE:
-        _definitions.clear()
-    _definitions[id(karta)] = (karta, (by_name, karta.root))
     return by_name, karta.root
 
 
@@ -192,6 +183,7 @@ class _Plan:
                 ],
                 fragments=self.fragment_paths if self.fragment_definition is not None else None,
                 scale_paths=self.scale_paths,
+                label=f"component {self.name}",
             )
         return fn  # type: ignore[no-any-return]
 
@@ -210,10 +202,6 @@ _WHOLE_PARTS = (
 )
 
 
-_PLAN_CACHE_SIZE = 1024
-_plans: dict[int, tuple[ComponentDefinition, _Plan]] = {}
-
-
 _NONES: dict[int, tuple[None, ...]] = {}
 
 
@@ -226,12 +214,8 @@ def _nones(count: int) -> tuple[None, ...]:
     return nones
 
 
-def _plan_for(definition: ComponentDefinition) -> _Plan:
-    # Keyed by identity (definitions are immutable); the entry keeps the definition alive, so an id
-    # is never reused while cached.
-    entry = _plans.get(id(definition))
-    if entry is not None and entry[0] is definition:
-        return entry[1]
+def _build_plan(definition: ComponentDefinition) -> _Plan:
+    """The plan of one component definition (once per definition object: see _plan_for)."""
     spec = definition.spec_definition
     fragment_definition = spec.fragmented_pod_spec_definition if spec else None
     fragment_paths: tuple[tuple[str, str, TargetType], ...] = ()
@@ -251,7 +235,7 @@ def _plan_for(definition: ComponentDefinition) -> _Plan:
         if scale_def
         else (None, None, None)
     )
-    plan = _Plan(
+    return _Plan(
         name=definition.name,
         id_path=definition.instance_id_path or None,
         paths={
@@ -266,10 +250,13 @@ def _plan_for(definition: ComponentDefinition) -> _Plan:
         scale_label=", ".join(p for p in scale_paths if p),
         status_definition=definition.status_definition,
     )
-    if len(_plans) >= _PLAN_CACHE_SIZE:
-        _plans.clear()
-    _plans[id(definition)] = (definition, plan)
-    return plan
+
+
+# Keyed by identity (definitions are immutable). The values are shared: read them, never modify.
+_plan_for: IdentityCache[ComponentDefinition, _Plan] = IdentityCache(_build_plan, size=1024)
+_definitions_of: IdentityCache[Karta, tuple[_ByName, ComponentDefinition]] = IdentityCache(
+    _build_definitions, size=256
+)
 
 
 class Component:

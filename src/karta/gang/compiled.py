@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from karta._identity import IdentityCache
 from karta.errors import GangError
 from karta.extract.factory import Component
 from karta.gang._types import FactoryLike
@@ -44,25 +45,13 @@ class CompiledGang:
     plans: dict[tuple[int, ...], Any] = field(default_factory=dict)
 
 
-_CACHE_SIZE = 256
-_cache: dict[int, tuple[Karta, CompiledGang | None]] = {}
-
-
 def compiled_gang(karta: Karta) -> CompiledGang | None:
     """The compiled current-format gang of ``karta``, or None when the general code must run."""
-    # Keyed by identity (definitions are immutable); the entry keeps the definition alive, so an id
-    # is never reused while cached.
-    entry = _cache.get(id(karta))
-    if entry is not None and entry[0] is karta:
-        return entry[1]
-    compiled = _compile(karta)
-    if len(_cache) >= _CACHE_SIZE:
-        _cache.clear()
-    _cache[id(karta)] = (karta, compiled)
-    return compiled
+    return _compiled(karta)
 
 
 def _compile(karta: Karta) -> CompiledGang | None:
+    # Once per definition object (see _compiled below).
     gang = karta.gang
     if gang is None or gang.pod_group is None:
         return None
@@ -86,6 +75,10 @@ def _compile(karta: Karta) -> CompiledGang | None:
     except GangError:  # an ownership cycle: the general code reports it where it meets it
         return None
     return CompiledGang(summary, pod_group, tuple(sub_groups), root_tree)
+
+
+# Keyed by identity (definitions are immutable).
+_compiled: IdentityCache[Karta, CompiledGang | None] = IdentityCache(_compile, size=256)
 
 
 def _valid_topology(constraint: TopologyConstraint | None) -> bool:

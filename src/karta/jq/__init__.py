@@ -4,7 +4,7 @@ Public surface (everything else in this package is private):
 
 * :class:`Evaluator` – ``evaluate``, ``paths``, ``assign``, ``assign_zip``, ``session``;
 * :func:`setpath` – jq's ``setpath`` on plain data;
-* :func:`parse` – expression text to :mod:`karta.jq.ast` (raises ``JqParseError``);
+* :func:`parse` – expression text to :mod:`karta.jq.syntax` (raises ``JqParseError``);
 * :func:`check_safety`, :class:`SafetyIssue`, :func:`is_assignable`, :func:`is_bounded` – static
   checks of a parsed expression;
 * :func:`json_type` – the JSON type name of a value, for messages;

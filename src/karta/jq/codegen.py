@@ -6,15 +6,19 @@ many expressions: the extraction plans of :mod:`karta.extract.compiled`), in con
 style: every node is emitted with a continuation that receives the name of a variable holding one
 output, so ``.[]`` becomes a ``for`` loop, ``,`` two blocks, ``|`` nesting, and a field chain a few
 ``if`` lines. Common shapes are emitted natively (field chains, ``.[]``, ``to_entries[] | .key``,
-``//``, comparisons, ``and``/``or``, ``select``, ``any``/``all``, ``if``, ``length`` and the other
-single-value builtins, literals, array and object construction); every other node that the fast
-path compiles is embedded as its closure, so the generated code covers exactly the fast path.
+``//``, comparisons, ``and``/``or``, ``if``, literals, array and object construction, and the
+builtins the builtin table marks ``native``: ``select``, ``any``/``all``, ``length`` and the other
+single-value builtins); every other node that the fast path compiles is embedded as its closure,
+so the generated code covers exactly the fast path.
 
 The contract, pinned by differential tests: a generated function returns exactly the outputs the
 closures return, or raises :class:`JqFail` (or ``RecursionError``). It never produces a value
 where the closures fail, but it may fail where they succeed or fail differently; callers then
 re-run the closures, which produce the exact result or error. Errors are therefore never reported
 from generated code.
+
+Sources are compiled through :mod:`karta._codegen` (tracebacks and debuggers show them;
+``KARTA_CODEGEN`` turns generation off, dumps it, or makes a failed generation raise).
 """
 
 from __future__ import annotations
@@ -23,10 +27,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from karta.jq import ast as A
-from karta.jq._builtins import BINARY_OPS, MAX_EXACT, SIMPLE_0, Unsupported, index_value, iterate_value
+from karta import _codegen as codegen
+from karta.jq import syntax as A
 from karta.jq._values import JqFail, norm_number
-from karta.jq.fastpath import EMPTY_ENV, compile_node
+from karta.jq.builtin_table import fast_of
+from karta.jq.fastpath import EMPTY_ENV, Unsupported, compile_node
+from karta.jq.fastpath.calls import value_function
+from karta.jq.fastpath.operators import until_error
+from karta.jq.operations import BINARY_OPS, MAX_EXACT, index_value, iterate_value
 
 __all__ = ["Emitter", "GeneratedFn", "generate", "generated_cache", "is_single", "split_iteration"]
 
@@ -52,23 +60,13 @@ def _entry_keys(v: Any) -> list[Any]:
     raise JqFail("to_entries of a scalar")
 
 
-def _until_error(outputs: Iterator[Any]) -> list[Any]:
-    out: list[Any] = []
-    try:
-        for x in outputs:
-            out.append(x)
-    except JqFail:
-        pass
-    return out
-
-
 _BASE_NAMESPACE: dict[str, Any] = {
     "JqFail": JqFail,
     "_ENV": EMPTY_ENV,
     "_index": index_value,
     "_iterate": _iterate,
     "_entry_keys": _entry_keys,
-    "_until_error": _until_error,
+    "_until_error": until_error,
 }
 
 _TO_ENTRIES_ITER = A.Iterate(A.Call("to_entries"))
@@ -92,9 +90,10 @@ def is_single(node: A.Node) -> bool:
     if isinstance(node, A.ObjectCons):
         return all(is_single(e.key) and is_single(e.value) for e in node.entries)
     if isinstance(node, A.Call):
-        if not node.args:
-            return node.name in SIMPLE_0 or node.name in ("true", "false", "null")
-        return node.name in ("any", "all") and len(node.args) == 1
+        if not node.args and node.name in A.KEYWORD_CONSTANTS:
+            return True
+        fast = fast_of(node.name, len(node.args))
+        return fast is not None and fast.single
     return False
 
 
@@ -181,11 +180,14 @@ class Emitter:
             self._consts[key] = name
         return name
 
-    def build(self, name: str) -> Any:
-        """Compile the accumulated lines (one ``def``) and return the function called ``name``."""
+    def build(self, name: str, *, what: str = "") -> Any:
+        """Compile the accumulated lines (one ``def``) and return the function called ``name``.
+
+        ``what`` says what the function computes, for tracebacks and dumps (:mod:`karta._codegen`).
+        """
         source = "\n".join(self.lines)
         self.namespace["__source__"] = source
-        exec(compile(source, f"<karta generated {name}>", "exec"), self.namespace)
+        codegen.compile_source(source, self.namespace, what=what or name)
         return self.namespace[name]
 
     # --- nodes ---------------------------------------------------------------------------------
@@ -449,53 +451,64 @@ class Emitter:
         self.emit(cond, src, with_cond)
 
     def _call(self, node: A.Call, src: str, k: Continuation) -> bool:
-        """Emit the builtins handled natively; False for the others (embedded as closures)."""
+        """Emit the builtins the table marks ``native``; False for the others (embedded as closures)."""
         name, args = node.name, node.args
-        if not args:
-            if name in ("true", "false", "null"):
-                self._literal({"true": True, "false": False, "null": None}[name], k)
-                return True
-            if name == "empty":
-                return True
-            if name == "not":
-                out = self.tmp()
-                self.line(f"{out} = {src} is None or {src} is False")
-                k(out)
-                return True
-            fn = SIMPLE_0.get(name)
-            if fn is None:
-                return False
+        if not args and name in A.KEYWORD_CONSTANTS:
+            self._literal(A.KEYWORD_CONSTANTS[name], k)
+            return True
+        fast = fast_of(name, len(args))
+        if fast is None or not fast.native:
+            return False
+        if fast.kind == "value":
+            fn = value_function(fast)
             out = self.tmp()
-            if name == "tostring":
-                self.line(f"{out} = {src} if {src}.__class__ is str else {self.const(fn)}({src})")
+            if fast.inline:
+                fields = {"x": src, "fn": self.const(fn) if "{fn}" in fast.inline else ""}
+                self.line(f"{out} = {fast.inline.format(**fields)}")
             else:
                 self.line(f"{out} = {self.const(fn)}({src})")
             k(out)
             return True
-        if name == "select" and len(args) == 1:
+        inline: Callable[[tuple[A.Node, ...], str, Continuation], bool] = getattr(
+            self, f"_inline_{fast.impl}"
+        )
+        return inline(args, src, k)
+
+    # --- builders emitted inline (``Fast.native`` in the builtin table) ---------------------------
+
+    def _inline_empty(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
+        return True  # no output
+
+    def _inline_select(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
+        def with_cond(c: str) -> None:
+            with self.block(f"if {c} is not None and {c} is not False:"):
+                k(src)
+
+        self.emit(args[0], src, with_cond)
+        return True
+
+    def _inline_any_of(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
+        return self._quantifier(args, src, k, is_any=True)
+
+    def _inline_all_of(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
+        return self._quantifier(args, src, k, is_any=False)
+
+    def _quantifier(self, args: tuple[A.Node, ...], src: str, k: Continuation, *, is_any: bool) -> bool:
+        if not is_single(args[0]):
+            return False
+        out, x = self.tmp(), self.tmp("x")
+        self.line(f"{out} = {not is_any!r}")
+        with self.block(f"for {x} in _iterate({src}):"):
 
             def with_cond(c: str) -> None:
-                with self.block(f"if {c} is not None and {c} is not False:"):
-                    k(src)
+                test = f"{c} is not None and {c} is not False"
+                with self.block(f"if {test}:" if is_any else f"if not ({test}):"):
+                    self.line(f"{out} = {is_any!r}")
+                    self.line("break")
 
-            self.emit(args[0], src, with_cond)
-            return True
-        if name in ("any", "all") and len(args) == 1 and is_single(args[0]):
-            is_any = name == "any"
-            out, x = self.tmp(), self.tmp("x")
-            self.line(f"{out} = {not is_any!r}")
-            with self.block(f"for {x} in _iterate({src}):"):
-
-                def with_cond(c: str) -> None:
-                    test = f"{c} is not None and {c} is not False"
-                    with self.block(f"if {test}:" if is_any else f"if not ({test}):"):
-                        self.line(f"{out} = {is_any!r}")
-                        self.line("break")
-
-                self.emit(args[0], x, with_cond)
-            k(out)
-            return True
-        return False
+            self.emit(args[0], x, with_cond)
+        k(out)
+        return True
 
 
 #: Generated functions by expression text (None: outside the fast path); read by the evaluator.
@@ -505,21 +518,26 @@ _CACHE_SIZE = 4096
 
 def generate(expression: str, node: A.Node) -> GeneratedFn | None:
     """The generated function of a fast-path expression (cached by text), or None when the
-    expression is outside the fast path."""
+    expression is outside the fast path, under ``KARTA_CODEGEN=off``, or when generating failed
+    (which raises instead under ``KARTA_CODEGEN=strict``)."""
     try:
         return generated_cache[expression]
     except KeyError:
         pass
-    fn: GeneratedFn | None
-    try:
-        emitter = Emitter()
-        with emitter.block("def run(v):"):
-            emitter.line("out = []")
-            emitter.emit(node, "v", lambda x: emitter.line(f"out.append({x})"))
-            emitter.line("return out")
-        fn = emitter.build("run")
-    except (Unsupported, RecursionError):
-        fn = None
+    fn: GeneratedFn | None = None
+    what = f"jq {expression}"
+    if codegen.enabled():
+        try:
+            emitter = Emitter()
+            with emitter.block("def run(v):"):
+                emitter.line("out = []")
+                emitter.emit(node, "v", lambda x: emitter.line(f"out.append({x})"))
+                emitter.line("return out")
+            fn = emitter.build("run", what=what)
+        except (Unsupported, RecursionError) as exc:  # outside the fast path, or too deep
+            codegen.declined(what, exc)
+        except Exception as exc:
+            codegen.failed(what, exc)
     if len(generated_cache) >= _CACHE_SIZE:
         generated_cache.clear()
     generated_cache[expression] = fn

@@ -28,7 +28,7 @@ from typing import Any
 
 from karta.errors import JqError, JqParseError, JqResultLimitError, JqRuntimeError, WriteBackError
 from karta.jq import _libjq, sandbox
-from karta.jq import ast as A
+from karta.jq import syntax as A
 from karta.jq._values import JqFail, json_type, normalise_output
 from karta.jq.codegen import generate, generated_cache, split_iteration
 from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node, run_paths

@@ -1,4 +1,4 @@
-"""The jq parser: expression text to the syntax tree of :mod:`karta.jq.ast`.
+"""The jq parser: expression text to the syntax tree of :mod:`karta.jq.syntax`.
 
 A recursive-descent parser with precedence climbing for the binary operators, following the
 grammar of jq 1.7/1.8 (lowest to highest precedence): ``|`` (right-assoc; ``def``, ``label`` and
@@ -10,7 +10,7 @@ Object values are jq's restricted form: any expression without a top-level ``,``
 ``label`` or ``as`` binding (``{a: .b | length, c: .d // 1}``). ``try`` takes a postfix term as
 body and handler (``try .a + 1`` is ``(try .a) + 1``), as in jq.
 
-Shorthands are desugared as documented in :mod:`karta.jq.ast`. Errors are raised as
+Shorthands are desugared as documented in :mod:`karta.jq.syntax`. Errors are raised as
 :class:`karta.errors.JqParseError` with 1-based line and column of the offending token.
 """
 
@@ -20,7 +20,7 @@ import functools
 from typing import Final
 
 from karta.errors import JqParseError
-from karta.jq import ast
+from karta.jq import syntax
 from karta.jq.lexer import (
     EOF,
     FIELD,
@@ -72,8 +72,6 @@ _BINARY: Final[dict[str, tuple[int, int]]] = {
     "/": (_MULTIPLY, _LEFT),
     "%": (_MULTIPLY, _LEFT),
 }
-
-_CONSTANTS: Final[dict[str, ast.JSONScalar]] = {"true": True, "false": False, "null": None}
 
 
 class _SyntaxError(Exception):
@@ -135,7 +133,7 @@ class _Parser:
 
     # --- program ----------------------------------------------------------------------------
 
-    def program(self) -> ast.Node:
+    def program(self) -> syntax.Node:
         tok = self.peek()
         if tok.kind == EOF:
             raise _SyntaxError("empty expression (top-level program not given)", tok.pos)
@@ -146,7 +144,7 @@ class _Parser:
             raise self.unexpected(expected="end of expression")
         return node
 
-    def directive(self) -> ast.Node:
+    def directive(self) -> syntax.Node:
         tok = self.advance()
         word = str(tok.value)
         path = ""
@@ -172,11 +170,11 @@ class _Parser:
         if self.peek().kind == EOF:
             raise _SyntaxError("top-level program not given", self.peek().pos)
         body = self.program()
-        return ast.ModuleDirective(word, path, body, pos=tok.pos)
+        return syntax.ModuleDirective(word, path, body, pos=tok.pos)
 
     # --- expressions ------------------------------------------------------------------------
 
-    def pipe(self, restricted: bool = False) -> ast.Node:
+    def pipe(self, restricted: bool = False) -> syntax.Node:
         """An expression at the lowest precedence. ``restricted`` is jq's object-value form."""
         tok = self.peek()
         if not restricted and tok.kind == KEYWORD:
@@ -188,10 +186,10 @@ class _Parser:
         if self.peek().kind == "|":
             self.advance()
             right = self.pipe(restricted)
-            return ast.Pipe(left, right, pos=left.pos)
+            return syntax.Pipe(left, right, pos=left.pos)
         return left
 
-    def binary(self, min_level: int, *, restricted: bool, allow_def: bool) -> ast.Node:
+    def binary(self, min_level: int, *, restricted: bool, allow_def: bool) -> syntax.Node:
         left = self.unary(restricted=restricted, allow_def=allow_def)
         while True:
             tok = self.peek()
@@ -208,22 +206,22 @@ class _Parser:
             else:
                 right = self.binary(level + 1, restricted=restricted, allow_def=level == _COMMA)
             if level == _COMMA:
-                left = ast.Comma(left, right, pos=left.pos)
+                left = syntax.Comma(left, right, pos=left.pos)
             elif level == _ASSIGN:
-                left = ast.Assign(op, left, right, pos=left.pos)
+                left = syntax.Assign(op, left, right, pos=left.pos)
             else:
-                left = ast.Binary(op, left, right, pos=left.pos)
+                left = syntax.Binary(op, left, right, pos=left.pos)
             if assoc == _NONASSOC:
                 nxt = _BINARY.get(_op_of(self.peek()))
                 if nxt is not None and nxt[0] == level:
                     raise self.unexpected()
 
-    def unary(self, *, restricted: bool, allow_def: bool) -> ast.Node:
+    def unary(self, *, restricted: bool, allow_def: bool) -> syntax.Node:
         tok = self.peek()
         if tok.kind == "-":
             self.advance()
             operand = self.binary(_MULTIPLY, restricted=restricted, allow_def=False)
-            return ast.Neg(operand, pos=tok.pos)
+            return syntax.Neg(operand, pos=tok.pos)
         if allow_def and not restricted and tok.kind == KEYWORD:
             if tok.value == "def":
                 return self.funcdef()
@@ -231,7 +229,7 @@ class _Parser:
                 return self.label()
         return self.postfix(allow_bind=not restricted)
 
-    def funcdef(self) -> ast.Node:
+    def funcdef(self) -> syntax.Node:
         start = self.advance()
         name_tok = self.peek()
         if name_tok.kind != IDENT:
@@ -261,9 +259,9 @@ class _Parser:
         if nxt.kind == EOF:
             raise _SyntaxError("top-level program not given (a def needs a body)", nxt.pos)
         rest = self.pipe()
-        return ast.FuncDef(str(name_tok.value), tuple(params), body, rest, pos=start.pos)
+        return syntax.FuncDef(str(name_tok.value), tuple(params), body, rest, pos=start.pos)
 
-    def label(self) -> ast.Node:
+    def label(self) -> syntax.Node:
         start = self.advance()
         name_tok = self.peek()
         if name_tok.kind != VAR or name_tok.value == "__loc__":
@@ -271,26 +269,26 @@ class _Parser:
         self.advance()
         self.expect("|")
         body = self.pipe()
-        return ast.Label(str(name_tok.value), body, pos=start.pos)
+        return syntax.Label(str(name_tok.value), body, pos=start.pos)
 
-    def postfix(self, *, allow_bind: bool) -> ast.Node:
+    def postfix(self, *, allow_bind: bool) -> syntax.Node:
         term = self.primary()
         while True:
             tok = self.peek()
             kind = tok.kind
             if kind == FIELD:
                 self.advance()
-                term = ast.Index(term, ast.Literal(tok.value_str(), pos=tok.pos), pos=term.pos)
+                term = syntax.Index(term, syntax.Literal(tok.value_str(), pos=tok.pos), pos=term.pos)
             elif kind == "[":
                 term = self.bracket_suffix(term)
             elif kind == "?":
                 self.advance()
-                term = ast.Try(term, None, pos=term.pos)
+                term = syntax.Try(term, None, pos=term.pos)
             elif kind == ".":
                 nxt = self.peek_at(1)
                 if nxt.kind == STRING or (nxt.kind == FORMAT and self.peek_at(2).kind == STRING):
                     self.advance()
-                    term = ast.Index(term, self.string_key(), pos=term.pos)
+                    term = syntax.Index(term, self.string_key(), pos=term.pos)
                 elif nxt.kind == "[":
                     self.advance()
                     term = self.bracket_suffix(term, allow_slice=False)
@@ -301,64 +299,64 @@ class _Parser:
                 patterns = self.patterns()
                 self.expect("|")
                 body = self.pipe()
-                return ast.Bind(term, patterns, body, pos=term.pos)
+                return syntax.Bind(term, patterns, body, pos=term.pos)
             else:
                 return term
 
-    def bracket_suffix(self, term: ast.Node, *, allow_slice: bool = True) -> ast.Node:
+    def bracket_suffix(self, term: syntax.Node, *, allow_slice: bool = True) -> syntax.Node:
         """``[]``, ``[e]``, ``[a:b]`` after ``term``; jq has no slice after ``.a.[``."""
         self.advance()  # '['
         tok = self.peek()
         if tok.kind == "]":
             self.advance()
-            return ast.Iterate(term, pos=term.pos)
+            return syntax.Iterate(term, pos=term.pos)
         if tok.kind == ":" and allow_slice:
             self.advance()
             end = self.pipe()
             self.expect("]")
-            return ast.Slice(term, None, end, pos=term.pos)
+            return syntax.Slice(term, None, end, pos=term.pos)
         index = self.pipe()
         if self.peek().kind == ":" and allow_slice:
             self.advance()
             if self.peek().kind == "]":
                 self.advance()
-                return ast.Slice(term, index, None, pos=term.pos)
+                return syntax.Slice(term, index, None, pos=term.pos)
             end = self.pipe()
             self.expect("]")
-            return ast.Slice(term, index, end, pos=term.pos)
+            return syntax.Slice(term, index, end, pos=term.pos)
         self.expect("]")
-        return ast.Index(term, index, pos=term.pos)
+        return syntax.Index(term, index, pos=term.pos)
 
-    def primary(self) -> ast.Node:
+    def primary(self) -> syntax.Node:
         tok = self.peek()
         kind = tok.kind
         pos = tok.pos
         if kind == FIELD:
             self.advance()
-            return ast.Index(ast.Identity(pos=pos), ast.Literal(tok.value_str(), pos=pos), pos=pos)
+            return syntax.Index(syntax.Identity(pos=pos), syntax.Literal(tok.value_str(), pos=pos), pos=pos)
         if kind == ".":
             self.advance()
             nxt = self.peek()
             if nxt.kind == STRING or (nxt.kind == FORMAT and self.peek_at(1).kind == STRING):
-                return ast.Index(ast.Identity(pos=pos), self.string_key(), pos=pos)
-            return ast.Identity(pos=pos)
+                return syntax.Index(syntax.Identity(pos=pos), self.string_key(), pos=pos)
+            return syntax.Identity(pos=pos)
         if kind == IDENT:
             return self.call()
         if kind == NUMBER:
             self.advance()
             value = tok.value
             assert isinstance(value, int | float)
-            return ast.Literal(value, pos=pos)
+            return syntax.Literal(value, pos=pos)
         if kind == STRING:
             return self.string(self.advance(), None)
         if kind == VAR:
             self.advance()
-            return ast.Var(tok.value_str(), pos=pos)
+            return syntax.Var(tok.value_str(), pos=pos)
         if kind == FORMAT:
             self.advance()
             if self.peek().kind == STRING:
                 return self.string(self.advance(), tok.value_str(), pos)
-            return ast.Format(tok.value_str(), pos=pos)
+            return syntax.Format(tok.value_str(), pos=pos)
         if kind == "(":
             self.advance()
             inner = self.pipe()
@@ -368,15 +366,15 @@ class _Parser:
             self.advance()
             if self.peek().kind == "]":
                 self.advance()
-                return ast.ArrayCons(None, pos=pos)
+                return syntax.ArrayCons(None, pos=pos)
             body = self.pipe()
             self.expect("]")
-            return ast.ArrayCons(body, pos=pos)
+            return syntax.ArrayCons(body, pos=pos)
         if kind == "{":
             return self.object_cons()
         if kind == "..":
             self.advance()
-            return ast.RecurseAll(pos=pos)
+            return syntax.RecurseAll(pos=pos)
         if kind == KEYWORD:
             word = tok.value
             if word == "if":
@@ -391,41 +389,41 @@ class _Parser:
                 if label.kind != VAR or label.value == "__loc__":
                     raise self.unexpected(label, "a label name '$name'")
                 self.advance()
-                return ast.Break(label.value_str(), pos=pos)
+                return syntax.Break(label.value_str(), pos=pos)
         raise self.unexpected(tok)
 
-    def call(self) -> ast.Node:
+    def call(self) -> syntax.Node:
         tok = self.advance()
         name = tok.value_str()
         nxt = self.peek()
         if nxt.kind != "(":
-            if name in _CONSTANTS:
-                return ast.Literal(_CONSTANTS[name], pos=tok.pos)
-            return ast.Call(name, (), pos=tok.pos)
+            if name in syntax.KEYWORD_CONSTANTS:
+                return syntax.Literal(syntax.KEYWORD_CONSTANTS[name], pos=tok.pos)
+            return syntax.Call(name, (), pos=tok.pos)
         self.advance()
         args = [self.pipe()]
         while self.peek().kind == ";":
             self.advance()
             args.append(self.pipe())
         self.expect(")", "';' or ')'")
-        return ast.Call(name, tuple(args), pos=tok.pos)
+        return syntax.Call(name, tuple(args), pos=tok.pos)
 
-    def string_key(self) -> ast.Node:
+    def string_key(self) -> syntax.Node:
         """A string, or a ``@format "string"``, at the current token (for ``."key"``)."""
         tok = self.advance()
         if tok.kind == FORMAT:
             return self.string(self.advance(), tok.value_str(), tok.pos)
         return self.string(tok, None)
 
-    def string(self, tok: Token, fmt: str | None, pos: int | None = None) -> ast.Node:
+    def string(self, tok: Token, fmt: str | None, pos: int | None = None) -> syntax.Node:
         """The node of a string token; ``pos`` overrides the position (for ``@fmt "..."``)."""
         parts = tok.value
         if pos is None:
             pos = tok.pos
         assert isinstance(parts, tuple)
         if len(parts) == 1 and isinstance(parts[0], str):
-            return ast.Literal(parts[0], pos=pos)
-        out: list[str | ast.Node] = []
+            return syntax.Literal(parts[0], pos=pos)
+        out: list[str | syntax.Node] = []
         for part in parts:
             if isinstance(part, str):
                 out.append(part)
@@ -435,11 +433,11 @@ class _Parser:
                 if sub.peek().kind != EOF:
                     raise sub.unexpected(expected="')'")
                 out.append(node)
-        return ast.StringInterp(tuple(out), fmt, pos=pos)
+        return syntax.StringInterp(tuple(out), fmt, pos=pos)
 
-    def object_cons(self) -> ast.Node:
+    def object_cons(self) -> syntax.Node:
         start = self.advance()  # '{'
-        entries: list[ast.ObjectEntry] = []
+        entries: list[syntax.ObjectEntry] = []
         while self.peek().kind != "}":
             entries.append(self.object_entry())
             if self.peek().kind == ",":
@@ -447,9 +445,9 @@ class _Parser:
             elif self.peek().kind != "}":
                 raise self.unexpected(expected="',' or '}'")
         self.advance()
-        return ast.ObjectCons(tuple(entries), pos=start.pos)
+        return syntax.ObjectCons(tuple(entries), pos=start.pos)
 
-    def object_entry(self) -> ast.ObjectEntry:
+    def object_entry(self) -> syntax.ObjectEntry:
         tok = self.peek()
         kind = tok.kind
         pos = tok.pos
@@ -458,11 +456,11 @@ class _Parser:
             name = tok.value_str()
             if self.peek().kind == ":" and name != "__loc__":
                 self.advance()
-                return ast.ObjectEntry(ast.Var(name, pos=pos), self.pipe(restricted=True))
-            return ast.ObjectEntry(ast.Literal(name, pos=pos), ast.Var(name, pos=pos))
+                return syntax.ObjectEntry(syntax.Var(name, pos=pos), self.pipe(restricted=True))
+            return syntax.ObjectEntry(syntax.Literal(name, pos=pos), syntax.Var(name, pos=pos))
         if kind in (IDENT, KEYWORD):
             self.advance()
-            key: ast.Node = ast.Literal(tok.value_str(), pos=pos)
+            key: syntax.Node = syntax.Literal(tok.value_str(), pos=pos)
         elif kind == STRING:
             key = self.string(self.advance(), None)
         elif kind == FORMAT and self.peek_at(1).kind == STRING:
@@ -473,21 +471,21 @@ class _Parser:
             key = self.pipe()
             self.expect(")")
             self.expect(":")
-            return ast.ObjectEntry(key, self.pipe(restricted=True))
+            return syntax.ObjectEntry(key, self.pipe(restricted=True))
         else:
             raise self.unexpected(tok, "an object key")
         if self.peek().kind == ":":
             self.advance()
-            return ast.ObjectEntry(key, self.pipe(restricted=True))
-        return ast.ObjectEntry(key, ast.Index(ast.Identity(pos=pos), key, pos=pos))
+            return syntax.ObjectEntry(key, self.pipe(restricted=True))
+        return syntax.ObjectEntry(key, syntax.Index(syntax.Identity(pos=pos), key, pos=pos))
 
-    def if_(self) -> ast.Node:
+    def if_(self) -> syntax.Node:
         start = self.advance()
         cond = self.pipe()
         self.expect_keyword("then")
         then = self.pipe()
-        elifs: list[tuple[ast.Node, ast.Node]] = []
-        else_: ast.Node | None = None
+        elifs: list[tuple[syntax.Node, syntax.Node]] = []
+        else_: syntax.Node | None = None
         while True:
             if self.is_keyword("elif"):
                 self.advance()
@@ -504,25 +502,25 @@ class _Parser:
                 break
             else:
                 raise self.unexpected(expected="'elif', 'else' or 'end'")
-        return ast.If(cond, then, tuple(elifs), else_, pos=start.pos)
+        return syntax.If(cond, then, tuple(elifs), else_, pos=start.pos)
 
-    def try_body(self) -> ast.Node:
+    def try_body(self) -> syntax.Node:
         tok = self.peek()
         if tok.kind == "-":
             self.advance()
-            return ast.Neg(self.try_body(), pos=tok.pos)
+            return syntax.Neg(self.try_body(), pos=tok.pos)
         return self.postfix(allow_bind=False)
 
-    def try_(self) -> ast.Node:
+    def try_(self) -> syntax.Node:
         start = self.advance()
         body = self.try_body()
-        handler: ast.Node | None = None
+        handler: syntax.Node | None = None
         if self.is_keyword("catch"):
             self.advance()
             handler = self.try_body()
-        return ast.Try(body, handler, pos=start.pos)
+        return syntax.Try(body, handler, pos=start.pos)
 
-    def reduce_foreach(self) -> ast.Node:
+    def reduce_foreach(self) -> syntax.Node:
         start = self.advance()
         source = self.postfix(allow_bind=False)
         self.expect_keyword("as")
@@ -536,28 +534,28 @@ class _Parser:
         update = self.pipe()
         if start.value == "reduce":
             self.expect(")")
-            return ast.Reduce(source, patterns[0], init, update, pos=start.pos)
-        extract: ast.Node | None = None
+            return syntax.Reduce(source, patterns[0], init, update, pos=start.pos)
+        extract: syntax.Node | None = None
         if self.peek().kind == ";":
             self.advance()
             extract = self.pipe()
         self.expect(")")
-        return ast.Foreach(source, patterns[0], init, update, extract, pos=start.pos)
+        return syntax.Foreach(source, patterns[0], init, update, extract, pos=start.pos)
 
     # --- destructuring patterns ---------------------------------------------------------------
 
-    def patterns(self) -> tuple[ast.Pattern, ...]:
+    def patterns(self) -> tuple[syntax.Pattern, ...]:
         out = [self.pattern()]
         while self.peek().kind == "?//":
             self.advance()
             out.append(self.pattern())
         return tuple(out)
 
-    def pattern(self) -> ast.Pattern:
+    def pattern(self) -> syntax.Pattern:
         tok = self.peek()
         if tok.kind == VAR and tok.value != "__loc__":
             self.advance()
-            return ast.VarPattern(tok.value_str())
+            return syntax.VarPattern(tok.value_str())
         if tok.kind == "[":
             self.advance()
             elements = [self.pattern()]
@@ -565,7 +563,7 @@ class _Parser:
                 self.advance()
                 elements.append(self.pattern())
             self.expect("]", "',' or ']'")
-            return ast.ArrayPattern(tuple(elements))
+            return syntax.ArrayPattern(tuple(elements))
         if tok.kind == "{":
             self.advance()
             entries = [self.object_pattern_entry()]
@@ -573,21 +571,21 @@ class _Parser:
                 self.advance()
                 entries.append(self.object_pattern_entry())
             self.expect("}", "',' or '}'")
-            return ast.ObjectPattern(tuple(entries))
+            return syntax.ObjectPattern(tuple(entries))
         raise self.unexpected(tok, "a pattern ('$name', '[...]' or '{...}')")
 
-    def object_pattern_entry(self) -> ast.ObjectPatternEntry:
+    def object_pattern_entry(self) -> syntax.ObjectPatternEntry:
         tok = self.peek()
         kind = tok.kind
         if kind == VAR and tok.value != "__loc__":
             self.advance()
             if self.peek().kind == ":":
                 self.advance()
-                return ast.ObjectPatternEntry(None, tok.value_str(), self.pattern())
-            return ast.ObjectPatternEntry(None, tok.value_str(), None)
+                return syntax.ObjectPatternEntry(None, tok.value_str(), self.pattern())
+            return syntax.ObjectPatternEntry(None, tok.value_str(), None)
         if kind in (IDENT, KEYWORD):
             self.advance()
-            key: ast.Node = ast.Literal(tok.value_str(), pos=tok.pos)
+            key: syntax.Node = syntax.Literal(tok.value_str(), pos=tok.pos)
         elif kind == STRING:
             key = self.string(self.advance(), None)
         elif kind == FORMAT and self.peek_at(1).kind == STRING:
@@ -600,7 +598,7 @@ class _Parser:
         else:
             raise self.unexpected(tok, "an object pattern key")
         self.expect(":")
-        return ast.ObjectPatternEntry(key, None, self.pattern())
+        return syntax.ObjectPatternEntry(key, None, self.pattern())
 
 
 def _line_col(text: str, pos: int) -> tuple[int, int]:
@@ -620,7 +618,7 @@ def _error(expression: str, detail: str, pos: int) -> JqParseError:
     )
 
 
-def parse(expression: str) -> ast.Node:
+def parse(expression: str) -> syntax.Node:
     """Parse a jq program into its syntax tree; raises :class:`JqParseError` on syntax errors."""
     try:
         tokens = tokenize(expression)
@@ -634,6 +632,6 @@ def parse(expression: str) -> ast.Node:
 
 
 @functools.lru_cache(maxsize=4096)
-def parse_cached(expression: str) -> ast.Node:
+def parse_cached(expression: str) -> syntax.Node:
     """:func:`parse` with a cache keyed by the expression text (the tree is immutable)."""
     return parse(expression)

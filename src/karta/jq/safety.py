@@ -9,7 +9,9 @@ included) and three checks:
   ``include``/``module``, recursive ``def``), and warnings (``env``/``$ENV``/``input``/``inputs``
   as 14.2 asks, ``while``/``until``).
   Builtin names are flagged even when a user ``def`` shadows them: definitions have no reason to
-  reuse those names, and flagging by name keeps the check simple and safe.
+  reuse those names, and flagging by name keeps the check simple and safe. Which builtin falls
+  under which rule is said by :mod:`karta.jq.builtin_table` (``effect``, ``excessive``,
+  ``terminates``, ``path_args``, ``unbounded``), never here.
 * :func:`is_assignable` / :func:`assignability_reason` – is the expression a jq path expression
   that ``path(...)`` and assignment accept (9.5, R6)?
 * :func:`is_bounded` – a conservative proof that evaluation terminates quickly with bounded output
@@ -23,7 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from karta.jq import ast
+from karta.jq import syntax
+from karta.jq.builtin_table import BUILTINS, PREDEFINED_VARIABLES, Builtin
 
 __all__ = [
     "SafetyIssue",
@@ -49,15 +52,15 @@ class SafetyIssue:
 # --- the tree walker --------------------------------------------------------------------------
 
 
-def pattern_variables(patterns: tuple[ast.Pattern, ...]) -> set[str]:
+def pattern_variables(patterns: tuple[syntax.Pattern, ...]) -> set[str]:
     """All variable names a destructuring pattern (or its ``?//`` alternatives) binds."""
     out: set[str] = set()
-    stack: list[ast.Pattern] = list(patterns)
+    stack: list[syntax.Pattern] = list(patterns)
     while stack:
         p = stack.pop()
-        if isinstance(p, ast.VarPattern):
+        if isinstance(p, syntax.VarPattern):
             out.add(p.name)
-        elif isinstance(p, ast.ArrayPattern):
+        elif isinstance(p, syntax.ArrayPattern):
             stack.extend(p.elements)
         else:
             for entry in p.entries:
@@ -68,15 +71,15 @@ def pattern_variables(patterns: tuple[ast.Pattern, ...]) -> set[str]:
     return out
 
 
-def pattern_keys(patterns: tuple[ast.Pattern, ...]) -> list[ast.Node]:
+def pattern_keys(patterns: tuple[syntax.Pattern, ...]) -> list[syntax.Node]:
     """The key expressions (``"a":``, ``(e):``) of destructuring patterns, in source order."""
-    keys: list[ast.Node] = []
-    stack: list[ast.Pattern] = list(reversed(patterns))
+    keys: list[syntax.Node] = []
+    stack: list[syntax.Pattern] = list(reversed(patterns))
     while stack:
         p = stack.pop()
-        if isinstance(p, ast.ArrayPattern):
+        if isinstance(p, syntax.ArrayPattern):
             stack.extend(reversed(p.elements))
-        elif isinstance(p, ast.ObjectPattern):
+        elif isinstance(p, syntax.ObjectPattern):
             for entry in reversed(p.entries):
                 if entry.pattern is not None:
                     stack.append(entry.pattern)
@@ -84,31 +87,31 @@ def pattern_keys(patterns: tuple[ast.Pattern, ...]) -> list[ast.Node]:
     return keys
 
 
-def direct_children(node: ast.Node) -> list[ast.Node]:
+def direct_children(node: syntax.Node) -> list[syntax.Node]:
     """The child nodes of ``node`` in source order (pattern key expressions included)."""
-    if isinstance(node, ast.Index):
+    if isinstance(node, syntax.Index):
         return [node.target, node.index]
-    if isinstance(node, ast.Pipe | ast.Comma | ast.Binary | ast.Assign):
+    if isinstance(node, syntax.Pipe | syntax.Comma | syntax.Binary | syntax.Assign):
         return [node.left, node.right]
-    if isinstance(node, ast.Call):
+    if isinstance(node, syntax.Call):
         return list(node.args)
-    if isinstance(node, ast.Slice):
+    if isinstance(node, syntax.Slice):
         return [n for n in (node.target, node.start, node.end) if n is not None]
-    if isinstance(node, ast.Iterate):
+    if isinstance(node, syntax.Iterate):
         return [node.target]
-    if isinstance(node, ast.Neg):
+    if isinstance(node, syntax.Neg):
         return [node.operand]
-    if isinstance(node, ast.StringInterp):
-        return [p for p in node.parts if isinstance(p, ast.Node)]
-    if isinstance(node, ast.ArrayCons):
+    if isinstance(node, syntax.StringInterp):
+        return [p for p in node.parts if isinstance(p, syntax.Node)]
+    if isinstance(node, syntax.ArrayCons):
         return [] if node.body is None else [node.body]
-    if isinstance(node, ast.ObjectCons):
-        out: list[ast.Node] = []
+    if isinstance(node, syntax.ObjectCons):
+        out: list[syntax.Node] = []
         for entry in node.entries:
             out.append(entry.key)
             out.append(entry.value)
         return out
-    if isinstance(node, ast.If):
+    if isinstance(node, syntax.If):
         out = [node.cond, node.then]
         for cond, then in node.elifs:
             out.append(cond)
@@ -116,29 +119,29 @@ def direct_children(node: ast.Node) -> list[ast.Node]:
         if node.else_ is not None:
             out.append(node.else_)
         return out
-    if isinstance(node, ast.Try):
+    if isinstance(node, syntax.Try):
         return [node.body] if node.catch is None else [node.body, node.catch]
-    if isinstance(node, ast.Bind):
+    if isinstance(node, syntax.Bind):
         return [node.source, *pattern_keys(node.patterns), node.body]
-    if isinstance(node, ast.Reduce):
+    if isinstance(node, syntax.Reduce):
         return [node.source, *pattern_keys((node.pattern,)), node.init, node.update]
-    if isinstance(node, ast.Foreach):
+    if isinstance(node, syntax.Foreach):
         out = [node.source, *pattern_keys((node.pattern,)), node.init, node.update]
         if node.extract is not None:
             out.append(node.extract)
         return out
-    if isinstance(node, ast.FuncDef):
+    if isinstance(node, syntax.FuncDef):
         return [node.body, node.rest]
-    if isinstance(node, ast.Label):
+    if isinstance(node, syntax.Label):
         return [node.body]
-    if isinstance(node, ast.ModuleDirective):
+    if isinstance(node, syntax.ModuleDirective):
         return [] if node.body is None else [node.body]
     return []  # Identity, RecurseAll, Literal, Var, Format, Break
 
 
-def _walk(node: ast.Node) -> list[ast.Node]:
+def _walk(node: syntax.Node) -> list[syntax.Node]:
     """All nodes of the tree in pre-order (source order), iteratively."""
-    out: list[ast.Node] = []
+    out: list[syntax.Node] = []
     stack = [node]
     while stack:
         n = stack.pop()
@@ -151,20 +154,20 @@ def _walk(node: ast.Node) -> list[ast.Node]:
 # --- recursion -----------------------------------------------------------------------------
 
 
-def recursive_functions(node: ast.Node) -> list[ast.FuncDef]:
+def recursive_functions(node: syntax.Node) -> list[syntax.FuncDef]:
     """The user ``def``s that call themselves, directly or through other user ``def``s.
 
     Calls are resolved by jq's lexical scoping (a ``def`` is visible in its own body and in the
     rest of its scope; parameters shadow functions of the same name and arity 0).
     """
     calls: dict[int, set[int]] = {}
-    defs: dict[int, ast.FuncDef] = {}
+    defs: dict[int, syntax.FuncDef] = {}
     # (node, scope, enclosing def id or None)
     Scope = dict[tuple[str, int], int | None]
-    stack: list[tuple[ast.Node, Scope, int | None]] = [(node, {}, None)]
+    stack: list[tuple[syntax.Node, Scope, int | None]] = [(node, {}, None)]
     while stack:
         n, scope, current = stack.pop()
-        if isinstance(n, ast.FuncDef):
+        if isinstance(n, syntax.FuncDef):
             fid = id(n)
             defs[fid] = n
             calls.setdefault(fid, set())
@@ -176,13 +179,13 @@ def recursive_functions(node: ast.Node) -> list[ast.FuncDef]:
             stack.append((n.rest, outer, current))
             stack.append((n.body, inner, fid))
             continue
-        if isinstance(n, ast.Call) and current is not None:
+        if isinstance(n, syntax.Call) and current is not None:
             target = scope.get((n.name, len(n.args)))
             if target is not None:
                 calls[current].add(target)
         for child in direct_children(n):
             stack.append((child, scope, current))
-    recursive: list[ast.FuncDef] = []
+    recursive: list[syntax.FuncDef] = []
     for fid, fdef in defs.items():
         seen: set[int] = set()
         todo = list(calls[fid])
@@ -199,73 +202,55 @@ def recursive_functions(node: ast.Node) -> list[ast.FuncDef]:
 
 # --- safety --------------------------------------------------------------------------------
 
-_EXCESSIVE: Final = frozenset(
-    {"range", "paths", "recurse", "walk", "repeat", "recurse_down", "leaf_paths", "tostream", "combinations"}
-)
-_PROCESS: Final = frozenset(
-    {
-        "halt",
-        "halt_error",
-        "input",
-        "inputs",
-        "input_filename",
-        "input_line_number",
-        "debug",
-        "stderr",
-        "get_search_list",
-        "get_prog_origin",
-        "get_jq_origin",
-        "modulemeta",
-    }
-)
-# Warnings, not errors (karta-format.md 14.2): legal, but the result depends on the process.
-# ``input``/``inputs`` are errors (issue 2 rejects them; R9 would only warn): a definition is
-# evaluated on one document, so they can only fail or read what is not the workload.
-_PROCESS_DEPENDENT: Final = frozenset({"env"})
-_NON_TERMINATING: Final = frozenset({"while", "until"})
-_MODIFYING: Final = frozenset({"=", "|=", "+=", "-=", "*=", "/=", "%=", "//="})
 
-
-def _node_issues(node: ast.Node, recursive: set[int]) -> list[SafetyIssue]:
-    if isinstance(node, ast.Call):
-        name = node.name
-        if name == "del":
-            return [SafetyIssue("error", "del function is not allowed")]
-        if name in _EXCESSIVE:
-            return [
-                SafetyIssue("error", f"function '{name}' may produce excessive output and is not allowed")
-            ]
-        if name in _PROCESS:
-            return [
-                SafetyIssue(
-                    "error",
-                    f"function '{name}' is not allowed: definitions must not affect or read the "
-                    "evaluating process",
-                )
-            ]
-        if name in _PROCESS_DEPENDENT and not node.args:
-            return [SafetyIssue("warning", f"'{name}' makes the result depend on the evaluating process")]
-        if name in _NON_TERMINATING:
-            return [SafetyIssue("warning", f"function '{name}' may not terminate")]
-        return []
-    if isinstance(node, ast.RecurseAll):
+def _node_issues(node: syntax.Node, recursive: set[int]) -> list[SafetyIssue]:
+    if isinstance(node, syntax.Call):
+        builtin = BUILTINS.get(node.name)
+        return [] if builtin is None else _call_issues(builtin, len(node.args))
+    if isinstance(node, syntax.RecurseAll):
         return [SafetyIssue("error", "recursive descent operator '..' is not allowed")]
-    if isinstance(node, ast.Assign):
+    if isinstance(node, syntax.Assign):
         return [SafetyIssue("error", f"modifying operator '{node.op}' is not allowed")]
-    if isinstance(node, ast.Var):
-        if node.name == "__loc__":
-            return [SafetyIssue("error", "variable '$__loc__' is not allowed")]
-        if node.name == "ENV":
-            return [SafetyIssue("warning", "'$ENV' makes the result depend on the evaluating process")]
-        return []
-    if isinstance(node, ast.ModuleDirective):
+    if isinstance(node, syntax.Var):
+        variable = PREDEFINED_VARIABLES.get(node.name)
+        if variable is None or not variable.effect:
+            return []
+        if variable.effect == "environment":
+            return [
+                SafetyIssue("warning", f"'${node.name}' makes the result depend on the evaluating process")
+            ]
+        return [SafetyIssue("error", f"variable '${node.name}' is not allowed")]
+    if isinstance(node, syntax.ModuleDirective):
         return [SafetyIssue("error", "import and include are not allowed")]
-    if isinstance(node, ast.FuncDef) and id(node) in recursive:
+    if isinstance(node, syntax.FuncDef) and id(node) in recursive:
         return [SafetyIssue("error", f"recursive function '{node.name}' is not allowed")]
     return []
 
 
-def check_safety(node: ast.Node) -> list[SafetyIssue]:
+def _call_issues(builtin: Builtin, arity: int) -> list[SafetyIssue]:
+    # Flagged by name whatever the arity (a user ``def`` of the name included: see the module
+    # docstring), except the environment read, which is the call without arguments.
+    name = builtin.name
+    if builtin.effect == "deletes":
+        return [SafetyIssue("error", f"{name} function is not allowed")]
+    if builtin.excessive:
+        return [SafetyIssue("error", f"function '{name}' may produce excessive output and is not allowed")]
+    if builtin.effect == "process":
+        return [
+            SafetyIssue(
+                "error",
+                f"function '{name}' is not allowed: definitions must not affect or read the "
+                "evaluating process",
+            )
+        ]
+    if builtin.effect == "environment" and arity == 0:
+        return [SafetyIssue("warning", f"'{name}' makes the result depend on the evaluating process")]
+    if not builtin.terminates:
+        return [SafetyIssue("warning", f"function '{name}' may not terminate")]
+    return []
+
+
+def check_safety(node: syntax.Node) -> list[SafetyIssue]:
     """Every forbidden or suspicious construct anywhere in the tree, in tree-walk order.
 
     Identical issues (same severity and reason) are reported once.
@@ -283,30 +268,6 @@ def check_safety(node: ast.Node) -> list[SafetyIssue]:
 
 # --- assignability -------------------------------------------------------------------------
 
-# Builtins that are path expressions: name -> arity -> indexes of arguments that must be paths.
-_PATH_BUILTINS: Final[dict[str, dict[int, tuple[int, ...]]]] = {
-    "empty": {0: ()},
-    "error": {0: (), 1: ()},
-    "select": {1: ()},
-    "getpath": {1: ()},
-    "recurse": {0: (), 1: (0,), 2: (0,)},
-    "first": {0: (), 1: (0,)},
-    "last": {0: ()},
-    "nth": {1: (), 2: (1,)},
-    "limit": {2: (1,)},
-    "skip": {2: (1,)},
-    "debug": {0: (), 1: ()},
-    "objects": {0: ()},
-    "iterables": {0: ()},
-    "booleans": {0: ()},
-    "numbers": {0: ()},
-    "strings": {0: ()},
-    "nulls": {0: ()},
-    "arrays": {0: ()},
-    "scalars": {0: ()},
-    "values": {0: ()},
-}
-
 
 class _Binding:
     """What a function name means where it is called.
@@ -318,7 +279,7 @@ class _Binding:
 
     __slots__ = ("env", "kind", "node", "params")
 
-    def __init__(self, kind: str, node: ast.Node | None, params: tuple[str, ...], env: _Env) -> None:
+    def __init__(self, kind: str, node: syntax.Node | None, params: tuple[str, ...], env: _Env) -> None:
         self.kind = kind
         self.node = node
         self.params = params
@@ -330,21 +291,21 @@ _Env = dict[tuple[str, int], _Binding]
 _MAX_DEPTH: Final = 200
 
 
-def _path_reason(node: ast.Node, env: _Env, depth: int) -> str | None:
+def _path_reason(node: syntax.Node, env: _Env, depth: int) -> str | None:
     if depth > _MAX_DEPTH:
         return "the expression is too deeply nested (or recursive) to check"
     d = depth + 1
-    if isinstance(node, ast.Identity | ast.RecurseAll | ast.Break):
+    if isinstance(node, syntax.Identity | syntax.RecurseAll | syntax.Break):
         return None
-    if isinstance(node, ast.Index | ast.Slice | ast.Iterate):
+    if isinstance(node, syntax.Index | syntax.Slice | syntax.Iterate):
         return _path_reason(node.target, env, d)
-    if isinstance(node, ast.Pipe | ast.Comma):
+    if isinstance(node, syntax.Pipe | syntax.Comma):
         return _path_reason(node.left, env, d) or _path_reason(node.right, env, d)
-    if isinstance(node, ast.Binary):
+    if isinstance(node, syntax.Binary):
         if node.op == "//":
             return _path_reason(node.left, env, d) or _path_reason(node.right, env, d)
         return f"the result of '{node.op}' is a computed value, not a path"
-    if isinstance(node, ast.If):
+    if isinstance(node, syntax.If):
         branches = [node.then, *(t for _, t in node.elifs)]
         if node.else_ is not None:
             branches.append(node.else_)
@@ -353,42 +314,44 @@ def _path_reason(node: ast.Node, env: _Env, depth: int) -> str | None:
             if reason:
                 return reason
         return None
-    if isinstance(node, ast.Try):
-        if node.catch is not None and not (isinstance(node.catch, ast.Call) and node.catch.name == "empty"):
+    if isinstance(node, syntax.Try):
+        if node.catch is not None and not (
+            isinstance(node.catch, syntax.Call) and node.catch.name == "empty"
+        ):
             return "a catch handler's result is not a path"
         return _path_reason(node.body, env, d)
-    if isinstance(node, ast.Label):
+    if isinstance(node, syntax.Label):
         return _path_reason(node.body, env, d)
-    if isinstance(node, ast.Bind):
-        if not all(isinstance(p, ast.VarPattern) for p in node.patterns):
+    if isinstance(node, syntax.Bind):
+        if not all(isinstance(p, syntax.VarPattern) for p in node.patterns):
             return "destructuring bindings cannot be used in a path"
         return _path_reason(node.body, env, d)
-    if isinstance(node, ast.FuncDef):
+    if isinstance(node, syntax.FuncDef):
         inner = dict(env)
         inner[(node.name, len(node.params))] = _Binding("def", node.body, node.params, inner)
         return _path_reason(node.rest, inner, d)
-    if isinstance(node, ast.Call):
+    if isinstance(node, syntax.Call):
         return _call_reason(node, env, d)
-    if isinstance(node, ast.ModuleDirective):
+    if isinstance(node, syntax.ModuleDirective):
         return None if node.body is None else _path_reason(node.body, env, d)
-    if isinstance(node, ast.Literal):
+    if isinstance(node, syntax.Literal):
         return "a literal is a value, not a path"
-    if isinstance(node, ast.Var):
+    if isinstance(node, syntax.Var):
         return "a variable is not a path of the input"
-    if isinstance(node, ast.ArrayCons | ast.ObjectCons):
+    if isinstance(node, syntax.ArrayCons | syntax.ObjectCons):
         return "array or object construction is not a path"
-    if isinstance(node, ast.StringInterp | ast.Format):
+    if isinstance(node, syntax.StringInterp | syntax.Format):
         return "a string is a value, not a path"
-    if isinstance(node, ast.Neg):
+    if isinstance(node, syntax.Neg):
         return "arithmetic is a computed value, not a path"
-    if isinstance(node, ast.Assign):
+    if isinstance(node, syntax.Assign):
         return f"the result of '{node.op}' is not a path"
-    if isinstance(node, ast.Reduce | ast.Foreach):
+    if isinstance(node, syntax.Reduce | syntax.Foreach):
         return "reduce and foreach results are not paths"
     return "not a path expression"
 
 
-def _call_reason(node: ast.Call, env: _Env, depth: int) -> str | None:
+def _call_reason(node: syntax.Call, env: _Env, depth: int) -> str | None:
     binding = env.get((node.name, len(node.args)))
     if binding is not None:
         if binding.kind == "value" or binding.node is None:
@@ -402,7 +365,8 @@ def _call_reason(node: ast.Call, env: _Env, depth: int) -> str | None:
             else:
                 call_env[(param, 0)] = _Binding("arg", arg, (), env)
         return _path_reason(binding.node, call_env, depth + 1)
-    spec = _PATH_BUILTINS.get(node.name, {}).get(len(node.args))
+    builtin = BUILTINS.get(node.name)
+    spec = None if builtin is None else builtin.path_args.get(len(node.args))
     if spec is None:
         return f"'{node.name}' computes a value, not a path"
     for i in spec:
@@ -412,76 +376,40 @@ def _call_reason(node: ast.Call, env: _Env, depth: int) -> str | None:
     return None
 
 
-def assignability_reason(node: ast.Node) -> str | None:
+def assignability_reason(node: syntax.Node) -> str | None:
     """Why ``node`` is not a jq path expression (a short phrase), or None if it is one."""
     return _path_reason(node, {}, 0)
 
 
-def is_assignable(node: ast.Node) -> bool:
+def is_assignable(node: syntax.Node) -> bool:
     """True if values can be written through ``node`` (``path(node)`` accepts it)."""
     return assignability_reason(node) is None
 
 
 # --- boundedness ---------------------------------------------------------------------------
 
-_UNBOUNDED_CALLS: Final = frozenset(
-    {
-        "range",
-        "repeat",
-        "recurse",
-        "recurse_down",
-        "while",
-        "until",
-        "paths",
-        "leaf_paths",
-        "walk",
-        "combinations",
-        "env",
-        "input",
-        "inputs",
-        "input_line_number",
-        "input_filename",
-        "get_search_list",
-        "get_prog_origin",
-        "get_jq_origin",
-        "modulemeta",
-        "halt",
-        "halt_error",
-        "debug",
-        "stderr",
-        # regular expressions: catastrophic backtracking
-        "test",
-        "match",
-        "capture",
-        "scan",
-        "splits",
-        "sub",
-        "gsub",
-    }
-)
 
-
-def _is_string_value(node: ast.Node) -> bool:
-    return (isinstance(node, ast.Literal) and isinstance(node.value, str)) or isinstance(
-        node, ast.StringInterp | ast.Format
+def _is_string_value(node: syntax.Node) -> bool:
+    return (isinstance(node, syntax.Literal) and isinstance(node.value, str)) or isinstance(
+        node, syntax.StringInterp | syntax.Format
     )
 
 
-def _unbounded_node(node: ast.Node) -> bool:
-    if isinstance(node, ast.Call):
-        if node.name == "split":
-            return len(node.args) == 2
-        return node.name in _UNBOUNDED_CALLS
-    if isinstance(node, ast.RecurseAll | ast.ModuleDirective):
+def _unbounded_node(node: syntax.Node) -> bool:
+    if isinstance(node, syntax.Call):
+        builtin = BUILTINS.get(node.name)
+        return builtin is not None and builtin.is_unbounded(len(node.args))
+    if isinstance(node, syntax.RecurseAll | syntax.ModuleDirective):
         return True
-    if isinstance(node, ast.Var):
-        return node.name == "ENV"
-    if isinstance(node, ast.Binary) and node.op == "*":
+    if isinstance(node, syntax.Var):
+        variable = PREDEFINED_VARIABLES.get(node.name)
+        return variable is not None and variable.unbounded
+    if isinstance(node, syntax.Binary) and node.op == "*":
         return _is_string_value(node.left) or _is_string_value(node.right)
     return False
 
 
-def is_bounded(node: ast.Node) -> bool:
+def is_bounded(node: syntax.Node) -> bool:
     """True if evaluation provably ends quickly with bounded output on any bounded input."""
     if any(_unbounded_node(n) for n in _walk(node)):
         return False

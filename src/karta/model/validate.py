@@ -14,8 +14,7 @@ name, sub-group scale) and the CRD list rules (duplicates, empty action lists).
 
 from __future__ import annotations
 
-import weakref
-
+from karta._identity import WeakIdentityCache
 from karta.errors import ValidationError
 from karta.model.findings import Finding, Severity
 from karta.model.types import Karta
@@ -68,20 +67,15 @@ def validate_karta(karta: Karta | None) -> list[Finding]:
 
 
 # Findings per definition object (identity; Kartas are immutable): build_tree validates before every
-# workload, and `kli get` resolves thousands of workloads with a handful of definitions.
-_VALIDATED: dict[int, tuple[weakref.ref[Karta], list[Finding]]] = {}
+# workload, and `kli get` resolves thousands of workloads with a handful of definitions. Weak: an
+# entry goes with its definition.
+_findings: WeakIdentityCache[Karta, list[Finding]] = WeakIdentityCache(validate_karta, size=1024)
 
 
 def _cached_findings(karta: Karta | None) -> list[Finding]:
     if karta is None:
         return validate_karta(karta)
-    key = id(karta)
-    hit = _VALIDATED.get(key)
-    if hit is not None and hit[0]() is karta:
-        return list(hit[1])
-    findings = validate_karta(karta)
-    _VALIDATED[key] = (weakref.ref(karta, lambda _ref: _VALIDATED.pop(key, None)), findings)
-    return list(findings)
+    return list(_findings(karta))
 
 
 def validate_or_raise(karta: Karta | None) -> list[Finding]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from karta._identity import IdentityCache
 from karta.errors import JqError, StatusError
 from karta.jq import Evaluator, json_type
 from karta.model.findings import Finding, Severity
@@ -84,21 +85,8 @@ def _program(expression: str) -> str:
     return f"({expression}\n) | tostring" if "#" in expression else f"({expression}) | tostring"
 
 
-_CACHE_SIZE = 1024
-_compiled: dict[int, tuple[StatusDefinition, _CompiledStatus]] = {}
-
-
-def _compiled_status(definition: StatusDefinition) -> _CompiledStatus:
-    # Keyed by identity (definitions are immutable); the entry keeps the definition alive, so an id
-    # is never reused while cached.
-    entry = _compiled.get(id(definition))
-    if entry is not None and entry[0] is definition:
-        return entry[1]
-    compiled = _CompiledStatus(definition)
-    if len(_compiled) >= _CACHE_SIZE:
-        _compiled.clear()
-    _compiled[id(definition)] = (definition, compiled)
-    return compiled
+# Keyed by identity (definitions are immutable).
+_compiled_status: IdentityCache[StatusDefinition, _CompiledStatus] = IdentityCache(_CompiledStatus, size=1024)
 
 
 def generated_status_fn(definition: StatusDefinition) -> StatusFn | None:

@@ -17,10 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from karta.jq import ast as A
-from karta.jq._builtins import SIMPLE_0
+from karta import _codegen as codegen
+from karta.errors import JqError
+from karta.jq import syntax as A
 from karta.jq.codegen import Emitter, is_single
 from karta.jq.evaluator import plan_for
+from karta.jq.fastpath import Unsupported
+from karta.jq.operations import tostring
 from karta.model.types import ConditionsDefinition, PhaseDefinition, ResourceStatus
 from karta.status.result import Condition, StatusResult, _ResultBuilder, primary_status
 
@@ -43,17 +46,24 @@ def compile_status(
     interned: Mapping[tuple[str, str, str, str], Condition],
 ) -> StatusFn | None:
     """The generated status function of one definition, or None when an expression is outside
-    the fast path. ``interned`` is the table ``read_condition`` fills (read, never written here)."""
-    try:
-        return _build(phase, conditions, mappings, uses_conditions, read_condition, interned)
-    except Exception:  # Unsupported, a parse error, a generator gap: the general code runs
+    the fast path (or generating fails; see :mod:`karta._codegen`). ``interned`` is the table
+    ``read_condition`` fills (read, never written here)."""
+    what = "status" if phase is None else f"status (phase {phase.path})"
+    if not codegen.enabled():
         return None
+    try:
+        return _build(phase, conditions, mappings, uses_conditions, read_condition, interned, what)
+    except (Unsupported, JqError, RecursionError) as exc:  # outside the fast path, invalid, too deep
+        codegen.declined(what, exc)
+    except Exception as exc:  # a generator gap: the general code runs (raises under strict)
+        codegen.failed(what, exc)
+    return None
 
 
 def _node(expression: str) -> A.Node:
     plan = plan_for(expression)
     if plan.fast is None or plan.node is None:
-        raise ValueError(f"not on the fast path: {expression}")
+        raise Unsupported(f"not on the fast path: {expression}")
     return plan.node
 
 
@@ -115,6 +125,7 @@ def _build(
     uses_conditions: bool,
     read_condition: Callable[[Any, tuple[str, str, str, str]], Condition],
     interned: Mapping[tuple[str, str, str, str], Condition],
+    what: str,
 ) -> StatusFn:
     e = Emitter()
     e.namespace.update(
@@ -124,7 +135,7 @@ def _build(
         _RB=_ResultBuilder,
         _SR=StatusResult,
         _NONE=_NO_OUTPUT,
-        _tostring=_tostring,
+        _tostring=tostring,
     )
     with e.block("def status(v, limit):"):
         e.line("if limit < 1: return None")
@@ -165,7 +176,7 @@ def _build(
         e.line("result = _RB(phase, conds, matched, primary, [])")
         e.line("result.__class__ = _SR")
         e.line("return result")
-    fn: StatusFn = e.build("status")
+    fn: StatusFn = e.build("status", what=what)
     return fn
 
 
@@ -201,8 +212,3 @@ def _expression_matches(e: Emitter, node: A.Node, expected: str) -> None:
 
 _TOSTRING = A.Call("tostring")
 _NO_OUTPUT: Any = object()
-
-
-def _tostring(value: Any) -> str:
-    text: str = SIMPLE_0["tostring"](value)
-    return text

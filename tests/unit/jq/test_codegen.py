@@ -15,7 +15,7 @@ from test_differential import TRICKY, expressions, json_values, render
 
 from karta.errors import JqRuntimeError
 from karta.jq import Evaluator
-from karta.jq import ast as A
+from karta.jq import syntax as A
 from karta.jq._values import JqFail
 from karta.jq.codegen import generate, is_single, split_iteration
 from karta.jq.fastpath import Unsupported, compile_node

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from karta.jq import _libjq
-from karta.jq import ast as A
+from karta.jq import syntax as A
 from karta.jq._values import JqFail, dumps, normalise_output
 from karta.jq.fastpath import Unsupported, compile_node
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from karta.jq import ast as A
 from karta.jq import parse
+from karta.jq import syntax as A
 from karta.jq._values import JqFail
 from karta.jq.fastpath import Unsupported, compile_node, run_paths
 

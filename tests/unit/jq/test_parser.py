@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from karta.errors import JqParseError
-from karta.jq import ast
-from karta.jq.ast import (
+from karta.jq import syntax
+from karta.jq.parser import parse, parse_cached
+from karta.jq.syntax import (
     ArrayCons,
     ArrayPattern,
     Assign,
@@ -43,26 +44,25 @@ from karta.jq.ast import (
     Var,
     VarPattern,
 )
-from karta.jq.parser import parse, parse_cached
 
-DOT = ast.Identity()
+DOT = syntax.Identity()
 
 
-def lit(value: ast.JSONScalar) -> Literal:
+def lit(value: syntax.JSONScalar) -> Literal:
     return Literal(value)
 
 
-def fld(name: str, target: ast.Node = DOT) -> Index:
+def fld(name: str, target: syntax.Node = DOT) -> Index:
     return Index(target, Literal(name))
 
 
-def call(name: str, *args: ast.Node) -> Call:
+def call(name: str, *args: syntax.Node) -> Call:
     return Call(name, tuple(args))
 
 
 A, B, C = fld("a"), fld("b"), fld("c")
 
-SHAPES: list[tuple[str, ast.Node]] = [
+SHAPES: list[tuple[str, syntax.Node]] = [
     # paths and suffixes
     (".", DOT),
     ("..", RecurseAll()),
@@ -270,11 +270,11 @@ SHAPES: list[tuple[str, ast.Node]] = [
 
 
 @pytest.mark.parametrize(("expression", "expected"), SHAPES, ids=[e for e, _ in SHAPES])
-def test_shapes(expression: str, expected: ast.Node) -> None:
+def test_shapes(expression: str, expected: syntax.Node) -> None:
     assert parse(expression) == expected
 
 
-PRECEDENCE: list[tuple[str, ast.Node]] = [
+PRECEDENCE: list[tuple[str, syntax.Node]] = [
     (".a | .b | .c", Pipe(A, Pipe(B, C))),
     (".a, .b | .c", Pipe(Comma(A, B), C)),
     (".a | .b, .c", Pipe(A, Comma(B, C))),
@@ -324,12 +324,12 @@ PRECEDENCE: list[tuple[str, ast.Node]] = [
 
 
 @pytest.mark.parametrize(("expression", "expected"), PRECEDENCE, ids=[e for e, _ in PRECEDENCE])
-def test_precedence(expression: str, expected: ast.Node) -> None:
+def test_precedence(expression: str, expected: syntax.Node) -> None:
     assert parse(expression) == expected
 
 
 def _positions(node: object, out: list[tuple[str, int]]) -> None:
-    if isinstance(node, ast.Node):
+    if isinstance(node, syntax.Node):
         out.append((type(node).__name__, node.pos))
     if dataclasses.is_dataclass(node) and not isinstance(node, type):
         for f in dataclasses.fields(node):
@@ -719,7 +719,7 @@ def test_token_soup_only_raises_parse_errors(tokens: list[str], sep: str) -> Non
         assert exc.line >= 1
         assert exc.column >= 1
     else:
-        assert isinstance(node, ast.Node)
+        assert isinstance(node, syntax.Node)
 
 
 def _expressions() -> st.SearchStrategy[str]:
@@ -754,4 +754,4 @@ def _expressions() -> st.SearchStrategy[str]:
 @given(_expressions())
 def test_generated_valid_expressions_parse_like_libjq(expression: str) -> None:
     assert _libjq_accepts(expression), expression
-    assert isinstance(parse(expression), ast.Node)
+    assert isinstance(parse(expression), syntax.Node)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jq as libjq
 import pytest
 
-from karta.jq.builtins import BUILTIN_ARITIES, compile_check, is_builtin
+from karta.jq.builtin_table import BUILTIN_ARITIES, is_builtin
 from karta.jq.parser import parse
 from karta.jq.safety import (
     SafetyIssue,
@@ -15,6 +15,7 @@ from karta.jq.safety import (
     is_bounded,
     recursive_functions,
 )
+from karta.jq.scope_check import compile_check
 
 DEL = "del function is not allowed"
 DOTDOT = "recursive descent operator '..' is not allowed"

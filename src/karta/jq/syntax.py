@@ -1,5 +1,8 @@
 """The jq syntax tree: the contract between the parser, the safety checks and the fast path.
 
+(Named ``syntax``, not ``ast``, so that running a script from this folder does not shadow the
+standard library's ``ast``.)
+
 Every node is an immutable dataclass. ``pos`` is the 0-based character offset of the node's first
 token in the expression text (it is not part of equality). The parser desugars a few shorthands so
 that consumers see fewer shapes:
@@ -8,7 +11,7 @@ that consumers see fewer shapes:
 * ``.a.b`` is ``Index(Index(Identity, "a"), "b")``; ``$x.a`` is ``Index(Var("x"), "a")``;
 * ``{a}`` becomes ``{"a": .a}``, ``{$x}`` becomes ``{"x": $x}``, ``{"a"}`` becomes ``{"a": .a}``;
 * ``x?`` becomes ``Try(x, None)``;
-* ``"abc"`` without interpolation becomes :class:`Literal`;
+* ``"abc"`` without interpolation, ``true``, ``false`` and ``null`` become :class:`Literal`;
 * ``-x`` becomes :class:`Neg`.
 """
 
@@ -17,17 +20,25 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from dataclasses import Field, FrozenInstanceError, dataclass, field
-from typing import Any, ClassVar, TypeAlias, dataclass_transform
+from typing import Any, ClassVar, Final, TypeAlias, dataclass_transform
+
+from karta import _codegen as codegen
 
 JSONScalar: TypeAlias = bool | int | float | str | None
+
+#: The names the parser reads as :class:`Literal` values rather than calls (jq's keywords
+#: ``true``, ``false``, ``null``; they are not builtins). Consumers that meet them as a
+#: :class:`Call` in a tree built by hand treat them the same way.
+KEYWORD_CONSTANTS: Final[dict[str, JSONScalar]] = {"true": True, "false": False, "null": None}
 
 # --- the node machinery -------------------------------------------------------------------------
 #
 # The nodes behave exactly like ``@dataclass(frozen=True, slots=True)`` classes (same __init__,
 # __repr__, __eq__, __hash__, __match_args__, immutability, pickling, and ``dataclasses.fields()``)
 # but are built without the decorator: it costs ~0.5 ms per class (several exec() calls each), and
-# this module is on the start-up path of ``kli validate``. All ``__init__`` methods are compiled
-# in a single exec() at the end of the module; ``__dataclass_fields__`` is built on first use.
+# this module is on the start-up path of ``kli validate``. All ``__init__`` methods are generated
+# as one source, compiled at the end of the module (through :mod:`karta._codegen`);
+# ``__dataclass_fields__`` is built on first use.
 
 _FieldSpec: TypeAlias = tuple[str, Any, bool, bool, str]  # name, default, compare, kw_only, type
 _NO_DEFAULT: Any = object()
@@ -132,7 +143,23 @@ class _Frozen(metaclass=_NodeMeta):
 
 
 def _compile_inits(classes: list[type[Any]]) -> None:
-    """Give every class its dataclass-style ``__init__``, all compiled by one exec()."""
+    """Give every class its dataclass-style ``__init__``, all compiled from one generated source
+    (plain closures under ``KARTA_CODEGEN=off``, or if generating fails outside ``strict``)."""
+    inits: dict[type[Any], Callable[..., None]] | None = None
+    if codegen.enabled():
+        try:
+            inits = _generated_inits(classes)
+        except Exception as exc:
+            codegen.failed("syntax tree __init__ methods", exc)
+    for cls in classes:
+        init = inits[cls] if inits is not None else _plain_init(cls)
+        init.__qualname__ = f"{cls.__qualname__}.__init__"
+        init.__annotations__ = {spec[0]: spec[4] for spec in cls._field_specs} | {"return": None}
+        cls.__init__ = init
+    classes.clear()
+
+
+def _generated_inits(classes: list[type[Any]]) -> dict[type[Any], Callable[..., None]]:
     lines: list[str] = []
     defaults: dict[str, Any] = {"_set": _set}
     for i, cls in enumerate(classes):
@@ -150,13 +177,51 @@ def _compile_inits(classes: list[type[Any]]) -> None:
         lines.append(f"def _init{i}({', '.join(params)}):")
         lines.extend(body or ["    pass"])
     namespace = dict(defaults)
-    exec("\n".join(lines), namespace)  # generated from the class declarations above
-    for i, cls in enumerate(classes):
-        init = namespace[f"_init{i}"]
-        init.__qualname__ = f"{cls.__qualname__}.__init__"
-        init.__annotations__ = {spec[0]: spec[4] for spec in cls._field_specs} | {"return": None}
-        cls.__init__ = init
-    classes.clear()
+    codegen.compile_source("\n".join(lines), namespace, what="syntax tree __init__ methods")
+    return {cls: namespace[f"_init{i}"] for i, cls in enumerate(classes)}
+
+
+def _plain_init(cls: type[Any]) -> Callable[..., None]:
+    """The same ``__init__`` as a closure over the field specs (slower; no generated code)."""
+    specs: tuple[_FieldSpec, ...] = cls._field_specs
+    positional = [s for s in specs if not s[3]]
+    keyword = [s for s in specs if s[3]]
+    own = cls.__qualname__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if len(args) > len(positional):
+            given = f"{len(args) + 1} were given"
+            raise TypeError(f"{own}.__init__() takes {len(positional) + 1} positional arguments but {given}")
+        for index, (name, default, *_rest) in enumerate(positional + keyword):
+            if index < len(args):
+                if name in kwargs:
+                    raise TypeError(f"{own}.__init__() got multiple values for argument '{name}'")
+                value = args[index]
+            elif name in kwargs:
+                value = kwargs.pop(name)
+            elif default is not _NO_DEFAULT:
+                value = default
+            else:
+                raise TypeError(f"{own}.__init__() missing required argument: '{name}'")
+            _set(self, name, value)
+        if kwargs:
+            raise TypeError(f"{own}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
+
+    import inspect  # only without generated code: inspect is not cheap to import
+
+    P = inspect.Parameter
+    params = [P("self", P.POSITIONAL_OR_KEYWORD)]
+    for name, default, _compare, kw_only, annotation in positional + keyword:
+        params.append(
+            P(
+                name,
+                P.KEYWORD_ONLY if kw_only else P.POSITIONAL_OR_KEYWORD,
+                default=P.empty if default is _NO_DEFAULT else default,
+                annotation=annotation,
+            )
+        )
+    __init__.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
+    return __init__
 
 
 # --- the nodes ----------------------------------------------------------------------------------

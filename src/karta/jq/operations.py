@@ -1,10 +1,12 @@
-"""jq's builtin operations on plain values, used by the fast-path compiler.
+"""jq's operations on plain values, used by the fast path and the generated code.
 
 Owns indexing, slicing and iteration (null-safe, negative indices, sorted object order), the
 arithmetic operators with jq semantics (object merge, array subtraction, string repetition with a
-cap, C-style ``%``), and the value-level builtins (``length``, ``keys``, ``to_entries``,
-``tonumber``, ``split``, ``join``, ``contains``, ``has``, ``indices``, ``sort``, ``flatten`` ...).
-Errors are raised as :class:`karta.jq._values.JqFail` with jq 1.8's messages where practical.
+cap, C-style ``%``), and the value functions of the builtins that the fast path runs as plain
+functions: ``f(v)`` for ``name/0``, ``f(v, a)`` for ``name/1``, and the type tests of the selectors
+(``strings``, ``objects``, ...). Which builtin uses which function is said by the builtin table
+(:mod:`karta.jq.builtin_table`, ``Fast.impl``), never here. Errors are raised as
+:class:`karta.jq._values.JqFail` with jq 1.8's messages where practical.
 """
 
 from __future__ import annotations
@@ -33,11 +35,68 @@ from karta.jq._values import (
     type_name,
 )
 
+__all__ = [
+    "BINARY_OPS",
+    "MAX_EXACT",
+    "MAX_REPEAT_CHARS",
+    "absolute",
+    "add",
+    "add_all",
+    "all_true",
+    "any_true",
+    "ascii_downcase",
+    "ascii_upcase",
+    "base64_text",
+    "ceil",
+    "contains",
+    "dumps",
+    "endswith",
+    "flatten",
+    "flatten_all",
+    "floor",
+    "from_entries",
+    "fromjson",
+    "getpath_value",
+    "has",
+    "index_of",
+    "index_value",
+    "indices",
+    "inside",
+    "is_array",
+    "is_boolean",
+    "is_in",
+    "is_iterable",
+    "is_null",
+    "is_number",
+    "is_object",
+    "is_scalar",
+    "is_string",
+    "is_value",
+    "iterate_value",
+    "join",
+    "keys",
+    "length",
+    "ltrimstr",
+    "maximum",
+    "minimum",
+    "negate",
+    "num_result",
+    "reverse",
+    "rindex_of",
+    "rtrimstr",
+    "slice_value",
+    "sort",
+    "split",
+    "sqrt",
+    "startswith",
+    "to_entries",
+    "tonumber",
+    "tostring",
+    "type_name",
+    "unique",
+]
+
 MAX_REPEAT_CHARS = 10_000_000
-
-
-class Unsupported(Exception):
-    """The expression uses something outside the fast-path subset."""
 
 
 # --- primitive operations --------------------------------------------------------------------------
@@ -212,7 +271,7 @@ def op_div(a: Any, b: Any) -> Any:
             raise JqFail(f"{describe(a)} and {describe(b)} cannot be divided because the divisor is zero")
         return norm_number(a / b)
     if ca is str and cb is str:
-        return _split(a, b)
+        return split(a, b)
     raise JqFail(f"{describe(a)} and {describe(b)} cannot be divided")
 
 
@@ -260,10 +319,10 @@ BINARY_OPS: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-# --- builtin helpers on values ----------------------------------------------------------------------
+# --- value functions of builtins (named by the builtin table) --------------------------------------
 
 
-def _length(v: Any) -> Any:
+def length(v: Any) -> Any:
     if v is None:
         return 0
     cls = v.__class__
@@ -274,7 +333,7 @@ def _length(v: Any) -> Any:
     return len(v)
 
 
-def _keys(v: Any) -> list[Any]:
+def keys(v: Any) -> list[Any]:
     cls = v.__class__
     if cls is dict:
         return sorted(v)
@@ -335,7 +394,7 @@ def _ascii_case(v: Any, *, upper: bool) -> str:
 _NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
-def _tonumber(v: Any) -> Any:
+def tonumber(v: Any) -> Any:
     cls = v.__class__
     if cls is int or cls is float:
         return v
@@ -351,7 +410,7 @@ def _tonumber(v: Any) -> Any:
     raise JqFail(f"{describe(v)} cannot be parsed as a number")
 
 
-def _split(s: Any, sep: Any) -> list[str]:
+def split(s: Any, sep: Any) -> list[str]:
     if s.__class__ is not str or sep.__class__ is not str:
         raise JqFail("split input and separator must be strings")
     if s == "":
@@ -361,7 +420,7 @@ def _split(s: Any, sep: Any) -> list[str]:
     return s.split(sep)
 
 
-def _join(v: Any, sep: Any) -> Any:
+def join(v: Any, sep: Any) -> Any:
     acc: Any = None
     for x in iterate_value(v):
         acc = "" if acc is None else op_add(acc, sep)
@@ -377,25 +436,25 @@ def _join(v: Any, sep: Any) -> Any:
     return "" if acc is None else acc
 
 
-def _startswith(v: Any, s: Any) -> bool:
+def startswith(v: Any, s: Any) -> bool:
     if v.__class__ is not str or s.__class__ is not str:
         raise JqFail("startswith() requires string inputs")
     return bool(v.startswith(s))
 
 
-def _endswith(v: Any, s: Any) -> bool:
+def endswith(v: Any, s: Any) -> bool:
     if v.__class__ is not str or s.__class__ is not str:
         raise JqFail("endswith() requires string inputs")
     return bool(v.endswith(s))
 
 
-def _ltrimstr(v: Any, s: Any) -> Any:
-    if _startswith(v, s):
+def ltrimstr(v: Any, s: Any) -> Any:
+    if startswith(v, s):
         return v[len(s) :]
     return v
 
 
-def _rtrimstr(v: Any, s: Any) -> Any:
+def rtrimstr(v: Any, s: Any) -> Any:
     if v.__class__ is not str or s.__class__ is not str:
         raise JqFail("endswith() requires string inputs")
     if s and v.endswith(s):
@@ -411,20 +470,20 @@ def _kind(v: Any) -> str:
     return type_name(v)
 
 
-def _contains(a: Any, b: Any) -> bool:
+def contains(a: Any, b: Any) -> bool:
     ka, kb = _kind(a), _kind(b)
     if ka != kb:
         raise JqFail(f"{describe(a)} and {describe(b)} cannot have their containment checked")
     if ka == "object":
-        return all(k in a and _contains(a[k], bv) for k, bv in b.items())
+        return all(k in a and contains(a[k], bv) for k, bv in b.items())
     if ka == "array":
-        return all(any(_kind(x) == _kind(y) and _contains(x, y) for x in a) for y in b)
+        return all(any(_kind(x) == _kind(y) and contains(x, y) for x in a) for y in b)
     if ka == "string":
         return b in a
     return equal(a, b)
 
 
-def _has(v: Any, k: Any) -> bool:
+def has(v: Any, k: Any) -> bool:
     if v is None:  # null has no keys (libjq 1.8 and gojq answer false, whatever the key)
         return False
     cls, kcls = v.__class__, k.__class__
@@ -435,7 +494,7 @@ def _has(v: Any, k: Any) -> bool:
     raise JqFail(f"Cannot check whether {type_name(v)} has a {type_name(k)} key")
 
 
-def _indices(v: Any, x: Any) -> Any:
+def indices(v: Any, x: Any) -> Any:
     cls = v.__class__
     if cls is list:
         return _array_indices(v, x if x.__class__ is list else [x])
@@ -451,15 +510,15 @@ def _indices(v: Any, x: Any) -> Any:
     return index_value(v, x)
 
 
-def _index_first(v: Any, x: Any) -> Any:
-    return index_value(_indices(v, x), 0)
+def index_of(v: Any, x: Any) -> Any:
+    return index_value(indices(v, x), 0)
 
 
-def _index_last(v: Any, x: Any) -> Any:
-    return index_value(slice_value(_indices(v, x), -1, None), 0)
+def rindex_of(v: Any, x: Any) -> Any:
+    return index_value(slice_value(indices(v, x), -1, None), 0)
 
 
-def _sorted(v: Any) -> list[Any]:
+def sort(v: Any) -> list[Any]:
     if v.__class__ is not list:
         raise JqFail(f"{describe(v)} cannot be sorted, as it is not an array")
     return sorted(v, key=sort_key)
@@ -478,26 +537,26 @@ def _minmax(v: Any, *, want_max: bool) -> Any:
     return best
 
 
-def _unique(v: Any) -> list[Any]:
+def unique(v: Any) -> list[Any]:
     out: list[Any] = []
-    for x in _sorted(v):
+    for x in sort(v):
         if not out or not equal(out[-1], x):
             out.append(x)
     return out
 
 
-def _reverse(v: Any) -> Any:
+def reverse(v: Any) -> Any:
     if v is None:
         return []
     cls = v.__class__
     if cls is list:
         return v[::-1]
-    if _length(v) == 0:
+    if length(v) == 0:
         return []
     raise JqFail(f"Cannot index {type_name(v)} with number")
 
 
-def _flatten(v: Any, depth: Any) -> list[Any]:
+def flatten(v: Any, depth: Any) -> list[Any]:
     if compare(depth, 0) < 0:
         raise JqFail("flatten depth must not be negative")
     if v.__class__ is not list:
@@ -529,7 +588,7 @@ def _math(fn: Callable[[float], float], name: str) -> Callable[[Any], Any]:
     return run
 
 
-def _fromjson(v: Any) -> Any:
+def fromjson(v: Any) -> Any:
     if v.__class__ is not str:
         raise JqFail(f"{describe(v)} cannot be parsed as JSON")
     try:
@@ -550,80 +609,96 @@ def _norm_tree(v: Any) -> Any:
     return v
 
 
-def _abs(v: Any) -> Any:
+def absolute(v: Any) -> Any:
     if not is_number(v):
         raise JqFail(f"{describe(v)} has no absolute value")
     return -v if v < 0 else v
 
 
-def format_fn(name: str) -> Callable[[Any], str]:
-    if name == "text":
-        return tostring
-    if name == "json":
-        return dumps
-    if name == "base64":
-
-        def b64(v: Any) -> str:
-            return base64.b64encode(tostring(v).encode()).decode()
-
-        return b64
-    raise Unsupported(f"format @{name}")
+def base64_text(v: Any) -> str:
+    """``@base64``: the base64 of the text of ``v``."""
+    return base64.b64encode(tostring(v).encode()).decode()
 
 
-TYPE_SELECTORS: dict[str, Callable[[Any], bool]] = {
-    "values": lambda v: v is not None,
-    "nulls": lambda v: v is None,
-    "booleans": lambda v: v.__class__ is bool,
-    "numbers": is_number,
-    "strings": lambda v: v.__class__ is str,
-    "arrays": lambda v: v.__class__ is list,
-    "objects": lambda v: v.__class__ is dict,
-    "iterables": lambda v: v.__class__ is list or v.__class__ is dict,
-    "scalars": lambda v: v.__class__ is not list and v.__class__ is not dict,
-}
+def negate(v: Any) -> bool:
+    return not truthy(v)
 
-SIMPLE_0: dict[str, Callable[[Any], Any]] = {
-    "not": lambda v: not truthy(v),
-    "length": _length,
-    "keys": _keys,
-    "to_entries": to_entries,
-    "from_entries": from_entries,
-    "type": type_name,
-    "tostring": tostring,
-    "tojson": dumps,
-    "fromjson": _fromjson,
-    "tonumber": _tonumber,
-    "ascii_downcase": lambda v: _ascii_case(v, upper=False),
-    "ascii_upcase": lambda v: _ascii_case(v, upper=True),
-    "add": lambda v: add_all(iterate_value(v)),
-    "any": lambda v: any(truthy(x) for x in iterate_value(v)),
-    "all": lambda v: all(truthy(x) for x in iterate_value(v)),
-    "min": lambda v: _minmax(v, want_max=False),
-    "max": lambda v: _minmax(v, want_max=True),
-    "sort": _sorted,
-    "unique": _unique,
-    "reverse": _reverse,
-    "flatten": lambda v: _flatten(v, 1e9),
-    "floor": _math(math.floor, "floor"),
-    "ceil": _math(math.ceil, "ceil"),
-    "sqrt": _math(math.sqrt, "sqrt"),
-    "abs": _abs,
-}
 
-SIMPLE_1: dict[str, Callable[[Any, Any], Any]] = {
-    "has": _has,
-    "contains": _contains,
-    "split": _split,
-    "join": _join,
-    "startswith": _startswith,
-    "endswith": _endswith,
-    "ltrimstr": _ltrimstr,
-    "rtrimstr": _rtrimstr,
-    "index": _index_first,
-    "rindex": _index_last,
-    "indices": _indices,
-    "flatten": _flatten,
-    "getpath": getpath_value,
-    "inside": lambda v, b: _contains(b, v),
-    "in": lambda v, o: _has(o, v),
-}
+def ascii_downcase(v: Any) -> str:
+    return _ascii_case(v, upper=False)
+
+
+def ascii_upcase(v: Any) -> str:
+    return _ascii_case(v, upper=True)
+
+
+def add(v: Any) -> Any:
+    return add_all(iterate_value(v))
+
+
+def any_true(v: Any) -> bool:
+    return any(truthy(x) for x in iterate_value(v))
+
+
+def all_true(v: Any) -> bool:
+    return all(truthy(x) for x in iterate_value(v))
+
+
+def minimum(v: Any) -> Any:
+    return _minmax(v, want_max=False)
+
+
+def maximum(v: Any) -> Any:
+    return _minmax(v, want_max=True)
+
+
+def flatten_all(v: Any) -> list[Any]:
+    return flatten(v, 1e9)
+
+
+floor = _math(math.floor, "floor")
+ceil = _math(math.ceil, "ceil")
+sqrt = _math(math.sqrt, "sqrt")
+
+
+def inside(v: Any, b: Any) -> bool:
+    return contains(b, v)
+
+
+def is_in(v: Any, o: Any) -> bool:
+    return has(o, v)
+
+
+# --- the type tests of the selectors (``values``, ``strings``, ...) -----------------------------------
+
+
+def is_value(v: Any) -> bool:
+    return v is not None
+
+
+def is_null(v: Any) -> bool:
+    return v is None
+
+
+def is_boolean(v: Any) -> bool:
+    return v.__class__ is bool
+
+
+def is_string(v: Any) -> bool:
+    return v.__class__ is str
+
+
+def is_array(v: Any) -> bool:
+    return v.__class__ is list
+
+
+def is_object(v: Any) -> bool:
+    return v.__class__ is dict
+
+
+def is_iterable(v: Any) -> bool:
+    return v.__class__ is list or v.__class__ is dict
+
+
+def is_scalar(v: Any) -> bool:
+    return v.__class__ is not list and v.__class__ is not dict

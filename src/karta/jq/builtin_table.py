@@ -1,0 +1,370 @@
+"""The builtin table: everything karta knows about each jq builtin, one record per name.
+
+Every consumer reads this table instead of keeping its own list of names:
+
+* the compile-time name check (:mod:`karta.jq.scope_check`): :data:`BUILTIN_ARITIES`, exactly
+  jq 1.8's builtin set (``name/arity`` as libjq's ``builtins`` lists it);
+* the safety validator (:mod:`karta.jq.safety`): ``effect``, ``excessive`` and ``terminates``
+  (rejections and warnings), ``path_args`` (assignability), ``unbounded`` (boundedness);
+* the fast path (:mod:`karta.jq.fastpath.calls`): ``fast``, how each supported arity runs;
+* the code generator (:mod:`karta.jq.codegen`): ``Fast.single``, ``Fast.native``, ``Fast.inline``.
+
+Implementations are named, not imported (``Fast.impl``: a function of :mod:`karta.jq.operations`
+for values and selectors, a builder of :mod:`karta.jq.fastpath.calls` otherwise), so that the
+validator, which runs at ``kli validate`` start-up, loads neither the fast path nor the value
+operations. The fast path resolves the names once, when it is imported.
+
+Names that jq 1.8 no longer defines but older engines did (``leaf_paths``, ``recurse_down``) have
+no arities: they are not builtins for the name check, and still rejected by the validator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final, Literal, NamedTuple
+
+__all__ = [
+    "BUILTINS",
+    "BUILTIN_ARITIES",
+    "PREDEFINED_VARIABLES",
+    "Builtin",
+    "Effect",
+    "Fast",
+    "Variable",
+    "fast_of",
+    "is_builtin",
+]
+
+Effect = Literal["", "deletes", "process", "environment"]
+"""What a builtin does besides computing values from its input.
+
+``deletes``: removes parts of its input (``del``; rejected, karta-format.md 14.2). ``process``:
+reads or affects the evaluating process (halt, input, debug, stderr, module metadata, ...;
+rejected). ``environment``: reads the process environment (``env``; a warning, 14.2)."""
+
+
+class Fast(NamedTuple):
+    """How the fast path runs one arity of a builtin.
+
+    ``kind``: ``value`` (``impl`` is a function of :mod:`karta.jq.operations`, ``f(v)`` for arity 0
+    and ``f(v, a)`` for arity 1, applied to every output of the argument), ``selector`` (``impl`` is
+    a test of the input: the input or nothing, a path expression) or ``builder`` (``impl`` is a
+    function of :mod:`karta.jq.fastpath.calls` that builds the compiled call from the compiled
+    arguments). ``single``: one output on any input, whatever the arguments yield (the code
+    generator's :func:`~karta.jq.codegen.is_single`; only the builtins it relies on are marked).
+    ``native``: the code generator emits the call inline (a value function as a call, or
+    ``inline``; a builder through its ``_inline_<impl>`` method) instead of embedding the closure.
+    ``inline``: for a value function, the Python expression to emit instead of the call (``{x}``
+    the input variable, ``{fn}`` the function)."""
+
+    kind: Literal["value", "selector", "builder"]
+    impl: str
+    single: bool = False
+    native: bool = False
+    inline: str = ""
+
+
+class Builtin(NamedTuple):
+    """One jq builtin.
+
+    ``arities``: those jq 1.8 defines (empty for names it dropped). ``path_args``: for the arities
+    that are path expressions (``path(f)`` and assignment accept them), the indexes of the
+    arguments that must be paths themselves. ``excessive``: may produce excessive output (rejected,
+    14.2). ``terminates``: False for ``while``/``until`` (a warning). ``unbounded``: True when
+    evaluation is not provably bounded for any arity, or the arities that are not (``split/2``,
+    the regular-expression form); the evaluator sandboxes untrusted unbounded expressions.
+    ``fast``: arity -> how the fast path runs it (absent: libjq runs it)."""
+
+    name: str
+    arities: tuple[int, ...]
+    path_args: Mapping[int, tuple[int, ...]]
+    effect: Effect
+    excessive: bool
+    terminates: bool
+    unbounded: bool | tuple[int, ...]
+    fast: Mapping[int, Fast]
+
+    def is_unbounded(self, arity: int) -> bool:
+        unbounded = self.unbounded
+        return unbounded is True or (unbounded is not False and arity in unbounded)
+
+
+class Variable(NamedTuple):
+    """A predefined variable (``$ENV``, ``$__loc__``), with the same meaning of ``effect``."""
+
+    name: str
+    effect: Effect
+    unbounded: bool
+
+
+def _b(
+    name: str,
+    *arities: int,
+    paths: Mapping[int, tuple[int, ...]] | None = None,
+    effect: Effect = "",
+    excessive: bool = False,
+    terminates: bool = True,
+    unbounded: bool | tuple[int, ...] = False,
+    fast: Mapping[int, Fast] | None = None,
+) -> Builtin:
+    return Builtin(name, arities, paths or {}, effect, excessive, terminates, unbounded, fast or {})
+
+
+def _value0(impl: str, inline: str = "") -> Fast:
+    """A value function of the input (``name/0``): one output, emitted inline by the generator."""
+    return Fast("value", impl, single=True, native=True, inline=inline)
+
+
+def _value1(impl: str) -> Fast:
+    """A value function of the input and one argument value (``name/1``)."""
+    return Fast("value", impl)
+
+
+def _selector(impl: str) -> Fast:
+    return Fast("selector", impl)
+
+
+def _builder(impl: str, *, single: bool = False, native: bool = False) -> Fast:
+    return Fast("builder", impl, single=single, native=native)
+
+
+_PATH0: Final[Mapping[int, tuple[int, ...]]] = {
+    0: ()
+}  # a path expression without arguments (the selectors, empty)
+_PROCESS: Final[Effect] = "process"
+
+_TABLE: Final = (
+    _b("IN", 1, 2),
+    _b("INDEX", 1, 2),
+    _b("JOIN", 2, 3, 4),
+    _b("abs", 0, fast={0: _value0("absolute")}),
+    _b("acos", 0),
+    _b("acosh", 0),
+    _b("add", 0, 1, fast={0: _value0("add"), 1: _builder("add_of")}),
+    _b(
+        "all",
+        0,
+        1,
+        2,
+        fast={0: _value0("all_true"), 1: _builder("all_of", single=True, native=True), 2: _builder("all_of")},
+    ),
+    _b(
+        "any",
+        0,
+        1,
+        2,
+        fast={0: _value0("any_true"), 1: _builder("any_of", single=True, native=True), 2: _builder("any_of")},
+    ),
+    _b("arrays", 0, paths=_PATH0, fast={0: _selector("is_array")}),
+    _b("ascii_downcase", 0, fast={0: _value0("ascii_downcase")}),
+    _b("ascii_upcase", 0, fast={0: _value0("ascii_upcase")}),
+    _b("asin", 0),
+    _b("asinh", 0),
+    _b("atan", 0),
+    _b("atan2", 2),
+    _b("atanh", 0),
+    _b("booleans", 0, paths=_PATH0, fast={0: _selector("is_boolean")}),
+    _b("bsearch", 1),
+    _b("builtins", 0),
+    _b("capture", 1, 2, unbounded=True),  # regular expressions: catastrophic backtracking
+    _b("cbrt", 0),
+    _b("ceil", 0, fast={0: _value0("ceil")}),
+    _b("combinations", 0, 1, excessive=True, unbounded=True),
+    _b("contains", 1, fast={1: _value1("contains")}),
+    _b("copysign", 2),
+    _b("cos", 0),
+    _b("cosh", 0),
+    _b("debug", 0, 1, paths={0: (), 1: ()}, effect=_PROCESS, unbounded=True),
+    _b("del", 1, effect="deletes"),
+    _b("delpaths", 1),
+    _b("drem", 2),
+    _b("empty", 0, paths=_PATH0, fast={0: _builder("empty", native=True)}),
+    _b("endswith", 1, fast={1: _value1("endswith")}),
+    _b("env", 0, effect="environment", unbounded=True),
+    _b("erf", 0),
+    _b("erfc", 0),
+    _b("error", 0, 1, paths={0: (), 1: ()}, fast={0: _builder("error"), 1: _builder("error_of")}),
+    _b("exp", 0),
+    _b("exp10", 0),
+    _b("exp2", 0),
+    _b("explode", 0),
+    _b("expm1", 0),
+    _b("fabs", 0),
+    _b("fdim", 2),
+    _b("finites", 0),
+    _b("first", 0, 1, paths={0: (), 1: (0,)}, fast={0: _builder("first"), 1: _builder("first_of")}),
+    _b("flatten", 0, 1, fast={0: _value0("flatten_all"), 1: _value1("flatten")}),
+    _b("floor", 0, fast={0: _value0("floor")}),
+    _b("fma", 3),
+    _b("fmax", 2),
+    _b("fmin", 2),
+    _b("fmod", 2),
+    _b("format", 1),
+    _b("frexp", 0),
+    _b("from_entries", 0, fast={0: _value0("from_entries")}),
+    _b("fromdate", 0),
+    _b("fromdateiso8601", 0),
+    _b("fromjson", 0, fast={0: _value0("fromjson")}),
+    _b("fromstream", 1),
+    _b("gamma", 0),
+    _b("get_jq_origin", 0, effect=_PROCESS, unbounded=True),
+    _b("get_prog_origin", 0, effect=_PROCESS, unbounded=True),
+    _b("get_search_list", 0, effect=_PROCESS, unbounded=True),
+    _b("getpath", 1, paths={1: ()}, fast={1: _builder("getpath")}),
+    _b("gmtime", 0),
+    _b("group_by", 1, fast={1: _builder("group_by")}),
+    _b("gsub", 2, 3, unbounded=True),
+    _b("halt", 0, effect=_PROCESS, unbounded=True),
+    _b("halt_error", 0, 1, effect=_PROCESS, unbounded=True),
+    _b("has", 1, fast={1: _value1("has")}),
+    _b("have_decnum", 0),
+    _b("have_literal_numbers", 0),
+    _b("hypot", 2),
+    _b("implode", 0),
+    _b("in", 1, fast={1: _value1("is_in")}),
+    _b("index", 1, fast={1: _value1("index_of")}),
+    _b("indices", 1, fast={1: _value1("indices")}),
+    _b("infinite", 0),
+    _b("input", 0, effect=_PROCESS, unbounded=True),
+    _b("input_filename", 0, effect=_PROCESS, unbounded=True),
+    _b("input_line_number", 0, effect=_PROCESS, unbounded=True),
+    _b("inputs", 0, effect=_PROCESS, unbounded=True),
+    _b("inside", 1, fast={1: _value1("inside")}),
+    _b("isempty", 1, fast={1: _builder("isempty")}),
+    _b("isfinite", 0),
+    _b("isinfinite", 0),
+    _b("isnan", 0),
+    _b("isnormal", 0),
+    _b("iterables", 0, paths=_PATH0, fast={0: _selector("is_iterable")}),
+    _b("j0", 0),
+    _b("j1", 0),
+    _b("jn", 2),
+    _b("join", 1, fast={1: _value1("join")}),
+    _b("keys", 0, fast={0: _value0("keys")}),
+    _b("keys_unsorted", 0),
+    _b("last", 0, 1, paths=_PATH0, fast={0: _builder("last"), 1: _builder("last_of")}),
+    _b("ldexp", 2),
+    _b("leaf_paths", excessive=True, unbounded=True),  # jq 1.7; not in jq 1.8
+    _b("length", 0, fast={0: _value0("length")}),
+    _b("lgamma", 0),
+    _b("lgamma_r", 0),
+    _b("limit", 2, paths={2: (1,)}, fast={2: _builder("limit")}),
+    _b("localtime", 0),
+    _b("log", 0),
+    _b("log10", 0),
+    _b("log1p", 0),
+    _b("log2", 0),
+    _b("logb", 0),
+    _b("ltrim", 0),
+    _b("ltrimstr", 1, fast={1: _value1("ltrimstr")}),
+    _b("map", 1, fast={1: _builder("map_each")}),
+    _b("map_values", 1, fast={1: _builder("map_values")}),
+    _b("match", 1, 2, unbounded=True),
+    _b("max", 0, fast={0: _value0("maximum")}),
+    _b("max_by", 1, fast={1: _builder("max_by")}),
+    _b("min", 0, fast={0: _value0("minimum")}),
+    _b("min_by", 1, fast={1: _builder("min_by")}),
+    _b("mktime", 0),
+    _b("modf", 0),
+    _b("modulemeta", 0, effect=_PROCESS, unbounded=True),
+    _b("nan", 0),
+    _b("nearbyint", 0),
+    _b("nextafter", 2),
+    _b("nexttoward", 2),
+    _b("normals", 0),
+    _b("not", 0, fast={0: _value0("negate", inline="{x} is None or {x} is False")}),
+    _b("now", 0),
+    _b("nth", 1, 2, paths={1: (), 2: (1,)}),
+    _b("nulls", 0, paths=_PATH0, fast={0: _selector("is_null")}),
+    _b("numbers", 0, paths=_PATH0, fast={0: _selector("is_number")}),
+    _b("objects", 0, paths=_PATH0, fast={0: _selector("is_object")}),
+    _b("path", 1),
+    _b("paths", 0, 1, excessive=True, unbounded=True),
+    _b("pick", 1),
+    _b("pow", 2),
+    _b("range", 1, 2, 3, excessive=True, unbounded=True),
+    _b("recurse", 0, 1, 2, paths={0: (), 1: (0,), 2: (0,)}, excessive=True, unbounded=True),
+    _b("recurse_down", excessive=True, unbounded=True),  # jq 1.7; not in jq 1.8
+    _b("remainder", 2),
+    _b("repeat", 1, excessive=True, unbounded=True),
+    _b("reverse", 0, fast={0: _value0("reverse")}),
+    _b("rindex", 1, fast={1: _value1("rindex_of")}),
+    _b("rint", 0),
+    _b("round", 0),
+    _b("rtrim", 0),
+    _b("rtrimstr", 1, fast={1: _value1("rtrimstr")}),
+    _b("scalars", 0, paths=_PATH0, fast={0: _selector("is_scalar")}),
+    _b("scalb", 2),
+    _b("scalbln", 2),
+    _b("scan", 1, 2, unbounded=True),
+    _b("select", 1, paths={1: ()}, fast={1: _builder("select", native=True)}),
+    _b("setpath", 2),
+    _b("significand", 0),
+    _b("sin", 0),
+    _b("sinh", 0),
+    _b("skip", 2, paths={2: (1,)}),
+    _b("sort", 0, fast={0: _value0("sort")}),
+    _b("sort_by", 1, fast={1: _builder("sort_by")}),
+    _b("split", 1, 2, unbounded=(2,), fast={1: _value1("split")}),  # split/2 takes a regex
+    _b("splits", 1, 2, unbounded=True),
+    _b("sqrt", 0, fast={0: _value0("sqrt")}),
+    _b("startswith", 1, fast={1: _value1("startswith")}),
+    _b("stderr", 0, effect=_PROCESS, unbounded=True),
+    _b("strflocaltime", 1),
+    _b("strftime", 1),
+    _b("strings", 0, paths=_PATH0, fast={0: _selector("is_string")}),
+    _b("strptime", 1),
+    _b("sub", 2, 3, unbounded=True),
+    _b("tan", 0),
+    _b("tanh", 0),
+    _b("test", 1, 2, unbounded=True),
+    _b("tgamma", 0),
+    _b("to_entries", 0, fast={0: _value0("to_entries")}),
+    _b("toboolean", 0),
+    _b("todate", 0),
+    _b("todateiso8601", 0),
+    _b("tojson", 0, fast={0: _value0("dumps")}),
+    _b("tonumber", 0, fast={0: _value0("tonumber")}),
+    _b("tostream", 0, excessive=True),  # output bounded by the input's size
+    _b("tostring", 0, fast={0: _value0("tostring", inline="{x} if {x}.__class__ is str else {fn}({x})")}),
+    _b("transpose", 0),
+    _b("trim", 0),
+    _b("trimstr", 1),
+    _b("trunc", 0),
+    _b("truncate_stream", 1),
+    _b("type", 0, fast={0: _value0("type_name")}),
+    _b("unique", 0, fast={0: _value0("unique")}),
+    _b("unique_by", 1, fast={1: _builder("unique_by")}),
+    _b("until", 2, terminates=False, unbounded=True),
+    _b("utf8bytelength", 0),
+    _b("values", 0, paths=_PATH0, fast={0: _selector("is_value")}),
+    _b("walk", 1, excessive=True, unbounded=True),
+    _b("while", 2, terminates=False, unbounded=True),
+    _b("with_entries", 1, fast={1: _builder("with_entries")}),
+    _b("y0", 0),
+    _b("y1", 0),
+    _b("yn", 2),
+)
+
+BUILTINS: Final[dict[str, Builtin]] = {b.name: b for b in _TABLE}
+"""Every builtin by name."""
+
+BUILTIN_ARITIES: Final[dict[str, tuple[int, ...]]] = {b.name: b.arities for b in _TABLE if b.arities}
+"""jq 1.8's builtins: name -> arities (what libjq's ``builtins`` lists)."""
+
+PREDEFINED_VARIABLES: Final[dict[str, Variable]] = {
+    "ENV": Variable("ENV", "environment", unbounded=True),
+    # The location of the expression in the evaluating program.
+    "__loc__": Variable("__loc__", _PROCESS, unbounded=False),
+}
+
+
+def is_builtin(name: str, arity: int) -> bool:
+    """True if ``name/arity`` is a jq 1.8 builtin."""
+    return arity in BUILTIN_ARITIES.get(name, ())
+
+
+def fast_of(name: str, arity: int) -> Fast | None:
+    """How the fast path runs ``name/arity``, or None when it does not."""
+    builtin = BUILTINS.get(name)
+    return None if builtin is None else builtin.fast.get(arity)

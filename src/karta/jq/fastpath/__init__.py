@@ -1,0 +1,42 @@
+"""The fast path: compiles the common subset of the jq syntax tree into Python closures over plain data.
+
+Owns the subset's semantics (gojq flavour: objects iterate in sorted key order, integral numbers
+behave as ints, ``a // b`` suppresses errors of ``a``). Anything outside the subset raises
+:class:`Unsupported` at compile time and the evaluator falls back to libjq.
+
+Every compiled node offers up to four entry points:
+
+* ``many(v, env) -> list`` — all outputs, evaluated eagerly (the hot path);
+* ``one(v, env) -> value`` — only for nodes that always yield exactly one output; composing these
+  avoids building lists (``.spec.replicas // 1`` never allocates more than its result list);
+* ``gen(v, env) -> iterator`` — lazy outputs, used where jq stops early (``first``, ``limit``,
+  ``any``/``all``, ``isempty``) or must keep the outputs produced before an error (``try``, ``?``,
+  ``//``). Eager evaluation raises exactly when lazy evaluation would raise at some point, so the
+  lazy form is only consulted after an eager attempt failed or where jq short-circuits;
+* ``paths(v, path, env) -> list[(path, value)]`` — jq's ``path(f)`` mode. ``path`` is ``None`` for
+  values that are not locations (a literal, a computed value); using such a value as a path is
+  the error ``Invalid path expression with result ...``, raised where jq raises it.
+
+Outputs share structure with the input (no copies): callers must treat results as read-only.
+Integral floats inside returned containers are left as they are (``3.0 == 3`` in Python); the
+evaluator normalises top-level scalars.
+
+The package is split by concern, each module owning its node kinds: :mod:`~karta.jq.fastpath.core`
+(the :class:`Compiled` type, the scope, the combinators), :mod:`~karta.jq.fastpath.paths` (``.``,
+indexing, slices, ``.[]``), :mod:`~karta.jq.fastpath.construct` (literals, variables, array, object
+and string construction, formats), :mod:`~karta.jq.fastpath.operators` (``|``, ``,``, arithmetic,
+comparisons, ``//``, ``and``/``or``), :mod:`~karta.jq.fastpath.control` (``if``, ``try``, ``as``,
+``reduce``, ``foreach``), :mod:`~karta.jq.fastpath.calls` (builtin calls, as the builtin table says)
+and :mod:`~karta.jq.fastpath.driver` (the entry points below, and which module compiles which node).
+
+Entry points: :func:`compile_node`, :func:`run_paths`, :class:`Compiled`, :class:`Unsupported`,
+:data:`EMPTY_ENV` (and :class:`JqFail`, the runtime error).
+"""
+
+from __future__ import annotations
+
+from karta.jq._values import JqFail
+from karta.jq.fastpath.core import EMPTY_ENV, Compiled, Unsupported
+from karta.jq.fastpath.driver import compile_node, run_paths
+
+__all__ = ["EMPTY_ENV", "Compiled", "JqFail", "Unsupported", "compile_node", "run_paths"]
