@@ -114,6 +114,10 @@ class GangError(KartaError):
     """A gang plan could not be computed (for example a sub-group without scale)."""
 
 
+class PredictionError(KartaError):
+    """A ``kli verify`` predictions document is not one (an unknown key, a value of the wrong type)."""
+
+
 # --- cluster access (karta.kube) ------------------------------------------------------------------
 
 

@@ -17,7 +17,15 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-LAZY_PACKAGES = ("karta", "karta.jq", "karta.model", "karta.kube", "karta.definitions")
+LAZY_PACKAGES = (
+    "karta",
+    "karta.jq",
+    "karta.model",
+    "karta.kube",
+    "karta.definitions",
+    "karta.render",
+    "karta.report",
+)
 
 
 @pytest.mark.parametrize("package", LAZY_PACKAGES)

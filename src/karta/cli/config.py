@@ -13,10 +13,12 @@ falls back to ``table`` when it comes from the environment or the file: only the
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+
+import yaml
 
 from karta.cli.errors import UsageError
 
@@ -72,11 +74,8 @@ def load_config(explicit: str | None = None) -> Config:
 
 
 def _parse(text: str, name: str) -> Config:
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data: Any = yaml.load(text, Loader=loader)
+        data: Any = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
@@ -125,31 +124,3 @@ def resolve_output(flag: str | None, *, config: Config, allowed: Sequence[str]) 
     if config.output is not None:
         return config.output if config.output in allowed else "table"
     return "table"
-
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def output_options(*formats: str) -> Callable[[_F], _F]:
-    """``-o/--output`` (one of ``formats``) and ``--config``: the options of every command whose
-    output format follows the precedence flag > ``$KARTA_OUTPUT`` > config file > table."""
-    import click
-
-    def decorate(func: _F) -> _F:
-        func = click.option(
-            "--config",
-            "config_file",
-            metavar="PATH",
-            help="Config file (default: $KARTA_CONFIG, ~/.karta/config.yaml).",
-        )(func)
-        func = click.option(
-            "-o",
-            "--output",
-            "output",
-            type=click.Choice(list(formats)),
-            default=None,
-            help="Output format (default: $KARTA_OUTPUT, the config file, else table).",
-        )(func)
-        return func
-
-    return decorate

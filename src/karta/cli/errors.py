@@ -1,4 +1,5 @@
-"""CLI-level errors: each carries its exit code and a one-line message for stderr."""
+"""CLI-level errors: each carries its exit code and a one-line message for stderr
+(:func:`one_line` makes any message one)."""
 
 from __future__ import annotations
 
@@ -17,3 +18,10 @@ class CliError(Exception):
 class UsageError(CliError):
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message, code=exitcodes.USAGE, hint=hint)
+
+
+def one_line(message: str) -> str:
+    """A multi-line message (click's list of choices, a YAML error's excerpt) as one line, so that
+    every stderr line starts with ``error:``, ``hint:`` or ``warning:``."""
+    parts = [part.strip() for part in message.splitlines()]
+    return " ".join(part for part in parts if part and part != "^").replace(" ,", ",")

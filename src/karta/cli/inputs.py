@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from karta.cli.errors import CliError, UsageError
+import yaml
 
-if TYPE_CHECKING:
-    from karta.model import Finding, Karta
+from karta.cli.errors import UsageError
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def read_text(path: str) -> tuple[str, str]:
@@ -31,11 +32,8 @@ def read_text(path: str) -> tuple[str, str]:
 
 def parse_documents(text: str, name: str) -> list[Any]:
     """All non-empty YAML (or JSON) documents of ``text``; a syntax error is a usage error."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        docs = [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+        docs = [d for d in yaml.load_all(text, Loader=_LOADER) if d is not None]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
@@ -121,29 +119,3 @@ def _kind_of(value: Any) -> str:
     if isinstance(value, int | float):
         return "a number"
     return type(value).__name__
-
-
-def load_definition(doc: Any, *, name: str, path: str) -> tuple[Karta, list[Finding]]:
-    """One Karta document of a ``--definition`` file, loaded leniently and validated.
-
-    Returns the definition and every finding (warnings included); any error finding refuses the
-    file with a pointer to ``kli validate``. ``name`` is the file as shown, ``path`` as given.
-    """
-    from karta.errors import DefinitionError
-    from karta.model import Severity, load_karta, validate_karta
-
-    try:
-        result = load_karta(doc, strict=False, source_name=name)
-    except DefinitionError as exc:
-        raise UsageError(str(exc)) from None
-    findings = list(result.findings)
-    if result.karta is not None:
-        findings.extend(validate_karta(result.karta))
-    errors = [f for f in findings if f.severity is Severity.ERROR]
-    if result.karta is None or errors:
-        detail = "; ".join(f.message for f in errors[:5])
-        raise CliError(
-            f"{name} is not a valid Karta definition: {detail}",
-            hint=f"run 'kli validate {path}' to see every finding",
-        )
-    return result.karta, findings

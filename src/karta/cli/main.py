@@ -1,9 +1,10 @@
 """The ``kli`` entry point: a click group whose commands are imported only when used.
 
-Start-up matters (``kli --help`` is budgeted at 150 ms), so this module imports click alone; each
-command module imports the library inside its function. Every error a user can cause ends as one
-``error: <message>`` line on stderr and a documented exit code (see :mod:`karta.cli.exitcodes`);
-``KARTA_DEBUG=1`` adds the traceback of unexpected errors.
+Start-up matters (``kli --help`` is budgeted at 150 ms), so this module imports click and the
+command registry (:mod:`karta.cli.commands`) alone; a command's module is imported when it runs,
+and reaches the library through its lazy packages, so a command's ``--help`` stays cheap too.
+Every error a user can cause ends as one ``error: <message>`` line on stderr and a documented exit
+code (see :mod:`karta.cli.exitcodes`); ``KARTA_DEBUG=1`` adds the traceback of unexpected errors.
 """
 
 from __future__ import annotations
@@ -16,22 +17,8 @@ from typing import Any
 import click
 
 from karta.cli import exitcodes
-from karta.cli.errors import CliError
-from karta.cli.output import one_line as _one_line
-
-# command name -> (module, attribute, one-line help shown by `kli --help` without importing it)
-_COMMANDS: dict[str, tuple[str, str, str]] = {
-    "get": ("karta.cli.cmd_get", "get", "List live workloads with their phase, GPUs and components."),
-    "validate": ("karta.cli.cmd_validate", "validate", "Check a Karta definition file offline."),
-    "inspect": ("karta.cli.cmd_inspect", "inspect", "Show everything a definition derives from one object."),
-    "gang": ("karta.cli.cmd_gang", "gang", "Render the gang-scheduler objects of a workload."),
-    "definitions": ("karta.cli.cmd_definitions", "definitions", "List the Karta definitions kli knows."),
-    "describe": ("karta.cli.cmd_describe", "describe", "Show a workload's components, replicas, requests."),
-    "scaffold": ("karta.cli.cmd_scaffold", "scaffold", "Propose a draft Karta from a CRD's OpenAPI schema."),
-    "verify": ("karta.cli.cmd_verify", "verify", "Check a definition against a manifest and predictions."),
-    "rbac": ("karta.cli.cmd_rbac", "rbac", "Print the ClusterRole a consumer of some definitions needs."),
-    "completion": ("karta.cli.cmd_completion", "completion", "Print a shell completion script."),
-}
+from karta.cli.commands import COMMANDS as _COMMANDS
+from karta.cli.errors import CliError, one_line
 
 
 class _LazyGroup(click.Group):
@@ -42,13 +29,13 @@ class _LazyGroup(click.Group):
         spec = _COMMANDS.get(cmd_name)
         if spec is None:
             return None
-        module = importlib.import_module(spec[0])
-        command = getattr(module, spec[1])
+        module = importlib.import_module(f"karta.cli.commands.{cmd_name}")
+        command = getattr(module, spec[0])
         assert isinstance(command, click.Command)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, _COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        rows = [(name, _COMMANDS[name][1]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -85,9 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cli.main(args=args, prog_name="kli", standalone_mode=False)
     except CliError as exc:
-        sys.stderr.write(f"error: {_one_line(str(exc))}\n")
+        sys.stderr.write(f"error: {one_line(str(exc))}\n")
         if exc.hint:
-            sys.stderr.write(f"hint: {_one_line(exc.hint)}\n")
+            sys.stderr.write(f"hint: {one_line(exc.hint)}\n")
         return _exit(exc.code, argv)
     except click.exceptions.Exit as exc:
         return _exit(int(exc.exit_code), argv)
@@ -95,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("error: aborted\n")
         return _exit(exitcodes.FAILURE, argv)
     except click.ClickException as exc:
-        sys.stderr.write(f"error: {_one_line(exc.format_message())}\n")
+        sys.stderr.write(f"error: {one_line(exc.format_message())}\n")
         if isinstance(exc, click.UsageError) and "--help" not in exc.format_message():
             sys.stderr.write(f"hint: run '{_command_path(exc, args)} --help' for the usage\n")
         return _exit(exitcodes.USAGE, argv)
@@ -108,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("KARTA_DEBUG"):
             raise
         sys.stderr.write(
-            f"error: internal error ({type(exc).__name__}: {_one_line(str(exc))}); "
+            f"error: internal error ({type(exc).__name__}: {one_line(str(exc))}); "
             "this is a bug in kli, please report it (KARTA_DEBUG=1 shows the traceback)\n"
         )
         return _exit(exitcodes.FAILURE, argv)

@@ -6,21 +6,29 @@ make the GVK ambiguous; definitions without a usable root GVK are "unmapped" and
 Lookups by name (cluster origin preferred), by exact GVK, by group and kind at any version, and by
 kind (case-insensitive); resolution by one rule (:meth:`DefinitionStore.definition_for`) for every
 consumer. Cluster access itself lives elsewhere (``karta.kube``): this package only merges.
+
+Names are resolved lazily (PEP 562), so that ``kli`` commands can import the package at no cost.
 """
 
 from __future__ import annotations
 
-from karta.definitions.store import (
-    CATALOG,
-    CLUSTER,
-    ORIGINS,
-    USER,
-    DefinitionStore,
-    StoredDefinition,
-    ambiguity,
-    default_user_directory,
-)
-from karta.definitions.visibility import INDEX_LABELS, expected_labels, kai_visibility_warnings
+from typing import TYPE_CHECKING
+
+from karta._lazy import lazy_dir, lazy_getattr
+
+_EXPORTS: dict[str, str] = {
+    "CATALOG": "karta.definitions.store",
+    "CLUSTER": "karta.definitions.store",
+    "ORIGINS": "karta.definitions.store",
+    "USER": "karta.definitions.store",
+    "DefinitionStore": "karta.definitions.store",
+    "StoredDefinition": "karta.definitions.store",
+    "ambiguity": "karta.definitions.store",
+    "default_user_directory": "karta.definitions.store",
+    "INDEX_LABELS": "karta.definitions.visibility",
+    "expected_labels": "karta.definitions.visibility",
+    "kai_visibility_warnings": "karta.definitions.visibility",
+}
 
 __all__ = [
     "CATALOG",
@@ -35,3 +43,19 @@ __all__ = [
     "expected_labels",
     "kai_visibility_warnings",
 ]
+
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
+__dir__ = lazy_dir(_EXPORTS, globals())
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from karta.definitions.store import (
+        CATALOG,
+        CLUSTER,
+        ORIGINS,
+        USER,
+        DefinitionStore,
+        StoredDefinition,
+        ambiguity,
+        default_user_directory,
+    )
+    from karta.definitions.visibility import INDEX_LABELS, expected_labels, kai_visibility_warnings

@@ -28,12 +28,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypedDict
 
 from karta.errors import QuantityError
 
 __all__ = [
     "Requests",
+    "RequestsDict",
     "ResourceList",
     "add_resources",
     "container_requests",
@@ -204,6 +205,14 @@ def format_quantity(resource: str, value: Fraction | Decimal | int) -> str:
 _GPUS = "gpus"  # the rounded block's key for the summed GPU resources
 
 
+class RequestsDict(TypedDict):
+    """:class:`Requests` in JSON output."""
+
+    gpus: int
+    cpuMillis: int
+    memoryBytes: int
+
+
 @dataclass(frozen=True, slots=True)
 class Requests:
     """GPUs, CPU millicores and memory bytes requested (per pod, or summed over pods)."""
@@ -233,7 +242,7 @@ class Requests:
     def is_zero(self) -> bool:
         return not (self.gpus or self.cpu_millis or self.memory_bytes)
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> RequestsDict:
         return {"gpus": self.gpus, "cpuMillis": self.cpu_millis, "memoryBytes": self.memory_bytes}
 
 

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
+
+
+class ScaleDict(TypedDict):
+    """A scale in JSON output (None: absent)."""
+
+    replicas: int | None
+    minReplicas: int | None
+    maxReplicas: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,7 +22,7 @@ class Scale:
     min_replicas: int | None = None
     max_replicas: int | None = None
 
-    def to_dict(self) -> dict[str, int | None]:
+    def to_dict(self) -> ScaleDict:
         return {"replicas": self.replicas, "minReplicas": self.min_replicas, "maxReplicas": self.max_replicas}
 
 

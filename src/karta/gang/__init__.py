@@ -1,20 +1,39 @@
 """Gang scheduling from Karta instructions: structure summary, pod → gang member inference, subtree
 scale and desired counts, KAI names, and the backend-independent gang plan.
+
+Names are resolved lazily (PEP 562): importing the package, or one light module of it, costs nothing
+until a name is used.
 """
 
 from __future__ import annotations
 
-from karta.gang.membership import EffectiveMember, effective_member, infer_pod_component, infer_pod_instance
-from karta.gang.naming import (
-    is_dns1123_label,
-    is_dns1123_subdomain,
-    kai_alpha_pod_group_name,
-    kai_pod_group_name,
-    shorten_name,
-)
-from karta.gang.plan import Gang, GangPlan, SubGroupPlan, Topology, compute_gang_plan, flat_min
-from karta.gang.scale import effective_desired, effective_min, subtree_desired, subtree_scale
-from karta.gang.structure import CandidateMember, StructureSummary
+from typing import TYPE_CHECKING
+
+from karta._lazy import lazy_dir, lazy_getattr
+
+_EXPORTS: dict[str, str] = {
+    "EffectiveMember": "karta.gang.membership",
+    "effective_member": "karta.gang.membership",
+    "infer_pod_component": "karta.gang.membership",
+    "infer_pod_instance": "karta.gang.membership",
+    "is_dns1123_label": "karta.gang.naming",
+    "is_dns1123_subdomain": "karta.gang.naming",
+    "kai_alpha_pod_group_name": "karta.gang.naming",
+    "kai_pod_group_name": "karta.gang.naming",
+    "shorten_name": "karta.gang.naming",
+    "Gang": "karta.gang.plan",
+    "GangPlan": "karta.gang.plan",
+    "SubGroupPlan": "karta.gang.plan",
+    "Topology": "karta.gang.plan",
+    "compute_gang_plan": "karta.gang.plan",
+    "flat_min": "karta.gang.plan",
+    "effective_desired": "karta.gang.scale",
+    "effective_min": "karta.gang.scale",
+    "subtree_desired": "karta.gang.scale",
+    "subtree_scale": "karta.gang.scale",
+    "CandidateMember": "karta.gang.structure",
+    "StructureSummary": "karta.gang.structure",
+}
 
 __all__ = [
     "CandidateMember",
@@ -39,3 +58,24 @@ __all__ = [
     "subtree_desired",
     "subtree_scale",
 ]
+
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
+__dir__ = lazy_dir(_EXPORTS, globals())
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from karta.gang.membership import (
+        EffectiveMember,
+        effective_member,
+        infer_pod_component,
+        infer_pod_instance,
+    )
+    from karta.gang.naming import (
+        is_dns1123_label,
+        is_dns1123_subdomain,
+        kai_alpha_pod_group_name,
+        kai_pod_group_name,
+        shorten_name,
+    )
+    from karta.gang.plan import Gang, GangPlan, SubGroupPlan, Topology, compute_gang_plan, flat_min
+    from karta.gang.scale import effective_desired, effective_min, subtree_desired, subtree_scale
+    from karta.gang.structure import CandidateMember, StructureSummary

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from karta.errors import GangError, KartaError, PodQueryError
 from karta.extract.pods import PodQuerier
@@ -23,10 +23,52 @@ from karta.gang.membership import effective_member, infer_pod_component, infer_p
 from karta.gang.scale import subtree_desired, subtree_scale
 from karta.gang.structure import StructureSummary
 from karta.jq import Evaluator
-from karta.model.findings import Finding, Severity
+from karta.model.findings import Finding, FindingDict, Severity
 from karta.model.types import AlphaPodGroup, PodGroup, TopologyConstraint
 
-__all__ = ["Gang", "GangPlan", "SubGroupPlan", "Topology", "compute_gang_plan", "flat_min"]
+__all__ = [
+    "Gang",
+    "GangDict",
+    "GangPlan",
+    "GangPlanDict",
+    "SubGroupDict",
+    "SubGroupPlan",
+    "Topology",
+    "TopologyDict",
+    "compute_gang_plan",
+    "flat_min",
+]
+
+
+class TopologyDict(TypedDict):
+    topologyName: str
+    requiredTopologyLevel: NotRequired[str]
+    preferredTopologyLevel: NotRequired[str]
+
+
+class SubGroupDict(TypedDict):
+    name: str
+    component: str
+    minMember: int
+    topology: NotRequired[TopologyDict]
+
+
+class GangDict(TypedDict):
+    """One gang in JSON output (``kli inspect``'s ``gang.gangs[]``)."""
+
+    name: str
+    minMember: int
+    minSubGroup: NotRequired[int]
+    subGroups: NotRequired[list[SubGroupDict]]
+    topology: NotRequired[TopologyDict]
+    group: NotRequired[str]
+    keys: NotRequired[list[str]]
+    members: list[str]
+
+
+class GangPlanDict(TypedDict):
+    gangs: list[GangDict]
+    diagnostics: NotRequired[list[FindingDict]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +94,9 @@ class Topology:
             preferred_topology_level=constraint.preferred_topology_level,
         )
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> TopologyDict:
         """camelCase keys; unset levels omitted."""
-        out = {"topologyName": self.topology_name}
+        out: TopologyDict = {"topologyName": self.topology_name}
         if self.required_topology_level:
             out["requiredTopologyLevel"] = self.required_topology_level
         if self.preferred_topology_level:
@@ -73,10 +115,10 @@ class SubGroupPlan:
     topology: Topology | None = None
     members: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SubGroupDict:
         """``{name, component, minMember, topology?}``: the CLI contract; ``desired`` and
         ``members`` stay on the dataclass."""
-        out: dict[str, Any] = {"name": self.name, "component": self.component, "minMember": self.min_member}
+        out: SubGroupDict = {"name": self.name, "component": self.component, "minMember": self.min_member}
         if self.topology is not None:
             out["topology"] = self.topology.to_dict()
         return out
@@ -108,7 +150,7 @@ class Gang:
         (the naming of gang-backends.md 1.3 without the workload-name prefix)."""
         return "-".join((self.name, *(self.alpha_keys or ())))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> GangDict:
         """``{name, minMember, minSubGroup?, subGroups?, topology?, group?, keys?, members}``;
         ``name`` is :attr:`qualified_name`; ``group`` (the alpha group name) and ``keys`` (its
         group keys) are present only for alpha-format gangs."""
@@ -123,7 +165,7 @@ class Gang:
             out["group"] = self.name
             out["keys"] = list(self.alpha_keys)
         out["members"] = list(self.members)
-        return out
+        return cast("GangDict", out)  # members last, as the contract prints them
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +176,9 @@ class GangPlan:
     format: str | None = None
     diagnostics: tuple[Finding, ...] = field(default=())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> GangPlanDict:
         """``{gangs: [...], diagnostics?: [...]}``."""
-        out: dict[str, Any] = {"gangs": [gang.to_dict() for gang in self.gangs]}
+        out: GangPlanDict = {"gangs": [gang.to_dict() for gang in self.gangs]}
         if self.diagnostics:
             out["diagnostics"] = [d.to_dict() for d in self.diagnostics]
         return out

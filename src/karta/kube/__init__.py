@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "ConfigOverrides": "karta.kube.config",
     "ExecConfig": "karta.kube.config",
     "load_config": "karta.kube.config",
+    "parse_timeout": "karta.kube.config",
     "in_cluster_config": "karta.kube.config",
     "Credentials": "karta.kube.auth",
     "ResourceType": "karta.kube.resources",
@@ -45,6 +46,7 @@ _EXPORTS: dict[str, str] = {
     "OwnerChains": "karta.kube.owners",
     "OwnerChain": "karta.kube.owners",
     "OwnerLink": "karta.kube.owners",
+    "controller_ref": "karta.kube.owners",
     "MAX_DEPTH": "karta.kube.owners",
     "ClusterKartas": "karta.kube.kartas",
     "KARTA_RESOURCE": "karta.kube.kartas",
@@ -90,11 +92,13 @@ __all__ = [
     "WatchFailed",
     "WatchStream",
     "connect_for_definitions",
+    "controller_ref",
     "covered_types",
     "in_cluster_config",
     "list_many",
     "load_config",
     "load_definitions",
+    "parse_timeout",
     "read_cluster_kartas",
     "resolve_type",
     "workload_pods",
@@ -103,7 +107,14 @@ __all__ = [
 if TYPE_CHECKING:
     from karta.kube.auth import Credentials
     from karta.kube.client import FIELD_MANAGER, KubeClient, ObjectList, WatchEvent, WatchStream
-    from karta.kube.config import ClusterConfig, ConfigOverrides, ExecConfig, in_cluster_config, load_config
+    from karta.kube.config import (
+        ClusterConfig,
+        ConfigOverrides,
+        ExecConfig,
+        in_cluster_config,
+        load_config,
+        parse_timeout,
+    )
     from karta.kube.discovery import Discovery
     from karta.kube.fanout import ListedPage, ListFailed, MergedWatch, WatchFailed, list_many
     from karta.kube.kartas import (
@@ -113,7 +124,7 @@ if TYPE_CHECKING:
         load_definitions,
         read_cluster_kartas,
     )
-    from karta.kube.owners import MAX_DEPTH, OwnerChain, OwnerChains, OwnerLink
+    from karta.kube.owners import MAX_DEPTH, OwnerChain, OwnerChains, OwnerLink, controller_ref
     from karta.kube.resources import ResourceType
     from karta.kube.watch import ListWatch, SyncEvent
     from karta.kube.workloads import CoveredType, ResolvedType, covered_types, resolve_type, workload_pods

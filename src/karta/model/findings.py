@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypedDict
+
+
+class FindingDict(TypedDict):
+    """A finding in JSON output: ``severity`` is ``error`` or ``warning``."""
+
+    severity: str
+    message: str
+    location: str
 
 
 class Severity(StrEnum):
@@ -28,5 +37,5 @@ class Finding:
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> FindingDict:
         return {"severity": self.severity.value, "message": self.message, "location": self.location}

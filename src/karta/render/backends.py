@@ -31,6 +31,7 @@ __all__ = [
     "BACKENDS",
     "GROUP_OBJECT_VERBS",
     "OPTION_NAMES",
+    "WORKLOAD_API_VERSIONS",
     "BackendOptions",
     "CoschedulingOptions",
     "GangBackend",
@@ -42,6 +43,11 @@ __all__ = [
     "gang_backend",
     "options_for",
 ]
+
+WORKLOAD_API_VERSIONS: Mapping[str, str] = MappingProxyType(
+    {"1.35": "v1alpha1", "1.36": "v1alpha2", "1.37": "v1beta1"}
+)
+"""Kubernetes release → the Workload API version it serves (gang-backends.md 3.1)."""
 
 GROUP_OBJECT_VERBS = ("get", "list", "watch", "create", "update", "patch")
 """What a consumer does on the group objects it renders (gang-backends.md 1.5)."""

@@ -17,7 +17,7 @@ from typing import Any
 from karta.errors import GangError
 from karta.extract import ComponentFactory
 from karta.gang import Gang, GangPlan, Topology, flat_min, subtree_scale
-from karta.render.backends import WorkloadApiOptions
+from karta.render.backends import WORKLOAD_API_VERSIONS, WorkloadApiOptions
 from karta.render.common import (
     Rendering,
     TopOwner,
@@ -34,7 +34,7 @@ from karta.render.common import (
 __all__ = ["API_GROUP", "MAX_TEMPLATES", "VERSIONS", "render_workload_api"]
 
 API_GROUP = "scheduling.k8s.io"
-VERSIONS = {"1.35": "v1alpha1", "1.36": "v1alpha2", "1.37": "v1beta1"}
+VERSIONS = WORKLOAD_API_VERSIONS
 COMPOSITE_VERSION = "v1alpha3"
 MAX_TEMPLATES = 8
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from karta.cli.cmd_completion import type_tokens
+from karta.cli.completion import type_tokens
 from karta.cli.main import main
 from karta.definitions import DefinitionStore
 from karta.model import karta_from_dict
@@ -94,7 +94,7 @@ def test_type_tokens_qualify_kinds_covered_at_several_gvks(tmp_path) -> None:
 def test_complete_types_callback(monkeypatch, tmp_path) -> None:
     import click
 
-    from karta.cli.cmd_completion import complete_types
+    from karta.cli.completion import complete_types
 
     monkeypatch.setenv("KARTA_DEFINITIONS", str(tmp_path))
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-kubeconfig"))  # NAMEs: no cluster, nothing

@@ -16,7 +16,7 @@ from typing import Any
 import click
 import pytest
 
-from karta.cli import cmd_completion
+from karta.cli import completion as cmd_completion
 from karta.cli.main import main
 
 Complete = Callable[[str], list[str]]

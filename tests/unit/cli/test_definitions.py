@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from karta.cli import cmd_definitions
+from karta.cli.commands import definitions as cmd_definitions
 from karta.definitions import DefinitionStore
 from karta.model import karta_from_dict
 

@@ -10,14 +10,16 @@ from typing import Any
 
 import pytest
 
-from karta.cli.describe_pods import PodRow, limit_pods, pod_row
-from karta.cli.describe_view import build_rows, build_view, human_age, render_table
 from karta.cli.errors import UsageError
-from karta.cli.live_workload import parse_target
+from karta.cli.lookup import parse_target
+from karta.cli.views.age import human_age
+from karta.cli.views.describe import limit_pods, render_table
 from karta.definitions import DefinitionStore
 from karta.extract import ComponentFactory, build_tree
 from karta.extract.requests import Requests
 from karta.jq import Evaluator
+from karta.report import PodRow, pod_row
+from karta.report.rows import build_rows, describe_report
 
 GPU = ("nvidia.com/gpu",)
 NOW = dt.datetime(2025, 1, 1, 12, 12, tzinfo=dt.UTC)
@@ -107,7 +109,9 @@ def describe(
     factory = ComponentFactory(chosen.karta, obj, evaluator=Evaluator(trusted=chosen.trusted))
     tree = build_tree(factory, pods).pruned()
     rows = build_rows(tree, gpu_resources=GPU)
-    view = build_view(obj=obj, definition=chosen, tree=tree, rows=rows, file_mode=False)
+    view = describe_report(
+        obj=obj, definition=chosen.name, origin=chosen.origin, tree=tree, rows=rows, file_mode=False
+    )
     return view, render_table(view, rows, now=NOW, **kw)
 
 

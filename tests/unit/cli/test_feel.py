@@ -136,7 +136,7 @@ def test_no_ansi_codes_off_a_terminal_and_never_in_json_or_yaml(cli: Callable[..
 
 
 def test_get_colours_only_tables_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from karta.cli.cmd_get import Request, Run
+    from karta.cli.commands.get import Request, Run
     from karta.kube import ConfigOverrides
 
     def table_colour(fmt: str) -> bool:

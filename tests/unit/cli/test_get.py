@@ -12,19 +12,20 @@ from typing import Any
 import pytest
 import yaml
 
+from karta.cli.cluster import cluster_failure, identity, overrides_from
+from karta.cli.commands.get import parse_phases
 from karta.cli.errors import CliError, UsageError
-from karta.cli.get_view import Table, ViewBuilder, human_age, keep, parse_phases, sort_views
-from karta.cli.live import (
-    Progress,
-    cluster_failure,
-    identity,
-    overrides_from,
-    resolve_type,
-)
+from karta.cli.lookup import resolve_type
+from karta.cli.progress import Progress
+from karta.cli.views.age import human_age
+from karta.cli.views.get import Table
 from karta.definitions import DefinitionStore
 from karta.errors import ApiError, ClusterUnreachableError, UnknownResourceTypeError
 from karta.kube import ClusterConfig, ResourceType
 from karta.model.gvk import version_key
+from karta.report import Summarizer
+from karta.report import has_phase as keep
+from karta.report import sort_summaries as sort_views
 
 CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus"
 NOW = dt.datetime(2026, 1, 2, 12, 0, 0, tzinfo=dt.UTC)
@@ -347,7 +348,7 @@ def test_view_of_a_corpus_workload() -> None:
         (CORPUS / "workloads" / "kubeflow-training-v1" / "pytorchjob-with-status.yaml").read_text()
     )
     (definition,) = store.resolve(obj["apiVersion"], obj["kind"])
-    view = ViewBuilder(gpu_resources=("nvidia.com/gpu",)).view(obj, definition)
+    view = Summarizer(gpu_resources=("nvidia.com/gpu",)).summary(obj, definition)
     assert view == {
         "name": "pytorch-tcp-dist-mnist",
         "namespace": "default",

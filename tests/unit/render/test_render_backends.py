@@ -16,8 +16,8 @@ import pytest
 from render_fixtures import run, train_7_pods
 
 import karta.render
-from karta.cli.cmd_gang import gang
-from karta.cli.cmd_rbac import rbac
+from karta.cli.commands.gang import gang
+from karta.cli.commands.rbac import rbac
 from karta.render import (
     BACKENDS,
     CoschedulingOptions,

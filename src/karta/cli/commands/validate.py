@@ -6,11 +6,15 @@ import sys
 
 import click
 
+from karta import model
 from karta.cli import exitcodes
+from karta.cli.commands import short_help
 from karta.cli.errors import CliError, UsageError
+from karta.cli.inputs import parse_documents, read_text
+from karta.errors import DefinitionError
 
 
-@click.command("validate")
+@click.command("validate", short_help=short_help("validate"))
 @click.argument("file", metavar="FILE|-")
 def validate(file: str) -> None:
     """Check the Karta definition in FILE (or standard input with -) offline.
@@ -19,10 +23,6 @@ def validate(file: str) -> None:
     followed by every finding and exits 1. Warnings go to stderr and do not fail the check.
     Unknown or misspelt fields are findings. Unreadable or unparseable input exits 2.
     """
-    from karta.cli.inputs import parse_documents, read_text
-    from karta.errors import DefinitionError
-    from karta.model import Severity, load_karta, validate_karta
-
     text, name = read_text(file)
     docs = parse_documents(text, name)
     if not docs:
@@ -30,16 +30,16 @@ def validate(file: str) -> None:
     if len(docs) > 1:
         raise UsageError(f"{name} holds {len(docs)} YAML documents; expected exactly one Karta definition")
     try:
-        result = load_karta(docs[0], strict=True, source_name=name)
+        result = model.load_karta(docs[0], strict=True, source_name=name)
     except DefinitionError as exc:
         raise UsageError(str(exc)) from None
     findings = list(result.findings)
     karta = result.karta
     if karta is not None:
-        findings.extend(validate_karta(karta))
+        findings.extend(model.validate_karta(karta))
     display = (karta.metadata.name if karta is not None else "") or _raw_name(docs[0]) or name
-    errors = [f for f in findings if f.severity is Severity.ERROR]
-    warnings = [f for f in findings if f.severity is not Severity.ERROR]
+    errors = [f for f in findings if f.severity is model.Severity.ERROR]
+    warnings = [f for f in findings if f.severity is not model.Severity.ERROR]
     if errors or karta is None:
         lines = [f"INVALID: {display}"] + [f"  {_line(f)}" for f in errors]
         sys.stdout.write("\n".join(lines) + "\n")

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import click
 
+from karta import scaffold as drafts
+from karta.cli.commands import short_help
 from karta.cli.errors import UsageError
+from karta.cli.inputs import parse_documents, read_text
+from karta.cli.output import emit, warn
+from karta.errors import ScaffoldError
 
 
-@click.command("scaffold")
+@click.command("scaffold", short_help=short_help("scaffold"))
 @click.option(
     "--crd", "crd_file", required=True, metavar="CRD", help="CustomResourceDefinition file (path or -)."
 )
@@ -37,15 +42,10 @@ def scaffold(crd_file: str, kind: str | None, version: str | None, output: str) 
     replica count counts pods, unmapped phase values). Save it, edit it, then check it against a
     real object with `kli verify`.
     """
-    from karta.cli.inputs import parse_documents, read_text
-    from karta.cli.output import emit, warn
-    from karta.errors import ScaffoldError
-    from karta.scaffold import scaffold_crd
-
     text, name = read_text(crd_file)
     docs = parse_documents(text, name)
     try:
-        draft = scaffold_crd(docs, kind=kind, version=version)
+        draft = drafts.scaffold_crd(docs, kind=kind, version=version)
     except ScaffoldError as exc:
         raise UsageError(f"{name}: {exc}") from None
     if output == "yaml":

@@ -9,22 +9,25 @@ Resource names are the CRDs' plurals when ``--crd`` gives them, else a lower-cas
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
+from karta import rbac as roles
+from karta.cli.commands import short_help
+from karta.cli.completion import complete_definition_names
 from karta.cli.errors import UsageError
+from karta.cli.inputs import parse_documents, read_text
+from karta.cli.lookup import definitions_named
+from karta.cli.output import dump_json, dump_yaml
 from karta.render.backends import BACKENDS
+
+__all__ = ["rbac"]
 
 
 def _crd_plurals(paths: tuple[str, ...]) -> dict[tuple[str, str], str]:
-    from karta.cli.inputs import parse_documents, read_text
-    from karta.rbac import crd_plurals
-
     out: dict[tuple[str, str], str] = {}
     for path in paths:
         text, name = read_text(path)
-        found = crd_plurals(parse_documents(text, name))
+        found = roles.crd_plurals(parse_documents(text, name))
         if not found:
             raise UsageError(f"{name} holds no CustomResourceDefinition with spec.names.plural")
         out.update(found)
@@ -40,15 +43,9 @@ def _service_account(value: str | None) -> tuple[str, str] | None:
     return namespace, account
 
 
-def _complete_definition(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from karta.cli.cmd_completion import complete_definition_names
-
-    return complete_definition_names(ctx, param, incomplete)
-
-
-@click.command("rbac")
+@click.command("rbac", short_help=short_help("rbac"))
 @click.argument(
-    "definitions", nargs=-1, required=True, metavar="DEFINITION...", shell_complete=_complete_definition
+    "definitions", nargs=-1, required=True, metavar="DEFINITION...", shell_complete=complete_definition_names
 )
 @click.option("--name", "name", default="karta-workload-reader", show_default=True, help="ClusterRole name.")
 @click.option(
@@ -88,13 +85,9 @@ def rbac(
     that gang scheduler's group objects. Plural resource names come from --crd files, else are
     guessed from the kind (a comment says so).
     """
-    from karta.cli.cmd_verify import resolve_definitions
-    from karta.cli.output import dump_json, dump_yaml
-    from karta.rbac import build_rbac
-
     account = _service_account(service_account)
-    kartas = [d.karta for ref in definitions for d in resolve_definitions(ref)]
-    objects, notes = build_rbac(
+    kartas = [d.karta for ref in definitions for d in definitions_named(ref)]
+    objects, notes = roles.build_rbac(
         kartas, name=name, backends=backends, plurals=_crd_plurals(crds), service_account=account
     )
     if output == "json":

@@ -1,12 +1,13 @@
 """``kli gang (TYPE/NAME | -f FILE [--pods PODS]) [--definition KARTA] --backend B``: the scheduler
 objects of gang-backends.md for one workload, as YAML (or a JSON ``List``) ready for ``kubectl apply``.
 
-From a file, the definition is resolved by the object's GVK as ``kli inspect`` does. Live
+From a file, the definition is resolved by the object's GVK as every command resolves it. Live
 (``TYPE/NAME`` or ``TYPE NAME``), the TYPE resolves as for ``kli get`` (cluster definitions
 included), the object is read (missing: exit 3) and its pods are those whose controller-owner chain
-reaches it, exactly as ``kli describe`` finds them. Warnings (what a backend cannot express, per-pod
-problems) go to stderr after the output. ``--pod-patches`` prints the per-pod binding metadata
-instead of the objects.
+reaches it, exactly as ``kli describe`` finds them. The backends and their options come from the
+registry (:mod:`karta.render.backends`). Warnings (what a backend cannot express, per-pod problems)
+go to stderr after the output. ``--pod-patches`` prints the per-pod binding metadata instead of the
+objects.
 """
 
 from __future__ import annotations
@@ -15,18 +16,26 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from karta.cli.cmd_completion import complete_types
+from karta import extract, jq, kube, render
+from karta.cli.cluster import connect
+from karta.cli.commands import short_help
+from karta.cli.completion import complete_types
 from karta.cli.errors import CliError, UsageError
-from karta.cli.live import connection_options
-from karta.render.backends import BACKENDS
+from karta.cli.inputs import read_object, read_objects
+from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition, fetch_workload, open_store, parse_target
+from karta.cli.options import connection_options
+from karta.cli.output import dump_json, dump_yaml, warn
+from karta.errors import KartaError
+from karta.render.backends import BACKENDS, WORKLOAD_API_VERSIONS
 
 if TYPE_CHECKING:
+    from karta.definitions import StoredDefinition
     from karta.kube import ConfigOverrides
 
-_K8S_VERSIONS = ("1.35", "1.36", "1.37")
+__all__ = ["gang"]
 
 
-@click.command("gang")
+@click.command("gang", short_help=short_help("gang"))
 @click.argument("target", nargs=-1, metavar="[TYPE/NAME | TYPE NAME]", shell_complete=complete_types)
 @click.option("-f", "--file", "file", metavar="FILE", help="Workload manifest (path or -).")
 @click.option(
@@ -43,7 +52,7 @@ _K8S_VERSIONS = ("1.35", "1.36", "1.37")
 @click.option(
     "--k8s-version",
     "k8s_version",
-    type=click.Choice(_K8S_VERSIONS),
+    type=click.Choice(list(WORKLOAD_API_VERSIONS)),
     default="1.37",
     show_default=True,
     help="Kubernetes version of the Workload API (1.35 v1alpha1, 1.36 v1alpha2, 1.37 v1beta1).",
@@ -105,28 +114,17 @@ def gang(
     Pipe the YAML to `kubectl apply -f -`. Exit codes: 1 when the workload cannot be rendered for
     that backend; 2 usage; 3 workload not found; 4 no definition covers the type.
     """
-    from karta.cli.cmd_inspect import _definition
-    from karta.cli.inputs import read_object, read_objects
-    from karta.cli.output import dump_json, dump_yaml, warn
-    from karta.errors import KartaError
-    from karta.extract import ComponentFactory
-    from karta.jq import Evaluator
-    from karta.render import options_for, render
-
     if target and file is not None:
         raise UsageError("TYPE/NAME cannot be combined with -f/--file")
     if target and pods_file is not None:
         raise UsageError("--pods goes with -f FILE; live, the workload's pods are read from the cluster")
     warnings: list[str] = []
     if target:
-        obj, obj_name, pods, live = _live(target, overrides)
-        warnings.extend(live.warnings)
-        if definition is None:
-            chosen = live.definition
-            stored_name, karta, trusted = chosen.name, chosen.karta, chosen.trusted
-        else:
-            stored_name, karta, trusted, diagnostics = _definition(definition, obj, overrides)
-            warnings.extend(d["message"] for d in diagnostics if d.get("severity") in ("warning", "error"))
+        obj, obj_name, pods, chosen, live_warnings = _live(target, overrides)
+        warnings.extend(live_warnings)
+        if definition is not None:
+            chosen, diagnostics = chosen_definition(definition, obj, overrides, hint=PASS_DEFINITION_HINT)
+            warnings.extend(d["message"] for d in diagnostics if d["severity"] in ("warning", "error"))
     elif file is None:
         raise UsageError(
             "kli gang needs TYPE/NAME (a workload in the cluster) or -f FILE (a manifest, or - for stdin)"
@@ -134,15 +132,16 @@ def gang(
     else:
         obj, obj_name = read_object(file, what="workload object")
         pods = read_objects(pods_file, what="pod") if pods_file else []
-        stored_name, karta, trusted, diagnostics = _definition(definition, obj, overrides)
-        warnings.extend(d["message"] for d in diagnostics if d.get("severity") in ("warning", "error"))
+        chosen, diagnostics = chosen_definition(definition, obj, overrides, hint=PASS_DEFINITION_HINT)
+        warnings.extend(d["message"] for d in diagnostics if d["severity"] in ("warning", "error"))
+    karta, stored_name = chosen.karta, chosen.name
     if karta.gang is None or (karta.gang.pod_group is None and not karta.gang.pod_groups):
         raise CliError(
             f"definition {stored_name} has no gang-scheduling instructions "
             "(spec.optimizationInstructions.gangScheduling)",
             hint="add a podGroup (karta-format.md section 12), or pass another one with --definition",
         )
-    options = options_for(  # each backend takes the flags it reads
+    options = render.options_for(  # each backend takes the flags it reads
         backend,
         {
             "k8s_version": k8s_version,
@@ -154,9 +153,9 @@ def gang(
             "kai_managed": kai_managed,
         },
     )
-    factory = ComponentFactory(karta, obj, evaluator=Evaluator(trusted=trusted))
+    factory = extract.ComponentFactory(karta, obj, evaluator=jq.Evaluator(trusted=chosen.trusted))
     try:
-        result = render(backend, factory, pods=pods, options=options)
+        result = render.render(backend, factory, pods=pods, options=options)
     except KartaError as exc:
         raise CliError(f"cannot render {backend} objects for {obj_name}: {exc}") from None
     warnings.extend(result.warnings)
@@ -183,24 +182,12 @@ def gang(
         warn(message)
 
 
-class _Live:
-    """What the live form read besides the object: the resolved definition and warnings."""
-
-    def __init__(self, definition: Any, warnings: list[str]) -> None:
-        self.definition = definition
-        self.warnings = warnings
-
-
 def _live(
     target: tuple[str, ...], overrides: ConfigOverrides
-) -> tuple[dict[str, Any], str, list[dict[str, Any]], _Live]:
-    """The workload named by ``target``, its pods (owner chains, as ``kli describe``) and how its
-    type resolved; store warnings are printed at once when resolution fails."""
-    from karta.cli.cmd_definitions import open_store
-    from karta.cli.live import connect
-    from karta.cli.live_workload import fetch_workload, parse_target, workload_pods
-    from karta.cli.output import warn
-
+) -> tuple[dict[str, Any], str, list[dict[str, Any]], StoredDefinition, list[str]]:
+    """The workload named by ``target``, its pods (owner chains, as ``kli describe``), the
+    definition its type resolved to, and warnings; store warnings are printed at once when
+    resolution fails."""
     token, name = parse_target(target, command="gang")
     client = connect(overrides)
     with client:
@@ -213,11 +200,6 @@ def _live(
             for warning in store.warnings:
                 warn(warning)
             raise
-        pods, warnings = workload_pods(client, workload)
+        pods, warnings = kube.workload_pods(client, workload.obj)
     obj = workload.obj
-    return (
-        obj,
-        f"{obj.get('kind')}/{name}",
-        pods,
-        _Live(workload.resolved.definition, [*store.warnings, *warnings]),
-    )
+    return obj, f"{obj.get('kind')}/{name}", pods, workload.definition, [*store.warnings, *warnings]

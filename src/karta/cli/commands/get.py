@@ -1,38 +1,48 @@
 """``kli get (TYPE[/NAME] [NAME] | --all-types)``: live workloads as rows (karta-format.md 17.4).
 
-Lists one type (resolved as 17.4 says, see :func:`karta.cli.live.resolve_type`) or, with
-``--all-types``, every GroupKind a definition covers at its most stable served version, keeping
-only top-level objects (none of their controllers is of a covered kind). Each object becomes a
-View (:mod:`karta.cli.get_view`); ``--phase`` keeps rows with any listed phase; rows are sorted
-newest first, then by Kind and name. Pages are fetched in background threads
-(:func:`karta.kube.list_many`) while the objects already received are resolved, so extraction
-overlaps the API server's work. ``-w`` then prints a row per change until Ctrl-C or
-``--watch-timeout`` (:class:`karta.kube.MergedWatch`).
+Lists one type (resolved as 17.4 says, see :func:`karta.cli.lookup.resolve_type`) or, with
+``--all-types``, every GroupKind a definition covers at its most stable served version
+(:func:`karta.kube.covered_types`), keeping only top-level objects (none of their controllers is
+of a covered kind). Each object becomes a row (:class:`karta.report.WorkloadSummary`, the table in
+:mod:`karta.cli.views.get`); ``--phase`` keeps rows with any listed phase; rows are sorted newest
+first, then by Kind and name. Pages are fetched in background threads (:func:`karta.kube.list_many`)
+while the objects already received are resolved, so extraction overlaps the API server's work.
+``-w`` then prints a row per change until Ctrl-C or ``--watch-timeout``
+(:class:`karta.kube.MergedWatch`).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from karta import kube, report
 from karta.cli import exitcodes
-from karta.cli.cmd_completion import complete_types
-from karta.cli.config import load_config, output_options, resolve_output
+from karta.cli.cluster import cluster_failure, connect
+from karta.cli.commands import short_help
+from karta.cli.completion import complete_types
+from karta.cli.config import load_config, resolve_output
 from karta.cli.errors import CliError, UsageError
-from karta.cli.live import connection_options
+from karta.cli.lookup import open_store, resolve_type
+from karta.cli.options import connection_options, output_options
+from karta.cli.output import dump_json, dump_yaml, emit, warn
+from karta.cli.progress import Progress
+from karta.cli.views.get import Table
+from karta.errors import ApiError, ClusterError, KartaError, KubeConfigError
 
 if TYPE_CHECKING:
-    from karta.cli.get_view import Table, ViewBuilder
     from karta.definitions import DefinitionStore, StoredDefinition
     from karta.kube import ConfigOverrides, KubeClient, OwnerChains, ResourceType
+    from karta.report import Summarizer, WorkloadSummary
 
 
-@click.command("get")
+@click.command("get", short_help=short_help("get"))
 @click.argument("args", nargs=-1, metavar="(TYPE[/NAME] [NAME] | --all-types)", shell_complete=complete_types)
 @click.option("--all-types", is_flag=True, help="List every workload type a definition covers.")
 @click.option(
@@ -80,7 +90,6 @@ def get(
     row alone for one named workload. Exit codes: 3 workload (or its type) not found, 4 no Karta
     definition covers TYPE.
     """
-    from karta.cli.get_view import parse_phases
 
     request = _parse_args(args, all_types=all_types)
     if selector and request.name:
@@ -110,6 +119,23 @@ def get(
         raise
     finally:
         run.close()
+
+
+def parse_phases(values: Iterable[str]) -> frozenset[str]:
+    """``--phase`` values (repeatable, comma-separated, any case) as canonical phase names."""
+    canonical = {p.lower(): p for p in report.PHASES}
+    out: set[str] = set()
+    for value in values:
+        for part in value.split(","):
+            word = part.strip()
+            if not word:
+                continue
+            if word.lower() not in canonical:
+                raise UsageError(
+                    f"--phase: unknown phase {word!r} (expected one of {', '.join(report.PHASES)})"
+                )
+            out.add(canonical[word.lower()])
+    return frozenset(out)
 
 
 @dataclass(frozen=True)
@@ -147,11 +173,9 @@ def _watch_deadline(text: str | None, *, watch: bool) -> float | None:
         return None
     if not watch:
         raise UsageError("--watch-timeout needs -w/--watch")
-    from karta.errors import KubeConfigError
-    from karta.kube.config import parse_timeout
 
     try:
-        seconds = parse_timeout(text)
+        seconds = kube.parse_timeout(text)
     except KubeConfigError as exc:
         raise UsageError(f"--watch-timeout: {exc}") from None
     return None if seconds is None else time.monotonic() + seconds
@@ -185,12 +209,10 @@ class Run:
     covered: set[tuple[str, str]] = field(default_factory=set)
     shared_kinds: set[str] = field(default_factory=set)
     chains: OwnerChains | None = None
-    builder: ViewBuilder | None = None
+    builder: Summarizer | None = None
     resource_versions: dict[int, str] = field(default_factory=dict)
 
     def flush_warnings(self) -> None:
-        from karta.cli.output import warn
-
         for warning in self.warnings:
             warn(warning)
         self.warnings.clear()
@@ -208,14 +230,10 @@ class Run:
 
     # -- main --------------------------------------------------------------------------------
     def execute(self, *, watch: bool, deadline: float | None) -> None:
-        from karta.cli.cmd_definitions import open_store
-        from karta.cli.get_view import ViewBuilder, sort_views
-        from karta.cli.live import connect
-
         self.client = connect(self.overrides)
         self.store = open_store(client=self.client)
         self.warnings.extend(self.store.warnings)
-        self.builder = ViewBuilder(gpu_resources=self.gpu_resources)
+        self.builder = report.Summarizer(gpu_resources=self.gpu_resources)
         self._covered_kinds()
         if self.request.all_types:
             self._plan_all_types()
@@ -226,7 +244,7 @@ class Run:
             self._get_named(watch=watch, deadline=deadline)
             return
         views, versions = self._list_all()
-        self._finish(sort_views(views), watch=watch, deadline=deadline, versions=versions)
+        self._finish(report.sort_summaries(views), watch=watch, deadline=deadline, versions=versions)
 
     def _covered_kinds(self) -> None:
         assert self.store is not None
@@ -239,7 +257,6 @@ class Run:
 
     def _plan_one_type(self) -> bool:
         """The one TYPE's target; False when the type is not installed (and no NAME was given)."""
-        from karta.cli.live import resolve_type
 
         assert self.client is not None and self.store is not None and self.request.token
         resolved = resolve_type(self.request.token, client=self.client, store=self.store)
@@ -254,13 +271,10 @@ class Run:
 
     def _plan_all_types(self) -> None:
         """Every covered GroupKind once, at its most stable served version (17.4)."""
-        from karta.cli.live import cluster_failure
-        from karta.errors import ClusterError
-        from karta.kube.workloads import covered_types
 
         assert self.client is not None and self.store is not None
         try:
-            covered, skipped = covered_types(self.client, self.store)
+            covered, skipped = kube.covered_types(self.client, self.store)
         except ClusterError as exc:
             raise cluster_failure(exc, client=self.client, doing="API discovery") from None
         self.warnings.extend(skipped)
@@ -268,9 +282,6 @@ class Run:
 
     # -- one named workload -------------------------------------------------------------------
     def _get_named(self, *, watch: bool, deadline: float | None) -> None:
-        from karta.cli.live import cluster_failure
-        from karta.errors import ApiError, ClusterError, KartaError
-
         assert self.client is not None and self.builder is not None and self.request.name
         target = self.targets[0]
         name = self.request.name
@@ -293,34 +304,29 @@ class Run:
                 exc, client=self.client, doing=f"reading {target.resource.kind}/{name}"
             ) from None
         try:
-            view = self.builder.view(obj, target.definition)
+            view = self.builder.summary(obj, target.definition)
         except KartaError as exc:
             raise CliError(f"could not resolve {target.resource.kind}/{name}: {exc}") from None
-        from karta.cli.get_view import keep
 
-        views = [view] if keep(view, self.phases) else []
+        views = [view] if report.has_phase(view, self.phases) else []
         rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
         self._finish(views, watch=watch, deadline=deadline, versions=[rv], single=True)
 
     # -- listing ------------------------------------------------------------------------------
-    def _list_all(self) -> tuple[list[dict[str, Any]], list[str]]:
+    def _list_all(self) -> tuple[list[WorkloadSummary], list[str]]:
         """Every target listed (in background threads) and resolved; the list resourceVersions."""
-        from karta.cli.get_view import keep
-        from karta.cli.live import Progress, cluster_failure
-        from karta.errors import ApiError, ClusterError
-        from karta.kube.fanout import ListFailed, list_many
 
         assert self.client is not None
         # per target (the lists run concurrently; reported in target order): views, objects that
         # need an owner walk (all types), warnings
-        views: list[list[dict[str, Any]]] = [[] for _ in self.targets]
+        views: list[list[WorkloadSummary]] = [[] for _ in self.targets]
         pending: list[list[dict[str, Any]]] = [[] for _ in self.targets]
         said: list[list[str]] = [[] for _ in self.targets]
         versions = [""] * len(self.targets)
         label = "listing " + (
             "every covered type" if self.request.all_types else self.targets[0].resource.group_resource
         )
-        pages = list_many(
+        pages = kube.list_many(
             self.client,
             [t.resource for t in self.targets],
             namespace=self.namespace,
@@ -331,7 +337,7 @@ class Run:
             for page in pages:
                 index = page.index
                 target = self.targets[index]
-                if isinstance(page, ListFailed):
+                if isinstance(page, kube.ListFailed):
                     error = page.error
                     if not isinstance(error, ClusterError):
                         raise error
@@ -362,7 +368,7 @@ class Run:
                         if nested:
                             continue
                     view = self._view(item, target, said[index])
-                    if view is not None and keep(view, self.phases):
+                    if view is not None and report.has_phase(view, self.phases):
                         views[index].append(view)
         walk = [(index, obj) for index, objs in enumerate(pending) for obj in objs]
         top = self._top_level_views(walk, said) if walk else []
@@ -372,9 +378,8 @@ class Run:
 
     def _nested_by_reference(self, obj: Mapping[str, Any]) -> bool | None:
         """True: the controller is of a covered kind; False: no controller; None: walk the chain."""
-        from karta.kube.owners import controller_ref
 
-        ref = controller_ref(obj)
+        ref = kube.controller_ref(obj)
         if ref is None:
             return False
         group = str(ref.get("apiVersion") or "").rpartition("/")[0]
@@ -384,12 +389,11 @@ class Run:
 
     def _top_level_views(
         self, pending: list[tuple[int, dict[str, Any]]], said: list[list[str]]
-    ) -> list[dict[str, Any]]:
+    ) -> list[WorkloadSummary]:
         """Views of the objects whose owner chains must be walked: those no covered kind owns."""
-        from karta.cli.get_view import keep
 
         chains = self._chains().walk_many([obj for _, obj in pending])
-        out: list[dict[str, Any]] = []
+        out: list[WorkloadSummary] = []
         for (index, obj), chain in zip(pending, chains, strict=True):
             target = self.targets[index]
             if chain.has_owner_of_kind(self.covered):
@@ -400,26 +404,22 @@ class Run:
                     "listing it as a top-level workload"
                 )
             view = self._view(obj, target, said[index])
-            if view is not None and keep(view, self.phases):
+            if view is not None and report.has_phase(view, self.phases):
                 out.append(view)
         return out
 
     def _chains(self) -> OwnerChains:
-        from karta.kube.owners import OwnerChains
-
         assert self.client is not None
         if self.chains is None:
-            self.chains = OwnerChains(self.client)
+            self.chains = kube.OwnerChains(self.client)
         return self.chains
 
     def _view(
         self, obj: Mapping[str, Any], target: Target, said: list[str] | None = None
-    ) -> dict[str, Any] | None:
-        from karta.errors import KartaError
-
+    ) -> WorkloadSummary | None:
         assert self.builder is not None
         try:
-            return self.builder.view(obj, target.definition)
+            return self.builder.summary(obj, target.definition)
         except KartaError as exc:
             sink = self.warnings if said is None else said
             sink.append(f"could not resolve {target.resource.kind}/{_name(obj)}: {exc}")
@@ -427,8 +427,6 @@ class Run:
 
     # -- output -------------------------------------------------------------------------------
     def _table(self) -> Table:
-        from karta.cli.get_view import Table
-
         colour = self.fmt in ("table", "wide") and _colour_allowed()
         return Table(
             show_type=self.request.all_types,
@@ -444,15 +442,13 @@ class Run:
 
     def _finish(
         self,
-        views: list[dict[str, Any]],
+        views: list[WorkloadSummary],
         *,
         watch: bool,
         deadline: float | None,
         versions: Sequence[str] = (),
         single: bool = False,
     ) -> None:
-        from karta.cli.output import emit
-
         table = self._table() if self.fmt in ("table", "wide") else None
         if table is not None:
             if views:
@@ -476,15 +472,8 @@ class Run:
     def _watch(
         self, table: Table | None, *, versions: Sequence[str], deadline: float | None, header: bool
     ) -> None:
-        from karta.cli.get_view import keep
-        from karta.cli.live import cluster_failure
-        from karta.cli.output import dump_json, dump_yaml
-        from karta.errors import ClusterError
-        from karta.kube.fanout import MergedWatch, WatchFailed
-        from karta.kube.watch import SYNC, SyncEvent
-
         assert self.client is not None
-        merged = MergedWatch(
+        merged = kube.MergedWatch(
             self.client,
             [t.resource for t in self.targets],
             namespace=self.namespace,
@@ -503,7 +492,7 @@ class Run:
                     entry = merged.next(min(wait, 0.5))
                     if entry is None:
                         continue
-                    if isinstance(entry, WatchFailed):
+                    if isinstance(entry, kube.WatchFailed):
                         if isinstance(entry.error, ClusterError):
                             raise cluster_failure(entry.error, client=self.client, doing="watching") from None
                         raise entry.error
@@ -511,10 +500,10 @@ class Run:
                     target = self.targets[index]
                     if event.type == "BOOKMARK":
                         continue
-                    items = event.items if isinstance(event, SyncEvent) else [event.object]
+                    items = event.items if isinstance(event, kube.SyncEvent) else [event.object]
                     for obj in items:
-                        view = self._watched_view(obj, target, resync=event.type == SYNC)
-                        if view is None or not keep(view, self.phases):
+                        view = self._watched_view(obj, target, resync=isinstance(event, kube.SyncEvent))
+                        if view is None or not report.has_phase(view, self.phases):
                             continue
                         if table is not None:
                             if not printed_header:
@@ -530,7 +519,9 @@ class Run:
         except KeyboardInterrupt:
             return
 
-    def _watched_view(self, obj: Mapping[str, Any], target: Target, *, resync: bool) -> dict[str, Any] | None:
+    def _watched_view(
+        self, obj: Mapping[str, Any], target: Target, *, resync: bool
+    ) -> WorkloadSummary | None:
         meta = obj.get("metadata") or {}
         if self.request.name is not None and meta.get("name") != self.request.name:
             return None
@@ -564,8 +555,6 @@ def _err(text: str) -> None:
 
 
 def _colour_allowed() -> bool:
-    import os
-
     if os.environ.get("NO_COLOR"):
         return False
     isatty = getattr(sys.stdout, "isatty", None)

@@ -1,8 +1,7 @@
-"""``kli verify --definition D --workload W [--predict P]``: a definition against a real manifest.
-
-Runs the semantic checks of R16 (paths that extract nothing, pod specs without containers,
-components without instances, a status that resolves to ``Undefined``) and compares what the
-engine extracts with written-down predictions::
+"""A definition checked against a real workload manifest and written-down predictions (R16; ``kli
+verify``): paths that extract nothing, pod specs without containers, components without instances,
+a status that resolves to ``Undefined``, then status, instances, replicas and the gang compared
+with the predictions::
 
     status: Running                 # the primary status (or matched: [Running, Degraded])
     phase: Running                  # the raw phase
@@ -13,66 +12,28 @@ engine extracts with written-down predictions::
         minReplicas: 2              # likewise; maxReplicas too
     gang: {name: job, minMember: 5, minSubGroup: 2, subGroups: {worker: 4}}
 
-Every check is one line (``ok``, ``FAIL`` or ``warn``); exit 0 when nothing failed, 1 otherwise.
-Also owns :func:`resolve_definitions`, which ``kli rbac`` shares: a file, or a definition name.
+Every check is one :class:`Check`: ``ok``, ``fail`` or ``warn``, with its subject and message.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import click
+from karta.errors import KartaError, PredictionError
+from karta.extract import Component, ComponentFactory, Scale
+from karta.gang import compute_gang_plan
+from karta.jq import Evaluator
+from karta.model import ComponentDefinition, Karta
 
-from karta.cli import exitcodes
-from karta.cli.errors import CliError, UsageError
+__all__ = ["Check", "check_predictions", "run_checks"]
 
 _PREDICTION_KEYS = ("status", "matched", "phase", "components", "gang")
 _COMPONENT_KEYS = ("instances", "replicas", "minReplicas", "maxReplicas")
 _GANG_KEYS = ("name", "minMember", "minSubGroup", "subGroups")
 _SPEC_LABEL = {"template": "pod template", "podSpec": "pod spec", "fragmented": "fragmented pod spec"}
 _SCALE_ATTR = {"replicas": "replicas", "minReplicas": "min_replicas", "maxReplicas": "max_replicas"}
-
-
-@dataclass(frozen=True)
-class Definition:
-    """A definition to work with and where it came from."""
-
-    karta: Any
-    source: str  # file path, or "<origin> definition <name>"
-    trusted: bool
-
-
-def resolve_definitions(ref: str) -> list[Definition]:
-    """Every definition in the file ``ref`` (``-`` is stdin), else the one named ``ref`` in the store."""
-    if ref == "-" or Path(ref).exists():
-        return _from_file(ref)
-    from karta.cli.cmd_definitions import SEE_ALL, open_store
-
-    found = open_store().by_name(ref)
-    if found is None:
-        raise CliError(
-            f"no Karta definition named {ref!r} and no such file. {SEE_ALL}", code=exitcodes.NO_DEFINITION
-        )
-    return [Definition(found.karta, f"{found.origin} definition {found.name}", found.trusted)]
-
-
-def _from_file(path: str) -> list[Definition]:
-    from karta.cli.inputs import load_definition, parse_documents, read_text
-
-    text, name = read_text(path)
-    docs = parse_documents(text, name)
-    if not docs:
-        raise UsageError(f"{name} holds no Karta definition: the file is empty")
-    out = []
-    for doc in docs:
-        karta, _ = load_definition(doc, name=name, path=path)
-        out.append(Definition(karta, name, False))
-    return out
-
-
-# --- checks ---------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -144,7 +105,7 @@ def _camel(attr: str) -> str:
     return head + "".join(w.capitalize() for w in rest)
 
 
-def _paths(definition: Any) -> list[tuple[str, str]]:
+def _paths(definition: ComponentDefinition) -> list[tuple[str, str]]:
     """``(field, expression)`` of the component's read paths (write-only suspend paths excluded)."""
     out: list[tuple[str, str]] = []
 
@@ -180,7 +141,7 @@ def _paths(definition: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _summary(ids: list[str], scales: Any) -> str:
+def _summary(ids: list[str], scales: Mapping[str, Scale] | None) -> str:
     plural = "s" if len(ids) != 1 else ""
     text = "1 instance" if ids == [""] else f"{len(ids)} instance{plural} {_show(ids)}"
     replicas = [s.replicas for s in (scales or {}).values()]
@@ -203,11 +164,13 @@ def _has_containers(spec: Any, *, fragmented: bool = False) -> bool:
 
 
 def _component_checks(
-    comp: Any, checks: _Checks, evaluator: Any, obj: dict[str, Any], predicted: dict[str, Any] | None
+    comp: Component,
+    checks: _Checks,
+    evaluator: Evaluator,
+    obj: dict[str, Any],
+    predicted: dict[str, Any] | None,
 ) -> bool:
     """Checks of one component; True when some instance has a pod spec with containers."""
-    from karta.errors import KartaError
-
     subject = f"component {comp.name}"
     for field, expr in _paths(comp.definition):
         try:
@@ -269,9 +232,7 @@ def _component_checks(
     return found
 
 
-def _status_checks(root: Any, checks: _Checks, predictions: dict[str, Any]) -> None:
-    from karta.errors import KartaError
-
+def _status_checks(root: Component, checks: _Checks, predictions: Mapping[str, Any]) -> None:
     try:
         status = root.status()
     except KartaError as exc:
@@ -301,10 +262,7 @@ def _status_checks(root: Any, checks: _Checks, predictions: dict[str, Any]) -> N
         checks.expect("status", "phase", predictions["phase"], status.phase)
 
 
-def _gang_checks(factory: Any, checks: _Checks, predicted: dict[str, Any]) -> None:
-    from karta.errors import KartaError
-    from karta.gang import compute_gang_plan
-
+def _gang_checks(factory: ComponentFactory, checks: _Checks, predicted: dict[str, Any]) -> None:
     try:
         plan = compute_gang_plan(factory)
     except KartaError as exc:
@@ -329,54 +287,48 @@ def _gang_checks(factory: Any, checks: _Checks, predicted: dict[str, Any]) -> No
         checks.expect(subject, f"sub-group {sub} minMember", value, subs.get(sub))
 
 
-def _read_predictions(path: str) -> dict[str, Any]:
-    from karta.cli.inputs import parse_documents, read_text
-
-    text, name = read_text(path)
-    docs = parse_documents(text, name)
-    if len(docs) != 1 or not isinstance(docs[0], dict):
-        raise UsageError(f"{name}: expected one YAML mapping of predictions")
-    data: dict[str, Any] = docs[0]
-    _known(data, _PREDICTION_KEYS, name, "")
+def check_predictions(data: Any) -> dict[str, Any]:
+    """``data`` (one parsed YAML document) as predictions, or :class:`PredictionError` naming the
+    first key or value that is not one (see the module docstring for the shape)."""
+    if not isinstance(data, dict):
+        raise PredictionError("expected one YAML mapping of predictions")
+    _known(data, _PREDICTION_KEYS, "")
     components = data.get("components")
     if components is not None and not isinstance(components, dict):
-        raise UsageError(f"{name}: components must map component names to predictions")
+        raise PredictionError("components must map component names to predictions")
     for comp, value in (components or {}).items():
         if not isinstance(value, dict):
-            raise UsageError(f"{name}: components.{comp} must be a mapping")
-        _known(value, _COMPONENT_KEYS, name, f"components.{comp}.")
+            raise PredictionError(f"components.{comp} must be a mapping")
+        _known(value, _COMPONENT_KEYS, f"components.{comp}.")
         for key in _SCALE_ATTR:
             v = value.get(key)
             if v is not None and not isinstance(v, int | dict):
-                raise UsageError(f"{name}: components.{comp}.{key} must be a number or {{instance: number}}")
+                raise PredictionError(f"components.{comp}.{key} must be a number or {{instance: number}}")
         if "instances" in value and not isinstance(value["instances"], list | type(None)):
-            raise UsageError(f"{name}: components.{comp}.instances must be a list")
+            raise PredictionError(f"components.{comp}.instances must be a list")
     gang = data.get("gang")
     if gang is not None:
         if not isinstance(gang, dict):
-            raise UsageError(f"{name}: gang must be a mapping")
-        _known(gang, _GANG_KEYS, name, "gang.")
+            raise PredictionError("gang must be a mapping")
+        _known(gang, _GANG_KEYS, "gang.")
     if "matched" in data and not isinstance(data["matched"], list):
-        raise UsageError(f"{name}: matched must be a list of statuses")
+        raise PredictionError("matched must be a list of statuses")
     return data
 
 
-def _known(data: dict[str, Any], allowed: tuple[str, ...], name: str, prefix: str) -> None:
+def _known(data: dict[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
     unknown = [k for k in data if k not in allowed]
     if unknown:
-        raise UsageError(
-            f"{name}: unknown prediction {prefix}{unknown[0]}; expected one of {', '.join(allowed)}"
+        raise PredictionError(
+            f"unknown prediction {prefix}{unknown[0]}; expected one of {', '.join(allowed)}"
         )
 
 
 def run_checks(
-    definition: Definition, obj: dict[str, Any], predictions: dict[str, Any]
-) -> tuple[list[Check], str]:
-    """All checks of one definition on one object; returns (checks, definition name)."""
-    from karta.extract import ComponentFactory
-    from karta.jq import Evaluator
-
-    karta = definition.karta
+    karta: Karta, obj: dict[str, Any], predictions: Mapping[str, Any], *, trusted: bool
+) -> list[Check]:
+    """All checks of ``karta`` on ``obj`` against ``predictions`` (:func:`check_predictions`;
+    ``{}`` for none); ``trusted`` only for built-in definitions (expressions run in-process)."""
     checks = _Checks()
     gvk = karta.root.kind
     if gvk is not None and (gvk.api_version, gvk.kind) != (obj.get("apiVersion"), obj.get("kind")):
@@ -385,7 +337,7 @@ def run_checks(
             f"is for {gvk.kind} ({gvk.api_version}) but the workload is {obj.get('kind')} "
             f"({obj.get('apiVersion')})",
         )
-    evaluator = Evaluator(trusted=definition.trusted)
+    evaluator = Evaluator(trusted=trusted)
     factory = ComponentFactory(karta, obj, evaluator=evaluator)
     _status_checks(factory.root(), checks, predictions)
     predicted_components = predictions.get("components") or {}
@@ -404,77 +356,4 @@ def run_checks(
         checks.fail("definition", "no component extracts a pod specification from this workload")
     if "gang" in predictions and predictions["gang"] is not None:
         _gang_checks(factory, checks, predictions["gang"])
-    return checks.items, karta.metadata.name
-
-
-_MARK = {"ok": "ok  ", "fail": "FAIL", "warn": "warn"}
-
-
-@click.command("verify")
-@click.option(
-    "--definition",
-    "definition",
-    required=True,
-    metavar="D",
-    help="Karta definition: a file, or the name of a built-in or user definition.",
-)
-@click.option("--workload", "workload", required=True, metavar="W", help="Workload manifest (path or -).")
-@click.option(
-    "--predict", "predict", metavar="P", help="YAML file of predictions (status, components, gang)."
-)
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
-def verify(definition: str, workload: str, predict: str | None, output: str) -> None:
-    """Check a definition against a real workload manifest and written-down predictions.
-
-    Reports paths that extract nothing (warn), pod specs without containers, components without
-    instances and a status that resolves to Undefined (FAIL), then compares status, instances,
-    replicas and the gang with the predictions file, e.g. `component worker: expected replicas
-    4, got 2`. Exit 0 when nothing failed, 1 otherwise.
-    """
-    from karta.cli.inputs import read_object
-    from karta.cli.output import emit
-
-    defs = resolve_definitions(definition)
-    if len(defs) != 1:
-        raise UsageError(f"{definition} holds {len(defs)} Karta definitions; expected exactly one")
-    obj, obj_name = read_object(workload, what="workload object")
-    predictions = _read_predictions(predict) if predict else {}
-    checks, name = run_checks(defs[0], obj, predictions)
-    failed = sum(1 for c in checks if c.result == "fail")
-    warned = sum(1 for c in checks if c.result == "warn")
-    raw_meta = obj.get("metadata")
-    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-    workload_name = f"{obj.get('kind')}/{meta.get('name') or '<unnamed>'}"
-    if output == "json":
-        emit(
-            {
-                "definition": name,
-                "workload": {
-                    "apiVersion": obj.get("apiVersion"),
-                    "kind": obj.get("kind"),
-                    "name": meta.get("name"),
-                    "namespace": meta.get("namespace"),
-                },
-                "ok": failed == 0,
-                "summary": {"checks": len(checks), "failed": failed, "warnings": warned},
-                "checks": [c.to_dict() for c in checks],
-            },
-            "json",
-        )
-    else:
-        lines = [f"verify {name} against {workload_name}"]
-        lines.extend(f"  {_MARK[c.result]}  {c.subject}: {c.message}" for c in checks)
-        lines.append(
-            f"{len(checks)} checks: {len(checks) - failed - warned} ok, {failed} failed, {warned} warnings"
-        )
-        click.echo("\n".join(lines))
-    if failed:
-        raise CliError(f"{failed} of {len(checks)} checks failed for {obj_name}", code=exitcodes.FAILURE)
+    return checks.items

@@ -1,5 +1,5 @@
-"""Live pods in ``kli describe`` (section 17.5 rule 10, 17.6): one pod row per pod, why a pod is not
-ready, which pods count as unhealthy, and which pods ``--pod-limit`` keeps.
+"""Live pods as the reports show them (karta-format.md 17.5 rule 10, 17.6): one row per pod, why a
+pod is not ready, and which pods count as unhealthy.
 
 A pod row is ``{name, phase, ready, node, reason?, resources}``: ``ready`` is the PodReady
 condition, ``node`` is ``spec.nodeName`` (None while unscheduled), and ``reason`` (only when not
@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from karta.extract.requests import Requests, pod_requests
+from karta.report.contracts import PodReport
 
-__all__ = ["PodRow", "limit_pods", "natural_key", "pod_row"]
+__all__ = ["PodRow", "natural_key", "pod_row"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +36,12 @@ class PodRow:
         """Neither ready nor Succeeded (``--pod-limit`` shows these first)."""
         return not self.ready and self.phase != "Succeeded"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PodReport:
         out: dict[str, Any] = {"name": self.name, "phase": self.phase, "ready": self.ready, "node": self.node}
         if self.reason is not None:
             out["reason"] = self.reason
         out["resources"] = self.resources.to_dict()
-        return out
+        return cast("PodReport", out)  # in the printed key order
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -93,21 +94,3 @@ _DIGITS = re.compile(r"(\d+)")
 def natural_key(text: str) -> list[tuple[int, int | str]]:
     """Sort ``worker-2`` before ``worker-10``."""
     return [(0, int(p)) if p.isdigit() else (1, p) for p in _DIGITS.split(text) if p]
-
-
-def limit_pods(pods: Sequence[PodRow], limit: int) -> tuple[list[PodRow], str | None]:
-    """The pods ``--pod-limit`` shows (unhealthy first, then by name; shown in name order) and the
-    closing line's text, ``... and K more (U unhealthy shown)`` or ``(U of T unhealthy shown)``;
-    None when nothing is hidden (``limit`` 0 shows all)."""
-    if not limit or len(pods) <= limit:
-        return list(pods), None
-    ranked = sorted(pods, key=lambda p: (not p.unhealthy, natural_key(p.name)))
-    kept = ranked[:limit]
-    shown_unhealthy = sum(1 for p in kept if p.unhealthy)
-    total_unhealthy = sum(1 for p in pods if p.unhealthy)
-    if shown_unhealthy == total_unhealthy:
-        note = f"({shown_unhealthy} unhealthy shown)"
-    else:
-        note = f"({shown_unhealthy} of {total_unhealthy} unhealthy shown)"
-    kept.sort(key=lambda p: natural_key(p.name))
-    return kept, f"... and {len(pods) - limit} more {note}"

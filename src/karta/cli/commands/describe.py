@@ -5,9 +5,9 @@ found through their controller-owner chains and placed on the workload tree (17.
 the header with the age, the component tree with ``ready/desired``, GPUs, nodes and one line per
 pod (with the reason a pod is not ready), the Phase line and the Resources table.
 
-File mode resolves the object's type (exact GVK, then group and kind at any version), builds the
-tree without pods and prints desired replicas instead. With ``-o json|yaml`` both print the View
-fields plus ``fileMode``, ``resources`` and ``components``.
+File mode resolves the object's type by the one rule every command uses (exact GVK, then the most
+stable other version of its group and kind), builds the tree without pods and prints desired
+replicas instead. With ``-o json|yaml`` both print :class:`karta.report.DescribeReport`.
 """
 
 from __future__ import annotations
@@ -16,14 +16,26 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from karta import jq, kube, model, report
 from karta.cli import exitcodes
-from karta.cli.cmd_completion import complete_types
-from karta.cli.config import load_config, output_options, resolve_output
+from karta.cli.cluster import connect
+from karta.cli.commands import short_help
+from karta.cli.completion import complete_types
+from karta.cli.config import load_config, resolve_output
 from karta.cli.errors import CliError, UsageError
-from karta.cli.live import connection_options
+from karta.cli.inputs import read_object
+from karta.cli.lookup import definition_for_object, fetch_workload, open_store, parse_target
+from karta.cli.options import connection_options, output_options
+from karta.cli.output import emit, warn
+from karta.cli.views.describe import render_table
+from karta.errors import ClusterError, KartaError
 
 if TYPE_CHECKING:
+    from karta.definitions import StoredDefinition
     from karta.kube import ConfigOverrides
+    from karta.report import WorkloadRows
+
+__all__ = ["describe"]
 
 NO_DEFINITION_MESSAGE = "no Karta definition covers this workload type"
 NO_DEFINITION_HINT = (
@@ -32,7 +44,7 @@ NO_DEFINITION_HINT = (
 )
 
 
-@click.command("describe")
+@click.command("describe", short_help=short_help("describe"))
 @click.argument("args", nargs=-1, metavar="[TYPE[/NAME] [NAME]]", shell_complete=complete_types)
 @click.option("-f", "--file", "file", metavar="FILE", help="Describe this manifest offline (path or -).")
 @click.option(
@@ -104,12 +116,6 @@ def _describe_live(
     limits: tuple[int, int],
     gpu_resources: tuple[str, ...],
 ) -> None:
-    from karta.cli.cmd_definitions import open_store
-    from karta.cli.describe_view import build_rows, build_view, render_table
-    from karta.cli.live import connect
-    from karta.cli.live_workload import fetch_workload, parse_target, workload_pods
-    from karta.cli.output import emit, warn
-
     token, name = parse_target(args, command="describe")
     client = connect(overrides)
     with client:
@@ -124,33 +130,39 @@ def _describe_live(
             if exc.code == exitcodes.NO_DEFINITION and fmt in ("json", "yaml"):
                 emit(_no_definition_envelope(client, token), fmt)
             raise
-        pods, warnings = workload_pods(client, workload)
-    chosen = workload.resolved.definition
+        pods, warnings = kube.workload_pods(client, workload.obj)
+    chosen = workload.definition
     obj = workload.obj
-    tree, root_multiplier = _tree(chosen, obj, f"{obj.get('kind')}/{name}", pods=pods)
-    rows = build_rows(tree, gpu_resources=gpu_resources, root_multiplier=root_multiplier)
-    view = build_view(obj=obj, definition=chosen, tree=tree, rows=rows, file_mode=False)
+    built = _rows(chosen, obj, f"{obj.get('kind')}/{name}", gpu_resources=gpu_resources, pods=pods)
+    view = report.describe_report(
+        obj=obj,
+        definition=chosen.name,
+        origin=chosen.origin,
+        tree=built.tree,
+        rows=built.rows,
+        file_mode=False,
+    )
     if fmt == "table":
         pod_limit, component_limit = limits
-        click.echo(render_table(view, rows, component_limit=component_limit, pod_limit=pod_limit), nl=False)
+        click.echo(
+            render_table(view, built.rows, component_limit=component_limit, pod_limit=pod_limit), nl=False
+        )
     else:
         emit(view, fmt)
     for warning in [*store.warnings, *warnings]:
         warn(warning)
-    for diagnostic in tree.diagnostics:
+    for diagnostic in built.tree.diagnostics:
         warn(diagnostic.message)
 
 
-def _no_definition_envelope(client: Any, token: str) -> dict[str, str]:
-    from karta.errors import ClusterError
-
+def _no_definition_envelope(client: kube.KubeClient, token: str) -> dict[str, str]:
     out = {"error": "no_definition_for_type"}
     try:
         rtype = client.discovery.resolve(token)
     except ClusterError:
         out["type"] = token
     else:
-        out["gvk"] = f"{rtype.group}/{rtype.version}, Kind={rtype.kind}"
+        out["gvk"] = str(rtype.gvk)
     out["message"] = NO_DEFINITION_MESSAGE
     out["hint"] = NO_DEFINITION_HINT
     return out
@@ -164,11 +176,6 @@ def _describe_file(
     gpu_resources: tuple[str, ...],
     overrides: ConfigOverrides | None = None,
 ) -> None:
-    from karta.cli.cmd_definitions import definition_for_object, open_store
-    from karta.cli.describe_view import build_rows, build_view, render_table
-    from karta.cli.inputs import read_object
-    from karta.cli.output import emit, warn
-
     obj, name = read_object(path, what="workload object")
     api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
     store = open_store(overrides)
@@ -178,7 +185,8 @@ def _describe_file(
         if exc.code == exitcodes.NO_DEFINITION:
             for warning in store.warnings:
                 warn(warning)
-            _no_definition_envelope_for(api_version, kind, fmt)
+            if fmt in ("json", "yaml"):
+                emit(_envelope(str(model.GVK.of(api_version, kind))), fmt)
         raise
     warnings = list(store.warnings)
     gvk = chosen.gvk
@@ -186,39 +194,43 @@ def _describe_file(
         warnings.append(
             f"{kind} {api_version} is described with {chosen.name}, a definition for version {gvk.version}"
         )
-    tree, root_multiplier = _tree(chosen, obj, name)
-    rows = build_rows(tree, gpu_resources=gpu_resources, root_multiplier=root_multiplier)
-    view = build_view(obj=obj, definition=chosen, tree=tree, rows=rows, file_mode=True)
+    built = _rows(chosen, obj, name, gpu_resources=gpu_resources)
+    view = report.describe_report(
+        obj=obj,
+        definition=chosen.name,
+        origin=chosen.origin,
+        tree=built.tree,
+        rows=built.rows,
+        file_mode=True,
+    )
     if fmt == "table":
-        click.echo(render_table(view, rows, component_limit=component_limit), nl=False)
+        click.echo(render_table(view, built.rows, component_limit=component_limit), nl=False)
     else:
         emit(view, fmt)
     for warning in warnings:
         warn(warning)
-    for diagnostic in tree.diagnostics:
+    for diagnostic in built.tree.diagnostics:
         warn(diagnostic.message)
 
 
-def _tree(
-    chosen: Any, obj: dict[str, Any], name: str, *, pods: list[dict[str, Any]] | None = None
-) -> tuple[Any, int]:
-    from karta.cli.describe_view import desired_replicas
-    from karta.errors import KartaError
-    from karta.extract import ComponentFactory, build_tree
-    from karta.jq import Evaluator
-
+def _rows(
+    chosen: StoredDefinition,
+    obj: dict[str, Any],
+    name: str,
+    *,
+    gpu_resources: tuple[str, ...],
+    pods: list[dict[str, Any]] | None = None,
+) -> WorkloadRows:
     try:
-        factory = ComponentFactory(chosen.karta, obj, evaluator=Evaluator(trusted=chosen.trusted))
-        tree = build_tree(factory, pods).pruned()
-        multiplier = 1
-        root = chosen.karta.root
-        if not root.is_pod_bearing and root.scale_definition is not None:
-            scales = factory.root().scales()
-            if scales:
-                multiplier = sum(desired_replicas(s) for s in scales.values())
+        return report.workload_rows(
+            chosen.karta,
+            obj,
+            evaluator=jq.Evaluator(trusted=chosen.trusted),
+            gpu_resources=gpu_resources,
+            pods=pods,
+        )
     except KartaError as exc:
         raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
-    return tree, multiplier
 
 
 FILE_NO_DEFINITION_HINT = (
@@ -228,17 +240,10 @@ FILE_NO_DEFINITION_HINT = (
 )
 
 
-def _no_definition_envelope_for(api_version: str, kind: str, fmt: str) -> None:
-    from karta.cli.output import emit
-
-    group, _, version = api_version.rpartition("/")
-    if fmt in ("json", "yaml"):
-        emit(
-            {
-                "error": "no_definition_for_type",
-                "gvk": f"{group}/{version}, Kind={kind}",
-                "message": NO_DEFINITION_MESSAGE,
-                "hint": NO_DEFINITION_HINT,
-            },
-            fmt,
-        )
+def _envelope(gvk: str) -> dict[str, str]:
+    return {
+        "error": "no_definition_for_type",
+        "gvk": gvk,
+        "message": NO_DEFINITION_MESSAGE,
+        "hint": NO_DEFINITION_HINT,
+    }

@@ -1,0 +1,137 @@
+"""``kli definitions [NAME]``: the merged definitions and one definition by name (section 17.7)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+from click.core import ParameterSource
+
+from karta import definitions, model
+from karta.cli import exitcodes
+from karta.cli.commands import short_help
+from karta.cli.config import load_config, resolve_output
+from karta.cli.errors import CliError, UsageError
+from karta.cli.lookup import SEE_ALL, open_store
+from karta.cli.options import connection_options, output_options
+from karta.cli.output import emit, warn
+from karta.cli.views.definitions import table
+
+if TYPE_CHECKING:
+    from karta.definitions import StoredDefinition
+    from karta.kube import ConfigOverrides
+
+__all__ = ["definitions_command"]
+
+
+@click.command("definitions", short_help=short_help("definitions"))
+@click.argument("name", required=False)
+@click.option("--group", metavar="GROUP", help="Only definitions for this API group (exact; '' is core).")
+@click.option("--kind", metavar="KIND", help="Only this root kind (case-insensitive; needs --group).")
+@click.option("--version", "version", metavar="VERSION", help="Only this version (needs --kind).")
+@click.option(
+    "--component-limit",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Child components listed per definition (0 = all); by default also cut to fit 100 columns.",
+)
+@output_options("table", "json", "yaml")
+@connection_options
+def definitions_command(
+    name: str | None,
+    group: str | None,
+    kind: str | None,
+    version: str | None,
+    component_limit: int,
+    output: str | None,
+    config_file: str | None,
+    overrides: ConfigOverrides,
+) -> None:
+    """List the Karta definitions kli knows, or print one by NAME.
+
+    Built-in definitions, then those in $KARTA_DEFINITIONS (default ~/.karta/definitions), then
+    the cluster's Karta objects (kubectl's connection flags choose the cluster; without any
+    kubeconfig the list is offline); each replaces the ones before it for the same root kind.
+    Cluster Kartas without correct run.ai/karta-* labels are not visible to KAI Scheduler: a
+    warning says so. The table shows NAME, KIND (Kind.version.group),
+    ORIGIN and COMPONENTS; -o json|yaml prints {"items": [...], "count": N}, or with NAME the
+    definition alone (so `kli definitions NAME -o yaml | kli validate -` round-trips).
+    """
+    if name is not None and group is not None:
+        raise UsageError("NAME and --group cannot be combined")
+    if kind is not None and group is None:
+        raise UsageError("--kind needs --group")
+    if version is not None and kind is None:
+        raise UsageError("--version needs --kind")
+    config = load_config(config_file)
+    fmt = resolve_output(output, config=config, allowed=("table", "json", "yaml"))
+    store = open_store(overrides)
+    visible = store.visible()
+    warnings = [*store.warnings, *definitions.kai_visibility_warnings(visible)]
+
+    if name is not None:
+        found = store.by_name(name)
+        if found is None:
+            _flush(warnings)
+            raise CliError(f"no Karta definition named {name!r}. {SEE_ALL}", code=exitcodes.NO_DEFINITION)
+        if fmt == "table":
+            click.echo(table([found], component_limit, fit=_default_limit()), nl=False)
+        else:
+            emit(model.karta_to_dict(found.karta), fmt)
+        _flush(warnings)
+        return
+
+    selected = _filter(visible, group=group, kind=kind, version=version)
+    if not selected and group is not None:
+        _flush(warnings)
+        raise CliError(
+            f"no Karta definition matches {_filters(group, kind, version)}. {SEE_ALL}",
+            code=exitcodes.NO_DEFINITION,
+        )
+    selected.sort(key=lambda d: (d.gvk is None, d.name, d.origin))  # unmapped last (17.3)
+    if fmt == "table":
+        if selected:
+            click.echo(table(selected, component_limit, fit=_default_limit()), nl=False)
+        else:
+            click.echo("No Karta definitions found.", err=True)
+    else:
+        emit({"items": [model.karta_to_dict(d.karta) for d in selected], "count": len(selected)}, fmt)
+    for warning in warnings:
+        warn(warning)
+
+
+def _flush(warnings: list[str]) -> None:
+    for warning in warnings:
+        warn(warning)
+
+
+def _filters(group: str | None, kind: str | None, version: str | None) -> str:
+    parts = [f"--group {group!r}"]
+    if kind is not None:
+        parts.append(f"--kind {kind!r}")
+    if version is not None:
+        parts.append(f"--version {version!r}")
+    return " ".join(parts)
+
+
+def _filter(
+    items: list[StoredDefinition], *, group: str | None, kind: str | None, version: str | None
+) -> list[StoredDefinition]:
+    out: list[StoredDefinition] = []
+    for d in items:
+        gvk = d.gvk
+        if group is not None and (gvk is None or gvk.group != group):
+            continue
+        if kind is not None and (gvk is None or gvk.kind.lower() != kind.lower()):
+            continue
+        if version is not None and (gvk is None or gvk.version != version):
+            continue
+        out.append(d)
+    return out
+
+
+def _default_limit() -> bool:
+    """True unless ``--component-limit`` was given (then every component asked for is shown)."""
+    source = click.get_current_context().get_parameter_source("component_limit")
+    return source is not ParameterSource.COMMANDLINE

@@ -1,0 +1,106 @@
+"""``kli verify --definition D --workload W [--predict P]``: a definition against a real manifest.
+
+The checks and the predictions' shape are the library's (:mod:`karta.report.verify`); this command
+reads the files and prints one line per check (``ok``, ``FAIL`` or ``warn``), or JSON. Exit 0 when
+nothing failed, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from karta import report
+from karta.cli import exitcodes
+from karta.cli.commands import short_help
+from karta.cli.errors import CliError, UsageError
+from karta.cli.inputs import parse_documents, read_object, read_text
+from karta.cli.lookup import definitions_named
+from karta.cli.output import emit
+from karta.errors import PredictionError
+
+__all__ = ["verify"]
+
+
+def _read_predictions(path: str) -> dict[str, Any]:
+    text, name = read_text(path)
+    docs = parse_documents(text, name)
+    if len(docs) != 1:
+        raise UsageError(f"{name}: expected one YAML mapping of predictions")
+    try:
+        return report.check_predictions(docs[0])
+    except PredictionError as exc:
+        raise UsageError(f"{name}: {exc}") from None
+
+
+_MARK = {"ok": "ok  ", "fail": "FAIL", "warn": "warn"}
+
+
+@click.command("verify", short_help=short_help("verify"))
+@click.option(
+    "--definition",
+    "definition",
+    required=True,
+    metavar="D",
+    help="Karta definition: a file, or the name of a built-in or user definition.",
+)
+@click.option("--workload", "workload", required=True, metavar="W", help="Workload manifest (path or -).")
+@click.option(
+    "--predict", "predict", metavar="P", help="YAML file of predictions (status, components, gang)."
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
+def verify(definition: str, workload: str, predict: str | None, output: str) -> None:
+    """Check a definition against a real workload manifest and written-down predictions.
+
+    Reports paths that extract nothing (warn), pod specs without containers, components without
+    instances and a status that resolves to Undefined (FAIL), then compares status, instances,
+    replicas and the gang with the predictions file, e.g. `component worker: expected replicas
+    4, got 2`. Exit 0 when nothing failed, 1 otherwise.
+    """
+    defs = definitions_named(definition)
+    if len(defs) != 1:
+        raise UsageError(f"{definition} holds {len(defs)} Karta definitions; expected exactly one")
+    obj, obj_name = read_object(workload, what="workload object")
+    predictions = _read_predictions(predict) if predict else {}
+    chosen = defs[0]
+    checks = report.run_checks(chosen.karta, obj, predictions, trusted=chosen.trusted)
+    name = chosen.karta.metadata.name
+    failed = sum(1 for c in checks if c.result == "fail")
+    warned = sum(1 for c in checks if c.result == "warn")
+    raw_meta = obj.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+    workload_name = f"{obj.get('kind')}/{meta.get('name') or '<unnamed>'}"
+    if output == "json":
+        emit(
+            {
+                "definition": name,
+                "workload": {
+                    "apiVersion": obj.get("apiVersion"),
+                    "kind": obj.get("kind"),
+                    "name": meta.get("name"),
+                    "namespace": meta.get("namespace"),
+                },
+                "ok": failed == 0,
+                "summary": {"checks": len(checks), "failed": failed, "warnings": warned},
+                "checks": [c.to_dict() for c in checks],
+            },
+            "json",
+        )
+    else:
+        lines = [f"verify {name} against {workload_name}"]
+        lines.extend(f"  {_MARK[c.result]}  {c.subject}: {c.message}" for c in checks)
+        lines.append(
+            f"{len(checks)} checks: {len(checks) - failed - warned} ok, {failed} failed, {warned} warnings"
+        )
+        click.echo("\n".join(lines))
+    if failed:
+        raise CliError(f"{failed} of {len(checks)} checks failed for {obj_name}", code=exitcodes.FAILURE)

@@ -1,0 +1,280 @@
+"""Finding what a command works on: the definitions, a definition for a workload, a TYPE token, a
+live workload. One place, so that every command resolves alike (issue 8: the rule itself is the
+library's, :meth:`karta.definitions.DefinitionStore.definition_for`); this module maps the
+library's errors to kli's exit codes and hints.
+
+- :func:`open_store`: catalog < ``$KARTA_DEFINITIONS`` < the cluster's Kartas (17.3), read with
+  the command's connection flags; without any kubeconfig catalog and user only, silently.
+- :func:`definition_for_object`: the definition for a workload manifest; :func:`chosen_definition`
+  the same, unless ``--definition FILE`` names one; :func:`definitions_named` a file or a name.
+- :func:`resolve_type`: a TYPE token (17.4), :func:`parse_target` ``TYPE/NAME`` or ``TYPE NAME``,
+  :func:`fetch_workload` the object (not installed or not found: exit 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from karta import definitions, kube, model
+from karta.cli import exitcodes
+from karta.cli.cluster import cluster_failure
+from karta.cli.errors import CliError, UsageError
+from karta.cli.inputs import parse_documents, read_text
+from karta.errors import (
+    AmbiguousDefinitionError,
+    ApiError,
+    ClusterError,
+    DefinitionError,
+    NoDefinitionError,
+)
+
+if TYPE_CHECKING:
+    from karta.model.findings import FindingDict
+
+__all__ = [
+    "FILE",
+    "NO_DEFINITION_HINT",
+    "PASS_DEFINITION_HINT",
+    "SEE_ALL",
+    "LiveWorkload",
+    "chosen_definition",
+    "definition_for_object",
+    "definitions_named",
+    "fetch_workload",
+    "load_definition",
+    "open_store",
+    "parse_target",
+    "resolve_type",
+]
+
+FILE = "file"  # the origin of a definition given as a file (--definition FILE)
+SEE_ALL = 'Run "kli definitions" to see what is available'
+PASS_DEFINITION_HINT = (
+    "pass one with --definition FILE, or put it in $KARTA_DEFINITIONS "
+    '(default ~/.karta/definitions); "kli definitions" lists the types Karta covers, '
+    '"kli scaffold --crd CRD.yaml" drafts a definition'
+)
+NO_DEFINITION_HINT = (
+    '"kli definitions" lists the types Karta covers; "kli scaffold --crd CRD.yaml" drafts a '
+    "definition for a custom resource (apply it to the cluster or put it in $KARTA_DEFINITIONS)"
+)
+
+
+# --------------------------------------------------------------------------- the definitions
+
+
+def open_store(
+    overrides: kube.ConfigOverrides | None = None, *, client: kube.KubeClient | None = None
+) -> definitions.DefinitionStore:
+    """The definitions ``kli`` resolves against: catalog < ``$KARTA_DEFINITIONS`` < cluster (17.3).
+
+    The cluster's Kartas are read through ``client``, else through a client made from
+    ``overrides`` (kubectl's flags; None: the default kubeconfig). Without any kubeconfig the
+    store is catalog-only, silently; every other cluster problem (CRD missing, forbidden,
+    unreachable, an undecodable Karta) is one of the store's ``warnings``, which commands print
+    after their main output.
+    """
+    warnings: list[str] = []
+    own = client is None
+    if client is None:
+        client, warnings = kube.connect_for_definitions(overrides)
+    if client is None:
+        return definitions.DefinitionStore.load(cluster_warnings=warnings)
+    try:
+        read = kube.read_cluster_kartas(client)
+    finally:
+        if own:
+            client.close()
+    return definitions.DefinitionStore.load(
+        cluster=read.kartas if read.available else None, cluster_warnings=[*warnings, *read.warnings]
+    )
+
+
+def definition_for_object(
+    store: definitions.DefinitionStore, obj: dict[str, Any], *, hint: str
+) -> definitions.StoredDefinition:
+    """The definition for a workload manifest by the one rule of
+    :meth:`~karta.definitions.DefinitionStore.definition_for` (exact GVK, else the most stable
+    other version of its group and kind): no definition exits 4 with ``hint``, several claiming
+    it is a usage error."""
+    try:
+        return store.definition_for(model.GVK.of(str(obj["apiVersion"]), str(obj["kind"])))
+    except NoDefinitionError as exc:
+        raise CliError(str(exc), code=exitcodes.NO_DEFINITION, hint=hint) from None
+    except AmbiguousDefinitionError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def load_definition(doc: Any, *, name: str, path: str) -> tuple[model.Karta, list[model.Finding]]:
+    """One Karta document of a ``--definition`` file, loaded leniently and validated.
+
+    Returns the definition and every finding (warnings included); any error finding refuses the
+    file with a pointer to ``kli validate``. ``name`` is the file as shown, ``path`` as given.
+    """
+    try:
+        result = model.load_karta(doc, strict=False, source_name=name)
+    except DefinitionError as exc:
+        raise UsageError(str(exc)) from None
+    findings = list(result.findings)
+    if result.karta is not None:
+        findings.extend(model.validate_karta(result.karta))
+    errors = [f for f in findings if f.severity is model.Severity.ERROR]
+    if result.karta is None or errors:
+        detail = "; ".join(f.message for f in errors[:5])
+        raise CliError(
+            f"{name} is not a valid Karta definition: {detail}",
+            hint=f"run 'kli validate {path}' to see every finding",
+        )
+    return result.karta, findings
+
+
+def _definition_files(path: str) -> list[definitions.StoredDefinition]:
+    text, name = read_text(path)
+    docs = parse_documents(text, name)
+    if not docs:
+        raise UsageError(f"{name} holds no Karta definition: the file is empty")
+    return [
+        definitions.StoredDefinition(
+            karta=load_definition(doc, name=name, path=path)[0], origin=FILE, source=name, trusted=False
+        )
+        for doc in docs
+    ]
+
+
+def definitions_named(ref: str) -> list[definitions.StoredDefinition]:
+    """Every definition in the file ``ref`` (``-`` is stdin), else the one named ``ref`` among
+    the definitions :func:`open_store` sees; neither: exit 4."""
+    if ref == "-" or Path(ref).exists():
+        return _definition_files(ref)
+    found = open_store().by_name(ref)
+    if found is None:
+        raise CliError(
+            f"no Karta definition named {ref!r} and no such file. {SEE_ALL}", code=exitcodes.NO_DEFINITION
+        )
+    return [found]
+
+
+def chosen_definition(
+    path: str | None, obj: dict[str, Any], overrides: kube.ConfigOverrides | None, *, hint: str
+) -> tuple[definitions.StoredDefinition, list[FindingDict]]:
+    """The definition a command applies to the workload ``obj``: the one in the file ``path``
+    (``--definition FILE``: exactly one document), else the one the definitions every command
+    sees resolve it to (:func:`open_store` with ``overrides``, :func:`definition_for_object`).
+    Also the diagnostics to report with it: the file's findings or the store's warnings, and a
+    warning when the definition is for another kind or version than the object."""
+    diagnostics: list[FindingDict] = []
+    if path is not None:
+        text, name = read_text(path)
+        docs = parse_documents(text, name)
+        if len(docs) != 1:
+            raise UsageError(
+                f"{name} holds {len(docs)} YAML documents; expected exactly one Karta definition"
+            )
+        karta, findings = load_definition(docs[0], name=name, path=path)
+        diagnostics.extend(f.to_dict() for f in findings)
+        chosen = definitions.StoredDefinition(karta=karta, origin=FILE, source=name, trusted=False)
+    else:
+        store = open_store(overrides)
+        diagnostics.extend({"severity": "warning", "message": w, "location": ""} for w in store.warnings)
+        chosen = definition_for_object(store, obj, hint=hint)
+    gvk = chosen.karta.root.kind
+    if gvk is not None and (gvk.api_version, gvk.kind) != (obj.get("apiVersion"), obj.get("kind")):
+        diagnostics.append(
+            {
+                "severity": "warning",
+                "message": f"definition {chosen.name} is for {gvk.kind} ({gvk.api_version}) "
+                f"but the object is {obj.get('kind')} ({obj.get('apiVersion')})",
+                "location": "spec.structureDefinition.rootComponent.kind",
+            }
+        )
+    return chosen, diagnostics
+
+
+# --------------------------------------------------------------------------- live workloads
+
+
+def resolve_type(
+    token: str, *, client: kube.KubeClient, store: definitions.DefinitionStore
+) -> kube.ResolvedType:
+    """17.4 "Type resolution" (:func:`karta.kube.resolve_type`) with kli's errors: several
+    matches are a usage error (exit 2), none exits 4, discovery trouble exits 1."""
+    try:
+        return kube.resolve_type(token, client=client, store=store)
+    except ClusterError as exc:
+        raise cluster_failure(exc, client=client, doing="API discovery") from None
+    except NoDefinitionError as exc:
+        raise CliError(str(exc), code=exitcodes.NO_DEFINITION, hint=NO_DEFINITION_HINT) from None
+    except AmbiguousDefinitionError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def parse_target(args: Sequence[str], *, command: str) -> tuple[str, str]:
+    """``(TYPE, NAME)`` from ``TYPE/NAME`` or ``TYPE NAME``; anything else is a usage error."""
+    hint = f"run 'kli {command} --help'"
+    if len(args) == 1 and "/" in args[0]:
+        token, _, name = args[0].partition("/")
+    elif len(args) == 2 and "/" not in args[0]:
+        token, name = args
+    elif len(args) == 1:
+        raise UsageError(f"kli {command} needs a NAME: {args[0]}/NAME or {args[0]} NAME", hint=hint)
+    else:
+        raise UsageError(f"kli {command} takes TYPE/NAME or TYPE NAME, got {' '.join(args)!r}", hint=hint)
+    if not token or not name or "/" in name:
+        raise UsageError(
+            f"invalid TYPE/NAME {'/'.join(args) if len(args) == 1 else ' '.join(args)!r}", hint=hint
+        )
+    return token, name
+
+
+@dataclass(frozen=True)
+class LiveWorkload:
+    """A workload read from the cluster: how its TYPE resolved, the object and its namespace."""
+
+    resolved: kube.ResolvedType
+    obj: dict[str, Any]
+    namespace: str | None  # None for a cluster-scoped root
+
+    @property
+    def definition(self) -> definitions.StoredDefinition:
+        return self.resolved.definition
+
+
+def fetch_workload(
+    *,
+    client: kube.KubeClient,
+    store: definitions.DefinitionStore,
+    token: str,
+    name: str,
+    namespace: str | None,
+) -> LiveWorkload:
+    """Resolve ``token`` and read the object ``name`` (``namespace`` None: the client's default).
+
+    Exit 3 when the type is not installed or the object does not exist; exit 4 when no definition
+    covers the type; other cluster trouble exits 1 (see :func:`karta.cli.cluster.cluster_failure`).
+    """
+    resolved = resolve_type(token, client=client, store=store)
+    rtype = resolved.resource
+    if rtype is None:
+        raise CliError(
+            f"{resolved.kind} is not installed in this cluster",
+            code=exitcodes.NOT_FOUND,
+            hint="install its CRD first, or check --context",
+        )
+    ns = (namespace or client.namespace) if rtype.namespaced else None
+    try:
+        obj = client.get(rtype, name, namespace=ns)
+    except ApiError as exc:
+        if exc.status == 404:
+            where = f" in namespace {ns}" if ns else ""
+            raise CliError(
+                f'{rtype.kind} "{name}" not found{where}',
+                code=exitcodes.NOT_FOUND,
+                hint=f"'kli get {rtype.token}' lists them" + ("; -n chooses the namespace" if ns else ""),
+            ) from None
+        raise cluster_failure(exc, client=client, doing=f"reading {rtype.kind}/{name}") from None
+    except ClusterError as exc:
+        raise cluster_failure(exc, client=client, doing=f"reading {rtype.kind}/{name}") from None
+    return LiveWorkload(resolved=resolved, obj=obj, namespace=ns)

@@ -1,0 +1,112 @@
+"""The click options several commands share, declared once: kubectl's connection flags
+(:func:`connection_options`, karta-format.md 17.1) and ``-o/--output`` with ``--config``
+(:func:`output_options`, 17.2).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from karta.cli.cluster import CONNECTION_PARAMS, overrides_from
+from karta.cli.completion import complete_namespaces
+
+__all__ = ["connection_options", "output_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _options() -> list[Callable[[Any], Any]]:
+    opt = click.option
+    return [
+        opt(
+            "--kubeconfig",
+            metavar="PATH",
+            help="Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config).",
+        ),
+        opt("--context", metavar="NAME", help="The kubeconfig context to use."),
+        opt("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
+        opt("--user", metavar="NAME", help="The kubeconfig user to use."),
+        opt(
+            "-n",
+            "--namespace",
+            metavar="NS",
+            help="Namespace (default: the context's, else default).",
+            shell_complete=complete_namespaces,
+        ),
+        opt("--server", "-s", metavar="URL", help="The address of the Kubernetes API server."),
+        opt("--token", metavar="TOKEN", help="Bearer token (replaces the kubeconfig user's credentials)."),
+        opt("--as", "as_user", metavar="USER", help="Username to impersonate."),
+        opt(
+            "--as-group",
+            "as_groups",
+            metavar="GROUP",
+            multiple=True,
+            help="Group to impersonate (repeatable).",
+        ),
+        opt("--as-uid", metavar="UID", help="UID to impersonate."),
+        opt(
+            "--insecure-skip-tls-verify",
+            is_flag=True,
+            default=False,
+            help="Do not check the server's certificate (insecure).",
+        ),
+        opt("--certificate-authority", metavar="PATH", help="A CA certificate file."),
+        opt("--client-certificate", metavar="PATH", help="A client certificate file for TLS."),
+        opt("--client-key", metavar="PATH", help="A client key file for TLS."),
+        opt("--tls-server-name", metavar="NAME", help="Server name for certificate validation."),
+        opt(
+            "--request-timeout",
+            metavar="DURATION",
+            help="Time limit per request: seconds or 1m30s (0 = none).",
+        ),
+        opt(
+            "--cache-dir",
+            metavar="PATH",
+            help="Accepted for kubectl compatibility (kli caches nothing on disk).",
+        ),
+    ]
+
+
+def connection_options(func: F) -> F:
+    """Add kubectl's connection flags; the command gets them as ``overrides: ConfigOverrides``.
+
+    Place it directly under ``@click.command(...)`` (or anywhere among the options)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        values = {name: kwargs.pop(name, None) for name in CONNECTION_PARAMS}
+        kwargs["overrides"] = overrides_from(values)
+        return func(*args, **kwargs)
+
+    decorated: Any = wrapper
+    for option in reversed(_options()):
+        decorated = option(decorated)
+    return decorated  # type: ignore[no-any-return]
+
+
+def output_options(*formats: str) -> Callable[[F], F]:
+    """``-o/--output`` (one of ``formats``) and ``--config``: the options of every command whose
+    output format follows the precedence flag > ``$KARTA_OUTPUT`` > config file > table."""
+
+    def decorate(func: F) -> F:
+        func = click.option(
+            "--config",
+            "config_file",
+            metavar="PATH",
+            help="Config file (default: $KARTA_CONFIG, ~/.karta/config.yaml).",
+        )(func)
+        func = click.option(
+            "-o",
+            "--output",
+            "output",
+            type=click.Choice(list(formats)),
+            default=None,
+            help="Output format (default: $KARTA_OUTPUT, the config file, else table).",
+        )(func)
+        return func
+
+    return decorate

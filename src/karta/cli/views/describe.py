@@ -1,0 +1,194 @@
+"""The ``kli describe`` text (section 17.6): the header with the age, the component tree with
+``ready/desired``, GPUs, nodes and one line per pod (with the reason a pod is not ready), the
+Phase line (live only) and the Resources table, over the library's rows
+(:func:`karta.report.workload_rows`). ``--pod-limit`` and ``--component-limit`` choose what the
+tree shows; unhealthy pods and components first.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from karta import report
+from karta.cli.views.age import human_age
+from karta.cli.views.table import join, render, widths
+from karta.extract.requests import Requests, format_cpu, format_memory
+from karta.report.pods import PodRow, natural_key
+
+if TYPE_CHECKING:
+    from karta.report.rows import Row
+
+__all__ = ["limit_pods", "render_table"]
+
+_MAX_NODES_SHOWN = 3
+
+
+def render_table(
+    view: Mapping[str, Any],
+    rows: Sequence[Row],
+    *,
+    component_limit: int = 0,
+    pod_limit: int = 0,
+    now: _dt.datetime | None = None,
+) -> str:
+    """The human form: header, component tree, phase line (live only) and the Resources table.
+
+    ``now`` (for the header's age) defaults to the current time.
+    """
+    file_mode = bool(view.get("fileMode"))
+    header = [
+        f"{view.get('kind')}/{view.get('name') or '<unnamed>'}",
+        f"namespace: {view.get('namespace') or '<none>'}",
+        f"definition: {view.get('definition')} ({view.get('origin')})",
+    ]
+    if not file_mode:
+        header.append(f"age: {human_age(view.get('createdAt'), now=now)}")
+    lines = ["   ".join(header)]
+    if file_mode:
+        lines.append("(file mode: no live status)")
+    lines.append("")
+    tree_lines: list[tuple[str, list[str]]] = []
+    _Tree(tree_lines, component_limit=component_limit, pod_limit=pod_limit, file_mode=file_mode).rows(
+        rows, ""
+    )
+    lines.extend(_align(tree_lines) if tree_lines else ["<no components>"])
+    if not file_mode:
+        lines.extend(["", f"Phase: {','.join(view.get('phases') or ['Undefined'])}"])
+    lines.extend(["", "Resources:"])
+    table = [["COMPONENT", "REPLICAS", "GPU", "CPU", "MEMORY"]]
+    for name, desired, resources in report.resource_rows(rows):
+        table.append([name, *_resource_cells(desired, resources)])
+    table.append(["TOTAL", *_resource_cells(*report.total_requests(rows))])
+    lines.extend(render(table))
+    return "\n".join(lines) + "\n"
+
+
+def _resource_cells(desired: int, resources: Requests) -> list[str]:
+    return [
+        str(desired),
+        str(resources.gpus),
+        format_cpu(resources.cpu_millis),
+        format_memory(resources.memory_bytes),
+    ]
+
+
+def _gpu_cell(gpus: int) -> str:
+    return f"gpu: {gpus}" if gpus else ""
+
+
+def _nodes_cell(nodes: Sequence[str]) -> str:
+    if len(nodes) <= _MAX_NODES_SHOWN:
+        return ",".join(nodes)
+    return ",".join(nodes[:_MAX_NODES_SHOWN]) + f",+{len(nodes) - _MAX_NODES_SHOWN} more"
+
+
+class _Tree:
+    """The component tree's lines: (label with glyphs, cells) pairs, aligned afterwards."""
+
+    def __init__(
+        self, out: list[tuple[str, list[str]]], *, component_limit: int, pod_limit: int, file_mode: bool
+    ) -> None:
+        self.out = out
+        self.component_limit = component_limit
+        self.pod_limit = pod_limit
+        self.file_mode = file_mode
+
+    def _select(self, rows: Sequence[Row]) -> list[Row]:
+        """``--component-limit``: live, components with unhealthy pods first, then those missing
+        pods, then the rest; shown in declared order."""
+        if self.file_mode:
+            return list(rows[: self.component_limit])
+        order = sorted(
+            range(len(rows)),
+            key=lambda i: (
+                0 if rows[i].has_unhealthy else 1 if rows[i].current < rows[i].pods_desired else 2,
+                i,
+            ),
+        )
+        return [rows[i] for i in sorted(order[: self.component_limit])]
+
+    def rows(self, rows: Sequence[Row], indent: str, *, pods: Sequence[PodRow] | None = None) -> None:
+        """Child component rows, then (live) the pods of the row above them."""
+        visible = [row for row in rows if not row.hidden and not row.unattributed]
+        tail = [row for row in rows if row.unattributed]
+        shown = visible
+        hidden_note: str | None = None
+        if self.component_limit and len(visible) > self.component_limit:
+            shown = self._select(visible)
+            count = len(visible) - len(shown)
+            extra = ""
+            if not self.file_mode:
+                unhealthy = sum(1 for row in visible if row not in shown and row.has_unhealthy)
+                extra = f", {unhealthy} with unhealthy pods" if unhealthy else ""
+            hidden_note = (
+                f"... and {count} more component(s) "
+                f"({count} of {len(visible)} not shown{extra}; --component-limit 0 shows all)"
+            )
+        pod_rows, pod_note = limit_pods(pods or (), self.pod_limit)
+        items: list[Row | PodRow | str] = [*shown]
+        if hidden_note:
+            items.append(hidden_note)
+        items.extend(tail)
+        items.extend(pod_rows)
+        if pod_note:
+            items.append(pod_note)
+        for index, item in enumerate(items):
+            last = index == len(items) - 1
+            glyph = "`-- " if last else "|-- "
+            if isinstance(item, str):
+                self.out.append((indent + glyph + item, []))
+            elif isinstance(item, PodRow):
+                self.out.append((indent + glyph + item.name, _pod_cells(item)))
+            else:
+                self.out.append((indent + glyph + item.name, self._cells(item)))
+                self.rows(item.children, indent + ("    " if last else "|   "), pods=item.pods)
+
+    def _cells(self, row: Row) -> list[str]:
+        if self.file_mode:
+            return [f"replicas: {row.desired}", _gpu_cell(row.resources.gpus)]
+        if row.unattributed:
+            return [f"{row.ready}/{row.current} ready", _gpu_cell(row.resources.gpus), _nodes_cell(row.nodes)]
+        return [
+            f"{row.ready}/{row.pods_desired} ready",
+            _gpu_cell(row.resources.gpus),
+            _nodes_cell(row.nodes),
+        ]
+
+
+def _pod_cells(pod: PodRow) -> list[str]:
+    phase = pod.phase if pod.ready or not pod.reason else f"{pod.phase} ({pod.reason})"
+    return [phase, _gpu_cell(pod.resources.gpus), pod.node or "<none>"]
+
+
+def _align(lines: Sequence[tuple[str, list[str]]]) -> list[str]:
+    """The tree's lines: labels, then their cells in columns; a column that is empty on every line
+    (no GPUs anywhere) takes no room; a line without cells (a note) is not aligned."""
+    rows = [[label, *cells] for label, cells in lines if cells]
+    column_widths = widths(rows) if rows else [0]
+    shown = [0, *(i for i in range(1, len(column_widths)) if column_widths[i])]
+    kept = [column_widths[i] for i in shown]
+    out = []
+    for label, cells in lines:
+        row = [label, *cells]
+        out.append(join([row[i] for i in shown if i < len(row)], kept, sep="    ") if cells else label)
+    return out
+
+
+def limit_pods(pods: Sequence[PodRow], limit: int) -> tuple[list[PodRow], str | None]:
+    """The pods ``--pod-limit`` shows (unhealthy first, then by name; shown in name order) and the
+    closing line's text, ``... and K more (U unhealthy shown)`` or ``(U of T unhealthy shown)``;
+    None when nothing is hidden (``limit`` 0 shows all)."""
+    if not limit or len(pods) <= limit:
+        return list(pods), None
+    ranked = sorted(pods, key=lambda p: (not p.unhealthy, natural_key(p.name)))
+    kept = ranked[:limit]
+    shown_unhealthy = sum(1 for p in kept if p.unhealthy)
+    total_unhealthy = sum(1 for p in pods if p.unhealthy)
+    if shown_unhealthy == total_unhealthy:
+        note = f"({shown_unhealthy} unhealthy shown)"
+    else:
+        note = f"({shown_unhealthy} of {total_unhealthy} unhealthy shown)"
+    kept.sort(key=lambda p: natural_key(p.name))
+    return kept, f"... and {len(pods) - limit} more {note}"

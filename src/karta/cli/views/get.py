@@ -1,0 +1,130 @@
+"""The ``kli get`` table (karta-format.md 17.4): ``NAME NAMESPACE [TYPE] PHASE GPU COMPONENTS AGE
+[ORIGIN]`` over :class:`karta.report.WorkloadSummary` rows, fitted to 100 columns (COMPONENTS is
+cut with ``+N``), phases coloured on a terminal."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import click
+
+from karta.cli.views.age import human_age
+from karta.cli.views.table import SEP, TABLE_WIDTH, fit_list, join, widths
+
+__all__ = ["Table", "components_cell"]
+
+_COLOURS = {
+    "Running": "green",
+    "Completed": "blue",
+    "Failed": "red",
+    "Degraded": "yellow",
+    "Initializing": "cyan",
+    "Resuming": "cyan",
+    "Suspending": "magenta",
+    "Suspended": "magenta",
+}
+
+
+def components_cell(summary: Mapping[str, Any]) -> str:
+    parts = [f"{c['name']}:{c['replicas']}" for c in summary.get("components") or ()]
+    return ",".join(parts) if parts else "<none>"
+
+
+def _shorten(cell: str, width: int) -> str:
+    """A comma list cut to ``width``: whole entries, then ``+N`` for the rest (or ``...``)."""
+    if len(cell) <= width:
+        return cell
+    cut = fit_list(cell.split(","), width, sep=",", least=1)
+    return cut if cut is not None else cell[: max(1, width - 3)] + "..."
+
+
+class Table:
+    """The table: :meth:`render` sets the column widths; :meth:`line` formats one more row with
+    them (``--watch``). TYPE appears with ``show_type`` (``--all-types``), ORIGIN with ``wide``."""
+
+    def __init__(
+        self,
+        *,
+        show_type: bool,
+        wide: bool,
+        type_label: Callable[[Mapping[str, Any]], str] | None = None,
+        now: Callable[[], _dt.datetime] | None = None,
+        colour: bool = False,
+        width: int = TABLE_WIDTH,
+    ) -> None:
+        self.show_type = show_type
+        self.wide = wide
+        self.type_label = type_label or (lambda v: str(v.get("kind") or ""))
+        self.now = now or (lambda: _dt.datetime.now(_dt.UTC))
+        self.colour = colour
+        self.width = width
+        self.header = [
+            "NAME",
+            "NAMESPACE",
+            *(["TYPE"] if show_type else []),
+            "PHASE",
+            "GPU",
+            "COMPONENTS",
+            "AGE",
+        ]
+        if wide:
+            self.header.append("ORIGIN")
+        self.widths = [len(h) for h in self.header]
+        self._components = self.header.index("COMPONENTS")
+        self._phase = self.header.index("PHASE")
+
+    def cells(self, summary: Mapping[str, Any], *, now: _dt.datetime | None = None) -> list[str]:
+        cells = [str(summary.get("name") or ""), str(summary.get("namespace") or "<none>")]
+        if self.show_type:
+            cells.append(self.type_label(summary))
+        cells += [
+            ",".join(summary.get("phases") or ["Undefined"]),
+            str(summary.get("gpus", 0)),
+            components_cell(summary),
+            human_age(summary.get("createdAt"), now=now or self.now()),
+        ]
+        if self.wide:
+            cells.append(str(summary.get("origin") or ""))
+        return cells
+
+    def render(self, summaries: Sequence[Mapping[str, Any]]) -> str:
+        now = self.now()
+        rows = [self.cells(v, now=now) for v in summaries]
+        self.widths = widths([self.header, *rows])
+        budget = (
+            self.width
+            - (sum(self.widths) - self.widths[self._components])
+            - len(SEP) * (len(self.header) - 1)
+        )
+        limit = max(len("COMPONENTS"), budget)
+        if self.widths[self._components] > limit:
+            self.widths[self._components] = limit
+        lines = [self._join(self.header, header=True)] + [self._join(r) for r in rows]
+        return "\n".join(lines) + "\n"
+
+    def line(self, summary: Mapping[str, Any]) -> str:
+        """One row with the widths of the last :meth:`render` (growing a column if it must)."""
+        cells = self.cells(summary)
+        for i, cell in enumerate(cells):
+            if i != self._components and len(cell) > self.widths[i]:
+                self.widths[i] = len(cell)
+        return self._join(cells) + "\n"
+
+    def _join(self, cells: Sequence[str], *, header: bool = False) -> str:
+        if not header:
+            cells = [
+                _shorten(cell, self.widths[i]) if i == self._components else cell
+                for i, cell in enumerate(cells)
+            ]
+        paint = self._paint if self.colour and not header else None
+        return join(cells, self.widths, paint=paint)
+
+    def _paint(self, column: int, cell: str, padded: str) -> str:
+        if column != self._phase:
+            return padded
+        colour = _COLOURS.get(cell.split(",")[0])
+        if colour is None:
+            return padded
+        return click.style(cell, fg=colour) + padded[len(cell) :]

@@ -1,0 +1,70 @@
+"""The one table renderer of ``kli``'s text output: columns padded to their widest cell and joined
+by a separator, trailing blanks dropped (:func:`render`, :func:`join`), and lists cut to a width
+with a tail counting what was left out (:func:`fit_list`). Every table of every command is made
+with these, so they all align and cut alike; tables fit :data:`TABLE_WIDTH` columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+__all__ = ["SEP", "TABLE_WIDTH", "fit_list", "join", "render", "widths"]
+
+SEP = "   "
+TABLE_WIDTH = 100
+
+
+def widths(rows: Sequence[Sequence[str]]) -> list[int]:
+    """The width of each column: its widest cell (rows may be shorter than the widest row)."""
+    out: list[int] = []
+    for row in rows:
+        for i, cell in enumerate(row):
+            if i == len(out):
+                out.append(0)
+            out[i] = max(out[i], len(cell))
+    return out
+
+
+def join(
+    cells: Sequence[str],
+    column_widths: Sequence[int],
+    *,
+    sep: str = SEP,
+    paint: Callable[[int, str, str], str] | None = None,
+) -> str:
+    """One line: each cell padded to its column's width (the last one is not), passed through
+    ``paint(column, cell, padded)`` when given (colour), joined by ``sep``; trailing blanks dropped."""
+    out = []
+    last = len(cells) - 1
+    for i, cell in enumerate(cells):
+        padded = cell if i == last else cell.ljust(column_widths[i])
+        out.append(paint(i, cell, padded) if paint is not None else padded)
+    return sep.join(out).rstrip()
+
+
+def render(rows: Sequence[Sequence[str]], *, sep: str = SEP, indent: str = "") -> list[str]:
+    """The lines of a table whose first row is usually the header."""
+    column_widths = widths(rows)
+    return [indent + join(row, column_widths, sep=sep) for row in rows]
+
+
+def fit_list(
+    items: Sequence[str],
+    width: int,
+    *,
+    sep: str = ", ",
+    prefix: str = "",
+    hidden: int = 0,
+    tails: Sequence[str] = ("+{n}",),
+    least: int = 0,
+) -> str | None:
+    """``prefix``, then as many of ``items`` as fit in ``width`` followed by a tail counting the
+    rest (``hidden`` more were already left out): for ``keep`` from all but one item down to
+    ``least``, each of ``tails`` (``{n}`` is the count) in turn; None when none fits."""
+    for keep in range(len(items) - 1, least - 1, -1):
+        count = len(items) - keep + hidden
+        for tail in tails:
+            text = prefix + sep.join([*items[:keep], tail.format(n=count)])
+            if len(text) <= width:
+                return text
+    return None

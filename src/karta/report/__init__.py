@@ -1,0 +1,89 @@
+"""Reports on one workload, computed by the library for every consumer (``kli``, the controller, a
+web view): the component rows with replicas, pods and requests (:mod:`.rows`, ``kli describe``),
+the one-row summary (:mod:`.summary`, ``kli get``), everything the engine derives
+(:mod:`.inspect`, ``kli inspect``) and checks against predictions (:mod:`.verify`, ``kli
+verify``); their JSON shapes are TypedDicts (:mod:`.contracts`). Pure: objects and definitions in,
+records out; no cluster access and no text formatting here.
+
+Names are resolved lazily (PEP 562), so that ``kli`` commands can import the package at no cost.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from karta._lazy import lazy_dir, lazy_getattr
+
+_EXPORTS: dict[str, str] = {
+    "PodRow": "karta.report.pods",
+    "natural_key": "karta.report.pods",
+    "pod_row": "karta.report.pods",
+    "UNATTRIBUTED": "karta.report.rows",
+    "Row": "karta.report.rows",
+    "WorkloadRows": "karta.report.rows",
+    "describe_report": "karta.report.rows",
+    "desired_replicas": "karta.report.rows",
+    "resource_rows": "karta.report.rows",
+    "total_requests": "karta.report.rows",
+    "workload_rows": "karta.report.rows",
+    "PHASES": "karta.report.summary",
+    "Summarizer": "karta.report.summary",
+    "has_phase": "karta.report.summary",
+    "parse_time": "karta.report.summary",
+    "sort_summaries": "karta.report.summary",
+    "error_count": "karta.report.inspect",
+    "inspect_report": "karta.report.inspect",
+    "Check": "karta.report.verify",
+    "check_predictions": "karta.report.verify",
+    "run_checks": "karta.report.verify",
+    "DescribeReport": "karta.report.contracts",
+    "InspectReport": "karta.report.contracts",
+    "WorkloadSummary": "karta.report.contracts",
+}
+
+__all__ = [
+    "PHASES",
+    "UNATTRIBUTED",
+    "Check",
+    "DescribeReport",
+    "InspectReport",
+    "PodRow",
+    "Row",
+    "Summarizer",
+    "WorkloadRows",
+    "WorkloadSummary",
+    "check_predictions",
+    "describe_report",
+    "desired_replicas",
+    "error_count",
+    "has_phase",
+    "inspect_report",
+    "natural_key",
+    "parse_time",
+    "pod_row",
+    "resource_rows",
+    "run_checks",
+    "sort_summaries",
+    "total_requests",
+    "workload_rows",
+]
+
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
+__dir__ = lazy_dir(_EXPORTS, globals())
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from karta.report.contracts import DescribeReport, InspectReport, WorkloadSummary
+    from karta.report.inspect import error_count, inspect_report
+    from karta.report.pods import PodRow, natural_key, pod_row
+    from karta.report.rows import (
+        UNATTRIBUTED,
+        Row,
+        WorkloadRows,
+        describe_report,
+        desired_replicas,
+        resource_rows,
+        total_requests,
+        workload_rows,
+    )
+    from karta.report.summary import PHASES, Summarizer, has_phase, parse_time, sort_summaries
+    from karta.report.verify import Check, check_predictions, run_checks

@@ -1,0 +1,175 @@
+"""The JSON contracts of the reports, as TypedDicts: what ``kli inspect``, ``kli get`` and ``kli
+describe`` print with ``-o json`` (README, "stable contract") and what other consumers (the
+controller, a web view) receive. Key order is the printed order; ``NotRequired`` keys are omitted
+when empty. The parts that lower layers own are theirs: findings (:mod:`karta.model.findings`),
+scales (:mod:`karta.extract.types`), requests (:mod:`karta.extract.requests`) and gang plans
+(:mod:`karta.gang.plan`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+
+from karta.extract.requests import RequestsDict
+
+if TYPE_CHECKING:  # annotations only: the contracts cost nothing to import
+    from karta.extract.types import ScaleDict
+    from karta.gang.plan import GangPlanDict
+    from karta.model.findings import FindingDict
+
+__all__ = [
+    "ComponentCount",
+    "ComponentReport",
+    "ConditionReport",
+    "DescribeComponent",
+    "DescribeReport",
+    "DescribeResources",
+    "InspectReport",
+    "InstanceReport",
+    "KindDict",
+    "PodPlacement",
+    "PodReport",
+    "ReplicaCounts",
+    "StatusReport",
+    "WorkloadRef",
+    "WorkloadSummary",
+]
+
+
+class KindDict(TypedDict):
+    group: str
+    version: str
+    kind: str
+
+
+class WorkloadRef(TypedDict):
+    apiVersion: str | None
+    kind: str | None
+    name: str | None
+    namespace: str | None
+
+
+# --- kli inspect ----------------------------------------------------------------------------------
+
+
+class ConditionReport(TypedDict):
+    type: str
+    status: str
+    reason: str | None
+    message: str | None
+
+
+class StatusReport(TypedDict):
+    phase: str | None
+    conditions: list[ConditionReport]
+    matched: list[str]
+    primary: str
+
+
+class InstanceReport(TypedDict):
+    id: str
+    podTemplateSpec: NotRequired[dict[str, Any]]
+    podSpec: NotRequired[dict[str, Any]]
+    metadata: NotRequired[dict[str, Any]]
+    fragmentedPodSpec: NotRequired[dict[str, Any]]
+    scale: ScaleDict
+
+
+class ComponentReport(TypedDict):
+    name: str
+    kind: KindDict | None
+    owner: str | None
+    instances: list[InstanceReport]
+
+
+class PodPlacement(TypedDict):
+    """Where one pod belongs: its component, instance, replica and gang (None: not found)."""
+
+    name: str
+    component: str | None
+    instance: str | None
+    replica: str | None
+    gang: str | None
+
+
+class InspectReport(TypedDict):
+    """Everything the engine derives from one workload object and its pods."""
+
+    definition: str
+    workload: WorkloadRef
+    status: StatusReport | None
+    components: list[ComponentReport]
+    gang: GangPlanDict
+    pods: list[PodPlacement]
+    diagnostics: list[FindingDict]
+
+
+# --- kli get --------------------------------------------------------------------------------------
+
+
+class ComponentCount(TypedDict):
+    name: str
+    replicas: int
+
+
+class WorkloadSummary(TypedDict):
+    """One workload as a row (karta-format.md 17.4 ``View``, plus GPUs and components)."""
+
+    name: str | None
+    namespace: str | None
+    kind: str | None
+    apiVersion: str | None
+    createdAt: str | None
+    definition: str
+    origin: str
+    phases: list[str]
+    gpus: int
+    components: list[ComponentCount]
+
+
+# --- kli describe ---------------------------------------------------------------------------------
+
+
+class PodReport(TypedDict):
+    name: str
+    phase: str
+    ready: bool
+    node: str | None
+    reason: NotRequired[str]
+    resources: RequestsDict
+
+
+class ReplicaCounts(TypedDict):
+    desired: int
+    current: int
+    ready: int
+
+
+class DescribeComponent(TypedDict):
+    name: str
+    kind: NotRequired[KindDict]
+    replicas: ReplicaCounts
+    resources: RequestsDict
+    nodes: NotRequired[list[str]]
+    pods: NotRequired[list[PodReport]]
+    children: NotRequired[list[DescribeComponent]]
+
+
+class DescribeResources(RequestsDict):
+    pods: int
+
+
+class DescribeReport(TypedDict):
+    """A workload's component tree with replicas, pods and requests (17.6)."""
+
+    name: str | None
+    namespace: str | None
+    kind: str | None
+    apiVersion: str | None
+    createdAt: str | None
+    definition: str
+    origin: str
+    phases: list[str]
+    fileMode: bool
+    resources: DescribeResources
+    components: list[DescribeComponent]

@@ -1,0 +1,158 @@
+"""Everything the engine derives from one workload object and its pods (``kli inspect``, the
+README's stable contract): status, every component with its instances (pod template or pod spec,
+scale), the gang plan, where each pod belongs, and the diagnostics that did not stop the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+from karta.errors import KartaError
+from karta.extract import Component, ComponentFactory, PodQuerier
+from karta.gang import StructureSummary, compute_gang_plan, infer_pod_component
+from karta.gang.plan import GangPlanDict
+from karta.jq import Evaluator
+from karta.model import Karta
+from karta.model.findings import FindingDict
+from karta.report.contracts import ComponentReport, InspectReport, InstanceReport, PodPlacement, StatusReport
+from karta.status import StatusResult
+
+__all__ = ["error_count", "inspect_report"]
+
+
+def inspect_report(
+    karta: Karta,
+    obj: dict[str, Any],
+    pods: Sequence[dict[str, Any]] = (),
+    *,
+    evaluator: Evaluator,
+    diagnostics: Sequence[FindingDict] = (),
+) -> InspectReport:
+    """Everything ``karta`` derives from ``obj`` and its ``pods``; ``diagnostics`` (the caller's:
+    load warnings, a kind mismatch) come first in the report's. Extraction errors (instance ids
+    and results that do not pair up, a jq runtime error outside status matchers, …) are raised as
+    :class:`~karta.errors.ExtractionError`, :class:`~karta.errors.StatusError` or
+    :class:`~karta.errors.JqError`; what does not stop the run (a failing status matcher, a pod
+    no component claims, a gang that cannot be computed) is a diagnostic."""
+    found: list[FindingDict] = list(diagnostics)
+    factory = ComponentFactory(karta, obj, evaluator=evaluator)
+    meta = _mapping(obj.get("metadata"))
+    status = factory.root().status()
+    if status is not None:
+        found.extend(d.to_dict() for d in status.diagnostics)
+    components = [_component(factory.component(c.name)) for c in karta.components]
+    gang: GangPlanDict
+    try:
+        plan = compute_gang_plan(factory, pods, evaluator=evaluator)
+        gang = plan.to_dict()
+        found.extend(d.to_dict() for d in plan.diagnostics)
+    except KartaError as exc:
+        gang = {"gangs": []}
+        found.append({"severity": "error", "message": str(exc), "location": "spec.optimizationInstructions"})
+    gang_of: dict[str, str] = {}
+    for entry in gang["gangs"]:
+        for member in entry["members"]:
+            gang_of.setdefault(member, entry["name"])
+    placed = [_pod(karta, factory, pod, evaluator, gang_of, found) for pod in pods]
+    return {
+        "definition": karta.metadata.name,
+        "workload": {
+            "apiVersion": obj.get("apiVersion"),
+            "kind": obj.get("kind"),
+            "name": meta.get("name"),
+            "namespace": meta.get("namespace"),
+        },
+        "status": _status(status),
+        "components": components,
+        "gang": gang,
+        "pods": placed,
+        "diagnostics": found,
+    }
+
+
+def error_count(report: InspectReport) -> int:
+    """The error diagnostics of a report (``kli inspect`` exits 1 when there are any)."""
+    return sum(1 for d in report["diagnostics"] if d["severity"] == "error")
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _status(status: StatusResult | None) -> StatusReport | None:
+    if status is None:
+        return None
+    return {
+        "phase": status.phase,
+        "conditions": [
+            {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
+            for c in status.conditions
+        ],
+        "matched": [str(m) for m in status.matched],
+        "primary": str(status.primary),
+    }
+
+
+def _component(component: Component) -> ComponentReport:
+    definition = component.definition
+    kind = definition.kind
+    instances: list[InstanceReport] = []
+    for instance_id, extracted in component.extracted_instances().items():
+        entry: dict[str, Any] = {"id": instance_id}
+        for key, value in (
+            ("podTemplateSpec", extracted.pod_template_spec),
+            ("podSpec", extracted.pod_spec),
+            ("metadata", extracted.metadata),
+            ("fragmentedPodSpec", extracted.fragmented_pod_spec),
+        ):
+            if value is not None:
+                entry[key] = value
+        scale = extracted.scale
+        entry["scale"] = {
+            "replicas": scale.replicas if scale else None,
+            "minReplicas": scale.min_replicas if scale else None,
+            "maxReplicas": scale.max_replicas if scale else None,
+        }
+        instances.append(cast("InstanceReport", entry))  # in the printed key order
+    return {
+        "name": definition.name,
+        "kind": {"group": kind.group, "version": kind.version, "kind": kind.kind}
+        if kind is not None
+        else None,
+        "owner": definition.owner_ref or None,
+        "instances": instances,
+    }
+
+
+def _pod(
+    karta: Karta,
+    factory: ComponentFactory,
+    pod: dict[str, Any],
+    evaluator: Evaluator,
+    gang_of: dict[str, str],
+    diagnostics: list[FindingDict],
+) -> PodPlacement:
+    meta = _mapping(pod.get("metadata"))
+    name = str(meta.get("name") or meta.get("generateName") or "<unnamed>")
+    row: PodPlacement = {"name": name, "component": None, "instance": None, "replica": None, "gang": None}
+    querier = PodQuerier(pod, evaluator=evaluator)
+    try:
+        component = infer_pod_component(StructureSummary(karta), querier)
+    except KartaError as exc:
+        diagnostics.append({"severity": "warning", "message": str(exc), "location": f"pods/{name}"})
+        return row
+    row["component"] = component
+    definition = factory.component(component).definition
+    selector = definition.pod_selector
+    try:
+        if selector is not None and selector.component_instance_selector is not None:
+            row["instance"] = querier.matching_instance_id(
+                definition, factory.component(component).instance_ids()
+            )
+        if selector is not None and selector.replica_selector is not None:
+            row["replica"] = querier.extract_replica_key(definition)
+    except KartaError as exc:
+        diagnostics.append({"severity": "warning", "message": str(exc), "location": f"pods/{name}"})
+    row["gang"] = gang_of.get(name)
+    return row
