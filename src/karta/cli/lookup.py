@@ -8,21 +8,23 @@ library's errors to kli's exit codes and hints.
 - :func:`definition_for_object`: the definition for a workload manifest; :func:`chosen_definition`
   the same, unless ``--definition FILE`` names one; :func:`definitions_named` a file or a name.
 - :func:`resolve_type`: a TYPE token (17.4), :func:`parse_target` ``TYPE/NAME`` or ``TYPE NAME``,
-  :func:`fetch_workload` the object (not installed or not found: exit 3).
+  :func:`fetch_workload` the object (not installed or not found: exit 3), :func:`read_live` all of
+  it and the workload's pods, as ``describe`` and ``gang`` read a live workload.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from karta import definitions, kube, model
 from karta.cli import exitcodes
-from karta.cli.cluster import cluster_failure
+from karta.cli.cluster import cluster_failure, connect
 from karta.cli.errors import CliError, UsageError
 from karta.cli.inputs import parse_documents, read_text
+from karta.cli.output import warn
 from karta.errors import (
     AmbiguousDefinitionError,
     ApiError,
@@ -39,6 +41,7 @@ __all__ = [
     "NO_DEFINITION_HINT",
     "PASS_DEFINITION_HINT",
     "SEE_ALL",
+    "LiveRead",
     "LiveWorkload",
     "chosen_definition",
     "definition_for_object",
@@ -47,6 +50,7 @@ __all__ = [
     "load_definition",
     "open_store",
     "parse_target",
+    "read_live",
     "resolve_type",
 ]
 
@@ -278,3 +282,47 @@ def fetch_workload(
     except ClusterError as exc:
         raise cluster_failure(exc, client=client, doing=f"reading {rtype.kind}/{name}") from None
     return LiveWorkload(resolved=resolved, obj=obj, namespace=ns)
+
+
+@dataclass(frozen=True)
+class LiveRead:
+    """A live workload, its pods and what to warn about (store warnings, pods not readable)."""
+
+    workload: LiveWorkload
+    name: str  # as given on the command line
+    pods: list[dict[str, Any]]
+    warnings: list[str]
+
+    @property
+    def label(self) -> str:
+        """``Kind/name``, for messages."""
+        return f"{self.workload.obj.get('kind')}/{self.name}"
+
+
+def read_live(
+    args: Sequence[str],
+    *,
+    command: str,
+    overrides: kube.ConfigOverrides,
+    on_no_definition: Callable[[kube.KubeClient, str], None] | None = None,
+) -> LiveRead:
+    """``TYPE/NAME`` (or ``TYPE NAME``) read from the cluster of ``overrides`` with its pods (owner
+    chains, 17.5). When resolution fails the store's warnings are printed at once (they may
+    explain it) and, for a type no definition covers, ``on_no_definition(client, token)`` runs
+    before the error is raised."""
+    token, name = parse_target(args, command=command)
+    client = connect(overrides)
+    with client:
+        store = open_store(client=client)
+        try:
+            workload = fetch_workload(
+                client=client, store=store, token=token, name=name, namespace=overrides.namespace
+            )
+        except CliError as exc:
+            for warning in store.warnings:
+                warn(warning)
+            if on_no_definition is not None and exc.code == exitcodes.NO_DEFINITION:
+                on_no_definition(client, token)
+            raise
+        pods, warnings = kube.workload_pods(client, workload.obj)
+    return LiveRead(workload, name, pods, [*store.warnings, *warnings])

@@ -1,6 +1,7 @@
 """The click options several commands share, declared once: kubectl's connection flags
 (:func:`connection_options`, karta-format.md 17.1) and ``-o/--output`` with ``--config``
-(:func:`output_options`, 17.2).
+(:func:`output_options`, 17.2); and ``-o/--output`` for the commands whose format has a fixed
+default (:func:`format_option`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import click
 from karta.cli.cluster import CONNECTION_PARAMS, overrides_from
 from karta.cli.completion import complete_namespaces
 
-__all__ = ["connection_options", "output_options"]
+__all__ = ["connection_options", "format_option", "limit_option", "output_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -110,3 +111,22 @@ def output_options(*formats: str) -> Callable[[F], F]:
         return func
 
     return decorate
+
+
+def format_option(*formats: str, help: str = "Output format.") -> Callable[[F], F]:
+    """``-o/--output``, one of ``formats``, the first by default (no config file or environment:
+    the commands that print objects to apply, or one fixed report)."""
+    return click.option(
+        "-o",
+        "--output",
+        "output",
+        type=click.Choice(list(formats)),
+        default=formats[0],
+        show_default=True,
+        help=help,
+    )
+
+
+def limit_option(flag: str, *, default: int, help: str) -> Callable[[F], F]:
+    """A count that limits what a table shows (``0`` = all): ``--pod-limit``, ``--component-limit``."""
+    return click.option(flag, type=click.IntRange(min=0), default=default, show_default=True, help=help)

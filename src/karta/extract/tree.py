@@ -164,15 +164,7 @@ def _prune(nodes: Sequence[ComponentNode]) -> tuple[ComponentNode, ...]:
 
 
 def _extracted_to_dict(extracted: ExtractedInstance) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in (
-        ("podTemplateSpec", extracted.pod_template_spec),
-        ("podSpec", extracted.pod_spec),
-        ("metadata", extracted.metadata),
-        ("fragmentedPodSpec", extracted.fragmented_pod_spec),
-    ):
-        if value is not None:
-            out[key] = value
+    out: dict[str, Any] = dict(extracted.spec_parts())
     if extracted.scale is not None:
         out["scale"] = extracted.scale.to_dict()
     return out

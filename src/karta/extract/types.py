@@ -37,6 +37,17 @@ class ExtractedInstance:
     fragmented_pod_spec: dict[str, Any] | None = None
     scale: Scale | None = None
 
+    def spec_parts(self) -> dict[str, dict[str, Any]]:
+        """The parts that were extracted, under their JSON names, in the contract's order
+        (``podTemplateSpec``, ``podSpec``, ``metadata``, ``fragmentedPodSpec``)."""
+        parts = (
+            ("podTemplateSpec", self.pod_template_spec),
+            ("podSpec", self.pod_spec),
+            ("metadata", self.metadata),
+            ("fragmentedPodSpec", self.fragmented_pod_spec),
+        )
+        return {key: value for key, value in parts if value is not None}
+
 
 class _InstanceBuilder:
     """Same slots as :class:`ExtractedInstance`, assignable: built here, then relabelled."""

@@ -44,7 +44,7 @@ class GroupVersionKind(Model):
 
     @property
     def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
+        return self.gvk.api_version
 
     @property
     def gvk(self) -> GVK:

@@ -13,7 +13,7 @@ from karta.model.findings import Finding, Severity
 from karta.model.types import ComponentDefinition, Karta, StatusDefinition
 from karta.model.validate_structure import component_paths
 
-STATUS_KEYS = (
+STATUS_KEYS: tuple[str, ...] = (  # statusMappings keys in the order of section 2.1
     "initializing",
     "running",
     "completed",

@@ -33,6 +33,7 @@ __all__ = [
     "StatusReport",
     "WorkloadRef",
     "WorkloadSummary",
+    "WorkloadView",
 ]
 
 
@@ -112,8 +113,8 @@ class ComponentCount(TypedDict):
     replicas: int
 
 
-class WorkloadSummary(TypedDict):
-    """One workload as a row (karta-format.md 17.4 ``View``, plus GPUs and components)."""
+class WorkloadView(TypedDict):
+    """The fields of karta-format.md 17.4's ``View``: a workload, its definition and phases."""
 
     name: str | None
     namespace: str | None
@@ -123,6 +124,11 @@ class WorkloadSummary(TypedDict):
     definition: str
     origin: str
     phases: list[str]
+
+
+class WorkloadSummary(WorkloadView):
+    """One workload as a row (the View, plus GPUs and components)."""
+
     gpus: int
     components: list[ComponentCount]
 
@@ -159,17 +165,9 @@ class DescribeResources(RequestsDict):
     pods: int
 
 
-class DescribeReport(TypedDict):
-    """A workload's component tree with replicas, pods and requests (17.6)."""
+class DescribeReport(WorkloadView):
+    """A workload's component tree with replicas, pods and requests (17.6): the View, plus these."""
 
-    name: str | None
-    namespace: str | None
-    kind: str | None
-    apiVersion: str | None
-    createdAt: str | None
-    definition: str
-    origin: str
-    phases: list[str]
     fileMode: bool
     resources: DescribeResources
     components: list[DescribeComponent]

@@ -99,15 +99,7 @@ def _component(component: Component) -> ComponentReport:
     kind = definition.kind
     instances: list[InstanceReport] = []
     for instance_id, extracted in component.extracted_instances().items():
-        entry: dict[str, Any] = {"id": instance_id}
-        for key, value in (
-            ("podTemplateSpec", extracted.pod_template_spec),
-            ("podSpec", extracted.pod_spec),
-            ("metadata", extracted.metadata),
-            ("fragmentedPodSpec", extracted.fragmented_pod_spec),
-        ):
-            if value is not None:
-                entry[key] = value
+        entry: dict[str, Any] = {"id": instance_id, **extracted.spec_parts()}
         scale = extracted.scale
         entry["scale"] = {
             "replicas": scale.replicas if scale else None,

@@ -9,19 +9,10 @@ from __future__ import annotations
 
 import re
 
+from karta.model.validate_status import STATUS_KEYS
+
 __all__ = ["COMMON_CONDITIONS", "COMMON_PHASES", "STATUS_KEYS", "status_key"]
 
-# statusMappings keys in the order of section 2.1
-STATUS_KEYS: tuple[str, ...] = (
-    "initializing",
-    "running",
-    "completed",
-    "failed",
-    "degraded",
-    "suspended",
-    "suspending",
-    "resuming",
-)
 
 _BY_NAME: dict[str, str] = {}
 for _key, _names in {

@@ -13,7 +13,7 @@ from karta.cli.commands import short_help
 from karta.cli.config import load_config, resolve_output
 from karta.cli.errors import CliError, UsageError
 from karta.cli.lookup import SEE_ALL, open_store
-from karta.cli.options import connection_options, output_options
+from karta.cli.options import connection_options, limit_option, output_options
 from karta.cli.output import emit, warn
 from karta.cli.views.definitions import table
 
@@ -29,11 +29,9 @@ __all__ = ["definitions_command"]
 @click.option("--group", metavar="GROUP", help="Only definitions for this API group (exact; '' is core).")
 @click.option("--kind", metavar="KIND", help="Only this root kind (case-insensitive; needs --group).")
 @click.option("--version", "version", metavar="VERSION", help="Only this version (needs --kind).")
-@click.option(
+@limit_option(
     "--component-limit",
-    type=click.IntRange(min=0),
     default=3,
-    show_default=True,
     help="Child components listed per definition (0 = all); by default also cut to fit 100 columns.",
 )
 @output_options("table", "json", "yaml")

@@ -18,14 +18,13 @@ import click
 
 from karta import jq, kube, model, report
 from karta.cli import exitcodes
-from karta.cli.cluster import connect
 from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.config import load_config, resolve_output
 from karta.cli.errors import CliError, UsageError
 from karta.cli.inputs import read_object
-from karta.cli.lookup import definition_for_object, fetch_workload, open_store, parse_target
-from karta.cli.options import connection_options, output_options
+from karta.cli.lookup import definition_for_object, open_store, read_live
+from karta.cli.options import connection_options, limit_option, output_options
 from karta.cli.output import emit, warn
 from karta.cli.views.describe import render_table
 from karta.errors import ClusterError, KartaError
@@ -47,18 +46,12 @@ NO_DEFINITION_HINT = (
 @click.command("describe", short_help=short_help("describe"))
 @click.argument("args", nargs=-1, metavar="[TYPE[/NAME] [NAME]]", shell_complete=complete_types)
 @click.option("-f", "--file", "file", metavar="FILE", help="Describe this manifest offline (path or -).")
-@click.option(
-    "--pod-limit",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Pods shown per component, unhealthy first (0 = all; table output).",
+@limit_option(
+    "--pod-limit", default=0, help="Pods shown per component, unhealthy first (0 = all; table output)."
 )
-@click.option(
+@limit_option(
     "--component-limit",
-    type=click.IntRange(min=0),
     default=0,
-    show_default=True,
     help="Components shown per level, those with unhealthy or missing pods first (0 = all; table output).",
 )
 @output_options("table", "json", "yaml")
@@ -116,43 +109,24 @@ def _describe_live(
     limits: tuple[int, int],
     gpu_resources: tuple[str, ...],
 ) -> None:
-    token, name = parse_target(args, command="describe")
-    client = connect(overrides)
-    with client:
-        store = open_store(client=client)
-        try:
-            workload = fetch_workload(
-                client=client, store=store, token=token, name=name, namespace=overrides.namespace
-            )
-        except CliError as exc:
-            for warning in store.warnings:
-                warn(warning)
-            if exc.code == exitcodes.NO_DEFINITION and fmt in ("json", "yaml"):
-                emit(_no_definition_envelope(client, token), fmt)
-            raise
-        pods, warnings = kube.workload_pods(client, workload.obj)
-    chosen = workload.definition
-    obj = workload.obj
-    built = _rows(chosen, obj, f"{obj.get('kind')}/{name}", gpu_resources=gpu_resources, pods=pods)
-    view = report.describe_report(
-        obj=obj,
-        definition=chosen.name,
-        origin=chosen.origin,
-        tree=built.tree,
-        rows=built.rows,
+    def envelope(client: kube.KubeClient, token: str) -> None:
+        if fmt in ("json", "yaml"):
+            emit(_no_definition_envelope(client, token), fmt)
+
+    live = read_live(args, command="describe", overrides=overrides, on_no_definition=envelope)
+    chosen = live.workload.definition
+    built = _rows(chosen, live.workload.obj, live.label, gpu_resources=gpu_resources, pods=live.pods)
+    pod_limit, component_limit = limits
+    _print(
+        chosen,
+        live.workload.obj,
+        built,
+        fmt=fmt,
         file_mode=False,
+        component_limit=component_limit,
+        pod_limit=pod_limit,
+        warnings=live.warnings,
     )
-    if fmt == "table":
-        pod_limit, component_limit = limits
-        click.echo(
-            render_table(view, built.rows, component_limit=component_limit, pod_limit=pod_limit), nl=False
-        )
-    else:
-        emit(view, fmt)
-    for warning in [*store.warnings, *warnings]:
-        warn(warning)
-    for diagnostic in built.tree.diagnostics:
-        warn(diagnostic.message)
 
 
 def _no_definition_envelope(client: kube.KubeClient, token: str) -> dict[str, str]:
@@ -195,16 +169,40 @@ def _describe_file(
             f"{kind} {api_version} is described with {chosen.name}, a definition for version {gvk.version}"
         )
     built = _rows(chosen, obj, name, gpu_resources=gpu_resources)
+    _print(
+        chosen,
+        obj,
+        built,
+        fmt=fmt,
+        file_mode=True,
+        component_limit=component_limit,
+        warnings=warnings,
+    )
+
+
+def _print(
+    chosen: StoredDefinition,
+    obj: dict[str, Any],
+    built: WorkloadRows,
+    *,
+    fmt: str,
+    file_mode: bool,
+    component_limit: int,
+    pod_limit: int = 0,
+    warnings: list[str],
+) -> None:
+    """The report (table or ``fmt``), then the warnings and the tree's diagnostics on stderr."""
     view = report.describe_report(
         obj=obj,
         definition=chosen.name,
         origin=chosen.origin,
         tree=built.tree,
         rows=built.rows,
-        file_mode=True,
+        file_mode=file_mode,
     )
     if fmt == "table":
-        click.echo(render_table(view, built.rows, component_limit=component_limit), nl=False)
+        text = render_table(view, built.rows, component_limit=component_limit, pod_limit=pod_limit)
+        click.echo(text, nl=False)
     else:
         emit(view, fmt)
     for warning in warnings:

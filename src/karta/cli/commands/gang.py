@@ -16,20 +16,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from karta import extract, jq, kube, render
-from karta.cli.cluster import connect
+from karta import extract, jq, render
 from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.errors import CliError, UsageError
 from karta.cli.inputs import read_object, read_objects
-from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition, fetch_workload, open_store, parse_target
-from karta.cli.options import connection_options
+from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition, read_live
+from karta.cli.options import connection_options, format_option
 from karta.cli.output import dump_json, dump_yaml, warn
 from karta.errors import KartaError
 from karta.render.backends import BACKENDS, WORKLOAD_API_VERSIONS
 
 if TYPE_CHECKING:
-    from karta.definitions import StoredDefinition
     from karta.kube import ConfigOverrides
 
 __all__ = ["gang"]
@@ -79,15 +77,7 @@ __all__ = ["gang"]
     'kai.scheduler/skip-podgrouper: "true"). Default: exactly what KAI itself creates.',
 )
 @click.option("--pod-patches", is_flag=True, help="Print the per-pod binding patches instead of the objects.")
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    type=click.Choice(["yaml", "json"]),
-    default="yaml",
-    show_default=True,
-    help="Output format: multi-document YAML, or a JSON List.",
-)
+@format_option("yaml", "json", help="Output format: multi-document YAML, or a JSON List.")
 @connection_options
 def gang(
     target: tuple[str, ...],
@@ -120,8 +110,9 @@ def gang(
         raise UsageError("--pods goes with -f FILE; live, the workload's pods are read from the cluster")
     warnings: list[str] = []
     if target:
-        obj, obj_name, pods, chosen, live_warnings = _live(target, overrides)
-        warnings.extend(live_warnings)
+        live = read_live(target, command="gang", overrides=overrides)
+        obj, obj_name, pods, chosen = live.workload.obj, live.label, live.pods, live.workload.definition
+        warnings.extend(live.warnings)
         if definition is not None:
             chosen, diagnostics = chosen_definition(definition, obj, overrides, hint=PASS_DEFINITION_HINT)
             warnings.extend(d["message"] for d in diagnostics if d["severity"] in ("warning", "error"))
@@ -180,26 +171,3 @@ def gang(
         )
     for message in warnings:
         warn(message)
-
-
-def _live(
-    target: tuple[str, ...], overrides: ConfigOverrides
-) -> tuple[dict[str, Any], str, list[dict[str, Any]], StoredDefinition, list[str]]:
-    """The workload named by ``target``, its pods (owner chains, as ``kli describe``), the
-    definition its type resolved to, and warnings; store warnings are printed at once when
-    resolution fails."""
-    token, name = parse_target(target, command="gang")
-    client = connect(overrides)
-    with client:
-        store = open_store(client=client)
-        try:
-            workload = fetch_workload(
-                client=client, store=store, token=token, name=name, namespace=overrides.namespace
-            )
-        except CliError:
-            for warning in store.warnings:
-                warn(warning)
-            raise
-        pods, warnings = kube.workload_pods(client, workload.obj)
-    obj = workload.obj
-    return obj, f"{obj.get('kind')}/{name}", pods, workload.definition, [*store.warnings, *warnings]

@@ -17,7 +17,7 @@ from karta.cli.commands import short_help
 from karta.cli.errors import CliError
 from karta.cli.inputs import read_object, read_objects
 from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition
-from karta.cli.options import connection_options
+from karta.cli.options import connection_options, format_option
 from karta.cli.output import emit
 from karta.cli.views.inspect import render_table
 from karta.errors import ExtractionError, JqError, StatusError
@@ -40,15 +40,7 @@ __all__ = ["inspect"]
 @click.option(
     "--pods", "pods_file", metavar="PODS", help="The workload's pods (multi-document YAML or a List)."
 )
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    type=click.Choice(["table", "json", "yaml"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
+@format_option("table", "json", "yaml")
 @connection_options
 def inspect(
     file: str, definition: str | None, pods_file: str | None, output: str, overrides: ConfigOverrides

@@ -17,6 +17,7 @@ from karta.cli.completion import complete_definition_names
 from karta.cli.errors import UsageError
 from karta.cli.inputs import parse_documents, read_text
 from karta.cli.lookup import definitions_named
+from karta.cli.options import format_option
 from karta.cli.output import dump_json, dump_yaml
 from karta.render.backends import BACKENDS
 
@@ -61,15 +62,7 @@ def _service_account(value: str | None) -> tuple[str, str] | None:
 @click.option(
     "--crd", "crds", multiple=True, metavar="CRD", help="CRD file giving the plural resource names."
 )
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    type=click.Choice(["yaml", "json"]),
-    default="yaml",
-    show_default=True,
-    help="yaml (multi-document, for kubectl apply -f -) or json (a List).",
-)
+@format_option("yaml", "json", help="yaml (multi-document, for kubectl apply -f -) or json (a List).")
 def rbac(
     definitions: tuple[str, ...],
     name: str,

@@ -12,6 +12,7 @@ from karta import scaffold as drafts
 from karta.cli.commands import short_help
 from karta.cli.errors import UsageError
 from karta.cli.inputs import parse_documents, read_text
+from karta.cli.options import format_option
 from karta.cli.output import emit, warn
 from karta.errors import ScaffoldError
 
@@ -24,15 +25,7 @@ from karta.errors import ScaffoldError
 @click.option(
     "--version", "version", metavar="VERSION", help="API version to describe (default: the storage version)."
 )
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    type=click.Choice(["yaml", "json"]),
-    default="yaml",
-    show_default=True,
-    help="yaml keeps the TODO comments; json prints the bare definition.",
-)
+@format_option("yaml", "json", help="yaml keeps the TODO comments; json prints the bare definition.")
 def scaffold(crd_file: str, kind: str | None, version: str | None, output: str) -> None:
     """Propose a draft Karta definition from a CRD's OpenAPI schema.
 

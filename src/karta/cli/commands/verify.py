@@ -17,6 +17,7 @@ from karta.cli.commands import short_help
 from karta.cli.errors import CliError, UsageError
 from karta.cli.inputs import parse_documents, read_object, read_text
 from karta.cli.lookup import definitions_named
+from karta.cli.options import format_option
 from karta.cli.output import emit
 from karta.errors import PredictionError
 
@@ -49,15 +50,7 @@ _MARK = {"ok": "ok  ", "fail": "FAIL", "warn": "warn"}
 @click.option(
     "--predict", "predict", metavar="P", help="YAML file of predictions (status, components, gang)."
 )
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
+@format_option("table", "json")
 def verify(definition: str, workload: str, predict: str | None, output: str) -> None:
     """Check a definition against a real workload manifest and written-down predictions.
 

@@ -110,15 +110,7 @@ def _pipe(left: Compiled, right: Compiled) -> Compiled:
         return Compiled(many1, gen=gen1, paths=paths)
     lmany = left.many
     if rfn is not None:
-
-        def many_rfn(v: Any, env: Env) -> list[Any]:
-            return [rfn(x) for x in lmany(v, env)]
-
-        def gen_rfn(v: Any, env: Env) -> Iterator[Any]:
-            for x in lgen(v, env):
-                yield rfn(x)
-
-        return Compiled(many_rfn, gen=gen_rfn, paths=paths)
+        return map_outputs(left, rfn, paths=paths)
     if rone is not None:
 
         def many_r1(v: Any, env: Env) -> list[Any]:

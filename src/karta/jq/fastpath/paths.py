@@ -21,6 +21,7 @@ from karta.jq.fastpath.core import (
     Scope,
     compile_child,
     identity_fn,
+    map_outputs,
     no_paths,
     product2,
     short_text,
@@ -162,16 +163,7 @@ def c_index(node: A.Node, scope: Scope) -> Compiled:
                 return get(bone(v, env))
 
             return single_valued(one_b, paths=chain_paths)
-        bmany, bgen = bc.many, bc.gen
-
-        def many(v: Any, env: Env) -> list[Any]:
-            return [get(x) for x in bmany(v, env)]
-
-        def gen(v: Any, env: Env) -> Iterator[Any]:
-            for x in bgen(v, env):
-                yield get(x)
-
-        return Compiled(many, gen=gen, paths=chain_paths)
+        return map_outputs(bc, get, paths=chain_paths)
 
     target = compile_child(node.target, scope)
     index = compile_child(node.index, scope)
