@@ -25,6 +25,7 @@ LAZY_PACKAGES = (
     "karta.definitions",
     "karta.render",
     "karta.report",
+    "karta.scaffold",
 )
 
 

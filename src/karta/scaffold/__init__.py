@@ -4,15 +4,31 @@
 pod specs (alone, in maps, in arrays), replica-like integers, ``suspend`` booleans, conditions and
 phase-like enums, and :func:`build_draft` turns that into a Karta that validates, with ``TODO:``
 comments where a human must decide. Pure: no cluster, no CLI.
+
+Names are resolved lazily (PEP 562): importing the package costs nothing until a name is used.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from karta.scaffold.crd import CrdVersion, crd_version, select_crd
-from karta.scaffold.draft import Draft, Todo, build_draft, instance_id_path
-from karta.scaffold.schema import PodField, SchemaAnalysis, Segment, analyse_schema, jq_path
+from karta._lazy import lazy_dir, lazy_getattr
+
+_EXPORTS: dict[str, str] = {
+    "CrdVersion": "karta.scaffold.crd",
+    "crd_version": "karta.scaffold.crd",
+    "select_crd": "karta.scaffold.crd",
+    "Draft": "karta.scaffold.draft",
+    "Todo": "karta.scaffold.draft",
+    "build_draft": "karta.scaffold.draft",
+    "instance_id_path": "karta.scaffold.draft",
+    "scaffold_crd": "karta.scaffold.draft",
+    "PodField": "karta.scaffold.schema",
+    "SchemaAnalysis": "karta.scaffold.schema",
+    "Segment": "karta.scaffold.schema",
+    "analyse_schema": "karta.scaffold.schema",
+    "jq_path": "karta.scaffold.schema",
+}
 
 __all__ = [
     "CrdVersion",
@@ -30,8 +46,10 @@ __all__ = [
     "select_crd",
 ]
 
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
+__dir__ = lazy_dir(_EXPORTS, globals())
 
-def scaffold_crd(documents: list[Any], *, kind: str | None = None, version: str | None = None) -> Draft:
-    """The draft Karta for the CRD among ``documents`` (``kind``) at ``version`` (default: storage)."""
-    crd = crd_version(select_crd(documents, kind=kind), version=version)
-    return build_draft(crd, analyse_schema(crd.schema))
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from karta.scaffold.crd import CrdVersion, crd_version, select_crd
+    from karta.scaffold.draft import Draft, Todo, build_draft, instance_id_path, scaffold_crd
+    from karta.scaffold.schema import PodField, SchemaAnalysis, Segment, analyse_schema, jq_path

@@ -13,13 +13,14 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from karta.scaffold.crd import CrdVersion
+from karta.scaffold.crd import CrdVersion, crd_version, select_crd
 from karta.scaffold.render import Comments, to_commented_yaml
 from karta.scaffold.schema import (
     PhaseField,
     PodField,
     SchemaAnalysis,
     Segment,
+    analyse_schema,
     jq_path,
     jq_scoped,
 )
@@ -326,3 +327,9 @@ def build_draft(crd: CrdVersion, analysis: SchemaAnalysis) -> Draft:
         "TODO: add optimizationInstructions.gangScheduling (section 12) if the pods must start together."
     )
     return Draft(crd=crd, analysis=analysis, karta=karta, todos=todos, header=header)
+
+
+def scaffold_crd(documents: list[Any], *, kind: str | None = None, version: str | None = None) -> Draft:
+    """The draft Karta for the CRD among ``documents`` (``kind``) at ``version`` (default: storage)."""
+    crd = crd_version(select_crd(documents, kind=kind), version=version)
+    return build_draft(crd, analyse_schema(crd.schema))
