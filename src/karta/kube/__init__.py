@@ -55,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "connect_for_definitions": "karta.kube.kartas",
     "ResolvedType": "karta.kube.workloads",
     "CoveredType": "karta.kube.workloads",
+    "TopLevel": "karta.kube.workloads",
     "resolve_type": "karta.kube.workloads",
     "covered_types": "karta.kube.workloads",
     "workload_pods": "karta.kube.workloads",
@@ -88,6 +89,7 @@ __all__ = [
     "ResolvedType",
     "ResourceType",
     "SyncEvent",
+    "TopLevel",
     "WatchEvent",
     "WatchFailed",
     "WatchStream",
@@ -127,7 +129,14 @@ if TYPE_CHECKING:
     from karta.kube.owners import MAX_DEPTH, OwnerChain, OwnerChains, OwnerLink, controller_ref
     from karta.kube.resources import ResourceType
     from karta.kube.watch import ListWatch, SyncEvent
-    from karta.kube.workloads import CoveredType, ResolvedType, covered_types, resolve_type, workload_pods
+    from karta.kube.workloads import (
+        CoveredType,
+        ResolvedType,
+        TopLevel,
+        covered_types,
+        resolve_type,
+        workload_pods,
+    )
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

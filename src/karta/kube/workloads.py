@@ -9,6 +9,8 @@ same definition as its manifest read from a file.
   cluster serves); else the store's token rule (a kind or a guessed plural, qualified or not).
 - :func:`covered_types`: every GroupKind a definition covers, once, at its most stable served
   version (``kli get --all-types``, the controller's informers).
+- :class:`TopLevel`: whether a workload is top-level, none of its controllers being of a covered
+  kind (17.4 ``--all-types``; a controller must not make gangs for a JobSet's Jobs either).
 - :func:`workload_pods`: the pods whose controller-owner chain reaches a workload (17.5 rules 1-2).
 
 Errors are the library's: :class:`~karta.errors.NoDefinitionError`,
@@ -18,7 +20,7 @@ decide how to report them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +31,7 @@ from karta.kube.owners import OwnerChains, controller_ref
 from karta.kube.resources import ResourceType
 from karta.model.gvk import GVK, GroupKind, version_key
 
-__all__ = ["CoveredType", "ResolvedType", "covered_types", "resolve_type", "workload_pods"]
+__all__ = ["CoveredType", "ResolvedType", "TopLevel", "covered_types", "resolve_type", "workload_pods"]
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,44 @@ def covered_types(client: KubeClient, store: DefinitionStore) -> tuple[list[Cove
         except AmbiguousDefinitionError as exc:
             warnings.append(f"skipping {rtype.kind}: {exc}")
     return out, warnings
+
+
+class TopLevel:
+    """Which workloads are top-level: none of the controllers in their owner chain (depth ≤ 6) is
+    of a covered GroupKind (17.4). Decided from the nearest controller reference where it can
+    (no controller: top-level; one of a covered kind: nested); otherwise the chain is walked,
+    owners read as metadata, cached and shared by every walk of this instance."""
+
+    def __init__(self, client: KubeClient, covered: Iterable[GroupKind]) -> None:
+        self.client = client
+        self.covered = frozenset(covered)
+        self._chains: OwnerChains | None = None
+
+    @classmethod
+    def of(cls, client: KubeClient, store: DefinitionStore) -> TopLevel:
+        """The GroupKinds the store's visible definitions cover."""
+        return cls(client, (d.gvk.group_kind for d in store.visible() if d.gvk is not None))
+
+    def by_reference(self, obj: Mapping[str, Any]) -> bool | None:
+        """True: top-level (no controller); False: nested (the controller is of a covered kind);
+        None: only the owner chain can tell (:meth:`walk`)."""
+        ref = controller_ref(obj)
+        if ref is None:
+            return True
+        group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+        return False if GroupKind(group, str(ref.get("kind") or "")) in self.covered else None
+
+    def walk(self, objs: Sequence[Mapping[str, Any]]) -> list[tuple[bool, str | None]]:
+        """``(top-level, why the walk stopped early)`` per object, its whole owner chain walked; an
+        object whose owners cannot all be read counts as top-level (the error says why)."""
+        if self._chains is None:
+            self._chains = OwnerChains(self.client)
+        chains = self._chains.walk_many(objs)
+        return [(not chain.has_owner_of_kind(self.covered), chain.error) for chain in chains]
+
+    def is_top_level(self, obj: Mapping[str, Any]) -> bool:
+        decided = self.by_reference(obj)
+        return decided if decided is not None else self.walk([obj])[0][0]
 
 
 def workload_pods(

@@ -38,7 +38,7 @@ from karta.errors import ApiError, ClusterError, KartaError, KubeConfigError
 
 if TYPE_CHECKING:
     from karta.definitions import DefinitionStore, StoredDefinition
-    from karta.kube import ConfigOverrides, KubeClient, OwnerChains, ResourceType
+    from karta.kube import ConfigOverrides, KubeClient, ResourceType, TopLevel
     from karta.report import Summarizer, WorkloadSummary
 
 
@@ -206,9 +206,8 @@ class Run:
     client: KubeClient | None = None
     store: DefinitionStore | None = None
     targets: list[Target] = field(default_factory=list)
-    covered: set[tuple[str, str]] = field(default_factory=set)
     shared_kinds: set[str] = field(default_factory=set)
-    chains: OwnerChains | None = None
+    top_level: TopLevel | None = None
     builder: Summarizer | None = None
     resource_versions: dict[int, str] = field(default_factory=dict)
 
@@ -251,13 +250,11 @@ class Run:
         groups: dict[str, set[str]] = {}
         for d in self.store.visible():
             if d.gvk is not None:
-                self.covered.add(d.gvk.group_kind)
                 groups.setdefault(d.gvk.kind, set()).add(d.gvk.group)
         self.shared_kinds = {kind for kind, gs in groups.items() if len(gs) > 1}
 
     def _plan_one_type(self) -> bool:
         """The one TYPE's target; False when the type is not installed (and no NAME was given)."""
-
         assert self.client is not None and self.store is not None and self.request.token
         resolved = resolve_type(self.request.token, client=self.client, store=self.store)
         if resolved.resource is None:
@@ -271,7 +268,6 @@ class Run:
 
     def _plan_all_types(self) -> None:
         """Every covered GroupKind once, at its most stable served version (17.4)."""
-
         assert self.client is not None and self.store is not None
         try:
             covered, skipped = kube.covered_types(self.client, self.store)
@@ -315,7 +311,6 @@ class Run:
     # -- listing ------------------------------------------------------------------------------
     def _list_all(self) -> tuple[list[WorkloadSummary], list[str]]:
         """Every target listed (in background threads) and resolved; the list resourceVersions."""
-
         assert self.client is not None
         # per target (the lists run concurrently; reported in target order): views, objects that
         # need an owner walk (all types), warnings
@@ -361,11 +356,11 @@ class Run:
                 for item in page.items:
                     progress.add(1)
                     if self.request.all_types:
-                        nested = self._nested_by_reference(item)
-                        if nested is None:
+                        decided = self._top_level().by_reference(item)
+                        if decided is None:
                             pending[index].append(item)
                             continue
-                        if nested:
+                        if not decided:
                             continue
                     view = self._view(item, target, said[index])
                     if view is not None and report.has_phase(view, self.phases):
@@ -376,31 +371,19 @@ class Run:
             self.warnings.extend(messages)
         return [v for per_target in views for v in per_target] + top, versions
 
-    def _nested_by_reference(self, obj: Mapping[str, Any]) -> bool | None:
-        """True: the controller is of a covered kind; False: no controller; None: walk the chain."""
-
-        ref = kube.controller_ref(obj)
-        if ref is None:
-            return False
-        group = str(ref.get("apiVersion") or "").rpartition("/")[0]
-        if (group, str(ref.get("kind") or "")) in self.covered:
-            return True
-        return None
-
     def _top_level_views(
         self, pending: list[tuple[int, dict[str, Any]]], said: list[list[str]]
     ) -> list[WorkloadSummary]:
         """Views of the objects whose owner chains must be walked: those no covered kind owns."""
-
-        chains = self._chains().walk_many([obj for _, obj in pending])
+        checked = self._top_level().walk([obj for _, obj in pending])
         out: list[WorkloadSummary] = []
-        for (index, obj), chain in zip(pending, chains, strict=True):
+        for (index, obj), (top, error) in zip(pending, checked, strict=True):
             target = self.targets[index]
-            if chain.has_owner_of_kind(self.covered):
+            if not top:
                 continue
-            if chain.error:
+            if error:
                 said[index].append(
-                    f"could not read the owners of {target.resource.kind}/{_name(obj)} ({chain.error}); "
+                    f"could not read the owners of {target.resource.kind}/{_name(obj)} ({error}); "
                     "listing it as a top-level workload"
                 )
             view = self._view(obj, target, said[index])
@@ -408,11 +391,11 @@ class Run:
                 out.append(view)
         return out
 
-    def _chains(self) -> OwnerChains:
-        assert self.client is not None
-        if self.chains is None:
-            self.chains = kube.OwnerChains(self.client)
-        return self.chains
+    def _top_level(self) -> TopLevel:
+        assert self.client is not None and self.store is not None
+        if self.top_level is None:
+            self.top_level = kube.TopLevel.of(self.client, self.store)
+        return self.top_level
 
     def _view(
         self, obj: Mapping[str, Any], target: Target, said: list[str] | None = None
@@ -530,14 +513,8 @@ class Run:
         if resync and self.resource_versions.get(key) == rv:
             return None
         self.resource_versions[key] = rv
-        if self.request.all_types:
-            nested = self._nested_by_reference(obj)
-            if nested:
-                return None
-            if nested is None:
-                chain = self._chains().walk(obj)
-                if chain.has_owner_of_kind(self.covered):
-                    return None
+        if self.request.all_types and not self._top_level().is_top_level(obj):
+            return None
         return self._view(obj, target)
 
 
