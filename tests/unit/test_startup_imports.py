@@ -75,6 +75,7 @@ NEVER_FOR_HELP = (NEVER_AT_START - {"karta.extract", "karta.gang"}) | {
     "karta.definitions.store",
     "karta.report.rows",
     "ssl",
+    "yaml",
 }
 
 

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from karta.cli.errors import UsageError
 
 __all__ = [
@@ -74,6 +72,8 @@ def load_config(explicit: str | None = None) -> Config:
 
 
 def _parse(text: str, name: str) -> Config:
+    import yaml  # ~30 ms: only when there is a config file to read
+
     try:
         data: Any = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:

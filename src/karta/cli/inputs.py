@@ -6,11 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from karta.cli.errors import UsageError
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def read_text(path: str) -> tuple[str, str]:
@@ -32,8 +28,14 @@ def read_text(path: str) -> tuple[str, str]:
 
 def parse_documents(text: str, name: str) -> list[Any]:
     """All non-empty YAML (or JSON) documents of ``text``; a syntax error is a usage error."""
+    import yaml  # ~30 ms: loaded when a file is read, not for every --help and completion
+
     try:
-        docs = [d for d in yaml.load_all(text, Loader=_LOADER) if d is not None]
+        docs = [
+            d
+            for d in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            if d is not None
+        ]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""

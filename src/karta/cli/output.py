@@ -7,13 +7,10 @@ import sys
 from typing import Any
 
 import orjson
-import yaml
 
 from karta.cli.errors import one_line
 
 __all__ = ["dump_json", "dump_yaml", "emit", "warn"]
-
-_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def dump_json(data: Any) -> str:
@@ -21,7 +18,10 @@ def dump_json(data: Any) -> str:
 
 
 def dump_yaml(data: Any) -> str:
-    text: str = yaml.dump(data, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    import yaml  # ~30 ms: loaded when YAML is written, not for every --help and completion
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    text: str = yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
     return text
 
 

@@ -28,9 +28,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import Any, TypedDict
+from typing import Any
 
 from karta.errors import QuantityError
+from karta.extract.types import RequestsDict
 
 __all__ = [
     "Requests",
@@ -203,14 +204,6 @@ def format_quantity(resource: str, value: Fraction | Decimal | int) -> str:
 # --- rounded --------------------------------------------------------------------------------------
 
 _GPUS = "gpus"  # the rounded block's key for the summed GPU resources
-
-
-class RequestsDict(TypedDict):
-    """:class:`Requests` in JSON output."""
-
-    gpus: int
-    cpuMillis: int
-    memoryBytes: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,14 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 
+class RequestsDict(TypedDict):
+    """:class:`karta.extract.requests.Requests` in JSON output."""
+
+    gpus: int
+    cpuMillis: int
+    memoryBytes: int
+
+
 class ScaleDict(TypedDict):
     """A scale in JSON output (None: absent)."""
 

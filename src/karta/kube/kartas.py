@@ -128,12 +128,20 @@ def load_definitions(
 
 def connect_for_definitions(overrides: ConfigOverrides | None = None) -> tuple[KubeClient | None, list[str]]:
     """A client for :func:`load_definitions`: None and no warning without any kubeconfig (17.3);
-    None and a warning when the kubeconfig is unusable (bad context, missing file...)."""
+    None and a warning when the kubeconfig is unusable (bad context, missing file...). The
+    configuration is read first, so that offline (the common case of the file commands) the HTTP
+    client is never even imported."""
+    from karta.kube.config import load_config
+
+    try:
+        config = load_config(overrides)
+    except NoKubeconfigError:
+        return None, []
+    except ClusterError as exc:
+        return None, [OTHER.format(err=exc)]
     from karta.kube.client import KubeClient
 
     try:
-        return KubeClient.from_config(overrides), []
-    except NoKubeconfigError:
-        return None, []
+        return KubeClient(config), []
     except ClusterError as exc:
         return None, [OTHER.format(err=exc)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
-from karta.extract.requests import RequestsDict
+from karta.extract.types import RequestsDict
 
 if TYPE_CHECKING:  # annotations only: the contracts cost nothing to import
     from karta.extract.types import ScaleDict
