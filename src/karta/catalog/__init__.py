@@ -17,7 +17,7 @@ import functools
 from pathlib import Path
 
 from karta.errors import DefinitionError
-from karta.model import GroupVersionKind, Karta, load_karta, validate_karta
+from karta.model import GVK, GroupVersionKind, Karta, load_karta, validate_karta
 
 __all__ = ["CATALOG_DATA_DIR", "catalog_by_gvk", "catalog_definitions", "catalog_slugs", "slug_for"]
 
@@ -29,10 +29,6 @@ def slug_for(gvk: GroupVersionKind) -> str:
     """``<group with . replaced by -, or core>-<kind lower-cased>-<version>`` (section 18.1)."""
     group = gvk.group.replace(".", "-") if gvk.group else "core"
     return f"{group}-{gvk.kind.lower()}-{gvk.version}"
-
-
-def _gvk_key(gvk: GroupVersionKind) -> tuple[str, str, str]:
-    return (gvk.group, gvk.version, gvk.kind)
 
 
 def _check_name(path: Path, karta: Karta) -> None:
@@ -61,12 +57,12 @@ def _load_file(path: Path, *, validate: bool) -> Karta:
 
 @functools.cache
 def _catalog() -> tuple[Karta, ...]:
-    by_gvk: dict[tuple[str, str, str], tuple[Path, Karta]] = {}
+    by_gvk: dict[GVK, tuple[Path, Karta]] = {}
     validate = CATALOG_DATA_DIR != _SHIPPED_DATA_DIR
     for path in sorted(CATALOG_DATA_DIR.glob("*.yaml")):
         karta = _load_file(path, validate=validate)
         assert karta.root_gvk is not None
-        key = _gvk_key(karta.root_gvk)
+        key = karta.root_gvk.gvk
         if key in by_gvk:
             raise DefinitionError(
                 f"duplicate root GVK {karta.root_gvk} in the built-in catalog: "
@@ -92,6 +88,6 @@ def catalog_by_gvk(group: str, version: str, kind: str) -> Karta | None:
     """The built-in definition whose root GVK is exactly ``group/version, Kind=kind`` (a copy), or None."""
     for karta in _catalog():
         assert karta.root_gvk is not None
-        if _gvk_key(karta.root_gvk) == (group, version, kind):
+        if karta.root_gvk.gvk == (group, version, kind):
             return karta.model_copy(deep=True)
     return None
