@@ -40,8 +40,23 @@ class JqRuntimeError(JqError):
     """``JQ execution error for expression '<e>'``."""
 
 
-class JqTimeoutError(JqRuntimeError):
-    """The evaluation ran past its deadline (a runtime error that wraps the deadline)."""
+class JqBudgetError(JqRuntimeError):
+    """An evaluation went over one of its budgets (karta-format.md 3.4 and issue 9): time per
+    object, memory, output size or steps; ``budget`` names which (``time``, ``memory``,
+    ``output``, ``steps``). It ends the extraction of that object, never the process; unlike other
+    runtime errors it is not contained in one status matcher (R3), because the budget is the
+    object's."""
+
+    def __init__(self, message: str, *, expression: str, budget: str = "") -> None:
+        super().__init__(message, expression=expression)
+        self.budget = budget
+
+
+class JqTimeoutError(JqBudgetError):
+    """The evaluation ran past its deadline (the time budget)."""
+
+    def __init__(self, message: str, *, expression: str, budget: str = "time") -> None:
+        super().__init__(message, expression=expression, budget=budget)
 
 
 class JqResultLimitError(JqRuntimeError):
