@@ -54,11 +54,12 @@ class KubeHTTP:
         params: dict[str, str] | None = None,
         content_type: str = "application/json",
         timeout: float = 30.0,
+        raw: bytes | None = None,
     ) -> Response:
         url = self.server.rstrip("/") + path
         if params:
             url += "?" + urllib.parse.urlencode(params)
-        data = None if body is None else json.dumps(body).encode()
+        data = raw if raw is not None else None if body is None else json.dumps(body).encode()
         headers = {"Accept": "application/json", **self.headers}
         if data is not None:
             headers["Content-Type"] = content_type
@@ -74,6 +75,10 @@ class KubeHTTP:
 
     def post(self, path: str, body: Any, **kw: Any) -> Response:
         return self.request("POST", path, body=body, **kw)
+
+    def post_text(self, path: str, text: str, **kw: Any) -> Response:
+        """POST a JSON document given as text (one Python's own JSON writer could not produce)."""
+        return self.request("POST", path, raw=text.encode(), **kw)
 
     def delete(self, path: str, **kw: Any) -> Response:
         return self.request("DELETE", path, **kw)
@@ -97,7 +102,7 @@ class KubeHTTP:
 def _decode(raw: bytes) -> Any:
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested beyond Python's recursion limit
         return raw.decode(errors="replace")
 
 
