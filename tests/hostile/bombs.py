@@ -143,6 +143,17 @@ def cases_for(
             seconds=seconds,
         ),
     ]
+    out += [
+        Case(f"{name}/definitions", ["definitions"], files={**files, **defs_dir}, env=env, seconds=seconds),
+        Case(
+            f"{name}/definitions-name",
+            ["definitions", str(karta["metadata"]["name"]), "-o", "yaml"],
+            files={**files, **defs_dir},
+            env=env,
+            seconds=seconds,
+        ),
+        Case(f"{name}/rbac", ["rbac", "def.yaml"], files=files, seconds=seconds),
+    ]
     for backend in backends:
         out.append(
             Case(

@@ -28,6 +28,7 @@ CHILD = Path(__file__).resolve().parent / "_child.py"
 CANARY_NAME = "KARTA_HOSTILE_CANARY"
 CANARY = "canary-3f1b0e9c-do-not-leak"
 MEMORY_LIMIT = 1536 << 20  # bytes: the child's RLIMIT_AS
+RSS_LIMIT_KIB = 768 << 10  # the child's peak resident memory after any case
 EXIT_CODES = (0, 1, 2, 3, 4)
 LINE_PREFIXES = ("error: ", "warning: ", "hint: ")
 
@@ -77,6 +78,8 @@ class Outcome:
         bad = [line for line in self.err.splitlines() if line and not line.startswith(LINE_PREFIXES)]
         if bad:
             found.append(f"stderr line not error:/warning:/hint: {bad[0][:200]!r}")
+        if self.rss_kib > RSS_LIMIT_KIB:
+            found.append(f"peak memory {self.rss_kib >> 10} MiB (limit {RSS_LIMIT_KIB >> 10} MiB)")
         if CANARY in self.out or CANARY in self.err:
             found.append("the canary environment variable leaked into the output")
         return found
