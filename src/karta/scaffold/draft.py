@@ -14,16 +14,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from karta.scaffold.crd import CrdVersion, crd_version, select_crd
+from karta.scaffold.jqtext import jq_path, jq_scoped
 from karta.scaffold.render import Comments, to_commented_yaml
-from karta.scaffold.schema import (
-    PhaseField,
-    PodField,
-    SchemaAnalysis,
-    Segment,
-    analyse_schema,
-    jq_path,
-    jq_scoped,
-)
+from karta.scaffold.schema import PhaseField, PodField, SchemaAnalysis, Segment, analyse_schema
 from karta.scaffold.vocabulary import COMMON_CONDITIONS, COMMON_PHASES, STATUS_KEYS, status_key
 
 __all__ = ["Draft", "Todo", "build_draft"]
@@ -123,13 +116,13 @@ def instance_id_path(pod: PodField) -> str | None:
     start = 0
     for level, i in enumerate(indices):
         seg = pod.segments[i]
-        rel = jq_path((*pod.segments[start:i], _unrolled(seg)))
-        source = rel if level == 0 else f"$v{level - 1}{rel}"
+        steps = (*pod.segments[start:i], _unrolled(seg))
+        source = jq_path(steps) if level == 0 else jq_path(steps, base=f"$v{level - 1}")
         empty = "{}" if seg.iterate == "map" else "[]"
         parts.append(f"({source} // {empty}) as $c{level} | $c{level} | keys[] as $k{level}")
         parts.append(f"$c{level}[$k{level}] as $v{level}")
         if seg.iterate == "array" and seg.id_field:
-            labels.append(f"$v{level}{jq_path((Segment(seg.id_field),))}")
+            labels.append(jq_path((Segment(seg.id_field),), base=f"$v{level}"))
         else:
             labels.append(f"$k{level}")
         start = i + 1
@@ -200,7 +193,8 @@ def _child(
         todos.append(Todo((*path, "instanceIdPath"), note))
     selector: dict[str, Any] = {"componentTypeSelector": {"matchLabels": {f"{group}/component": name}}}
     if ids is not None:
-        selector["componentInstanceSelector"] = {"idPath": f'.metadata.labels["{group}/instance"]'}
+        label = (Segment("metadata"), Segment("labels"), Segment(f"{group}/instance"))
+        selector["componentInstanceSelector"] = {"idPath": jq_path(label)}
     comp["podSelector"] = selector
     todos.append(
         Todo(

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from karta.scaffold.jqtext import jq_path
+
 __all__ = [
     "REPLICA_NAMES",
     "PhaseField",
@@ -22,8 +24,6 @@ __all__ = [
     "SchemaAnalysis",
     "Segment",
     "analyse_schema",
-    "jq_path",
-    "jq_scoped",
 ]
 
 _MAX_DEPTH = 40
@@ -48,7 +48,6 @@ _MIN_NAMES = ("minReplicas", "minAvailable", "minMember", "minSize")
 _MAX_NAMES = ("maxReplicas", "maxSize")
 
 _PHASE_NAME = re.compile(r"^(phase|state)$|(Phase|State|Status)$")
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -113,39 +112,6 @@ class SchemaAnalysis:
     phases: list[PhaseField] = field(default_factory=list)
     has_spec_schema: bool = False
     has_status_schema: bool = False
-
-
-# --- jq rendering ---------------------------------------------------------------------------------
-
-
-def _field(name: str) -> str:
-    return f".{name}" if _IDENT.match(name) else f'["{name}"]'
-
-
-def jq_path(segments: tuple[Segment, ...] | list[Segment]) -> str:
-    """An assignable jq path: ``.spec.pytorchReplicaSpecs[]?.template``."""
-    out = ""
-    for seg in segments:
-        out += _field(seg.name)
-        if seg.iterate:
-            out += "[]?"
-    return out or "."
-
-
-def jq_scoped(segments: tuple[Segment, ...], default: str | None = None) -> str:
-    """One result per instance: ``<iterating prefix> | (<rest> // default)``.
-
-    ``//`` must not see the whole stream (it would drop the null entries), so the part after the
-    last iteration is applied per entry.
-    """
-    last = max((i for i, s in enumerate(segments) if s.iterate), default=-1)
-    prefix, rest = segments[: last + 1], segments[last + 1 :]
-    tail = jq_path(rest)
-    if default is not None:
-        tail = f"{tail} // {default}"
-    if last < 0:
-        return tail
-    return f"{jq_path(prefix)} | {tail if default is None else f'({tail})'}"
 
 
 # --- shape tests ----------------------------------------------------------------------------------

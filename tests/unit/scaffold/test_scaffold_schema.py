@@ -255,3 +255,47 @@ def test_analysis_ignores_schemaless_fields() -> None:
         }
     )
     assert a.pod_fields == [] and not a.has_spec_schema
+
+
+# --- hostile CRDs ---------------------------------------------------------------------------------
+
+HOSTILE = 'w"] | $ENV.HOME | .["'
+
+
+def test_hostile_property_names_stay_data_in_every_expression() -> None:
+    item = {
+        "type": "object",
+        "properties": {
+            HOSTILE: {"type": "string"},
+            'a"b': {
+                "type": "array",
+                "items": {"type": "object", "properties": {"my\x00Name": {"type": "string"}, "t": TEMPLATE}},
+            },
+        },
+    }
+    draft = scaffold_crd([crd({HOSTILE: {"type": "object", "additionalProperties": item}})])
+    child = draft.component("t")
+    assert child["specDefinition"]["podTemplateSpecPath"] == (
+        '.spec["w\\"] | $ENV.HOME | .[\\""][]?["a\\"b"][]?.t'
+    )
+    assert child["instanceIdPath"] == (
+        '(.spec["w\\"] | $ENV.HOME | .[\\""] // {}) as $c0 | $c0 | keys[] as $k0 | $c0[$k0] as $v0 | '
+        '($v0["a\\"b"] // []) as $c1 | $c1 | keys[] as $k1 | $c1[$k1] as $v1 | '
+        '"\\($k0)/\\($v1["my\\u0000Name"])"'
+    )
+    text = draft.to_yaml()
+    assert errors_of(text) == []
+    karta = load_karta(yaml.safe_load(text)).karta
+    obj = {"spec": {HOSTILE: {"k": {'a"b': [{"my\x00Name": "n0", "t": {}}]}}}}
+    comp = ComponentFactory(karta, obj, evaluator=Evaluator(trusted=True)).component("t")
+    assert comp.instance_ids() == ["k/n0"]
+
+
+def test_replica_paths_under_quoted_fields() -> None:
+    outer = {"type": "object", "properties": {"Replicas": INT, "min-Replicas": INT, "template": TEMPLATE}}
+    child = scaffold_crd([crd({"my-group": outer})]).component("my-group")
+    assert child["scaleDefinition"] == {"replicasPath": '.spec["my-group"].Replicas // 1'}
+    item = {"type": "object", "properties": {"minSize": INT, "MAXSIZE": INT, "template": TEMPLATE}}
+    child = scaffold_crd([crd({"g-1": {"type": "array", "items": item}})]).component("g-1")
+    assert child["scaleDefinition"]["minReplicasPath"] == '.spec["g-1"][]? | .minSize'
+    assert child["scaleDefinition"]["maxReplicasPath"] == '.spec["g-1"][]? | .MAXSIZE'
