@@ -6,11 +6,16 @@ and ``image``), the maps and arrays of objects that hold them (one instance per 
 replica-like integers next to them, and ``suspend`` booleans. Under ``status``: a ``conditions``
 array of ``{type, status}`` objects and phase-like strings (``phase``, ``state``, ``...Phase``,
 ``...State``, ``...Status``) with their enum values. Pure: plain dicts in, dataclasses out.
+
+The schema is hostile input: anything that is not the expected shape (a non-dict property, a
+non-list ``enum`` or ``required``, a property name that is not text, or not valid Unicode) is
+skipped.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -117,11 +122,31 @@ class SchemaAnalysis:
 # --- shape tests ----------------------------------------------------------------------------------
 
 
-def _props(schema: Any) -> dict[str, Any]:
+def _props(schema: Any) -> dict[Any, Any]:
     if not isinstance(schema, dict):
         return {}
     props = schema.get("properties")
     return props if isinstance(props, dict) else {}
+
+
+def _is_name(name: Any) -> bool:
+    """Text a real object can hold as a key: a ``str`` (not YAML's ``1:``) without lone surrogates."""
+    if not isinstance(name, str):
+        return False
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _named(props: dict[Any, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The properties whose name is text and whose schema is an object, in schema order."""
+    for name, sub in props.items():
+        if isinstance(sub, dict) and _is_name(name):
+            yield name, sub
 
 
 def _type(schema: Any) -> str | None:
@@ -155,7 +180,7 @@ def is_pod_spec(schema: Any) -> bool:
     if not isinstance(containers, dict):
         return False
     items = _object_items(containers)
-    return items is not None and {"name", "image"} <= set(_props(items))
+    return items is not None and "name" in _props(items) and "image" in _props(items)
 
 
 def is_pod_template(schema: Any) -> bool:
@@ -165,13 +190,21 @@ def is_pod_template(schema: Any) -> bool:
 
 
 def _id_field(items: dict[str, Any]) -> str | None:
-    props = _props(items)
-    strings = [n for n, p in props.items() if _type(p) == "string"]
+    strings = [n for n, p in _named(_props(items)) if _type(p) == "string"]
     if "name" in strings:
         return "name"
-    required = [n for n in items.get("required") or [] if n in strings]
-    named = [n for n in [*required, *strings] if n.lower().endswith("name")]
+    required = items.get("required")
+    known = set(strings)
+    first = [n for n in required if isinstance(n, str) and n in known] if isinstance(required, list) else []
+    named = [n for n in [*first, *strings] if n.lower().endswith("name")]
     return named[0] if named else None
+
+
+def _enum(schema: dict[str, Any]) -> tuple[str, ...]:
+    values = schema.get("enum")
+    if not isinstance(values, list):
+        return ()
+    return tuple(v for v in values if _is_name(v))
 
 
 # --- the walk -------------------------------------------------------------------------------------
@@ -188,7 +221,7 @@ def _replicas_near(frames: list[_Frame]) -> tuple[ReplicaField, ...]:
     rank = {n.lower(): i for i, n in enumerate(REPLICA_NAMES)}
     found: list[tuple[int, int, ReplicaField]] = []
     for depth, frame in enumerate(reversed(frames)):
-        for name, prop in _props(frame.schema).items():
+        for name, prop in _named(_props(frame.schema)):
             if _type(prop) != "integer":
                 continue
             lower = name.lower()
@@ -217,9 +250,7 @@ def _walk(
         return
     frames = [*frames, _Frame(segments, schema)]
     props = _props(schema)
-    for name, sub in props.items():
-        if not isinstance(sub, dict):
-            continue
+    for name, sub in _named(props):
         here = (*segments, Segment(name))
         if is_pod_template(sub):
             out.pod_fields.append(PodField(here, "template", _replicas_near(frames)))
@@ -251,17 +282,17 @@ def _status(schema: dict[str, Any], out: SchemaAnalysis) -> None:
     conditions = props.get("conditions")
     if isinstance(conditions, dict):
         items = _object_items(conditions)
-        if items is not None and {"type", "status"} <= set(_props(items)):
+        if items is not None and "type" in _props(items) and "status" in _props(items):
             out.conditions = (Segment("status"), Segment("conditions"))
-    for name, sub in props.items():
-        if _type(sub) == "string" and _PHASE_NAME.search(name):
-            values = tuple(str(v) for v in sub.get("enum") or [] if isinstance(v, str))
-            out.phases.append(PhaseField((Segment("status"), Segment(name)), values))
-        elif _type(sub) == "object" and not _map_values(sub):
-            for inner, prop in _props(sub).items():
-                if _type(prop) == "string" and _PHASE_NAME.search(inner) and _PHASE_NAME.search(name):
-                    values = tuple(str(v) for v in prop.get("enum") or [] if isinstance(v, str))
-                    out.phases.append(PhaseField((Segment("status"), Segment(name), Segment(inner)), values))
+    for name, sub in _named(props):
+        phase_like = _PHASE_NAME.search(name) is not None
+        if _type(sub) == "string" and phase_like:
+            out.phases.append(PhaseField((Segment("status"), Segment(name)), _enum(sub)))
+        elif phase_like and _type(sub) == "object" and not _map_values(sub):
+            for inner, prop in _named(_props(sub)):
+                if _type(prop) == "string" and _PHASE_NAME.search(inner):
+                    where = (Segment("status"), Segment(name), Segment(inner))
+                    out.phases.append(PhaseField(where, _enum(prop)))
 
 
 def analyse_schema(schema: dict[str, Any]) -> SchemaAnalysis:

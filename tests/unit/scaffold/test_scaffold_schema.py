@@ -299,3 +299,76 @@ def test_replica_paths_under_quoted_fields() -> None:
     child = scaffold_crd([crd({"g-1": {"type": "array", "items": item}})]).component("g-1")
     assert child["scaleDefinition"]["minReplicasPath"] == '.spec["g-1"][]? | .minSize'
     assert child["scaleDefinition"]["maxReplicasPath"] == '.spec["g-1"][]? | .MAXSIZE'
+
+
+def test_comments_never_carry_the_crds_line_breaks_or_controls() -> None:
+    status = {
+        "phase": {"type": "string", "enum": ["Running", "x\ny: 1", "a\u2028b", "c\x85d", "e\x00", "\ufeff"]}
+    }
+    spec = {"x\ny: 1\u2029z": TEMPLATE}
+    doc = crd(spec, status)
+    doc["metadata"]["name"] = "finetunes.acme.ai\n# injected: true\u2028"
+    text = scaffold_crd([doc]).to_yaml()
+    assert all(line.isprintable() for line in text.splitlines())
+    assert "# Unmapped values: x\\u000ay: 1, a\\u2028b, c\\u0085d, e\\u0000, \\ufeff." in text
+    assert '#   .spec["x\\u000ay: 1\\u2029z"] (PodTemplateSpec)' in text
+    assert "finetunes.acme.ai\\u000a# injected: true\\u2028" in text
+    loaded = yaml.safe_load(text)
+    assert loaded["spec"]["structureDefinition"]["rootComponent"]["statusDefinition"]["statusMappings"] == {
+        "running": [{"byPhase": "Running"}]
+    }
+    assert errors_of(text) == []
+
+
+def test_byphase_values_with_controls_load_back_unchanged() -> None:
+    values = ["Running", "Failed\n", "Pending\u2028", "Succeeded\t", "Done\x00"]
+    draft = scaffold_crd([crd({"template": TEMPLATE}, {"phase": {"type": "string", "enum": values}})])
+    text = draft.to_yaml()
+    assert all(line.isprintable() for line in text.splitlines())
+    assert yaml.safe_load(text) == draft.karta
+    assert errors_of(text) == []
+
+
+def test_malformed_schema_parts_are_skipped() -> None:
+    doc = crd(
+        {
+            "list": {
+                "type": "array",
+                "items": {"type": "object", "required": 5, "properties": {1: INT, "t": TEMPLATE}},
+            },
+            "odd": {"type": "object", "properties": {None: TEMPLATE, True: TEMPLATE, "ok": "not a schema"}},
+            "\ud800": TEMPLATE,  # a lone surrogate: only a Python caller can pass one, no object holds it
+        },
+        {
+            "phase": {"type": "string", "enum": {"Running": 1}},
+            "state": {"type": "string", "enum": ["Running", 3, "\udc00"]},
+        },
+    )
+    draft = scaffold_crd([doc])
+    assert [p.display for p in draft.analysis.pod_fields] == [".spec.list[]?.t"]
+    assert draft.component("finetune")["statusDefinition"]["phaseDefinition"] == {"path": ".status.state"}
+    assert errors_of(draft.to_yaml()) == []
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "message"),
+    [
+        ("group", "Acme.AI", "spec.group 'Acme.AI': a lowercase RFC 1123 subdomain"),
+        ("group", 'a"] | $ENV.HOME', "spec.group 'a\"] | $ENV.HOME': a lowercase RFC 1123 subdomain"),
+        ("kind", "Fine\nTune", "spec.names.kind 'Fine\\nTune': a lowercase RFC 1123 label must consist"),
+        ("kind", "9Lives", "spec.names.kind '9Lives': an RFC 1035 label must start with a letter"),
+        ("version", "V1", "the version name 'V1': a lowercase RFC 1123 label"),
+    ],
+)
+def test_names_the_api_server_would_refuse_are_not_a_crd(where: str, value: str, message: str) -> None:
+    doc = crd({"template": TEMPLATE})
+    if where == "group":
+        doc["spec"]["group"] = value
+    elif where == "kind":
+        doc["spec"]["names"]["kind"] = value
+    else:
+        doc["spec"]["versions"][0]["name"] = value
+    with pytest.raises(ScaffoldError, match="is not a valid CRD") as err:
+        scaffold_crd([doc])
+    assert message in str(err.value)
+    assert str(err.value).isprintable()
