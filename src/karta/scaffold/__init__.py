@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "instance_id_path": "karta.scaffold.draft",
     "scaffold_crd": "karta.scaffold.draft",
     "PodField": "karta.scaffold.schema",
+    "Replicas": "karta.scaffold.schema",
     "SchemaAnalysis": "karta.scaffold.schema",
     "Segment": "karta.scaffold.schema",
     "analyse_schema": "karta.scaffold.schema",
@@ -36,6 +37,7 @@ __all__ = [
     "CrdVersion",
     "Draft",
     "PodField",
+    "Replicas",
     "SchemaAnalysis",
     "Segment",
     "Todo",
@@ -56,4 +58,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from karta.scaffold.crd import CrdVersion, crd_version, select_crd
     from karta.scaffold.draft import Draft, Todo, build_draft, instance_id_path, scaffold_crd
     from karta.scaffold.jqtext import jq_path, jq_string
-    from karta.scaffold.schema import PodField, SchemaAnalysis, Segment, analyse_schema
+    from karta.scaffold.schema import PodField, Replicas, SchemaAnalysis, Segment, analyse_schema

@@ -9,7 +9,8 @@ array of ``{type, status}`` objects and phase-like strings (``phase``, ``state``
 
 The schema is hostile input: anything that is not the expected shape (a non-dict property, a
 non-list ``enum`` or ``required``, a property name that is not text, or not valid Unicode) is
-skipped.
+skipped, and the walk is linear in the schema's size: each enclosing object's replica-like
+integers are read once, and a pod field keeps only the few it can name (:class:`Replicas`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "PhaseField",
     "PodField",
     "ReplicaField",
+    "Replicas",
     "SchemaAnalysis",
     "Segment",
     "analyse_schema",
@@ -51,6 +53,10 @@ REPLICA_NAMES: tuple[str, ...] = (
 )
 _MIN_NAMES = ("minReplicas", "minAvailable", "minMember", "minSize")
 _MAX_NAMES = ("maxReplicas", "maxSize")
+_RANK = {n.lower(): i for i, n in enumerate(REPLICA_NAMES)}
+_MIN_LOWER = frozenset(n.lower() for n in _MIN_NAMES)
+_MAX_LOWER = frozenset(n.lower() for n in _MAX_NAMES)
+_KEEP = 6  # pod-count candidates a pod field keeps: the one chosen and the others a TODO names
 
 _PHASE_NAME = re.compile(r"^(phase|state)$|(Phase|State|Status)$")
 
@@ -81,12 +87,27 @@ class ReplicaField:
 
 
 @dataclass(frozen=True)
+class Replicas:
+    """The replica-like integers of the objects enclosing a pod field, within one instance.
+
+    ``counts``: pod-count candidates, best first (REPLICA_NAMES priority, then the nearest, then
+    schema order), at most a few; ``total``: how many there are in all. ``minimum`` and
+    ``maximum``: the nearest min- and max-like integers.
+    """
+
+    counts: tuple[ReplicaField, ...] = ()
+    total: int = 0
+    minimum: ReplicaField | None = None
+    maximum: ReplicaField | None = None
+
+
+@dataclass(frozen=True)
 class PodField:
     """A PodTemplateSpec- or PodSpec-shaped field under ``.spec`` and what surrounds it."""
 
     segments: tuple[Segment, ...]  # from the resource root, starting with "spec"
     style: Literal["template", "podSpec"]
-    replicas: tuple[ReplicaField, ...]  # nearest first, then by REPLICA_NAMES priority
+    replicas: Replicas
     metadata: tuple[Segment, ...] | None = None  # a sibling ObjectMeta of a PodSpec, if any
 
     @property
@@ -210,33 +231,51 @@ def _enum(schema: dict[str, Any]) -> tuple[str, ...]:
 # --- the walk -------------------------------------------------------------------------------------
 
 
+_FrameReplicas = tuple[list[tuple[int, ReplicaField]], int, ReplicaField | None, ReplicaField | None]
+
+
 @dataclass
 class _Frame:
+    """An object enclosing a pod field, with its replica-like integers (read once, when asked)."""
+
     segments: tuple[Segment, ...]
     schema: dict[str, Any]
+    _near: _FrameReplicas | None = None
+
+    def replicas(self) -> _FrameReplicas:
+        """The best pod-count candidates (with their rank), how many in all, the first min and max."""
+        if self._near is None:
+            counts: list[tuple[int, ReplicaField]] = []
+            minimum = maximum = None
+            for name, prop in _named(_props(self.schema)):
+                if _type(prop) != "integer":
+                    continue
+                lower = name.lower()
+                if lower in _MIN_LOWER:
+                    minimum = minimum or ReplicaField((*self.segments, Segment(name)), "min")
+                elif lower in _MAX_LOWER:
+                    maximum = maximum or ReplicaField((*self.segments, Segment(name)), "max")
+                elif lower in _RANK:
+                    counts.append((_RANK[lower], ReplicaField((*self.segments, Segment(name)), "replicas")))
+            total = len(counts)
+            counts.sort(key=lambda c: c[0])  # stable: schema order among equal names
+            self._near = (counts[:_KEEP], total, minimum, maximum)
+        return self._near
 
 
-def _replicas_near(frames: list[_Frame]) -> tuple[ReplicaField, ...]:
+def _replicas_near(frames: list[_Frame]) -> Replicas:
     """Replica-like integers of the enclosing objects (innermost first) within one instance."""
-    rank = {n.lower(): i for i, n in enumerate(REPLICA_NAMES)}
     found: list[tuple[int, int, ReplicaField]] = []
+    total = 0
+    minimum = maximum = None
     for depth, frame in enumerate(reversed(frames)):
-        for name, prop in _named(_props(frame.schema)):
-            if _type(prop) != "integer":
-                continue
-            lower = name.lower()
-            role: Literal["replicas", "min", "max"]
-            if lower in (n.lower() for n in _MIN_NAMES):
-                role, order = "min", len(REPLICA_NAMES)
-            elif lower in (n.lower() for n in _MAX_NAMES):
-                role, order = "max", len(REPLICA_NAMES)
-            elif lower in rank:
-                role, order = "replicas", rank[lower]
-            else:
-                continue
-            found.append((order, depth, ReplicaField((*frame.segments, Segment(name)), role)))
+        counts, count, low, high = frame.replicas()
+        found.extend((rank, depth, r) for rank, r in counts)
+        total += count
+        minimum = minimum or low
+        maximum = maximum or high
     found.sort(key=lambda t: (t[0], t[1]))
-    return tuple(r for _, _, r in found)
+    return Replicas(tuple(r for _, _, r in found[:_KEEP]), total, minimum, maximum)
 
 
 def _walk(
@@ -249,16 +288,19 @@ def _walk(
     if depth > _MAX_DEPTH:
         return
     frames = [*frames, _Frame(segments, schema)]
+    near: Replicas | None = None  # shared by the pod fields of this object
     props = _props(schema)
     for name, sub in _named(props):
         here = (*segments, Segment(name))
         if is_pod_template(sub):
-            out.pod_fields.append(PodField(here, "template", _replicas_near(frames)))
+            near = near or _replicas_near(frames)
+            out.pod_fields.append(PodField(here, "template", near))
             continue
         if is_pod_spec(sub):
             meta = props.get("metadata") if name != "metadata" else None
             metadata = (*segments, Segment("metadata")) if _type(meta) == "object" and _props(meta) else None
-            out.pod_fields.append(PodField(here, "podSpec", _replicas_near(frames), metadata))
+            near = near or _replicas_near(frames)
+            out.pod_fields.append(PodField(here, "podSpec", near, metadata))
             continue
         if name == "suspend" and _type(sub) == "boolean" and not any(s.iterate for s in here):
             if out.suspend is None or len(here) < len(out.suspend):
@@ -303,7 +345,7 @@ def analyse_schema(schema: dict[str, Any]) -> SchemaAnalysis:
     if isinstance(spec, dict) and _props(spec):
         out.has_spec_schema = True
         if is_pod_spec(spec):  # the resource's spec is itself a pod spec
-            out.pod_fields.append(PodField((Segment("spec"),), "podSpec", _replicas_near([])))
+            out.pod_fields.append(PodField((Segment("spec"),), "podSpec", Replicas()))
         else:
             _walk(spec, (Segment("spec"),), [], out, 0)
     status = props.get("status")

@@ -11,7 +11,7 @@ from karta.errors import ScaffoldError
 from karta.extract import ComponentFactory
 from karta.jq import Evaluator, is_assignable, parse
 from karta.model import Severity, load_karta, validate_karta
-from karta.scaffold import analyse_schema, crd_version, scaffold_crd, select_crd
+from karta.scaffold import Draft, analyse_schema, crd_version, scaffold_crd, select_crd
 
 CONTAINERS = {
     "type": "array",
@@ -262,6 +262,15 @@ def test_analysis_ignores_schemaless_fields() -> None:
 HOSTILE = 'w"] | $ENV.HOME | .["'
 
 
+def child_names(draft: Draft) -> list[str]:
+    return [c["name"] for c in draft.karta["spec"]["structureDefinition"]["childComponents"]]
+
+
+def case_variants(word: str, count: int) -> list[str]:
+    """``count`` spellings of ``word`` in different cases (replica names compare case-insensitively)."""
+    return ["".join(c.upper() if (i >> k) & 1 else c for k, c in enumerate(word)) for i in range(count)]
+
+
 def test_hostile_property_names_stay_data_in_every_expression() -> None:
     item = {
         "type": "object",
@@ -348,6 +357,30 @@ def test_malformed_schema_parts_are_skipped() -> None:
     assert [p.display for p in draft.analysis.pod_fields] == [".spec.list[]?.t"]
     assert draft.component("finetune")["statusDefinition"]["phaseDefinition"] == {"path": ".status.state"}
     assert errors_of(draft.to_yaml()) == []
+
+
+def test_long_names_that_collide_are_numbered_within_63_characters() -> None:
+    long = "w" * 70
+    nested = {"type": "object", "properties": {long: TEMPLATE}}
+    draft = scaffold_crd([crd({long: TEMPLATE, "template": nested, "pod": nested, "spec": nested})])
+    assert child_names(draft) == ["w" * 63, "pod", "w" * 61 + "-2", "w" * 61 + "-3"]
+    assert errors_of(draft.to_yaml()) == []
+
+
+def test_many_names_without_letters_share_one_numbering() -> None:
+    spec = {chr(0x4E00 + i): TEMPLATE for i in range(30)}
+    assert child_names(scaffold_crd([crd(spec)])) == ["pod", *(f"pod-{i}" for i in range(2, 31))]
+
+
+def test_a_todo_names_a_few_other_replica_fields_and_counts_the_rest() -> None:
+    ints = {name: INT for name in case_variants("replicas", 40)}
+    draft = scaffold_crd([crd({"group": {"type": "object", "properties": {**ints, "template": TEMPLATE}}})])
+    assert draft.component("group")["scaleDefinition"]["replicasPath"] == ".spec.group.replicas // 1"
+    (todo,) = [t.message for t in draft.todos if t.path[-1] == "replicasPath"]
+    assert todo.startswith(
+        "other replica-like fields here: .spec.group.Replicas, .spec.group.rEplicas, .spec.group.REplicas, "
+        ".spec.group.rePlicas, .spec.group.RePlicas and 34 more; which one"
+    )
 
 
 @pytest.mark.parametrize(
