@@ -3,7 +3,8 @@
 :func:`scaffold_crd` picks the CRD and version, :func:`analyse_schema` finds pod templates and
 pod specs (alone, in maps, in arrays), replica-like integers, ``suspend`` booleans, conditions and
 phase-like enums, and :func:`build_draft` turns that into a Karta that validates, with ``TODO:``
-comments where a human must decide. Pure: no cluster, no CLI.
+comments where a human must decide; :func:`jq_path` and :func:`jq_string` write every piece of jq
+the draft builds from CRD names, which stay data, never code. Pure: no cluster, no CLI.
 
 Names are resolved lazily (PEP 562): importing the package costs nothing until a name is used.
 """
@@ -24,16 +25,19 @@ _EXPORTS: dict[str, str] = {
     "instance_id_path": "karta.scaffold.draft",
     "scaffold_crd": "karta.scaffold.draft",
     "PodField": "karta.scaffold.schema",
+    "Replicas": "karta.scaffold.schema",
     "SchemaAnalysis": "karta.scaffold.schema",
     "Segment": "karta.scaffold.schema",
     "analyse_schema": "karta.scaffold.schema",
-    "jq_path": "karta.scaffold.schema",
+    "jq_path": "karta.scaffold.jqtext",
+    "jq_string": "karta.scaffold.jqtext",
 }
 
 __all__ = [
     "CrdVersion",
     "Draft",
     "PodField",
+    "Replicas",
     "SchemaAnalysis",
     "Segment",
     "Todo",
@@ -42,6 +46,7 @@ __all__ = [
     "crd_version",
     "instance_id_path",
     "jq_path",
+    "jq_string",
     "scaffold_crd",
     "select_crd",
 ]
@@ -52,4 +57,5 @@ __dir__ = lazy_dir(_EXPORTS, globals())
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from karta.scaffold.crd import CrdVersion, crd_version, select_crd
     from karta.scaffold.draft import Draft, Todo, build_draft, instance_id_path, scaffold_crd
-    from karta.scaffold.schema import PodField, SchemaAnalysis, Segment, analyse_schema, jq_path
+    from karta.scaffold.jqtext import jq_path, jq_string
+    from karta.scaffold.schema import PodField, Replicas, SchemaAnalysis, Segment, analyse_schema

@@ -14,16 +14,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from karta.scaffold.crd import CrdVersion, crd_version, select_crd
+from karta.scaffold.jqtext import jq_path, jq_scoped
 from karta.scaffold.render import Comments, to_commented_yaml
-from karta.scaffold.schema import (
-    PhaseField,
-    PodField,
-    SchemaAnalysis,
-    Segment,
-    analyse_schema,
-    jq_path,
-    jq_scoped,
-)
+from karta.scaffold.schema import PhaseField, PodField, SchemaAnalysis, Segment, analyse_schema
 from karta.scaffold.vocabulary import COMMON_CONDITIONS, COMMON_PHASES, STATUS_KEYS, status_key
 
 __all__ = ["Draft", "Todo", "build_draft"]
@@ -83,21 +76,39 @@ def _strip_suffix(word: str) -> str:
     return word
 
 
-def _component_name(pod: PodField, taken: set[str]) -> str:
-    words = [s.name for s in pod.segments[1:] if s.name.lower() not in _GENERIC]
-    candidates: list[str] = []
-    for n in range(1, len(words) + 1):
-        tail = words[-n:]
-        candidates.append(_kebab("-".join([*tail[:-1], _strip_suffix(tail[-1])])))
-    candidates.append("pod")
-    for candidate in candidates:
-        if candidate and candidate not in taken:
-            return candidate
-    base = candidates[0] or "pod"
-    index = 2
-    while f"{base}-{index}"[:63] in taken:
-        index += 1
-    return f"{base}-{index}"[:63]
+@dataclass
+class _Names:
+    """Component names handed out so far; ``-2``, ``-3``, ... resume where each base left off."""
+
+    taken: set[str]
+    next_index: dict[str, int] = field(default_factory=dict)
+
+    def pick(self, pod: PodField) -> str:
+        words = [s.name for s in pod.segments[1:] if s.name.lower() not in _GENERIC]
+        candidates: list[str] = []
+        for n in range(1, len(words) + 1):
+            tail = words[-n:]
+            candidates.append(_kebab("-".join([*tail[:-1], _strip_suffix(tail[-1])])))
+        candidates.append("pod")
+        for candidate in candidates:
+            if candidate and candidate not in self.taken:
+                return self._take(candidate)
+        base = candidates[0] or "pod"
+        index = self.next_index.get(base, 2)
+        while _numbered(base, index) in self.taken:
+            index += 1
+        self.next_index[base] = index + 1
+        return self._take(_numbered(base, index))
+
+    def _take(self, name: str) -> str:
+        self.taken.add(name)
+        return name
+
+
+def _numbered(base: str, index: int) -> str:
+    """``base-index`` within 63 characters: the base is cut, never the number."""
+    suffix = f"-{index}"
+    return base[: 63 - len(suffix)].rstrip("-") + suffix
 
 
 def _unrolled(segment: Segment) -> Segment:
@@ -123,13 +134,13 @@ def instance_id_path(pod: PodField) -> str | None:
     start = 0
     for level, i in enumerate(indices):
         seg = pod.segments[i]
-        rel = jq_path((*pod.segments[start:i], _unrolled(seg)))
-        source = rel if level == 0 else f"$v{level - 1}{rel}"
+        steps = (*pod.segments[start:i], _unrolled(seg))
+        source = jq_path(steps) if level == 0 else jq_path(steps, base=f"$v{level - 1}")
         empty = "{}" if seg.iterate == "map" else "[]"
         parts.append(f"({source} // {empty}) as $c{level} | $c{level} | keys[] as $k{level}")
         parts.append(f"$c{level}[$k{level}] as $v{level}")
         if seg.iterate == "array" and seg.id_field:
-            labels.append(f"$v{level}{jq_path((Segment(seg.id_field),))}")
+            labels.append(jq_path((Segment(seg.id_field),), base=f"$v{level}"))
         else:
             labels.append(f"$k{level}")
         start = i + 1
@@ -138,14 +149,15 @@ def instance_id_path(pod: PodField) -> str | None:
 
 
 def _scale(pod: PodField, path: tuple[str | int, ...], todos: list[Todo]) -> dict[str, str]:
-    replicas = [r for r in pod.replicas if r.role == "replicas"]
-    minimum = [r for r in pod.replicas if r.role == "min"]
-    maximum = [r for r in pod.replicas if r.role == "max"]
+    near = pod.replicas
     scale: dict[str, str] = {}
-    if replicas:
-        scale["replicasPath"] = jq_scoped(replicas[0].segments, "1")
-        if len(replicas) > 1:
-            others = ", ".join(jq_path(r.segments) for r in replicas[1:])
+    if near.counts:
+        scale["replicasPath"] = jq_scoped(near.counts[0].segments, "1")
+        if near.total > 1:
+            others = ", ".join(jq_path(r.segments) for r in near.counts[1:])
+            more = near.total - len(near.counts)  # a pod field keeps only the first few
+            if more:
+                others += f" and {more} more"
             todos.append(
                 Todo(
                     (*path, "replicasPath"),
@@ -163,10 +175,10 @@ def _scale(pod: PodField, path: tuple[str | int, ...], todos: list[Todo]) -> dic
         todos.append(
             Todo((*path, "replicasPath"), "no replica-like integer found next to the pod field; 1 assumed.")
         )
-    if minimum:
-        scale["minReplicasPath"] = jq_scoped(minimum[0].segments)
-    if maximum:
-        scale["maxReplicasPath"] = jq_scoped(maximum[0].segments)
+    if near.minimum is not None:
+        scale["minReplicasPath"] = jq_scoped(near.minimum.segments)
+    if near.maximum is not None:
+        scale["maxReplicasPath"] = jq_scoped(near.maximum.segments)
     return scale
 
 
@@ -200,7 +212,8 @@ def _child(
         todos.append(Todo((*path, "instanceIdPath"), note))
     selector: dict[str, Any] = {"componentTypeSelector": {"matchLabels": {f"{group}/component": name}}}
     if ids is not None:
-        selector["componentInstanceSelector"] = {"idPath": f'.metadata.labels["{group}/instance"]'}
+        label = (Segment("metadata"), Segment("labels"), Segment(f"{group}/instance"))
+        selector["componentInstanceSelector"] = {"idPath": jq_path(label)}
     comp["podSelector"] = selector
     todos.append(
         Todo(
@@ -270,7 +283,7 @@ def _status(analysis: SchemaAnalysis, todos: list[Todo]) -> dict[str, Any]:
 
 
 def _dns(text: str) -> str:
-    return re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:63] or "workload"
+    return re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:63].rstrip("-") or "workload"
 
 
 def build_draft(crd: CrdVersion, analysis: SchemaAnalysis) -> Draft:
@@ -289,11 +302,10 @@ def build_draft(crd: CrdVersion, analysis: SchemaAnalysis) -> Draft:
             "suspendActions": [{"path": path, "value": "true"}],
             "resumeActions": [{"path": path, "value": "false"}],
         }
-    taken = {root_name}
+    names = _Names({root_name})
     children = []
     for index, pod in enumerate(analysis.pod_fields):
-        name = _component_name(pod, taken)
-        taken.add(name)
+        name = names.pick(pod)
         children.append(_child(pod, name=name, root=root_name, group=crd.group, index=index, todos=todos))
     structure: dict[str, Any] = {"rootComponent": root}
     if children:

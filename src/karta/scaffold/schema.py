@@ -6,24 +6,31 @@ and ``image``), the maps and arrays of objects that hold them (one instance per 
 replica-like integers next to them, and ``suspend`` booleans. Under ``status``: a ``conditions``
 array of ``{type, status}`` objects and phase-like strings (``phase``, ``state``, ``...Phase``,
 ``...State``, ``...Status``) with their enum values. Pure: plain dicts in, dataclasses out.
+
+The schema is hostile input: anything that is not the expected shape (a non-dict property, a
+non-list ``enum`` or ``required``, a property name that is not text, or not valid Unicode) is
+skipped, and the walk is linear in the schema's size: each enclosing object's replica-like
+integers are read once, and a pod field keeps only the few it can name (:class:`Replicas`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from karta.scaffold.jqtext import jq_path
 
 __all__ = [
     "REPLICA_NAMES",
     "PhaseField",
     "PodField",
     "ReplicaField",
+    "Replicas",
     "SchemaAnalysis",
     "Segment",
     "analyse_schema",
-    "jq_path",
-    "jq_scoped",
 ]
 
 _MAX_DEPTH = 40
@@ -46,9 +53,12 @@ REPLICA_NAMES: tuple[str, ...] = (
 )
 _MIN_NAMES = ("minReplicas", "minAvailable", "minMember", "minSize")
 _MAX_NAMES = ("maxReplicas", "maxSize")
+_RANK = {n.lower(): i for i, n in enumerate(REPLICA_NAMES)}
+_MIN_LOWER = frozenset(n.lower() for n in _MIN_NAMES)
+_MAX_LOWER = frozenset(n.lower() for n in _MAX_NAMES)
+_KEEP = 6  # pod-count candidates a pod field keeps: the one chosen and the others a TODO names
 
 _PHASE_NAME = re.compile(r"^(phase|state)$|(Phase|State|Status)$")
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -77,12 +87,27 @@ class ReplicaField:
 
 
 @dataclass(frozen=True)
+class Replicas:
+    """The replica-like integers of the objects enclosing a pod field, within one instance.
+
+    ``counts``: pod-count candidates, best first (REPLICA_NAMES priority, then the nearest, then
+    schema order), at most a few; ``total``: how many there are in all. ``minimum`` and
+    ``maximum``: the nearest min- and max-like integers.
+    """
+
+    counts: tuple[ReplicaField, ...] = ()
+    total: int = 0
+    minimum: ReplicaField | None = None
+    maximum: ReplicaField | None = None
+
+
+@dataclass(frozen=True)
 class PodField:
     """A PodTemplateSpec- or PodSpec-shaped field under ``.spec`` and what surrounds it."""
 
     segments: tuple[Segment, ...]  # from the resource root, starting with "spec"
     style: Literal["template", "podSpec"]
-    replicas: tuple[ReplicaField, ...]  # nearest first, then by REPLICA_NAMES priority
+    replicas: Replicas
     metadata: tuple[Segment, ...] | None = None  # a sibling ObjectMeta of a PodSpec, if any
 
     @property
@@ -115,47 +140,34 @@ class SchemaAnalysis:
     has_status_schema: bool = False
 
 
-# --- jq rendering ---------------------------------------------------------------------------------
-
-
-def _field(name: str) -> str:
-    return f".{name}" if _IDENT.match(name) else f'["{name}"]'
-
-
-def jq_path(segments: tuple[Segment, ...] | list[Segment]) -> str:
-    """An assignable jq path: ``.spec.pytorchReplicaSpecs[]?.template``."""
-    out = ""
-    for seg in segments:
-        out += _field(seg.name)
-        if seg.iterate:
-            out += "[]?"
-    return out or "."
-
-
-def jq_scoped(segments: tuple[Segment, ...], default: str | None = None) -> str:
-    """One result per instance: ``<iterating prefix> | (<rest> // default)``.
-
-    ``//`` must not see the whole stream (it would drop the null entries), so the part after the
-    last iteration is applied per entry.
-    """
-    last = max((i for i, s in enumerate(segments) if s.iterate), default=-1)
-    prefix, rest = segments[: last + 1], segments[last + 1 :]
-    tail = jq_path(rest)
-    if default is not None:
-        tail = f"{tail} // {default}"
-    if last < 0:
-        return tail
-    return f"{jq_path(prefix)} | {tail if default is None else f'({tail})'}"
-
-
 # --- shape tests ----------------------------------------------------------------------------------
 
 
-def _props(schema: Any) -> dict[str, Any]:
+def _props(schema: Any) -> dict[Any, Any]:
     if not isinstance(schema, dict):
         return {}
     props = schema.get("properties")
     return props if isinstance(props, dict) else {}
+
+
+def _is_name(name: Any) -> bool:
+    """Text a real object can hold as a key: a ``str`` (not YAML's ``1:``) without lone surrogates."""
+    if not isinstance(name, str):
+        return False
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _named(props: dict[Any, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The properties whose name is text and whose schema is an object, in schema order."""
+    for name, sub in props.items():
+        if isinstance(sub, dict) and _is_name(name):
+            yield name, sub
 
 
 def _type(schema: Any) -> str | None:
@@ -189,7 +201,7 @@ def is_pod_spec(schema: Any) -> bool:
     if not isinstance(containers, dict):
         return False
     items = _object_items(containers)
-    return items is not None and {"name", "image"} <= set(_props(items))
+    return items is not None and "name" in _props(items) and "image" in _props(items)
 
 
 def is_pod_template(schema: Any) -> bool:
@@ -199,45 +211,71 @@ def is_pod_template(schema: Any) -> bool:
 
 
 def _id_field(items: dict[str, Any]) -> str | None:
-    props = _props(items)
-    strings = [n for n, p in props.items() if _type(p) == "string"]
+    strings = [n for n, p in _named(_props(items)) if _type(p) == "string"]
     if "name" in strings:
         return "name"
-    required = [n for n in items.get("required") or [] if n in strings]
-    named = [n for n in [*required, *strings] if n.lower().endswith("name")]
+    required = items.get("required")
+    known = set(strings)
+    first = [n for n in required if isinstance(n, str) and n in known] if isinstance(required, list) else []
+    named = [n for n in [*first, *strings] if n.lower().endswith("name")]
     return named[0] if named else None
+
+
+def _enum(schema: dict[str, Any]) -> tuple[str, ...]:
+    values = schema.get("enum")
+    if not isinstance(values, list):
+        return ()
+    return tuple(v for v in values if _is_name(v))
 
 
 # --- the walk -------------------------------------------------------------------------------------
 
 
+_FrameReplicas = tuple[list[tuple[int, ReplicaField]], int, ReplicaField | None, ReplicaField | None]
+
+
 @dataclass
 class _Frame:
+    """An object enclosing a pod field, with its replica-like integers (read once, when asked)."""
+
     segments: tuple[Segment, ...]
     schema: dict[str, Any]
+    _near: _FrameReplicas | None = None
+
+    def replicas(self) -> _FrameReplicas:
+        """The best pod-count candidates (with their rank), how many in all, the first min and max."""
+        if self._near is None:
+            counts: list[tuple[int, ReplicaField]] = []
+            minimum = maximum = None
+            for name, prop in _named(_props(self.schema)):
+                if _type(prop) != "integer":
+                    continue
+                lower = name.lower()
+                if lower in _MIN_LOWER:
+                    minimum = minimum or ReplicaField((*self.segments, Segment(name)), "min")
+                elif lower in _MAX_LOWER:
+                    maximum = maximum or ReplicaField((*self.segments, Segment(name)), "max")
+                elif lower in _RANK:
+                    counts.append((_RANK[lower], ReplicaField((*self.segments, Segment(name)), "replicas")))
+            total = len(counts)
+            counts.sort(key=lambda c: c[0])  # stable: schema order among equal names
+            self._near = (counts[:_KEEP], total, minimum, maximum)
+        return self._near
 
 
-def _replicas_near(frames: list[_Frame]) -> tuple[ReplicaField, ...]:
+def _replicas_near(frames: list[_Frame]) -> Replicas:
     """Replica-like integers of the enclosing objects (innermost first) within one instance."""
-    rank = {n.lower(): i for i, n in enumerate(REPLICA_NAMES)}
     found: list[tuple[int, int, ReplicaField]] = []
+    total = 0
+    minimum = maximum = None
     for depth, frame in enumerate(reversed(frames)):
-        for name, prop in _props(frame.schema).items():
-            if _type(prop) != "integer":
-                continue
-            lower = name.lower()
-            role: Literal["replicas", "min", "max"]
-            if lower in (n.lower() for n in _MIN_NAMES):
-                role, order = "min", len(REPLICA_NAMES)
-            elif lower in (n.lower() for n in _MAX_NAMES):
-                role, order = "max", len(REPLICA_NAMES)
-            elif lower in rank:
-                role, order = "replicas", rank[lower]
-            else:
-                continue
-            found.append((order, depth, ReplicaField((*frame.segments, Segment(name)), role)))
+        counts, count, low, high = frame.replicas()
+        found.extend((rank, depth, r) for rank, r in counts)
+        total += count
+        minimum = minimum or low
+        maximum = maximum or high
     found.sort(key=lambda t: (t[0], t[1]))
-    return tuple(r for _, _, r in found)
+    return Replicas(tuple(r for _, _, r in found[:_KEEP]), total, minimum, maximum)
 
 
 def _walk(
@@ -250,18 +288,19 @@ def _walk(
     if depth > _MAX_DEPTH:
         return
     frames = [*frames, _Frame(segments, schema)]
+    near: Replicas | None = None  # shared by the pod fields of this object
     props = _props(schema)
-    for name, sub in props.items():
-        if not isinstance(sub, dict):
-            continue
+    for name, sub in _named(props):
         here = (*segments, Segment(name))
         if is_pod_template(sub):
-            out.pod_fields.append(PodField(here, "template", _replicas_near(frames)))
+            near = near or _replicas_near(frames)
+            out.pod_fields.append(PodField(here, "template", near))
             continue
         if is_pod_spec(sub):
             meta = props.get("metadata") if name != "metadata" else None
             metadata = (*segments, Segment("metadata")) if _type(meta) == "object" and _props(meta) else None
-            out.pod_fields.append(PodField(here, "podSpec", _replicas_near(frames), metadata))
+            near = near or _replicas_near(frames)
+            out.pod_fields.append(PodField(here, "podSpec", near, metadata))
             continue
         if name == "suspend" and _type(sub) == "boolean" and not any(s.iterate for s in here):
             if out.suspend is None or len(here) < len(out.suspend):
@@ -285,17 +324,17 @@ def _status(schema: dict[str, Any], out: SchemaAnalysis) -> None:
     conditions = props.get("conditions")
     if isinstance(conditions, dict):
         items = _object_items(conditions)
-        if items is not None and {"type", "status"} <= set(_props(items)):
+        if items is not None and "type" in _props(items) and "status" in _props(items):
             out.conditions = (Segment("status"), Segment("conditions"))
-    for name, sub in props.items():
-        if _type(sub) == "string" and _PHASE_NAME.search(name):
-            values = tuple(str(v) for v in sub.get("enum") or [] if isinstance(v, str))
-            out.phases.append(PhaseField((Segment("status"), Segment(name)), values))
-        elif _type(sub) == "object" and not _map_values(sub):
-            for inner, prop in _props(sub).items():
-                if _type(prop) == "string" and _PHASE_NAME.search(inner) and _PHASE_NAME.search(name):
-                    values = tuple(str(v) for v in prop.get("enum") or [] if isinstance(v, str))
-                    out.phases.append(PhaseField((Segment("status"), Segment(name), Segment(inner)), values))
+    for name, sub in _named(props):
+        phase_like = _PHASE_NAME.search(name) is not None
+        if _type(sub) == "string" and phase_like:
+            out.phases.append(PhaseField((Segment("status"), Segment(name)), _enum(sub)))
+        elif phase_like and _type(sub) == "object" and not _map_values(sub):
+            for inner, prop in _named(_props(sub)):
+                if _type(prop) == "string" and _PHASE_NAME.search(inner):
+                    where = (Segment("status"), Segment(name), Segment(inner))
+                    out.phases.append(PhaseField(where, _enum(prop)))
 
 
 def analyse_schema(schema: dict[str, Any]) -> SchemaAnalysis:
@@ -306,7 +345,7 @@ def analyse_schema(schema: dict[str, Any]) -> SchemaAnalysis:
     if isinstance(spec, dict) and _props(spec):
         out.has_spec_schema = True
         if is_pod_spec(spec):  # the resource's spec is itself a pod spec
-            out.pod_fields.append(PodField((Segment("spec"),), "podSpec", _replicas_near([])))
+            out.pod_fields.append(PodField((Segment("spec"),), "podSpec", Replicas()))
         else:
             _walk(spec, (Segment("spec"),), [], out, 0)
     status = props.get("status")

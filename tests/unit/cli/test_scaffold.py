@@ -1,11 +1,19 @@
-"""``kli scaffold``: the draft validates with ``kli validate``, JSON output, usage errors."""
+"""``kli scaffold``: the draft validates with ``kli validate``, JSON output, usage errors; any CRD
+(hostile names, descriptions, enums, nesting) gives a draft that loads and validates, or exits 2."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import yaml
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from tests.unit.scaffold.test_scaffold_schema import POD_SPEC, TEMPLATE
+
+from karta.model.names import dns_subdomain_error
 
 CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
@@ -122,3 +130,130 @@ def test_usage_errors(kli, tmp_path: Path) -> None:
     assert kli("scaffold", "--crd", str(tmp_path / "missing.yaml")).code == 2
     assert kli("scaffold", "--crd", write(tmp_path, {"kind": "Pod"})).code == 2
     assert kli("scaffold").code == 2
+
+
+# --- any CRD: the draft always parses and validates -----------------------------------------------
+
+TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=10)  # YAML cannot carry surrogates
+NAMES = TEXT | st.sampled_from(
+    [
+        'w"] | $ENV.HOME | .["',
+        "a\\(1)",
+        "x\ny: 1",
+        "line\u2028sep",
+        "rtl\u200f\u202e",
+        "--- ",
+        "# c",
+        "replicas",
+        "Replicas",
+        "numWorkers",
+        "minReplicas",
+        "maxReplicas",
+        "suspend",
+        "template",
+        "metadata",
+        "spec",
+        "containers",
+        "name",
+        "groupName",
+        "image",
+        "phase",
+        "state",
+        "jobPhase",
+        "conditions",
+        "type",
+        "status",
+    ]
+)
+leaves = st.fixed_dictionaries(
+    {"type": st.sampled_from(["string", "integer", "boolean", "number"])},
+    optional={
+        "description": TEXT,
+        "enum": st.lists(TEXT | st.sampled_from(["Running", "Failed", "Done"]) | st.integers(), max_size=5),
+    },
+) | st.sampled_from([POD_SPEC, TEMPLATE])
+
+
+def objects(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    props = st.dictionaries(NAMES, inner, max_size=5)
+    obj = st.builds(lambda p, d: {"type": "object", "properties": p, "description": d}, props, TEXT)
+    return (
+        obj
+        | st.builds(lambda o: {"type": "array", "items": o}, obj)
+        | st.builds(lambda o: {"type": "object", "additionalProperties": o}, obj)
+    )
+
+
+schemas = st.recursive(leaves, objects, max_leaves=25)
+GROUPS = st.sampled_from(["acme.ai", "kubeflow.org", "a.b-c.d"])
+KINDS = st.sampled_from(["FineTune", "Job", "X-Y"])
+VERSIONS = st.sampled_from(["v1", "v1alpha1"])
+
+
+@st.composite
+def crds(draw: st.DrawFn) -> dict[str, Any]:
+    spec = draw(st.dictionaries(NAMES, schemas, max_size=6))
+    status = draw(st.dictionaries(NAMES, schemas, max_size=4))
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": spec}}}
+    if status:
+        schema["properties"]["status"] = {"type": "object", "properties": status}
+    # mostly names the API server accepts; sometimes any text for one of them
+    wrong = draw(st.sampled_from([None, None, None, None, None, "group", "kind", "version"]))
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": draw(TEXT | st.just("finetunes.acme.ai"))},
+        "spec": {
+            "group": draw(TEXT if wrong == "group" else GROUPS),
+            "names": {"kind": draw(TEXT if wrong == "kind" else KINDS), "plural": draw(TEXT)},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": draw(TEXT if wrong == "version" else VERSIONS),
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                }
+            ],
+        },
+    }
+
+
+def valid_names(doc: dict[str, Any]) -> bool:
+    group, kind = doc["spec"]["group"], doc["spec"]["names"]["kind"]
+    version = doc["spec"]["versions"][0]["name"]
+    label = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+    return (
+        dns_subdomain_error(group) is None
+        and len(kind) <= 63
+        and label.fullmatch(kind.lower()) is not None
+        and len(version) <= 63
+        and label.fullmatch(version) is not None
+    )
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(crds())
+def test_any_crd_gives_a_draft_that_loads_and_validates(kli, tmp_path: Path, doc: dict[str, Any]) -> None:
+    path = write(tmp_path, doc)
+    r = kli("scaffold", "--crd", path)
+    if not valid_names(doc):  # not a CRD the API server would accept: a clear one-line usage error
+        assert r.code == 2, r.out
+        assert r.err.startswith(f"error: {path}: ")
+        assert len(r.err.splitlines()) == 1 and r.err.rstrip("\n").isprintable()
+        return
+    assert r.code == 0, r.err
+    event(f"{r.out.count('- name: ')} child components")
+    assert all(line.isprintable() for line in r.out.splitlines()), "no control character, no line break"
+    loaded = yaml.safe_load(r.out)
+    j = kli("scaffold", "--crd", path, "-o", "json")
+    assert j.code == 0, j.err
+    assert json.loads(j.out) == loaded
+    for name, text in (("draft.yaml", r.out), ("draft.json", j.out)):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        v = kli("validate", str(tmp_path / name))
+        assert v.code == 0, v.out + v.err

@@ -11,7 +11,7 @@ from karta.errors import ScaffoldError
 from karta.extract import ComponentFactory
 from karta.jq import Evaluator, is_assignable, parse
 from karta.model import Severity, load_karta, validate_karta
-from karta.scaffold import analyse_schema, crd_version, scaffold_crd, select_crd
+from karta.scaffold import Draft, analyse_schema, crd_version, scaffold_crd, select_crd
 
 CONTAINERS = {
     "type": "array",
@@ -255,3 +255,153 @@ def test_analysis_ignores_schemaless_fields() -> None:
         }
     )
     assert a.pod_fields == [] and not a.has_spec_schema
+
+
+# --- hostile CRDs ---------------------------------------------------------------------------------
+
+HOSTILE = 'w"] | $ENV.HOME | .["'
+
+
+def child_names(draft: Draft) -> list[str]:
+    return [c["name"] for c in draft.karta["spec"]["structureDefinition"]["childComponents"]]
+
+
+def case_variants(word: str, count: int) -> list[str]:
+    """``count`` spellings of ``word`` in different cases (replica names compare case-insensitively)."""
+    return ["".join(c.upper() if (i >> k) & 1 else c for k, c in enumerate(word)) for i in range(count)]
+
+
+def test_hostile_property_names_stay_data_in_every_expression() -> None:
+    item = {
+        "type": "object",
+        "properties": {
+            HOSTILE: {"type": "string"},
+            'a"b': {
+                "type": "array",
+                "items": {"type": "object", "properties": {"my\x00Name": {"type": "string"}, "t": TEMPLATE}},
+            },
+        },
+    }
+    draft = scaffold_crd([crd({HOSTILE: {"type": "object", "additionalProperties": item}})])
+    child = draft.component("t")
+    assert child["specDefinition"]["podTemplateSpecPath"] == (
+        '.spec["w\\"] | $ENV.HOME | .[\\""][]?["a\\"b"][]?.t'
+    )
+    assert child["instanceIdPath"] == (
+        '(.spec["w\\"] | $ENV.HOME | .[\\""] // {}) as $c0 | $c0 | keys[] as $k0 | $c0[$k0] as $v0 | '
+        '($v0["a\\"b"] // []) as $c1 | $c1 | keys[] as $k1 | $c1[$k1] as $v1 | '
+        '"\\($k0)/\\($v1["my\\u0000Name"])"'
+    )
+    text = draft.to_yaml()
+    assert errors_of(text) == []
+    karta = load_karta(yaml.safe_load(text)).karta
+    obj = {"spec": {HOSTILE: {"k": {'a"b': [{"my\x00Name": "n0", "t": {}}]}}}}
+    comp = ComponentFactory(karta, obj, evaluator=Evaluator(trusted=True)).component("t")
+    assert comp.instance_ids() == ["k/n0"]
+
+
+def test_replica_paths_under_quoted_fields() -> None:
+    outer = {"type": "object", "properties": {"Replicas": INT, "min-Replicas": INT, "template": TEMPLATE}}
+    child = scaffold_crd([crd({"my-group": outer})]).component("my-group")
+    assert child["scaleDefinition"] == {"replicasPath": '.spec["my-group"].Replicas // 1'}
+    item = {"type": "object", "properties": {"minSize": INT, "MAXSIZE": INT, "template": TEMPLATE}}
+    child = scaffold_crd([crd({"g-1": {"type": "array", "items": item}})]).component("g-1")
+    assert child["scaleDefinition"]["minReplicasPath"] == '.spec["g-1"][]? | .minSize'
+    assert child["scaleDefinition"]["maxReplicasPath"] == '.spec["g-1"][]? | .MAXSIZE'
+
+
+def test_comments_never_carry_the_crds_line_breaks_or_controls() -> None:
+    status = {
+        "phase": {"type": "string", "enum": ["Running", "x\ny: 1", "a\u2028b", "c\x85d", "e\x00", "\ufeff"]}
+    }
+    spec = {"x\ny: 1\u2029z": TEMPLATE}
+    doc = crd(spec, status)
+    doc["metadata"]["name"] = "finetunes.acme.ai\n# injected: true\u2028"
+    text = scaffold_crd([doc]).to_yaml()
+    assert all(line.isprintable() for line in text.splitlines())
+    assert "# Unmapped values: x\\u000ay: 1, a\\u2028b, c\\u0085d, e\\u0000, \\ufeff." in text
+    assert '#   .spec["x\\u000ay: 1\\u2029z"] (PodTemplateSpec)' in text
+    assert "finetunes.acme.ai\\u000a# injected: true\\u2028" in text
+    loaded = yaml.safe_load(text)
+    assert loaded["spec"]["structureDefinition"]["rootComponent"]["statusDefinition"]["statusMappings"] == {
+        "running": [{"byPhase": "Running"}]
+    }
+    assert errors_of(text) == []
+
+
+def test_byphase_values_with_controls_load_back_unchanged() -> None:
+    values = ["Running", "Failed\n", "Pending\u2028", "Succeeded\t", "Done\x00"]
+    draft = scaffold_crd([crd({"template": TEMPLATE}, {"phase": {"type": "string", "enum": values}})])
+    text = draft.to_yaml()
+    assert all(line.isprintable() for line in text.splitlines())
+    assert yaml.safe_load(text) == draft.karta
+    assert errors_of(text) == []
+
+
+def test_malformed_schema_parts_are_skipped() -> None:
+    doc = crd(
+        {
+            "list": {
+                "type": "array",
+                "items": {"type": "object", "required": 5, "properties": {1: INT, "t": TEMPLATE}},
+            },
+            "odd": {"type": "object", "properties": {None: TEMPLATE, True: TEMPLATE, "ok": "not a schema"}},
+            "\ud800": TEMPLATE,  # a lone surrogate: only a Python caller can pass one, no object holds it
+        },
+        {
+            "phase": {"type": "string", "enum": {"Running": 1}},
+            "state": {"type": "string", "enum": ["Running", 3, "\udc00"]},
+        },
+    )
+    draft = scaffold_crd([doc])
+    assert [p.display for p in draft.analysis.pod_fields] == [".spec.list[]?.t"]
+    assert draft.component("finetune")["statusDefinition"]["phaseDefinition"] == {"path": ".status.state"}
+    assert errors_of(draft.to_yaml()) == []
+
+
+def test_long_names_that_collide_are_numbered_within_63_characters() -> None:
+    long = "w" * 70
+    nested = {"type": "object", "properties": {long: TEMPLATE}}
+    draft = scaffold_crd([crd({long: TEMPLATE, "template": nested, "pod": nested, "spec": nested})])
+    assert child_names(draft) == ["w" * 63, "pod", "w" * 61 + "-2", "w" * 61 + "-3"]
+    assert errors_of(draft.to_yaml()) == []
+
+
+def test_many_names_without_letters_share_one_numbering() -> None:
+    spec = {chr(0x4E00 + i): TEMPLATE for i in range(30)}
+    assert child_names(scaffold_crd([crd(spec)])) == ["pod", *(f"pod-{i}" for i in range(2, 31))]
+
+
+def test_a_todo_names_a_few_other_replica_fields_and_counts_the_rest() -> None:
+    ints = {name: INT for name in case_variants("replicas", 40)}
+    draft = scaffold_crd([crd({"group": {"type": "object", "properties": {**ints, "template": TEMPLATE}}})])
+    assert draft.component("group")["scaleDefinition"]["replicasPath"] == ".spec.group.replicas // 1"
+    (todo,) = [t.message for t in draft.todos if t.path[-1] == "replicasPath"]
+    assert todo.startswith(
+        "other replica-like fields here: .spec.group.Replicas, .spec.group.rEplicas, .spec.group.REplicas, "
+        ".spec.group.rePlicas, .spec.group.RePlicas and 34 more; which one"
+    )
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "message"),
+    [
+        ("group", "Acme.AI", "spec.group 'Acme.AI': a lowercase RFC 1123 subdomain"),
+        ("group", 'a"] | $ENV.HOME', "spec.group 'a\"] | $ENV.HOME': a lowercase RFC 1123 subdomain"),
+        ("kind", "Fine\nTune", "spec.names.kind 'Fine\\nTune': a lowercase RFC 1123 label must consist"),
+        ("kind", "9Lives", "spec.names.kind '9Lives': an RFC 1035 label must start with a letter"),
+        ("version", "V1", "the version name 'V1': a lowercase RFC 1123 label"),
+    ],
+)
+def test_names_the_api_server_would_refuse_are_not_a_crd(where: str, value: str, message: str) -> None:
+    doc = crd({"template": TEMPLATE})
+    if where == "group":
+        doc["spec"]["group"] = value
+    elif where == "kind":
+        doc["spec"]["names"]["kind"] = value
+    else:
+        doc["spec"]["versions"][0]["name"] = value
+    with pytest.raises(ScaffoldError, match="is not a valid CRD") as err:
+        scaffold_crd([doc])
+    assert message in str(err.value)
+    assert str(err.value).isprintable()
