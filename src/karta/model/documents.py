@@ -18,11 +18,13 @@ How it reads:
   every duplicate mapping key is recorded with its JSON path and position.
 
 Values follow PyYAML's safe loader (YAML 1.1 implicit types, merge keys ``<<``, anchors and
-aliases), with these differences: integers are limited to Python's int-string conversion limit
-(:data:`MAX_INT_DIGITS` decimal digits, or as many bits), ``.inf``, ``.nan`` and floats that
-overflow are errors (JSON has neither), a plain ``=`` is the string ``"="``, an alias inside its
-own anchor (a recursive structure), ``!!binary``, ``!!set``, ``!!omap`` and ``!!pairs`` are
-errors (none is JSON data).
+aliases), with these differences, so that a YAML file reads as its JSON form would (and as the API
+server would store it): an integer outside the 64-bit range (``-2**63`` to ``2**64 - 1``) becomes a
+double, as orjson and Kubernetes read JSON; one beyond a double, or of more than
+:data:`MAX_INT_DIGITS` digits (Python's int-string conversion limit), is an error, and so are
+``.inf``, ``.nan`` and floats that overflow (JSON has neither); a plain ``=`` is the string
+``"="``; an alias inside its own anchor (a recursive structure), ``!!binary``, ``!!set``,
+``!!omap`` and ``!!pairs`` are errors (none is JSON data).
 
 The limits (the README's "Limits" section lists them with ``kli``'s exit codes): a source of at
 most :data:`MAX_BYTES` bytes, at most :data:`MAX_DEPTH` nested collections, at most
@@ -59,13 +61,15 @@ MAX_BYTES = 64 * 1024 * 1024
 """The largest source read (a file, standard input): 64 MiB."""
 MAX_DEPTH = 128
 """Nested collections (mappings and sequences) in one document; real CRDs nest below 50."""
-MAX_ITEMS = 100_000
-"""Entries of one sequence or mapping, and documents of one stream."""
-MAX_VALUES = 4_000_000
+MAX_ITEMS = 10_000
+"""Entries of one sequence or mapping, and documents of one stream (real objects and CRDs have
+fewer than 100; a List of 10,000 pods fits)."""
+MAX_VALUES = 2_000_000
 """Values of one source (every scalar, key and collection), aliases counted expanded."""
 MAX_INT_DIGITS = 4300
 """Decimal digits of an integer: Python's default int-string conversion limit."""
 _MAX_INT_BITS = int(MAX_INT_DIGITS * math.log2(10))
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # the integers JSON readers keep (orjson); others are doubles
 
 LIMITS_HINT = (
     f"kli reads sources of at most {MAX_BYTES // (1024 * 1024)} MiB, nested at most {MAX_DEPTH} deep, "
@@ -333,6 +337,7 @@ class _Builder:
                 out.append(Document(number, value, tuple(duplicates)))
 
     def _document(self, get: Callable[[], Any], yaml: Any) -> tuple[Any, list[DuplicateKey]]:
+        # The hot loop of every YAML file read: locals, and the common cases inline.
         scalar_event = yaml.ScalarEvent
         alias_event = yaml.AliasEvent
         mapping_start = yaml.MappingStartEvent
@@ -341,19 +346,36 @@ class _Builder:
         anchors: dict[str, tuple[Any, int]] = {}
         open_anchors: set[str] = set()
         stack: list[_Frame] = []
+        top: _Frame | None = None
         duplicates: list[DuplicateKey] = []
-        root: Any = _NO_KEY
+        values = self.values
         while True:
             event = get()
             kind = type(event)
             value: Any
             if kind is scalar_event:
-                value = self._scalar(event, resolvers)
-                size = 1
-                self.values += 1
+                values += 1
+                text = event.value
+                if event.tag is None and (not event.implicit[0] or text[:1] not in resolvers):
+                    value = text  # quoted, or a plain scalar no implicit type can match
+                else:
+                    value = self._scalar(event, resolvers)
                 if event.anchor is not None:
                     self._anchor(event, anchors, open_anchors)
                     anchors[event.anchor] = (value, 1)
+            elif kind is mapping_start or kind is sequence_start:
+                tag = event.tag
+                if tag is not None and tag not in ("!", _MAP if kind is mapping_start else _SEQ):
+                    raise self._error(self._bad_tag(tag), event.start_mark)
+                if len(stack) >= MAX_DEPTH:
+                    raise self._error(_too_deep(), event.start_mark, limit=True)
+                values += 1
+                if event.anchor is not None:
+                    self._anchor(event, anchors, open_anchors)
+                    open_anchors.add(event.anchor)
+                top = _Frame({} if kind is mapping_start else [], event.anchor, values)
+                stack.append(top)
+                continue
             elif kind is alias_event:
                 name = event.anchor
                 if name in open_anchors:
@@ -364,84 +386,61 @@ class _Builder:
                 found = anchors.get(name)
                 if found is None:
                     raise self._error(f"found undefined alias *{name}", event.start_mark)
-                value, size = found
-                self.values += size
-            elif kind is mapping_start or kind is sequence_start:
-                tag = event.tag
-                if tag not in (None, "!", _MAP if kind is mapping_start else _SEQ):
-                    raise self._error(self._bad_tag(tag), event.start_mark)
-                if len(stack) >= MAX_DEPTH:
-                    raise self._error(_too_deep(), event.start_mark, limit=True)
-                self.values += 1
-                if event.anchor is not None:
-                    self._anchor(event, anchors, open_anchors)
-                    open_anchors.add(event.anchor)
-                frame = _Frame({} if kind is mapping_start else [], event.anchor, self.values)
-                stack.append(frame)
-                self._check_values(event)
-                continue
-            elif stack:  # MappingEndEvent or SequenceEndEvent
+                value = found[0]
+                values += found[1]
+            elif top is not None:  # MappingEndEvent or SequenceEndEvent
                 frame = stack.pop()
-                value = frame.obj
-                if frame.merges is not None:
-                    value = self._merged(frame)
-                size = self.values - frame.values_at_start + 1
+                value = frame.obj if frame.merges is None else self._merged(frame)
                 if frame.anchor is not None:
                     open_anchors.discard(frame.anchor)
-                    anchors[frame.anchor] = (value, size)
+                    anchors[frame.anchor] = (value, values - frame.values_at_start + 1)
+                top = stack[-1] if stack else None
             else:  # pragma: no cover - the parser never ends a collection it did not open
                 raise self._error(f"unexpected {kind.__name__}", event.start_mark)
-            self._check_values(event)
-            if not stack:
-                root = "<<" if value is _MERGE_KEY else value
-                break
-            self._add(stack, value, event, duplicates)
-        return (None if root is _NO_KEY else root), duplicates
-
-    def _check_values(self, event: Any) -> None:
-        if self.values > MAX_VALUES:
-            raise self._error(_too_many_values(), event.start_mark, limit=True)
+            if values > MAX_VALUES:
+                raise self._error(_too_many_values(), event.start_mark, limit=True)
+            if top is None:
+                self.values = values
+                return ("<<" if value is _MERGE_KEY else value), duplicates
+            if not top.mapping:
+                obj = top.obj
+                obj.append("<<" if value is _MERGE_KEY else value)
+                if len(obj) > MAX_ITEMS:
+                    raise self._error(_too_many_items(obj), event.start_mark, limit=True)
+                continue
+            key = top.key
+            if key is _NO_KEY:  # this value is a key
+                if value.__class__ is dict or value.__class__ is list:
+                    raise self._error(
+                        "found a mapping or a list as a mapping key (keys must be scalars)", event.start_mark
+                    )
+                top.key = value
+                top.key_mark = event.start_mark
+                continue
+            top.key = _NO_KEY
+            if key is _MERGE_KEY:
+                self._merge(top, value)
+                continue
+            obj = top.obj
+            if key in obj:
+                mark = top.key_mark
+                duplicates.append(DuplicateKey(_path(stack, key), mark.line + 1, mark.column + 1))
+            obj[key] = "<<" if value is _MERGE_KEY else value
+            if len(obj) > MAX_ITEMS:
+                raise self._error(_too_many_items(obj), event.start_mark, limit=True)
 
     def _anchor(self, event: Any, anchors: dict[str, Any], open_anchors: set[str]) -> None:
         if event.anchor in anchors or event.anchor in open_anchors:
             raise self._error(f"found duplicate anchor &{event.anchor}", event.start_mark)
 
-    def _add(self, stack: list[_Frame], value: Any, event: Any, duplicates: list[DuplicateKey]) -> None:
-        top = stack[-1]
-        obj = top.obj
-        if value is _MERGE_KEY and not (top.mapping and top.key is _NO_KEY):
-            value = "<<"  # only a key merges
-        if not top.mapping:
-            obj.append(value)
-            if len(obj) > MAX_ITEMS:
-                raise self._error(_too_many_items(obj), event.start_mark, limit=True)
-            return
-        key = top.key
-        if key is _NO_KEY:  # this value is a key
-            if isinstance(value, dict | list):
-                raise self._error(
-                    "found a mapping or a list as a mapping key (keys must be scalars)", event.start_mark
-                )
-            top.key = value
-            top.key_mark = event.start_mark
-            return
-        top.key = _NO_KEY
-        if key is _MERGE_KEY:
-            if top.merges is None:
-                top.merges = []
-            sources = value if isinstance(value, list) else [value]
-            if not all(isinstance(s, dict) for s in sources):
-                raise self._error("expected a mapping or a list of mappings for merging (<<)", top.key_mark)
-            top.merges.extend(sources)
-            return
-        if key in obj:
-            mark = top.key_mark
-            duplicates.append(
-                DuplicateKey(_path(stack, key), mark.line + 1 if mark else 0, mark.column + 1 if mark else 0)
-            )
-        obj[key] = value
-        if len(obj) > MAX_ITEMS:
-            raise self._error(_too_many_items(obj), event.start_mark, limit=True)
+    def _merge(self, frame: _Frame, value: Any) -> None:
+        """The value of a ``<<`` key: a mapping or a list of mappings merged into ``frame``."""
+        sources = value if isinstance(value, list) else [value]
+        if not all(isinstance(s, dict) for s in sources):
+            raise self._error("expected a mapping or a list of mappings for merging (<<)", frame.key_mark)
+        if frame.merges is None:
+            frame.merges = []
+        frame.merges.extend(sources)
 
     @staticmethod
     def _merged(frame: _Frame) -> dict[Any, Any]:
@@ -486,7 +485,7 @@ class _Builder:
             return self._timestamp(value, event) if self.timestamps else value
         raise self._error(self._bad_tag(tag), event.start_mark)
 
-    def _int(self, text: str, event: Any) -> int:
+    def _int(self, text: str, event: Any) -> int | float:
         value = text.replace("_", "")
         sign = 1
         if value[:1] == "-":
@@ -514,7 +513,16 @@ class _Builder:
             raise self._error(f"{_abridged(text)!r} is not an integer", event.start_mark) from None
         if number.bit_length() > _MAX_INT_BITS:
             raise self._error(self._big(text), event.start_mark)
-        return sign * number
+        number *= sign
+        if _INT_MIN <= number <= _INT_MAX:
+            return number
+        # As JSON reads it (orjson, and the API server into a float64): beyond 64 bits, a double.
+        try:
+            return float(number)
+        except OverflowError:
+            raise self._error(
+                f"the integer {_abridged(text)} is too large for a JSON number (a double)", event.start_mark
+            ) from None
 
     def _digits(self, digits: str, event: Any) -> None:
         if len(digits) > MAX_INT_DIGITS:
