@@ -11,6 +11,8 @@ from karta.cli import exitcodes
 from karta.cli.commands import short_help
 from karta.cli.errors import CliError, UsageError
 from karta.cli.inputs import read_documents, read_text
+from karta.cli.output import warn
+from karta.cli.text import printable
 from karta.errors import DefinitionError
 
 
@@ -42,16 +44,16 @@ def validate(file: str) -> None:
     warnings = [f for f in findings if f.severity is not model.Severity.ERROR]
     if errors or karta is None:
         lines = [f"INVALID: {display}"] + [f"  {_line(f)}" for f in errors]
-        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.write("\n".join(printable(line) for line in lines) + "\n")
         for w in warnings:
-            sys.stderr.write(f"warning: {_line(w)}\n")
+            warn(_line(w))
         count = len(errors)
         raise CliError(f"{count} finding{'s' if count != 1 else ''} in {display}", code=exitcodes.FAILURE)
     gvk = karta.root.kind
     gvk_text = str(gvk) if gvk is not None else "<none>"
-    sys.stdout.write(f"OK: {display} is a valid Karta definition (GVK: {gvk_text})\n")
+    sys.stdout.write(printable(f"OK: {display} is a valid Karta definition (GVK: {gvk_text})") + "\n")
     for w in warnings:
-        sys.stderr.write(f"warning: {_line(w)}\n")
+        warn(_line(w))
 
 
 def _line(finding: object) -> str:
