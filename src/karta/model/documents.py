@@ -228,7 +228,7 @@ def check_json_value(value: Any, *, source: str) -> None:
 
 
 def _too_deep() -> str:
-    return f"it is nested more than {MAX_DEPTH} levels deep"
+    return f"it is nested too deeply (more than {MAX_DEPTH} levels)"
 
 
 def _too_many_items(node: object) -> str:
@@ -311,8 +311,10 @@ class _Builder:
             return self._stream(loader, yaml)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
-            problem = exc.problem or exc.context or str(exc).splitlines()[0]
-            raise self._error(str(problem), mark) from None
+            problem = str(exc.problem or exc.context or str(exc).splitlines()[0])
+            if "nesting depth" in problem:  # libyaml's own limit, met while it scans ahead
+                raise self._error(_too_deep(), mark, limit=True) from None
+            raise self._error(problem, mark) from None
         except yaml.YAMLError as exc:  # a reader error (a character YAML does not allow)
             raise self._error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
         finally:
