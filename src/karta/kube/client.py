@@ -556,10 +556,13 @@ def _number_problem(body: bytes) -> str | None:
         if isinstance(value, _BadNumber):
             return value.describe(_object_label(holder), path or ".")
         if isinstance(value, dict):
-            if path == "" and isinstance(value.get("items"), list):
+            if value is doc and isinstance(value.get("items"), list):  # a list: name the item
                 stack.extend((item, "", item) for item in reversed(value["items"]))
                 rest = {k: v for k, v in value.items() if k != "items"}
                 stack.extend((v, f".{k}", holder) for k, v in reversed(list(rest.items())))
+                continue
+            if value is doc and isinstance(value.get("object"), dict) and "type" in value:  # an event
+                stack.append((value["object"], "", value["object"]))
                 continue
             stack.extend((v, f"{path}.{k}", holder) for k, v in reversed(list(value.items())))
         elif isinstance(value, list):

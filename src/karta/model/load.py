@@ -90,8 +90,8 @@ def duplicate_findings(duplicates: Sequence[DuplicateKey]) -> list[Finding]:
     return [
         Finding(
             Severity.ERROR,
-            f'duplicate key "{d.path}" (line {d.line}, column {d.column}): a key may appear only '
-            "once in a mapping",
+            f'duplicate key "{d.path}"{f" (line {d.line}, column {d.column})" if d.line else ""}: '
+            "a key may appear only once in a mapping",
             d.path,
         )
         for d in duplicates

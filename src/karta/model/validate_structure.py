@@ -90,16 +90,18 @@ def _check_depth(karta: Karta) -> list[Finding]:
     owners = {c.name: c.owner_ref for c in karta.children}
     root = karta.root.name
     depth: dict[str, int] = {root: 0}
+    stranded: set[str] = set()  # components whose owners never reach the root
     for index, child in enumerate(karta.children):
         chain: list[str] = []
         current: str | None = child.name
         seen: set[str] = set()
-        while current is not None and current not in depth and current not in seen:
+        while current is not None and not (current in depth or current in seen or current in stranded):
             seen.add(current)
             chain.append(current)
             current = owners.get(current)
         if current is None or current not in depth:
-            continue  # a missing owner or a cycle: reported by their own checks
+            stranded.update(chain)  # a missing owner or a cycle: reported by their own checks
+            continue
         base = depth[current]
         for offset, name in enumerate(reversed(chain), start=1):
             depth[name] = base + offset
