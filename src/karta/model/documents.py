@@ -11,7 +11,9 @@ How it reads:
 
 - JSON text (starting with ``{`` or ``[``) goes through orjson when a cheap count of its
   separators shows it is within the value limit; its nesting and sizes are then checked, and its
-  duplicate keys, when the caller wants them, found by the standard library's parser.
+  duplicate keys, when the caller wants them, found by the standard library's parser. In a
+  ``.json`` source, ``NaN``, ``Infinity`` and numbers beyond a double are errors; elsewhere such
+  text may be YAML flow style, which the YAML loop reads (``NaN`` is a string there).
 - Everything else (and JSON orjson refuses) is built from the C YAML parser's event stream
   (``yaml.CBaseLoader``) by a loop of our own, not by a composer: no node graph is held, every
   limit is checked as the events come (so a million-item list stops at the item limit, at the
@@ -192,7 +194,11 @@ def _json(text: str, source: str, *, duplicates: bool) -> list[Document] | None:
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
-        if "infinity" in str(exc) or text[exc.pos : exc.pos + 3] in ("NaN", "Inf"):
+        number = "infinity" in str(exc) or text[exc.pos : exc.pos + 3] in ("NaN", "Inf")
+        # A .json file is JSON: a number JSON cannot hold is an error. Elsewhere the text may be
+        # YAML flow style, where NaN and 1e400 are plain strings (and .inf or a 5,000-digit
+        # integer an error of the YAML loop).
+        if number and source.lower().endswith(".json"):
             raise DocumentError(
                 "a number JSON data cannot hold (larger than a double, or NaN/Infinity)",
                 source=source,

@@ -26,8 +26,8 @@ from karta.model.documents import (
 )
 
 
-def values(text: str, **kw: Any) -> list[Any]:
-    return [d.value for d in read_documents(text, source="in.yaml", **kw)]
+def values(text: str, *, source: str = "in.yaml", **kw: Any) -> list[Any]:
+    return [d.value for d in read_documents(text, source=source, **kw)]
 
 
 def pyyaml(text: str) -> list[Any]:
@@ -291,10 +291,7 @@ def test_a_source_over_the_size_limit_is_an_error(tmp_path: Path) -> None:
         ("a: .inf\n", "not a JSON number", 1, 4),
         ("a: -.Inf\n", "not a JSON number", 1, 4),
         ("a: .nan\n", "not a JSON number", 1, 4),
-        ('{"a": 1e400}', "a number JSON data cannot hold", 1, 7),
-        ('{"a": NaN}', "a number JSON data cannot hold", 1, 7),
-        ('{"a": [-Infinity]}', "a number JSON data cannot hold", 1, 9),
-        ('{"a": ' + "1" * 5000 + "}", "a number JSON data cannot hold", 1, 7),
+        ('{"a": ' + "1" * 5000 + "}", "integer of 5,000 digits", 1, 7),  # JSON read as YAML: an int
         ("a: !!binary aGVsbG8=\n", "!!binary is not supported", 1, 4),
         ("a: !!set {x: null}\n", "!!set is not supported", 1, 4),
         ("a: !custom x\n", "!custom is not supported", 1, 4),
@@ -311,6 +308,20 @@ def test_values_json_cannot_hold_are_errors_with_their_place(
     assert (err.value.line, err.value.column) == (line, column)
     assert str(err.value).startswith(f"cannot parse in.yaml (line {line}, column {column}): ")
     assert len(str(err.value)) < 300  # a 5,000-digit number is not repeated in full
+
+
+@pytest.mark.parametrize(
+    ("text", "column"),
+    [('{"a": 1e400}', 7), ('{"a": NaN}', 7), ('{"a": [-Infinity]}', 9), ('{"a": ' + "1" * 5000 + "}", 7)],
+)
+def test_a_json_file_with_numbers_json_cannot_hold_is_an_error(text: str, column: int) -> None:
+    with pytest.raises(DocumentError, match="a number JSON data cannot hold") as err:
+        values(text, source="in.json")
+    assert (err.value.line, err.value.column) == (1, column)
+
+
+def test_yaml_flow_style_keeps_yaml_meanings() -> None:
+    assert values("[NaN, 1e400, Infinity]") == [["NaN", "1e400", "Infinity"]]  # strings in YAML
 
 
 def test_integers_beyond_64_bits_read_as_doubles_as_json_readers_do() -> None:
