@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from karta import model
 from karta.cli.errors import UsageError
 
 __all__ = [
@@ -57,7 +58,9 @@ def load_config(explicit: str | None = None) -> Config:
     """Read and check the configuration file (see the module docstring for the rules)."""
     path, chosen = config_path(explicit)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = model.read_bytes(path).decode("utf-8")
+    except model.DocumentError as exc:
+        raise UsageError(f"cannot read the config file {path}: {exc.problem}") from None
     except FileNotFoundError:
         if chosen:
             raise UsageError(f"cannot read the config file {path}: no such file") from None
@@ -72,15 +75,14 @@ def load_config(explicit: str | None = None) -> Config:
 
 
 def _parse(text: str, name: str) -> Config:
-    import yaml  # ~30 ms: only when there is a config file to read
-
     try:
-        data: Any = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UsageError(f"cannot parse the config file {name}{where}: {problem}") from None
+        docs = model.read_documents(text, source=name)
+    except model.DocumentError as exc:
+        where = f" (line {exc.line}, column {exc.column})" if exc.line else ""
+        raise UsageError(f"cannot parse the config file {name}{where}: {exc.problem}") from None
+    if len(docs) > 1:
+        raise UsageError(f"config file {name}: expected one YAML document, got {len(docs)}")
+    data: Any = docs[0].value if docs else None
     if data is None:
         return Config(source=name)
     if not isinstance(data, dict):

@@ -1,9 +1,10 @@
 """CLI-level errors: each carries its exit code and a one-line message for stderr
-(:func:`one_line` makes any message one)."""
+(:func:`one_line` makes any message one, with control characters escaped: :mod:`karta.cli.text`)."""
 
 from __future__ import annotations
 
 from karta.cli import exitcodes
+from karta.cli.text import printable
 
 
 class CliError(Exception):
@@ -22,6 +23,7 @@ class UsageError(CliError):
 
 def one_line(message: str) -> str:
     """A multi-line message (click's list of choices, a YAML error's excerpt) as one line, so that
-    every stderr line starts with ``error:``, ``hint:`` or ``warning:``."""
+    every stderr line starts with ``error:``, ``hint:`` or ``warning:``; control characters (an
+    object's status text, a name) are escaped, never written to the terminal."""
     parts = [part.strip() for part in message.splitlines()]
-    return " ".join(part for part in parts if part and part != "^").replace(" ,", ",")
+    return printable(" ".join(part for part in parts if part and part != "^").replace(" ,", ","))

@@ -1,73 +1,80 @@
-"""Reading files and standard input: YAML or JSON documents, with usage errors that name the source."""
+"""Reading files and standard input: YAML or JSON documents, with usage errors that name the source.
+
+Every file ``kli`` reads comes through here (workloads, pods, definitions, predictions, CRDs; the
+configuration file through :mod:`karta.cli.config`), so every one has the limits of
+:mod:`karta.model.documents` (size, nesting, entries, values, numbers JSON can hold) and, for a
+file of objects, :data:`MAX_OBJECTS`; each is a usage error (exit 2) naming the file.
+"""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
+from karta import model
 from karta.cli.errors import UsageError
+from karta.model.documents import MAX_BYTES
 
 
 def read_text(path: str) -> tuple[str, str]:
-    """Return ``(text, display name)`` for a path or ``-`` (standard input, shown as ``stdin``)."""
+    """Return ``(text, display name)`` for a path or ``-`` (standard input, shown as ``stdin``).
+
+    At most :data:`karta.model.documents.MAX_BYTES` are read (a larger source is a usage error,
+    and so are ``/dev/zero`` and endless pipes)."""
     if path == "-":
-        return sys.stdin.read(), "stdin"
-    p = Path(path)
+        return _read_stdin(), "stdin"
     try:
-        return p.read_text(encoding="utf-8"), path
+        data = model.read_bytes(path, source=path)
+    except model.DocumentError as exc:
+        raise UsageError(str(exc), hint=exc.hint) from None
     except FileNotFoundError:
         raise UsageError(f"cannot read {path}: no such file") from None
     except IsADirectoryError:
         raise UsageError(f"cannot read {path}: it is a directory, expected a YAML or JSON file") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"cannot read {path}: not UTF-8 text, expected a YAML or JSON file") from None
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8"), path
+    except UnicodeDecodeError:
+        raise UsageError(f"cannot read {path}: not UTF-8 text, expected a YAML or JSON file") from None
+
+
+def _read_stdin() -> str:
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream put in place of stdin (tests, embedding)
+        text = sys.stdin.read(MAX_BYTES + 1)
+        if len(text) > MAX_BYTES:
+            raise UsageError(f"cannot read stdin: it is larger than {MAX_BYTES // (1024 * 1024)} MiB")
+        return text
+    try:
+        data = model.read_bytes("-", source="stdin", stream=buffer)
+    except model.DocumentError as exc:
+        raise UsageError(str(exc), hint=exc.hint) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError("cannot read stdin: not UTF-8 text, expected a YAML or JSON file") from None
 
 
 def parse_documents(text: str, name: str) -> list[Any]:
-    """All non-empty YAML (or JSON) documents of ``text``; a syntax error is a usage error."""
-    import yaml  # ~30 ms: loaded when a file is read, not for every --help and completion
+    """All non-empty YAML (or JSON) documents of ``text``; a syntax error, a number JSON cannot hold
+    or a limit reached (:mod:`karta.model.documents`) is a usage error naming ``name``, the line and
+    the column."""
+    return [doc.value for doc in read_documents(text, name)]
 
+
+def read_documents(text: str, name: str, *, duplicates: bool = False) -> list[model.Document]:
+    """The non-empty documents of ``text`` with their positions (and, with ``duplicates``, their
+    duplicate keys); errors as :func:`parse_documents`. YAML timestamps are datetimes, as PyYAML's
+    safe loader makes them."""
     try:
-        docs = [
-            d
-            for d in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-            if d is not None
-        ]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UsageError(f"cannot parse {name}{where}: {problem}") from None
-    except RecursionError:
-        raise UsageError(f"cannot parse {name}: the document is nested too deeply") from None
-    if "*" in text and _expanded_size(docs) > MAX_EXPANDED_VALUES:
-        raise UsageError(
-            f"cannot parse {name}: its YAML aliases (*name) expand to more than {MAX_EXPANDED_VALUES:,} "
-            "values; write the repeated parts out, or use fewer aliases"
-        )
-    return docs
+        return model.read_documents(text, source=name, timestamps=True, duplicates=duplicates)
+    except model.DocumentError as exc:
+        raise UsageError(str(exc), hint=exc.hint) from None
 
 
-MAX_EXPANDED_VALUES = 1_000_000  # values a document may hold once aliases are expanded (alias bombs)
-
-
-def _expanded_size(docs: list[Any]) -> int:
-    """The number of values the documents hold with every alias expanded, counted up to just over
-    :data:`MAX_EXPANDED_VALUES` (an alias bomb is never expanded, only counted)."""
-    count = 0
-    stack: list[Any] = list(docs)
-    while stack and count <= MAX_EXPANDED_VALUES:
-        node = stack.pop()
-        count += 1
-        if isinstance(node, dict):
-            stack.extend(node.values())
-            count += len(node)  # the keys
-        elif isinstance(node, list):
-            stack.extend(node)
-    return count
+MAX_OBJECTS = 10_000
+"""Objects one file of objects may hold (``--pods``: pods, after ``kind: List`` is expanded)."""
 
 
 def read_object(path: str, *, what: str) -> tuple[dict[str, Any], str]:
@@ -105,9 +112,15 @@ def read_objects(path: str, *, what: str) -> list[dict[str, Any]]:
             for item_index, item in enumerate(doc["items"]):
                 check_object(item, f"{label} items[{item_index}]", what=what)
                 out.append(item)
-            continue
-        check_object(doc, label, what=what)
-        out.append(doc)
+        else:
+            check_object(doc, label, what=what)
+            out.append(doc)
+        if len(out) > MAX_OBJECTS:
+            raise UsageError(
+                f"{name} holds more than {MAX_OBJECTS:,} {what}s; kli reads at most {MAX_OBJECTS:,} "
+                "from one file",
+                hint="pass only the workload's own objects (kubectl get -l SELECTOR -o yaml)",
+            )
     return out
 
 

@@ -23,7 +23,7 @@ from karta import definitions, kube, model
 from karta.cli import exitcodes
 from karta.cli.cluster import cluster_failure, connect
 from karta.cli.errors import CliError, UsageError
-from karta.cli.inputs import parse_documents, read_text
+from karta.cli.inputs import read_documents, read_text
 from karta.cli.output import warn
 from karta.errors import (
     AmbiguousDefinitionError,
@@ -112,14 +112,15 @@ def definition_for_object(
         raise UsageError(str(exc)) from None
 
 
-def load_definition(doc: Any, *, name: str, path: str) -> tuple[model.Karta, list[model.Finding]]:
+def load_definition(doc: model.Document, *, name: str, path: str) -> tuple[model.Karta, list[model.Finding]]:
     """One Karta document of a ``--definition`` file, loaded leniently and validated.
 
-    Returns the definition and every finding (warnings included); any error finding refuses the
-    file with a pointer to ``kli validate``. ``name`` is the file as shown, ``path`` as given.
+    Returns the definition and every finding (warnings included); any error finding (a duplicate
+    key included) refuses the file with a pointer to ``kli validate``. ``name`` is the file as
+    shown, ``path`` as given.
     """
     try:
-        result = model.load_karta(doc, strict=False, source_name=name)
+        result = model.load_karta(doc.value, strict=False, source_name=name, duplicates=doc.duplicates)
     except DefinitionError as exc:
         raise UsageError(str(exc)) from None
     findings = list(result.findings)
@@ -137,7 +138,7 @@ def load_definition(doc: Any, *, name: str, path: str) -> tuple[model.Karta, lis
 
 def _definition_files(path: str) -> list[definitions.StoredDefinition]:
     text, name = read_text(path)
-    docs = parse_documents(text, name)
+    docs = read_documents(text, name, duplicates=True)
     if not docs:
         raise UsageError(f"{name} holds no Karta definition: the file is empty")
     return [
@@ -172,7 +173,7 @@ def chosen_definition(
     diagnostics: list[FindingDict] = []
     if path is not None:
         text, name = read_text(path)
-        docs = parse_documents(text, name)
+        docs = read_documents(text, name, duplicates=True)
         if len(docs) != 1:
             raise UsageError(
                 f"{name} holds {len(docs)} YAML documents; expected exactly one Karta definition"

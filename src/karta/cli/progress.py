@@ -6,6 +6,8 @@ import sys
 import threading
 from typing import IO
 
+from karta.cli.text import printable
+
 __all__ = ["Progress"]
 
 
@@ -66,7 +68,7 @@ class Progress:
                 if self._done.is_set():
                     return
                 self.shown = True
-                self.stream.write(f"\r\x1b[K{self.label}... {self.count} objects")
+                self.stream.write(f"\r\x1b[K{printable(self.label)}... {self.count} objects")
                 self.stream.flush()
             if self._done.wait(self.interval):
                 return

@@ -15,6 +15,13 @@ as in the original. With pods (already filtered to the workload's pods by the ca
   descendants see only that replica's pods;
 * pods no pod-bearing component claims are listed as ``unattributed`` (R16).
 
+Bounds (issue 9): the definition is validated first, so the tree is at most
+:data:`~karta.model.validate_structure.MAX_COMPONENT_DEPTH` components deep and the recursion here
+(a few frames per level) stays far below Python's limit; and since every instance carries its
+own copy of the child subtree, a tree grows with the product of the instance counts along a chain,
+so at most :data:`MAX_TREE_NODES` instance nodes are built: more is an
+:class:`~karta.errors.ExtractionError`, not hours and gigabytes.
+
 Resource arithmetic and rendering belong to the CLI.
 """
 
@@ -25,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from karta.errors import PodQueryError
+from karta.errors import ExtractionError, PodQueryError
 from karta.extract.factory import ComponentFactory
 from karta.extract.pods import PodQuerier
 from karta.extract.types import ExtractedInstance, Scale
@@ -35,9 +42,12 @@ from karta.model.types import ComponentDefinition, GroupVersionKind
 from karta.model.validate import validate_or_raise
 from karta.status import StatusResult
 
-__all__ = ["ComponentNode", "InstanceNode", "WorkloadTree", "build_tree"]
+__all__ = ["MAX_TREE_NODES", "ComponentNode", "InstanceNode", "WorkloadTree", "build_tree"]
 
 Pod = Mapping[str, Any]
+
+MAX_TREE_NODES = 100_000
+"""Instance nodes (instances, and replicas of instances) one workload tree may have."""
 
 
 def _pod_name(pod: Pod) -> str:
@@ -178,7 +188,8 @@ def build_tree(
 ) -> WorkloadTree:
     """The workload tree of the factory's object; ``pods`` are the workload's live pods or None.
 
-    Raises ValidationError (``invalid karta: <findings>``) for an invalid definition; extraction
+    Raises ValidationError (``invalid karta: <findings>``) for an invalid definition, and
+    ExtractionError for a tree of more than :data:`MAX_TREE_NODES` instance nodes; extraction
     errors propagate. Pod-side evaluation errors become diagnostics, and the pod stays unplaced.
     """
     validate_or_raise(factory.karta)
@@ -211,6 +222,16 @@ class _Builder:
         self.placed: set[int] = set()
         self.diagnostics: list[Finding] = []
         self._reported: set[tuple[int, str]] = set()
+        self._nodes = 0
+
+    def _count(self, definition: ComponentDefinition, nodes: int) -> None:
+        self._nodes += nodes
+        if self._nodes > MAX_TREE_NODES:
+            raise ExtractionError(
+                f"the workload tree has more than {MAX_TREE_NODES:,} instance nodes (at component "
+                f"'{definition.name}'): every instance repeats the components below it, so the "
+                "instance counts along a chain multiply"
+            )
 
     def children_of(self, name: str) -> list[ComponentDefinition]:
         return self._children.get(name, [])
@@ -282,6 +303,7 @@ class _Builder:
             if own is not None:
                 mine = own[instance_id]
                 groups = dict(self._by_replica(definition, mine)) if splits_replicas else {None: mine}
+            self._count(definition, len(groups))
             for replica_key, members in groups.items():
                 if pod_bearing and members:
                     self.placed.update(id(q) for q in members)

@@ -6,7 +6,8 @@ definition alone, worked out once per definition object (DESIGN.md 1, "compile o
 an unknown sub-group component, a bad topology or an ownership cycle), so that every error keeps
 its message and its order. Otherwise the result holds the structure summary, each sub-group's
 covered components and topology, and the scale subtrees as nested tuples, so that one pass over
-them yields both the gang minimum (12.6) and the desired count (gang-backends.md 1.4).
+them yields both the gang minimum (12.6) and the desired count (gang-backends.md 1.4). Both walks
+are iterative: a definition nobody validated cannot make them reach Python's recursion limit.
 """
 
 from __future__ import annotations
@@ -68,10 +69,8 @@ def _compile(karta: Karta) -> CompiledGang | None:
             if not name or name not in summary.components or not _valid_topology(sub_group.topology):
                 return None
             covered = tuple(summary.components[c] for c in (name, *summary.descendants(name)))
-            sub_groups.append(
-                CompiledSubGroup(name, covered, sub_group.topology, _tree(summary, name, set()))
-            )
-        root_tree = _tree(summary, summary.root_name, set())
+            sub_groups.append(CompiledSubGroup(name, covered, sub_group.topology, _tree(summary, name)))
+        root_tree = _tree(summary, summary.root_name)
     except GangError:  # an ownership cycle: the general code reports it where it meets it
         return None
     return CompiledGang(summary, pod_group, tuple(sub_groups), root_tree)
@@ -88,18 +87,57 @@ def _valid_topology(constraint: TopologyConstraint | None) -> bool:
     )
 
 
-def _tree(summary: StructureSummary, name: str, visiting: set[str]) -> ScaleNode:
-    if name in visiting:
-        raise GangError(f"ownership cycle detected involving component {name}")
-    visiting.add(name)
-    children = tuple(_tree(summary, child, visiting) for child in summary.children.get(name, []))
-    visiting.discard(name)
-    return (name, summary.components[name].scale_definition is not None, children)
+def _tree(summary: StructureSummary, start: str) -> ScaleNode:
+    """The scale subtree below ``start`` as nested tuples, built without recursion (depth first,
+    in definition order, so a cycle is reported at the component the recursion would meet)."""
+    built: dict[str, ScaleNode] = {}
+    path: set[str] = set()
+    stack: list[tuple[str, bool]] = [(start, False)]
+    while stack:
+        name, expanded = stack.pop()
+        children = summary.children.get(name, [])
+        if expanded:
+            path.discard(name)
+            has_scale = summary.components[name].scale_definition is not None
+            built[name] = (name, has_scale, tuple(built.pop(child) for child in children))
+            continue
+        if name in path:
+            raise GangError(f"ownership cycle detected involving component {name}")
+        path.add(name)
+        stack.append((name, True))
+        stack.extend((child, False) for child in reversed(children))
+    return built[start]
 
 
 def subtree_counts(factory: FactoryLike, node: ScaleNode) -> tuple[int, int]:
-    """(gang minimum, desired count) of one subtree: subtree_scale and subtree_desired at once."""
-    name, has_scale, children = node
+    """(gang minimum, desired count) of one subtree: subtree_scale and subtree_desired at once.
+
+    Without recursion: each component's own counts are read on the way down (the order the
+    definition lists them), and combined with its children's on the way up."""
+    # frames: [node, own minimum, own desired, next child, children's minimum, children's desired]
+    stack: list[list[Any]] = [[node, *_own_counts(factory, node), 0, 0, 0]]
+    while True:
+        frame = stack[-1]
+        children = frame[0][2]
+        if frame[3] < len(children):
+            child = children[frame[3]]
+            frame[3] += 1
+            stack.append([child, *_own_counts(factory, child), 0, 0, 0])
+            continue
+        stack.pop()
+        if children:
+            counts = (_combine(frame[1], frame[4]), _combine(frame[2], frame[5]))
+        else:
+            counts = (frame[1], frame[2])
+        if not stack:
+            return counts
+        stack[-1][4] += counts[0]
+        stack[-1][5] += counts[1]
+
+
+def _own_counts(factory: FactoryLike, node: ScaleNode) -> tuple[int, int]:
+    """A component's own (minimum, desired) over its instances (0, 0 without a scale definition)."""
+    name, has_scale, _ = node
     own_min = own_desired = 0
     if has_scale:
         component = factory.component(name)
@@ -107,25 +145,17 @@ def subtree_counts(factory: FactoryLike, node: ScaleNode) -> tuple[int, int]:
         scales = (
             component._scale_list() if type(component) is Component else (component.scales() or {}).values()
         )
-        if scales:
-            for scale in scales:
-                replicas, low = scale.replicas, scale.min_replicas
-                if low is not None and low > 0:
-                    own_min += low
-                elif replicas is not None and replicas > 0:
-                    own_min += replicas
-                if replicas is not None and replicas > 0:
-                    own_desired += replicas
-                elif low is not None and low > 0:
-                    own_desired += low
-    if not children:
-        return own_min, own_desired
-    below_min = below_desired = 0
-    for child in children:
-        child_min, child_desired = subtree_counts(factory, child)
-        below_min += child_min
-        below_desired += child_desired
-    return _combine(own_min, below_min), _combine(own_desired, below_desired)
+        for scale in scales or ():
+            replicas, low = scale.replicas, scale.min_replicas
+            if low is not None and low > 0:
+                own_min += low
+            elif replicas is not None and replicas > 0:
+                own_min += replicas
+            if replicas is not None and replicas > 0:
+                own_desired += replicas
+            elif low is not None and low > 0:
+                own_desired += low
+    return own_min, own_desired
 
 
 def _combine(own: int, below: int) -> int:

@@ -1,7 +1,8 @@
 """Subtree scale, the gang minimum of a component (karta-format.md 12.6), and subtree desired, the
 desired pod count used by backends that need it (gang-backends.md 1.4).
 
-Both follow one recursion and differ only in the per-instance value: ``effMin`` prefers
+Both follow one walk of the component tree (iterative: no input reaches Python's recursion limit)
+and differ only in the per-instance value: ``effMin`` prefers
 ``minReplicas`` (the elastic lower bound), ``effDesired`` prefers ``replicas``. When no component of
 the Karta has a ``scaleDefinition``, both count pod-bearing components instead.
 """
@@ -9,6 +10,7 @@ the Karta has a ``scaleDefinition``, both count pod-bearing components instead.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from karta.errors import GangError
 from karta.extract.types import Scale
@@ -101,31 +103,52 @@ class _Recursion:
         return sum(self.per_instance(scale) for scale in scales.values())
 
     def _by_definition(self, component: str, instance_id: str | None) -> int:
-        self._enter(component)
+        """``own × below`` (or whichever is not 0), without recursion: each component's own scale
+        is read on the way down in definition order, children's sums are combined on the way up."""
+        # frames: [component, own, children, next child, children's sum]
+        stack: list[list[Any]] = []
+
+        def push(name: str, instance: str | None) -> None:
+            self._enter(name)
+            own = self._own(name, instance)
+            stack.append([name, own, self.summary.children.get(name, []), 0, 0])
+
         try:
-            own = self._own(component, instance_id)
-            children = self.summary.children.get(component, [])
-            if not children:
-                return own
-            below = sum(self._by_definition(child, None) for child in children)
+            push(component, instance_id)
+            while True:
+                frame = stack[-1]
+                name, own, children, index, below = frame
+                if index < len(children):
+                    frame[3] = index + 1
+                    push(children[index], None)
+                    continue
+                stack.pop()
+                self._visiting.discard(name)
+                value = own if not children or below == 0 else below if own == 0 else own * below
+                if not stack:
+                    return int(value)
+                stack[-1][4] += value
         finally:
-            self._visiting.discard(component)
-        if below == 0:
-            return own
-        if own == 0:
-            return below
-        return own * below
+            for frame in stack:
+                self._visiting.discard(frame[0])
 
     def _by_counting(self, component: str, instance_id: str | None) -> int:
+        """Pod-bearing components count 1 (or their instances); others the sum of their children;
+        without recursion."""
         if instance_id is not None:
             self._check_instance(component, instance_id)
-        definition = self.summary.components[component]
-        if definition.is_pod_bearing:
-            if instance_id is not None or not definition.instance_id_path:
-                return 1
-            return len(self.factory.component(component).instance_ids())
-        self._enter(component)
-        try:
-            return sum(self._by_counting(child, None) for child in self.summary.children.get(component, []))
-        finally:
-            self._visiting.discard(component)
+        total = 0
+        pending: list[tuple[str, str | None]] = [(component, instance_id)]
+        while pending:
+            name, instance = pending.pop()
+            definition = self.summary.components[name]
+            if definition.is_pod_bearing:
+                if instance is not None or not definition.instance_id_path:
+                    total += 1
+                else:
+                    total += len(self.factory.component(name).instance_ids())
+                continue
+            self._enter(name)  # a component met twice below one start is a cycle
+            pending.extend((child, None) for child in reversed(self.summary.children.get(name, [])))
+        self._visiting.clear()
+        return total

@@ -5,6 +5,13 @@ cached :class:`~karta.kube.discovery.Discovery`), :class:`ObjectList` and :class
 Types are given as a :class:`ResourceType` or a kubectl-style token (resolved by discovery).
 Error answers become :class:`karta.errors.ApiError` carrying the HTTP status and the ``Status``
 reason; unreachable servers :class:`karta.errors.ClusterUnreachableError`.
+
+Decoding (:func:`_decode`): orjson, as JSON readers and the API server read numbers (an integer
+beyond 64 bits is a double). An answer orjson refuses is read once more by the standard library
+only to say what is wrong and where: a number no double can hold (a 5,000-digit integer,
+``1e400``), ``NaN`` or ``Infinity`` is a :class:`~karta.errors.ClusterError` naming the object (its
+kind, namespace and name) and the field, and so is nesting too deep to read; anything else stays
+"an undecodable answer". Never a crash, whatever the server (or a proxy) sends.
 """
 
 from __future__ import annotations
@@ -74,10 +81,7 @@ class WatchStream:
     def __iter__(self) -> Iterator[WatchEvent]:
         try:
             for line in self._stream.lines():
-                try:
-                    doc = orjson.loads(line)
-                except orjson.JSONDecodeError as exc:
-                    raise ClusterError(f"undecodable watch event: {exc}") from exc
+                doc = _decode(line, what="watch event")
                 kind = str(doc.get("type", ""))
                 obj = doc.get("object") or {}
                 if kind == "ERROR":
@@ -496,13 +500,85 @@ def _fill_type(obj: Any, rtype: ResourceType) -> None:
         obj.setdefault("kind", rtype.kind)
 
 
-def _decode(body: bytes) -> Any:
+def _decode(body: bytes, *, what: str = "answer") -> Any:
     if not body:
         return {}
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise ClusterError(f"the server sent an undecodable answer: {body[:200]!r}") from exc
+        problem = _number_problem(body)
+        if problem is not None:
+            raise ClusterError(f"the server sent {problem}") from exc
+        raise ClusterError(f"the server sent an undecodable {what}: {body[:200]!r}") from exc
+
+
+_MAX_INT_DIGITS = 4300  # Python's int-string conversion limit (karta.model.documents agrees)
+
+
+class _BadNumber:
+    """A number of an answer that no double can hold (found by :func:`_number_problem`)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def describe(self, label: str, path: str) -> str:
+        if self.text in ("NaN", "Infinity", "-Infinity"):
+            return f"{label} with {self.text} at {path}, which is not a JSON number"
+        shown = self.text if len(self.text) <= 24 else f"{self.text[:12]}... ({len(self.text):,} characters)"
+        return f"{label} with the number {shown} at {path}, too large for a double (kli cannot read it)"
+
+
+def _bad_int(text: str) -> Any:
+    return _BadNumber(text) if len(text) > 309 else int(text)  # 309 digits: past a double's range
+
+
+def _bad_float(text: str) -> Any:
+    value = float(text)
+    return _BadNumber(text) if value in (float("inf"), float("-inf")) else value
+
+
+def _number_problem(body: bytes) -> str | None:
+    """What makes ``body`` unreadable, when it is a number (or nesting): ``<object> holds <what> at
+    <path>``; None when it is anything else (the caller words that)."""
+    import json
+
+    try:
+        doc = json.loads(body, parse_int=_bad_int, parse_float=_bad_float, parse_constant=_BadNumber)
+    except RecursionError:
+        return "an answer nested too deeply to read"
+    except ValueError:  # not JSON at all (or not UTF-8): not a number problem
+        return None
+    stack: list[tuple[Any, str, Any]] = [(doc, "", doc)]
+    while stack:  # the first bad number, with the object that holds it
+        value, path, holder = stack.pop()
+        if isinstance(value, _BadNumber):
+            return value.describe(_object_label(holder), path or ".")
+        if isinstance(value, dict):
+            if value is doc and isinstance(value.get("items"), list):  # a list: name the item
+                stack.extend((item, "", item) for item in reversed(value["items"]))
+                rest = {k: v for k, v in value.items() if k != "items"}
+                stack.extend((v, f".{k}", holder) for k, v in reversed(list(rest.items())))
+                continue
+            if value is doc and isinstance(value.get("object"), dict) and "type" in value:  # an event
+                stack.append((value["object"], "", value["object"]))
+                continue
+            stack.extend((v, f"{path}.{k}", holder) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]", holder) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
+def _object_label(obj: Any) -> str:
+    """``Kind namespace/name`` of an object of an answer, as far as it says."""
+    if not isinstance(obj, dict):
+        return "an answer"
+    raw = obj.get("metadata")
+    meta: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    name = "/".join(str(p) for p in (meta.get("namespace"), meta.get("name")) if isinstance(p, str) and p)
+    kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "an object"
+    return f"{kind} {name}".strip() if name else str(kind)
 
 
 def _error_from(status: int, body: bytes) -> ApiError:

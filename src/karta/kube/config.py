@@ -192,16 +192,17 @@ class MergedKubeconfig:
 
 def merge_kubeconfigs(paths: Sequence[Path]) -> MergedKubeconfig:
     """Merge files the client-go way: the first file to define a name (or current-context) wins."""
-    import yaml
+    from karta.model.documents import DocumentError, read_bytes, read_documents
 
     merged = MergedKubeconfig()
     for path in paths:
-        try:
-            data = yaml.safe_load(path.read_text()) or {}
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        try:  # the one reader of untrusted YAML: bounded, JSON numbers only (issue 9)
+            docs = read_documents(read_bytes(path).decode("utf-8"), source=str(path), timestamps=True)
+        except (OSError, UnicodeDecodeError, DocumentError) as exc:
             raise KubeConfigError(f"cannot read kubeconfig {path}: {exc}") from exc
-        except RecursionError:
-            raise KubeConfigError(f"cannot read kubeconfig {path}: it is nested too deeply") from None
+        if len(docs) > 1:
+            raise KubeConfigError(f"cannot read kubeconfig {path}: expected a single document ({len(docs)})")
+        data = (docs[0].value if docs else None) or {}
         if not isinstance(data, dict):
             raise KubeConfigError(f"kubeconfig {path} is not a mapping")
         base = path.resolve().parent

@@ -23,6 +23,9 @@ _EXPORTS: dict[str, str] = {
     "ComponentTypeSelector": "karta.model.types",
     "ConditionMatcher": "karta.model.types",
     "ConditionsDefinition": "karta.model.types",
+    "Document": "karta.model.documents",
+    "DocumentError": "karta.model.documents",
+    "DuplicateKey": "karta.model.documents",
     "ExpressionMatcher": "karta.model.types",
     "Finding": "karta.model.findings",
     "FragmentedPodSpecDefinition": "karta.model.types",
@@ -53,11 +56,15 @@ _EXPORTS: dict[str, str] = {
     "SuspendAction": "karta.model.types",
     "SuspendDefinition": "karta.model.types",
     "TopologyConstraint": "karta.model.types",
+    "check_json_value": "karta.model.documents",
+    "duplicate_findings": "karta.model.load",
     "karta_from_dict": "karta.model.load",
     "karta_to_dict": "karta.model.dump",
     "karta_to_yaml": "karta.model.dump",
     "load_karta": "karta.model.load",
     "load_kartas": "karta.model.load",
+    "read_bytes": "karta.model.documents",
+    "read_documents": "karta.model.documents",
     "validate_karta": "karta.model.validate",
     "validate_or_raise": "karta.model.validate",
 }
@@ -75,6 +82,9 @@ __all__ = [
     "ComponentTypeSelector",
     "ConditionMatcher",
     "ConditionsDefinition",
+    "Document",
+    "DocumentError",
+    "DuplicateKey",
     "ExpressionMatcher",
     "Finding",
     "FragmentedPodSpecDefinition",
@@ -104,11 +114,15 @@ __all__ = [
     "SuspendAction",
     "SuspendDefinition",
     "TopologyConstraint",
+    "check_json_value",
+    "duplicate_findings",
     "karta_from_dict",
     "karta_to_dict",
     "karta_to_yaml",
     "load_karta",
     "load_kartas",
+    "read_bytes",
+    "read_documents",
     "validate_karta",
     "validate_or_raise",
 ]
@@ -121,10 +135,18 @@ __dir__ = lazy_dir(_EXPORTS, globals())
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from karta.model.documents import (
+        Document,
+        DocumentError,
+        DuplicateKey,
+        check_json_value,
+        read_bytes,
+        read_documents,
+    )
     from karta.model.dump import karta_to_dict, karta_to_yaml
     from karta.model.findings import Finding, Severity
     from karta.model.gvk import GVK, GroupKind
-    from karta.model.load import LoadResult, karta_from_dict, load_karta, load_kartas
+    from karta.model.load import LoadResult, duplicate_findings, karta_from_dict, load_karta, load_kartas
     from karta.model.types import (
         API_GROUP,
         API_VERSION,

@@ -23,11 +23,31 @@ __all__ = ["karta_to_dict", "karta_to_yaml"]
 def _plain(value: Any) -> Any:
     if isinstance(value, Model):
         return _model(value)
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list | dict):
+        return _plain_data(value)
     return value
+
+
+def _plain_data(value: Any) -> Any:
+    """A copy of free-form data (metadata, status conditions: as deep as the API server allows)
+    with tuples as lists, without recursion; models inside are dumped as models."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]  # (value, container, key in it)
+    while stack:
+        item, container, key = stack.pop()
+        if isinstance(item, Model):
+            container[key] = _model(item)
+        elif isinstance(item, dict):
+            copied: dict[Any, Any] = dict.fromkeys(item)
+            container[key] = copied
+            stack.extend((v, copied, k) for k, v in item.items())
+        elif isinstance(item, tuple | list):
+            listed: list[Any] = [None] * len(item)
+            container[key] = listed
+            stack.extend((v, listed, i) for i, v in enumerate(item))
+        else:
+            container[key] = item
+    return root[0]
 
 
 def _model(model: Model) -> dict[str, Any]:

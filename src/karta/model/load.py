@@ -14,22 +14,20 @@ always errors (the API server would reject them) and leave ``LoadResult.karta`` 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-import yaml
-
 from karta.errors import DefinitionError, ValidationError
 from karta.model.base import ModelValidationError
+from karta.model.documents import Document, DocumentError, DuplicateKey, read_bytes, read_documents
 from karta.model.findings import Finding, Severity
 from karta.model.schema import join_path
 from karta.model.types import API_VERSION, KIND, LEGACY_API_VERSION, LEGACY_KIND, Karta
 from karta.model.unknown import check_fields
 
-__all__ = ["LoadResult", "karta_from_dict", "load_karta", "load_kartas"]
+__all__ = ["LoadResult", "duplicate_findings", "karta_from_dict", "load_karta", "load_kartas"]
 
 Source = str | bytes | Path | Mapping[Any, Any]
 
@@ -56,26 +54,13 @@ class LoadResult:
 # --- reading and decoding ---------------------------------------------------------------------
 
 
-def _loader_class() -> type[Any]:
-    base: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class _KartaLoader(base):  # type: ignore[misc]
-        """Safe loader that keeps timestamps as strings (the data is JSON, not YAML-typed)."""
-
-    _KartaLoader.add_constructor(
-        "tag:yaml.org,2002:timestamp", yaml.constructor.SafeConstructor.construct_yaml_str
-    )
-    return _KartaLoader
-
-
-_LOADER = _loader_class()
-
-
 def _read(source: str | bytes | Path, source_name: str | None) -> tuple[str, str]:
     if isinstance(source, Path):
         name = source_name or str(source)
         try:
-            raw = source.read_bytes()
+            raw = read_bytes(source, source=name)
+        except DocumentError as exc:
+            raise DefinitionError(f"cannot read {name}: {exc.problem}") from exc
         except OSError as exc:
             raise DefinitionError(f"cannot read {name}: {exc.strerror or exc}") from exc
     else:
@@ -90,23 +75,27 @@ def _read(source: str | bytes | Path, source_name: str | None) -> tuple[str, str
     return text, name
 
 
-def _documents(text: str, name: str) -> list[tuple[int, Any]]:
-    """The non-empty documents of a YAML (or JSON) text, each with its 1-based position."""
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
-        try:
-            return [(1, orjson.loads(stripped))]
-        except orjson.JSONDecodeError:
-            pass  # YAML flow style is a superset; let the YAML parser have a go and report
+def _documents(text: str, name: str) -> list[Document]:
+    """The non-empty documents of a YAML (or JSON) text, with their positions and duplicate keys
+    (:mod:`karta.model.documents`: the limits, JSON numbers, timestamps kept as strings)."""
     try:
-        docs = list(yaml.load_all(text, Loader=_LOADER))  # a safe loader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        raise DefinitionError(f"cannot parse {name}: {exc.problem or exc}{where}") from exc
-    except (yaml.YAMLError, ValueError, RecursionError) as exc:
-        raise DefinitionError(f"cannot parse {name}: {exc}") from exc
-    return [(i + 1, d) for i, d in enumerate(docs) if d is not None]
+        return read_documents(text, source=name, duplicates=True)
+    except DocumentError as exc:
+        where = f" (line {exc.line}, column {exc.column})" if exc.line else ""
+        raise DefinitionError(f"cannot parse {name}: {exc.problem}{where}") from exc
+
+
+def duplicate_findings(duplicates: Sequence[DuplicateKey]) -> list[Finding]:
+    """One error finding per duplicate mapping key of a definition's text (its JSON path)."""
+    return [
+        Finding(
+            Severity.ERROR,
+            f'duplicate key "{d.path}"{f" (line {d.line}, column {d.column})" if d.line else ""}: '
+            "a key may appear only once in a mapping",
+            d.path,
+        )
+        for d in duplicates
+    ]
 
 
 # --- from a mapping to a Karta ------------------------------------------------------------------
@@ -196,10 +185,13 @@ def _check_identity(data: Mapping[Any, Any], name: str, strict: bool) -> tuple[d
     )
 
 
-def _from_mapping(data: object, *, strict: bool, name: str) -> LoadResult:
+def _from_mapping(
+    data: object, *, strict: bool, name: str, duplicates: Sequence[DuplicateKey] = ()
+) -> LoadResult:
     if not isinstance(data, Mapping):
         raise DefinitionError(f"{name} is not a Karta: expected an object (mapping), got {_json_type(data)}")
     identified, findings = _check_identity(data, name, strict)
+    findings.extend(duplicate_findings(duplicates))
     try:
         cleaned, field_findings = check_fields(identified, strict=strict)
     except RecursionError as exc:
@@ -216,15 +208,23 @@ def _from_mapping(data: object, *, strict: bool, name: str) -> LoadResult:
 # --- public API -----------------------------------------------------------------------------------
 
 
-def load_karta(source: Source, *, strict: bool = True, source_name: str | None = None) -> LoadResult:
+def load_karta(
+    source: Source,
+    *,
+    strict: bool = True,
+    source_name: str | None = None,
+    duplicates: Sequence[DuplicateKey] = (),
+) -> LoadResult:
     """Load one Karta from YAML/JSON text, bytes, a file :class:`~pathlib.Path` or a mapping.
 
     Raises :class:`DefinitionError` when the source is not a single Karta definition; every defect
-    of a definition is a finding instead (see the module docstring).
+    of a definition is a finding instead (see the module docstring), duplicate keys of its text
+    included. For a mapping read elsewhere (:func:`karta.model.documents.read_documents`),
+    ``duplicates`` are that document's duplicate keys.
     """
     if not isinstance(source, str | bytes | Path):
         # A mapping; anything else (a list, None) is rejected there as "not a Karta".
-        return _from_mapping(source, strict=strict, name=source_name or "<mapping>")
+        return _from_mapping(source, strict=strict, name=source_name or "<mapping>", duplicates=duplicates)
     text, name = _read(source, source_name)
     docs = _documents(text, name)
     if not docs:
@@ -233,7 +233,7 @@ def load_karta(source: Source, *, strict: bool = True, source_name: str | None =
         raise DefinitionError(
             f"{name} holds {len(docs)} documents; expected exactly one Karta (load_kartas reads several)"
         )
-    return _from_mapping(docs[0][1], strict=strict, name=name)
+    return _from_mapping(docs[0].value, strict=strict, name=name, duplicates=docs[0].duplicates)
 
 
 def load_kartas(source: Source, *, strict: bool = True, source_name: str | None = None) -> list[LoadResult]:
@@ -244,21 +244,32 @@ def load_kartas(source: Source, *, strict: bool = True, source_name: str | None 
     """
     if not isinstance(source, str | bytes | Path):
         name = source_name or "<mapping>"
-        docs: list[tuple[int, Any]] = [(1, source)]
+        docs = [Document(1, source)]
     else:
         text, name = _read(source, source_name)
         docs = _documents(text, name)
-    items: list[tuple[str, Any]] = []
-    for number, doc in docs:
-        doc_name = f"{name} (document {number})" if len(docs) > 1 else name
-        if isinstance(doc, Mapping) and doc.get("kind") in _LIST_KINDS and isinstance(doc.get("items"), list):
-            items.extend((f"{doc_name} items[{j}]", item) for j, item in enumerate(doc["items"]))
+    items: list[tuple[str, Any, Sequence[DuplicateKey]]] = []
+    for doc in docs:
+        doc_name = f"{name} (document {doc.number})" if len(docs) > 1 else name
+        value = doc.value
+        listed = isinstance(value, Mapping) and value.get("kind") in _LIST_KINDS
+        if listed and isinstance(value.get("items"), list):
+            prefix = "items"
+            for j, item in enumerate(value["items"]):
+                here = f"{prefix}[{j}]"
+                # the item's duplicate keys, with paths relative to the item
+                mine = [
+                    DuplicateKey(d.path[len(here) + 1 :], d.line, d.column)
+                    for d in doc.duplicates
+                    if d.path.startswith(here + ".") or d.path.startswith(here + "[")
+                ]
+                items.append((f"{doc_name} items[{j}]", item, mine))
         else:
-            items.append((doc_name, doc))
+            items.append((doc_name, value, doc.duplicates))
     results: list[LoadResult] = []
-    for item_name, item in items:
+    for item_name, item, duplicates in items:
         try:
-            results.append(_from_mapping(item, strict=strict, name=item_name))
+            results.append(_from_mapping(item, strict=strict, name=item_name, duplicates=duplicates))
         except DefinitionError as exc:
             results.append(LoadResult(None, [Finding(Severity.ERROR, str(exc), "")], item_name))
     return results

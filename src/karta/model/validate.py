@@ -2,7 +2,9 @@
 
 Order (section 14.1 first, then 14.2, then our [fix] additions of section 19):
 
-1. ``karta is nil``;
+1. ``karta is nil``; then the size limits (:func:`~karta.model.validate_structure.check_limits`:
+   components, component chain depth, size and nesting; issue 9): any finding there stops
+   validation, so that nothing else walks a definition beyond them;
 2. component name uniqueness (any finding stops validation);
 3. root, 4. children, 5. every component (with the CRD's component type selector rules);
 6. the ownership cycle check, only when 3-5 found nothing (first cycle only);
@@ -33,6 +35,7 @@ from karta.model.validate_structure import (
     check_children,
     check_components,
     check_cycles,
+    check_limits,
     check_root,
     check_unique_names,
 )
@@ -44,6 +47,9 @@ def validate_karta(karta: Karta | None) -> list[Finding]:
     """All findings of ``karta`` (errors and warnings) in the order of the module docstring."""
     if karta is None:
         return [Finding(Severity.ERROR, "karta is nil", "")]
+    findings = check_limits(karta)
+    if findings:
+        return findings
     findings = check_unique_names(karta)
     if findings:
         return findings

@@ -1,12 +1,23 @@
-"""Structural validation of a Karta: section 14.1 steps 2 to 6, plus the CRD rules on selectors.
+"""Structural validation of a Karta: section 14.1 steps 2 to 6, plus the CRD rules on selectors,
+and the size limits every definition must keep (issue 9).
 
-Owns: name uniqueness, root rules, owner references, per-component rules (pod spec styles, instance
-selectors, component type selectors with their CEL variants and label syntax) and the ownership
-cycle check. The orchestration (order, short circuits) lives in :mod:`karta.model.validate`.
+Owns: the limits (:func:`check_limits`: components, component chain depth, the definition's size
+and nesting), name uniqueness, root rules, owner references, per-component rules (pod spec styles,
+instance selectors, component type selectors with their CEL variants and label syntax) and the
+ownership cycle check. The orchestration (order, short circuits) lives in
+:mod:`karta.model.validate`.
+
+The limits make validation an admission check: a definition within them can be evaluated by code
+that follows the component tree (the workload tree, gang arithmetic, the views) without reaching
+Python's recursion limit or spending unbounded time, and one beyond them is a finding, never a
+crash later.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from karta.model.base import Model
 from karta.model.findings import Finding, Severity
 from karta.model.names import label_key_error, label_value_error
 from karta.model.schema import join_path
@@ -14,6 +25,16 @@ from karta.model.types import ComponentDefinition, Karta
 
 ROOT_PATH = "spec.structureDefinition.rootComponent"
 CHILDREN_PATH = "spec.structureDefinition.childComponents"
+
+MAX_COMPONENTS = 256
+"""Components of one definition, the root included (the catalog's largest has 12)."""
+MAX_COMPONENT_DEPTH = 32
+"""Levels of owner → child nesting below the root (the catalog's deepest chain has 2)."""
+MAX_DEFINITION_BYTES = 4 * 1024 * 1024
+"""The size of a definition: the characters of its strings and keys, and a few per value (close
+to its JSON size). A Karta in a cluster is below etcd's 1.5 MiB object limit."""
+MAX_DEFINITION_NESTING = 128
+"""Nested objects and arrays in a definition's free-form parts (metadata, status conditions)."""
 
 
 def component_paths(karta: Karta) -> list[tuple[str, ComponentDefinition]]:
@@ -25,6 +46,104 @@ def component_paths(karta: Karta) -> list[tuple[str, ComponentDefinition]]:
 
 def _error(message: str, location: str) -> Finding:
     return Finding(Severity.ERROR, message, location)
+
+
+def check_limits(karta: Karta) -> list[Finding]:
+    """The size limits: at most :data:`MAX_COMPONENTS` components, no component more than
+    :data:`MAX_COMPONENT_DEPTH` owner levels below the root, at most :data:`MAX_DEFINITION_BYTES`
+    and :data:`MAX_DEFINITION_NESTING` levels of nesting. Linear in the definition's size, without
+    recursion, whatever the definition (cycles included)."""
+    findings: list[Finding] = []
+    count = 1 + len(karta.children)
+    if count > MAX_COMPONENTS:
+        findings.append(
+            _error(
+                f"the definition has {count:,} components; at most {MAX_COMPONENTS} are allowed "
+                "(root included)",
+                CHILDREN_PATH,
+            )
+        )
+    findings.extend(_check_depth(karta))
+    size, nesting = _extent(karta)
+    if size > MAX_DEFINITION_BYTES:
+        findings.append(
+            _error(
+                f"the definition is about {size / (1024 * 1024):.1f} MiB; at most "
+                f"{MAX_DEFINITION_BYTES // (1024 * 1024)} MiB are allowed",
+                "",
+            )
+        )
+    if nesting > MAX_DEFINITION_NESTING:
+        findings.append(
+            _error(
+                f"the definition is nested more than {MAX_DEFINITION_NESTING} levels deep "
+                "(in its metadata or status)",
+                "",
+            )
+        )
+    return findings
+
+
+def _check_depth(karta: Karta) -> list[Finding]:
+    """The first child (in definition order) more than :data:`MAX_COMPONENT_DEPTH` owner levels
+    below the root; chains that end in a cycle or a missing owner are left to steps 4 and 6."""
+    owners = {c.name: c.owner_ref for c in karta.children}
+    root = karta.root.name
+    depth: dict[str, int] = {root: 0}
+    stranded: set[str] = set()  # components whose owners never reach the root
+    for index, child in enumerate(karta.children):
+        chain: list[str] = []
+        current: str | None = child.name
+        seen: set[str] = set()
+        while current is not None and not (current in depth or current in seen or current in stranded):
+            seen.add(current)
+            chain.append(current)
+            current = owners.get(current)
+        if current is None or current not in depth:
+            stranded.update(chain)  # a missing owner or a cycle: reported by their own checks
+            continue
+        base = depth[current]
+        for offset, name in enumerate(reversed(chain), start=1):
+            depth[name] = base + offset
+        level = depth[child.name]
+        if level > MAX_COMPONENT_DEPTH:
+            return [
+                _error(
+                    f"component '{child.name}' is {level} owner levels below the root; at most "
+                    f"{MAX_COMPONENT_DEPTH} levels of owner -> child nesting are allowed",
+                    f"{CHILDREN_PATH}[{index}].ownerRef",
+                )
+            ]
+    return []
+
+
+def _extent(karta: Karta) -> tuple[int, int]:
+    """``(size, nesting)`` of a definition (see :data:`MAX_DEFINITION_BYTES`), iteratively; the
+    walk stops counting once both limits are passed."""
+    size = 0
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(karta, 0)]
+    while stack:
+        value, depth = stack.pop()
+        size += 2
+        if isinstance(value, str):
+            size += len(value)
+        elif isinstance(value, Model):
+            stack.extend((v, depth) for k, v in value if v is not None)
+            size += 12 * len(value.__dict__)
+        elif isinstance(value, dict):
+            deepest = max(deepest, depth + 1)
+            for k, v in value.items():
+                size += len(k) + 3 if isinstance(k, str) else 8
+                stack.append((v, depth + 1))
+        elif isinstance(value, list | tuple):
+            deepest = max(deepest, depth + 1)
+            stack.extend((v, depth + 1) for v in value)
+        else:
+            size += 6
+        if size > MAX_DEFINITION_BYTES and deepest > MAX_DEFINITION_NESTING:
+            break
+    return size, deepest
 
 
 def check_unique_names(karta: Karta) -> list[Finding]:

@@ -13,7 +13,7 @@ from karta.extract import Component, ComponentFactory, PodQuerier
 from karta.gang import StructureSummary, compute_gang_plan, infer_pod_component
 from karta.gang.plan import GangPlanDict
 from karta.jq import Evaluator
-from karta.model import Karta
+from karta.model import Karta, validate_or_raise
 from karta.model.findings import FindingDict
 from karta.report.contracts import ComponentReport, InspectReport, InstanceReport, PodPlacement, StatusReport
 from karta.status import StatusResult
@@ -34,7 +34,9 @@ def inspect_report(
     and results that do not pair up, a jq runtime error outside status matchers, …) are raised as
     :class:`~karta.errors.ExtractionError`, :class:`~karta.errors.StatusError` or
     :class:`~karta.errors.JqError`; what does not stop the run (a failing status matcher, a pod
-    no component claims, a gang that cannot be computed) is a diagnostic."""
+    no component claims, a gang that cannot be computed) is a diagnostic. An invalid definition
+    raises :class:`~karta.errors.ValidationError` before anything is evaluated."""
+    validate_or_raise(karta)  # cached per definition object
     found: list[FindingDict] = list(diagnostics)
     factory = ComponentFactory(karta, obj, evaluator=evaluator)
     meta = _mapping(obj.get("metadata"))

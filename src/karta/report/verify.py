@@ -21,11 +21,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from karta.errors import KartaError, PredictionError
+from karta.errors import KartaError, PredictionError, ValidationError
 from karta.extract import Component, ComponentFactory, Scale
 from karta.gang import compute_gang_plan
 from karta.jq import Evaluator
-from karta.model import ComponentDefinition, Karta
+from karta.model import ComponentDefinition, Karta, validate_or_raise
 
 __all__ = ["Check", "check_predictions", "run_checks"]
 
@@ -328,8 +328,15 @@ def run_checks(
     karta: Karta, obj: dict[str, Any], predictions: Mapping[str, Any], *, trusted: bool
 ) -> list[Check]:
     """All checks of ``karta`` on ``obj`` against ``predictions`` (:func:`check_predictions`;
-    ``{}`` for none); ``trusted`` only for built-in definitions (expressions run in-process)."""
+    ``{}`` for none); ``trusted`` only for built-in definitions (expressions run in-process).
+    An invalid definition is one failed check, and nothing is evaluated."""
     checks = _Checks()
+    try:
+        validate_or_raise(karta)  # cached per definition object
+    except ValidationError as exc:
+        messages = [str(getattr(f, "message", f)) for f in exc.findings] or [str(exc)]
+        checks.fail("definition", f"is not valid: {'; '.join(messages)}")
+        return checks.items
     gvk = karta.root.kind
     if gvk is not None and (gvk.api_version, gvk.kind) != (obj.get("apiVersion"), obj.get("kind")):
         checks.fail(

@@ -1,7 +1,13 @@
 """Status extraction (section 8 of the format): phase, conditions, matchers, matched set, primary.
 
 A failing ``byExpression`` matcher does not match and is reported as a diagnostic (R3) unless
-``strict=True``, which restores the original behaviour of aborting the whole extraction.
+``strict=True``, which restores the original behaviour of aborting the whole extraction. "Failing"
+is whatever the evaluation raises on a hostile object, not only a jq error: a ``RecursionError``
+(nesting), ``OverflowError`` or ``ValueError`` (numbers), ``TypeError``, ``MemoryError`` or any
+:class:`~karta.errors.KartaError` stays in its matcher. The one exception is
+:class:`~karta.errors.JqBudgetError`: the time, memory or output budget is the object's, so a
+breach ends the object's extraction. A phase or conditions path that fails the same way is a
+:class:`~karta.errors.StatusError` naming the path (those are not matchers).
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from karta._identity import IdentityCache
-from karta.errors import JqError, StatusError
+from karta.errors import JqBudgetError, KartaError, StatusError
 from karta.jq import Evaluator, json_type
 from karta.model.findings import Finding, Severity
 from karta.model.types import (
@@ -108,7 +114,12 @@ def extract_status(
     if evaluator.inlinable:
         fn = compiled.status_fn()
         if fn is not None:
-            result = fn(obj, evaluator.max_results)
+            try:
+                result = fn(obj, evaluator.max_results)
+            except JqBudgetError:
+                raise
+            except Exception:  # the general code below reports it where it belongs
+                result = None
             if result is not None:
                 return result
     phase = _extract_phase(compiled.phase, obj, evaluator)
@@ -127,13 +138,16 @@ def extract_status(
             if program is not None:
                 try:
                     results = evaluator.evaluate(program, obj)
-                except JqError as exc:
-                    message = f"failed to match status {key} (matcher {index}): {exc}"
+                    hit = bool(results) and results[0] == expected
+                except JqBudgetError:
+                    raise  # the object's budget, not this matcher's (module docstring)
+                except Exception as exc:  # R3: whatever the cause, it stays in this matcher
+                    message = f"failed to match status {key} (matcher {index}): {_reason(exc)}"
                     if strict:
                         raise StatusError(message) from exc
                     diagnostics.append(Finding(Severity.WARNING, message, f"statusMappings.{key}[{index}]"))
                     continue
-                if not results or results[0] != expected:
+                if not hit:
                     continue
             matched.append(status)
             break
@@ -141,6 +155,19 @@ def extract_status(
         matched = [ResourceStatus.UNDEFINED]
     primary = matched[0] if len(matched) == 1 else primary_status(matched)
     return new_status_result(phase, conditions, matched, primary, diagnostics)
+
+
+def _reason(exc: Exception) -> str:
+    """An evaluation error as one clause: a karta error's own message, else what went wrong."""
+    if isinstance(exc, KartaError):
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return "the object is nested too deeply for this expression (RecursionError)"
+    if isinstance(exc, MemoryError):
+        return "the evaluation ran out of memory (MemoryError)"
+    text = str(exc)
+    text = text if len(text) <= 200 else text[:200] + "..."
+    return f"the expression failed on this object ({type(exc).__name__}: {text})"
 
 
 def _conditions_hold(entries: tuple[tuple[str, str, str], ...], conditions: Mapping[str, Condition]) -> bool:
@@ -160,8 +187,10 @@ def _extract_phase(definition: PhaseDefinition | None, obj: Any, evaluator: Eval
         return None
     try:
         results = evaluator.evaluate(definition.path, obj)
-    except JqError as exc:
-        raise StatusError(f"failed to extract phase from path '{definition.path}': {exc}") from exc
+    except JqBudgetError:
+        raise
+    except Exception as exc:
+        raise StatusError(f"failed to extract phase from path '{definition.path}': {_reason(exc)}") from exc
     if not results:
         return None
     first = results[0]
@@ -182,8 +211,12 @@ def _extract_conditions(
         return []
     try:
         results = evaluator.evaluate(definition.path, obj)
-    except JqError as exc:
-        raise StatusError(f"failed to extract conditions from path '{definition.path}': {exc}") from exc
+    except JqBudgetError:
+        raise
+    except Exception as exc:
+        raise StatusError(
+            f"failed to extract conditions from path '{definition.path}': {_reason(exc)}"
+        ) from exc
     out: list[Condition] = []
     names = (
         definition.type_field_name,

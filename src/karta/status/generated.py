@@ -4,8 +4,9 @@
 evaluation order (8.2) into one function through :class:`karta.jq.codegen.Emitter`. It returns
 the :class:`StatusResult` (without diagnostics), or None whenever anything is not plainly valid (a jq
 error anywhere, including a ``byExpression`` matcher, a result over the limit, a phase or
-conditions result of the wrong type); the caller then runs the general code, which produces the
-exact result, diagnostics or error.
+conditions result of the wrong type, or any exception a hostile object causes: deep nesting, huge
+numbers); the caller then runs the general code, which produces the exact result, diagnostics or
+error. Only :class:`~karta.errors.JqBudgetError` passes through: a budget is the object's.
 
 Conditions are read inline and looked up in the intern table of :mod:`karta.status.extract`
 (the reader runs for anything unusual); a ``byExpression`` program ``(E) | tostring`` evaluates
@@ -18,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from karta import _codegen as codegen
-from karta.errors import JqError
+from karta.errors import JqBudgetError, JqError
 from karta.jq import syntax as A
 from karta.jq.codegen import Emitter, is_single
 from karta.jq.evaluator import plan_for
@@ -136,6 +137,7 @@ def _build(
         _SR=StatusResult,
         _NONE=_NO_OUTPUT,
         _tostring=tostring,
+        _BUDGET=JqBudgetError,
     )
     with e.block("def status(v, limit):"):
         e.line("if limit < 1: return None")
@@ -168,7 +170,11 @@ def _build(
                         else:
                             _expression_matches(e, _node(program), expected)
                 e.line(f"if ok: matched.append({e.const(status)})")
-        with e.block("except (JqFail, RecursionError):"):
+        with e.block("except _BUDGET:"):
+            e.line("raise")  # the object's budget ends its extraction (karta.status.extract)
+        with e.block("except Exception:"):
+            # Anything a hostile object makes the code raise (JqFail, RecursionError,
+            # OverflowError, TypeError, MemoryError, ...): the general code reports it (R3).
             e.line("return None")
         e.line(f"if not matched: matched.append({e.const(ResourceStatus.UNDEFINED)})")
         e.line("primary = matched[0] if len(matched) == 1 else _primary(matched)")

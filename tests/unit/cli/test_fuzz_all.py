@@ -75,7 +75,7 @@ TOKENS = [
 UNKNOWN_FLAGS = ["--nope", "-Z", "--output", "-o", "--all", "--help", "-h", "--version", "-A", "-f"]
 
 
-AWKWARD = 20  # the first files of the pool; then come valid examples
+AWKWARD = 24  # the first files of the pool; then come valid examples
 
 
 def _file_pool(root: Path) -> list[str]:
@@ -128,6 +128,19 @@ def _file_pool(root: Path) -> list[str]:
         write("bad-config.yaml", "output: nope\ncolour: yes\n"),
         write("predict.yaml", "status: Running\nnope: 1\ncomponents: {worker: {replicas: x}}\n"),
         write("kubeconfig.yaml", "apiVersion: v1\nkind: Config\nclusters: 1\n"),
+        # issue 9: numbers JSON cannot hold, duplicate keys, control characters
+        write("bigint.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nn: 1" + "0" * 5000 + "\n"),
+        write("inf.json", '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "n": 1e400}'),
+        write(
+            "dupkeys.yaml",
+            "apiVersion: run.ai/v1alpha1\nkind: Karta\nmetadata: {name: k, name: j}\n"
+            "spec: {structureDefinition: {rootComponent: {name: r}}}\n",
+        ),
+        write(
+            "escapes.yaml",
+            'apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: "j\\e]52;c;SGk=\\a"}\n'
+            'status: {conditions: [{type: Running, status: "True", reason: "\\e[2J\\x9b"}]}\n',
+        ),
         "-",
     ]
     assert len(pool) == AWKWARD
@@ -206,13 +219,15 @@ def command_lines(draw: st.DrawFn, files: list[str]) -> list[str]:
     return [name, *(word for index in order for word in parts[index])]
 
 
-def _check(argv: list[str], code: int, err: str) -> None:
+def _check(argv: list[str], code: int, err: str, out: str = "") -> None:
     where = f"kli {' '.join(argv)}"
     assert code in EXIT_CODES, (where, code, err)
     assert "Traceback" not in err, (where, err)
     assert "internal error" not in err, (where, err)
     for line in err.splitlines():
         assert line.startswith(("error: ", "hint: ", "warning: ")), (where, line)
+    assert "\x1b" not in err and "\x9b" not in err, (where, err)  # escaped, never written (issue 9)
+    assert "\x1b" not in out, (where, out[:300])  # tables escape it, JSON and YAML too (no colour here)
 
 
 Run = Callable[[list[str], str], tuple[int, str, str]]
@@ -233,7 +248,7 @@ def run(isolated: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.
 def run_checked(call: Callable[[list[str], str], tuple[int, str, str]]) -> Run:
     def checked(argv: list[str], stdin: str) -> tuple[int, str, str]:
         code, out, err = call(argv, stdin)
-        _check(argv, code, err)
+        _check(argv, code, err, out)
         return code, out, err
 
     return checked

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from karta import extract, jq, render
+from karta import extract, jq, model, render
 from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.errors import CliError, UsageError
@@ -146,6 +146,7 @@ def gang(
     )
     factory = extract.ComponentFactory(karta, obj, evaluator=jq.Evaluator(trusted=chosen.trusted))
     try:
+        model.validate_or_raise(karta)  # a definition from the store is evaluated only once valid
         result = render.render(backend, factory, pods=pods, options=options)
     except KartaError as exc:
         raise CliError(f"cannot render {backend} objects for {obj_name}: {exc}") from None

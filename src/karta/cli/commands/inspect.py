@@ -20,7 +20,7 @@ from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition
 from karta.cli.options import connection_options, format_option
 from karta.cli.output import emit
 from karta.cli.views.inspect import render_table
-from karta.errors import ExtractionError, JqError, StatusError
+from karta.errors import ExtractionError, JqError, StatusError, ValidationError
 
 if TYPE_CHECKING:
     from karta.kube import ConfigOverrides
@@ -58,7 +58,7 @@ def inspect(
     evaluator = jq.Evaluator(trusted=chosen.trusted)
     try:
         view = report.inspect_report(chosen.karta, obj, pods, evaluator=evaluator, diagnostics=diagnostics)
-    except (ExtractionError, StatusError, JqError) as exc:
+    except (ExtractionError, StatusError, JqError, ValidationError) as exc:
         raise CliError(str(exc)) from None
     failed = report.error_count(view)
     if output == "table":

@@ -19,6 +19,7 @@ from karta.cli.inputs import parse_documents, read_text
 from karta.cli.lookup import definitions_named
 from karta.cli.options import format_option
 from karta.cli.output import dump_json, dump_yaml
+from karta.cli.text import printable
 from karta.render.backends import BACKENDS
 
 __all__ = ["rbac"]
@@ -91,5 +92,5 @@ def rbac(
     if backends:
         header.append(f"# Gang backends: {', '.join(backends)}")
     header.extend(f"# {note}" for note in notes)
-    click.echo("\n".join(header))
+    click.echo("\n".join(printable(line) for line in header))
     click.echo("---\n".join(dump_yaml(obj) for obj in objects), nl=False)

@@ -10,7 +10,9 @@ from karta import model
 from karta.cli import exitcodes
 from karta.cli.commands import short_help
 from karta.cli.errors import CliError, UsageError
-from karta.cli.inputs import parse_documents, read_text
+from karta.cli.inputs import read_documents, read_text
+from karta.cli.output import warn
+from karta.cli.text import printable
 from karta.errors import DefinitionError
 
 
@@ -24,34 +26,34 @@ def validate(file: str) -> None:
     Unknown or misspelt fields are findings. Unreadable or unparseable input exits 2.
     """
     text, name = read_text(file)
-    docs = parse_documents(text, name)
+    docs = read_documents(text, name, duplicates=True)
     if not docs:
         raise UsageError(f"{name} holds no Karta definition: the file is empty")
     if len(docs) > 1:
         raise UsageError(f"{name} holds {len(docs)} YAML documents; expected exactly one Karta definition")
     try:
-        result = model.load_karta(docs[0], strict=True, source_name=name)
+        result = model.load_karta(docs[0].value, strict=True, source_name=name, duplicates=docs[0].duplicates)
     except DefinitionError as exc:
         raise UsageError(str(exc)) from None
     findings = list(result.findings)
     karta = result.karta
     if karta is not None:
         findings.extend(model.validate_karta(karta))
-    display = (karta.metadata.name if karta is not None else "") or _raw_name(docs[0]) or name
+    display = (karta.metadata.name if karta is not None else "") or _raw_name(docs[0].value) or name
     errors = [f for f in findings if f.severity is model.Severity.ERROR]
     warnings = [f for f in findings if f.severity is not model.Severity.ERROR]
     if errors or karta is None:
         lines = [f"INVALID: {display}"] + [f"  {_line(f)}" for f in errors]
-        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.write("\n".join(printable(line) for line in lines) + "\n")
         for w in warnings:
-            sys.stderr.write(f"warning: {_line(w)}\n")
+            warn(_line(w))
         count = len(errors)
         raise CliError(f"{count} finding{'s' if count != 1 else ''} in {display}", code=exitcodes.FAILURE)
     gvk = karta.root.kind
     gvk_text = str(gvk) if gvk is not None else "<none>"
-    sys.stdout.write(f"OK: {display} is a valid Karta definition (GVK: {gvk_text})\n")
+    sys.stdout.write(printable(f"OK: {display} is a valid Karta definition (GVK: {gvk_text})") + "\n")
     for w in warnings:
-        sys.stderr.write(f"warning: {_line(w)}\n")
+        warn(_line(w))
 
 
 def _line(finding: object) -> str:

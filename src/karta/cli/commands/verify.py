@@ -19,6 +19,7 @@ from karta.cli.inputs import parse_documents, read_object, read_text
 from karta.cli.lookup import definitions_named
 from karta.cli.options import format_option
 from karta.cli.output import emit
+from karta.cli.text import printable
 from karta.errors import PredictionError
 
 __all__ = ["verify"]
@@ -94,6 +95,6 @@ def verify(definition: str, workload: str, predict: str | None, output: str) -> 
         lines.append(
             f"{len(checks)} checks: {len(checks) - failed - warned} ok, {failed} failed, {warned} warnings"
         )
-        click.echo("\n".join(lines))
+        click.echo("\n".join(printable(line) for line in lines))
     if failed:
         raise CliError(f"{failed} of {len(checks)} checks failed for {obj_name}", code=exitcodes.FAILURE)

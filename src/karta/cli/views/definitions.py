@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from karta.cli.text import printable
 from karta.cli.views.table import SEP, TABLE_WIDTH, fit_list, render, widths
 
 if TYPE_CHECKING:
@@ -37,12 +38,18 @@ def table(items: list[StoredDefinition], component_limit: int, *, fit: bool = Tr
     then, with ``fit`` (the default ``--component-limit``), COMPONENTS keeps whole names and ends
     in ``+N more`` or ``+N``."""
     header = ["NAME", "KIND", "ORIGIN", "COMPONENTS"]
-    rows = [[d.name, _kind_cell(d), d.origin, _components_cell(d.karta, component_limit)] for d in items]
+    rows = [
+        [
+            printable(cell)
+            for cell in (d.name, _kind_cell(d), d.origin, _components_cell(d.karta, component_limit))
+        ]
+        for d in items
+    ]
     if _width([header, *rows]) > TABLE_WIDTH:
         if _room(header, rows) < _MIN_COMPONENTS:
             for row, d in zip(rows, items, strict=True):
                 if d.gvk is not None:
-                    row[1] = d.gvk.kind
+                    row[1] = printable(d.gvk.kind)
         room = max(_room(header, rows), len("COMPONENTS"))
         for row in rows:
             row[3] = _fit_components(row[3], room) if fit else row[3]

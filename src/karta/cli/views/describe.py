@@ -2,7 +2,8 @@
 ``ready/desired``, GPUs, nodes and one line per pod (with the reason a pod is not ready), the
 Phase line (live only) and the Resources table, over the library's rows
 (:func:`karta.report.workload_rows`). ``--pod-limit`` and ``--component-limit`` choose what the
-tree shows; unhealthy pods and components first.
+tree shows; unhealthy pods and components first. Names, phases, reasons and nodes come from the
+cluster: each is escaped (:func:`karta.cli.text.printable`) before it is measured and aligned.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from karta import report
+from karta.cli.text import printable
 from karta.cli.views.age import human_age
 from karta.cli.views.table import join, render, widths
 from karta.extract.requests import Requests, format_cpu, format_memory
@@ -45,7 +47,7 @@ def render_table(
     ]
     if not file_mode:
         header.append(f"age: {human_age(view.get('createdAt'), now=now)}")
-    lines = ["   ".join(header)]
+    lines = [printable("   ".join(header))]
     if file_mode:
         lines.append("(file mode: no live status)")
     lines.append("")
@@ -55,7 +57,7 @@ def render_table(
     )
     lines.extend(_align(tree_lines) if tree_lines else ["<no components>"])
     if not file_mode:
-        lines.extend(["", f"Phase: {','.join(view.get('phases') or ['Undefined'])}"])
+        lines.extend(["", printable(f"Phase: {','.join(view.get('phases') or ['Undefined'])}")])
     lines.extend(["", "Resources:"])
     table = [["COMPONENT", "REPLICAS", "GPU", "CPU", "MEMORY"]]
     for name, desired, resources in report.resource_rows(rows):
@@ -80,8 +82,8 @@ def _gpu_cell(gpus: int) -> str:
 
 def _nodes_cell(nodes: Sequence[str]) -> str:
     if len(nodes) <= _MAX_NODES_SHOWN:
-        return ",".join(nodes)
-    return ",".join(nodes[:_MAX_NODES_SHOWN]) + f",+{len(nodes) - _MAX_NODES_SHOWN} more"
+        return printable(",".join(nodes))
+    return printable(",".join(nodes[:_MAX_NODES_SHOWN])) + f",+{len(nodes) - _MAX_NODES_SHOWN} more"
 
 
 class _Tree:
@@ -140,9 +142,9 @@ class _Tree:
             if isinstance(item, str):
                 self.out.append((indent + glyph + item, []))
             elif isinstance(item, PodRow):
-                self.out.append((indent + glyph + item.name, _pod_cells(item)))
+                self.out.append((indent + glyph + printable(item.name), _pod_cells(item)))
             else:
-                self.out.append((indent + glyph + item.name, self._cells(item)))
+                self.out.append((indent + glyph + printable(item.name), self._cells(item)))
                 self.rows(item.children, indent + ("    " if last else "|   "), pods=item.pods)
 
     def _cells(self, row: Row) -> list[str]:
@@ -159,7 +161,7 @@ class _Tree:
 
 def _pod_cells(pod: PodRow) -> list[str]:
     phase = pod.phase if pod.ready or not pod.reason else f"{pod.phase} ({pod.reason})"
-    return [phase, _gpu_cell(pod.resources.gpus), pod.node or "<none>"]
+    return [printable(phase), _gpu_cell(pod.resources.gpus), printable(pod.node or "<none>")]
 
 
 def _align(lines: Sequence[tuple[str, list[str]]]) -> list[str]:

@@ -1,6 +1,6 @@
 """The ``kli get`` table (karta-format.md 17.4): ``NAME NAMESPACE [TYPE] PHASE GPU COMPONENTS AGE
 [ORIGIN]`` over :class:`karta.report.WorkloadSummary` rows, fitted to 100 columns (COMPONENTS is
-cut with ``+N``), phases coloured on a terminal."""
+cut with ``+N``), phases coloured on a terminal; every cell with its control characters escaped."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from karta.cli.text import printable
 from karta.cli.views.age import human_age
 from karta.cli.views.table import SEP, TABLE_WIDTH, fit_list, join, widths
 
@@ -87,7 +88,7 @@ class Table:
         ]
         if self.wide:
             cells.append(str(summary.get("origin") or ""))
-        return cells
+        return [printable(cell) for cell in cells]  # escaped before they are measured and cut
 
     def render(self, summaries: Sequence[Mapping[str, Any]]) -> str:
         now = self.now()

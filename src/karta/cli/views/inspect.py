@@ -1,12 +1,15 @@
 """The ``kli inspect`` text over :class:`karta.report.InspectReport`: the header (on two lines when
 long), the status, the component tree with scales and containers, the gangs, where each pod
 belongs and the diagnostics, fitted to 100 columns (container and member lists cut to ``+N``).
+Every line is escaped (:func:`karta.cli.text.printable`) before it is fitted: names, status
+messages, reasons and diagnostics come from the workload and the definition.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from karta.cli.text import printable
 from karta.cli.views.table import TABLE_WIDTH, fit_list, render
 
 if TYPE_CHECKING:
@@ -18,8 +21,8 @@ __all__ = ["render_table"]
 
 def render_table(view: InspectReport) -> str:
     w = view["workload"]
-    head = f"{w['kind']}/{w['name'] or '<none>'}   namespace: {w['namespace'] or '<none>'}"
-    definition = f"definition: {view['definition']}"
+    head = printable(f"{w['kind']}/{w['name'] or '<none>'}   namespace: {w['namespace'] or '<none>'}")
+    definition = printable(f"definition: {view['definition']}")
     if len(head) + 3 + len(definition) <= TABLE_WIDTH:
         lines = [f"{head}   {definition}", ""]
     else:
@@ -42,7 +45,7 @@ def render_table(view: InspectReport) -> str:
     for root in children.get(None, []):
         tree.append(_component_line(root))
         _subtree(root, children, "", tree)
-    lines += [_fit_list(line) for line in tree]
+    lines += [_fit_list(printable(line)) for line in tree]
     gangs = view["gang"].get("gangs", [])
     lines.append("")
     if gangs:
@@ -54,7 +57,7 @@ def render_table(view: InspectReport) -> str:
             else:
                 lines.append(f"  {gang['name']}: minMember {gang['minMember']}")
             if gang.get("members"):
-                lines.append(_fit_list(f"    members: {', '.join(gang['members'])}", "members: "))
+                lines.append(_fit_list(printable(f"    members: {', '.join(gang['members'])}"), "members: "))
     else:
         lines.append("Gangs: <none>")
     if view["pods"]:
@@ -69,7 +72,7 @@ def render_table(view: InspectReport) -> str:
         for d in view["diagnostics"]:
             where = f" (at {d['location']})" if d.get("location") else ""
             lines.append(f"  {d['severity']}: {d['message']}{where}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def _fit_list(line: str, label: str = "containers: ", width: int = TABLE_WIDTH) -> str:

@@ -1,12 +1,16 @@
 """The one table renderer of ``kli``'s text output: columns padded to their widest cell and joined
 by a separator, trailing blanks dropped (:func:`render`, :func:`join`), and lists cut to a width
 with a tail counting what was left out (:func:`fit_list`). Every table of every command is made
-with these, so they all align and cut alike; tables fit :data:`TABLE_WIDTH` columns.
+with these, so they all align and cut alike; tables fit :data:`TABLE_WIDTH` columns. Every cell is
+measured and written with its control characters escaped (:func:`karta.cli.text.printable`), so
+no cell can move the cursor, set the title or write the clipboard, and columns still align.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+
+from karta.cli.text import printable
 
 __all__ = ["SEP", "TABLE_WIDTH", "fit_list", "join", "render", "widths"]
 
@@ -21,7 +25,7 @@ def widths(rows: Sequence[Sequence[str]]) -> list[int]:
         for i, cell in enumerate(row):
             if i == len(out):
                 out.append(0)
-            out[i] = max(out[i], len(cell))
+            out[i] = max(out[i], len(printable(cell)))
     return out
 
 
@@ -36,7 +40,8 @@ def join(
     ``paint(column, cell, padded)`` when given (colour), joined by ``sep``; trailing blanks dropped."""
     out = []
     last = len(cells) - 1
-    for i, cell in enumerate(cells):
+    for i, raw in enumerate(cells):
+        cell = printable(raw)
         padded = cell if i == last else cell.ljust(column_widths[i])
         out.append(paint(i, cell, padded) if paint is not None else padded)
     return sep.join(out).rstrip()
@@ -61,6 +66,8 @@ def fit_list(
     """``prefix``, then as many of ``items`` as fit in ``width`` followed by a tail counting the
     rest (``hidden`` more were already left out): for ``keep`` from all but one item down to
     ``least``, each of ``tails`` (``{n}`` is the count) in turn; None when none fits."""
+    items = [printable(item) for item in items]
+    prefix = printable(prefix)
     for keep in range(len(items) - 1, least - 1, -1):
         count = len(items) - keep + hidden
         for tail in tails:
