@@ -5,7 +5,6 @@ escapes and fails the case."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import yaml
@@ -17,6 +16,7 @@ from karta.extract import ComponentFactory, build_tree
 from karta.gang import compute_gang_plan
 from karta.jq import Evaluator
 from karta.model import load_karta, validate_or_raise
+from karta.model.documents import read_documents
 from karta.render import render
 from karta.render.backends import BACKENDS
 
@@ -39,7 +39,11 @@ def everything(definition: str, obj: str) -> str:
         validate_or_raise(karta)
     except KartaError as exc:
         return f"invalid: {type(exc).__name__}"
-    workload = json.loads(obj)
+    try:
+        (document,) = read_documents(obj, source="obj.json")
+    except KartaError as exc:  # the library's one reader refuses what it cannot hold
+        return f"read: {type(exc).__name__}"
+    workload = document.value
     stored = StoredDefinition(karta=karta, origin="cluster", source="cluster", trusted=False)
     results = [
         _outcome(
