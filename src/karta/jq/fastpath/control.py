@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from karta.jq import syntax as A
-from karta.jq._values import JqFail, dumps, truthy, type_name
+from karta.jq._values import JqFail, truthy, type_name
 from karta.jq.fastpath.core import (
     Compiled,
     Env,
@@ -24,7 +24,7 @@ from karta.jq.fastpath.core import (
     no_paths,
     single_valued,
 )
-from karta.jq.operations import index_value
+from karta.jq.operations import dumps, index_value
 
 __all__ = ["c_bind", "c_foreach", "c_if", "c_reduce", "c_try"]
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from karta.jq import syntax as A
-from karta.jq._values import JqFail, describe, is_number, truthy
+from karta.jq._values import JqFail, is_number, truthy
 from karta.jq.fastpath.core import (
     Compiled,
     Env,
@@ -26,7 +26,7 @@ from karta.jq.fastpath.core import (
     product2,
     single_valued,
 )
-from karta.jq.operations import BINARY_OPS, num_result
+from karta.jq.operations import BINARY_OPS, describe, num_result
 
 __all__ = ["c_binary", "c_comma", "c_neg", "c_pipe", "until_error"]
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from karta.jq import syntax as A
-from karta.jq._values import JqFail, describe, dumps, is_number
+from karta.jq._values import JqFail, is_number
 from karta.jq.fastpath.core import (
     Compiled,
     Env,
@@ -27,7 +27,7 @@ from karta.jq.fastpath.core import (
     short_text,
     single_valued,
 )
-from karta.jq.operations import index_value, iterate_value, slice_value
+from karta.jq.operations import describe, dumps, index_value, iterate_value, slice_value
 
 __all__ = ["c_identity", "c_index", "c_iterate", "c_slice"]
 
