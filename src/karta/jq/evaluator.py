@@ -51,7 +51,7 @@ from typing import Any
 
 from karta.errors import (
     JqBudgetError,
-    JqError,
+    JqCompileError,
     JqParseError,
     JqResultLimitError,
     JqRuntimeError,
@@ -66,6 +66,7 @@ from karta.jq.codegen import generate, generated_cache, split_iteration
 from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node, run_paths
 from karta.jq.fastpath.core import Env
 from karta.jq.parser import parse
+from karta.jq.scope_check import compile_check
 
 _CURRENT = budget.local()
 _monotonic = time.monotonic
@@ -79,11 +80,15 @@ _MISSING: Any = object()
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """How one expression text is evaluated (shared by all evaluators)."""
+    """How one expression text is evaluated (shared by all evaluators).
+
+    ``node`` is None when our parser rejects the text (``parse_error``): libjq decides, and when
+    it rejects it too, ``parse_error`` is what the evaluation raises."""
 
     expression: str
-    node: A.Node | None  # None: our parser rejects what libjq accepts (evaluated by libjq)
+    node: A.Node | None
     fast: Compiled | None
+    parse_error: JqParseError | None = None
 
     @property
     def engine(self) -> str:
@@ -92,34 +97,39 @@ class Plan:
 
 @lru_cache(maxsize=4096)
 def plan_for(expression: str) -> Plan:
-    """Parse and compile ``expression`` once (raises JqParseError / JqCompileError)."""
+    """Parse and compile ``expression`` once (raises JqCompileError for undefined names).
+
+    Never compiles with libjq: libjq folds constants while it compiles (``"x" * 1e9`` allocates a
+    gigabyte then), so an untrusted expression is only ever compiled by libjq in a sandbox worker;
+    trusted ones are compiled when first run."""
     try:
         node = parse(expression)
-    except (JqParseError, ValueError, RecursionError) as exc:
-        # ValueError: a number literal Python cannot convert (over 4300 digits).
-        try:
-            _libjq.compile_program(expression)
-        except JqError:
-            if isinstance(exc, JqParseError):
-                raise exc from None
-            raise
-        return Plan(expression, None, None)
+    except JqParseError as exc:
+        return Plan(expression, None, None, exc)
+    except (ValueError, RecursionError) as exc:  # ValueError: a number literal of over 4300 digits
+        error = JqParseError(f"failed to parse JQ expression '{expression}': {exc}", expression=expression)
+        return Plan(expression, None, None, error)
     try:
         fast: Compiled | None = compile_node(node)
     except (Unsupported, RecursionError):
         fast = None
     if fast is not None:
         return Plan(expression, node, fast)
-    _libjq.compile_program(expression)  # compile errors surface here, in-process and safe
+    detail = compile_check(node)
+    if detail is not None:
+        raise JqCompileError(
+            f"failed to compile JQ expression '{expression}': {detail}", expression=expression
+        )
     return Plan(expression, node, None)
 
 
 @lru_cache(maxsize=4096)
 def metered_for(expression: str) -> Compiled | None:
-    """The metered compilation of a fast-path expression (untrusted evaluation), or None (parse
-    and compile errors raise, as :func:`plan_for` raises them)."""
+    """The metered compilation of ``expression`` (untrusted evaluation), or None outside the
+    fast path (which metered also takes ``$ENV`` and ``env``, as ``{}``); compile errors raise,
+    as :func:`plan_for` raises them."""
     plan = plan_for(expression)
-    if plan.fast is None or plan.node is None:
+    if plan.node is None:
         return None
     try:
         return compile_node(plan.node, metered=True)
@@ -374,14 +384,23 @@ class Evaluator:
                     if x.__class__ is float:
                         out[i] = normalise_output(x)
             return out
-        return _libjq.run_text(expression, self._text(data), max_results=self.max_results)
+        return self._libjq(plan, expression, data)
+
+    def _libjq(self, plan: Plan, expression: str, data: Any) -> list[Any]:
+        """Trusted: libjq in-process (our parser's error when libjq rejects the text too)."""
+        try:
+            return _libjq.run_text(expression, self._text(data), max_results=self.max_results)
+        except (JqParseError, JqCompileError):
+            if plan.parse_error is not None:
+                raise plan.parse_error from None
+            raise
 
     def _evaluate_untrusted(self, expression: str, data: Any) -> list[Any]:
         compiled = metered_for(expression) if self.fast_path else None
         stack = self._local.stack
         session = stack[-1] if stack else Session(self, data)
         if compiled is None:
-            return self._sandboxed(expression, data, session)
+            return self._sandboxed(expression, data, session, plan_for(expression).parse_error)
         out: list[Any] = self._metered(expression, session, compiled.many, data)
         return out
 
@@ -441,7 +460,9 @@ class Evaluator:
             current.meter = previous
             session.time_left -= _monotonic() - started
 
-    def _sandboxed(self, expression: str, data: Any, session: Session) -> list[Any]:
+    def _sandboxed(
+        self, expression: str, data: Any, session: Session, parse_error: JqParseError | None = None
+    ) -> list[Any]:
         """``expression`` on ``data`` in a sandbox worker, spending the session's time."""
         started = time.monotonic()
         try:
@@ -450,6 +471,10 @@ class Evaluator:
             return self._run_sandboxed(expression, data, session)
         except JqBudgetError as exc:
             raise session.spent(exc) from None
+        except (JqParseError, JqCompileError):
+            if parse_error is not None:
+                raise parse_error from None
+            raise
         finally:
             session.time_left -= time.monotonic() - started
 
@@ -532,10 +557,9 @@ class Evaluator:
     def engine_of(self, expression: str) -> str:
         """``fast``, ``libjq`` or ``sandbox``: where ``evaluate`` would run ``expression``
         (``fast`` is the metered fast path for untrusted evaluators)."""
-        plan = plan_for(expression)
-        if plan.fast is not None and self.fast_path:
-            return "fast"
-        return "libjq" if self.trusted else "sandbox"
+        if self.trusted:
+            return "fast" if plan_for(expression).fast is not None and self.fast_path else "libjq"
+        return "fast" if self.fast_path and metered_for(expression) is not None else "sandbox"
 
     def _text(self, data: Any, session: Session | None = None) -> str:
         if session is None:
@@ -551,9 +575,11 @@ class Evaluator:
     def paths(self, expression: str, data: Any) -> list[list[PathElem]]:
         """The locations ``path(expression)`` selects in ``data`` (section 9)."""
         plan = plan_for(expression)
-        if plan.fast is not None and self.fast_path:
+        if self.fast_path:
             if self.trusted:
                 try:
+                    if plan.fast is None:
+                        raise Unsupported(expression)
                     found = run_paths(plan.fast, data)
                 except JqFail as exc:
                     raise _runtime_error(expression, exc.message) from None
@@ -577,6 +603,10 @@ class Evaluator:
                 results = self._evaluate_untrusted_libjq(wrapped, data)
         except JqResultLimitError:
             raise _limit_error(expression, self.max_results) from None
+        except (JqParseError, JqCompileError):
+            if plan.parse_error is not None:
+                raise plan.parse_error from None
+            raise
         except JqRuntimeError as exc:
             if type(exc) is not JqRuntimeError:
                 raise
