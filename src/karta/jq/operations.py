@@ -156,6 +156,18 @@ def compare(a: Any, b: Any) -> int:
     ca, cb = a.__class__, b.__class__
     if ca is list or ca is dict or cb is list or cb is dict:
         _walk2(a, b)
+    elif ca is float or cb is float:
+        return _cmp_numbers(a, b)
+    return _compare(a, b)
+
+
+def _cmp_numbers(a: Any, b: Any) -> int:
+    """jq 1.8's jv_cmp on two values one of which is a float: a NaN compares as null does (below
+    every number, itself included: ``nan < nan``), then as doubles."""
+    if a.__class__ is float and a != a:
+        return -1 if is_number(b) else _compare(None, b)
+    if b.__class__ is float and b != b:
+        return 1 if is_number(a) else _compare(a, None)
     return _compare(a, b)
 
 
@@ -863,7 +875,7 @@ def _minmax(v: Any, *, want_max: bool) -> Any:
     best = 0
     for i in range(1, len(v)):
         if keyed is None or (keyed[i] is None and keyed[best] is None):
-            c = _compare(v[i], v[best])
+            c = _cmp_numbers(v[i], v[best])
         else:
             ki, kb = keyed[i], keyed[best]
             if ki is None:
