@@ -18,14 +18,16 @@ is its meter, and every operation that can allocate or work much before returnin
   ``@json``/``@text``, whose input is first walked with a cap (:meth:`~karta.jq.budget.Meter.walk`:
   a tree of shared subtrees renders exponentially larger than it is) and whose text is checked
   again after rendering — length checked against the output cap, then charged as memory;
-* arrays and objects built: ``+``, ``-``, ``*`` (object merge, charged per merged level), array
-  slices, ``keys``, ``to_entries``, ``from_entries``, ``add``, ``flatten`` (the flattened length is
-  counted with a cap first), ``reverse``, ``sort``, ``unique``, ``split``, ``/``, ``indices``,
-  ``fromjson`` (the text length, before parsing) — length checked, then charged as memory;
+* arrays and objects built: ``+``, ``-``, ``*`` (object merge: walked first, then charged per
+  merged level), array slices, ``keys``, ``to_entries``, ``from_entries``, ``add``, ``flatten``
+  (the flattened length is counted with a cap first), ``reverse``, ``sort``, ``unique``,
+  ``split``, ``/``, ``indices``, ``fromjson`` (the text length, before parsing) — length checked,
+  then charged as memory;
 * walks and comparisons: ``==``/``!=`` and ``<``... on arrays or objects, ``sort``, ``unique``,
-  ``min``/``max``, and :func:`sort_key` walk their operands first (one step per node, so a shared
-  tree cannot make them exponential); ``contains``/``inside`` charge a step per level they
-  compare; array ``-`` and array ``indices`` charge the product of the two lengths;
+  ``min``/``max``, and :func:`sort_key` walk their operands first (each distinct subtree once,
+  charged by the size of the tree it stands for, so a shared tree cannot make them exponential);
+  ``contains``/``inside`` walk their operands and charge a step per pair they compare; array
+  ``-`` and array ``indices`` charge the product of the two lengths;
 * linear scans: ``any``/``all`` (the length), ``getpath`` (the path length), ``tonumber``,
   ``startswith``/``endswith`` (the string lengths, in 64-byte steps).
 

@@ -3,7 +3,10 @@
 
 Owns the outputs ``try`` keeps before an error, destructuring with jq's errors, and the variables
 each construct binds (the compile-time :class:`~karta.jq.fastpath.core.Scope`). ``label``/``break``
-and ``?//`` alternatives are left to libjq.
+and ``?//`` alternatives are left to libjq. Metered, these build nothing of their own (a binding
+copies the small variable map): the wrapper of each node charges its evaluations and outputs, which
+bounds ``as`` fan-out and the ``reduce``/``foreach`` loops (their sources are charged nodes). A
+budget breach is not a :class:`~karta.jq._values.JqFail`: ``try`` does not catch it.
 """
 
 from __future__ import annotations

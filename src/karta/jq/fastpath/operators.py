@@ -3,7 +3,10 @@ unary minus.
 
 Owns their evaluation order (jq loops over the right operand of a binary operator outermost),
 gojq's ``//`` (errors of the left side count as no output), and the specialisations of ``|`` for
-single-valued sides (no lists built) and of ``to_entries[] | .key``.
+single-valued sides (no lists built) and of ``to_entries[] | .key``. Metered, the wrapper of each
+node charges its evaluations and outputs (``,`` and ``|`` build only output lists); the operators
+are the functions of :mod:`karta.jq.operations`, which charge what they build and walk (``+``,
+``-``, ``*`` and ``/`` on strings, arrays and objects; ``==`` and ``<`` on arrays and objects).
 """
 
 from __future__ import annotations

@@ -2,7 +2,10 @@
 
 Owns their values and their path mode (``path(f)``): constant field chains (``.a.b.c``) compile to
 one function with the null-safe dict reads inlined; a computed index loops over the index outputs
-first, as jq does.
+first, as jq does. Metered: constant field chains and ``.`` are leaves (constant work, paid for by
+their parent); ``.[]`` and computed indices are charged per evaluation and output by their
+wrapper; slices charge the copy they make (:func:`~karta.jq.operations.slice_value`); an array
+index into an array (``.[[1]]``) charges the comparisons it makes.
 """
 
 from __future__ import annotations
