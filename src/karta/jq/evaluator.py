@@ -265,8 +265,8 @@ class Session:
     def spent(self, breach: JqBudgetError) -> JqBudgetError:
         """Record ``breach``: every later evaluation in this session fails with its budget."""
         if self.breach is None:
-            detail = str(breach).split("': ", 1)[-1]
-            self.breach = (breach.budget, detail)
+            text, prefix = str(breach), f"JQ execution error for expression '{breach.expression}': "
+            self.breach = (breach.budget, text[len(prefix) :] if text.startswith(prefix) else text)
         return breach
 
     def __enter__(self) -> Session:
@@ -324,9 +324,6 @@ class Evaluator:
         self._local = _Local()
 
     # --- sessions --------------------------------------------------------------------------------
-
-    def _stack(self) -> list[Session]:
-        return self._local.stack
 
     def _current(self) -> Session | None:
         stack = self._local.stack
@@ -397,8 +394,7 @@ class Evaluator:
 
     def _evaluate_untrusted(self, expression: str, data: Any) -> list[Any]:
         compiled = metered_for(expression) if self.fast_path else None
-        stack = self._local.stack
-        session = stack[-1] if stack else Session(self, data)
+        session = self._untrusted_session(data)
         if compiled is None:
             return self._sandboxed(expression, data, session, plan_for(expression).parse_error)
         out: list[Any] = self._metered(expression, session, compiled.many, data)
