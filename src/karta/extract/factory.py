@@ -153,8 +153,7 @@ class ComponentFactory:
             session = self._session
             if session is None or session.obj is not self._obj:
                 session = self.session()
-            with session:
-                results = self.evaluator.evaluate_shared(path, self._obj, self._shared)
+            results = self.evaluator.evaluate_shared(path, self._obj, self._shared, session=session)
             self._results[path] = results
         return results
 

@@ -392,9 +392,10 @@ class Evaluator:
                 raise plan.parse_error from None
             raise
 
-    def _evaluate_untrusted(self, expression: str, data: Any) -> list[Any]:
+    def _evaluate_untrusted(self, expression: str, data: Any, session: Session | None = None) -> list[Any]:
         compiled = metered_for(expression) if self.fast_path else None
-        session = self._untrusted_session(data)
+        if session is None:
+            session = self._untrusted_session(data)
         if compiled is None:
             return self._sandboxed(expression, data, session, plan_for(expression).parse_error)
         out: list[Any] = self._metered(expression, session, compiled.many, data)
@@ -506,37 +507,53 @@ class Evaluator:
             on_startup=refund,
         )
 
-    def evaluate_shared(self, expression: str, data: Any, shared: dict[int, list[Any] | None]) -> list[Any]:
+    def evaluate_shared(
+        self,
+        expression: str,
+        data: Any,
+        shared: dict[int, list[Any] | None],
+        *,
+        session: Session | None = None,
+    ) -> list[Any]:
         """``evaluate(expression, data)``, sharing the items of ``P[]`` between expressions of
         the shape ``P[] | S`` (see :class:`IterationSplit`) through ``shared``, which the caller
         keeps for this one ``data`` object (and drops when the object changes). Falls back to
         ``evaluate`` for everything else, and whenever anything fails, so errors are the same.
-        Untrusted, the same on the metered fast path."""
+        Untrusted, the same on the metered fast path. ``session``: evaluate in it as if it were
+        entered (what the component factory does for every path of its object)."""
         if not self.fast_path or self.copy_results or type(self).evaluate is not Evaluator.evaluate:
-            return self.evaluate(expression, data)
+            return self._evaluate_in(session, expression, data)
         if not self.trusted:
-            return self._shared_untrusted(expression, data, shared)
+            return self._shared_untrusted(expression, data, shared, session or self._untrusted_session(data))
         split = iteration_split(expression)
         out = None if split is None else _shared_outputs(split, data, shared, self.max_results)
         if out is None:
-            return self.evaluate(expression, data)
+            return self._evaluate_in(session, expression, data)
         if float in map(type, out):
             for i, x in enumerate(out):
                 if x.__class__ is float:
                     out[i] = normalise_output(x)
         return out
 
-    def _shared_untrusted(self, expression: str, data: Any, shared: dict[int, list[Any] | None]) -> list[Any]:
+    def _evaluate_in(self, session: Session | None, expression: str, data: Any) -> list[Any]:
+        if session is None:
+            return self.evaluate(expression, data)
+        with session:
+            return self.evaluate(expression, data)
+
+    def _shared_untrusted(
+        self, expression: str, data: Any, shared: dict[int, list[Any] | None], session: Session
+    ) -> list[Any]:
         split = metered_split(expression)
         if split is None:
-            return self.evaluate(expression, data)
+            return self._evaluate_untrusted(expression, data, session)
         limit = self.max_results
 
         def run(v: Any, env: Env) -> list[Any] | None:
             return _shared_outputs(split, v, shared, limit)
 
-        out: list[Any] | None = self._metered(expression, self._untrusted_session(data), run, data)
-        return self.evaluate(expression, data) if out is None else out
+        out: list[Any] | None = self._metered(expression, session, run, data)
+        return self._evaluate_untrusted(expression, data, session) if out is None else out
 
     @property
     def inlinable(self) -> bool:
