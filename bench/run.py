@@ -4,9 +4,11 @@ Prints absolute figures and ratios against baselines measured in the same run:
 
 * full extraction of one object (all components, instances, pod templates/fragments, scale,
   status, gang plan) for a JobSet-like and a Dynamo-like definition, through (a) the normal
-  evaluator (fast path, libjq for the rest), (b) libjq for every expression, (c) hand-written
-  dict access computing the same values. Targets: (a) within 5x of (c); (a) at least 20x faster
-  than (b).
+  evaluator of a trusted (built-in) definition (fast path and generated code, libjq for the rest),
+  (b) libjq for every expression, (c) hand-written dict access computing the same values, and
+  (d) the evaluator of an untrusted definition (the metered fast path: closures only, every node
+  charging the object's budget; the sandbox worker for the rest). Targets: (a) within 5x of (c);
+  (a) at least 20x faster than (b); (d) within about 3x of (a).
 * wall time of ``kli --help`` and ``kli validate`` (target: 150 ms each), with a bare
   ``python -c pass`` as the floor.
 """
@@ -211,7 +213,8 @@ def wall_ms(cmd: list[str], runs: int = 7) -> float:
 def main() -> int:
     print("== full extraction of one object (us per object, median)")
     print(
-        f"{'case':<14}{'hand dict':>12}{'fast path':>12}{'libjq only':>12}{'fast/hand':>11}{'libjq/fast':>12}"
+        f"{'case':<14}{'hand dict':>12}{'fast path':>12}{'libjq only':>12}{'untrusted':>12}"
+        f"{'fast/hand':>11}{'libjq/fast':>12}{'untr/fast':>11}"
     )
     ok = True
     for name, path, obj, hand in (
@@ -222,15 +225,22 @@ def main() -> int:
         assert karta is not None
         fast = Evaluator(trusted=True)
         slow = Evaluator(trusted=True, fast_path=False)
+        metered = Evaluator()  # untrusted: the default budget
         t_hand = per_call_us(lambda obj=obj, hand=hand: hand(obj))
         t_fast = per_call_us(lambda karta=karta, obj=obj, fast=fast: full_extraction(karta, obj, fast))
         t_slow = per_call_us(
             lambda karta=karta, obj=obj, slow=slow: full_extraction(karta, obj, slow), min_time=1.0
         )
-        r1, r2 = t_fast / t_hand, t_slow / t_fast
-        ok = ok and r1 <= 5 and r2 >= 20
-        print(f"{name:<14}{t_hand:>12.1f}{t_fast:>12.1f}{t_slow:>12.1f}{r1:>10.1f}x{r2:>11.1f}x")
-    print("targets: fast/hand <= 5x, libjq/fast >= 20x")
+        t_metered = per_call_us(
+            lambda karta=karta, obj=obj, metered=metered: full_extraction(karta, obj, metered)
+        )
+        r1, r2, r3 = t_fast / t_hand, t_slow / t_fast, t_metered / t_fast
+        ok = ok and r1 <= 5 and r2 >= 20 and r3 <= 3
+        print(
+            f"{name:<14}{t_hand:>12.1f}{t_fast:>12.1f}{t_slow:>12.1f}{t_metered:>12.1f}"
+            f"{r1:>10.1f}x{r2:>11.1f}x{r3:>10.1f}x"
+        )
+    print("targets: fast/hand <= 5x, libjq/fast >= 20x, untrusted/fast <= 3x")
 
     print("\n== command wall time (ms, median of 7)")
     py = sys.executable

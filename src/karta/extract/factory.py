@@ -4,6 +4,12 @@
 format). It evaluates each path at most once per object version and caches the converted results;
 any write replaces the object and drops every cache.
 
+Every evaluation on one object version happens inside one evaluator session
+(:meth:`karta.jq.Evaluator.open_session`): for an untrusted definition all its expressions on that
+object share one budget (time, memory, output, steps), and libjq sees the object serialised once.
+A budget breach (:class:`~karta.errors.JqBudgetError`) fails every later evaluation on that object
+version; a write gives the new version a fresh budget.
+
 Returned values are shared with that cache and, when the evaluator's fast path reads straight from
 the object, with the workload object itself. Treat them as read-only: ``copy.deepcopy`` a value
 before modifying it (the write-back methods never keep references to the values they are given).
@@ -28,7 +34,7 @@ from karta.extract.convert import (
     TargetType,
 )
 from karta.extract.types import ExtractedInstance, Scale, new_extracted_instance
-from karta.jq import Evaluator
+from karta.jq import Evaluator, Session
 from karta.model.types import ComponentDefinition, FragmentedPodSpecDefinition, Karta, StatusDefinition
 from karta.status import StatusResult, extract_status, generated_status_fn
 from karta.status.generated import StatusFn
@@ -49,12 +55,23 @@ def default_evaluator() -> Evaluator:
 class ComponentFactory:
     """A Karta applied to one workload object; hands out :class:`Component` views."""
 
-    __slots__ = ("_components", "_definitions", "_obj", "_results", "_root", "_shared", "evaluator", "karta")
+    __slots__ = (
+        "_components",
+        "_definitions",
+        "_obj",
+        "_results",
+        "_root",
+        "_session",
+        "_shared",
+        "evaluator",
+        "karta",
+    )
 
     def __init__(self, karta: Karta, obj: Any, *, evaluator: Evaluator | None = None) -> None:
         self.karta = karta
         self.evaluator = evaluator if evaluator is not None else default_evaluator()
         self._obj = obj
+        self._session: Session | None = None
         self._results: dict[str, list[Any]] = {}
         self._shared: dict[int, list[Any] | None] = {}
         self._components: dict[str, Component] = {}
@@ -119,18 +136,30 @@ class ComponentFactory:
             self._components[definition.name] = component
         return component
 
+    def session(self) -> Session:
+        """The evaluator session of the current object version (its one budget): enter it around
+        every evaluation on the object."""
+        session = self._session
+        if session is None or session.obj is not self._obj:
+            session = self._session = self.evaluator.open_session(self._obj)
+        return session
+
     def _evaluate(self, path: str) -> list[Any]:
         """All results of ``path`` on the current object, evaluated once per object version."""
         results = self._results.get(path)
         if results is None:
             # Paths of one definition often iterate the same collection (``.spec.services | .[] |
             # .labels``, ``... | .replicas``): the evaluator shares those items per object.
-            results = self.evaluator.evaluate_shared(path, self._obj, self._shared)
+            session = self._session
+            if session is None or session.obj is not self._obj:
+                session = self.session()
+            results = self.evaluator.evaluate_shared(path, self._obj, self._shared, session=session)
             self._results[path] = results
         return results
 
     def _replace_object(self, obj: Any) -> None:
         self._obj = obj
+        self._session = None
         self._results.clear()
         self._shared.clear()
         for component in self._components.values():
@@ -447,7 +476,8 @@ class Component:
             if fn is not None:
                 cached = fn(factory._obj, evaluator.max_results)
             if cached is None:
-                cached = extract_status(definition, factory._obj, evaluator=evaluator, strict=strict)
+                with factory.session():
+                    cached = extract_status(definition, factory._obj, evaluator=evaluator, strict=strict)
             self._memo[key] = cached
         return cached
 
@@ -500,14 +530,15 @@ class Component:
             raise WriteBackError(f"component {self.name}: {field} is not defined")
         ordered = writeback.order_values(self.instance_ids(), values)
         writeback.check_values(ordered, target, what=f"component {self.name}: {field}")
-        updated = writeback.write_whole(
-            evaluator=self.factory.evaluator,
-            obj=self.factory.obj,
-            path=path,
-            values=ordered,
-            multi_instance=self.is_multi_instance,
-            what=f"component {self.name}: {field}",
-        )
+        with self.factory.session():
+            updated = writeback.write_whole(
+                evaluator=self.factory.evaluator,
+                obj=self.factory.obj,
+                path=path,
+                values=ordered,
+                multi_instance=self.is_multi_instance,
+                what=f"component {self.name}: {field}",
+            )
         self.factory._replace_object(updated)
 
     def update_pod_template_spec(self, values: Mapping[str, Any]) -> None:
@@ -529,13 +560,14 @@ class Component:
             raise WriteBackError(f"component {self.name}: fragmentedPodSpecDefinition is not defined")
         ordered = writeback.order_values(self.instance_ids(), values)
         try:
-            updated = writeback.write_fragments(
-                evaluator=self.factory.evaluator,
-                obj=self.factory.obj,
-                definition=definition,
-                records=ordered,
-                multi_instance=self.is_multi_instance,
-            )
+            with self.factory.session():
+                updated = writeback.write_fragments(
+                    evaluator=self.factory.evaluator,
+                    obj=self.factory.obj,
+                    definition=definition,
+                    records=ordered,
+                    multi_instance=self.is_multi_instance,
+                )
         except WriteBackError as exc:
             raise WriteBackError(f"component {self.name}: {exc}") from exc
         self.factory._replace_object(updated)
@@ -557,7 +589,8 @@ class Component:
     def _apply(self, actions: Any, label: str) -> None:
         if not actions:
             return
-        updated = suspend.apply_actions(
-            actions, self.factory.obj, evaluator=self.factory.evaluator, label=label
-        )
+        with self.factory.session():
+            updated = suspend.apply_actions(
+                actions, self.factory.obj, evaluator=self.factory.evaluator, label=label
+            )
         self.factory._replace_object(updated)

@@ -5,7 +5,8 @@ instance, a replica and a gang member of a Karta.
 a definition against it: component type selectors (11.1, with ``matchLabels`` of 11.3 / R8), the
 single-value rule for instance ids, replica keys, group keys and filters (11.2), and instance
 matching (11.4). Results are cached per querier by expression text, so a pod is evaluated against
-each expression at most once however many components, members or sub-groups ask.
+each expression at most once however many components, members or sub-groups ask; every evaluation
+on the pod happens in one evaluator session (one budget per pod for untrusted definitions).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from karta.errors import InstanceNotFoundError, JqError, PodQueryError
-from karta.jq import Evaluator
+from karta.jq import Evaluator, Session
 from karta.model.types import ComponentDefinition, PodGroupMember
 
 __all__ = ["PodQuerier", "go_format", "single_value"]
@@ -65,6 +66,7 @@ class PodQuerier:
     def __init__(self, pod: Mapping[str, Any], *, evaluator: Evaluator | None = None) -> None:
         self._pod = pod
         self._evaluator = evaluator if evaluator is not None else Evaluator()
+        self._session: Session | None = None
         self._cache: dict[str, list[Any] | JqError] = {}
 
     @property
@@ -93,8 +95,11 @@ class PodQuerier:
         """All results of a pod-side expression (cached); jq errors raise :class:`JqError`."""
         cached = self._cache.get(expression)
         if cached is None:
+            if self._session is None:
+                self._session = self._evaluator.open_session(self._pod)
             try:
-                cached = self._evaluator.evaluate(expression, self._pod)
+                with self._session:
+                    cached = self._evaluator.evaluate(expression, self._pod)
             except JqError as exc:
                 cached = exc
             self._cache[expression] = cached

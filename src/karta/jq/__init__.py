@@ -2,7 +2,9 @@
 
 Public surface (everything else in this package is private):
 
-* :class:`Evaluator` – ``evaluate``, ``paths``, ``assign``, ``assign_zip``, ``session``;
+* :class:`Evaluator` – ``evaluate``, ``paths``, ``assign``, ``assign_zip``, ``session``,
+  ``open_session`` (a :class:`Session`: one object's budget);
+* :class:`Budget` – what untrusted expressions may spend per object (``DEFAULT_BUDGET``);
 * :func:`setpath` – jq's ``setpath`` on plain data;
 * :func:`parse` – expression text to :mod:`karta.jq.syntax` (raises ``JqParseError``);
 * :func:`check_safety`, :class:`SafetyIssue`, :func:`is_assignable`, :func:`is_bounded` – static
@@ -23,7 +25,10 @@ from karta._lazy import lazy_dir, lazy_getattr
 _EXPORTS: dict[str, str] = {
     "DEFAULT_MAX_RESULTS": "karta.jq.evaluator",
     "DEFAULT_TIMEOUT_MS": "karta.jq.evaluator",
+    "DEFAULT_BUDGET": "karta.jq.budget",
+    "Budget": "karta.jq.budget",
     "Evaluator": "karta.jq.evaluator",
+    "Session": "karta.jq.evaluator",
     "setpath": "karta.jq.evaluator",
     "parse": "karta.jq.parser",
     "SafetyIssue": "karta.jq.safety",
@@ -34,10 +39,13 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "DEFAULT_BUDGET",
     "DEFAULT_MAX_RESULTS",
     "DEFAULT_TIMEOUT_MS",
+    "Budget",
     "Evaluator",
     "SafetyIssue",
+    "Session",
     "check_safety",
     "is_assignable",
     "is_bounded",
@@ -55,6 +63,7 @@ __dir__ = lazy_dir(_EXPORTS, globals())
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from karta.jq._values import json_type
-    from karta.jq.evaluator import DEFAULT_MAX_RESULTS, DEFAULT_TIMEOUT_MS, Evaluator, setpath
+    from karta.jq.budget import DEFAULT_BUDGET, Budget
+    from karta.jq.evaluator import DEFAULT_MAX_RESULTS, DEFAULT_TIMEOUT_MS, Evaluator, Session, setpath
     from karta.jq.parser import parse
     from karta.jq.safety import SafetyIssue, check_safety, is_assignable, is_bounded

@@ -2,38 +2,74 @@
 
 The :class:`Evaluator` is the single entry point every other layer uses. Per expression text it
 keeps one *plan* (parsed once, process-wide cache): the fast-path closures when the expression is
-inside the subset, otherwise libjq. Untrusted expressions (``trusted=False``) that the fast path
-cannot run and :func:`karta.jq.safety.is_bounded` cannot prove bounded run in the killable worker
-of :mod:`karta.jq.sandbox`, under the evaluator's time limit. Trusted expressions (the built-in
-catalog) run in-process; the time limit is not enforced for them (libjq cannot be interrupted).
+inside the subset, otherwise libjq.
+
+Trusted expressions (``trusted=True``: the built-in catalog) run in-process, unmetered: generated
+code where there is some, the fast-path closures, libjq for the rest (the time limit is not
+enforced for them; libjq cannot be interrupted).
+
+Untrusted expressions (cluster Kartas, user files, ``--definition``; the default) run under a
+:class:`~karta.jq.budget.Budget` that is enforced, never inferred: inside the subset, on the
+*metered* fast path (:func:`karta.jq.fastpath.compile_node` with ``metered=True``: closures only,
+every node charging the meter, ``$ENV`` and ``env`` empty), in-process; everything else in the
+killable worker of :mod:`karta.jq.sandbox` (always: no expression is "bounded" enough for
+libjq in-process), with the time left, the memory cap and the output cap. The extraction plans
+and the generated status functions never stand in for an untrusted evaluator
+(:attr:`Evaluator.inlinable`). A breach raises :class:`~karta.errors.JqBudgetError` (``time``:
+:class:`~karta.errors.JqTimeoutError`) naming the expression and the budget.
+
+Budgets are per object. ``with evaluator.session(obj):`` (or a :class:`Session` from
+:meth:`Evaluator.open_session`, entered whenever the object is evaluated, as the component factory
+and the pod querier do) spends one budget for every expression evaluated inside it, on this
+thread; a breach spends it all, so the rest of that object fails fast, and the next session
+starts afresh. Outside a session every evaluation has a budget of its own. The time budget counts
+the wall time spent inside evaluations of the session, capped per evaluation by ``timeout_ms``
+(karta-format.md 3.4); starting a sandbox worker is not charged to it.
 
 Results of the fast path share structure with the input (no copies on the read path): treat
 them as read-only, or pass ``copy_results=True`` to get fresh, fully normalised values (what libjq
 returns: integral floats as ints). Top-level scalar results are always normalised.
 
-Serialising the input for libjq costs more than most fast-path evaluations. Inside
-``with evaluator.session(obj):`` the serialised text of ``obj`` is computed once and reused for
-every libjq evaluation on that very object (identity); the object must not be mutated while the
-session is open. Outside a session every libjq evaluation serialises its input.
+Serialising the input for libjq costs more than most fast-path evaluations. Inside a session the
+serialised text of its object is computed once and reused for every libjq evaluation on that very
+object (identity); the object must not be mutated while the session is in use. Outside a session
+every libjq evaluation serialises its input.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from types import TracebackType
 from typing import Any
 
-from karta.errors import JqError, JqParseError, JqResultLimitError, JqRuntimeError, WriteBackError
-from karta.jq import _libjq, sandbox
+from karta.errors import (
+    JqBudgetError,
+    JqCompileError,
+    JqParseError,
+    JqResultLimitError,
+    JqRuntimeError,
+    JqTimeoutError,
+    WriteBackError,
+)
+from karta.jq import _libjq, budget, operations, sandbox
 from karta.jq import syntax as A
 from karta.jq._values import JqFail, json_type, normalise_output
+from karta.jq.budget import DEFAULT_BUDGET, Budget, Exceeded, Meter
 from karta.jq.codegen import generate, generated_cache, split_iteration
 from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node, run_paths
+from karta.jq.fastpath.core import Env
 from karta.jq.parser import parse
-from karta.jq.safety import is_bounded
+from karta.jq.scope_check import compile_check
+
+_CURRENT = budget.local()
+_monotonic = time.monotonic
 
 DEFAULT_MAX_RESULTS = 1000
 DEFAULT_TIMEOUT_MS = 10_000
@@ -44,12 +80,15 @@ _MISSING: Any = object()
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """How one expression text is evaluated (shared by all evaluators)."""
+    """How one expression text is evaluated (shared by all evaluators).
+
+    ``node`` is None when our parser rejects the text (``parse_error``): libjq decides, and when
+    it rejects it too, ``parse_error`` is what the evaluation raises."""
 
     expression: str
-    node: A.Node | None  # None: our parser rejects what libjq accepts (evaluated by libjq)
+    node: A.Node | None
     fast: Compiled | None
-    bounded: bool
+    parse_error: JqParseError | None = None
 
     @property
     def engine(self) -> str:
@@ -58,23 +97,44 @@ class Plan:
 
 @lru_cache(maxsize=4096)
 def plan_for(expression: str) -> Plan:
-    """Parse and compile ``expression`` once (raises JqParseError / JqCompileError)."""
+    """Parse and compile ``expression`` once (raises JqCompileError for undefined names).
+
+    Never compiles with libjq: libjq folds constants while it compiles (``"x" * 1e9`` allocates a
+    gigabyte then), so an untrusted expression is only ever compiled by libjq in a sandbox worker;
+    trusted ones are compiled when first run."""
     try:
         node = parse(expression)
     except JqParseError as exc:
-        try:
-            _libjq.compile_program(expression)
-        except JqError:
-            raise exc from None
-        return Plan(expression, None, None, False)
+        return Plan(expression, None, None, exc)
+    except (ValueError, RecursionError) as exc:  # ValueError: a number literal of over 4300 digits
+        error = JqParseError(f"failed to parse JQ expression '{expression}': {exc}", expression=expression)
+        return Plan(expression, None, None, error)
     try:
         fast: Compiled | None = compile_node(node)
-    except Unsupported:
+    except (Unsupported, RecursionError):
         fast = None
     if fast is not None:
-        return Plan(expression, node, fast, True)
-    _libjq.compile_program(expression)  # compile errors surface here, in-process and safe
-    return Plan(expression, node, None, _bounded(node))
+        return Plan(expression, node, fast)
+    detail = compile_check(node)
+    if detail is not None:
+        raise JqCompileError(
+            f"failed to compile JQ expression '{expression}': {detail}", expression=expression
+        )
+    return Plan(expression, node, None)
+
+
+@lru_cache(maxsize=4096)
+def metered_for(expression: str) -> Compiled | None:
+    """The metered compilation of ``expression`` (untrusted evaluation), or None outside the
+    fast path (which metered also takes ``$ENV`` and ``env``, as ``{}``); compile errors raise,
+    as :func:`plan_for` raises them."""
+    plan = plan_for(expression)
+    if plan.node is None:
+        return None
+    try:
+        return compile_node(plan.node, metered=True)
+    except (Unsupported, RecursionError):
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,19 +169,58 @@ def iteration_split(expression: str) -> IterationSplit | None:
         return None
     if each.fn is None:
         return None
+    return IterationSplit(_split_key(items_node), items, each.fn)
+
+
+@lru_cache(maxsize=4096)
+def metered_split(expression: str) -> IterationSplit | None:
+    """:func:`iteration_split` on the metered fast path (the same keys)."""
+    if iteration_split(expression) is None:
+        return None
+    plan = plan_for(expression)
+    assert plan.node is not None
+    parts = split_iteration(plan.node)
+    assert parts is not None
+    items_node, each_node = parts
+    try:
+        items, each = compile_node(items_node, metered=True), compile_node(each_node, metered=True)
+    except Unsupported:
+        return None
+    if each.fn is None:
+        return None
+    return IterationSplit(_split_key(items_node), items, each.fn)
+
+
+def _split_key(items_node: A.Node) -> int:
     key = _split_keys.get(items_node)
     if key is None:
         if len(_split_keys) >= 4096:
             _split_keys.clear()
         key = _split_keys[items_node] = next(_split_numbers)
-    return IterationSplit(key, items, each.fn)
+    return key
 
 
-def _bounded(node: A.Node) -> bool:
+def _shared_outputs(
+    split: IterationSplit, data: Any, shared: dict[int, list[Any] | None], limit: int
+) -> list[Any] | None:
+    """The outputs of a split expression, its items taken from (or put into) ``shared``; None
+    when anything fails or there are too many (the caller evaluates the usual way)."""
+    key = split.key
+    if key in shared:
+        items = shared[key]
+    else:
+        try:
+            items = split.items.many(data, EMPTY_ENV)
+        except (JqFail, RecursionError):
+            items = None
+        shared[key] = items
+    if items is None or len(items) > limit:
+        return None
+    each = split.each
     try:
-        return bool(is_bounded(node))
-    except Exception:  # a checker gap must not turn into an evaluation error
-        return False
+        return [each(x) for x in items]
+    except (JqFail, RecursionError):
+        return None
 
 
 def _runtime_error(expression: str, detail: str) -> JqRuntimeError:
@@ -137,13 +236,73 @@ def _limit_error(expression: str, limit: int) -> JqResultLimitError:
     )
 
 
+def _budget_error(expression: str, kind: str, detail: str) -> JqBudgetError:
+    message = f"JQ execution error for expression '{expression}': {detail}"
+    if kind == "time":
+        return JqTimeoutError(message, expression=expression)
+    return JqBudgetError(message, expression=expression, budget=kind)
+
+
+class Session:
+    """The budget of one object, and its serialised text for libjq.
+
+    Made by :meth:`Evaluator.open_session`; ``with session:`` makes it the evaluator's current
+    session on this thread (sessions nest: the innermost is current), as often as needed: every
+    evaluation while it is current spends its one budget. Not for use by two threads at once.
+    """
+
+    __slots__ = ("_entered", "breach", "evaluator", "meter", "obj", "text", "time_left")
+
+    def __init__(self, evaluator: Evaluator, obj: Any) -> None:
+        self.evaluator = evaluator
+        self.obj = obj
+        self.text: str | None = None
+        self.meter = Meter(evaluator.budget)
+        self.time_left = evaluator.budget.time_ms / 1000.0  # seconds of evaluation left
+        self.breach: tuple[str, str] | None = None  # (budget, detail) once one was exceeded
+        self._entered: list[list[Session]] = []  # the thread stacks it was pushed on, innermost last
+
+    def spent(self, breach: JqBudgetError) -> JqBudgetError:
+        """Record ``breach``: every later evaluation in this session fails with its budget."""
+        if self.breach is None:
+            text, prefix = str(breach), f"JQ execution error for expression '{breach.expression}': "
+            self.breach = (breach.budget, text[len(prefix) :] if text.startswith(prefix) else text)
+        return breach
+
+    def __enter__(self) -> Session:
+        stack = self.evaluator._local.stack
+        stack.append(self)
+        self._entered.append(stack)
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        stack = self._entered.pop()
+        if stack[-1] is self:
+            stack.pop()
+        else:  # exited out of order: remove it wherever it is
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i] is self:
+                    del stack[i]
+                    break
+
+
+class _Local(threading.local):
+    stack: list[Session]
+
+    def __init__(self) -> None:
+        self.stack = []
+
+
 class Evaluator:
     """Evaluates jq expressions with the format's limits (section 3.4).
 
-    Create one and reuse it: plans are cached by expression text. ``trusted`` is True for
-    built-in definitions; untrusted expressions that cannot be proven bounded are evaluated in a
-    killable worker process with ``timeout_ms``. ``fast_path=False`` sends every expression to
-    libjq (the reference engine; used by benchmarks and differential checks).
+    Create one and reuse it (from any number of threads): plans are cached by expression text.
+    ``trusted`` is True for built-in definitions; untrusted expressions run under ``budget``
+    (per object, see :meth:`session`; default :data:`karta.jq.budget.DEFAULT_BUDGET`), each
+    evaluation also under ``timeout_ms``. ``fast_path=False`` sends every expression to libjq
+    (the reference engine; used by benchmarks and differential checks).
     """
 
     def __init__(
@@ -154,39 +313,65 @@ class Evaluator:
         trusted: bool = False,
         copy_results: bool = False,
         fast_path: bool = True,
+        budget: Budget = DEFAULT_BUDGET,
     ) -> None:
         self.max_results = max_results
         self.fast_path = fast_path
         self.timeout_ms = timeout_ms
         self.trusted = trusted
         self.copy_results = copy_results
-        self._session_obj: Any = None
-        self._session_text: str | None = None
-        self._session_depth = 0
+        self.budget = budget
+        self._local = _Local()
+
+    # --- sessions --------------------------------------------------------------------------------
+
+    def _current(self) -> Session | None:
+        stack = self._local.stack
+        return stack[-1] if stack else None
+
+    def open_session(self, obj: Any) -> Session:
+        """A session for ``obj``: the current one when it is for this very object (one budget per
+        object, however many layers open one), else a fresh budget. Enter it to use it."""
+        current = self._current()
+        if current is not None and current.obj is obj:
+            return current
+        return Session(self, obj)
+
+    @contextmanager
+    def session(self, obj: Any) -> Iterator[Evaluator]:
+        """Evaluate ``obj`` under one budget, reusing its serialised text for libjq, until the
+        block ends (``obj`` must not be mutated meanwhile)."""
+        with self.open_session(obj):
+            yield self
 
     # --- reading ---------------------------------------------------------------------------------
 
     def evaluate(self, expression: str, data: Any) -> list[Any]:
         """All outputs of ``expression`` on ``data``, in order (section 3.3)."""
+        if not self.trusted:
+            return self._evaluate_untrusted(expression, data)
         plan = plan_for(expression)
         fast = plan.fast if self.fast_path else None
         if fast is not None:
-            generated = generated_cache.get(expression, _MISSING)
-            if generated is _MISSING:
-                generated = generate(expression, plan.node) if plan.node is not None else None
-            out = None
-            if generated is not None:
-                try:
-                    out = generated(data)
-                except (JqFail, RecursionError):
-                    out = None  # the closures give the exact result or error
-            if out is None:
-                try:
-                    out = fast.many(data, EMPTY_ENV)
-                except JqFail as exc:
-                    raise _runtime_error(expression, exc.message) from None
-                except RecursionError:
-                    raise _runtime_error(expression, "input nested too deeply") from None
+            try:
+                generated = generated_cache.get(expression, _MISSING)
+                if generated is _MISSING:
+                    generated = generate(expression, plan.node) if plan.node is not None else None
+                out = None
+                if generated is not None:
+                    try:
+                        out = generated(data)
+                    except (JqFail, RecursionError):
+                        out = None  # the closures give the exact result or error
+                if out is None:
+                    try:
+                        out = fast.many(data, EMPTY_ENV)
+                    except JqFail as exc:
+                        raise _runtime_error(expression, exc.message) from None
+                    except RecursionError:
+                        raise _runtime_error(expression, "input nested too deeply") from None
+            except (ArithmeticError, ValueError) as exc:  # a gap in the number handling: jq's kind of error
+                raise _runtime_error(expression, str(exc)) from None
             if len(out) > self.max_results:
                 raise _limit_error(expression, self.max_results)
             if self.copy_results:
@@ -196,113 +381,273 @@ class Evaluator:
                     if x.__class__ is float:
                         out[i] = normalise_output(x)
             return out
-        return self._run_libjq(plan, expression, data)
+        return self._libjq(plan, expression, data)
 
-    def evaluate_shared(self, expression: str, data: Any, shared: dict[int, list[Any] | None]) -> list[Any]:
+    def _libjq(self, plan: Plan, expression: str, data: Any) -> list[Any]:
+        """Trusted: libjq in-process (our parser's error when libjq rejects the text too)."""
+        try:
+            return _libjq.run_text(expression, self._text(data), max_results=self.max_results)
+        except (JqParseError, JqCompileError):
+            if plan.parse_error is not None:
+                raise plan.parse_error from None
+            raise
+
+    def _evaluate_untrusted(self, expression: str, data: Any, session: Session | None = None) -> list[Any]:
+        compiled = metered_for(expression) if self.fast_path else None
+        if session is None:
+            session = self._untrusted_session(data)
+        if compiled is None:
+            return self._sandboxed(expression, data, session, plan_for(expression).parse_error)
+        out: list[Any] = self._metered(expression, session, compiled.many, data)
+        return out
+
+    def _metered(self, expression: str, session: Session, run: Callable[[Any, Env], Any], data: Any) -> Any:
+        """``run(data, env)`` under the session's meter: the deadline, the result cap, the output
+        cap on results that may share subtrees, and every breach as :class:`JqBudgetError` (which
+        spends the session). ``run`` may return None (the caller falls back), or a list."""
+        started = _monotonic()
+        meter = session.meter
+        left = session.time_left
+        per_evaluation = self.timeout_ms / 1000.0
+        if per_evaluation < left:
+            meter.deadline = started + per_evaluation
+            meter.per_evaluation_ms = self.timeout_ms
+        else:
+            meter.deadline = started + left
+            meter.per_evaluation_ms = 0
+        current = _CURRENT
+        previous = current.meter
+        current.meter = meter
+        try:
+            if session.breach is not None:
+                raise Exceeded(*session.breach)
+            if left <= 0:
+                raise Exceeded("time", meter.timeout_message())
+            built = meter.built
+            out = run(data, EMPTY_ENV)
+            if out is not None:
+                if len(out) > self.max_results:
+                    raise _limit_error(expression, self.max_results)
+                if meter.built != built:  # arrays or objects were built: results may share subtrees
+                    meter.walk(out)
+                if self.copy_results:
+                    return [normalise_output(x) for x in out]
+                if float in map(type, out):
+                    for i, x in enumerate(out):
+                        if x.__class__ is float:
+                            out[i] = normalise_output(x)
+            return out
+        except JqFail as exc:
+            try:
+                message = _fail_message(exc)
+            except Exceeded as breach:
+                raise session.spent(_budget_error(expression, breach.budget, breach.detail)) from None
+            raise _runtime_error(expression, message) from None
+        except Exceeded as breach:
+            raise session.spent(_budget_error(expression, breach.budget, breach.detail)) from None
+        except RecursionError:
+            raise _runtime_error(expression, "input nested too deeply") from None
+        except MemoryError:
+            raise session.spent(
+                _budget_error(expression, "memory", "memory budget exceeded (out of memory)")
+            ) from None
+        except (ArithmeticError, ValueError, TypeError) as exc:  # a gap in the operations: jq's kind of error
+            raise _runtime_error(expression, str(exc)) from None
+        finally:
+            current.meter = previous
+            session.time_left -= _monotonic() - started
+
+    def _sandboxed(
+        self, expression: str, data: Any, session: Session, parse_error: JqParseError | None = None
+    ) -> list[Any]:
+        """``expression`` on ``data`` in a sandbox worker, spending the session's time."""
+        started = time.monotonic()
+        try:
+            if session.breach is not None:
+                raise _budget_error(expression, *session.breach)
+            return self._run_sandboxed(expression, data, session)
+        except JqBudgetError as exc:
+            raise session.spent(exc) from None
+        except (JqParseError, JqCompileError):
+            if parse_error is not None:
+                raise parse_error from None
+            raise
+        finally:
+            session.time_left -= time.monotonic() - started
+
+    def _deadline(self, session: Session, started: float) -> tuple[float, str]:
+        """The deadline of one evaluation in ``session`` and the message for passing it."""
+        meter = session.meter
+        if self.timeout_ms < session.time_left * 1000.0:
+            meter.per_evaluation_ms = self.timeout_ms
+            return started + self.timeout_ms / 1000.0, meter.timeout_message()
+        meter.per_evaluation_ms = 0
+        return started + session.time_left, meter.timeout_message()
+
+    def _run_sandboxed(self, expression: str, data: Any, session: Session) -> list[Any]:
+        text = self._text(data, session)
+        started = time.monotonic()  # serialising the input is charged, the worker's start is not
+        deadline, reason = self._deadline(session, started)
+        if session.time_left <= 0:
+            raise _budget_error(expression, "time", reason)
+
+        def refund(seconds: float) -> None:  # starting a worker is not charged to the object
+            session.time_left += seconds
+
+        return sandbox.run(
+            expression,
+            text,
+            max_results=self.max_results,
+            timeout_ms=max(1, int((deadline - started) * 1000)),
+            limits=sandbox.Limits(
+                memory_bytes=self.budget.memory_bytes,
+                output_bytes=self.budget.output_bytes,
+                timeout_message=reason,
+            ),
+            on_startup=refund,
+        )
+
+    def evaluate_shared(
+        self,
+        expression: str,
+        data: Any,
+        shared: dict[int, list[Any] | None],
+        *,
+        session: Session | None = None,
+    ) -> list[Any]:
         """``evaluate(expression, data)``, sharing the items of ``P[]`` between expressions of
         the shape ``P[] | S`` (see :class:`IterationSplit`) through ``shared``, which the caller
         keeps for this one ``data`` object (and drops when the object changes). Falls back to
-        ``evaluate`` for everything else, and whenever anything fails, so errors are the same."""
+        ``evaluate`` for everything else, and whenever anything fails, so errors are the same.
+        Untrusted, the same on the metered fast path. ``session``: evaluate in it as if it were
+        entered (what the component factory does for every path of its object)."""
         if not self.fast_path or self.copy_results or type(self).evaluate is not Evaluator.evaluate:
-            return self.evaluate(expression, data)
+            return self._evaluate_in(session, expression, data)
+        if not self.trusted:
+            return self._shared_untrusted(expression, data, shared, session or self._untrusted_session(data))
         split = iteration_split(expression)
-        if split is None:
-            return self.evaluate(expression, data)
-        key = split.key
-        if key in shared:
-            items = shared[key]
-        else:
-            try:
-                items = split.items.many(data, EMPTY_ENV)
-            except (JqFail, RecursionError):
-                items = None
-            shared[key] = items
-        if items is None or len(items) > self.max_results:
-            return self.evaluate(expression, data)
-        each = split.each
-        try:
-            out = [each(x) for x in items]
-        except (JqFail, RecursionError):
-            return self.evaluate(expression, data)
+        out = None if split is None else _shared_outputs(split, data, shared, self.max_results)
+        if out is None:
+            return self._evaluate_in(session, expression, data)
         if float in map(type, out):
             for i, x in enumerate(out):
                 if x.__class__ is float:
                     out[i] = normalise_output(x)
         return out
 
+    def _evaluate_in(self, session: Session | None, expression: str, data: Any) -> list[Any]:
+        if session is None:
+            return self.evaluate(expression, data)
+        with session:
+            return self.evaluate(expression, data)
+
+    def _shared_untrusted(
+        self, expression: str, data: Any, shared: dict[int, list[Any] | None], session: Session
+    ) -> list[Any]:
+        split = metered_split(expression)
+        if split is None:
+            return self._evaluate_untrusted(expression, data, session)
+        limit = self.max_results
+
+        def run(v: Any, env: Env) -> list[Any] | None:
+            return _shared_outputs(split, v, shared, limit)
+
+        out: list[Any] | None = self._metered(expression, session, run, data)
+        return self._evaluate_untrusted(expression, data, session) if out is None else out
+
     @property
     def inlinable(self) -> bool:
-        """True when generated code may stand in for ``evaluate`` (the fast path, uncopied
-        results, no subclass overriding ``evaluate``): extraction plans check this."""
-        return self.fast_path and not self.copy_results and type(self).evaluate is Evaluator.evaluate
+        """True when generated code may stand in for ``evaluate`` (trusted, the fast path,
+        uncopied results, no subclass overriding ``evaluate``): extraction plans check this.
+        Never for untrusted evaluators: their expressions run metered."""
+        return (
+            self.trusted
+            and self.fast_path
+            and not self.copy_results
+            and type(self).evaluate is Evaluator.evaluate
+        )
 
     def engine_of(self, expression: str) -> str:
-        """``fast``, ``libjq`` or ``sandbox``: where ``evaluate`` would run ``expression``."""
-        plan = plan_for(expression)
-        if plan.fast is not None and self.fast_path:
-            return "fast"
-        return "libjq" if self.trusted or plan.bounded else "sandbox"
+        """``fast``, ``libjq`` or ``sandbox``: where ``evaluate`` would run ``expression``
+        (``fast`` is the metered fast path for untrusted evaluators)."""
+        if self.trusted:
+            return "fast" if plan_for(expression).fast is not None and self.fast_path else "libjq"
+        return "fast" if self.fast_path and metered_for(expression) is not None else "sandbox"
 
-    @contextmanager
-    def session(self, obj: Any) -> Iterator[Evaluator]:
-        """Reuse the serialised text of ``obj`` for every libjq evaluation on it (not re-entrant
-        for different objects; ``obj`` must not be mutated meanwhile)."""
-        if self._session_depth and self._session_obj is not obj:
-            raise ValueError("an evaluator session is already open for another object")
-        if not self._session_depth:
-            self._session_obj, self._session_text = obj, None
-        self._session_depth += 1
-        try:
-            yield self
-        finally:
-            self._session_depth -= 1
-            if not self._session_depth:
-                self._session_obj, self._session_text = None, None
-
-    def _text(self, data: Any) -> str:
-        if self._session_depth and data is self._session_obj:
-            if self._session_text is None:
-                self._session_text = _libjq.to_json_text(data)
-            return self._session_text
-        return _libjq.to_json_text(data)
-
-    def _run_libjq(self, plan: Plan, expression: str, data: Any) -> list[Any]:
-        text = self._text(data)
-        if self.trusted or plan.bounded:
-            return _libjq.run_text(expression, text, max_results=self.max_results)
-        return sandbox.run(expression, text, max_results=self.max_results, timeout_ms=self.timeout_ms)
+    def _text(self, data: Any, session: Session | None = None) -> str:
+        if session is None:
+            session = self._current()
+        if session is not None and data is session.obj:
+            if session.text is None:
+                session.text = _json_text(data)
+            return session.text
+        return _json_text(data)
 
     # --- paths and writing -----------------------------------------------------------------------
 
     def paths(self, expression: str, data: Any) -> list[list[PathElem]]:
         """The locations ``path(expression)`` selects in ``data`` (section 9)."""
         plan = plan_for(expression)
-        if plan.fast is not None and self.fast_path:
-            try:
-                found = run_paths(plan.fast, data)
-            except JqFail as exc:
-                raise _runtime_error(expression, exc.message) from None
-            except Unsupported:
-                pass
+        if self.fast_path:
+            if self.trusted:
+                try:
+                    if plan.fast is None:
+                        raise Unsupported(expression)
+                    found = run_paths(plan.fast, data)
+                except JqFail as exc:
+                    raise _runtime_error(expression, exc.message) from None
+                except Unsupported:
+                    pass
+                else:
+                    if len(found) > self.max_results:
+                        raise _limit_error(expression, self.max_results)
+                    return found
             else:
-                if len(found) > self.max_results:
-                    raise _limit_error(expression, self.max_results)
-                return found
+                compiled = metered_for(expression)
+                if compiled is not None:
+                    located = self._paths_metered(expression, compiled, data)
+                    if located is not None:
+                        return located
         wrapped = f"path({expression})"
-        wrapped_plan = Plan(wrapped, None, None, plan.bounded)
         try:
-            results = self._run_libjq(wrapped_plan, wrapped, data)
+            if self.trusted:
+                results = _libjq.run_text(wrapped, self._text(data), max_results=self.max_results)
+            else:
+                results = self._evaluate_untrusted_libjq(wrapped, data)
         except JqResultLimitError:
             raise _limit_error(expression, self.max_results) from None
+        except (JqParseError, JqCompileError):
+            if plan.parse_error is not None:
+                raise plan.parse_error from None
+            raise
         except JqRuntimeError as exc:
             if type(exc) is not JqRuntimeError:
                 raise
             raise _runtime_error(expression, _detail(exc)) from None
         return [list(p) for p in results]
 
+    def _untrusted_session(self, data: Any) -> Session:
+        stack = self._local.stack
+        return stack[-1] if stack else Session(self, data)
+
+    def _evaluate_untrusted_libjq(self, expression: str, data: Any) -> list[Any]:
+        return self._sandboxed(expression, data, self._untrusted_session(data))
+
+    def _paths_metered(self, expression: str, compiled: Compiled, data: Any) -> list[list[PathElem]] | None:
+        def run(v: Any, env: Env) -> list[list[PathElem]] | None:
+            try:
+                return run_paths(compiled, v)
+            except Unsupported:
+                return None
+
+        found: list[list[PathElem]] | None = self._metered(
+            expression, self._untrusted_session(data), run, data
+        )
+        return found
+
     def assign(self, expression: str, data: Any, value: Any) -> Any:
         """``(expression) = value`` on a copy of ``data`` (section 9.1)."""
-        paths = self.paths(expression, data)
+        paths = self._writable_paths(expression, data)
         result = copy_json(data)
         for path in paths:
             result = setpath(result, path, copy_json(value))
@@ -310,7 +655,7 @@ class Evaluator:
 
     def assign_zip(self, expression: str, data: Any, values: Sequence[Any]) -> Any:
         """Set the i-th location of ``path(expression)`` to ``values[i]`` (section 9.1)."""
-        paths = self.paths(expression, data)
+        paths = self._writable_paths(expression, data)
         if len(paths) != len(values):
             raise WriteBackError(
                 f"array length mismatch: expected {len(paths)} values but got {len(values)} "
@@ -320,6 +665,43 @@ class Evaluator:
         for path, value in zip(paths, values, strict=True):
             result = setpath(result, path, copy_json(value))
         return result
+
+    def _writable_paths(self, expression: str, data: Any) -> list[list[PathElem]]:
+        """``paths``; untrusted, refusing a path that would pad an array past the output budget
+        (``getpath([1e9])`` is a path: writing through it would build a billion nulls)."""
+        paths = self.paths(expression, data)
+        if not self.trusted:
+            limit = self.budget.output_bytes // budget.LIST_SLOT
+            for path in paths:
+                for elem in path:
+                    if elem.__class__ is int and elem > limit:
+                        raise _budget_error(
+                            expression,
+                            "output",
+                            f"output budget exceeded (writing array index {elem} would build an array "
+                            f"of more than {self.budget.output_bytes} bytes)",
+                        )
+        return paths
+
+
+def _fail_message(exc: JqFail) -> str:
+    """``exc.message``, rendering a non-string error value through the guarded ``tojson`` (the
+    current meter walks it first)."""
+    value = exc.value
+    if value.__class__ is str:
+        return str(value)
+    if value is None:
+        return "null (null)"
+    return f"{operations.dumps(value)} (not a string)"
+
+
+def _json_text(data: Any) -> str:
+    """The input text for libjq; integers beyond 64 bits (which orjson cannot write) through
+    the standard library."""
+    try:
+        return _libjq.to_json_text(data)
+    except TypeError:
+        return json.dumps(_libjq.normalise(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _detail(exc: JqRuntimeError) -> str:

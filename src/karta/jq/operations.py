@@ -2,38 +2,65 @@
 
 Owns indexing, slicing and iteration (null-safe, negative indices, sorted object order), the
 arithmetic operators with jq semantics (object merge, array subtraction, string repetition with a
-cap, C-style ``%``), and the value functions of the builtins that the fast path runs as plain
-functions: ``f(v)`` for ``name/0``, ``f(v, a)`` for ``name/1``, and the type tests of the selectors
-(``strings``, ``objects``, ...). Which builtin uses which function is said by the builtin table
-(:mod:`karta.jq.builtin_table`, ``Fast.impl``), never here. Errors are raised as
-:class:`karta.jq._values.JqFail` with jq 1.8's messages where practical.
+cap, C-style ``%``, doubles beyond 2**53: huge integers lose precision, overflow is infinite and
+prints as +-1.7976931348623157e+308, never a Python ``OverflowError``), and the value functions of
+the builtins that the fast path runs as plain functions: ``f(v)`` for ``name/0``, ``f(v, a)`` for
+``name/1``, and the type tests of the selectors (``strings``, ``objects``, ...). Which builtin uses
+which function is said by the builtin table (:mod:`karta.jq.builtin_table`, ``Fast.impl``), never
+here. Errors are raised as :class:`karta.jq._values.JqFail` with jq 1.8's messages where practical.
+
+Budgets (:mod:`karta.jq.budget`). While an untrusted evaluation runs, :func:`karta.jq.budget.current`
+is its meter, and every operation that can allocate or work much before returning charges it
+*before* doing so (trusted evaluation has no meter: each guard is one attribute read):
+
+* strings built: ``+``, repetition ``*``, ``ascii_downcase``/``ascii_upcase``, ``ltrimstr``/
+  ``rtrimstr``, string slices, ``join``, ``add``, ``@base64``, and ``tojson``/``tostring``/
+  ``@json``/``@text``, whose input is first walked with a cap (:meth:`~karta.jq.budget.Meter.walk`:
+  a tree of shared subtrees renders exponentially larger than it is) and whose text is checked
+  again after rendering — length checked against the output cap, then charged as memory;
+* arrays and objects built: ``+``, ``-``, ``*`` (object merge: walked first, then charged per
+  merged level), array slices, ``keys``, ``to_entries``, ``from_entries``, ``add``, ``flatten``
+  (the flattened length is counted with a cap first), ``reverse``, ``sort``, ``unique``,
+  ``split``, ``/``, ``indices``, ``fromjson`` (the text length, before parsing) — length checked,
+  then charged as memory;
+* walks and comparisons: ``==``/``!=`` and ``<``... on arrays or objects, ``sort``, ``unique``,
+  ``min``/``max``, and :func:`sort_key` walk their operands first (each distinct subtree once,
+  charged by the size of the tree it stands for, so a shared tree cannot make them exponential);
+  ``contains``/``inside`` walk their operands and charge a step per pair they compare; array
+  ``-`` and array ``indices`` charge the product of the two lengths;
+* linear scans: ``any``/``all`` (the length), ``getpath`` (the path length), ``tonumber``,
+  ``startswith``/``endswith`` (the string lengths, in 64-byte steps).
+
+The rest are constant-time (``length``, ``type``, ``has``, ``not``, the selectors, scalar
+arithmetic and comparisons, indexing) or return parts of their input (``first``, ``index_value``,
+``iterate_value``, whose outputs the fast path charges).
 """
 
 from __future__ import annotations
 
 import base64
+import itertools
 import math
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import orjson
 
+from karta.jq import budget
 from karta.jq._values import (
     JqFail,
-    compare,
-    describe,
-    dumps,
-    equal,
-    fix_int,
     is_number,
     norm_number,
-    sort_key,
-    tostring,
+    string_text,
     truthy,
     type_name,
 )
+from karta.jq._values import compare as _compare
+from karta.jq._values import dumps as _dumps
+from karta.jq._values import equal as _equal
+from karta.jq._values import sort_key as _sort_key
 
 __all__ = [
     "BINARY_OPS",
@@ -48,9 +75,12 @@ __all__ = [
     "ascii_upcase",
     "base64_text",
     "ceil",
+    "compare",
     "contains",
+    "describe",
     "dumps",
     "endswith",
+    "equal",
     "flatten",
     "flatten_all",
     "floor",
@@ -74,6 +104,7 @@ __all__ = [
     "is_value",
     "iterate_value",
     "join",
+    "json_prefix",
     "keys",
     "length",
     "ltrimstr",
@@ -86,9 +117,11 @@ __all__ = [
     "rtrimstr",
     "slice_value",
     "sort",
+    "sort_key",
     "split",
     "sqrt",
     "startswith",
+    "to_double",
     "to_entries",
     "tonumber",
     "tostring",
@@ -97,6 +130,124 @@ __all__ = [
 ]
 
 MAX_REPEAT_CHARS = 10_000_000
+
+_METER = budget.local()  # ``.meter``: the current evaluation's meter, None when trusted
+_LIST_SLOT = budget.LIST_SLOT
+
+
+# --- guarded walks: the value semantics of karta.jq._values, charged when metered ----------------------
+
+
+def _walk2(a: Any, b: Any) -> None:
+    m = _METER.meter
+    if m is not None:
+        m.walk(a)
+        m.walk(b)
+
+
+def equal(a: Any, b: Any) -> bool:
+    """jq's ``==`` (booleans apart from numbers; arrays and objects by value)."""
+    ca = a.__class__
+    if ca is list or ca is dict:
+        _walk2(a, b)
+    return _equal(a, b)
+
+
+def compare(a: Any, b: Any) -> int:
+    """jq's total order: -1, 0 or 1."""
+    ca, cb = a.__class__, b.__class__
+    if ca is list or ca is dict or cb is list or cb is dict:
+        _walk2(a, b)
+    elif ca is float or cb is float:
+        return _cmp_numbers(a, b)
+    return _compare(a, b)
+
+
+def _cmp_numbers(a: Any, b: Any) -> int:
+    """jq 1.8's jv_cmp on two values one of which is a float: a NaN compares as null does (below
+    every number, itself included: ``nan < nan``), then as doubles."""
+    if a.__class__ is float and a != a:
+        return -1 if is_number(b) else _compare(None, b)
+    if b.__class__ is float and b != b:
+        return 1 if is_number(a) else _compare(a, None)
+    return _compare(a, b)
+
+
+def sort_key(value: Any) -> tuple[Any, ...]:
+    """A key whose Python ordering is jq's total order."""
+    cls = value.__class__
+    if cls is list or cls is dict:
+        m = _METER.meter
+        if m is not None:
+            m.walk(value)
+    return _sort_key(value)
+
+
+def dumps(value: Any) -> str:
+    """``tojson``: compact JSON text with sorted keys (the size checked first when metered)."""
+    m = _METER.meter
+    if m is None:
+        return _dumps(value)
+    cls = value.__class__
+    if cls is list or cls is dict:
+        m.walk(value)
+    elif cls is str:
+        m.output(len(value) + 2)
+    else:
+        return _dumps(value)
+    text = _dumps(value)
+    m.string(len(text))
+    return text
+
+
+def tostring(value: Any) -> str:
+    """``tostring``: strings as they are, anything else as ``tojson``."""
+    if value.__class__ is str:
+        return str(value)
+    return dumps(value)
+
+
+def _chunks(value: Any) -> Iterator[str]:
+    cls = value.__class__
+    if cls is list:
+        yield "["
+        for i, x in enumerate(value):
+            if i:
+                yield ","
+            yield from _chunks(x)
+        yield "]"
+    elif cls is dict:
+        yield "{"
+        for i, k in enumerate(sorted(value)):
+            if i:
+                yield ","
+            yield string_text(k)
+            yield ":"
+            yield from _chunks(value[k])
+        yield "}"
+    else:
+        yield _dumps(value)
+
+
+def json_prefix(value: Any, limit: int) -> str:
+    """The first ``limit`` characters of ``tojson`` (all of it when shorter), rendering no more
+    of the value than that: error messages show a prefix of values of any size."""
+    parts: list[str] = []
+    size = 0
+    for chunk in _chunks(value):
+        parts.append(chunk)
+        size += len(chunk)
+        if size >= limit:
+            break
+    return "".join(parts)[:limit]
+
+
+def describe(value: Any) -> str:
+    """``type (json)`` as jq prints values in error messages (truncated to 30 characters)."""
+    text = json_prefix(value, 31)
+    if len(text) > 30:
+        text = text[:27] + "..."
+    return f"{type_name(value)} ({text})"
 
 
 # --- primitive operations --------------------------------------------------------------------------
@@ -148,7 +299,7 @@ def _slice_bound(b: Any, length: int, *, is_end: bool) -> int:
         return length if is_end else 0
     if not is_number(b):
         raise JqFail("Array/string slice indices must be integers")
-    f = float(b)
+    f = to_double(b)
     if math.isnan(f):
         return 0
     n = (length if f > 0 else -length) if math.isinf(f) else (math.ceil(f) if is_end else math.floor(f))
@@ -167,6 +318,12 @@ def slice_value(v: Any, start: Any, end: Any) -> Any:
         e = _slice_bound(end, n, is_end=True)
         if e < s:
             e = s
+        m = _METER.meter
+        if m is not None:
+            if cls is str:
+                m.string(e - s)
+            else:
+                m.array(e - s)
         return v[s:e]
     raise JqFail(f"Cannot index {type_name(v)} with object")
 
@@ -174,6 +331,9 @@ def slice_value(v: Any, start: Any, end: Any) -> Any:
 def getpath_value(v: Any, path: Any) -> Any:
     if path.__class__ is not list:
         raise JqFail("Path must be specified as an array")
+    m = _METER.meter
+    if m is not None:
+        m.charge(len(path))
     for key in path:
         if v is None:
             return None
@@ -185,6 +345,10 @@ def _array_indices(v: list[Any], sub: list[Any]) -> Any:
     if not sub:
         return []
     n = len(sub)
+    m = _METER.meter
+    if m is not None:
+        m.charge(len(v) * n)
+        m.array(len(v))
     return [i for i in range(len(v) - n + 1) if all(equal(v[i + j], sub[j]) for j in range(n))]
 
 
@@ -193,14 +357,36 @@ def _array_indices(v: list[Any], sub: list[Any]) -> Any:
 
 _MAX_EXACT = 2**53
 MAX_EXACT = _MAX_EXACT  # integers beyond stay exact in Python but not in jq (doubles)
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+
+
+def to_double(x: int | float) -> float:
+    """The double jq computes with: huge integers round, beyond the double range they are
+    infinite (never an ``OverflowError``)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+
+
+def _operand(x: Any) -> Any:
+    """A number as jq's arithmetic sees it: integers beyond 2**53 become doubles first."""
+    if x.__class__ is int and not -_MAX_EXACT <= x <= _MAX_EXACT:
+        return to_double(x)
+    return x
 
 
 def num_result(x: int | float) -> int | float:
     if x.__class__ is int:
         if -_MAX_EXACT <= x <= _MAX_EXACT:
             return x
-        return fix_int(int(x))
+        return norm_number(to_double(x))
     return norm_number(float(x))
+
+
+def _arith(op: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
+    return num_result(op(_operand(a), _operand(b)))
 
 
 def op_add(a: Any, b: Any) -> Any:
@@ -210,11 +396,20 @@ def op_add(a: Any, b: Any) -> Any:
         return a
     ca, cb = a.__class__, b.__class__
     if (ca is int or ca is float) and (cb is int or cb is float):
-        return num_result(a + b)
+        return _arith(operator.add, a, b)
     if ca is cb:
         if ca is str or ca is list:
+            m = _METER.meter
+            if m is not None:
+                if ca is str:
+                    m.string(len(a) + len(b))
+                else:
+                    m.array(len(a) + len(b))
             return a + b
         if ca is dict:
+            m = _METER.meter
+            if m is not None:
+                m.object(len(a) + len(b))
             out = dict(a)
             out.update(b)
             return out
@@ -224,13 +419,20 @@ def op_add(a: Any, b: Any) -> Any:
 def op_sub(a: Any, b: Any) -> Any:
     ca, cb = a.__class__, b.__class__
     if (ca is int or ca is float) and (cb is int or cb is float):
-        return num_result(a - b)
+        return _arith(operator.sub, a, b)
     if ca is list and cb is list:
+        m = _METER.meter
+        if m is not None:
+            m.charge(len(a) * len(b))
+            m.array(len(a))
         return [x for x in a if not any(equal(x, y) for y in b)]
     raise JqFail(f"{describe(a)} and {describe(b)} cannot be subtracted")
 
 
 def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    m = _METER.meter
+    if m is not None:
+        m.object(len(a) + len(b))
     out = dict(a)
     for k, bv in b.items():
         av = out.get(k)
@@ -242,10 +444,15 @@ def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 
 def _repeat(s: str, n: Any) -> Any:
-    f = float(n)
+    f = to_double(n)
     if math.isnan(f) or f < 0:
         return None
+    m = _METER.meter
+    if m is not None:  # the size asked for, before the fast path's own cap
+        m.output(int(min(len(s) * f, 1e18)))
     count = int(f) if f < 1e9 else MAX_REPEAT_CHARS + 1
+    if m is not None:
+        m.string(len(s) * count)
     if len(s) * count > MAX_REPEAT_CHARS:
         raise JqFail("Repeat string result too long")
     return s * count
@@ -254,12 +461,13 @@ def _repeat(s: str, n: Any) -> Any:
 def op_mul(a: Any, b: Any) -> Any:
     ca, cb = a.__class__, b.__class__
     if (ca is int or ca is float) and (cb is int or cb is float):
-        return num_result(a * b)
+        return _arith(operator.mul, a, b)
     if ca is str and (cb is int or cb is float):
         return _repeat(a, b)
     if cb is str and (ca is int or ca is float):
         return _repeat(b, a)
     if ca is dict and cb is dict:
+        _walk2(a, b)  # the merge copies every level the two share
         return _deep_merge(a, b)
     raise JqFail(f"{describe(a)} and {describe(b)} cannot be multiplied")
 
@@ -269,10 +477,23 @@ def op_div(a: Any, b: Any) -> Any:
     if (ca is int or ca is float) and (cb is int or cb is float):
         if b == 0:
             raise JqFail(f"{describe(a)} and {describe(b)} cannot be divided because the divisor is zero")
-        return norm_number(a / b)
+        x, y = _operand(a), _operand(b)
+        if x.__class__ is int and y.__class__ is int:
+            return norm_number(x / y)  # both exact doubles: Python rounds the quotient once, as C does
+        return norm_number(to_double(x) / to_double(y))
     if ca is str and cb is str:
         return split(a, b)
     raise JqFail(f"{describe(a)} and {describe(b)} cannot be divided")
+
+
+def _dtoi(x: int | float) -> int:
+    """jq's ``dtoi``: a double to a 64-bit integer, truncated, saturating at the range ends."""
+    f = to_double(x)
+    if f < -9.223372036854775808e18:
+        return _INT64_MIN
+    if f >= 9.223372036854775808e18:
+        return _INT64_MAX
+    return int(f)
 
 
 def op_mod(a: Any, b: Any) -> Any:
@@ -280,13 +501,17 @@ def op_mod(a: Any, b: Any) -> Any:
     if (ca is int or ca is float) and (cb is int or cb is float):
         if (ca is float and math.isnan(a)) or (cb is float and math.isnan(b)):
             return math.nan
-        x, y = int(a), int(b)
+        # jq 1.8: both sides through dtoi; a divisor of -1 gives 0 (INT64_MIN % -1 overflows in C).
+        x = a if ca is int and -_MAX_EXACT <= a <= _MAX_EXACT else _dtoi(a)
+        y = b if cb is int and -_MAX_EXACT <= b <= _MAX_EXACT else _dtoi(b)
         if y == 0:
             raise JqFail(
                 f"{describe(a)} and {describe(b)} cannot be divided (remainder) because the divisor is zero"
             )
+        if y == -1:
+            return 0
         r = abs(x) % abs(y)
-        return -r if x < 0 else r
+        return num_result(-r if x < 0 else r)
     raise JqFail(f"{describe(a)} and {describe(b)} cannot be divided (remainder)")
 
 
@@ -328,7 +553,9 @@ def length(v: Any) -> Any:
     cls = v.__class__
     if cls is bool:
         raise JqFail(f"{describe(v)} has no length")
-    if cls is int or cls is float:
+    if cls is int:
+        return num_result(abs(v))
+    if cls is float:
         return abs(v)
     return len(v)
 
@@ -336,24 +563,46 @@ def length(v: Any) -> Any:
 def keys(v: Any) -> list[Any]:
     cls = v.__class__
     if cls is dict:
+        _charge_array(len(v))
         return sorted(v)
     if cls is list:
+        _charge_array(len(v))
         return list(range(len(v)))
     raise JqFail(f"{describe(v)} has no keys")
+
+
+def _charge_array(n: int) -> None:
+    m = _METER.meter
+    if m is not None:
+        m.array(n)
+
+
+def _charge_entries(n: int) -> None:
+    """An array of ``n`` new ``{key, value}`` objects."""
+    m = _METER.meter
+    if m is not None:
+        m.array(n)
+        m.alloc(n * (56 + 2 * budget.DICT_SLOT))
 
 
 def to_entries(v: Any) -> list[Any]:
     cls = v.__class__
     if cls is dict:
+        _charge_entries(len(v))
         return [{"key": k, "value": v[k]} for k in sorted(v)]
     if cls is list:
+        _charge_entries(len(v))
         return [{"key": i, "value": x} for i, x in enumerate(v)]
     raise JqFail(f"{describe(v)} has no keys")
 
 
 def from_entries(v: Any) -> dict[str, Any]:
+    entries = iterate_value(v)
+    m = _METER.meter
+    if m is not None:
+        m.object(len(entries))
     out: dict[str, Any] = {}
-    for e in iterate_value(v):
+    for e in entries:
         if e is None:
             raise JqFail("Cannot use null (null) as object key")
         if e.__class__ is not dict:
@@ -377,15 +626,57 @@ def from_entries(v: Any) -> dict[str, Any]:
 
 
 def add_all(items: Sequence[Any]) -> Any:
+    """``add``: ``null + items[0] + items[1] + ...`` in one pass (a run of strings, arrays or
+    objects is joined once, not copied at every step)."""
     acc: Any = None
-    for x in items:
-        acc = op_add(acc, x)
+    i, n = 0, len(items)
+    while i < n:
+        x = items[i]
+        i += 1
+        if x is None:
+            continue
+        if acc is None:
+            acc = x
+            continue
+        cls = acc.__class__
+        if x.__class__ is cls and (cls is str or cls is list or cls is dict):
+            run = [acc, x]
+            while i < n and (items[i] is None or items[i].__class__ is cls):
+                if items[i] is not None:
+                    run.append(items[i])
+                i += 1
+            acc = _concat(cls, run)
+        else:
+            acc = op_add(acc, x)
     return acc
+
+
+def _concat(cls: type, run: list[Any]) -> Any:
+    m = _METER.meter
+    if m is not None:
+        total = sum(map(len, run))
+        if cls is str:
+            m.string(total)
+        elif cls is list:
+            m.array(total)
+        else:
+            m.object(total)
+    if cls is str:
+        return "".join(run)
+    if cls is list:
+        return list(itertools.chain.from_iterable(run))
+    out: dict[str, Any] = {}
+    for d in run:
+        out.update(d)
+    return out
 
 
 def _ascii_case(v: Any, *, upper: bool) -> str:
     if v.__class__ is not str:
         raise JqFail("explode input must be a string")
+    m = _METER.meter
+    if m is not None:
+        m.string(len(v))
     if upper:
         return "".join(chr(ord(c) - 32) if "a" <= c <= "z" else c for c in v)
     return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in v)
@@ -394,17 +685,25 @@ def _ascii_case(v: Any, *, upper: bool) -> str:
 _NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
+def _scan(length: int) -> None:
+    """Charge a linear scan over ``length`` characters (in 64-character steps)."""
+    m = _METER.meter
+    if m is not None:
+        m.charge(length >> 6)
+
+
 def tonumber(v: Any) -> Any:
     cls = v.__class__
     if cls is int or cls is float:
         return v
     if cls is str:
+        _scan(len(v))
         if _NUMBER_RE.fullmatch(v):
             f = float(v)
             if math.isinf(f):
                 return 1.7976931348623157e308 if f > 0 else -1.7976931348623157e308
             if "." not in v and "e" not in v and "E" not in v and abs(f) < 2**53:
-                return int(v)
+                return int(f)  # exact: below 2**53 the double is the integer (and leading zeros cost nothing)
             return norm_number(f)
         raise JqFail(f"{describe(v)} cannot be parsed as a number")
     raise JqFail(f"{describe(v)} cannot be parsed as a number")
@@ -415,41 +714,58 @@ def split(s: Any, sep: Any) -> list[str]:
         raise JqFail("split input and separator must be strings")
     if s == "":
         return []
+    m = _METER.meter
+    if m is not None:
+        m.alloc(len(s))
+        m.array(len(s) + 1 if sep == "" else len(s) // len(sep) + 1)
     if sep == "":
         return list(s)
     return s.split(sep)
 
 
 def join(v: Any, sep: Any) -> Any:
-    acc: Any = None
-    for x in iterate_value(v):
-        acc = "" if acc is None else op_add(acc, sep)
+    """``join(sep)``: the items' texts (null as "", numbers and booleans as JSON) between ``sep``;
+    errors as jq's ``reduce`` definition raises them (a non-string separator, array or object)."""
+    items = iterate_value(v)
+    parts: list[str] = []
+    for i, x in enumerate(items):
+        if i and sep is not None:
+            if sep.__class__ is not str:
+                op_add("".join(parts), sep)  # raises jq's error
+            parts.append(sep)
         if x is None:
-            part: Any = ""
-        elif x.__class__ is str:
-            part = x
+            continue
+        if x.__class__ is str:
+            parts.append(x)
         elif x.__class__ is bool or is_number(x):
-            part = dumps(x)
+            parts.append(_dumps(x))
         else:
-            part = x
-        acc = op_add(acc, part)
-    return "" if acc is None else acc
+            op_add("".join(parts), x)  # raises jq's error
+    m = _METER.meter
+    if m is not None:
+        m.string(sum(map(len, parts)))
+    return "".join(parts)
 
 
 def startswith(v: Any, s: Any) -> bool:
     if v.__class__ is not str or s.__class__ is not str:
         raise JqFail("startswith() requires string inputs")
+    _scan(len(s))
     return bool(v.startswith(s))
 
 
 def endswith(v: Any, s: Any) -> bool:
     if v.__class__ is not str or s.__class__ is not str:
         raise JqFail("endswith() requires string inputs")
+    _scan(len(s))
     return bool(v.endswith(s))
 
 
 def ltrimstr(v: Any, s: Any) -> Any:
     if startswith(v, s):
+        m = _METER.meter
+        if m is not None:
+            m.string(len(v) - len(s))
         return v[len(s) :]
     return v
 
@@ -458,6 +774,9 @@ def rtrimstr(v: Any, s: Any) -> Any:
     if v.__class__ is not str or s.__class__ is not str:
         raise JqFail("endswith() requires string inputs")
     if s and v.endswith(s):
+        m = _METER.meter
+        if m is not None:
+            m.string(len(v) - len(s))
         return v[: len(v) - len(s)]
     return v
 
@@ -471,14 +790,27 @@ def _kind(v: Any) -> str:
 
 
 def contains(a: Any, b: Any) -> bool:
+    ca, cb = a.__class__, b.__class__
+    if ca is list or ca is dict or cb is list or cb is dict:
+        _walk2(a, b)
+    return _contains(a, b)
+
+
+def _contains(a: Any, b: Any) -> bool:
+    m = _METER.meter
+    if m is not None:  # one step per pair compared (arrays compare every pair)
+        m.fuel -= 1
+        if m.fuel < 0:
+            m.refill()
     ka, kb = _kind(a), _kind(b)
     if ka != kb:
         raise JqFail(f"{describe(a)} and {describe(b)} cannot have their containment checked")
     if ka == "object":
-        return all(k in a and contains(a[k], bv) for k, bv in b.items())
+        return all(k in a and _contains(a[k], bv) for k, bv in b.items())
     if ka == "array":
-        return all(any(_kind(x) == _kind(y) and contains(x, y) for x in a) for y in b)
+        return all(any(_kind(x) == _kind(y) and _contains(x, y) for x in a) for y in b)
     if ka == "string":
+        _scan(len(a))
         return b in a
     return equal(a, b)
 
@@ -501,11 +833,13 @@ def indices(v: Any, x: Any) -> Any:
     if cls is str and x.__class__ is str:
         if x == "":
             return []
+        _scan(len(v))
         out: list[int] = []
         start = v.find(x)
         while start != -1:
             out.append(start)
             start = v.find(x, start + 1)
+        _charge_array(len(out))
         return out
     return index_value(v, x)
 
@@ -521,7 +855,11 @@ def rindex_of(v: Any, x: Any) -> Any:
 def sort(v: Any) -> list[Any]:
     if v.__class__ is not list:
         raise JqFail(f"{describe(v)} cannot be sorted, as it is not an array")
-    return sorted(v, key=sort_key)
+    m = _METER.meter
+    if m is not None:
+        m.walk(v)
+        m.array(len(v))
+    return sorted(v, key=_sort_key)
 
 
 def _minmax(v: Any, *, want_max: bool) -> Any:
@@ -529,18 +867,33 @@ def _minmax(v: Any, *, want_max: bool) -> Any:
         raise JqFail(f"{describe(v)} and {describe(v)} cannot be iterated over")
     if not v:
         return None
-    best = v[0]
-    for x in v[1:]:
-        c = compare(x, best)
+    keyed: list[tuple[Any, ...] | None] | None = None
+    if any(x.__class__ is list or x.__class__ is dict for x in v):
+        # Key the arrays and objects once: compare would key the best so far again every time.
+        m = _METER.meter
+        if m is not None:
+            m.walk(v)
+        keyed = [_sort_key(x) if x.__class__ is list or x.__class__ is dict else None for x in v]
+    best = 0
+    for i in range(1, len(v)):
+        if keyed is None or (keyed[i] is None and keyed[best] is None):
+            c = _cmp_numbers(v[i], v[best])
+        else:
+            ki, kb = keyed[i], keyed[best]
+            if ki is None:
+                ki = _sort_key(v[i])
+            if kb is None:
+                kb = _sort_key(v[best])
+            c = -1 if ki < kb else (1 if ki > kb else 0)
         if (c >= 0) if want_max else (c < 0):
-            best = x
-    return best
+            best = i
+    return v[best]
 
 
 def unique(v: Any) -> list[Any]:
     out: list[Any] = []
     for x in sort(v):
-        if not out or not equal(out[-1], x):
+        if not out or not _equal(out[-1], x):
             out.append(x)
     return out
 
@@ -550,6 +903,7 @@ def reverse(v: Any) -> Any:
         return []
     cls = v.__class__
     if cls is list:
+        _charge_array(len(v))
         return v[::-1]
     if length(v) == 0:
         return []
@@ -561,8 +915,45 @@ def flatten(v: Any, depth: Any) -> list[Any]:
         raise JqFail("flatten depth must not be negative")
     if v.__class__ is not list:
         v = iterate_value(v)
-    limit = int(depth) if is_number(depth) and not math.isinf(depth) else 1 << 30
+    limit = int(depth) if is_number(depth) and not math.isinf(to_double(depth)) else 1 << 30
+    m = _METER.meter
+    if m is not None:
+        m.array(_flat_length(v, limit, m.budget.output_bytes + 1))
     return _flatten_to(v, limit)
+
+
+def _flat_length(v: list[Any], depth: int, cap: int) -> int:
+    """The length of ``v`` flattened to ``depth``, counted over the distinct arrays (a shared
+    array at the same depth is counted once, then multiplied) and no further than ``cap``."""
+    m = _METER.meter
+    memo: dict[tuple[int, int], int] = {}
+    stack: list[tuple[list[Any], int]] = [(v, depth)]
+    visited = 0
+    while stack:
+        items, d = stack[-1]
+        key = (id(items), d)
+        if key in memo:
+            stack.pop()
+            continue
+        if d > 0:
+            pending = [(x, d - 1) for x in items if x.__class__ is list and (id(x), d - 1) not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+        stack.pop()
+        total = 0
+        for x in items:
+            total += memo[(id(x), d - 1)] if x.__class__ is list and d > 0 else 1
+        memo[key] = min(total, cap)
+        visited += len(items)
+        if m is not None and visited >= budget.TANK:
+            m.charge(visited)
+            visited = 0
+        if total >= cap:
+            return cap
+    if m is not None:
+        m.charge(visited)
+    return memo[(id(v), depth)]
 
 
 def _flatten_to(v: list[Any], depth: int) -> list[Any]:
@@ -579,8 +970,11 @@ def _math(fn: Callable[[float], float], name: str) -> Callable[[Any], Any]:
     def run(v: Any) -> Any:
         if not is_number(v):
             raise JqFail(f"{describe(v)} number required")
+        x = to_double(v)
         try:
-            return norm_number(float(fn(v)))
+            return norm_number(float(fn(x)))
+        except OverflowError:  # floor/ceil of an infinity: itself
+            return x
         except ValueError:
             return math.nan
 
@@ -591,6 +985,9 @@ def _math(fn: Callable[[float], float], name: str) -> Callable[[Any], Any]:
 def fromjson(v: Any) -> Any:
     if v.__class__ is not str:
         raise JqFail(f"{describe(v)} cannot be parsed as JSON")
+    m = _METER.meter
+    if m is not None:  # the parsed tree is not larger than its text (counted as arrays)
+        m.array(len(v))
     try:
         parsed = orjson.loads(v)
     except orjson.JSONDecodeError as exc:
@@ -612,12 +1009,17 @@ def _norm_tree(v: Any) -> Any:
 def absolute(v: Any) -> Any:
     if not is_number(v):
         raise JqFail(f"{describe(v)} has no absolute value")
-    return -v if v < 0 else v
+    r = -v if v < 0 else v
+    return num_result(r) if r.__class__ is int else r
 
 
 def base64_text(v: Any) -> str:
     """``@base64``: the base64 of the text of ``v``."""
-    return base64.b64encode(tostring(v).encode()).decode()
+    text = tostring(v)
+    m = _METER.meter
+    if m is not None:
+        m.string((len(text) + 2) // 3 * 4)
+    return base64.b64encode(text.encode()).decode()
 
 
 def negate(v: Any) -> bool:
@@ -636,12 +1038,20 @@ def add(v: Any) -> Any:
     return add_all(iterate_value(v))
 
 
+def _charge_scan(v: Any) -> Any:
+    items = iterate_value(v)
+    m = _METER.meter
+    if m is not None:
+        m.charge(len(items))
+    return items
+
+
 def any_true(v: Any) -> bool:
-    return any(truthy(x) for x in iterate_value(v))
+    return any(truthy(x) for x in _charge_scan(v))
 
 
 def all_true(v: Any) -> bool:
-    return all(truthy(x) for x in iterate_value(v))
+    return all(truthy(x) for x in _charge_scan(v))
 
 
 def minimum(v: Any) -> Any:

@@ -29,6 +29,30 @@ comparisons, ``//``, ``and``/``or``), :mod:`~karta.jq.fastpath.control` (``if``,
 ``reduce``, ``foreach``), :mod:`~karta.jq.fastpath.calls` (builtin calls, as the builtin table says)
 and :mod:`~karta.jq.fastpath.driver` (the entry points below, and which module compiles which node).
 
+Metered compilation (``compile_node(node, metered=True)``, for untrusted definitions; the evaluator
+installs the meter of :mod:`karta.jq.budget` on the thread while it runs). The meter is a
+per-thread value rather than an ``env`` entry, so the ``fn`` entry points (which take no ``env``)
+keep working and every closure and value function reaches it. How each node kind is charged:
+
+* every node except the constant-time leaves (``.``, literals, ``$var``, constant field chains
+  ``.a.b[0]``, ``true``/``false``/``null``) is wrapped by :func:`~karta.jq.fastpath.core.metered`:
+  one step per evaluation through any entry point, plus one per output (``many``, ``gen``,
+  ``paths``). That bounds the work of ``|``, ``,``, ``as`` (fan-out), ``reduce``, ``foreach``,
+  ``if``, ``try``/``?``, ``//``, ``and``/``or``, ``.[]``, indexing, slices and every builder's
+  loop over the input (``map``, ``select``, ``any``/``all``, ``sort_by``, ``group_by``,
+  ``unique_by``, ``min_by``/``max_by``, ``map_values``, ``with_entries``, ``first``, ``last``,
+  ``limit``, ``isempty``, ``add(f)``), whose arguments are wrapped nodes themselves. The leaves are
+  paid for by their parent's evaluation.
+* what is built is charged before it is built (memory, and the output cap): ``[...]``,
+  ``{...}``, string interpolation (:mod:`~karta.jq.fastpath.construct`), ``map``, ``map_values``,
+  the by-key builders (:mod:`~karta.jq.fastpath.calls`), and every value function and operator
+  (:mod:`karta.jq.operations` lists them); walks of values whose tree may be exponentially larger
+  than their Python size (rendering, comparing, sorting, flattening, merging) size them first.
+* ``$ENV`` and ``env`` are ``{}``; everything else outside the subset still raises
+  :class:`Unsupported` (the evaluator sends it to the sandbox worker).
+
+No generated code is used for metered expressions.
+
 Entry points: :func:`compile_node`, :func:`run_paths`, :class:`Compiled`, :class:`Unsupported`,
 :data:`EMPTY_ENV` (and :class:`JqFail`, the runtime error).
 """

@@ -4,7 +4,18 @@ builders of the builtins that take filters (``select``, ``map``, ``sort_by``, ``
 Which builtin runs how is said by the builtin table (:mod:`karta.jq.builtin_table`, ``fast``):
 a value function of :mod:`karta.jq.operations` applied to the input (and to each output of the
 argument), a selector, or a builder of this module, found by its name (``Fast.impl``) when this
-module is imported. Every other call raises :class:`~karta.jq.fastpath.core.Unsupported`.
+module is imported. Every other call raises :class:`~karta.jq.fastpath.core.Unsupported`, except,
+metered, the builtins that read the environment (``env``), which are ``{}``.
+
+Budgets (:mod:`karta.jq.budget`): the arguments are compiled nodes, which charge the meter
+themselves (a builder's loop over the input's elements calls them once per element); what the
+builders build is charged before it is built: ``map`` and ``sort_by``/``group_by``/``unique_by``
+an array of the input's length, ``map_values`` an array or object of it, ``with_entries`` its
+entries (through :mod:`karta.jq.operations`); the sort keys of ``sort_by``, ``group_by``,
+``unique_by``, ``min_by`` and ``max_by`` are walked first (:func:`~karta.jq.operations.sort_key`),
+as ``limit``'s count is compared (:func:`~karta.jq.operations.compare`). ``add(f)``,
+``first``/``last``, ``isempty``, ``any``/``all``, ``select``, ``error``, ``empty`` and ``getpath``
+build nothing beyond what their value functions charge.
 """
 
 from __future__ import annotations
@@ -12,11 +23,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from karta.jq import operations
+from karta.jq import budget, operations
 from karta.jq import syntax as A
-from karta.jq._values import JqFail, compare, describe, equal, is_number, sort_key, truthy, type_name
+from karta.jq._values import JqFail, is_number, truthy, type_name
 from karta.jq.builtin_table import BUILTINS, Fast
-from karta.jq.fastpath.construct import c_literal
+from karta.jq.fastpath.construct import c_literal, no_environment
 from karta.jq.fastpath.core import (
     Compiled,
     Env,
@@ -30,7 +41,17 @@ from karta.jq.fastpath.core import (
     single_valued,
 )
 from karta.jq.fastpath.paths import c_identity, c_index
-from karta.jq.operations import add_all, from_entries, getpath_value, iterate_value, to_entries
+from karta.jq.operations import (
+    add_all,
+    compare,
+    describe,
+    equal,
+    from_entries,
+    getpath_value,
+    iterate_value,
+    sort_key,
+    to_entries,
+)
 
 __all__ = ["SUPPORTED", "c_call", "value_function"]
 
@@ -45,6 +66,14 @@ def c_call(node: A.Node, scope: Scope) -> Compiled:
             return c_literal(A.Literal(A.KEYWORD_CONSTANTS[name]), scope)
         builder = _CALLS.get((name, 0))
         if builder is None:
+            builtin = BUILTINS.get(name)
+            if (
+                scope.metered
+                and builtin is not None
+                and builtin.effect == "environment"
+                and 0 in builtin.arities
+            ):
+                return no_environment()
             raise Unsupported(f"{name}/0")
         return builder([])
     args = [compile_child(a, scope) for a in node.args]
@@ -149,13 +178,24 @@ def select(args: list[Compiled]) -> Compiled:
     return Compiled(many, gen=gen, paths=paths)
 
 
+_METER = budget.local()
+
+
+def _charge_array(n: int) -> None:
+    m = _METER.meter
+    if m is not None:
+        m.array(n)
+
+
 def map_each(args: list[Compiled]) -> Compiled:
     f = args[0]
     fone, fmany = f.one, f.many
     if fone is not None:
 
         def one1(v: Any, env: Env) -> Any:
-            return [fone(x, env) for x in iterate_value(v)]
+            items = iterate_value(v)
+            _charge_array(len(items))
+            return [fone(x, env) for x in items]
 
         return single_valued(one1)
 
@@ -163,6 +203,7 @@ def map_each(args: list[Compiled]) -> Compiled:
         out: list[Any] = []
         for x in iterate_value(v):
             out += fmany(x, env)
+        _charge_array(len(out))
         return out
 
     return single_valued(one)
@@ -178,6 +219,10 @@ def map_values(args: list[Compiled]) -> Compiled:
 
     def one(v: Any, env: Env) -> Any:
         cls = v.__class__
+        if cls is dict or cls is list:
+            m = _METER.meter
+            if m is not None:
+                (m.object if cls is dict else m.array)(len(v))
         if cls is dict:
             out: dict[str, Any] = {}
             for k in sorted(v):
@@ -211,6 +256,7 @@ def with_entries(args: list[Compiled]) -> Compiled:
 def _by_keys(f: Compiled, v: Any, env: Env) -> list[tuple[tuple[Any, ...], Any]]:
     if v.__class__ is not list:
         raise JqFail(f"Cannot index {type_name(v)} with number")
+    _charge_array(len(v))
     return [(sort_key(f.many(x, env)), x) for x in v]
 
 

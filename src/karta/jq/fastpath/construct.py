@@ -3,7 +3,10 @@ interpolation and ``@format``s.
 
 Owns the output order of constructors with generators inside (the first object entry, and the last
 interpolation, is the outermost loop, as jq generates them) and the formats the fast path knows
-(``@text``, ``@json``, ``@base64``).
+(``@text``, ``@json``, ``@base64``). Metered (:mod:`karta.jq.budget`), ``[...]``, ``{...}`` and
+string interpolation charge the array, object or string they build before building it (the
+output cap and memory), the formats are the guarded ones of :mod:`karta.jq.operations`, and
+``$ENV`` is ``{}``.
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from karta.jq import budget
 from karta.jq import syntax as A
-from karta.jq._values import JqFail, dumps, norm_number, tostring, type_name
+from karta.jq._values import JqFail, norm_number, type_name
+from karta.jq.builtin_table import PREDEFINED_VARIABLES
 from karta.jq.fastpath.core import (
     Compiled,
     Env,
@@ -25,9 +30,9 @@ from karta.jq.fastpath.core import (
     product_n,
     single_valued,
 )
-from karta.jq.operations import base64_text
+from karta.jq.operations import base64_text, dumps, tostring
 
-__all__ = ["c_array", "c_format", "c_literal", "c_object", "c_string", "c_var", "format_fn"]
+__all__ = ["c_array", "c_format", "c_literal", "c_object", "c_string", "c_var", "format_fn", "no_environment"]
 
 
 def format_fn(name: str) -> Callable[[Any], str]:
@@ -67,12 +72,27 @@ def c_var(node: A.Node, scope: Scope) -> Compiled:
     assert isinstance(node, A.Var)
     name = node.name
     if name not in scope.names:
+        variable = PREDEFINED_VARIABLES.get(name)
+        if scope.metered and variable is not None and variable.effect == "environment":
+            return no_environment()
         raise Unsupported(f"${name}")
 
     def one(v: Any, env: Env) -> Any:
         return env[name]
 
     return single_valued(one)
+
+
+def no_environment() -> Compiled:
+    """``$ENV`` and ``env`` of an untrusted definition: an empty object (karta-format.md 14.2)."""
+
+    def one(v: Any, env: Env) -> Any:
+        return {}
+
+    return single_valued(one)
+
+
+_METER = budget.local()
 
 
 def c_array(node: A.Node, scope: Scope) -> Compiled:
@@ -85,6 +105,17 @@ def c_array(node: A.Node, scope: Scope) -> Compiled:
         return single_valued(empty_one)
     body = compile_child(node.body, scope)
     bmany = body.many
+    if scope.metered:
+        cur = _METER
+
+        def metered_one(v: Any, env: Env) -> Any:
+            out = bmany(v, env)
+            m = cur.meter
+            if m is not None:
+                m.array(len(out))
+            return out
+
+        return single_valued(metered_one)
 
     def one(v: Any, env: Env) -> Any:
         return bmany(v, env)
@@ -100,7 +131,11 @@ def c_object(node: A.Node, scope: Scope) -> Compiled:
     if all(k.one is not None and val.one is not None for k, val in parts):
         ones = [(k.one, val.one) for k, val in parts]
 
+        charge = _charge_object if scope.metered else None
+
         def one(v: Any, env: Env) -> Any:
+            if charge is not None:
+                charge(len(ones))
             out: dict[str, Any] = {}
             for kf, vf in ones:
                 assert kf is not None and vf is not None
@@ -113,8 +148,11 @@ def c_object(node: A.Node, scope: Scope) -> Compiled:
         return single_valued(one)
 
     flat: list[Compiled] = [c for pair in parts for c in pair]
+    charge_built = _charge_object if scope.metered else None
 
     def build(values: Sequence[Any]) -> dict[str, Any]:
+        if charge_built is not None:
+            charge_built(len(values) // 2)
         out: dict[str, Any] = {}
         for i in range(0, len(values), 2):
             key = values[i]
@@ -126,11 +164,26 @@ def c_object(node: A.Node, scope: Scope) -> Compiled:
     return product_n(flat, build)
 
 
+def _charge_object(entries: int) -> None:
+    m = _METER.meter
+    if m is not None:
+        m.object(entries)
+
+
+def _joined(parts: list[str]) -> str:
+    """``"".join(parts)``, charged first when metered."""
+    m = _METER.meter
+    if m is not None:
+        m.string(sum(map(len, parts)))
+    return "".join(parts)
+
+
 def c_string(node: A.Node, scope: Scope) -> Compiled:
     assert isinstance(node, A.StringInterp)
     fmt = format_fn(node.fmt) if node.fmt is not None else tostring
     pieces: list[str | Compiled] = [p if isinstance(p, str) else compile_child(p, scope) for p in node.parts]
     compiled = [p for p in pieces if not isinstance(p, str)]
+    join = _joined if scope.metered else "".join
     if all(c.one is not None for c in compiled):
 
         def one(v: Any, env: Env) -> Any:
@@ -141,7 +194,7 @@ def c_string(node: A.Node, scope: Scope) -> Compiled:
                 else:
                     assert p.one is not None
                     out.append(fmt(p.one(v, env)))
-            return "".join(out)
+            return join(out)
 
         return single_valued(one)
 
@@ -158,7 +211,7 @@ def c_string(node: A.Node, scope: Scope) -> Compiled:
             else:
                 out.append(fmt(vals[j]))
                 j += 1
-        return "".join(out)
+        return join(out)
 
     return product_n(reversed_ops, build)
 

@@ -3,7 +3,10 @@
 
 Owns the outputs ``try`` keeps before an error, destructuring with jq's errors, and the variables
 each construct binds (the compile-time :class:`~karta.jq.fastpath.core.Scope`). ``label``/``break``
-and ``?//`` alternatives are left to libjq.
+and ``?//`` alternatives are left to libjq. Metered, these build nothing of their own (a binding
+copies the small variable map): the wrapper of each node charges its evaluations and outputs, which
+bounds ``as`` fan-out and the ``reduce``/``foreach`` loops (their sources are charged nodes). A
+budget breach is not a :class:`~karta.jq._values.JqFail`: ``try`` does not catch it.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from karta.jq import syntax as A
-from karta.jq._values import JqFail, dumps, truthy, type_name
+from karta.jq._values import JqFail, truthy, type_name
 from karta.jq.fastpath.core import (
     Compiled,
     Env,
@@ -24,7 +27,7 @@ from karta.jq.fastpath.core import (
     no_paths,
     single_valued,
 )
-from karta.jq.operations import index_value
+from karta.jq.operations import dumps, index_value
 
 __all__ = ["c_bind", "c_foreach", "c_if", "c_reduce", "c_try"]
 

@@ -1,12 +1,14 @@
 """The compiled-filter type of the fast path and the combinators every part of it builds with.
 
 Owns :class:`Compiled` (the four entry points described in :mod:`karta.jq.fastpath`), the type
-aliases of those entry points, :class:`Unsupported`, the compile-time :class:`Scope`, and the
-dispatch :func:`compile_child` that the node compilers call for their children (the table of
-node compilers is filled by :mod:`karta.jq.fastpath.driver`). The combinators: a single-valued
-filter from its ``one`` (:func:`single_valued`), the product of two or n filters' outputs
-(:func:`product2`, :func:`product_n`), a function over a filter's outputs (:func:`map_outputs`),
-and the errors of path mode (:func:`invalid_path`, :func:`no_paths`).
+aliases of those entry points, :class:`Unsupported`, the compile-time :class:`Scope` (bound
+variables, and whether the compilation is *metered*), the dispatch :func:`compile_child` that the
+node compilers call for their children (the table of node compilers is filled by
+:mod:`karta.jq.fastpath.driver`), and :func:`metered`, the wrapper that makes a compiled node
+charge the current meter (:mod:`karta.jq.budget`). The combinators: a single-valued filter from
+its ``one`` (:func:`single_valued`), the product of two or n filters' outputs (:func:`product2`,
+:func:`product_n`), a function over a filter's outputs (:func:`map_outputs`), and the errors of
+path mode (:func:`invalid_path`, :func:`no_paths`), which show a bounded prefix of the value.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from karta.jq import budget
 from karta.jq import syntax as A
-from karta.jq._values import JqFail, dumps
+from karta.jq._values import JqFail
+from karta.jq.operations import json_prefix
 
 __all__ = [
     "EMPTY_ENV",
@@ -36,6 +40,7 @@ __all__ = [
     "identity_fn",
     "invalid_path",
     "map_outputs",
+    "metered",
     "no_paths",
     "product2",
     "product_n",
@@ -122,7 +127,7 @@ def identity_fn(v: Any) -> Any:
 
 
 def invalid_path(value: Any) -> JqFail:
-    text = dumps(value)
+    text = json_prefix(value, 31)
     if len(text) > 30:
         text = text[:27] + "..."
     return JqFail(f"Invalid path expression with result {text}")
@@ -132,15 +137,18 @@ def invalid_path(value: Any) -> JqFail:
 
 
 class Scope:
-    """Names bound at a point of the program (variables only; user functions are unsupported)."""
+    """Names bound at a point of the program (variables only; user functions are unsupported),
+    and whether the program is compiled metered (untrusted: every node charges the meter,
+    ``$ENV`` and ``env`` are ``{}``)."""
 
-    __slots__ = ("names",)
+    __slots__ = ("metered", "names")
 
-    def __init__(self, names: frozenset[str] = frozenset()) -> None:
+    def __init__(self, names: frozenset[str] = frozenset(), *, metered: bool = False) -> None:
         self.names = names
+        self.metered = metered
 
     def with_names(self, names: Sequence[str]) -> Scope:
-        return Scope(self.names | frozenset(names))
+        return Scope(self.names | frozenset(names), metered=self.metered)
 
 
 Handler = Callable[[Any, Scope], Compiled]
@@ -150,11 +158,90 @@ HANDLERS: dict[type, Handler] = {}
 
 
 def compile_child(node: A.Node, scope: Scope) -> Compiled:
-    """Compile one node (the node compilers call this for their children)."""
+    """Compile one node (the node compilers call this for their children); metered, every node
+    but the constant-time leaves charges the meter (:func:`metered`)."""
     handler = HANDLERS.get(type(node))
     if handler is None:
         raise Unsupported(type(node).__name__)
-    return handler(node, scope)
+    compiled = handler(node, scope)
+    if scope.metered and not _is_leaf(node):
+        return metered(compiled)
+    return compiled
+
+
+def _is_leaf(node: A.Node) -> bool:
+    """``.``, a literal, a variable or a constant field chain ``.a.b[0]``: constant work per
+    evaluation and no children, so the evaluation of the parent pays for it."""
+    while isinstance(node, A.Index) and isinstance(node.index, A.Literal):
+        node = node.target
+    if isinstance(node, A.Call):
+        return not node.args and node.name in A.KEYWORD_CONSTANTS
+    return isinstance(node, A.Identity | A.Literal | A.Var)
+
+
+def metered(c: Compiled) -> Compiled:
+    """``c``, charging the current meter one step per evaluation (every entry point) and one per
+    output; the tank check in :meth:`karta.jq.budget.Meter.refill` raises on a breach."""
+    cur = budget.local()
+    many, gen, paths, one, fn = c.many, c.gen, c.paths, c.one, c.fn
+
+    def m_many(v: Any, env: Env) -> list[Any]:
+        out = many(v, env)
+        m = cur.meter
+        if m is not None:
+            m.fuel -= 1 + len(out)
+            if m.fuel < 0:
+                m.refill()
+        return out
+
+    def m_gen(v: Any, env: Env) -> Iterator[Any]:
+        m = cur.meter
+        if m is None:
+            yield from gen(v, env)
+            return
+        m.charge(1)
+        for x in gen(v, env):
+            m.fuel -= 1
+            if m.fuel < 0:
+                m.refill()
+            yield x
+
+    def m_paths(v: Any, path: Path, env: Env) -> PathOut:
+        out = paths(v, path, env)
+        m = cur.meter
+        if m is not None:
+            m.charge(1 + len(out))
+        return out
+
+    m_one: OneFn | None = None
+    if one is not None:
+        f1 = one
+
+        def m_one(v: Any, env: Env) -> Any:
+            x = f1(v, env)
+            m = cur.meter
+            if m is not None:
+                m.fuel -= 1
+                if m.fuel < 0:
+                    m.refill()
+            return x
+
+    m_fn: ValueFn | None = None
+    if fn is not None:
+        f0 = fn
+
+        def m_fn(v: Any) -> Any:
+            x = f0(v)
+            m = cur.meter
+            if m is not None:
+                m.fuel -= 1
+                if m.fuel < 0:
+                    m.refill()
+            return x
+
+    wrapped = Compiled(m_many, one=m_one, gen=m_gen, paths=m_paths, fn=m_fn)
+    wrapped.is_path = c.is_path
+    return wrapped
 
 
 # --- combinators --------------------------------------------------------------------------------------
@@ -245,5 +332,5 @@ def no_paths(what: str) -> PathFn:
 
 
 def short_text(x: Any) -> str:
-    text = dumps(x)
+    text = json_prefix(x, 31)
     return text if len(text) <= 30 else text[:27] + "..."

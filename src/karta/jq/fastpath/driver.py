@@ -42,9 +42,10 @@ HANDLERS.update(
 )
 
 
-def compile_node(node: A.Node) -> Compiled:
-    """Compile ``node``; raises :class:`~karta.jq.fastpath.core.Unsupported` outside the subset."""
-    return compile_child(node, Scope())
+def compile_node(node: A.Node, *, metered: bool = False) -> Compiled:
+    """Compile ``node``; raises :class:`~karta.jq.fastpath.core.Unsupported` outside the subset.
+    ``metered``: the untrusted form, charging the current meter (:mod:`karta.jq.budget`)."""
+    return compile_child(node, Scope(metered=metered))
 
 
 def run_paths(compiled: Compiled, data: Any) -> list[list[Any]]:

@@ -3,7 +3,10 @@ unary minus.
 
 Owns their evaluation order (jq loops over the right operand of a binary operator outermost),
 gojq's ``//`` (errors of the left side count as no output), and the specialisations of ``|`` for
-single-valued sides (no lists built) and of ``to_entries[] | .key``.
+single-valued sides (no lists built) and of ``to_entries[] | .key``. Metered, the wrapper of each
+node charges its evaluations and outputs (``,`` and ``|`` build only output lists); the operators
+are the functions of :mod:`karta.jq.operations`, which charge what they build and walk (``+``,
+``-``, ``*`` and ``/`` on strings, arrays and objects; ``==`` and ``<`` on arrays and objects).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from karta.jq import syntax as A
-from karta.jq._values import JqFail, describe, is_number, truthy
+from karta.jq._values import JqFail, is_number, truthy
 from karta.jq.fastpath.core import (
     Compiled,
     Env,
@@ -26,7 +29,7 @@ from karta.jq.fastpath.core import (
     product2,
     single_valued,
 )
-from karta.jq.operations import BINARY_OPS, num_result
+from karta.jq.operations import BINARY_OPS, describe, num_result
 
 __all__ = ["c_binary", "c_comma", "c_neg", "c_pipe", "until_error"]
 

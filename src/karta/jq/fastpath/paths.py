@@ -2,7 +2,10 @@
 
 Owns their values and their path mode (``path(f)``): constant field chains (``.a.b.c``) compile to
 one function with the null-safe dict reads inlined; a computed index loops over the index outputs
-first, as jq does.
+first, as jq does. Metered: constant field chains and ``.`` are leaves (constant work, paid for by
+their parent); ``.[]`` and computed indices are charged per evaluation and output by their
+wrapper; slices charge the copy they make (:func:`~karta.jq.operations.slice_value`); an array
+index into an array (``.[[1]]``) charges the comparisons it makes.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from karta.jq import syntax as A
-from karta.jq._values import JqFail, describe, dumps, is_number
+from karta.jq._values import JqFail, is_number
 from karta.jq.fastpath.core import (
     Compiled,
     Env,
@@ -27,7 +30,7 @@ from karta.jq.fastpath.core import (
     short_text,
     single_valued,
 )
-from karta.jq.operations import index_value, iterate_value, slice_value
+from karta.jq.operations import describe, dumps, index_value, iterate_value, slice_value
 
 __all__ = ["c_identity", "c_index", "c_iterate", "c_slice"]
 
