@@ -376,12 +376,11 @@ def test_four_slow_matchers_cost_one_object_budget() -> None:
     karta = _karta(4)
     ev = Evaluator(budget=Budget(time_ms=500))
     started = time.monotonic()
-    result = ComponentFactory(karta, _thing(True), evaluator=ev).root().status()
+    # The budget is the object's: its breach ends the object's status extraction (R3 contains
+    # every other error in its matcher, not this one).
+    with pytest.raises(JqBudgetError, match="time budget of 500 ms per object"):
+        ComponentFactory(karta, _thing(True), evaluator=ev).root().status()
     assert time.monotonic() - started < 0.5 + SLACK_S + 0.5  # + a worker start
-    assert result is not None
-    # The budget errors of the matchers (the status code keeps them as diagnostics).
-    messages = [d.message for d in result.diagnostics]
-    assert len(messages) >= 4 and all("time budget of 500 ms per object" in m for m in messages[:4])
     # The next object: a fresh budget.
     fresh = ComponentFactory(_karta(0), _thing(True), evaluator=ev).root().status()
     assert fresh is not None and [s.value for s in fresh.matched] == ["Running"]
