@@ -99,7 +99,7 @@ def run_cases(cases: list[Case], *, memory: int = MEMORY_LIMIT) -> list[Outcome]
 def _batch(cases: list[Case], *, memory: int) -> list[Outcome]:
     env = {
         "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+        "PYTHONPATH": os.pathsep.join([str(REPO), *(p for p in sys.path if p)]),
         "HOME": "/nonexistent-home",
         "KUBECONFIG": "/nonexistent-kubeconfig",
         "KARTA_DEFINITIONS": "/nonexistent-definitions",
