@@ -69,7 +69,7 @@ def plan_for(expression: str) -> Plan:
         return Plan(expression, None, None, False)
     try:
         fast: Compiled | None = compile_node(node)
-    except Unsupported:
+    except (Unsupported, RecursionError):  # outside the subset, or a chain too long for the closures
         fast = None
     if fast is not None:
         return Plan(expression, node, fast, True)
@@ -105,7 +105,7 @@ def iteration_split(expression: str) -> IterationSplit | None:
     items_node, each_node = parts
     try:
         items, each = compile_node(items_node), compile_node(each_node)
-    except Unsupported:
+    except (Unsupported, RecursionError):
         return None
     if each.fn is None:
         return None
