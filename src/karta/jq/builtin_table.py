@@ -16,6 +16,30 @@ operations. The fast path resolves the names once, when it is imported.
 
 Names that jq 1.8 no longer defines but older engines did (``leaf_paths``, ``recurse_down``) have
 no arities: they are not builtins for the name check, and still rejected by the validator.
+
+**What gojq lacks** (``gojq_lacks``, ``gojq_since``; :data:`FORMATS`; ``Variable.gojq_lacks``):
+the original implementation and KAI Scheduler evaluate with gojq 0.12.x embedded as a library
+(karta-format.md 3.2), so a definition that uses a jq builtin gojq does not define fails there
+even though libjq runs it here; the validator rejects it (and warns for builtins gojq added only
+during 0.12.x). Sources: the "Difference to jq" section of gojq's README (no ``keys_unsorted``;
+``get_jq_origin``, ``get_prog_origin``, ``get_search_list``, ``input_line_number`` and
+``$__loc__`` are not supported), and, for the complete list, gojq's own definitions at v0.12.19
+(``builtin.jq``, the ``internalFuncs`` table of ``func.go``, ``formatToFunc`` of ``compiler.go``)
+compared with jq 1.8's ``builtins``, tag by tag from v0.12.0 for ``gojq_since``: jq 1.8 builtins
+missing there are ``have_decnum``, ``have_literal_numbers``, ``lgamma_r`` and the formats
+``@base32``/``@base32d``; ``debug``, ``stderr`` and ``input_filename`` exist only in gojq's
+command line (``cli/cli.go``), not in the library, and ``input``/``inputs`` compile only with an
+input iterator, which the original and KAI do not configure.
+
+**Process-dependent** (``effect="process"``): builtins whose result depends on, or that affect,
+the evaluating process: the clock (``now``), the time zone (``localtime``, ``strflocaltime``),
+the engine itself (``builtins``, ``$__loc__``, ``get_*``, ``modulemeta``), input files and
+streams (``input``, ``inputs``, ``input_filename``, ``input_line_number``), output and exit
+(``debug``, ``stderr``, ``halt``, ``halt_error``). Not process-dependent, and so allowed:
+``mktime``, ``gmtime``, ``strftime``, ``strptime``, ``todate``/``fromdate`` (they convert the
+time they are given, in UTC, in gojq and in libjq: ``mktime`` is ``timegm``), and ``splits``
+(a regular-expression split). ``env`` and ``$ENV`` read the environment: a warning (14.2), and
+both engines evaluate them to ``{}``, as gojq does as a library (:mod:`karta.jq.printer`).
 """
 
 from __future__ import annotations
@@ -26,10 +50,12 @@ from typing import Final, Literal, NamedTuple
 __all__ = [
     "BUILTINS",
     "BUILTIN_ARITIES",
+    "FORMATS",
     "PREDEFINED_VARIABLES",
     "Builtin",
     "Effect",
     "Fast",
+    "FormatRecord",
     "Variable",
     "fast_of",
     "is_builtin",
@@ -73,7 +99,10 @@ class Builtin(NamedTuple):
     14.2). ``terminates``: False for ``while``/``until`` (a warning). ``unbounded``: True when
     evaluation is not provably bounded for any arity, or the arities that are not (``split/2``,
     the regular-expression form); the evaluator sandboxes untrusted unbounded expressions.
-    ``fast``: arity -> how the fast path runs it (absent: libjq runs it)."""
+    ``fast``: arity -> how the fast path runs it (absent: libjq runs it). ``gojq_lacks``: True, or
+    the arities, that gojq as the original and KAI Scheduler embed it does not define (rejected:
+    the definition fails there). ``gojq_since``: arity -> the gojq version that added it (a
+    warning: older builds reject it)."""
 
     name: str
     arities: tuple[int, ...]
@@ -83,18 +112,34 @@ class Builtin(NamedTuple):
     terminates: bool
     unbounded: bool | tuple[int, ...]
     fast: Mapping[int, Fast]
+    gojq_lacks: bool | tuple[int, ...] = False
+    gojq_since: Mapping[int, str] = {}
 
     def is_unbounded(self, arity: int) -> bool:
         unbounded = self.unbounded
         return unbounded is True or (unbounded is not False and arity in unbounded)
 
+    def lacks_in_gojq(self, arity: int) -> bool:
+        lacks = self.gojq_lacks
+        return lacks is True or (lacks is not False and arity in lacks)
+
 
 class Variable(NamedTuple):
-    """A predefined variable (``$ENV``, ``$__loc__``), with the same meaning of ``effect``."""
+    """A predefined variable (``$ENV``, ``$__loc__``), with the same meaning of ``effect`` and
+    ``gojq_lacks``."""
 
     name: str
     effect: Effect
     unbounded: bool
+    gojq_lacks: bool = False
+
+
+class FormatRecord(NamedTuple):
+    """A ``@format`` gojq knows (``@name`` and ``format("name")``); ``gojq_since`` as for builtins.
+    A format not in :data:`FORMATS` is not in gojq (and libjq rejects it at run time)."""
+
+    name: str
+    gojq_since: str = ""
 
 
 def _b(
@@ -106,8 +151,21 @@ def _b(
     terminates: bool = True,
     unbounded: bool | tuple[int, ...] = False,
     fast: Mapping[int, Fast] | None = None,
+    gojq_lacks: bool | tuple[int, ...] = False,
+    gojq_since: Mapping[int, str] | None = None,
 ) -> Builtin:
-    return Builtin(name, arities, paths or {}, effect, excessive, terminates, unbounded, fast or {})
+    return Builtin(
+        name,
+        arities,
+        paths or {},
+        effect,
+        excessive,
+        terminates,
+        unbounded,
+        fast or {},
+        gojq_lacks,
+        gojq_since or {},
+    )
 
 
 def _value0(impl: str, inline: str = "") -> Fast:
@@ -137,10 +195,10 @@ _TABLE: Final = (
     _b("IN", 1, 2),
     _b("INDEX", 1, 2),
     _b("JOIN", 2, 3, 4),
-    _b("abs", 0, fast={0: _value0("absolute")}),
+    _b("abs", 0, fast={0: _value0("absolute")}, gojq_since={0: "0.12.14"}),
     _b("acos", 0),
     _b("acosh", 0),
-    _b("add", 0, 1, fast={0: _value0("add"), 1: _builder("add_of")}),
+    _b("add", 0, 1, fast={0: _value0("add"), 1: _builder("add_of")}, gojq_since={1: "0.12.17"}),
     _b(
         "all",
         0,
@@ -165,7 +223,7 @@ _TABLE: Final = (
     _b("atanh", 0),
     _b("booleans", 0, paths=_PATH0, fast={0: _selector("is_boolean")}),
     _b("bsearch", 1),
-    _b("builtins", 0),
+    _b("builtins", 0, effect=_PROCESS),  # the engine's own list: gojq's differs from libjq's
     _b("capture", 1, 2, unbounded=True),  # regular expressions: catastrophic backtracking
     _b("cbrt", 0),
     _b("ceil", 0, fast={0: _value0("ceil")}),
@@ -174,7 +232,7 @@ _TABLE: Final = (
     _b("copysign", 2),
     _b("cos", 0),
     _b("cosh", 0),
-    _b("debug", 0, 1, paths={0: (), 1: ()}, effect=_PROCESS, unbounded=True),
+    _b("debug", 0, 1, paths={0: (), 1: ()}, effect=_PROCESS, unbounded=True, gojq_lacks=True),
     _b("del", 1, effect="deletes"),
     _b("delpaths", 1),
     _b("drem", 2),
@@ -207,9 +265,9 @@ _TABLE: Final = (
     _b("fromjson", 0, fast={0: _value0("fromjson")}),
     _b("fromstream", 1),
     _b("gamma", 0),
-    _b("get_jq_origin", 0, effect=_PROCESS, unbounded=True),
-    _b("get_prog_origin", 0, effect=_PROCESS, unbounded=True),
-    _b("get_search_list", 0, effect=_PROCESS, unbounded=True),
+    _b("get_jq_origin", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
+    _b("get_prog_origin", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
+    _b("get_search_list", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
     _b("getpath", 1, paths={1: ()}, fast={1: _builder("getpath")}),
     _b("gmtime", 0),
     _b("group_by", 1, fast={1: _builder("group_by")}),
@@ -217,18 +275,18 @@ _TABLE: Final = (
     _b("halt", 0, effect=_PROCESS, unbounded=True),
     _b("halt_error", 0, 1, effect=_PROCESS, unbounded=True),
     _b("has", 1, fast={1: _value1("has")}),
-    _b("have_decnum", 0),
-    _b("have_literal_numbers", 0),
+    _b("have_decnum", 0, gojq_lacks=True),
+    _b("have_literal_numbers", 0, gojq_lacks=True),
     _b("hypot", 2),
     _b("implode", 0),
     _b("in", 1, fast={1: _value1("is_in")}),
     _b("index", 1, fast={1: _value1("index_of")}),
     _b("indices", 1, fast={1: _value1("indices")}),
     _b("infinite", 0),
-    _b("input", 0, effect=_PROCESS, unbounded=True),
-    _b("input_filename", 0, effect=_PROCESS, unbounded=True),
-    _b("input_line_number", 0, effect=_PROCESS, unbounded=True),
-    _b("inputs", 0, effect=_PROCESS, unbounded=True),
+    _b("input", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
+    _b("input_filename", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
+    _b("input_line_number", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
+    _b("inputs", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
     _b("inside", 1, fast={1: _value1("inside")}),
     _b("isempty", 1, fast={1: _builder("isempty")}),
     _b("isfinite", 0),
@@ -241,21 +299,21 @@ _TABLE: Final = (
     _b("jn", 2),
     _b("join", 1, fast={1: _value1("join")}),
     _b("keys", 0, fast={0: _value0("keys")}),
-    _b("keys_unsorted", 0),
+    _b("keys_unsorted", 0, gojq_lacks=True),  # gojq keeps no key order
     _b("last", 0, 1, paths=_PATH0, fast={0: _builder("last"), 1: _builder("last_of")}),
     _b("ldexp", 2),
     _b("leaf_paths", excessive=True, unbounded=True),  # jq 1.7; not in jq 1.8
     _b("length", 0, fast={0: _value0("length")}),
     _b("lgamma", 0),
-    _b("lgamma_r", 0),
+    _b("lgamma_r", 0, gojq_lacks=True),
     _b("limit", 2, paths={2: (1,)}, fast={2: _builder("limit")}),
-    _b("localtime", 0),
+    _b("localtime", 0, effect=_PROCESS),  # the process's time zone
     _b("log", 0),
     _b("log10", 0),
     _b("log1p", 0),
     _b("log2", 0),
     _b("logb", 0),
-    _b("ltrim", 0),
+    _b("ltrim", 0, gojq_since={0: "0.12.15"}),
     _b("ltrimstr", 1, fast={1: _value1("ltrimstr")}),
     _b("map", 1, fast={1: _builder("map_each")}),
     _b("map_values", 1, fast={1: _builder("map_values")}),
@@ -273,14 +331,14 @@ _TABLE: Final = (
     _b("nexttoward", 2),
     _b("normals", 0),
     _b("not", 0, fast={0: _value0("negate", inline="{x} is None or {x} is False")}),
-    _b("now", 0),
+    _b("now", 0, effect=_PROCESS),  # the clock
     _b("nth", 1, 2, paths={1: (), 2: (1,)}),
     _b("nulls", 0, paths=_PATH0, fast={0: _selector("is_null")}),
     _b("numbers", 0, paths=_PATH0, fast={0: _selector("is_number")}),
     _b("objects", 0, paths=_PATH0, fast={0: _selector("is_object")}),
     _b("path", 1),
     _b("paths", 0, 1, excessive=True, unbounded=True),
-    _b("pick", 1),
+    _b("pick", 1, gojq_since={1: "0.12.14"}),
     _b("pow", 2),
     _b("range", 1, 2, 3, excessive=True, unbounded=True),
     _b("recurse", 0, 1, 2, paths={0: (), 1: (0,), 2: (0,)}, excessive=True, unbounded=True),
@@ -291,7 +349,7 @@ _TABLE: Final = (
     _b("rindex", 1, fast={1: _value1("rindex_of")}),
     _b("rint", 0),
     _b("round", 0),
-    _b("rtrim", 0),
+    _b("rtrim", 0, gojq_since={0: "0.12.15"}),
     _b("rtrimstr", 1, fast={1: _value1("rtrimstr")}),
     _b("scalars", 0, paths=_PATH0, fast={0: _selector("is_scalar")}),
     _b("scalb", 2),
@@ -302,15 +360,15 @@ _TABLE: Final = (
     _b("significand", 0),
     _b("sin", 0),
     _b("sinh", 0),
-    _b("skip", 2, paths={2: (1,)}),
+    _b("skip", 2, paths={2: (1,)}, gojq_since={2: "0.12.17"}),
     _b("sort", 0, fast={0: _value0("sort")}),
     _b("sort_by", 1, fast={1: _builder("sort_by")}),
     _b("split", 1, 2, unbounded=(2,), fast={1: _value1("split")}),  # split/2 takes a regex
     _b("splits", 1, 2, unbounded=True),
     _b("sqrt", 0, fast={0: _value0("sqrt")}),
     _b("startswith", 1, fast={1: _value1("startswith")}),
-    _b("stderr", 0, effect=_PROCESS, unbounded=True),
-    _b("strflocaltime", 1),
+    _b("stderr", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
+    _b("strflocaltime", 1, effect=_PROCESS),  # the process's time zone
     _b("strftime", 1),
     _b("strings", 0, paths=_PATH0, fast={0: _selector("is_string")}),
     _b("strptime", 1),
@@ -320,7 +378,7 @@ _TABLE: Final = (
     _b("test", 1, 2, unbounded=True),
     _b("tgamma", 0),
     _b("to_entries", 0, fast={0: _value0("to_entries")}),
-    _b("toboolean", 0),
+    _b("toboolean", 0, gojq_since={0: "0.12.18"}),
     _b("todate", 0),
     _b("todateiso8601", 0),
     _b("tojson", 0, fast={0: _value0("dumps")}),
@@ -328,8 +386,8 @@ _TABLE: Final = (
     _b("tostream", 0, excessive=True),  # output bounded by the input's size
     _b("tostring", 0, fast={0: _value0("tostring", inline="{x} if {x}.__class__ is str else {fn}({x})")}),
     _b("transpose", 0),
-    _b("trim", 0),
-    _b("trimstr", 1),
+    _b("trim", 0, gojq_since={0: "0.12.15"}),
+    _b("trimstr", 1, gojq_since={1: "0.12.18"}),
     _b("trunc", 0),
     _b("truncate_stream", 1),
     _b("type", 0, fast={0: _value0("type_name")}),
@@ -355,8 +413,26 @@ BUILTIN_ARITIES: Final[dict[str, tuple[int, ...]]] = {b.name: b.arities for b in
 PREDEFINED_VARIABLES: Final[dict[str, Variable]] = {
     "ENV": Variable("ENV", "environment", unbounded=True),
     # The location of the expression in the evaluating program.
-    "__loc__": Variable("__loc__", _PROCESS, unbounded=False),
+    "__loc__": Variable("__loc__", _PROCESS, unbounded=False, gojq_lacks=True),
 }
+
+FORMATS: Final[dict[str, FormatRecord]] = {
+    f.name: f
+    for f in (
+        FormatRecord("text"),
+        FormatRecord("json"),
+        FormatRecord("html"),
+        FormatRecord("uri"),
+        FormatRecord("urid", gojq_since="0.12.13"),
+        FormatRecord("csv"),
+        FormatRecord("tsv"),
+        FormatRecord("sh"),
+        FormatRecord("base64"),
+        FormatRecord("base64d"),
+    )
+}
+"""The formats gojq defines (``formatToFunc`` in gojq's ``compiler.go``): jq's ``@base32`` and
+``@base32d`` are not among them."""
 
 
 def is_builtin(name: str, arity: int) -> bool:
