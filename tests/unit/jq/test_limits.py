@@ -76,10 +76,9 @@ def test_chains_build_the_trees_of_the_recursive_grammar() -> None:
     assert parse("1, . as $x | $x, 2") == A.Comma(
         one, A.Bind(A.Identity(), (A.VarPattern("x"),), A.Comma(A.Var("x"), two))
     )
-    assert parse("1 + . as $x | $x") == A.Binary("+", one, A.Bind(A.Identity(), (A.VarPattern("x"),), A.Var("x")))
-    assert parse("1, def f: 2; f | 3") == A.Comma(
-        one, A.FuncDef("f", (), two, A.Pipe(A.Call("f"), three))
-    )
+    bind = A.Bind(A.Identity(), (A.VarPattern("x"),), A.Var("x"))
+    assert parse("1 + . as $x | $x") == A.Binary("+", one, bind)
+    assert parse("1, def f: 2; f | 3") == A.Comma(one, A.FuncDef("f", (), two, A.Pipe(A.Call("f"), three)))
 
 
 def _nested(depth: int) -> dict[str, str]:
@@ -118,7 +117,8 @@ def test_an_expression_over_the_size_limit_is_refused_at_once() -> None:
         parse(expression)
     assert time.perf_counter() - start < 0.1
     message = str(info.value)
-    assert f"expression too long: {len(expression)} characters (the limit is {MAX_EXPRESSION_LENGTH})" in message
+    limit = f"the limit is {MAX_EXPRESSION_LENGTH}"
+    assert f"expression too long: {len(expression)} characters ({limit})" in message
     assert len(message) < 300  # the expression is quoted by its start only
     assert info.value.expression == expression
     for ev in (FAST, LIBJQ):
@@ -144,7 +144,9 @@ def test_number_literals_beyond_the_int_string_limit_are_doubles() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(st.sampled_from(["+", "-", "*", "and", "or", ",", "//", "|", "==", "<"]), min_size=1, max_size=300)
+    st.lists(
+        st.sampled_from(["+", "-", "*", "and", "or", ",", "//", "|", "==", "<"]), min_size=1, max_size=300
+    )
 )
 def test_any_chain_of_operators_parses_like_the_left_to_right_reading(ops: list[str]) -> None:
     # Non-associative operators may not repeat at the same level: those are parse errors.
@@ -180,7 +182,8 @@ def test_generated_code_beyond_pythons_limits_declines_and_the_closures_run(name
 
 
 def test_a_source_too_deep_for_python_is_a_decline_not_a_failure() -> None:
-    source = "def f(x):\n" + "".join("    " * (i + 1) + "if x:\n" for i in range(101)) + "    " * 102 + "pass\n"
+    blocks = "".join("    " * (i + 1) + "if x:\n" for i in range(101))
+    source = "def f(x):\n" + blocks + "    " * 102 + "pass\n"
     with pytest.raises(_codegen.Declined, match="too many"):
         _codegen.compile_source(source, {}, what="test")
     _codegen.failed("test", _codegen.Declined("too deep"))  # strict, and yet it does not raise
