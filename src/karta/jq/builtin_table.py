@@ -7,7 +7,9 @@ Every consumer reads this table instead of keeping its own list of names:
 * the safety validator (:mod:`karta.jq.safety`): ``effect``, ``excessive`` and ``terminates``
   (rejections and warnings), ``path_args`` (assignability), ``unbounded`` (boundedness);
 * the fast path (:mod:`karta.jq.fastpath.calls`): ``fast``, how each supported arity runs;
-* the code generator (:mod:`karta.jq.codegen`): ``Fast.single``, ``Fast.native``, ``Fast.inline``.
+* the code generator (:mod:`karta.jq.codegen`): ``Fast.single``, ``Fast.native``, ``Fast.inline``;
+* the program libjq runs (:mod:`karta.jq.printer`): ``builds_objects``, ``sorted_argument`` and
+  ``takes_paths`` (where libjq's insertion order must be made gojq's sorted order).
 
 Implementations are named, not imported (``Fast.impl``: a function of :mod:`karta.jq.operations`
 for values and selectors, a builder of :mod:`karta.jq.fastpath.calls` otherwise), so that the
@@ -102,7 +104,11 @@ class Builtin(NamedTuple):
     ``fast``: arity -> how the fast path runs it (absent: libjq runs it). ``gojq_lacks``: True, or
     the arities, that gojq as the original and KAI Scheduler embed it does not define (rejected:
     the definition fails there). ``gojq_since``: arity -> the gojq version that added it (a
-    warning: older builds reject it)."""
+    warning: older builds reject it). ``builds_objects``: arity -> ``shallow`` or ``deep``, for
+    the arities whose result may hold an object libjq built out of key order (the keys of the
+    result, or of any object in it). ``sorted_argument``: arity -> the index of the filter
+    argument whose input is an object libjq builds (``sub``'s capture object). ``takes_paths``:
+    the arities that evaluate an argument as a path expression (``path``, ``del``, ``pick``)."""
 
     name: str
     arities: tuple[int, ...]
@@ -114,6 +120,9 @@ class Builtin(NamedTuple):
     fast: Mapping[int, Fast]
     gojq_lacks: bool | tuple[int, ...] = False
     gojq_since: Mapping[int, str] = {}
+    builds_objects: Mapping[int, Literal["shallow", "deep"]] = {}
+    sorted_argument: Mapping[int, int] = {}
+    takes_paths: tuple[int, ...] = ()
 
     def is_unbounded(self, arity: int) -> bool:
         unbounded = self.unbounded
@@ -153,6 +162,9 @@ def _b(
     fast: Mapping[int, Fast] | None = None,
     gojq_lacks: bool | tuple[int, ...] = False,
     gojq_since: Mapping[int, str] | None = None,
+    builds: Mapping[int, Literal["shallow", "deep"]] | None = None,
+    sorted_argument: Mapping[int, int] | None = None,
+    takes_paths: tuple[int, ...] = (),
 ) -> Builtin:
     return Builtin(
         name,
@@ -165,6 +177,9 @@ def _b(
         fast or {},
         gojq_lacks,
         gojq_since or {},
+        builds or {},
+        sorted_argument or {},
+        takes_paths,
     )
 
 
@@ -190,15 +205,24 @@ _PATH0: Final[Mapping[int, tuple[int, ...]]] = {
     0: ()
 }  # a path expression without arguments (the selectors, empty)
 _PROCESS: Final[Effect] = "process"
+_SHALLOW: Final[Literal["shallow"]] = "shallow"
+_DEEP: Final[Literal["deep"]] = "deep"
 
 _TABLE: Final = (
     _b("IN", 1, 2),
-    _b("INDEX", 1, 2),
+    _b("INDEX", 1, 2, builds={1: _SHALLOW, 2: _SHALLOW}),
     _b("JOIN", 2, 3, 4),
     _b("abs", 0, fast={0: _value0("absolute")}, gojq_since={0: "0.12.14"}),
     _b("acos", 0),
     _b("acosh", 0),
-    _b("add", 0, 1, fast={0: _value0("add"), 1: _builder("add_of")}, gojq_since={1: "0.12.17"}),
+    _b(
+        "add",
+        0,
+        1,
+        fast={0: _value0("add"), 1: _builder("add_of")},
+        gojq_since={1: "0.12.17"},
+        builds={0: _SHALLOW, 1: _SHALLOW},
+    ),
     _b(
         "all",
         0,
@@ -224,7 +248,9 @@ _TABLE: Final = (
     _b("booleans", 0, paths=_PATH0, fast={0: _selector("is_boolean")}),
     _b("bsearch", 1),
     _b("builtins", 0, effect=_PROCESS),  # the engine's own list: gojq's differs from libjq's
-    _b("capture", 1, 2, unbounded=True),  # regular expressions: catastrophic backtracking
+    _b(
+        "capture", 1, 2, unbounded=True, builds={1: _SHALLOW, 2: _SHALLOW}
+    ),  # regular expressions: catastrophic backtracking
     _b("cbrt", 0),
     _b("ceil", 0, fast={0: _value0("ceil")}),
     _b("combinations", 0, 1, excessive=True, unbounded=True),
@@ -233,7 +259,7 @@ _TABLE: Final = (
     _b("cos", 0),
     _b("cosh", 0),
     _b("debug", 0, 1, paths={0: (), 1: ()}, effect=_PROCESS, unbounded=True, gojq_lacks=True),
-    _b("del", 1, effect="deletes"),
+    _b("del", 1, effect="deletes", takes_paths=(1,)),
     _b("delpaths", 1),
     _b("drem", 2),
     _b("empty", 0, paths=_PATH0, fast={0: _builder("empty", native=True)}),
@@ -259,11 +285,11 @@ _TABLE: Final = (
     _b("fmod", 2),
     _b("format", 1),
     _b("frexp", 0),
-    _b("from_entries", 0, fast={0: _value0("from_entries")}),
+    _b("from_entries", 0, fast={0: _value0("from_entries")}, builds={0: _SHALLOW}),
     _b("fromdate", 0),
     _b("fromdateiso8601", 0),
-    _b("fromjson", 0, fast={0: _value0("fromjson")}),
-    _b("fromstream", 1),
+    _b("fromjson", 0, fast={0: _value0("fromjson")}, builds={0: _DEEP}),
+    _b("fromstream", 1, builds={1: _DEEP}),
     _b("gamma", 0),
     _b("get_jq_origin", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
     _b("get_prog_origin", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
@@ -271,7 +297,7 @@ _TABLE: Final = (
     _b("getpath", 1, paths={1: ()}, fast={1: _builder("getpath")}),
     _b("gmtime", 0),
     _b("group_by", 1, fast={1: _builder("group_by")}),
-    _b("gsub", 2, 3, unbounded=True),
+    _b("gsub", 2, 3, unbounded=True, sorted_argument={2: 1, 3: 1}),
     _b("halt", 0, effect=_PROCESS, unbounded=True),
     _b("halt_error", 0, 1, effect=_PROCESS, unbounded=True),
     _b("has", 1, fast={1: _value1("has")}),
@@ -283,10 +309,10 @@ _TABLE: Final = (
     _b("index", 1, fast={1: _value1("index_of")}),
     _b("indices", 1, fast={1: _value1("indices")}),
     _b("infinite", 0),
-    _b("input", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
+    _b("input", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True, builds={0: _DEEP}),
     _b("input_filename", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
     _b("input_line_number", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
-    _b("inputs", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
+    _b("inputs", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True, builds={0: _DEEP}),
     _b("inside", 1, fast={1: _value1("inside")}),
     _b("isempty", 1, fast={1: _builder("isempty")}),
     _b("isfinite", 0),
@@ -317,14 +343,14 @@ _TABLE: Final = (
     _b("ltrimstr", 1, fast={1: _value1("ltrimstr")}),
     _b("map", 1, fast={1: _builder("map_each")}),
     _b("map_values", 1, fast={1: _builder("map_values")}),
-    _b("match", 1, 2, unbounded=True),
+    _b("match", 1, 2, unbounded=True, builds={1: _DEEP, 2: _DEEP}),
     _b("max", 0, fast={0: _value0("maximum")}),
     _b("max_by", 1, fast={1: _builder("max_by")}),
     _b("min", 0, fast={0: _value0("minimum")}),
     _b("min_by", 1, fast={1: _builder("min_by")}),
     _b("mktime", 0),
     _b("modf", 0),
-    _b("modulemeta", 0, effect=_PROCESS, unbounded=True),
+    _b("modulemeta", 0, effect=_PROCESS, unbounded=True, builds={0: _DEEP}),
     _b("nan", 0),
     _b("nearbyint", 0),
     _b("nextafter", 2),
@@ -336,9 +362,9 @@ _TABLE: Final = (
     _b("nulls", 0, paths=_PATH0, fast={0: _selector("is_null")}),
     _b("numbers", 0, paths=_PATH0, fast={0: _selector("is_number")}),
     _b("objects", 0, paths=_PATH0, fast={0: _selector("is_object")}),
-    _b("path", 1),
+    _b("path", 1, takes_paths=(1,)),
     _b("paths", 0, 1, excessive=True, unbounded=True),
-    _b("pick", 1, gojq_since={1: "0.12.14"}),
+    _b("pick", 1, gojq_since={1: "0.12.14"}, builds={1: _DEEP}, takes_paths=(1,)),
     _b("pow", 2),
     _b("range", 1, 2, 3, excessive=True, unbounded=True),
     _b("recurse", 0, 1, 2, paths={0: (), 1: (0,), 2: (0,)}, excessive=True, unbounded=True),
@@ -356,7 +382,7 @@ _TABLE: Final = (
     _b("scalbln", 2),
     _b("scan", 1, 2, unbounded=True),
     _b("select", 1, paths={1: ()}, fast={1: _builder("select", native=True)}),
-    _b("setpath", 2),
+    _b("setpath", 2, builds={2: _DEEP}),
     _b("significand", 0),
     _b("sin", 0),
     _b("sinh", 0),
@@ -372,7 +398,7 @@ _TABLE: Final = (
     _b("strftime", 1),
     _b("strings", 0, paths=_PATH0, fast={0: _selector("is_string")}),
     _b("strptime", 1),
-    _b("sub", 2, 3, unbounded=True),
+    _b("sub", 2, 3, unbounded=True, sorted_argument={2: 1, 3: 1}),
     _b("tan", 0),
     _b("tanh", 0),
     _b("test", 1, 2, unbounded=True),
@@ -398,7 +424,7 @@ _TABLE: Final = (
     _b("values", 0, paths=_PATH0, fast={0: _selector("is_value")}),
     _b("walk", 1, excessive=True, unbounded=True),
     _b("while", 2, terminates=False, unbounded=True),
-    _b("with_entries", 1, fast={1: _builder("with_entries")}),
+    _b("with_entries", 1, fast={1: _builder("with_entries")}, builds={1: _SHALLOW}),
     _b("y0", 0),
     _b("y1", 0),
     _b("yn", 2),

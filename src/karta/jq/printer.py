@@ -11,21 +11,29 @@ The gojq rewrites (only where a name means the builtin, not a user ``def`` or pa
 * **Sorted objects.** gojq keeps no insertion order: every object iterates, serialises and prints
   in ascending key order. libjq keeps insertion order, so every node that can build an object
   whose keys are not already in order is followed by a sort of its result: object construction
-  (unless its keys are string literals in ascending order), ``+`` chains, ``from_entries``,
-  ``with_entries``, ``add``, ``INDEX``, ``capture`` (top-level keys), and ``*`` chains,
-  assignments, ``setpath``, ``pick``, ``fromjson``, ``fromstream``, ``match``, ``modulemeta``,
-  ``input``/``inputs`` (deeply). The replacement of ``sub``/``gsub`` sees its capture object
-  sorted. Inputs are serialised with sorted keys (:mod:`karta.jq._libjq`), so by induction every
-  object libjq iterates or prints is in gojq's order; ``keys_unsorted`` equals ``keys``.
+  (unless its keys are string literals in ascending order), ``+`` chains, ``*`` chains and
+  assignments (deeply), and the builtins the builtin table marks ``builds_objects``
+  (``from_entries``, ``with_entries``, ``add``, ``INDEX``, ``capture``; deeply ``setpath``,
+  ``pick``, ``fromjson``, ``fromstream``, ``match``, ...). The replacement of ``sub``/``gsub``
+  (``sorted_argument``) sees its capture object sorted. Inputs are serialised with sorted keys
+  (:mod:`karta.jq._libjq`), so by induction every object libjq iterates or prints is in gojq's
+  order; ``keys_unsorted`` equals ``keys``.
 * **No environment.** ``env`` and ``$ENV`` are ``{}``: gojq as a library reads no environment
   (the original and KAI Scheduler configure none), and definitions must not depend on the
   evaluating process (14.2).
 * **Number literals** are printed canonically (``1.0`` as ``1``, ``1e2`` as ``100``): libjq keeps
   the text of a literal and would print ``1.0`` through ``tostring``, gojq prints ``1``.
+* **``a // b`` as the fast path evaluates it**: an error in ``a`` ends ``a`` (its outputs so far
+  count) instead of failing the expression; libjq 1.8 propagates it. A chain ``a1 // ... // an``
+  is printed flat: ``. as $in | [[(a1)? | truthy], ...] | map(select(. != [])) | if . == [] then
+  $in | an else .[0][] end``. Programs that take paths (``takes_paths``: ``path``, ``del``,
+  ``pick``; assignments) keep jq's ``//``, which is a path expression. (gojq's ``//`` propagates
+  the error too; the fast path's reading is karta's, and this keeps the two engines alike:
+  README "jq engines".)
 
-Helper functions are defined in front of the program (``_karta_sorted``, ``_karta_sorted_deep``);
-user functions and parameters whose names start with ``_karta_`` are renamed so that they can
-neither shadow nor be shadowed by them.
+Helper functions are defined in front of the program (``_karta_sorted``, ``_karta_sorted_deep``),
+and the ``//`` form binds ``$_karta_in``; user functions, parameters and variables whose names
+start with ``_karta_`` are renamed so that they can neither shadow nor be shadowed by them.
 """
 
 from __future__ import annotations
@@ -38,7 +46,8 @@ from typing import Final
 
 from karta.jq import syntax
 from karta.jq._values import number_text
-from karta.jq.safety import pattern_variables
+from karta.jq.builtin_table import BUILTINS
+from karta.jq.safety import _walk, pattern_variables
 
 __all__ = ["HELPERS", "gojq_program", "to_jq"]
 
@@ -52,35 +61,6 @@ HELPERS: Final = (
     f'setpath([$k]; $o[$k] | {_DEEP})) elif type == "array" then map({_DEEP}) else . end; '
 )
 """The jq definitions :func:`gojq_program` puts in front of every program."""
-
-# Builtins whose result may hold objects out of key order: (name, arity) -> the sort applied.
-_SHALLOW_RESULTS: Final = frozenset(
-    {
-        ("from_entries", 0),
-        ("with_entries", 1),
-        ("add", 0),
-        ("add", 1),
-        ("INDEX", 1),
-        ("INDEX", 2),
-        ("capture", 1),
-        ("capture", 2),
-    }
-)
-_DEEP_RESULTS: Final = frozenset(
-    {
-        ("setpath", 2),
-        ("pick", 1),
-        ("fromjson", 0),
-        ("fromstream", 1),
-        ("match", 1),
-        ("match", 2),
-        ("modulemeta", 0),
-        ("input", 0),
-        ("inputs", 0),
-    }
-)
-# Builtins whose filter argument (index) receives a capture object built by libjq.
-_SORTED_ARGUMENT: Final = {("sub", 2): 1, ("sub", 3): 1, ("gsub", 2): 1, ("gsub", 3): 1}
 
 _IDENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -171,7 +151,16 @@ def to_jq(node: syntax.Node) -> str:
 
 def gojq_program(node: syntax.Node) -> str:
     """The program libjq runs for ``node`` so that its results are gojq's (module docstring)."""
-    return HELPERS + _Printer(gojq=True).run(node)
+    printer = _Printer(gojq=True)
+    printer.takes_paths = any(_takes_paths(n) for n in _walk(node))
+    return HELPERS + printer.run(node)
+
+
+def _takes_paths(node: syntax.Node) -> bool:
+    if isinstance(node, syntax.Assign):
+        return True
+    builtin = BUILTINS.get(node.name) if isinstance(node, syntax.Call) else None
+    return builtin is not None and isinstance(node, syntax.Call) and len(node.args) in builtin.takes_paths
 
 
 def _string(text: str) -> str:
@@ -221,10 +210,11 @@ def _never_object(node: syntax.Node) -> bool:
 
 
 class _Printer:
-    __slots__ = ("gojq", "out")
+    __slots__ = ("gojq", "out", "takes_paths")
 
     def __init__(self, *, gojq: bool) -> None:
         self.gojq = gojq
+        self.takes_paths = False
         self.out: list[str] = []
 
     def run(self, node: syntax.Node) -> str:
@@ -270,13 +260,12 @@ class _Printer:
         if isinstance(node, syntax.Assign):
             return _DEEP
         if isinstance(node, syntax.Call):
-            key = (node.name, len(node.args))
-            if key in scope.funcs:
+            if (node.name, len(node.args)) in scope.funcs:
                 return ""
-            if key in _SHALLOW_RESULTS:
-                return _SORTED
-            if key in _DEEP_RESULTS:
-                return _DEEP
+            builtin = BUILTINS.get(node.name)
+            builds = None if builtin is None else builtin.builds_objects.get(len(node.args))
+            if builds is not None:
+                return _SORTED if builds == "shallow" else _DEEP
         return ""
 
     def parts(self, node: syntax.Node, scope: _Scope, chain: str) -> tuple[list[_Item], float]:
@@ -314,7 +303,7 @@ class _Printer:
         assert isinstance(node, syntax.Var)
         if self.gojq and node.name == "ENV" and "ENV" not in scope.vars:
             return ["{}"], _POSTFIX
-        return [f"${node.name}"], _POSTFIX
+        return [f"${self._name(node.name)}"], _POSTFIX
 
     def _Format(self, node: syntax.Node, scope: _Scope, chain: str) -> tuple[list[_Item], float]:
         assert isinstance(node, syntax.Format)
@@ -424,8 +413,36 @@ class _Printer:
 
     def _Binary(self, node: syntax.Node, scope: _Scope, chain: str) -> tuple[list[_Item], float]:
         assert isinstance(node, syntax.Binary)
+        if node.op == "//" and self.gojq and not self.takes_paths:
+            return self._alternatives(node, scope), _BINDING
         level = _BINARY_LEVELS[node.op]
         return self._infix(node.op, level, node.left, node.right, scope, _chain_of(node)), level
+
+    def _alternatives(self, node: syntax.Binary, scope: _Scope) -> list[_Item]:
+        """``a1 // ... // an`` with errors of ``a1`` .. ``a(n-1)`` ending them (module docstring)."""
+        operands: list[syntax.Node] = []
+        current: syntax.Node = node
+        while isinstance(current, syntax.Binary) and current.op == "//":
+            operands.append(current.left)
+            current = current.right
+        inner = scope.with_vars({"_karta_in"})
+        items: list[_Item] = [". as $_karta_in | ["]
+        for i, operand in enumerate(operands):
+            items.extend(
+                [
+                    ", [(" if i else "[(",
+                    _Visit(operand, inner, _BINDING),
+                    ")? | select(. != null and . != false)]",
+                ]
+            )
+        items.extend(
+            [
+                "] | map(select(. != [])) | if . == [] then $_karta_in | ",
+                _Visit(current, inner, _PIPE),
+                " else .[0][] end",
+            ]
+        )
+        return items
 
     def _Assign(self, node: syntax.Node, scope: _Scope, chain: str) -> tuple[list[_Item], float]:
         assert isinstance(node, syntax.Assign)
@@ -463,7 +480,7 @@ class _Printer:
             if isinstance(p, str):
                 items.append(p)
             elif isinstance(p, syntax.VarPattern):
-                items.append(f"${p.name}")
+                items.append(f"${self._name(p.name)}")
             elif isinstance(p, syntax.ArrayPattern):
                 todo: list[syntax.Pattern | str] = ["["]
                 for i, element in enumerate(p.elements):
@@ -481,7 +498,9 @@ class _Printer:
         for i, entry in enumerate(pattern.entries):
             if i:
                 items.append(", ")
-            if entry.key_var is not None:
+            if entry.key_var is not None and self._name(entry.key_var) != entry.key_var:
+                items.append(f"{_string(entry.key_var)}: ${self._name(entry.key_var)}")  # key kept
+            elif entry.key_var is not None:
                 items.append(f"${entry.key_var}")
             elif isinstance(entry.key, syntax.Literal) and isinstance(entry.key.value, str):
                 items.append(_string(entry.key.value))
@@ -570,7 +589,8 @@ class _Printer:
         name = self._name(node.name) if user else node.name
         if not node.args:
             return [name], _POSTFIX
-        sorted_arg = None if user or not self.gojq else _SORTED_ARGUMENT.get(key)
+        builtin = None if user or not self.gojq else BUILTINS.get(node.name)
+        sorted_arg = None if builtin is None else builtin.sorted_argument.get(len(node.args))
         items: list[_Item] = [name, "("]
         for i, arg in enumerate(node.args):
             if i:
