@@ -111,7 +111,7 @@ _POSTFIXABLE: Final = (
 
 
 class _Scope:
-    """User functions (name, arity) and variables visible at a point, innermost first."""
+    """User functions and parameters (name, arity) and variables visible at a point."""
 
     __slots__ = ("funcs", "vars")
 
@@ -159,8 +159,10 @@ def gojq_program(node: syntax.Node) -> str:
 def _takes_paths(node: syntax.Node) -> bool:
     if isinstance(node, syntax.Assign):
         return True
-    builtin = BUILTINS.get(node.name) if isinstance(node, syntax.Call) else None
-    return builtin is not None and isinstance(node, syntax.Call) and len(node.args) in builtin.takes_paths
+    if not isinstance(node, syntax.Call):
+        return False
+    builtin = BUILTINS.get(node.name)
+    return builtin is not None and len(node.args) in builtin.takes_paths
 
 
 def _string(text: str) -> str:
@@ -170,10 +172,6 @@ def _string(text: str) -> str:
 def _interp_text(text: str) -> str:
     """A literal part of an interpolated string, without the quotes."""
     return json.dumps(text, ensure_ascii=True)[1:-1]
-
-
-def _number(value: float) -> str:
-    return number_text(value)
 
 
 def _user_name(name: str) -> str:
@@ -292,7 +290,7 @@ class _Printer:
             return ["null" if value is None else ("true" if value else "false")], _POSTFIX
         if isinstance(value, str):
             return [_string(value)], _POSTFIX
-        text = _number(value)
+        text = number_text(value)
         if self.gojq and isinstance(value, float) and "e" in text:
             # libjq keeps a literal's text (``1E-7`` through ``tostring``); a computed double
             # prints as gojq and the fast path print it (``1e-07``).
