@@ -21,6 +21,12 @@ the code runs in is garbage-collected.
   it the generator falls back to the general code, whose results are exact.
 
 Unknown words are ignored, and named once on stderr.
+
+A source beyond the limits of Python's compiler (100 nested ``if``, 100 nested ``//`` or ``if``
+in a jq expression: ``too many levels of indentation``, ``too many statically nested blocks``, a
+``RecursionError`` or ``MemoryError`` while compiling) raises :class:`Declined` here, at the one
+place every generator compiles through; generators hand it to :func:`failed`, which reports it as
+a decline, so the general code runs instead, also under ``strict``.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ import os
 import sys
 from typing import Any, Final, NamedTuple
 
-__all__ = ["MODE", "Mode", "compile_source", "declined", "enabled", "failed", "parse_mode"]
+__all__ = ["MODE", "Declined", "Mode", "compile_source", "declined", "enabled", "failed", "parse_mode"]
 
 _WORDS: Final = ("on", "off", "dump", "strict")
 
@@ -61,6 +67,23 @@ if MODE.unknown:
     )
 
 _numbers = itertools.count(1)
+
+# What Python's compiler says when a source exceeds its own limits (not a bug in a generator).
+_LIMIT_MESSAGES: Final = (
+    "too many levels of indentation",
+    "too many statically nested blocks",
+    "too many nested parentheses",
+    "too many nested",
+    "too complex",
+    "maximum recursion depth",
+)
+
+
+class Declined(Exception):
+    """A generated source that Python cannot compile because of the compiler's own limits (nesting,
+    indentation, recursion depth, memory): the generator falls back to its general code. Every
+    generator reports it through :func:`failed`, which treats it as a decline, also under
+    ``strict``."""
 
 
 def enabled() -> bool:
@@ -92,7 +115,12 @@ def compile_source(source: str, namespace: dict[str, Any], *, what: str) -> None
     filename = f"<karta-generated-{next(_numbers)}: {label}>"
     if MODE.dump:
         print(f"# --- {filename}\n{source}\n", file=sys.stderr)
-    code = compile(source, filename, "exec")
+    try:
+        code = compile(source, filename, "exec")
+    except (SyntaxError, RecursionError, MemoryError) as exc:  # IndentationError is a SyntaxError
+        if isinstance(exc, SyntaxError) and not any(m in str(exc.msg) for m in _LIMIT_MESSAGES):
+            raise  # invalid source: a bug in the generator
+        raise Declined(f"{what}: {type(exc).__name__}: {exc}") from exc
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     namespace["__karta_source__"] = _Registration(filename)
     exec(code, namespace)
@@ -102,8 +130,12 @@ def failed(what: str, exc: BaseException) -> None:
     """Report a generation that failed with ``exc`` (call it from the ``except`` block).
 
     Under ``strict`` it re-raises ``exc``; otherwise the caller falls back to its general code
-    (``dump`` prints the traceback first).
+    (``dump`` prints the traceback first). A :class:`Declined` is not a failure: it is reported as
+    a decline and never raises.
     """
+    if isinstance(exc, Declined):
+        declined(what, exc)
+        return
     if MODE.strict:
         raise exc
     if MODE.dump:

@@ -2,8 +2,14 @@
 
 Owns: jq type names, truthiness, the total order (null < false < true < numbers < strings <
 arrays < objects), equality that keeps booleans apart from numbers, number normalisation
-(integral doubles behave and render as ints, gojq style) and the canonical JSON text that
-``tojson``/``tostring`` produce (sorted keys, compact).
+(integral doubles behave and render as ints, gojq style; integers beyond the double range render
+as the largest double) and the canonical JSON text that ``tojson``/``tostring`` produce (sorted
+keys, compact).
+
+Input depth: :func:`normalise_output` is iterative and :func:`dumps` falls back to an iterative
+writer when the value is nested deeper than the interpreter's stack, so neither fails on deep
+values; :func:`sort_key` and :func:`equal` recurse (the evaluator turns a ``RecursionError`` on the
+fast path into a runtime error, ``input nested too deeply``).
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import orjson
 _MAX_FLOAT = 1.7976931348623157e308
 # Integral doubles below this magnitude print without exponent in jq, so they come back as ints.
 _INT_LIMIT = 1e17
+# An int of more bits has no double; it renders as the largest double of its sign.
+_DOUBLE_BITS = 1024
 
 
 class JqFail(Exception):
@@ -101,22 +109,43 @@ def fix_int(value: int) -> int | float:
     return norm_number(float(value))
 
 
+def _output_float(value: float) -> Any:
+    if value.is_integer():
+        return int(value) if abs(value) < _INT_LIMIT else value
+    if math.isnan(value):
+        return None
+    if math.isinf(value):
+        return _MAX_FLOAT if value > 0 else -_MAX_FLOAT
+    return value
+
+
 def normalise_output(value: Any) -> Any:
-    """The value libjq would hand back: integral floats as ints, NaN as null, inf clamped."""
+    """The value libjq would hand back: integral floats as ints, NaN as null, inf clamped.
+
+    Containers are copied, iteratively: any depth, no recursion."""
     cls = value.__class__
     if cls is float:
-        if value.is_integer():
-            return int(value) if abs(value) < _INT_LIMIT else value
-        if math.isnan(value):
-            return None
-        if math.isinf(value):
-            return _MAX_FLOAT if value > 0 else -_MAX_FLOAT
+        return _output_float(value)
+    if cls is not dict and cls is not list:
         return value
-    if cls is dict:
-        return {k: normalise_output(v) for k, v in value.items()}
-    if cls is list:
-        return [normalise_output(v) for v in value]
-    return value
+    root: Any = {} if cls is dict else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        src, dst = stack.pop()
+        is_dict = dst.__class__ is dict
+        for key, child in src.items() if is_dict else enumerate(src):
+            ccls = child.__class__
+            if ccls is dict or ccls is list:
+                copy: Any = {} if ccls is dict else []
+                stack.append((child, copy))
+                child = copy
+            elif ccls is float:
+                child = _output_float(child)
+            if is_dict:
+                dst[key] = child
+            else:
+                dst.append(child)
+    return root
 
 
 # --- ordering and equality -----------------------------------------------------------------------
@@ -167,7 +196,10 @@ def equal(a: Any, b: Any) -> bool:
 
 def number_text(value: int | float) -> str:
     if value.__class__ is int:
-        return str(value)
+        try:  # exact, as gojq keeps big integers (arithmetic turns them into doubles)
+            return str(value)
+        except ValueError:  # beyond Python's int-string conversion limit (4300 digits)
+            return "1.7976931348623157e+308" if value > 0 else "-1.7976931348623157e+308"
     f = float(value)
     if f.is_integer() and abs(f) < _INT_LIMIT:
         return str(int(f))
@@ -186,7 +218,55 @@ def string_text(value: str) -> str:
 
 
 def dumps(value: Any) -> str:
-    """Compact JSON text with sorted keys, as ``tojson`` renders it."""
+    """Compact JSON text with sorted keys, as ``tojson`` renders it (any depth)."""
+    try:
+        return _dumps(value)
+    except RecursionError:
+        return _dumps_deep(value)
+
+
+def _dumps_deep(value: Any) -> str:
+    """:func:`dumps` without recursion, for values nested deeper than the interpreter's stack."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        v = stack.pop()
+        if v.__class__ is _Raw:
+            out.append(v.text)
+        elif v.__class__ is list:
+            out.append("[")
+            stack.append(_CLOSE_ARRAY)
+            for i in range(len(v) - 1, -1, -1):
+                stack.append(v[i])
+                if i:
+                    stack.append(_SEP)
+        elif v.__class__ is dict:
+            out.append("{")
+            stack.append(_CLOSE_OBJECT)
+            keys = sorted(v)
+            for i in range(len(keys) - 1, -1, -1):
+                stack.append(v[keys[i]])
+                stack.append(_Raw(string_text(keys[i]) + ":"))
+                if i:
+                    stack.append(_SEP)
+        else:
+            out.append(_dumps(v))  # a scalar
+    return "".join(out)
+
+
+class _Raw:
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+_SEP = _Raw(",")
+_CLOSE_ARRAY = _Raw("]")
+_CLOSE_OBJECT = _Raw("}")
+
+
+def _dumps(value: Any) -> str:
     if value is None:
         return "null"
     cls = value.__class__
@@ -197,9 +277,9 @@ def dumps(value: Any) -> str:
     if cls is str:
         return string_text(value)
     if cls is list:
-        return "[" + ",".join(dumps(v) for v in value) + "]"
+        return "[" + ",".join(_dumps(v) for v in value) + "]"
     if cls is dict:
-        return "{" + ",".join(string_text(k) + ":" + dumps(value[k]) for k in sorted(value)) + "}"
+        return "{" + ",".join(string_text(k) + ":" + _dumps(value[k]) for k in sorted(value)) + "}"
     raise JqFail(f"unsupported value of Python type {cls.__name__}")
 
 

@@ -7,7 +7,9 @@ Every consumer reads this table instead of keeping its own list of names:
 * the safety validator (:mod:`karta.jq.safety`): ``effect``, ``excessive`` and ``terminates``
   (rejections and warnings), ``path_args`` (assignability), ``unbounded`` (boundedness);
 * the fast path (:mod:`karta.jq.fastpath.calls`): ``fast``, how each supported arity runs;
-* the code generator (:mod:`karta.jq.codegen`): ``Fast.single``, ``Fast.native``, ``Fast.inline``.
+* the code generator (:mod:`karta.jq.codegen`): ``Fast.single``, ``Fast.native``, ``Fast.inline``;
+* the program libjq runs (:mod:`karta.jq.printer`): ``builds_objects``, ``sorted_argument`` and
+  ``takes_paths`` (where libjq's insertion order must be made gojq's sorted order).
 
 Implementations are named, not imported (``Fast.impl``: a function of :mod:`karta.jq.operations`
 for values and selectors, a builder of :mod:`karta.jq.fastpath.calls` otherwise), so that the
@@ -16,6 +18,30 @@ operations. The fast path resolves the names once, when it is imported.
 
 Names that jq 1.8 no longer defines but older engines did (``leaf_paths``, ``recurse_down``) have
 no arities: they are not builtins for the name check, and still rejected by the validator.
+
+**What gojq lacks** (``gojq_lacks``, ``gojq_since``; :data:`FORMATS`; ``Variable.gojq_lacks``):
+the original implementation and KAI Scheduler evaluate with gojq 0.12.x embedded as a library
+(karta-format.md 3.2), so a definition that uses a jq builtin gojq does not define fails there
+even though libjq runs it here; the validator rejects it (and warns for builtins gojq added only
+during 0.12.x). Sources: the "Difference to jq" section of gojq's README (no ``keys_unsorted``;
+``get_jq_origin``, ``get_prog_origin``, ``get_search_list``, ``input_line_number`` and
+``$__loc__`` are not supported), and, for the complete list, gojq's own definitions at v0.12.19
+(``builtin.jq``, the ``internalFuncs`` table of ``func.go``, ``formatToFunc`` of ``compiler.go``)
+compared with jq 1.8's ``builtins``, tag by tag from v0.12.0 for ``gojq_since``: jq 1.8 builtins
+missing there are ``have_decnum``, ``have_literal_numbers``, ``lgamma_r`` and the formats
+``@base32``/``@base32d``; ``debug``, ``stderr`` and ``input_filename`` exist only in gojq's
+command line (``cli/cli.go``), not in the library, and ``input``/``inputs`` compile only with an
+input iterator, which the original and KAI do not configure.
+
+**Process-dependent** (``effect="process"``): builtins whose result depends on, or that affect,
+the evaluating process: the clock (``now``), the time zone (``localtime``, ``strflocaltime``),
+the engine itself (``builtins``, ``$__loc__``, ``get_*``, ``modulemeta``), input files and
+streams (``input``, ``inputs``, ``input_filename``, ``input_line_number``), output and exit
+(``debug``, ``stderr``, ``halt``, ``halt_error``). Not process-dependent, and so allowed:
+``mktime``, ``gmtime``, ``strftime``, ``strptime``, ``todate``/``fromdate`` (they convert the
+time they are given, in UTC, in gojq and in libjq: ``mktime`` is ``timegm``), and ``splits``
+(a regular-expression split). ``env`` and ``$ENV`` read the environment: a warning (14.2), and
+both engines evaluate them to ``{}``, as gojq does as a library (:mod:`karta.jq.printer`).
 """
 
 from __future__ import annotations
@@ -26,10 +52,12 @@ from typing import Final, Literal, NamedTuple
 __all__ = [
     "BUILTINS",
     "BUILTIN_ARITIES",
+    "FORMATS",
     "PREDEFINED_VARIABLES",
     "Builtin",
     "Effect",
     "Fast",
+    "FormatRecord",
     "Variable",
     "fast_of",
     "is_builtin",
@@ -73,7 +101,14 @@ class Builtin(NamedTuple):
     14.2). ``terminates``: False for ``while``/``until`` (a warning). ``unbounded``: True when
     evaluation is not provably bounded for any arity, or the arities that are not (``split/2``,
     the regular-expression form); the evaluator sandboxes untrusted unbounded expressions.
-    ``fast``: arity -> how the fast path runs it (absent: libjq runs it)."""
+    ``fast``: arity -> how the fast path runs it (absent: libjq runs it). ``gojq_lacks``: True, or
+    the arities, that gojq as the original and KAI Scheduler embed it does not define (rejected:
+    the definition fails there). ``gojq_since``: arity -> the gojq version that added it (a
+    warning: older builds reject it). ``builds_objects``: arity -> ``shallow`` or ``deep``, for
+    the arities whose result may hold an object libjq built out of key order (the keys of the
+    result, or of any object in it). ``sorted_argument``: arity -> the index of the filter
+    argument whose input is an object libjq builds (``sub``'s capture object). ``takes_paths``:
+    the arities that evaluate an argument as a path expression (``path``, ``del``, ``pick``)."""
 
     name: str
     arities: tuple[int, ...]
@@ -83,18 +118,37 @@ class Builtin(NamedTuple):
     terminates: bool
     unbounded: bool | tuple[int, ...]
     fast: Mapping[int, Fast]
+    gojq_lacks: bool | tuple[int, ...] = False
+    gojq_since: Mapping[int, str] = {}
+    builds_objects: Mapping[int, Literal["shallow", "deep"]] = {}
+    sorted_argument: Mapping[int, int] = {}
+    takes_paths: tuple[int, ...] = ()
 
     def is_unbounded(self, arity: int) -> bool:
         unbounded = self.unbounded
         return unbounded is True or (unbounded is not False and arity in unbounded)
 
+    def lacks_in_gojq(self, arity: int) -> bool:
+        lacks = self.gojq_lacks
+        return lacks is True or (lacks is not False and arity in lacks)
+
 
 class Variable(NamedTuple):
-    """A predefined variable (``$ENV``, ``$__loc__``), with the same meaning of ``effect``."""
+    """A predefined variable (``$ENV``, ``$__loc__``), with the same meaning of ``effect`` and
+    ``gojq_lacks``."""
 
     name: str
     effect: Effect
     unbounded: bool
+    gojq_lacks: bool = False
+
+
+class FormatRecord(NamedTuple):
+    """A ``@format`` gojq knows (``@name`` and ``format("name")``); ``gojq_since`` as for builtins.
+    A format not in :data:`FORMATS` is not in gojq (and libjq rejects it at run time)."""
+
+    name: str
+    gojq_since: str = ""
 
 
 def _b(
@@ -106,8 +160,27 @@ def _b(
     terminates: bool = True,
     unbounded: bool | tuple[int, ...] = False,
     fast: Mapping[int, Fast] | None = None,
+    gojq_lacks: bool | tuple[int, ...] = False,
+    gojq_since: Mapping[int, str] | None = None,
+    builds: Mapping[int, Literal["shallow", "deep"]] | None = None,
+    sorted_argument: Mapping[int, int] | None = None,
+    takes_paths: tuple[int, ...] = (),
 ) -> Builtin:
-    return Builtin(name, arities, paths or {}, effect, excessive, terminates, unbounded, fast or {})
+    return Builtin(
+        name,
+        arities,
+        paths or {},
+        effect,
+        excessive,
+        terminates,
+        unbounded,
+        fast or {},
+        gojq_lacks,
+        gojq_since or {},
+        builds or {},
+        sorted_argument or {},
+        takes_paths,
+    )
 
 
 def _value0(impl: str, inline: str = "") -> Fast:
@@ -132,15 +205,24 @@ _PATH0: Final[Mapping[int, tuple[int, ...]]] = {
     0: ()
 }  # a path expression without arguments (the selectors, empty)
 _PROCESS: Final[Effect] = "process"
+_SHALLOW: Final[Literal["shallow"]] = "shallow"
+_DEEP: Final[Literal["deep"]] = "deep"
 
 _TABLE: Final = (
     _b("IN", 1, 2),
-    _b("INDEX", 1, 2),
+    _b("INDEX", 1, 2, builds={1: _SHALLOW, 2: _SHALLOW}),
     _b("JOIN", 2, 3, 4),
-    _b("abs", 0, fast={0: _value0("absolute")}),
+    _b("abs", 0, fast={0: _value0("absolute")}, gojq_since={0: "0.12.14"}),
     _b("acos", 0),
     _b("acosh", 0),
-    _b("add", 0, 1, fast={0: _value0("add"), 1: _builder("add_of")}),
+    _b(
+        "add",
+        0,
+        1,
+        fast={0: _value0("add"), 1: _builder("add_of")},
+        gojq_since={1: "0.12.17"},
+        builds={0: _SHALLOW, 1: _SHALLOW},
+    ),
     _b(
         "all",
         0,
@@ -165,8 +247,10 @@ _TABLE: Final = (
     _b("atanh", 0),
     _b("booleans", 0, paths=_PATH0, fast={0: _selector("is_boolean")}),
     _b("bsearch", 1),
-    _b("builtins", 0),
-    _b("capture", 1, 2, unbounded=True),  # regular expressions: catastrophic backtracking
+    _b("builtins", 0, effect=_PROCESS),  # the engine's own list: gojq's differs from libjq's
+    _b(
+        "capture", 1, 2, unbounded=True, builds={1: _SHALLOW, 2: _SHALLOW}
+    ),  # regular expressions: catastrophic backtracking
     _b("cbrt", 0),
     _b("ceil", 0, fast={0: _value0("ceil")}),
     _b("combinations", 0, 1, excessive=True, unbounded=True),
@@ -174,8 +258,8 @@ _TABLE: Final = (
     _b("copysign", 2),
     _b("cos", 0),
     _b("cosh", 0),
-    _b("debug", 0, 1, paths={0: (), 1: ()}, effect=_PROCESS, unbounded=True),
-    _b("del", 1, effect="deletes"),
+    _b("debug", 0, 1, paths={0: (), 1: ()}, effect=_PROCESS, unbounded=True, gojq_lacks=True),
+    _b("del", 1, effect="deletes", takes_paths=(1,)),
     _b("delpaths", 1),
     _b("drem", 2),
     _b("empty", 0, paths=_PATH0, fast={0: _builder("empty", native=True)}),
@@ -201,34 +285,34 @@ _TABLE: Final = (
     _b("fmod", 2),
     _b("format", 1),
     _b("frexp", 0),
-    _b("from_entries", 0, fast={0: _value0("from_entries")}),
+    _b("from_entries", 0, fast={0: _value0("from_entries")}, builds={0: _SHALLOW}),
     _b("fromdate", 0),
     _b("fromdateiso8601", 0),
-    _b("fromjson", 0, fast={0: _value0("fromjson")}),
-    _b("fromstream", 1),
+    _b("fromjson", 0, fast={0: _value0("fromjson")}, builds={0: _DEEP}),
+    _b("fromstream", 1, builds={1: _DEEP}),
     _b("gamma", 0),
-    _b("get_jq_origin", 0, effect=_PROCESS, unbounded=True),
-    _b("get_prog_origin", 0, effect=_PROCESS, unbounded=True),
-    _b("get_search_list", 0, effect=_PROCESS, unbounded=True),
+    _b("get_jq_origin", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
+    _b("get_prog_origin", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
+    _b("get_search_list", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
     _b("getpath", 1, paths={1: ()}, fast={1: _builder("getpath")}),
     _b("gmtime", 0),
     _b("group_by", 1, fast={1: _builder("group_by")}),
-    _b("gsub", 2, 3, unbounded=True),
+    _b("gsub", 2, 3, unbounded=True, sorted_argument={2: 1, 3: 1}),
     _b("halt", 0, effect=_PROCESS, unbounded=True),
     _b("halt_error", 0, 1, effect=_PROCESS, unbounded=True),
     _b("has", 1, fast={1: _value1("has")}),
-    _b("have_decnum", 0),
-    _b("have_literal_numbers", 0),
+    _b("have_decnum", 0, gojq_lacks=True),
+    _b("have_literal_numbers", 0, gojq_lacks=True),
     _b("hypot", 2),
     _b("implode", 0),
     _b("in", 1, fast={1: _value1("is_in")}),
     _b("index", 1, fast={1: _value1("index_of")}),
     _b("indices", 1, fast={1: _value1("indices")}),
     _b("infinite", 0),
-    _b("input", 0, effect=_PROCESS, unbounded=True),
-    _b("input_filename", 0, effect=_PROCESS, unbounded=True),
-    _b("input_line_number", 0, effect=_PROCESS, unbounded=True),
-    _b("inputs", 0, effect=_PROCESS, unbounded=True),
+    _b("input", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True, builds={0: _DEEP}),
+    _b("input_filename", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
+    _b("input_line_number", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
+    _b("inputs", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True, builds={0: _DEEP}),
     _b("inside", 1, fast={1: _value1("inside")}),
     _b("isempty", 1, fast={1: _builder("isempty")}),
     _b("isfinite", 0),
@@ -241,46 +325,46 @@ _TABLE: Final = (
     _b("jn", 2),
     _b("join", 1, fast={1: _value1("join")}),
     _b("keys", 0, fast={0: _value0("keys")}),
-    _b("keys_unsorted", 0),
+    _b("keys_unsorted", 0, gojq_lacks=True),  # gojq keeps no key order
     _b("last", 0, 1, paths=_PATH0, fast={0: _builder("last"), 1: _builder("last_of")}),
     _b("ldexp", 2),
     _b("leaf_paths", excessive=True, unbounded=True),  # jq 1.7; not in jq 1.8
     _b("length", 0, fast={0: _value0("length")}),
     _b("lgamma", 0),
-    _b("lgamma_r", 0),
+    _b("lgamma_r", 0, gojq_lacks=True),
     _b("limit", 2, paths={2: (1,)}, fast={2: _builder("limit")}),
-    _b("localtime", 0),
+    _b("localtime", 0, effect=_PROCESS),  # the process's time zone
     _b("log", 0),
     _b("log10", 0),
     _b("log1p", 0),
     _b("log2", 0),
     _b("logb", 0),
-    _b("ltrim", 0),
+    _b("ltrim", 0, gojq_since={0: "0.12.15"}),
     _b("ltrimstr", 1, fast={1: _value1("ltrimstr")}),
     _b("map", 1, fast={1: _builder("map_each")}),
     _b("map_values", 1, fast={1: _builder("map_values")}),
-    _b("match", 1, 2, unbounded=True),
+    _b("match", 1, 2, unbounded=True, builds={1: _DEEP, 2: _DEEP}),
     _b("max", 0, fast={0: _value0("maximum")}),
     _b("max_by", 1, fast={1: _builder("max_by")}),
     _b("min", 0, fast={0: _value0("minimum")}),
     _b("min_by", 1, fast={1: _builder("min_by")}),
     _b("mktime", 0),
     _b("modf", 0),
-    _b("modulemeta", 0, effect=_PROCESS, unbounded=True),
+    _b("modulemeta", 0, effect=_PROCESS, unbounded=True, builds={0: _DEEP}),
     _b("nan", 0),
     _b("nearbyint", 0),
     _b("nextafter", 2),
     _b("nexttoward", 2),
     _b("normals", 0),
     _b("not", 0, fast={0: _value0("negate", inline="{x} is None or {x} is False")}),
-    _b("now", 0),
+    _b("now", 0, effect=_PROCESS),  # the clock
     _b("nth", 1, 2, paths={1: (), 2: (1,)}),
     _b("nulls", 0, paths=_PATH0, fast={0: _selector("is_null")}),
     _b("numbers", 0, paths=_PATH0, fast={0: _selector("is_number")}),
     _b("objects", 0, paths=_PATH0, fast={0: _selector("is_object")}),
-    _b("path", 1),
+    _b("path", 1, takes_paths=(1,)),
     _b("paths", 0, 1, excessive=True, unbounded=True),
-    _b("pick", 1),
+    _b("pick", 1, gojq_since={1: "0.12.14"}, builds={1: _DEEP}, takes_paths=(1,)),
     _b("pow", 2),
     _b("range", 1, 2, 3, excessive=True, unbounded=True),
     _b("recurse", 0, 1, 2, paths={0: (), 1: (0,), 2: (0,)}, excessive=True, unbounded=True),
@@ -291,36 +375,36 @@ _TABLE: Final = (
     _b("rindex", 1, fast={1: _value1("rindex_of")}),
     _b("rint", 0),
     _b("round", 0),
-    _b("rtrim", 0),
+    _b("rtrim", 0, gojq_since={0: "0.12.15"}),
     _b("rtrimstr", 1, fast={1: _value1("rtrimstr")}),
     _b("scalars", 0, paths=_PATH0, fast={0: _selector("is_scalar")}),
     _b("scalb", 2),
     _b("scalbln", 2),
     _b("scan", 1, 2, unbounded=True),
     _b("select", 1, paths={1: ()}, fast={1: _builder("select", native=True)}),
-    _b("setpath", 2),
+    _b("setpath", 2, builds={2: _DEEP}),
     _b("significand", 0),
     _b("sin", 0),
     _b("sinh", 0),
-    _b("skip", 2, paths={2: (1,)}),
+    _b("skip", 2, paths={2: (1,)}, gojq_since={2: "0.12.17"}),
     _b("sort", 0, fast={0: _value0("sort")}),
     _b("sort_by", 1, fast={1: _builder("sort_by")}),
     _b("split", 1, 2, unbounded=(2,), fast={1: _value1("split")}),  # split/2 takes a regex
     _b("splits", 1, 2, unbounded=True),
     _b("sqrt", 0, fast={0: _value0("sqrt")}),
     _b("startswith", 1, fast={1: _value1("startswith")}),
-    _b("stderr", 0, effect=_PROCESS, unbounded=True),
-    _b("strflocaltime", 1),
+    _b("stderr", 0, effect=_PROCESS, unbounded=True, gojq_lacks=True),
+    _b("strflocaltime", 1, effect=_PROCESS),  # the process's time zone
     _b("strftime", 1),
     _b("strings", 0, paths=_PATH0, fast={0: _selector("is_string")}),
     _b("strptime", 1),
-    _b("sub", 2, 3, unbounded=True),
+    _b("sub", 2, 3, unbounded=True, sorted_argument={2: 1, 3: 1}),
     _b("tan", 0),
     _b("tanh", 0),
     _b("test", 1, 2, unbounded=True),
     _b("tgamma", 0),
     _b("to_entries", 0, fast={0: _value0("to_entries")}),
-    _b("toboolean", 0),
+    _b("toboolean", 0, gojq_since={0: "0.12.18"}),
     _b("todate", 0),
     _b("todateiso8601", 0),
     _b("tojson", 0, fast={0: _value0("dumps")}),
@@ -328,8 +412,8 @@ _TABLE: Final = (
     _b("tostream", 0, excessive=True),  # output bounded by the input's size
     _b("tostring", 0, fast={0: _value0("tostring", inline="{x} if {x}.__class__ is str else {fn}({x})")}),
     _b("transpose", 0),
-    _b("trim", 0),
-    _b("trimstr", 1),
+    _b("trim", 0, gojq_since={0: "0.12.15"}),
+    _b("trimstr", 1, gojq_since={1: "0.12.18"}),
     _b("trunc", 0),
     _b("truncate_stream", 1),
     _b("type", 0, fast={0: _value0("type_name")}),
@@ -340,7 +424,7 @@ _TABLE: Final = (
     _b("values", 0, paths=_PATH0, fast={0: _selector("is_value")}),
     _b("walk", 1, excessive=True, unbounded=True),
     _b("while", 2, terminates=False, unbounded=True),
-    _b("with_entries", 1, fast={1: _builder("with_entries")}),
+    _b("with_entries", 1, fast={1: _builder("with_entries")}, builds={1: _SHALLOW}),
     _b("y0", 0),
     _b("y1", 0),
     _b("yn", 2),
@@ -355,8 +439,26 @@ BUILTIN_ARITIES: Final[dict[str, tuple[int, ...]]] = {b.name: b.arities for b in
 PREDEFINED_VARIABLES: Final[dict[str, Variable]] = {
     "ENV": Variable("ENV", "environment", unbounded=True),
     # The location of the expression in the evaluating program.
-    "__loc__": Variable("__loc__", _PROCESS, unbounded=False),
+    "__loc__": Variable("__loc__", _PROCESS, unbounded=False, gojq_lacks=True),
 }
+
+FORMATS: Final[dict[str, FormatRecord]] = {
+    f.name: f
+    for f in (
+        FormatRecord("text"),
+        FormatRecord("json"),
+        FormatRecord("html"),
+        FormatRecord("uri"),
+        FormatRecord("urid", gojq_since="0.12.13"),
+        FormatRecord("csv"),
+        FormatRecord("tsv"),
+        FormatRecord("sh"),
+        FormatRecord("base64"),
+        FormatRecord("base64d"),
+    )
+}
+"""The formats gojq defines (``formatToFunc`` in gojq's ``compiler.go``): jq's ``@base32`` and
+``@base32d`` are not among them."""
 
 
 def is_builtin(name: str, arity: int) -> bool:

@@ -18,7 +18,12 @@ re-run the closures, which produce the exact result or error. Errors are therefo
 from generated code.
 
 Sources are compiled through :mod:`karta._codegen` (tracebacks and debuggers show them;
-``KARTA_CODEGEN`` turns generation off, dumps it, or makes a failed generation raise).
+``KARTA_CODEGEN`` turns generation off, dumps it, or makes a failed generation raise). The
+generator raises nothing but its declines: :class:`Unsupported` (outside the fast path),
+``RecursionError`` while emitting a tree too deep for it, and :class:`karta._codegen.Declined`
+for a source beyond Python's compiler limits (100 nested ``if`` or ``//``: too many levels of
+indentation); :func:`generate` and the extraction and status generators report all three as
+declines, and the closures run.
 """
 
 from __future__ import annotations

@@ -39,7 +39,6 @@ every libjq evaluation serialises its input.
 from __future__ import annotations
 
 import itertools
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -111,7 +110,7 @@ def plan_for(expression: str) -> Plan:
         return Plan(expression, None, None, error)
     try:
         fast: Compiled | None = compile_node(node)
-    except (Unsupported, RecursionError):
+    except (Unsupported, RecursionError):  # outside the subset, or a chain too long for the closures
         fast = None
     if fast is not None:
         return Plan(expression, node, fast)
@@ -165,7 +164,7 @@ def iteration_split(expression: str) -> IterationSplit | None:
     items_node, each_node = parts
     try:
         items, each = compile_node(items_node), compile_node(each_node)
-    except Unsupported:
+    except (Unsupported, RecursionError):
         return None
     if each.fn is None:
         return None
@@ -696,12 +695,9 @@ def _fail_message(exc: JqFail) -> str:
 
 
 def _json_text(data: Any) -> str:
-    """The input text for libjq; integers beyond 64 bits (which orjson cannot write) through
-    the standard library."""
-    try:
-        return _libjq.to_json_text(data)
-    except TypeError:
-        return json.dumps(_libjq.normalise(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """The input text for libjq (:func:`karta.jq._libjq.to_json_text`: sorted keys, big integers,
+    deep values, all without recursion)."""
+    return _libjq.to_json_text(data)
 
 
 def _detail(exc: JqRuntimeError) -> str:

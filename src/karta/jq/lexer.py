@@ -5,9 +5,11 @@ qualifiers), keywords, ``.field`` tokens, ``$name`` bindings, ``@format`` names,
 literals with escapes and ``\\(...)`` interpolation, operators and ``#`` comments.
 
 String tokens carry their interpolated parts already tokenized (a nested token list ending in an
-``EOF`` token), so the parser never re-scans text. Every token records its 0-based offset in the
-original expression. Errors are raised as :class:`LexError` (offset + detail); the parser turns
-them into :class:`karta.errors.JqParseError`.
+``EOF`` token), so the parser never re-scans text; interpolations nest at most ``max_nesting``
+deep (the parser's limit). An integer literal with more digits than Python converts to ``int``
+becomes a double, as a number beyond the double range does (``inf``). Every token records its
+0-based offset in the original expression. Errors are raised as :class:`LexError` (offset +
+detail); the parser turns them into :class:`karta.errors.JqParseError`.
 """
 
 from __future__ import annotations
@@ -157,11 +159,12 @@ def _is_digit(c: str) -> bool:
 
 
 class _Lexer:
-    __slots__ = ("n", "text")
+    __slots__ = ("max_nesting", "n", "text")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, max_nesting: int) -> None:
         self.text = text
         self.n = len(text)
+        self.max_nesting = max_nesting
 
     def ident_end(self, i: int) -> int:
         """End of an identifier starting at ``i`` (which must be an identifier start)."""
@@ -175,8 +178,12 @@ class _Lexer:
                 continue
             return i
 
-    def tokens(self, i: int, *, in_interp: bool) -> tuple[list[Token], int]:
-        """Tokens from offset ``i``; inside an interpolation stop at the unmatched ``)``."""
+    def tokens(self, i: int, *, in_interp: bool, nesting: int = 0) -> tuple[list[Token], int]:
+        """Tokens from offset ``i``; inside an interpolation stop at the unmatched ``)``.
+
+        ``nesting`` counts the enclosing interpolations (bounded by ``max_nesting``)."""
+        if nesting > self.max_nesting:
+            raise LexError(f"expression nested too deeply (more than {self.max_nesting} levels)", i)
         text, n = self.text, self.n
         out: list[Token] = []
         depth = 0
@@ -236,7 +243,7 @@ class _Lexer:
                 out.append(Token(FORMAT, text[i + 1 : j], start))
                 i = j
             elif c == '"':
-                i = self.string(i, out)
+                i = self.string(i, out, nesting)
             else:
                 for op in _OPERATORS:
                     if text.startswith(op, i):
@@ -275,11 +282,18 @@ class _Lexer:
                 while i < n and _is_digit(text[i]):
                     i += 1
         literal = text[start:i]
-        value: int | float = float(literal) if is_float else int(literal)
+        value: int | float
+        if is_float:
+            value = float(literal)  # beyond the double range: inf, as jq and gojq read it
+        else:
+            try:
+                value = int(literal)
+            except ValueError:  # more digits than the interpreter converts: as a double
+                value = float(literal)
         out.append(Token(NUMBER, value, start))
         return i
 
-    def string(self, i: int, out: list[Token]) -> int:
+    def string(self, i: int, out: list[Token], nesting: int) -> int:
         text, n = self.text, self.n
         start = i
         i += 1
@@ -319,7 +333,7 @@ class _Lexer:
                 if buf:
                     parts.append("".join(buf))
                     buf = []
-                toks, i = self.tokens(i + 2, in_interp=True)
+                toks, i = self.tokens(i + 2, in_interp=True, nesting=nesting + 1)
                 if len(toks) == 1:
                     raise LexError("empty string interpolation", toks[0].pos)
                 parts.append(toks)
@@ -337,7 +351,8 @@ class _Lexer:
         return int(digits, 16), i + 6
 
 
-def tokenize(text: str) -> list[Token]:
-    """All tokens of ``text``, ending with an ``EOF`` token. Raises :class:`LexError`."""
-    tokens, _ = _Lexer(text).tokens(0, in_interp=False)
+def tokenize(text: str, *, max_nesting: int = 128) -> list[Token]:
+    """All tokens of ``text``, ending with an ``EOF`` token. Raises :class:`LexError`, also for
+    string interpolations nested more than ``max_nesting`` deep (the parser's nesting limit)."""
+    tokens, _ = _Lexer(text, max_nesting).tokens(0, in_interp=False)
     return tokens

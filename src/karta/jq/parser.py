@@ -1,14 +1,23 @@
 """The jq parser: expression text to the syntax tree of :mod:`karta.jq.syntax`.
 
-A recursive-descent parser with precedence climbing for the binary operators, following the
-grammar of jq 1.7/1.8 (lowest to highest precedence): ``|`` (right-assoc; ``def``, ``label`` and
-``as`` bindings extend to the end of the enclosing pipe), ``,``, ``//`` (right-assoc), the
-assignment operators (non-assoc), ``or``, ``and``, comparisons (non-assoc), ``+ -``, ``* / %``,
-unary minus, then terms with their postfix suffixes (``.x``, ``[e]``, ``[a:b]``, ``[]``, ``?``).
+A recursive-descent parser for nested constructs, with iterative precedence climbing over explicit
+operand and operator stacks for the operators, following the grammar of jq 1.7/1.8 (lowest to
+highest precedence): ``|`` (right-assoc; ``def``, ``label`` and ``as`` bindings extend to the end
+of the enclosing pipe), ``,``, ``//`` (right-assoc), the assignment operators (non-assoc), ``or``,
+``and``, comparisons (non-assoc), ``+ -``, ``* / %``, unary minus, then terms with their postfix
+suffixes (``.x``, ``[e]``, ``[a:b]``, ``[]``, ``?``).
 
 Object values are jq's restricted form: any expression without a top-level ``,``, ``def``,
 ``label`` or ``as`` binding (``{a: .b | length, c: .d // 1}``). ``try`` takes a postfix term as
 body and handler (``try .a + 1`` is ``(try .a) + 1``), as in jq.
+
+Limits (karta's, not jq's; README "jq engines"): an expression is at most
+:data:`MAX_EXPRESSION_LENGTH` characters (65 536) and nests at most :data:`MAX_NESTING` levels
+(128); beyond either, a :class:`JqParseError` says so. Chains do not nest: a 10 000-term ``+``,
+``and``, ``,``, ``//`` or ``|`` chain, or a long run of suffixes, parses without recursion. So the
+parser never needs more than a few Python frames per nesting level, and the stack of everything
+that walks the tree recursively stays bounded by the nesting limit, except for the depth of long
+chains (consumers that recurse over chains handle ``RecursionError`` themselves).
 
 Shorthands are desugared as documented in :mod:`karta.jq.syntax`. Errors are raised as
 :class:`karta.errors.JqParseError` with 1-based line and column of the offending token.
@@ -17,7 +26,8 @@ Shorthands are desugared as documented in :mod:`karta.jq.syntax`. Errors are rai
 from __future__ import annotations
 
 import functools
-from typing import Final
+from collections.abc import Callable
+from typing import Final, NamedTuple
 
 from karta.errors import JqParseError
 from karta.jq import syntax
@@ -35,12 +45,22 @@ from karta.jq.lexer import (
     tokenize,
 )
 
-__all__ = ["parse", "parse_cached"]
+__all__ = ["MAX_EXPRESSION_LENGTH", "MAX_NESTING", "parse", "parse_cached", "shown"]
+
+MAX_EXPRESSION_LENGTH: Final = 65_536
+"""The longest expression accepted, in characters (a :class:`JqParseError` above it)."""
+
+MAX_NESTING: Final = 128
+"""The deepest nesting accepted: nested pipes (parentheses, brackets, object entries, ``if``
+branches, call arguments, string interpolations, function bodies), ``try``/``reduce``/``foreach``
+and destructuring patterns each add a level; chains of operators, suffixes, ``|``, ``def``,
+``label`` and ``as`` bindings do not."""
 
 _COMMA: Final = 2
 _ASSIGN: Final = 4
 _COMPARE: Final = 7
 _MULTIPLY: Final = 9
+_NEG: Final = 8.5  # unary minus: its operand takes ``* / %`` (``-a * b`` is ``-(a * b)``)
 
 _LEFT: Final = 0
 _RIGHT: Final = 1
@@ -87,12 +107,68 @@ def _op_of(tok: Token) -> str:
     return tok.kind
 
 
-class _Parser:
-    __slots__ = ("i", "tokens")
+class _Pending(NamedTuple):
+    """An operator waiting on the operator stack: its text, level, associativity, position."""
 
-    def __init__(self, tokens: list[Token]) -> None:
+    op: str
+    level: float
+    assoc: int
+    pos: int
+
+
+def _reduce(operands: list[syntax.Node], operators: list[_Pending], bound: float) -> syntax.Node:
+    """Apply the stacked operators of level ``>= bound``; return the top operand."""
+    while operators and operators[-1].level >= bound:
+        pending = operators.pop()
+        right = operands.pop()
+        if pending.level == _NEG:
+            operands.append(syntax.Neg(right, pos=pending.pos))
+            continue
+        left = operands.pop()
+        if pending.level == _COMMA:
+            operands.append(syntax.Comma(left, right, pos=left.pos))
+        elif pending.level == _ASSIGN:
+            operands.append(syntax.Assign(pending.op, left, right, pos=left.pos))
+        else:
+            operands.append(syntax.Binary(pending.op, left, right, pos=left.pos))
+    return operands[-1]
+
+
+def _finish_with(
+    operands: list[syntax.Node],
+    operators: list[_Pending],
+    head: Callable[[syntax.Node], syntax.Node],
+    rest: syntax.Node,
+) -> syntax.Node:
+    operands.append(head(rest))
+    return _reduce(operands, operators, 0)
+
+
+def _pipe_of(left: syntax.Node, right: syntax.Node) -> syntax.Node:
+    return syntax.Pipe(left, right, pos=left.pos)
+
+
+def _bind_of(term: syntax.Node, patterns: tuple[syntax.Pattern, ...], body: syntax.Node) -> syntax.Node:
+    return syntax.Bind(term, patterns, body, pos=term.pos)
+
+
+def _funcdef_of(
+    name: str, params: tuple[str, ...], body: syntax.Node, pos: int, rest: syntax.Node
+) -> syntax.Node:
+    return syntax.FuncDef(name, params, body, rest, pos=pos)
+
+
+def _label_of(name: str, pos: int, body: syntax.Node) -> syntax.Node:
+    return syntax.Label(name, body, pos=pos)
+
+
+class _Parser:
+    __slots__ = ("depth", "i", "tokens")
+
+    def __init__(self, tokens: list[Token], depth: int = 0) -> None:
         self.tokens = tokens
         self.i = 0
+        self.depth = depth
 
     # --- token helpers ----------------------------------------------------------------------
 
@@ -134,17 +210,26 @@ class _Parser:
     # --- program ----------------------------------------------------------------------------
 
     def program(self) -> syntax.Node:
-        tok = self.peek()
-        if tok.kind == EOF:
-            raise _SyntaxError("empty expression (top-level program not given)", tok.pos)
-        if tok.kind == KEYWORD and tok.value in ("module", "import", "include"):
-            return self.directive()
+        """Module directives (``module``/``import``/``include``), then the top-level pipe."""
+        directives: list[tuple[str, str, int]] = []
+        while True:
+            tok = self.peek()
+            if tok.kind == EOF:
+                if directives:
+                    raise _SyntaxError("top-level program not given", tok.pos)
+                raise _SyntaxError("empty expression (top-level program not given)", tok.pos)
+            if not (tok.kind == KEYWORD and tok.value in ("module", "import", "include")):
+                break
+            directives.append(self.directive())
         node = self.pipe()
         if self.peek().kind != EOF:
             raise self.unexpected(expected="end of expression")
+        for word, path, pos in reversed(directives):
+            node = syntax.ModuleDirective(word, path, node, pos=pos)
         return node
 
-    def directive(self) -> syntax.Node:
+    def directive(self) -> tuple[str, str, int]:
+        """One directive up to its ``;``: (word, path, position)."""
         tok = self.advance()
         word = str(tok.value)
         path = ""
@@ -167,69 +252,88 @@ class _Parser:
             if self.peek().kind == "{":
                 self.object_cons()
         self.expect(";")
-        if self.peek().kind == EOF:
-            raise _SyntaxError("top-level program not given", self.peek().pos)
-        body = self.program()
-        return syntax.ModuleDirective(word, path, body, pos=tok.pos)
+        return word, path, tok.pos
+
+    # --- nesting ------------------------------------------------------------------------------
+
+    def enter(self) -> None:
+        """One more level of nesting (a nested pipe, pattern, ``try`` or ``reduce``)."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            detail = f"expression nested too deeply (more than {MAX_NESTING} levels)"
+            raise _SyntaxError(detail, self.peek().pos)
 
     # --- expressions ------------------------------------------------------------------------
 
     def pipe(self, restricted: bool = False) -> syntax.Node:
-        """An expression at the lowest precedence. ``restricted`` is jq's object-value form."""
-        tok = self.peek()
-        if not restricted and tok.kind == KEYWORD:
-            if tok.value == "def":
-                return self.funcdef()
-            if tok.value == "label":
-                return self.label()
-        left = self.binary(_COMMA, restricted=restricted, allow_def=True)
-        if self.peek().kind == "|":
-            self.advance()
-            right = self.pipe(restricted)
-            return syntax.Pipe(left, right, pos=left.pos)
-        return left
+        """An expression at the lowest precedence. ``restricted`` is jq's object-value form.
 
-    def binary(self, min_level: int, *, restricted: bool, allow_def: bool) -> syntax.Node:
-        left = self.unary(restricted=restricted, allow_def=allow_def)
+        Iterative over ``|`` and over what extends to the end of the pipe (``def``, ``label``,
+        ``as`` bindings): each of them leaves a continuation that receives the rest of the pipe,
+        and the continuations are applied innermost first once the pipe ends.
+        """
+        self.enter()
+        continuations: list[Callable[[syntax.Node], syntax.Node]] = []
         while True:
+            node, rest = self.expression(restricted)
+            if rest is not None:
+                continuations.append(rest)
+                continue
+            assert node is not None
+            if self.peek().kind != "|":
+                break
+            self.advance()
+            continuations.append(functools.partial(_pipe_of, node))
+        for continuation in reversed(continuations):
+            node = continuation(node)
+        self.depth -= 1
+        return node
+
+    def expression(
+        self, restricted: bool
+    ) -> tuple[syntax.Node | None, Callable[[syntax.Node], syntax.Node] | None]:
+        """Binary and prefix operators by precedence climbing over explicit stacks.
+
+        Returns ``(node, None)``, or ``(None, rest)`` when an operand extends to the end of the
+        pipe (``def``/``label`` where jq allows them, a ``term as $x |`` binding): ``rest`` then
+        builds the whole expression from the node of the rest of the pipe.
+        """
+        operands: list[syntax.Node] = []
+        operators: list[_Pending] = []
+        allow_def = True  # at the start and after ','
+        while True:
+            tok = self.peek()
+            while tok.kind == "-":
+                self.advance()
+                operators.append(_Pending("-", _NEG, _RIGHT, tok.pos))
+                allow_def = False
+                tok = self.peek()
+            if allow_def and not restricted and tok.kind == KEYWORD and tok.value in ("def", "label"):
+                head = self.funcdef_head() if tok.value == "def" else self.label_head()
+                return None, functools.partial(_finish_with, operands, operators, head)
+            term = self.postfix()
+            if not restricted and self.is_keyword("as"):
+                self.advance()
+                patterns = self.patterns()
+                self.expect("|")
+                bind = functools.partial(_bind_of, term, patterns)
+                return None, functools.partial(_finish_with, operands, operators, bind)
+            operands.append(term)
             tok = self.peek()
             op = _op_of(tok)
             info = _BINARY.get(op)
-            if info is None:
-                return left
+            if info is None or (restricted and info[0] == _COMMA):
+                return _reduce(operands, operators, 0), None
             level, assoc = info
-            if level < min_level or (restricted and level == _COMMA):
-                return left
+            _reduce(operands, operators, level if assoc == _LEFT else level + 0.5)
+            if assoc == _NONASSOC and operators and operators[-1].level == level:
+                raise self.unexpected(tok)
             self.advance()
-            if assoc == _RIGHT:
-                right = self.binary(level, restricted=restricted, allow_def=False)
-            else:
-                right = self.binary(level + 1, restricted=restricted, allow_def=level == _COMMA)
-            if level == _COMMA:
-                left = syntax.Comma(left, right, pos=left.pos)
-            elif level == _ASSIGN:
-                left = syntax.Assign(op, left, right, pos=left.pos)
-            else:
-                left = syntax.Binary(op, left, right, pos=left.pos)
-            if assoc == _NONASSOC:
-                nxt = _BINARY.get(_op_of(self.peek()))
-                if nxt is not None and nxt[0] == level:
-                    raise self.unexpected()
+            operators.append(_Pending(op, level, assoc, tok.pos))
+            allow_def = level == _COMMA
 
-    def unary(self, *, restricted: bool, allow_def: bool) -> syntax.Node:
-        tok = self.peek()
-        if tok.kind == "-":
-            self.advance()
-            operand = self.binary(_MULTIPLY, restricted=restricted, allow_def=False)
-            return syntax.Neg(operand, pos=tok.pos)
-        if allow_def and not restricted and tok.kind == KEYWORD:
-            if tok.value == "def":
-                return self.funcdef()
-            if tok.value == "label":
-                return self.label()
-        return self.postfix(allow_bind=not restricted)
-
-    def funcdef(self) -> syntax.Node:
+    def funcdef_head(self) -> Callable[[syntax.Node], syntax.Node]:
+        """``def name(params): body;``; returns the builder of the FuncDef from its rest."""
         start = self.advance()
         name_tok = self.peek()
         if name_tok.kind != IDENT:
@@ -258,20 +362,20 @@ class _Parser:
         nxt = self.peek()
         if nxt.kind == EOF:
             raise _SyntaxError("top-level program not given (a def needs a body)", nxt.pos)
-        rest = self.pipe()
-        return syntax.FuncDef(str(name_tok.value), tuple(params), body, rest, pos=start.pos)
+        return functools.partial(_funcdef_of, str(name_tok.value), tuple(params), body, start.pos)
 
-    def label(self) -> syntax.Node:
+    def label_head(self) -> Callable[[syntax.Node], syntax.Node]:
+        """``label $name |``; returns the builder of the Label from its body."""
         start = self.advance()
         name_tok = self.peek()
         if name_tok.kind != VAR or name_tok.value == "__loc__":
             raise self.unexpected(expected="a label name '$name'")
         self.advance()
         self.expect("|")
-        body = self.pipe()
-        return syntax.Label(str(name_tok.value), body, pos=start.pos)
+        return functools.partial(_label_of, str(name_tok.value), start.pos)
 
-    def postfix(self, *, allow_bind: bool) -> syntax.Node:
+    def postfix(self) -> syntax.Node:
+        """A term and its suffixes (``.x``, ``[e]``, ``[a:b]``, ``[]``, ``?``); not ``as``."""
         term = self.primary()
         while True:
             tok = self.peek()
@@ -294,12 +398,6 @@ class _Parser:
                     term = self.bracket_suffix(term, allow_slice=False)
                 else:
                     raise self.unexpected(nxt, "a field name, a string or '['")
-            elif kind == KEYWORD and tok.value == "as" and allow_bind:
-                self.advance()
-                patterns = self.patterns()
-                self.expect("|")
-                body = self.pipe()
-                return syntax.Bind(term, patterns, body, pos=term.pos)
             else:
                 return term
 
@@ -428,7 +526,7 @@ class _Parser:
             if isinstance(part, str):
                 out.append(part)
             else:
-                sub = _Parser(part)
+                sub = _Parser(part, self.depth)
                 node = sub.pipe()
                 if sub.peek().kind != EOF:
                     raise sub.unexpected(expected="')'")
@@ -505,24 +603,30 @@ class _Parser:
         return syntax.If(cond, then, tuple(elifs), else_, pos=start.pos)
 
     def try_body(self) -> syntax.Node:
-        tok = self.peek()
-        if tok.kind == "-":
-            self.advance()
-            return syntax.Neg(self.try_body(), pos=tok.pos)
-        return self.postfix(allow_bind=False)
+        """A postfix term with its prefix minuses (``try -x``)."""
+        minuses: list[int] = []
+        while self.peek().kind == "-":
+            minuses.append(self.advance().pos)
+        node = self.postfix()
+        for pos in reversed(minuses):
+            node = syntax.Neg(node, pos=pos)
+        return node
 
     def try_(self) -> syntax.Node:
+        self.enter()
         start = self.advance()
         body = self.try_body()
         handler: syntax.Node | None = None
         if self.is_keyword("catch"):
             self.advance()
             handler = self.try_body()
+        self.depth -= 1
         return syntax.Try(body, handler, pos=start.pos)
 
     def reduce_foreach(self) -> syntax.Node:
+        self.enter()
         start = self.advance()
-        source = self.postfix(allow_bind=False)
+        source = self.postfix()
         self.expect_keyword("as")
         pat_tok = self.peek()
         patterns = self.patterns()
@@ -534,12 +638,14 @@ class _Parser:
         update = self.pipe()
         if start.value == "reduce":
             self.expect(")")
+            self.depth -= 1
             return syntax.Reduce(source, patterns[0], init, update, pos=start.pos)
         extract: syntax.Node | None = None
         if self.peek().kind == ";":
             self.advance()
             extract = self.pipe()
         self.expect(")")
+        self.depth -= 1
         return syntax.Foreach(source, patterns[0], init, update, extract, pos=start.pos)
 
     # --- destructuring patterns ---------------------------------------------------------------
@@ -556,6 +662,13 @@ class _Parser:
         if tok.kind == VAR and tok.value != "__loc__":
             self.advance()
             return syntax.VarPattern(tok.value_str())
+        self.enter()
+        try:
+            return self.compound_pattern(tok)
+        finally:
+            self.depth -= 1
+
+    def compound_pattern(self, tok: Token) -> syntax.Pattern:
         if tok.kind == "[":
             self.advance()
             elements = [self.pattern()]
@@ -608,10 +721,17 @@ def _line_col(text: str, pos: int) -> tuple[int, int]:
     return line, col
 
 
+def shown(expression: str) -> str:
+    """``expression`` as error messages quote it: whole, or its start when it is over the size limit."""
+    if len(expression) <= MAX_EXPRESSION_LENGTH:
+        return expression
+    return f"{expression[:80]}... ({len(expression)} characters)"
+
+
 def _error(expression: str, detail: str, pos: int) -> JqParseError:
     line, col = _line_col(expression, pos)
     return JqParseError(
-        f"failed to parse JQ expression '{expression}': {detail} (line {line}, column {col})",
+        f"failed to parse JQ expression '{shown(expression)}': {detail} (line {line}, column {col})",
         expression=expression,
         line=line,
         column=col,
@@ -619,15 +739,19 @@ def _error(expression: str, detail: str, pos: int) -> JqParseError:
 
 
 def parse(expression: str) -> syntax.Node:
-    """Parse a jq program into its syntax tree; raises :class:`JqParseError` on syntax errors."""
+    """Parse a jq program into its syntax tree; raises :class:`JqParseError` on syntax errors and
+    on expressions over the limits (:data:`MAX_EXPRESSION_LENGTH`, :data:`MAX_NESTING`)."""
+    if len(expression) > MAX_EXPRESSION_LENGTH:
+        detail = f"expression too long: {len(expression)} characters (the limit is {MAX_EXPRESSION_LENGTH})"
+        raise _error(expression, detail, MAX_EXPRESSION_LENGTH)
     try:
-        tokens = tokenize(expression)
+        tokens = tokenize(expression, max_nesting=MAX_NESTING)
         return _Parser(tokens).program()
     except LexError as exc:
         raise _error(expression, exc.detail, exc.pos) from None
     except _SyntaxError as exc:
         raise _error(expression, exc.detail, exc.pos) from None
-    except RecursionError:
+    except RecursionError:  # a caller already deep in the stack; the limits keep the parser shallow
         raise _error(expression, "expression is nested too deeply", 0) from None
 
 

@@ -6,8 +6,10 @@ included) and three checks:
 * :func:`check_safety` – the expression safety validator of karta-format.md 14.2 / R9: rejected
   constructs (``del``, generators with excessive output, ``..``, modifying operators), our own
   bans (functions that read or affect the evaluating process, ``$__loc__``, ``import``/
-  ``include``/``module``, recursive ``def``), and warnings (``env``/``$ENV``/``input``/``inputs``
-  as 14.2 asks, ``while``/``until``).
+  ``include``/``module``, recursive ``def``), what gojq lacks (builtins and formats the table
+  marks, keywords and module prefixes as function names: the original and KAI Scheduler would
+  reject the definition), and warnings (``env``/``$ENV`` as 14.2 asks, ``while``/``until``,
+  builtins gojq added during 0.12.x).
   Builtin names are flagged even when a user ``def`` shadows them: definitions have no reason to
   reuse those names, and flagging by name keeps the check simple and safe. Which builtin falls
   under which rule is said by :mod:`karta.jq.builtin_table` (``effect``, ``excessive``,
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from karta.jq import syntax
-from karta.jq.builtin_table import BUILTINS, PREDEFINED_VARIABLES, Builtin
+from karta.jq.builtin_table import BUILTINS, FORMATS, PREDEFINED_VARIABLES, Builtin
 
 __all__ = [
     "SafetyIssue",
@@ -203,10 +205,43 @@ def recursive_functions(node: syntax.Node) -> list[syntax.FuncDef]:
 # --- safety --------------------------------------------------------------------------------
 
 
-def _node_issues(node: syntax.Node, recursive: set[int]) -> list[SafetyIssue]:
+_GOJQ_REJECTS: Final = "the original implementation and KAI Scheduler would reject the definition"
+_GOJQ_KEYWORDS: Final = frozenset(syntax.KEYWORD_CONSTANTS)  # keywords in gojq, names in jq
+
+
+def _not_in_gojq(what: str) -> SafetyIssue:
+    return SafetyIssue("error", f"{what} is not in gojq: {_GOJQ_REJECTS}")
+
+
+def _gojq_since(what: str, version: str) -> SafetyIssue:
+    return SafetyIssue(
+        "warning",
+        f"{what} is in gojq only since {version}: the original implementation and KAI Scheduler "
+        "reject the definition when they are built with an older gojq",
+    )
+
+
+def _format_issues(name: str) -> list[SafetyIssue]:
+    record = FORMATS.get(name)
+    if record is None:
+        return [_not_in_gojq(f"format '@{name}'")]
+    return [_gojq_since(f"format '@{name}'", record.gojq_since)] if record.gojq_since else []
+
+
+def _node_issues(node: syntax.Node, recursive: set[int], user: set[tuple[str, int]]) -> list[SafetyIssue]:
     if isinstance(node, syntax.Call):
         builtin = BUILTINS.get(node.name)
-        return [] if builtin is None else _call_issues(builtin, len(node.args))
+        arity = len(node.args)
+        issues = [] if builtin is None else _call_issues(builtin, arity, (node.name, arity) in user)
+        if node.name == "format" and arity == 1 and (node.name, arity) not in user:
+            arg = node.args[0]
+            if isinstance(arg, syntax.Literal) and isinstance(arg.value, str):
+                issues.extend(_format_issues(arg.value))
+        return issues
+    if isinstance(node, syntax.Format):
+        return _format_issues(node.name)
+    if isinstance(node, syntax.StringInterp) and node.fmt is not None:
+        return _format_issues(node.fmt)
     if isinstance(node, syntax.RecurseAll):
         return [SafetyIssue("error", "recursive descent operator '..' is not allowed")]
     if isinstance(node, syntax.Assign):
@@ -222,14 +257,24 @@ def _node_issues(node: syntax.Node, recursive: set[int]) -> list[SafetyIssue]:
         return [SafetyIssue("error", f"variable '${node.name}' is not allowed")]
     if isinstance(node, syntax.ModuleDirective):
         return [SafetyIssue("error", "import and include are not allowed")]
-    if isinstance(node, syntax.FuncDef) and id(node) in recursive:
-        return [SafetyIssue("error", f"recursive function '{node.name}' is not allowed")]
+    if isinstance(node, syntax.FuncDef):
+        issues = []
+        if id(node) in recursive:
+            issues.append(SafetyIssue("error", f"recursive function '{node.name}' is not allowed"))
+        names = [node.name, *(p.lstrip("$") for p in node.params)]
+        for name in names:
+            if name in _GOJQ_KEYWORDS or "::" in name:
+                issues.append(
+                    SafetyIssue("error", f"gojq does not accept '{name}' as a function name: {_GOJQ_REJECTS}")
+                )
+        return issues
     return []
 
 
-def _call_issues(builtin: Builtin, arity: int) -> list[SafetyIssue]:
+def _call_issues(builtin: Builtin, arity: int, user_defined: bool) -> list[SafetyIssue]:
     # Flagged by name whatever the arity (a user ``def`` of the name included: see the module
-    # docstring), except the environment read, which is the call without arguments.
+    # docstring), except the environment read, which is the call without arguments, and what gojq
+    # lacks: a user ``def`` of that name and arity is what gojq calls.
     name = builtin.name
     if builtin.effect == "deletes":
         return [SafetyIssue("error", f"{name} function is not allowed")]
@@ -243,11 +288,26 @@ def _call_issues(builtin: Builtin, arity: int) -> list[SafetyIssue]:
                 "evaluating process",
             )
         ]
+    if builtin.lacks_in_gojq(arity) and not user_defined:
+        return [_not_in_gojq(f"function '{name}'")]
     if builtin.effect == "environment" and arity == 0:
         return [SafetyIssue("warning", f"'{name}' makes the result depend on the evaluating process")]
     if not builtin.terminates:
         return [SafetyIssue("warning", f"function '{name}' may not terminate")]
+    since = builtin.gojq_since.get(arity)
+    if since and not user_defined:
+        return [_gojq_since(f"function '{name}/{arity}'", since)]
     return []
+
+
+def _user_functions(nodes: list[syntax.Node]) -> set[tuple[str, int]]:
+    """Every (name, arity) a user ``def`` or a parameter defines anywhere in the tree."""
+    out: set[tuple[str, int]] = set()
+    for n in nodes:
+        if isinstance(n, syntax.FuncDef):
+            out.add((n.name, len(n.params)))
+            out.update((p.lstrip("$"), 0) for p in n.params)
+    return out
 
 
 def check_safety(node: syntax.Node) -> list[SafetyIssue]:
@@ -256,10 +316,12 @@ def check_safety(node: syntax.Node) -> list[SafetyIssue]:
     Identical issues (same severity and reason) are reported once.
     """
     recursive = {id(f) for f in recursive_functions(node)}
+    nodes = _walk(node)
+    user = _user_functions(nodes)
     issues: list[SafetyIssue] = []
     seen: set[SafetyIssue] = set()
-    for n in _walk(node):
-        for issue in _node_issues(n, recursive):
+    for n in nodes:
+        for issue in _node_issues(n, recursive, user):
             if issue not in seen:
                 seen.add(issue)
                 issues.append(issue)

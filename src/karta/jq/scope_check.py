@@ -4,7 +4,9 @@ Owns :func:`compile_check`: the first undefined function (``<name>/<arity> is no
 undefined variable (``$<name> is not defined``) or unknown label in a syntax tree, resolving user
 ``def``s, their parameters, ``as`` bindings and ``reduce``/``foreach`` variables by jq's lexical
 scoping rules. Builtins and predefined variables come from :mod:`karta.jq.builtin_table` (jq 1.8's
-set, the libjq engine karta evaluates with).
+set, the libjq engine karta evaluates with). The walk is iterative, so it takes any tree the
+parser builds. The model's expression validation reports the result as an error finding, and the
+libjq engine raises it instead of compiling.
 """
 
 from __future__ import annotations
@@ -14,12 +16,6 @@ from karta.jq.builtin_table import PREDEFINED_VARIABLES, is_builtin
 from karta.jq.safety import direct_children, pattern_keys, pattern_variables
 
 __all__ = ["compile_check"]
-
-
-class _Undefined(Exception):
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
 
 
 class _Scope:
@@ -36,22 +32,11 @@ class _Scope:
         return _Scope(self.funcs, self.vars | names, self.labels) if names else self
 
 
-def _check(node: syntax.Node, scope: _Scope) -> None:
-    if isinstance(node, syntax.Call):
-        key = (node.name, len(node.args))
-        if key not in scope.funcs and not is_builtin(*key):
-            raise _Undefined(f"{node.name}/{len(node.args)} is not defined")
-        for arg in node.args:
-            _check(arg, scope)
-    elif isinstance(node, syntax.Var):
-        if node.name not in scope.vars and node.name not in PREDEFINED_VARIABLES:
-            raise _Undefined(f"${node.name} is not defined")
-    elif isinstance(node, syntax.Break):
-        if node.name not in scope.labels:
-            raise _Undefined(f"$*label-{node.name} is not defined")
-    elif isinstance(node, syntax.Label):
-        _check(node.body, _Scope(scope.funcs, scope.vars, scope.labels | {node.name}))
-    elif isinstance(node, syntax.FuncDef):
+def _children(node: syntax.Node, scope: _Scope) -> list[tuple[syntax.Node, _Scope]]:
+    """The children of ``node`` with the scope each is checked in, in source order."""
+    if isinstance(node, syntax.Label):
+        return [(node.body, _Scope(scope.funcs, scope.vars, scope.labels | {node.name}))]
+    if isinstance(node, syntax.FuncDef):
         own = (node.name, len(node.params))
         funcs = scope.funcs | {own}
         body_funcs = set(funcs)
@@ -61,25 +46,36 @@ def _check(node: syntax.Node, scope: _Scope) -> None:
             body_funcs.add((name, 0))
             if param.startswith("$"):
                 body_vars.add(name)
-        _check(node.body, _Scope(frozenset(body_funcs), frozenset(body_vars), scope.labels))
-        _check(node.rest, _Scope(funcs, scope.vars, scope.labels))
-    elif isinstance(node, syntax.Bind):
-        _check(node.source, scope)
-        for k in pattern_keys(node.patterns):
-            _check(k, scope)
-        _check(node.body, scope.with_vars(pattern_variables(node.patterns)))
-    elif isinstance(node, syntax.Reduce | syntax.Foreach):
-        _check(node.source, scope)
-        for k in pattern_keys((node.pattern,)):
-            _check(k, scope)
-        _check(node.init, scope)
+        body_scope = _Scope(frozenset(body_funcs), frozenset(body_vars), scope.labels)
+        return [(node.body, body_scope), (node.rest, _Scope(funcs, scope.vars, scope.labels))]
+    if isinstance(node, syntax.Bind):
+        out = [(node.source, scope)]
+        out.extend((k, scope) for k in pattern_keys(node.patterns))
+        out.append((node.body, scope.with_vars(pattern_variables(node.patterns))))
+        return out
+    if isinstance(node, syntax.Reduce | syntax.Foreach):
+        out = [(node.source, scope)]
+        out.extend((k, scope) for k in pattern_keys((node.pattern,)))
+        out.append((node.init, scope))
         inner = scope.with_vars(pattern_variables((node.pattern,)))
-        _check(node.update, inner)
+        out.append((node.update, inner))
         if isinstance(node, syntax.Foreach) and node.extract is not None:
-            _check(node.extract, inner)
-    else:
-        for child in direct_children(node):
-            _check(child, scope)
+            out.append((node.extract, inner))
+        return out
+    return [(child, scope) for child in direct_children(node)]
+
+
+def _problem(node: syntax.Node, scope: _Scope) -> str | None:
+    if isinstance(node, syntax.Call):
+        key = (node.name, len(node.args))
+        if key not in scope.funcs and not is_builtin(*key):
+            return f"{node.name}/{len(node.args)} is not defined"
+    elif isinstance(node, syntax.Var):
+        if node.name not in scope.vars and node.name not in PREDEFINED_VARIABLES:
+            return f"${node.name} is not defined"
+    elif isinstance(node, syntax.Break) and node.name not in scope.labels:
+        return f"$*label-{node.name} is not defined"
+    return None
 
 
 def compile_check(node: syntax.Node) -> str | None:
@@ -90,10 +86,11 @@ def compile_check(node: syntax.Node) -> str | None:
     """
     if isinstance(node, syntax.ModuleDirective):
         return None
-    try:
-        _check(node, _Scope(frozenset(), frozenset(), frozenset()))
-    except _Undefined as exc:
-        return exc.detail
-    except RecursionError:
-        return "expression is nested too deeply"
+    stack = [(node, _Scope(frozenset(), frozenset(), frozenset()))]
+    while stack:  # iterative pre-order: trees as deep as the parser allows
+        n, scope = stack.pop()
+        problem = _problem(n, scope)
+        if problem is not None:
+            return problem
+        stack.extend(reversed(_children(n, scope)))
     return None

@@ -1,8 +1,12 @@
 """Validation of the jq expressions of a Karta: section 14.2 and the R6 assignability warnings.
 
 Owns the list of ``{jq}`` fields (section 2.1) with their JSON field paths, in a stable order, and
-turns parse failures, safety issues (:func:`karta.jq.safety.check_safety`) and non-assignable
-write-back paths into findings.
+turns parse failures (expressions over the parser's limits included: 65 536 characters, 128 levels
+of nesting), compile failures (:func:`karta.jq.scope_check.compile_check`: undefined functions
+and variables, wrong arity, ``break`` without its label: what no engine can compile), safety
+issues (:func:`karta.jq.safety.check_safety`, which also rejects what gojq, and so the original
+and KAI Scheduler, lacks) and non-assignable write-back paths into findings. Messages quote an
+expression over the size limit by its start only.
 """
 
 from __future__ import annotations
@@ -118,7 +122,9 @@ def check_expressions(karta: Karta) -> tuple[list[Finding], list[Finding]]:
     """14.2 findings (parse failures and safety issues), and R6 assignability warnings, separately."""
     # Imported here: loading a definition must not pay for the jq front end.
     from karta.jq.parser import parse_cached as parse
+    from karta.jq.parser import shown
     from karta.jq.safety import assignability_reason, check_safety
+    from karta.jq.scope_check import compile_check
 
     safety: list[Finding] = []
     assignability: list[Finding] = []
@@ -128,14 +134,17 @@ def check_expressions(karta: Karta) -> tuple[list[Finding], list[Finding]]:
             node = parse(expr)
         except (KartaError, RecursionError) as exc:
             detail = (
-                _parse_detail(expr, exc) if isinstance(exc, KartaError) else "expression nested too deeply"
+                _parse_detail(shown(expr), exc)
+                if isinstance(exc, KartaError)
+                else "expression nested too deeply"
             )
-            safety.append(
-                Finding(
-                    Severity.ERROR, f"failed to parse JQ expression '{expr}' at '{where}': {detail}", where
-                )
-            )
+            message = f"failed to parse JQ expression '{shown(expr)}' at '{where}': {detail}"
+            safety.append(Finding(Severity.ERROR, message, where))
             continue
+        undefined = compile_check(node)
+        if undefined is not None:
+            message = f"failed to compile JQ expression '{expr}' at '{where}': {undefined}"
+            safety.append(Finding(Severity.ERROR, message, where))
         for issue in check_safety(node):
             safety.append(
                 Finding(

@@ -406,5 +406,5 @@ def test_libjq_never_compiles_an_untrusted_expression_in_process() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
     )
     budget, maxrss_kib = proc.stdout.split()
-    assert budget == "memory"
-    assert int(maxrss_kib) < 300 << 10, proc.stdout  # well under the gigabyte
+    assert budget in ("memory", "time")  # the worker's limits, whichever it reaches first under load
+    assert int(maxrss_kib) < 300 << 10, proc.stdout  # the parent: well under the gigabyte

@@ -34,10 +34,21 @@ def _expected_issues(builtin: Builtin, arity: int) -> list[tuple[str, str]]:
     if builtin.effect == "process":
         reason = "definitions must not affect or read the evaluating process"
         return [("error", f"function '{name}' is not allowed: {reason}")]
+    if builtin.lacks_in_gojq(arity):
+        reason = "the original implementation and KAI Scheduler would reject the definition"
+        return [("error", f"function '{name}' is not in gojq: {reason}")]
     if builtin.effect == "environment" and arity == 0:
         return [("warning", f"'{name}' makes the result depend on the evaluating process")]
     if not builtin.terminates:
         return [("warning", f"function '{name}' may not terminate")]
+    if arity in builtin.gojq_since:
+        since = builtin.gojq_since[arity]
+        reason = (
+            "the original implementation and KAI Scheduler reject the definition when they are built with"
+        )
+        return [
+            ("warning", f"function '{name}/{arity}' is in gojq only since {since}: {reason} an older gojq")
+        ]
     return []
 
 
