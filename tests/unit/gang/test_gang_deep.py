@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from gang_builders import POD_KIND, component, karta, pts
+from tests.hang_guard import HANG_GUARD_S
 
 from karta.errors import ExtractionError, GangError, ValidationError
 from karta.extract import ComponentFactory, build_tree
@@ -50,7 +51,7 @@ def test_gang_arithmetic_on_a_deep_chain_never_recurses(depth: int) -> None:
     compiled = compiled_gang(definition)
     assert compiled is not None
     assert subtree_counts(factory, compiled.sub_groups[0].tree) == (expected_scale(depth),) * 2
-    assert time.perf_counter() - start < 10
+    assert time.perf_counter() - start < HANG_GUARD_S
 
 
 def test_by_counting_on_a_deep_chain() -> None:
@@ -113,4 +114,4 @@ def test_an_instance_explosion_is_an_error_not_hours() -> None:
     start = time.perf_counter()
     with pytest.raises(ExtractionError, match=f"more than {MAX_TREE_NODES:,} instance nodes"):
         build_tree(factory)
-    assert time.perf_counter() - start < 30
+    assert time.perf_counter() - start < HANG_GUARD_S

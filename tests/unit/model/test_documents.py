@@ -13,6 +13,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.hang_guard import HANG_GUARD_S
 
 from karta.model import load_karta
 from karta.model.documents import (
@@ -230,12 +231,12 @@ def test_entries_up_to_the_limit_read_and_one_more_is_an_error(kind: str) -> Non
         read_documents(text(MAX_ITEMS + 1), source="x")
 
 
-def test_a_million_item_list_stops_at_the_item_limit_quickly() -> None:
+def test_a_million_item_list_stops_at_the_item_limit() -> None:
     big = "items:\n" + "- {}\n" * 1_000_000
     start = time.perf_counter()
     with pytest.raises(DocumentError, match="more than 10,000 entries") as err:
         read_documents(big, source="pods.yaml")
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < HANG_GUARD_S
     assert err.value.line == MAX_ITEMS + 2  # the first item too many, where it starts
 
 
@@ -245,7 +246,7 @@ def test_an_alias_bomb_is_counted_not_expanded() -> None:
     start = time.perf_counter()
     with pytest.raises(DocumentError, match="aliases"):
         read_documents("\n".join(bomb), source="x")
-    assert time.perf_counter() - start < 2
+    assert time.perf_counter() - start < HANG_GUARD_S
     assert MAX_VALUES == 2_000_000
 
 
@@ -333,7 +334,7 @@ def test_integers_beyond_64_bits_read_as_doubles_as_json_readers_do() -> None:
 # --------------------------------------------------------------------------- speed
 
 
-def test_a_multi_megabyte_definition_loads_in_well_under_a_second() -> None:
+def test_a_multi_megabyte_definition_loads_without_hanging() -> None:
     children = [
         {
             "name": f"c{i}",
@@ -372,4 +373,4 @@ def test_a_multi_megabyte_definition_loads_in_well_under_a_second() -> None:
     result = load_karta(text, source_name="big.yaml")
     elapsed = time.perf_counter() - start
     assert result.karta is not None and not result.errors
-    assert elapsed < 1.5, f"{len(text) / 1e6:.1f} MB took {elapsed:.2f} s"  # measured: ~0.3 s
+    assert elapsed < HANG_GUARD_S, f"{len(text) / 1e6:.1f} MB took {elapsed:.2f} s"
