@@ -78,7 +78,7 @@ def read_cluster_kartas(client: KubeClient, *, chunk_size: int = 500) -> Cluster
         return out
     out.available = True
     for item in sorted(listed.items, key=_name):
-        karta, problem = _decode(item)
+        karta, problem = decode_cluster_karta(item)
         if karta is None:
             out.warnings.append(f"skipping the cluster Karta {_name(item) or '<unnamed>'}: {problem}")
             continue
@@ -91,7 +91,8 @@ def _name(item: dict[str, Any]) -> str:
     return str((item.get("metadata") or {}).get("name") or "")
 
 
-def _decode(item: dict[str, Any]) -> tuple[Karta | None, str]:
+def decode_cluster_karta(item: dict[str, Any]) -> tuple[Karta | None, str]:
+    """One cluster Karta object, loaded leniently: the Karta, or None and why not."""
     from karta.model import load_karta
 
     try:

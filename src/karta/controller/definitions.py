@@ -1,0 +1,113 @@
+"""The definitions the controller uses, kept current: catalog < directory < cluster Kartas.
+
+The same precedence per root GVK as ``kli`` (karta-format.md 17.3, :class:`DefinitionStore`).
+Cluster Kartas come from an :class:`~karta.controller.informer.Informer` on ``kartas.run.ai``;
+every change rebuilds the store (a new immutable snapshot, swapped atomically) and calls the
+subscribers with it. A Karta that does not decode is left out, with a warning in the log (the
+operator reports it on the object). Without the Kartas CRD (404) or the right to list them,
+the store holds the catalog and the directory, and the informer retries.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from karta.controller.informer import Informer
+from karta.controller.logs import logger
+from karta.definitions import DefinitionStore
+from karta.errors import ApiError, KartaError
+from karta.kube.client import KubeClient
+from karta.kube.kartas import KARTA_RESOURCE, decode_cluster_karta
+from karta.model import Karta
+
+__all__ = ["LiveDefinitions"]
+
+_LOG = logger("definitions")
+
+
+class LiveDefinitions:
+    """``store`` is the current snapshot; ``subscribe`` to hear of every new one."""
+
+    name = "definitions"
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        user_directory: Path | None = None,
+        include_catalog: bool = True,
+        cluster: bool = True,
+    ) -> None:
+        self.user_directory = user_directory
+        self.include_catalog = include_catalog
+        self.cluster = cluster
+        self.informer = Informer(client, KARTA_RESOURCE, on_error=self._on_error, name="informer/kartas")
+        self.informer.add_handler(self._changed)
+        self._lock = threading.Lock()
+        self._subscribers: list[Callable[[DefinitionStore], None]] = []
+        self._base = DefinitionStore.load(
+            user_directory=user_directory,  # None: $KARTA_DEFINITIONS or ~/.karta/definitions, as kli
+            include_catalog=include_catalog,
+        )
+        self.store: DefinitionStore = self._base
+        self.synced = threading.Event()
+        if not cluster:
+            self.synced.set()
+
+    def subscribe(self, callback: Callable[[DefinitionStore], None]) -> None:
+        self._subscribers.append(callback)
+
+    def _on_error(self, exc: KartaError) -> None:
+        if isinstance(exc, ApiError) and exc.status in (403, 404):
+            self.synced.set()  # nothing to wait for: the catalog and the directory are what there is
+
+    def _changed(self, _kind: str, _obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
+        if self.informer.synced.is_set():
+            self.rebuild()
+
+    def kartas(self) -> list[tuple[dict[str, Any], Karta | None, str]]:
+        """Every cluster Karta object: (object, decoded or None, why not)."""
+        out = []
+        for obj in sorted(self.informer.objects(), key=lambda o: str((o.get("metadata") or {}).get("name"))):
+            karta, problem = decode_cluster_karta(obj)
+            out.append((obj, karta, problem))
+        return out
+
+    def rebuild(self) -> DefinitionStore:
+        decoded: list[Karta] = []
+        warnings: list[str] = []
+        for obj, karta, problem in self.kartas():
+            if (obj.get("metadata") or {}).get("deletionTimestamp"):
+                continue
+            if karta is None:
+                warnings.append(
+                    f"skipping the cluster Karta {(obj.get('metadata') or {}).get('name')}: {problem}"
+                )
+                continue
+            decoded.append(karta)
+        store = self._base.with_cluster(decoded, warnings=warnings)
+        with self._lock:
+            self.store = store
+        for callback in list(self._subscribers):
+            try:
+                callback(store)
+            except Exception:
+                _LOG.exception("definitions subscriber failed")
+        return store
+
+    def run(self, stop: threading.Event) -> None:
+        if not self.cluster:
+            stop.wait()
+            return
+
+        def first_sync() -> None:
+            self.informer.synced.wait()
+            if not stop.is_set():
+                self.rebuild()
+                self.synced.set()
+
+        threading.Thread(target=first_sync, name="definitions-sync", daemon=True).start()
+        self.informer.run(stop)

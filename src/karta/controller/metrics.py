@@ -1,0 +1,139 @@
+"""Prometheus metrics, named like controller-runtime's where one exists, plus karta's own.
+
+One :class:`Metrics` per controller process (its own registry, so tests may run several in one
+interpreter). Served on ``--metrics-bind-address`` at ``/metrics`` by the manager.
+
+controller-runtime names (labels as there): ``workqueue_depth``, ``workqueue_adds_total``,
+``workqueue_retries_total``, ``workqueue_queue_duration_seconds``,
+``workqueue_work_duration_seconds`` (label ``name``: the queue), ``controller_runtime_reconcile_total``
+(``controller``, ``result``: success|error|requeue), ``controller_runtime_reconcile_errors_total``,
+``controller_runtime_reconcile_time_seconds`` (``controller``), ``leader_election_master_status``
+(``name``). karta's own are prefixed ``karta_``: see the attributes.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import generate_latest
+
+__all__ = ["Metrics"]
+
+_LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+_QUEUE_BUCKETS = (1e-05, 1e-04, 0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+
+
+class Metrics:
+    """Every metric of the controller, registered in ``registry``."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        r = self.registry = registry or CollectorRegistry()
+        # controller-runtime's work queue metrics (label: the queue's name).
+        self.workqueue_depth = Gauge(
+            "workqueue_depth", "Current depth of the work queue.", ["name"], registry=r
+        )
+        self.workqueue_adds = Counter(
+            "workqueue_adds", "Adds handled by the work queue.", ["name"], registry=r
+        )
+        self.workqueue_retries = Counter(
+            "workqueue_retries",
+            "Retries (rate-limited re-adds) handled by the work queue.",
+            ["name"],
+            registry=r,
+        )
+        self.workqueue_queue_duration = Histogram(
+            "workqueue_queue_duration_seconds",
+            "How long an item stays in the work queue before being processed.",
+            ["name"],
+            buckets=_QUEUE_BUCKETS,
+            registry=r,
+        )
+        self.workqueue_work_duration = Histogram(
+            "workqueue_work_duration_seconds",
+            "How long processing an item from the work queue takes.",
+            ["name"],
+            buckets=_QUEUE_BUCKETS,
+            registry=r,
+        )
+        # controller-runtime's reconcile metrics (label: the controller, e.g. karta or gang/<kind>).
+        self.reconcile_total = Counter(
+            "controller_runtime_reconcile",
+            "Reconciliations per controller and result (success, error, requeue).",
+            ["controller", "result"],
+            registry=r,
+        )
+        self.reconcile_errors = Counter(
+            "controller_runtime_reconcile_errors",
+            "Reconciliation errors per controller.",
+            ["controller"],
+            registry=r,
+        )
+        self.reconcile_time = Histogram(
+            "controller_runtime_reconcile_time_seconds",
+            "Length of reconciliations per controller.",
+            ["controller"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.leader = Gauge(
+            "leader_election_master_status", "1 while this process holds the lease.", ["name"], registry=r
+        )
+        # karta's own.
+        self.gang_objects = Counter(
+            "karta_gang_objects",
+            "Group objects written per backend and outcome (applied, unchanged, deleted, failed).",
+            ["backend", "outcome"],
+            registry=r,
+        )
+        self.gang_immutable_changes = Counter(
+            "karta_gang_immutable_changes",
+            "Changes to immutable fields of group objects that were reported, not forced.",
+            ["backend"],
+            registry=r,
+        )
+        self.gang_render_errors = Counter(
+            "karta_gang_render_errors",
+            "Workloads whose gang plan or rendering failed (nothing was written).",
+            ["group", "kind"],
+            registry=r,
+        )
+        self.webhook_requests = Counter(
+            "karta_webhook_requests",
+            "Admission requests per webhook and outcome (allowed, patched, denied, error).",
+            ["webhook", "outcome"],
+            registry=r,
+        )
+        self.webhook_latency = Histogram(
+            "karta_webhook_latency_seconds",
+            "Time to answer one admission request.",
+            ["webhook"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.unbound_pods = Counter(
+            "karta_unbound_pods",
+            "Pods admitted without a gang binding (an error, a timeout or the webhook unreachable).",
+            ["reason"],
+            registry=r,
+        )
+        self.workloads = Gauge(
+            "karta_workloads",
+            "Workloads per root GVK and primary status.",
+            ["group", "version", "kind", "status"],
+            registry=r,
+        )
+        self.gpus_requested = Gauge(
+            "karta_gpus_requested",
+            "GPUs requested by the pods of known workloads, per namespace.",
+            ["namespace"],
+            registry=r,
+        )
+        self.kartas = Gauge(
+            "karta_definitions",
+            "Karta objects per condition (Ready, Validated, CRDExists) and value.",
+            ["condition", "status"],
+            registry=r,
+        )
+
+    def exposition(self) -> bytes:
+        """The text format Prometheus scrapes."""
+        return generate_latest(self.registry)

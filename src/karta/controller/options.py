@@ -1,0 +1,179 @@
+"""The command line of ``karta-controller``: controller-runtime's flag names (karta-format.md 15.4).
+
+Parsed with argparse into :class:`Options`. Usage errors exit 2 with one line naming the flag
+(argparse's convention, as kubectl's); ``--version`` prints the version and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+__all__ = ["BACKENDS", "Options", "parse"]
+
+BACKENDS: Final = ("none", "workload-api", "volcano", "coscheduling", "kai")
+
+
+@dataclass(frozen=True)
+class Options:
+    kubeconfig: str | None = None
+    context: str | None = None
+    backend: str = "none"
+    namespaces: tuple[str, ...] = ()
+    scheduler_name: str | None = None
+    leader_elect: bool = False
+    leader_election_id: str = "karta-operator.run.ai"
+    leader_election_namespace: str | None = None
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    metrics_bind_address: str = ":8080"
+    health_probe_bind_address: str = ":8081"
+    enable_webhook: bool = False
+    webhook_host: str = "0.0.0.0"
+    webhook_port: int = 9443
+    webhook_cert_mode: str = "auto"
+    webhook_cert_dir: Path = Path("/tmp/k8s-webhook-server/serving-certs")
+    webhook_namespace: str | None = None
+    webhook_cert_secret: str = "karta-operator-webhook-cert"
+    webhook_service_name: str = "karta-operator-webhook"
+    webhook_url: str | None = None
+    mutating_webhook_name: str = "karta-operator-mutating"
+    validating_webhook_name: str = "karta-operator-validating"
+    pod_webhook_failure_policy: str = "Ignore"
+    log_format: str = "json"
+    log_level: str = "info"
+    cluster_definitions: bool = True
+    catalog: bool = True
+    definitions_dir: Path | None = None
+    install_catalog: bool = False
+    shutdown_timeout: float = 30.0
+    resync_period: float = 600.0
+    workers: int = 4
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def _bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("true", "1", "yes"):
+        return True
+    if value in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text.rstrip("s"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds (e.g. 15 or 15s), not {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive duration, not {text!r}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="karta-controller",
+        description=(
+            "The Karta operator (validates and indexes kartas.run.ai objects) and, with --backend, "
+            "the gang reconciler that creates the scheduler's group objects for every workload a "
+            "Karta describes and binds their pods to them."
+        ),
+    )
+    a = p.add_argument
+    a("--version", action="store_true", help="print the version and exit")
+    a("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else in-cluster)")
+    a("--context", help="the kubeconfig context to use")
+    a(
+        "--backend",
+        choices=BACKENDS,
+        default="none",
+        help="the gang backend to create group objects for (default none: operator only); kai only "
+        "where KAI Scheduler's own pod-grouper is disabled, since KAI groups pods itself (mode A)",
+    )
+    a(
+        "--namespace",
+        action="append",
+        dest="namespaces",
+        default=[],
+        metavar="NS",
+        help="watch workloads in NS only (repeatable; default: all namespaces)",
+    )
+    a("--scheduler-name", help="set spec.schedulerName of bound pods (default: the backend's scheduler)")
+    a("--leader-elect", action="store_true", help="elect a leader with a coordination.k8s.io Lease")
+    a("--leader-election-id", default="karta-operator.run.ai", help="the Lease's name")
+    a("--leader-election-namespace", help="the Lease's namespace (default: the pod's or kubeconfig's)")
+    a("--leader-elect-lease-duration", dest="lease_duration", type=_positive, default=15.0, metavar="SECONDS")
+    a("--leader-elect-renew-deadline", dest="renew_deadline", type=_positive, default=10.0, metavar="SECONDS")
+    a("--leader-elect-retry-period", dest="retry_period", type=_positive, default=2.0, metavar="SECONDS")
+    a("--metrics-bind-address", default=":8080", help="serve /metrics here ([HOST]:PORT; 0 disables)")
+    a("--health-probe-bind-address", default=":8081", help="serve /healthz and /readyz here (0 disables)")
+    a("--enable-webhook", action="store_true", help="serve the admission webhooks")
+    a("--webhook-host", default="0.0.0.0", help="the webhook server's bind address")
+    a("--webhook-port", type=int, default=9443)
+    a(
+        "--webhook-cert-mode",
+        choices=("auto", "manual"),
+        default="auto",
+        help="auto: generate, store in a Secret and rotate; manual: read mounted tls.crt/tls.key",
+    )
+    a("--webhook-cert-dir", type=Path, default=Path("/tmp/k8s-webhook-server/serving-certs"))
+    a("--webhook-namespace", help="the namespace of the webhook Service and certificate Secret")
+    a("--webhook-cert-secret", default="karta-operator-webhook-cert")
+    a("--webhook-service-name", default="karta-operator-webhook")
+    a(
+        "--webhook-url",
+        help="register the webhooks with clientConfig.url at this base URL instead of the "
+        "Service (e.g. https://127.0.0.1:9443 for a controller outside the cluster)",
+    )
+    a("--mutating-webhook-name", default="karta-operator-mutating")
+    a("--validating-webhook-name", default="karta-operator-validating")
+    a(
+        "--pod-webhook-failure-policy",
+        choices=("Ignore", "Fail"),
+        default="Ignore",
+        help="what the API server does with a pod when the pod webhook cannot answer",
+    )
+    a("--log-format", choices=("json", "text"), default="json")
+    a("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    a(
+        "--cluster-definitions",
+        type=_bool,
+        default=True,
+        metavar="BOOL",
+        help="use the cluster's Karta objects (default true; they win over the catalog per root GVK)",
+    )
+    a("--catalog", type=_bool, default=True, metavar="BOOL", help="use the built-in catalog (default true)")
+    a(
+        "--definitions-dir",
+        type=Path,
+        help="a directory of Karta files (default: $KARTA_DEFINITIONS or ~/.karta/definitions)",
+    )
+    a(
+        "--install-catalog",
+        action="store_true",
+        help="apply the built-in catalog as Karta objects (never over a user's Karta for the same GVK)",
+    )
+    a(
+        "--shutdown-timeout",
+        type=_positive,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to drain work on SIGTERM",
+    )
+    a("--resync-period", type=_positive, default=600.0, metavar="SECONDS")
+    a("--workers", type=int, default=4, help="concurrent reconciles per controller")
+    return p
+
+
+def parse(argv: list[str] | None = None) -> tuple[Options, bool]:
+    """The options and whether ``--version`` was asked for."""
+    ns = parser().parse_args(argv)
+    values = {k: v for k, v in vars(ns).items() if k != "version"}
+    values["namespaces"] = tuple(values["namespaces"])
+    if values["workers"] < 1:
+        parser().error("--workers must be at least 1")
+    return Options(**values), bool(ns.version)
