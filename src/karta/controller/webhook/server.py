@@ -37,25 +37,40 @@ class CertFiles:
     def __init__(self, directory: Path, cert_name: str = "tls.crt", key_name: str = "tls.key") -> None:
         self.cert = directory / cert_name
         self.key = directory / key_name
-        self._stamp: tuple[float, float, int, int] | None = None
+        self._stamp: tuple[int, ...] | None = None
         self._context: ssl.SSLContext | None = None
         self._lock = threading.Lock()
 
-    def _current_stamp(self) -> tuple[float, float, int, int]:
+    def _current_stamp(self) -> tuple[int, ...]:
+        # The inodes too: a file replaced by a rename within one mtime tick is still a change.
         c, k = os.stat(self.cert), os.stat(self.key)
-        return c.st_mtime, k.st_mtime, c.st_size, k.st_size
+        return c.st_mtime_ns, k.st_mtime_ns, c.st_size, k.st_size, c.st_ino, k.st_ino
 
     def available(self) -> bool:
         return self.cert.is_file() and self.key.is_file()
 
     def context(self) -> ssl.SSLContext:
-        """The context for the files as they are now (loaded again only when they changed)."""
+        """The context for the files as they are now (loaded again only when they changed).
+
+        While the new pair cannot be loaded (a rotation between the key's and the certificate's
+        rename, a half-written mount), the previous context is kept, so no connection fails."""
         with self._lock:
-            stamp = self._current_stamp()
+            try:
+                stamp = self._current_stamp()
+            except OSError:
+                if self._context is None:
+                    raise
+                return self._context
             if self._context is None or stamp != self._stamp:
                 context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
                 context.minimum_version = ssl.TLSVersion.TLSv1_2
-                context.load_cert_chain(self.cert, self.key)
+                try:
+                    context.load_cert_chain(self.cert, self.key)
+                except (OSError, ssl.SSLError):
+                    if self._context is None:
+                        raise
+                    _LOG.debug("new serving certificate not loadable yet; serving the previous one")
+                    return self._context
                 if self._context is not None:
                     _LOG.info("serving certificate reloaded", extra={"cert": str(self.cert)})
                 self._context, self._stamp = context, stamp
@@ -188,6 +203,10 @@ class WebhookServer:
         )
 
     def run(self, stop: threading.Event) -> None:
+        # In auto mode the certificate part writes the files first: serve (and be ready) only then.
+        while self._server is None and not self.certs.available():
+            if stop.wait(0.1):
+                return
         if self._server is None:
             self.start()
         stop.wait()
