@@ -1,0 +1,226 @@
+"""The webhook configurations the API server needs to call us (karta-format.md 15.3, gang-backends.md 1.1).
+
+:func:`webhook_configurations` is pure: the MutatingWebhookConfiguration and the
+ValidatingWebhookConfiguration for the options (a Helm chart renders the same objects; the tests
+compare against it). :class:`Registration` server-side applies them (field manager ``karta``) when
+``--register-webhooks`` is given, the way a local run against a dev cluster registers itself.
+
+* ``mkarta.run.ai`` (``/mutate-run-ai-v1alpha1-karta``, CREATE) and ``vkarta.run.ai``
+  (``/validate-run-ai-v1alpha1-karta``, CREATE and UPDATE) on ``kartas.run.ai``, failurePolicy
+  ``Fail``;
+* with a gang backend (``--backend`` not ``none``), ``pods.karta.run.ai`` (``/mutate--v1-pod``,
+  CREATE of pods) with ``--pod-webhook-failure-policy`` (default ``Ignore``: a pod is never
+  blocked because the controller is down), 5 s timeout, never in ``kube-system`` nor the
+  controller's own namespace (its own pods must start without it).
+
+``clientConfig`` is ``url`` (``--webhook-url`` + path) when a URL is given, else the Service
+``--webhook-service-name`` in ``--webhook-namespace`` on port 443. ``caBundle`` is set when known
+(auto mode's CA bundle, or ``ca.crt`` next to mounted files).
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+from collections.abc import Callable
+from typing import Any, Final
+
+from karta.controller.logs import logger
+from karta.controller.options import Options
+from karta.errors import ClusterError
+from karta.kube.client import KubeClient
+
+__all__ = [
+    "KARTA_MUTATE_PATH",
+    "KARTA_VALIDATE_PATH",
+    "POD_MUTATE_PATH",
+    "Registration",
+    "webhook_configurations",
+]
+
+_LOG = logger("webhook")
+KARTA_MUTATE_PATH: Final = "/mutate-run-ai-v1alpha1-karta"
+KARTA_VALIDATE_PATH: Final = "/validate-run-ai-v1alpha1-karta"
+POD_MUTATE_PATH: Final = "/mutate--v1-pod"
+FIELD_MANAGER: Final = "karta"
+_LABELS: Final = {"app.kubernetes.io/managed-by": "karta-controller", "app.kubernetes.io/name": "karta"}
+
+
+def _client_config(options: Options, namespace: str, path: str, ca_bundle: bytes | None) -> dict[str, Any]:
+    config: dict[str, Any]
+    if options.webhook_url:
+        config = {"url": options.webhook_url.rstrip("/") + path}
+    else:
+        config = {
+            "service": {
+                "name": options.webhook_service_name,
+                "namespace": namespace,
+                "path": path,
+                "port": 443,
+            }
+        }
+    if ca_bundle:
+        config["caBundle"] = base64.b64encode(ca_bundle).decode()
+    return config
+
+
+def _karta_rule(operations: list[str]) -> dict[str, Any]:
+    return {
+        "apiGroups": ["run.ai"],
+        "apiVersions": ["v1alpha1"],
+        "operations": operations,
+        "resources": ["kartas"],
+        "scope": "*",
+    }
+
+
+def webhook_configurations(
+    options: Options, *, namespace: str, ca_bundle: bytes | None = None
+) -> list[dict[str, Any]]:
+    """The MutatingWebhookConfiguration and the ValidatingWebhookConfiguration, in that order.
+    ``namespace``: the controller's (``--webhook-namespace``, else the client's)."""
+
+    def cc(path: str) -> dict[str, Any]:
+        return _client_config(options, namespace, path, ca_bundle)
+
+    mutating: list[dict[str, Any]] = [
+        {
+            "name": "mkarta.run.ai",
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": cc(KARTA_MUTATE_PATH),
+            "failurePolicy": "Fail",
+            "matchPolicy": "Equivalent",
+            "rules": [_karta_rule(["CREATE"])],
+            "sideEffects": "None",
+            "timeoutSeconds": 10,
+            "reinvocationPolicy": "Never",
+        }
+    ]
+    if options.backend != "none":
+        mutating.append(
+            {
+                "name": "pods.karta.run.ai",
+                "admissionReviewVersions": ["v1"],
+                "clientConfig": cc(POD_MUTATE_PATH),
+                "failurePolicy": options.pod_webhook_failure_policy,
+                "matchPolicy": "Equivalent",
+                "rules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": ["pods"],
+                        "scope": "Namespaced",
+                    }
+                ],
+                "namespaceSelector": {
+                    "matchExpressions": [
+                        {
+                            "key": "kubernetes.io/metadata.name",
+                            "operator": "NotIn",
+                            "values": sorted({"kube-system", namespace}),
+                        }
+                    ]
+                },
+                "sideEffects": "NoneOnDryRun",
+                "timeoutSeconds": 5,
+                "reinvocationPolicy": "Never",
+            }
+        )
+    validating: list[dict[str, Any]] = [
+        {
+            "name": "vkarta.run.ai",
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": cc(KARTA_VALIDATE_PATH),
+            "failurePolicy": "Fail",
+            "matchPolicy": "Equivalent",
+            "rules": [_karta_rule(["CREATE", "UPDATE"])],
+            "sideEffects": "None",
+            "timeoutSeconds": 10,
+        }
+    ]
+    return [
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": options.mutating_webhook_name, "labels": dict(_LABELS)},
+            "webhooks": mutating,
+        },
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": options.validating_webhook_name, "labels": dict(_LABELS)},
+            "webhooks": validating,
+        },
+    ]
+
+
+_PATHS: Final = {
+    "MutatingWebhookConfiguration": "mutatingwebhookconfigurations",
+    "ValidatingWebhookConfiguration": "validatingwebhookconfigurations",
+}
+
+
+def apply(client: KubeClient, objects: list[dict[str, Any]]) -> None:
+    """Server-side apply each configuration (forced: the controller owns these objects)."""
+    for obj in objects:
+        path = f"/apis/admissionregistration.k8s.io/v1/{_PATHS[obj['kind']]}/{obj['metadata']['name']}"
+        client.request_json(
+            "PATCH",
+            path,
+            params={"fieldManager": FIELD_MANAGER, "force": "true"},
+            body=obj,
+            content_type="application/apply-patch+yaml",
+        )
+
+
+class Registration:
+    """The part that registers the webhooks (``--register-webhooks``): once the CA bundle is
+    known (``bundle`` returns it, or None while there is none yet), then again whenever it
+    changes; retried with back-off while the API server refuses."""
+
+    name = "webhook-registration"
+
+    def __init__(
+        self,
+        client: KubeClient,
+        options: Options,
+        *,
+        namespace: str,
+        bundle: Callable[[], bytes | None],
+        interval: float = 5.0,
+    ) -> None:
+        self.client = client
+        self.options = options
+        self.namespace = namespace
+        self.bundle = bundle
+        self.interval = interval
+        self.registered = threading.Event()
+
+    def run(self, stop: threading.Event) -> None:
+        applied: bytes | None = None
+        failures = 0
+        while not stop.is_set():
+            bundle = self.bundle()
+            if bundle is not None and bundle != applied:
+                try:
+                    apply(
+                        self.client,
+                        webhook_configurations(self.options, namespace=self.namespace, ca_bundle=bundle),
+                    )
+                except ClusterError as exc:
+                    failures += 1
+                    _LOG.warning("cannot register the webhooks; retrying", extra={"error": str(exc)})
+                    stop.wait(min(30.0, 0.5 * 2 ** min(failures, 6)))
+                    continue
+                failures = 0
+                applied = bundle
+                self.registered.set()
+                _LOG.info(
+                    "webhooks registered",
+                    extra={
+                        "mutating": self.options.mutating_webhook_name,
+                        "validating": self.options.validating_webhook_name,
+                    },
+                )
+            stop.wait(self.interval if applied is not None else 0.2)
