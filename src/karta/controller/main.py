@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 
 from karta.controller.definitions import LiveDefinitions
 from karta.controller.events import EventRecorder
 from karta.controller.logs import configure, logger
-from karta.controller.manager import Manager, parse_address
+from karta.controller.manager import Elector, Manager, parse_address
 from karta.controller.metrics import Metrics
 from karta.controller.options import Options, parse
 from karta.controller.webhook.server import CertFiles, WebhookServer
@@ -88,9 +89,62 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
             metrics=metrics,
         )
         controller.webhooks = server
+        _add_tls_and_registration(controller, server)
         manager.add(server)
         manager.add_ready_check("webhook", server.serving.is_set)
+    if options.leader_elect:
+        manager.elector = _elector(options, client)
     return controller
+
+
+def _add_tls_and_registration(controller: Controller, server: WebhookServer) -> None:
+    """The certificate part before the server (auto mode: it writes the files the server waits
+    for), and the registration of the webhook configurations with ``--register-webhooks``."""
+    from karta.controller.certs import CertManager, MountedCerts, serving_hosts
+    from karta.controller.webhook.registration import Registration
+
+    options, client = controller.options, controller.client
+    namespace = options.webhook_namespace or client.namespace
+    bundle: Callable[[], bytes | None]
+    if options.webhook_cert_mode == "auto":
+        certs = CertManager(
+            client,
+            server.certs,
+            namespace=namespace,
+            secret=options.webhook_cert_secret,
+            hosts=serving_hosts(options.webhook_service_name, namespace, options.webhook_url),
+            webhook_configurations=(
+                ("mutatingwebhookconfigurations", options.mutating_webhook_name),
+                ("validatingwebhookconfigurations", options.validating_webhook_name),
+            ),
+        )
+        bundle = lambda: certs.bundle  # noqa: E731
+        controller.parts["certs"] = certs
+        controller.manager.add(certs)
+    else:
+        mounted = MountedCerts(server.certs)
+        ca_file = server.certs.cert.parent / "ca.crt"
+        bundle = lambda: ca_file.read_bytes() if ca_file.is_file() else b""  # noqa: E731
+        controller.parts["certs"] = mounted
+        controller.manager.add(mounted)
+    if options.register_webhooks:
+        registration = Registration(client, options, namespace=namespace, bundle=bundle)
+        controller.parts["registration"] = registration
+        controller.manager.add(registration)
+
+
+def _elector(options: Options, client: KubeClient) -> Elector:
+    from karta.controller.leader import LeaseElector
+
+    return LeaseElector(
+        client,
+        name=options.leader_election_id,
+        namespace=options.leader_election_namespace or client.namespace,
+        identity=identity(),
+        lease_duration=options.lease_duration,
+        renew_deadline=options.renew_deadline,
+        retry_period=options.retry_period,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

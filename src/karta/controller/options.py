@@ -43,6 +43,7 @@ class Options:
     mutating_webhook_name: str = "karta-operator-mutating"
     validating_webhook_name: str = "karta-operator-validating"
     pod_webhook_failure_policy: str = "Ignore"
+    register_webhooks: bool = False
     log_format: str = "json"
     log_level: str = "info"
     cluster_definitions: bool = True
@@ -136,6 +137,16 @@ def parser() -> argparse.ArgumentParser:
         choices=("Ignore", "Fail"),
         default="Ignore",
         help="what the API server does with a pod when the pod webhook cannot answer",
+    )
+    a(
+        "--register-webhooks",
+        type=_bool,
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="BOOL",
+        help="server-side apply the two webhook configurations at start-up (default false: a Helm "
+        "chart or kustomize creates them; true for a local run against a dev cluster)",
     )
     a("--log-format", choices=("json", "text"), default="json")
     a("--log-level", choices=("debug", "info", "warning", "error"), default="info")
