@@ -71,6 +71,10 @@ class Manager:
     _threads: list[threading.Thread] = field(default_factory=list)
     _servers: list[ThreadingHTTPServer] = field(default_factory=list)
     _leading: threading.Event = field(default_factory=threading.Event)
+    # Set once the parts have stopped: only then does the elector give the lease up, so that the
+    # next leader never starts while this one still drains its queue.
+    _release: threading.Event = field(default_factory=threading.Event)
+    _elector_thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, part: Runnable, *, leader_only: bool = False) -> None:
@@ -138,12 +142,11 @@ class Manager:
         else:
             elector = self.elector
             thread = threading.Thread(
-                target=lambda: elector.run(self.stop, self._on_started_leading, self._on_stopped_leading),
+                target=lambda: elector.run(self._release, self._on_started_leading, self._on_stopped_leading),
                 name="leader-election",
                 daemon=True,
             )
-            with self._lock:
-                self._threads.append(thread)
+            self._elector_thread = thread
             thread.start()
 
     def run(self) -> int:
@@ -165,7 +168,8 @@ class Manager:
         return self.exit_code
 
     def shutdown(self) -> None:
-        """Ask every part to stop and wait for them, up to ``shutdown_timeout`` in all."""
+        """Ask every part to stop and wait for them, then release the lease, up to
+        ``shutdown_timeout`` in all."""
         self.stop.set()
         deadline = time.monotonic() + self.shutdown_timeout
         with self._lock:
@@ -175,6 +179,10 @@ class Manager:
         late = [t.name for t in threads if t.is_alive()]
         if late:
             _LOG.warning("parts still running at the shutdown deadline", extra={"parts": late})
+        self._release.set()
+        if self._elector_thread is not None:
+            # The release is one request: allowed a little time even when the parts used it all.
+            self._elector_thread.join(max(2.0, deadline - time.monotonic()))
         for server in self._servers:
             server.shutdown()
             server.server_close()
