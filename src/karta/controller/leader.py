@@ -12,7 +12,9 @@
 * **renew**: while leading, every ``retry_period``; when no renewal has succeeded for
   ``renew_deadline`` seconds, leadership is given up (``on_stopped``; the manager then exits 1 so
   that a stale leader never races the next one). ``renew_deadline`` is below ``lease_duration``,
-  so we stop before anybody else may take over;
+  so we stop before anybody else may take over. A renewal that hangs counts as failed once the
+  deadline passes (client-go's context timeout): each runs on its own thread, watched, and every
+  request of the elector has a timeout (``renew_deadline`` when the kubeconfig sets none);
 * **release** (client-go's ``ReleaseOnCancel``): when ``stop`` is set while leading, the Lease is
   written with an empty ``holderIdentity`` and ``leaseDurationSeconds: 1``, so the next candidate
   takes over at its next retry instead of waiting for the lease to expire.
@@ -22,6 +24,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import random
 import threading
@@ -135,6 +138,9 @@ class LeaseElector:
                 "leader election needs lease duration > renew deadline > 1.2 x retry period "
                 f"(got {lease_duration}, {renew_deadline}, {retry_period})"
             )
+        if client.config.timeout is None:
+            # Our own connection with a bound: a hung request must never keep a stale leader.
+            client = KubeClient(dataclasses.replace(client.config, timeout=renew_deadline))
         self.client = client
         self.name = name
         self.namespace = namespace
@@ -219,6 +225,21 @@ class LeaseElector:
             _LOG.warning("leader election: cannot reach the lease", extra={"error": str(exc)})
             return False
 
+    def _attempt_within(self, budget: float) -> bool:
+        """One renewal, False when it failed or did not answer within ``budget`` seconds (the
+        thread of a hung request is left to its request timeout)."""
+        outcome: list[bool] = []
+        done = threading.Event()
+
+        def body() -> None:
+            try:
+                outcome.append(self._attempt())
+            finally:
+                done.set()
+
+        threading.Thread(target=body, name="leader-election-renew", daemon=True).start()
+        return done.wait(max(0.0, budget)) and bool(outcome and outcome[0])
+
     def run(
         self, stop: threading.Event, on_started: Callable[[], None], on_stopped: Callable[[], None]
     ) -> None:
@@ -234,7 +255,7 @@ class LeaseElector:
         try:
             on_started()
             while not stop.wait(self.retry_period):
-                if self._attempt():
+                if self._attempt_within(last_renew + self.renew_deadline - self.monotonic()):
                     last_renew = self.monotonic()
                 elif self.monotonic() - last_renew >= self.renew_deadline:
                     _LOG.error("failed to renew the leader lease in time", extra={"lease": lease})

@@ -4,6 +4,8 @@ at once (without waiting for the lease to expire)."""
 
 from __future__ import annotations
 
+import dataclasses
+import socket
 import threading
 import time
 from pathlib import Path
@@ -44,6 +46,7 @@ def _controller(
     identity: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    lease_duration: float = LEASE,
 ) -> tuple[Controller, LeaderOnly]:
     monkeypatch.setenv("POD_NAME", identity)
     options = base_options(
@@ -53,7 +56,7 @@ def _controller(
         leader_elect=True,
         leader_election_id=lease,
         leader_election_namespace=namespace,
-        lease_duration=LEASE,
+        lease_duration=lease_duration,
         renew_deadline=RENEW,
         retry_period=RETRY,
     )
@@ -129,4 +132,38 @@ def test_a_lost_lease_stops_the_process_with_exit_code_1(
     finally:
         a.manager.shutdown()
     assert lease_holder(kube_client, namespace, lease) == "usurper"  # never released: not ours
+    kube_client.delete("leases", lease, namespace=namespace)
+
+
+def test_a_hung_renewal_gives_leadership_up_by_the_renew_deadline(
+    kube_client: KubeClient, namespace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lease = unique("karta-test-lease")
+    a, part = _controller(
+        kube_client, namespace, lease, "replica-a", tmp_path, monkeypatch, lease_duration=12.0
+    )
+    elector = a.manager.elector
+    assert isinstance(elector, LeaseElector)
+    assert elector.client.config.timeout == RENEW  # the kubeconfig sets none: the elector bounds its own
+    with socket.socket() as black_hole:
+        black_hole.bind(("127.0.0.1", 0))
+        black_hole.listen(64)  # connections are queued, never accepted: every request hangs
+        a.manager.start()
+        try:
+            wait_for(part.running.is_set, "replica-a to lead")
+            renewed = kube_client.get("leases", lease, namespace=namespace)["spec"]["renewTime"]
+            unreachable = dataclasses.replace(
+                elector.client.config, server=f"https://127.0.0.1:{black_hole.getsockname()[1]}", timeout=None
+            )
+            elector.client = KubeClient(unreachable)
+            swapped = time.monotonic()
+            wait_for(a.manager.stop.is_set, "replica-a to give up")
+            # Before anybody else may take the lease over (12 s after the last renewal).
+            assert time.monotonic() - swapped < 12.0
+            assert a.manager.exit_code == 1
+        finally:
+            a.manager.shutdown()
+    spec = kube_client.get("leases", lease, namespace=namespace)["spec"]
+    assert spec["holderIdentity"] == "replica-a"  # could not be released: it expires instead
+    assert spec["renewTime"] >= renewed
     kube_client.delete("leases", lease, namespace=namespace)
