@@ -267,22 +267,32 @@ def plan(
         return SecretState(ca, ca.cert, new_leaf(ca, hosts, now=now, validity=validity.leaf)), "created"
     ca_cert = state.ca.certificate()
     live = [c for c in _split_pem(state.bundle) if c.not_valid_after_utc > now]
+    leaf_cert = state.leaf.certificate()
+    # A leaf that no trusted CA vouches for any more (expired, its CA expired or gone: a
+    # controller that was down for long) protects nothing by waiting: replaced at once.
+    broken = leaf_cert.not_valid_after_utc <= now or leaf_cert.issuer not in {c.subject for c in live}
     if due(ca_cert, now=now) and state.ca_rotated_at is None:
         ca = new_ca(now=now, validity=validity.ca)
         bundle = _pem([ca.certificate(), *live])
+        if broken:
+            return SecretState(
+                ca, bundle, new_leaf(ca, hosts, now=now, validity=validity.leaf)
+            ), "ca-replaced"
         return SecretState(ca, bundle, state.leaf, now), "ca-rotation-started"
-    leaf_cert = state.leaf.certificate()
-    overlap_over = state.ca_rotated_at is None or (
-        (now - state.ca_rotated_at).total_seconds() >= validity.ca_overlap
+    overlap_over = (
+        broken
+        or state.ca_rotated_at is None
+        or (now - state.ca_rotated_at).total_seconds() >= validity.ca_overlap
     )
     reasons = []
     if leaf_cert.issuer != ca_cert.subject and overlap_over:
         reasons.append("signed-by-previous-ca")
-    if due(leaf_cert, now=now):
-        # During the overlap a due leaf is renewed by the CA that signed it when it can, else waits.
-        reasons.append("expiring")
+    if due(leaf_cert, now=now) and not broken:
+        reasons.append("expiring")  # during the overlap it waits for the new CA (still valid)
     if sorted(_hosts_of(leaf_cert)) != sorted(_san_text(h) for h in hosts):
         reasons.append("names-changed")
+    if broken:
+        reasons.insert(0, "untrusted")
     if reasons and (overlap_over or leaf_cert.issuer == ca_cert.subject):
         leaf = new_leaf(state.ca, hosts, now=now, validity=validity.leaf)
         pending = None if overlap_over else state.ca_rotated_at

@@ -158,3 +158,31 @@ def test_cert_files_keep_the_previous_context_while_the_pair_does_not_match(tmp_
     assert files.context() is context
     write_atomically(files.cert, second.cert)
     assert files.context() is not context
+
+
+def test_a_secret_left_to_expire_is_replaced_at_once() -> None:
+    validity = Validity(ca=30 * DAY, leaf=30 * DAY, ca_overlap=600)
+    state = _state(validity)
+    step = plan(state, HOSTS, now=NOW + dt.timedelta(days=40), validity=validity)
+    assert step is not None and step[1] == "ca-replaced"
+    new = step[0]
+    assert new.ca_rotated_at is None
+    assert new.leaf.certificate().issuer == new.ca.certificate().subject
+    assert len(x509.load_pem_x509_certificates(new.bundle)) == 1  # the expired CA is not kept
+
+
+def test_an_expired_leaf_during_the_overlap_is_signed_by_the_new_ca_at_once() -> None:
+    validity = Validity(ca=90 * DAY, leaf=60 * DAY, ca_overlap=60 * DAY)
+    state = _state(validity)
+    day50 = NOW + dt.timedelta(days=50)
+    state = SecretState(state.ca, state.bundle, new_leaf(state.ca, HOSTS, now=day50, validity=60 * DAY))
+    later = NOW + dt.timedelta(days=61)
+    step = plan(state, HOSTS, now=later, validity=validity)
+    assert step is not None and step[1] == "ca-rotation-started"
+    pending = step[0]
+    assert plan(pending, HOSTS, now=later + dt.timedelta(days=1), validity=validity) is None
+    # The old leaf ends with its CA on day 90, long before the overlap would: replaced at once.
+    step = plan(pending, HOSTS, now=NOW + dt.timedelta(days=90, seconds=1), validity=validity)
+    assert step is not None and step[1].startswith("untrusted")
+    assert step[0].leaf.certificate().issuer == pending.ca.certificate().subject
+    assert step[0].ca_rotated_at is None
