@@ -414,6 +414,7 @@ class CertManager:
                 },
             }
             body["metadata"].pop("managedFields", None)
+            body["type"] = current.get("type") or body["type"]  # a Secret's type is immutable
             return dict(self.client.request_json("PUT", self._secret_path(), body=body))
         except ApiError as exc:
             if exc.status == 409:

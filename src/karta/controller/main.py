@@ -121,6 +121,8 @@ def _add_tls_and_registration(controller: Controller, server: WebhookServer) -> 
         bundle = lambda: certs.bundle  # noqa: E731
         controller.parts["certs"] = certs
         controller.manager.add(certs)
+        # Files left in the directory by an earlier run may start the server: ready only once synced.
+        controller.manager.add_ready_check("webhook-certs", certs.ready.is_set)
     else:
         mounted = MountedCerts(server.certs)
         ca_file = server.certs.cert.parent / "ca.crt"

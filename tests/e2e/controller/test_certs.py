@@ -85,7 +85,15 @@ def test_auto_mode_creates_secret_files_and_ca_bundle_and_the_api_server_calls_o
         assert "the test webhook denies this" in str(denied)
         assert served_certificate(webhook_probe.port, data["ca.crt"]) == leaf.public_bytes(_der_encoding())
 
-        # A second replica (another directory, another port) reuses the Secret as it is.
+        assert controller.manager.ready()[1]["webhook-certs"] is True
+        # A second replica (another directory, another port) reuses the Secret as it is, and
+        # replaces what an earlier run left in its directory.
+        stale_ca = new_ca(now=dt.datetime.now(dt.UTC), name="stale")
+        stale = new_leaf(stale_ca, ["127.0.0.1"], now=dt.datetime.now(dt.UTC))
+        (tmp_path / "b").mkdir()
+        write_atomically(tmp_path / "b" / "tls.key", stale.key)
+        write_atomically(tmp_path / "b" / "tls.crt", stale.cert)
+        second_port = free_port()
         version = kube_client.get("secrets", options.webhook_cert_secret, namespace=namespace)["metadata"][
             "resourceVersion"
         ]
@@ -93,7 +101,7 @@ def test_auto_mode_creates_secret_files_and_ca_bundle_and_the_api_server_calls_o
             base_options(
                 namespace,
                 tmp_path / "b",
-                webhook_port=free_port(),
+                webhook_port=second_port,
                 webhook_url=webhook_probe.url,
                 webhook_cert_secret=options.webhook_cert_secret,
                 validating_webhook_name=webhook_probe.name,
@@ -101,8 +109,9 @@ def test_auto_mode_creates_secret_files_and_ca_bundle_and_the_api_server_calls_o
             kube_client,
         )
         with running(second):
-            wait_for(lambda: second.manager.ready()[1]["webhook"], "the second webhook server")
+            wait_for(lambda: second.manager.ready()[0], "the second replica to be ready")
             assert (tmp_path / "b" / "tls.crt").read_bytes() == data["tls.crt"]
+            assert served_certificate(second_port, data["ca.crt"]) == leaf.public_bytes(_der_encoding())
             again = kube_client.get("secrets", options.webhook_cert_secret, namespace=namespace)
             assert again["metadata"]["resourceVersion"] == version
     kube_client.delete("secrets", options.webhook_cert_secret, namespace=namespace)
