@@ -22,7 +22,7 @@ from karta.controller.events import EventRecorder
 from karta.controller.logs import logger
 from karta.controller.metrics import Metrics
 from karta.controller.owner_cache import OwnerWalk
-from karta.controller.pods import BindingFailure, PodBinder, missing_binding
+from karta.controller.pods import BindingFailure, PodBinder, conflicting_group, missing_binding
 from karta.definitions import StoredDefinition
 from karta.errors import KartaError
 from karta.kube.client import KubeClient
@@ -120,8 +120,8 @@ class EscapedPods:
             for pod in members:
                 meta = pod.get("metadata") or {}
                 merge = binding.patch_for(str(meta.get("name") or ""))
-                if merge is None:
-                    continue
+                if merge is None or conflicting_group(pod, merge):
+                    continue  # in no gang, or bound to a group of its creator's choosing
                 missing = missing_binding(pod, merge)
                 if not missing:
                     continue

@@ -108,7 +108,13 @@ def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
         backend=options.backend,
         scheduler_name=options.scheduler_name,
     )
-    admission = PodAdmission(binder, controller.client, metrics=controller.metrics, events=controller.events)
+    admission = PodAdmission(
+        binder,
+        controller.client,
+        metrics=controller.metrics,
+        events=controller.events,
+        namespaces=options.namespaces,
+    )
     server.register(PATH, "pods", admission)
     escaped = EscapedPods(
         binder,

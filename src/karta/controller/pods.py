@@ -74,6 +74,7 @@ __all__ = [
     "PodAdmission",
     "PodBinder",
     "binding_patch",
+    "conflicting_group",
     "missing_binding",
     "pod_webhook",
     "render_options",
@@ -134,7 +135,7 @@ def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 def _describe(obj: Mapping[str, Any]) -> str:
     meta = _metadata(obj)
     name = meta.get("name") or f"{meta.get('generateName') or ''}<generated>"
-    return f"{meta.get('namespace') or ''}/{name}"
+    return f"{meta.get('namespace') or ''}/{name}" if meta.get("namespace") else str(name)
 
 
 class PodBinder:
@@ -271,7 +272,7 @@ def missing_binding(pod: Mapping[str, Any], merge: Mapping[str, Any]) -> list[st
     return out
 
 
-def _conflicting_group(pod: Mapping[str, Any], merge: Mapping[str, Any]) -> bool:
+def conflicting_group(pod: Mapping[str, Any], merge: Mapping[str, Any]) -> bool:
     """The pod already names a different group in an immutable field (set by its creator)."""
     spec = pod.get("spec")
     if not isinstance(spec, Mapping):
@@ -295,12 +296,14 @@ class PodAdmission:
         events: EventRecorder,
         timeout: float = HANDLING_TIMEOUT_S,
         workers: int = 16,
+        namespaces: tuple[str, ...] = (),
     ) -> None:
         self.binder = binder
         self.client = client
         self.metrics = metrics
         self.events = events
         self.timeout = timeout
+        self.namespaces = frozenset(namespaces)  # empty: every namespace
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pod-admission")
         self._event_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pod-admission-events")
         self._applied_lock = threading.Lock()
@@ -349,6 +352,8 @@ class PodAdmission:
         pod = _pod_of(request)
         if pod is None:
             return allow()
+        if self.namespaces and _metadata(pod).get("namespace") not in self.namespaces:
+            return allow()  # outside --namespace: the workload is not ours to gang-schedule
         if not self.binder.covers_anything():
             return allow()
         walk = self.binder.top(pod, deadline=deadline)
@@ -363,7 +368,7 @@ class PodAdmission:
         merge = binding.patch_for(name)
         if merge is None:
             return allow()  # not in any gang of the workload (e.g. a component outside the gang)
-        if _conflicting_group(pod, merge):
+        if conflicting_group(pod, merge):
             return allow(
                 warnings=[f"karta: the pod already names a scheduling group; left as it is ({name})"]
             )
@@ -430,7 +435,8 @@ class PodAdmission:
     # --- failures -------------------------------------------------------------------------------
 
     def _unbound(self, request: Mapping[str, Any], failure: BindingFailure) -> Answer:
-        pod = _pod_of(request) or {}
+        obj = request.get("object") if isinstance(request, Mapping) else None
+        pod = obj if isinstance(obj, Mapping) else {}  # as sent: no placeholder name in messages
         self.metrics.unbound_pods.labels(reason=failure.reason).inc()
         message = (
             f"pod {_describe(pod)} admitted without its gang binding ({failure.reason}): {failure.message}"

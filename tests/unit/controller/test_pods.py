@@ -422,3 +422,16 @@ def test_the_webhook_registration_entry() -> None:
     assert entry["sideEffects"] == "NoneOnDryRun" and entry["timeoutSeconds"] == 5
     assert entry["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system"]
     assert pod_webhook(client_config={}, failure_policy="Fail")["failurePolicy"] == "Fail"
+
+
+def test_pods_outside_the_watched_namespaces_are_left_alone(store: DefinitionStore) -> None:
+    cluster = FakeCluster()
+    owner = cluster.add(job())
+    metrics = Metrics()
+    binder = PodBinder(store=lambda: store, owners=OwnerCache(cluster.client), backend="workload-api")
+    events = EventRecorder(cluster.client)
+    only_other = PodAdmission(binder, cluster.client, metrics=metrics, events=events, namespaces=("other",))
+    assert not only_other(review(job_pod(owner))).patch
+    assert cluster.calls == []
+    mine = PodAdmission(binder, cluster.client, metrics=metrics, events=events, namespaces=("team",))
+    assert mine(review(job_pod(owner))).patch

@@ -35,6 +35,9 @@ def test_pods_without_their_binding_are_reported_once_each(tmp_path: Path) -> No
     cluster.add(bound)
     cluster.add(job_pod(owner, name="train-b"))
     cluster.add(job_pod(owner, name="train-c"))
+    chosen = job_pod(owner, name="train-d")  # bound by its creator to a group of its own
+    chosen["spec"]["schedulingGroup"] = {"podGroupName": "elsewhere"}
+    cluster.add(chosen)
     cluster.add({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare"}, "spec": {}})
     escaped, metrics = _escaped(cluster, tmp_path)
     found = escaped.run_once()
