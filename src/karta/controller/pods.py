@@ -8,7 +8,8 @@ backend's objects and this pod's binding with the library (:func:`karta.render.r
 so alpha gangs, discoverable only from pods, are rendered too). :class:`PodAdmission` is the webhook
 handler: it server-side applies the rendered group objects (field manager ``karta``; an object the
 API server already holds with other values is accepted as it is, since immutable fields are never
-forced) so that the pod never points at a group that does not exist, then answers with a JSON patch:
+forced; a Workload API Workload is only created when missing, see :func:`_create_only`) so that the
+pod never points at a group that does not exist, then answers with a JSON patch:
 
 - Workload API: ``spec.schedulingGroup.podGroupName`` (immutable after creation, the reason this
   webhook exists);
@@ -397,6 +398,10 @@ class PodAdmission:
                 seen = self._applied.get(key)
                 if seen is not None and seen[1] == digest and now - seen[0] < APPLIED_TTL_S:
                     continue
+            if _create_only(obj) and self._exists(obj):
+                with self._applied_lock:
+                    self._applied[key] = (time.monotonic(), digest)
+                continue
             try:
                 self.client.apply(obj, field_manager=FIELD_MANAGER)
                 outcome = "applied"
@@ -449,6 +454,13 @@ class PodAdmission:
             with contextlib.suppress(RuntimeError):  # shutting down
                 self._event_pool.submit(self.events.warning, failure.workload, EVENT_REASON, message)
         return Answer(True, warnings=(f"karta: {message}"[:512],), outcome="unbound")
+
+
+def _create_only(obj: Mapping[str, Any]) -> bool:
+    """A Workload is written only when missing: its templates are shared by every gang of the
+    workload (an alpha template carries the first gang's minimum, and this pod's gang may be another),
+    so rewriting it per pod would flip values the gang reconciler keeps."""
+    return str(obj.get("apiVersion") or "").startswith("scheduling.k8s.io/") and obj.get("kind") == "Workload"
 
 
 def _pod_of(request: Mapping[str, Any]) -> dict[str, Any] | None:

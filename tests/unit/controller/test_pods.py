@@ -104,7 +104,11 @@ def test_a_job_pod_is_bound_to_its_podgroup_and_the_group_objects_exist_first(st
     # The other pods of the gang: the owner and the applied objects come from the caches.
     for _ in range(3):
         assert handler(review(job_pod(owner))).patch
-    assert [c for c in cluster.calls if c[0] == "get"] == [("get", "Job", "train")]
+    # (the Workload was looked up once: it is created only when missing)
+    assert [c for c in cluster.calls if c[0] == "get"] == [
+        ("get", "Job", "train"),
+        ("get", "Workload", "train"),
+    ]
     assert len(cluster.applied) == 2
 
 
@@ -435,3 +439,46 @@ def test_pods_outside_the_watched_namespaces_are_left_alone(store: DefinitionSto
     assert cluster.calls == []
     mine = PodAdmission(binder, cluster.client, metrics=metrics, events=events, namespaces=("team",))
     assert mine(review(job_pod(owner))).patch
+
+
+def _jobset_tree(cluster: FakeCluster) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    def replicated(name: str, replicas: int, parallelism: int) -> dict[str, Any]:
+        template = {"spec": {"parallelism": parallelism, "template": {"spec": {"containers": []}}}}
+        return {"name": name, "replicas": replicas, "template": template}
+
+    jobset = cluster.add(
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "metadata": {"name": "js"},
+            "spec": {"replicatedJobs": [replicated("leader", 1, 1), replicated("workers", 2, 2)]},
+        }
+    )
+    jobs = {}
+    for name in ("leader", "workers"):
+        child = owned_pod(jobset, name=f"js-{name}-0") | {"apiVersion": "batch/v1", "kind": "Job"}
+        jobs[name] = cluster.add(child)
+    return jobset, jobs
+
+
+def test_alpha_gangs_are_discovered_from_the_pod_two_owners_down(store: DefinitionStore) -> None:
+    """JobSet's catalog definition groups pods by replicated job (alpha ``podGroups``): each pod's
+    gang is only known from its labels, so the webhook renders it from the pod."""
+    cluster = FakeCluster()
+    jobset, jobs = _jobset_tree(cluster)
+    handler, _ = _admission(cluster, store)
+    label = "jobset.sigs.k8s.io/replicatedjob-name"
+    answer = handler(review(owned_pod(jobs["workers"], labels={label: "workers"})))
+    assert list(answer.patch) == [
+        {"op": "add", "path": "/spec/schedulingGroup", "value": {"podGroupName": "js-replicatedjob-workers"}}
+    ]
+    answer = handler(review(owned_pod(jobs["leader"], labels={label: "leader"})))
+    assert answer.patch[0]["value"] == {"podGroupName": "js-replicatedjob-leader"}
+    groups = {obj["metadata"]["name"]: obj for obj, _ in cluster.applied if obj["kind"] == "PodGroup"}
+    assert groups["js-replicatedjob-workers"]["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}
+    assert groups["js-replicatedjob-leader"]["spec"]["schedulingPolicy"] == {"gang": {"minCount": 1}}
+    assert {ref["uid"] for g in groups.values() for ref in g["metadata"]["ownerReferences"]} == {
+        jobset["metadata"]["uid"]
+    }
+    # One Workload, written once: the leader's pod does not rewrite the template the workers' made.
+    assert [obj["metadata"]["name"] for obj, _ in cluster.applied if obj["kind"] == "Workload"] == ["js"]
