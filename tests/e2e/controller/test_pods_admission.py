@@ -148,3 +148,50 @@ def test_unreachable_webhook_with_ignore_admits_unbound_and_the_escaped_pass_rep
                 assert unbound(controller, "escaped") == 2
     finally:
         kube.delete(f"/api/v1/namespaces/{ns}")
+
+
+BROKEN_JOB = """
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: broken-job}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: job
+      kind: {group: batch, version: v1, kind: Job}
+      specDefinition: {podTemplateSpecPath: .spec.template}
+      scaleDefinition: {replicasPath: 'error("this definition has no scale for Jobs")'}
+      podSelector:
+        componentTypeSelector: {keyPath: '.metadata.labels["batch.kubernetes.io/job-name"]'}
+  optimizationInstructions:
+    gangScheduling:
+      podGroup: {name: job}
+"""
+
+
+def test_a_failing_definition_never_blocks_pods_even_with_failure_policy_fail(
+    controllers_cluster: KubeHTTP, tmp_path: Path
+) -> None:
+    """A user definition (it wins over the catalog's) whose expression fails: the pods are created
+    unbound although the webhook is registered with ``Fail``, counted and reported on the Job."""
+    kube = controllers_cluster
+    (tmp_path / "definitions").mkdir()
+    (tmp_path / "definitions" / "broken-job.yaml").write_text(BROKEN_JOB)
+    ns = namespace(kube, "unbound")
+    try:
+        with (
+            running_controller(kube, tmp_path, backend="workload-api", namespaces=(ns,)) as (controller, ca),
+            registered_webhook(kube, url=webhook_url(controller), ca=ca, namespaces=(ns,)),
+        ):
+            wait_webhook_active(kube, controller, ns)
+            job = ok(kube.post(f"/apis/batch/v1/namespaces/{ns}/jobs", _job("train", 2)))
+            items = wait("2 pods", lambda: (lambda got: got if len(got) == 2 else None)(pods(kube, ns)))
+            assert all("schedulingGroup" not in p["spec"] for p in items)
+            assert unbound(controller, "extraction") == 2
+            reported = wait("the Warning event", lambda: events(kube, ns, "PodNotBound"))
+            assert {e["involvedObject"]["uid"] for e in reported} == {job["metadata"]["uid"]}
+            assert "no scale for Jobs" in reported[0]["message"]
+            group = kube.get(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups/train-job")
+            assert group.status == 404
+    finally:
+        kube.delete(f"/api/v1/namespaces/{ns}")
