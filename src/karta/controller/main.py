@@ -90,7 +90,42 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
         controller.webhooks = server
         manager.add(server)
         manager.add_ready_check("webhook", server.serving.is_set)
+        if options.backend != "none":
+            _add_pod_binding(controller, server)
     return controller
+
+
+def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
+    """The pod webhook (mode B, option 2) and the leader-only pass reporting pods that escaped it."""
+    from karta.controller.escaped import INTERVAL_S, EscapedPods
+    from karta.controller.owner_cache import OwnerCache
+    from karta.controller.pods import PATH, PodAdmission, PodBinder
+
+    options, definitions = controller.options, controller.definitions
+    binder = PodBinder(
+        store=lambda: definitions.store,
+        owners=OwnerCache(controller.client),
+        backend=options.backend,
+        scheduler_name=options.scheduler_name,
+    )
+    admission = PodAdmission(
+        binder,
+        controller.client,
+        metrics=controller.metrics,
+        events=controller.events,
+        namespaces=options.namespaces,
+    )
+    server.register(PATH, "pods", admission)
+    escaped = EscapedPods(
+        binder,
+        controller.client,
+        metrics=controller.metrics,
+        events=controller.events,
+        namespaces=options.namespaces,
+        interval=min(INTERVAL_S, options.resync_period),
+    )
+    controller.manager.add(escaped, leader_only=True)
+    controller.parts.update({"pod-admission": admission, "escaped-pods": escaped})
 
 
 def main(argv: list[str] | None = None) -> int:
