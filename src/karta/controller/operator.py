@@ -69,6 +69,7 @@ READY_REASON: Final = "Ready"
 READY_MESSAGE: Final = "Validated and CRDExists are True"
 NOT_READY: Final = "NotReady"
 NOT_READY_MESSAGE: Final = "Validated and CRDExists must both be True"
+LABELS_RETRY_S: Final = 300.0  # after the index labels were refused
 MAX_MESSAGE: Final = 32768  # the CRD's maxLength for a condition message
 _LOG = logger("operator")
 
@@ -347,11 +348,24 @@ class KartaOperator:
         labels = index_labels(gvk)
         current = _labels_of(obj)
         missing = {k: v for k, v in labels.items() if current.get(k) != v}
+        requeue: float | None = None
         if missing:
-            patched = self._write(
-                lambda: self.client.patch(KARTA_RESOURCE, name, {"metadata": {"labels": missing}})
-            )
-            resource_version = (patched.get("metadata") or {}).get("resourceVersion", resource_version)
+            try:
+                patched = self._write(
+                    lambda: self.client.patch(KARTA_RESOURCE, name, {"metadata": {"labels": missing}})
+                )
+            except ApiError as exc:
+                if exc.status not in (400, 403, 422):
+                    raise
+                # Refused (an admission webhook denying an invalid definition, RBAC): retrying at
+                # once cannot help, and the conditions must still be written. Try again later.
+                _LOG.warning(
+                    "cannot set the index labels",
+                    extra={"controller": CONTROLLER, "key": key, "error": str(exc)},
+                )
+                requeue = LABELS_RETRY_S
+            else:
+                resource_version = (patched.get("metadata") or {}).get("resourceVersion", resource_version)
 
         conditions = merge_conditions(_conditions_of(obj), desired, generation=generation)
         if conditions != _conditions_of(obj):
@@ -360,7 +374,7 @@ class KartaOperator:
                 body["metadata"] = {"resourceVersion": resource_version}
             self._write(lambda: self.client.patch(KARTA_RESOURCE, name, body, subresource="status"))
         self._record(key, desired)
-        return None
+        return requeue
 
     def _write(self, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         try:

@@ -185,9 +185,12 @@ def make_certificates(directory: Path) -> bytes:
 
 
 @contextmanager
-def start_controller(cluster: KubeHTTP, **options: Any) -> Iterator[Controller]:
-    """The controller built as ``main`` builds it, running in this process until the block ends."""
-    client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(cluster.kubeconfig)))
+def start_controller(
+    cluster: KubeHTTP, *, as_user: str | None = None, **options: Any
+) -> Iterator[Controller]:
+    """The controller built as ``main`` builds it, running in this process until the block ends
+    (as the session's admin, or impersonating ``as_user``)."""
+    client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(cluster.kubeconfig), as_user=as_user))
     opts = Options(
         kubeconfig=str(cluster.kubeconfig),
         metrics_bind_address="0",
