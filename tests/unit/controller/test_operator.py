@@ -15,8 +15,11 @@ from tests.hang_guard import HANG_GUARD_S
 from karta.catalog import CATALOG_DATA_DIR, catalog_slugs
 from karta.controller.catalog_install import MANAGED_BY, catalog_objects, plan
 from karta.controller.crds import CRDRecord, trim_crd
+from karta.controller.events import EventRecorder
+from karta.controller.metrics import Metrics
 from karta.controller.operator import (
     Condition,
+    KartaOperator,
     crd_not_found_message,
     desired_conditions,
     index_labels,
@@ -24,6 +27,9 @@ from karta.controller.operator import (
     root_gvk,
     validation_text,
 )
+from karta.kube.client import KubeClient
+from karta.kube.config import ClusterConfig
+from karta.kube.watch import SyncEvent
 from karta.model import GVK
 
 
@@ -316,3 +322,56 @@ def test_the_install_plan_never_overwrites_a_users_karta() -> None:
     assert "apps-deployment-v1" in result.applied  # ours: applied again
     assert "apps-statefulset-v1" in result.applied  # the other claim is being deleted
     assert sorted([*result.applied, *result.skipped]) == sorted(catalog_slugs())
+
+
+# ------------------------------------------------------------------ watching (no API server)
+
+
+def _operator() -> KartaOperator:
+    client = KubeClient(ClusterConfig(server="https://127.0.0.1:1"))  # never contacted here
+    return KartaOperator(client, events=EventRecorder(client), metrics=Metrics())
+
+
+def _drain(operator: KartaOperator) -> set[str]:
+    keys = set()
+    while (key := operator.queue.get(timeout=0)) is not None:
+        keys.add(key)
+        operator.queue.done(key)
+    return keys
+
+
+def test_kartas_are_queued_and_a_crd_change_queues_its_kind() -> None:
+    operator = _operator()
+    labelled = _job(group="example.com", version="v1", kind="Widget")
+    labelled["metadata"] = {
+        "name": "by-labels",
+        "labels": {"run.ai/karta-group": "example.com", "run.ai/karta-kind": "Widget"},
+        "resourceVersion": "1",
+    }
+    unlabelled = _job(group="example.com", version="v2", kind="Widget")
+    unlabelled["metadata"] = {"name": "by-root", "resourceVersion": "1"}
+    other = _job()
+    other["metadata"] = {"name": "other", "resourceVersion": "1"}
+    operator.kartas._sync(SyncEvent([labelled, unlabelled, other, {"metadata": {"name": "junk"}}], "1"))
+    assert _drain(operator) == {"by-labels", "by-root", "other", "junk"}
+    operator._crd_changed("example.com", "Widget")
+    assert _drain(operator) == {"by-labels", "by-root"}
+    operator._crd_changed("example.com", "Gadget")
+    assert _drain(operator) == set()
+
+
+def test_the_gauge_counts_kartas_per_condition() -> None:
+    operator = _operator()
+    gvk = GVK("example.com", "v1", "Widget")
+    operator._record("a", desired_conditions("", gvk, True))
+    operator._record("b", desired_conditions("bad", gvk, True))
+    operator._record("b", desired_conditions("bad", gvk, False))  # replaces b's
+    registry = operator.metrics.registry
+
+    def value(condition: str, status: str) -> float | None:
+        return registry.get_sample_value("karta_definitions", {"condition": condition, "status": status})
+
+    assert (value("Ready", "True"), value("Ready", "False")) == (1, 1)
+    assert (value("CRDExists", "True"), value("CRDExists", "False")) == (1, 1)
+    operator._forget("b")
+    assert (value("Validated", "True"), value("Validated", "False")) == (1, 0)
