@@ -328,7 +328,10 @@ class KartaOperator:
         served = self.crds.serves(*gvk) if gvk is not None else False  # discovery errors: requeue
         desired = desired_conditions(validation, gvk, served)
         generation = _generation(obj)
-        previous = {c.get("type"): c for c in (_conditions_of(obj) or []) if _is_condition(c)}
+        existing = _conditions_of(obj)
+        previous = {
+            c["type"]: c for c in (existing if isinstance(existing, list) else []) if _is_condition(c)
+        }
         for condition in desired:
             before = previous.get(condition.type)
             changed = (
@@ -367,8 +370,8 @@ class KartaOperator:
             else:
                 resource_version = (patched.get("metadata") or {}).get("resourceVersion", resource_version)
 
-        conditions = merge_conditions(_conditions_of(obj), desired, generation=generation)
-        if conditions != _conditions_of(obj):
+        conditions = merge_conditions(existing, desired, generation=generation)
+        if conditions != existing:
             body: dict[str, Any] = {"status": {"conditions": conditions}}
             if resource_version:
                 body["metadata"] = {"resourceVersion": resource_version}
