@@ -69,6 +69,7 @@ READY_REASON: Final = "Ready"
 READY_MESSAGE: Final = "Validated and CRDExists are True"
 NOT_READY: Final = "NotReady"
 NOT_READY_MESSAGE: Final = "Validated and CRDExists must both be True"
+VALIDATION_CACHE: Final = 4096  # validator texts kept, one per Karta (uid)
 LABELS_RETRY_S: Final = 300.0  # after the index labels were refused
 MAX_MESSAGE: Final = 32768  # the CRD's maxLength for a condition message
 _LOG = logger("operator")
@@ -266,6 +267,7 @@ class KartaOperator:
         self._missing_crd = threading.Event()  # the Kartas CRD itself is absent: nothing to wait for
         self._summary: dict[str, tuple[tuple[str, str], ...]] = {}
         self._summary_lock = threading.Lock()
+        self._validated: dict[str, tuple[int, str]] = {}  # uid -> (generation, validator text)
 
     # -- readiness ------------------------------------------------------------------------------
     def synced(self) -> bool:
@@ -279,7 +281,8 @@ class KartaOperator:
     def _karta_changed(self, kind: str, obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
         key = object_key(obj)
         if kind == "DELETED":
-            self._forget(key)
+            meta = obj.get("metadata")
+            self._forget(key, meta.get("uid") if isinstance(meta, Mapping) else None)
             return
         self.queue.add(key)
 
@@ -307,8 +310,11 @@ class KartaOperator:
             for (condition, status), n in counts.items():
                 self.metrics.kartas.labels(condition=condition, status=status).set(n)
 
-    def _forget(self, key: str) -> None:
+    def _forget(self, key: str, uid: Any = None) -> None:
         self._record(key, None)
+        if isinstance(uid, str):
+            with self._summary_lock:
+                self._validated.pop(uid, None)
 
     # -- reconcile --------------------------------------------------------------------------------
     def reconcile(self, key: str) -> float | None:
@@ -324,7 +330,7 @@ class KartaOperator:
             return None
         name = str(meta.get("name") or key)
         gvk = root_gvk(obj)
-        validation, _warnings = validation_text(obj)
+        validation = self._validation(obj, meta)
         served = self.crds.serves(*gvk) if gvk is not None else False  # discovery errors: requeue
         desired = desired_conditions(validation, gvk, served)
         generation = _generation(obj)
@@ -378,6 +384,24 @@ class KartaOperator:
             self._write(lambda: self.client.patch(KARTA_RESOURCE, name, body, subresource="status"))
         self._record(key, desired)
         return requeue
+
+    def _validation(self, obj: Mapping[str, Any], meta: Mapping[str, Any]) -> str:
+        """The validator text, once per spec: our own status and label writes re-queue the Karta,
+        and validating an untrusted definition again each time would only repeat the work."""
+        generation = _generation(obj)
+        uid = meta.get("uid")
+        if not isinstance(uid, str) or not uid or generation is None:
+            return validation_text(obj)[0]
+        with self._summary_lock:
+            cached = self._validated.get(uid)
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        text = validation_text(obj)[0]
+        with self._summary_lock:
+            if len(self._validated) >= VALIDATION_CACHE and uid not in self._validated:
+                self._validated.pop(next(iter(self._validated)))
+            self._validated[uid] = (generation, text)
+        return text
 
     def _write(self, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         try:
