@@ -375,3 +375,21 @@ def test_the_gauge_counts_kartas_per_condition() -> None:
     assert (value("CRDExists", "True"), value("CRDExists", "False")) == (1, 1)
     operator._forget("b")
     assert (value("Validated", "True"), value("Validated", "False")) == (1, 0)
+
+
+def test_a_karta_is_validated_once_per_generation() -> None:
+    operator = _operator()
+    obj = _job()
+    obj["metadata"] = {"name": "jobs", "uid": "u-1", "generation": 1}
+    assert operator._validation(obj, obj["metadata"]) == ""
+    broken = copy.deepcopy(obj)
+    broken["spec"]["structureDefinition"]["rootComponent"]["ownerRef"] = "x"
+    assert operator._validation(broken, broken["metadata"]) == ""  # same generation: the text it had
+    broken["metadata"]["generation"] = 2
+    assert operator._validation(broken, broken["metadata"]) == "root component cannot have owner ref"
+    operator._karta_changed("DELETED", broken, None)
+    assert operator._validated == {}
+    anonymous = copy.deepcopy(broken)
+    del anonymous["metadata"]["uid"]
+    assert operator._validation(anonymous, anonymous["metadata"]) == "root component cannot have owner ref"
+    assert operator._validated == {}
