@@ -139,7 +139,7 @@ class Condition:
     message: str
 
 
-def desired_conditions(validation: str, gvk: GVK | None, served: bool) -> list[Condition]:
+def desired_conditions(validation: str, gvk: GVK | None, *, served: bool) -> list[Condition]:
     """The three conditions of 15.1 for a validator text (empty: valid), the root GVK (None: the
     root has no kind, CRDExists keeps its default) and whether the GVK is served."""
     if validation:
@@ -332,7 +332,7 @@ class KartaOperator:
         gvk = root_gvk(obj)
         validation = self._validation(obj, meta)
         served = self.crds.serves(*gvk) if gvk is not None else False  # discovery errors: requeue
-        desired = desired_conditions(validation, gvk, served)
+        desired = desired_conditions(validation, gvk, served=served)
         generation = _generation(obj)
         existing = _conditions_of(obj)
         previous = {

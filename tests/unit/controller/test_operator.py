@@ -152,12 +152,12 @@ def _types(conditions: list[Condition]) -> list[tuple[str, str, str]]:
 
 def test_desired_conditions() -> None:
     gvk = GVK("example.com", "v1", "Widget")
-    assert _types(desired_conditions("", gvk, True)) == [
+    assert _types(desired_conditions("", gvk, served=True)) == [
         ("Validated", "True", "ValidationSucceeded"),
         ("CRDExists", "True", "CRDFound"),
         ("Ready", "True", "Ready"),
     ]
-    failed = desired_conditions("component name is empty", gvk, False)
+    failed = desired_conditions("component name is empty", gvk, served=False)
     assert _types(failed) == [
         ("Validated", "False", "ValidationFailed"),
         ("CRDExists", "False", "CRDNotFound"),
@@ -167,12 +167,12 @@ def test_desired_conditions() -> None:
     assert failed[1].message == "CRD for example.com/Widget not found or does not serve version v1"
     assert failed[1].message == crd_not_found_message(gvk)
     assert failed[2].message == "Validated and CRDExists must both be True"
-    assert _types(desired_conditions("", gvk, False))[2] == ("Ready", "False", "NotReady")
-    assert _types(desired_conditions("bad", gvk, True))[2] == ("Ready", "False", "NotReady")
+    assert _types(desired_conditions("", gvk, served=False))[2] == ("Ready", "False", "NotReady")
+    assert _types(desired_conditions("bad", gvk, served=True))[2] == ("Ready", "False", "NotReady")
 
 
 def test_a_root_without_kind_keeps_the_default_crd_condition() -> None:
-    crd = desired_conditions("", None, False)[1]
+    crd = desired_conditions("", None, served=False)[1]
     assert (crd.status, crd.reason, crd.message) == (
         "False",
         "Pending",
@@ -181,12 +181,12 @@ def test_a_root_without_kind_keeps_the_default_crd_condition() -> None:
 
 
 def test_a_long_validator_text_fits_the_crds_message_limit() -> None:
-    assert len(desired_conditions("x" * 40_000, None, False)[0].message) == 32768
+    assert len(desired_conditions("x" * 40_000, None, served=False)[0].message) == 32768
 
 
 def test_merge_sets_every_condition_with_the_generation() -> None:
     merged = merge_conditions(
-        None, desired_conditions("", GVK("", "v1", "Pod"), True), generation=3, now="T1"
+        None, desired_conditions("", GVK("", "v1", "Pod"), served=True), generation=3, now="T1"
     )
     assert [c["type"] for c in merged] == ["Validated", "CRDExists", "Ready"]
     assert all(c["observedGeneration"] == 3 and c["lastTransitionTime"] == "T1" for c in merged)
@@ -202,16 +202,19 @@ def test_merge_sets_every_condition_with_the_generation() -> None:
 
 def test_the_transition_time_moves_only_when_the_status_does() -> None:
     gvk = GVK("example.com", "v1", "Widget")
-    first = merge_conditions([], desired_conditions("bad", gvk, False), generation=1, now="T1")
+    first = merge_conditions([], desired_conditions("bad", gvk, served=False), generation=1, now="T1")
     # another message, same status: the time stays
-    second = merge_conditions(first, desired_conditions("worse", gvk, False), generation=2, now="T2")
+    second = merge_conditions(first, desired_conditions("worse", gvk, served=False), generation=2, now="T2")
     assert [c["lastTransitionTime"] for c in second] == ["T1", "T1", "T1"]
     assert second[0]["message"] == "worse" and second[0]["observedGeneration"] == 2
     # the CRD appears: CRDExists flips, the others keep their time
-    third = merge_conditions(second, desired_conditions("worse", gvk, True), generation=2, now="T3")
+    third = merge_conditions(second, desired_conditions("worse", gvk, served=True), generation=2, now="T3")
     assert [c["lastTransitionTime"] for c in third] == ["T1", "T3", "T1"]
     # nothing changes: the same list
-    assert merge_conditions(third, desired_conditions("worse", gvk, True), generation=2, now="T4") == third
+    assert (
+        merge_conditions(third, desired_conditions("worse", gvk, served=True), generation=2, now="T4")
+        == third
+    )
 
 
 def test_merge_keeps_other_conditions_and_drops_garbage() -> None:
@@ -222,7 +225,7 @@ def test_merge_keeps_other_conditions_and_drops_garbage() -> None:
         {"type": "Ready", "status": "False", "reason": "Pending", "message": "", "lastTransitionTime": "T0"},
     ]
     merged = merge_conditions(
-        existing, desired_conditions("", GVK("", "v1", "Pod"), True), generation=None, now="T1"
+        existing, desired_conditions("", GVK("", "v1", "Pod"), served=True), generation=None, now="T1"
     )
     assert [c["type"] for c in merged] == ["Custom", "Ready", "Validated", "CRDExists"]
     assert merged[0] == existing[2]
@@ -234,7 +237,7 @@ def test_the_legacy_condition_name_is_read() -> None:
     legacy = [
         {"type": "KartaValidated", "status": "True", "reason": "X", "message": "", "lastTransitionTime": "T0"}
     ]
-    merged = merge_conditions(legacy, desired_conditions("", None, False), generation=1, now="T1")
+    merged = merge_conditions(legacy, desired_conditions("", None, served=False), generation=1, now="T1")
     validated = next(c for c in merged if c["type"] == "Validated")
     assert validated["lastTransitionTime"] == "T0"
 
@@ -363,9 +366,9 @@ def test_kartas_are_queued_and_a_crd_change_queues_its_kind() -> None:
 def test_the_gauge_counts_kartas_per_condition() -> None:
     operator = _operator()
     gvk = GVK("example.com", "v1", "Widget")
-    operator._record("a", desired_conditions("", gvk, True))
-    operator._record("b", desired_conditions("bad", gvk, True))
-    operator._record("b", desired_conditions("bad", gvk, False))  # replaces b's
+    operator._record("a", desired_conditions("", gvk, served=True))
+    operator._record("b", desired_conditions("bad", gvk, served=True))
+    operator._record("b", desired_conditions("bad", gvk, served=False))  # replaces b's
     registry = operator.metrics.registry
 
     def value(condition: str, status: str) -> float | None:
