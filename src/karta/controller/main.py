@@ -15,16 +15,21 @@ import sys
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 
+from karta.controller.catalog_install import CatalogInstaller
 from karta.controller.definitions import LiveDefinitions
 from karta.controller.events import EventRecorder
+from karta.controller.informer import Informer
+from karta.controller.karta_webhooks import KartaWebhooks
 from karta.controller.logs import configure, logger
 from karta.controller.manager import Manager, parse_address
 from karta.controller.metrics import Metrics
+from karta.controller.operator import KartaOperator
 from karta.controller.options import Options, parse
 from karta.controller.webhook.server import CertFiles, WebhookServer
 from karta.errors import KartaError
 from karta.kube.client import KubeClient
 from karta.kube.config import ConfigOverrides, load_config
+from karta.kube.kartas import KARTA_RESOURCE
 
 __all__ = ["Controller", "build", "main"]
 
@@ -80,6 +85,14 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
         events=EventRecorder(client, instance=identity()),
         definitions=definitions,
     )
+    # The Karta operator (15.1), leader-only; --install-catalog applies the catalog once.
+    operator = KartaOperator(client, events=controller.events, metrics=metrics, workers=options.workers)
+    manager.add(operator, leader_only=True)
+    manager.add_ready_check("karta-operator", lambda: not manager.leading or operator.synced())
+    controller.parts["karta-operator"] = operator
+    if options.install_catalog:
+        controller.parts["catalog-installer"] = installer = CatalogInstaller(client)
+        manager.add(installer, leader_only=True)
     if options.enable_webhook:
         server = WebhookServer(
             CertFiles(options.webhook_cert_dir),
@@ -90,6 +103,13 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
         controller.webhooks = server
         manager.add(server)
         manager.add_ready_check("webhook", server.serving.is_set)
+        # The Karta webhooks (14.4) on every replica, over a cache of the cluster's Kartas.
+        karta_cache = definitions.informer
+        if not options.cluster_definitions:
+            karta_cache = Informer(client, KARTA_RESOURCE, name="informer/kartas-webhook")
+            manager.add(karta_cache)
+            manager.add_ready_check("karta-webhook-cache", karta_cache.synced.is_set)
+        KartaWebhooks(karta_cache.objects).register(server)
         if options.backend != "none":
             _add_pod_binding(controller, server)
     return controller
