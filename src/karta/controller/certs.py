@@ -360,9 +360,9 @@ class CertManager:
         client: KubeClient,
         files: CertFiles,
         *,
-        namespace: str,
+        namespace: str | None,
         secret: str,
-        hosts: Sequence[str],
+        hosts: Sequence[str] | Callable[[str], Sequence[str]],
         webhook_configurations: Sequence[tuple[str, str]] = (),
         validity: Validity | None = None,
         interval: float = 30.0,
@@ -370,9 +370,9 @@ class CertManager:
     ) -> None:
         self.client = client
         self.files = files
-        self.namespace = namespace
+        self._namespace = namespace  # None: the client's namespace, read when first needed
         self.secret_name = secret
-        self.hosts = list(hosts)
+        self._hosts = hosts  # or a function of the namespace
         # (resource, name): ("mutatingwebhookconfigurations", "karta-operator-mutating"), ...
         self.webhook_configurations = list(webhook_configurations)
         self.validity = validity or Validity()
@@ -382,6 +382,17 @@ class CertManager:
         self.bundle: bytes | None = None
         self._written: tuple[bytes, bytes] | None = None
         self._patched: dict[tuple[str, str], bytes] = {}
+
+    @property
+    def namespace(self) -> str:
+        if self._namespace is None:
+            self._namespace = self.client.namespace
+        return self._namespace
+
+    @property
+    def hosts(self) -> list[str]:
+        hosts = self._hosts
+        return list(hosts(self.namespace) if callable(hosts) else hosts)
 
     # -- one round -------------------------------------------------------------------------------
     def _secret_path(self) -> str:

@@ -16,16 +16,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 
+from karta.controller.catalog_install import CatalogInstaller
 from karta.controller.definitions import LiveDefinitions
 from karta.controller.events import EventRecorder
+from karta.controller.informer import Informer
+from karta.controller.karta_webhooks import KartaWebhooks
 from karta.controller.logs import configure, logger
 from karta.controller.manager import Elector, Manager, parse_address
 from karta.controller.metrics import Metrics
+from karta.controller.operator import KartaOperator
 from karta.controller.options import Options, parse
 from karta.controller.webhook.server import CertFiles, WebhookServer
 from karta.errors import KartaError
 from karta.kube.client import KubeClient
 from karta.kube.config import ConfigOverrides, load_config
+from karta.kube.kartas import KARTA_RESOURCE
 
 __all__ = ["Controller", "build", "main"]
 
@@ -81,6 +86,14 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
         events=EventRecorder(client, instance=identity()),
         definitions=definitions,
     )
+    # The Karta operator (15.1), leader-only; --install-catalog applies the catalog once.
+    operator = KartaOperator(client, events=controller.events, metrics=metrics, workers=options.workers)
+    manager.add(operator, leader_only=True)
+    manager.add_ready_check("karta-operator", lambda: not manager.leading or operator.synced())
+    controller.parts["karta-operator"] = operator
+    if options.install_catalog:
+        controller.parts["catalog-installer"] = installer = CatalogInstaller(client)
+        manager.add(installer, leader_only=True)
     if options.enable_webhook:
         server = WebhookServer(
             CertFiles(options.webhook_cert_dir),
@@ -92,6 +105,15 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
         _add_tls_and_registration(controller, server)
         manager.add(server)
         manager.add_ready_check("webhook", server.serving.is_set)
+        # The Karta webhooks (14.4) on every replica, over a cache of the cluster's Kartas.
+        karta_cache = definitions.informer
+        if not options.cluster_definitions:
+            karta_cache = Informer(client, KARTA_RESOURCE, name="informer/kartas-webhook")
+            manager.add(karta_cache)
+            manager.add_ready_check("karta-webhook-cache", karta_cache.synced.is_set)
+        KartaWebhooks(karta_cache.objects).register(server)
+        if options.backend != "none":
+            _add_pod_binding(controller, server)
     if options.leader_elect:
         manager.elector = _elector(options, client)
     return controller
@@ -104,7 +126,7 @@ def _add_tls_and_registration(controller: Controller, server: WebhookServer) -> 
     from karta.controller.webhook.registration import Registration
 
     options, client = controller.options, controller.client
-    namespace = options.webhook_namespace or client.namespace
+    namespace = options.webhook_namespace  # None: the client's, read when the parts run
     bundle: Callable[[], bytes | None]
     if options.webhook_cert_mode == "auto":
         certs = CertManager(
@@ -112,7 +134,7 @@ def _add_tls_and_registration(controller: Controller, server: WebhookServer) -> 
             server.certs,
             namespace=namespace,
             secret=options.webhook_cert_secret,
-            hosts=serving_hosts(options.webhook_service_name, namespace, options.webhook_url),
+            hosts=lambda ns: serving_hosts(options.webhook_service_name, ns, options.webhook_url),
             webhook_configurations=(
                 ("mutatingwebhookconfigurations", options.mutating_webhook_name),
                 ("validatingwebhookconfigurations", options.validating_webhook_name),
@@ -147,6 +169,39 @@ def _elector(options: Options, client: KubeClient) -> Elector:
         renew_deadline=options.renew_deadline,
         retry_period=options.retry_period,
     )
+
+
+def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
+    """The pod webhook (mode B, option 2) and the leader-only pass reporting pods that escaped it."""
+    from karta.controller.escaped import INTERVAL_S, EscapedPods
+    from karta.controller.owner_cache import OwnerCache
+    from karta.controller.pods import PATH, PodAdmission, PodBinder
+
+    options, definitions = controller.options, controller.definitions
+    binder = PodBinder(
+        store=lambda: definitions.store,
+        owners=OwnerCache(controller.client),
+        backend=options.backend,
+        scheduler_name=options.scheduler_name,
+    )
+    admission = PodAdmission(
+        binder,
+        controller.client,
+        metrics=controller.metrics,
+        events=controller.events,
+        namespaces=options.namespaces,
+    )
+    server.register(PATH, "pods", admission)
+    escaped = EscapedPods(
+        binder,
+        controller.client,
+        metrics=controller.metrics,
+        events=controller.events,
+        namespaces=options.namespaces,
+        interval=min(INTERVAL_S, options.resync_period),
+    )
+    controller.manager.add(escaped, leader_only=True)
+    controller.parts.update({"pod-admission": admission, "escaped-pods": escaped})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -69,7 +69,7 @@ class Manager:
     _parts: list[tuple[Runnable, bool]] = field(default_factory=list)
     _checks: dict[str, Callable[[], bool]] = field(default_factory=dict)
     _threads: list[threading.Thread] = field(default_factory=list)
-    _servers: list[ThreadingHTTPServer] = field(default_factory=list)
+    _servers: dict[str, ThreadingHTTPServer] = field(default_factory=dict)
     _leading: threading.Event = field(default_factory=threading.Event)
     # Set once the parts have stopped: only then does the elector give the lease up, so that the
     # next leader never starts while this one still drains its queue.
@@ -183,7 +183,7 @@ class Manager:
         if self._elector_thread is not None:
             # The release is one request: allowed a little time even when the parts used it all.
             self._elector_thread.join(max(2.0, deadline - time.monotonic()))
-        for server in self._servers:
+        for server in self._servers.values():
             server.shutdown()
             server.server_close()
         _LOG.info("stopped")
@@ -192,14 +192,13 @@ class Manager:
     def _serve(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], name: str) -> None:
         server = ThreadingHTTPServer(address, handler)
         server.daemon_threads = True
-        self._servers.append(server)
+        self._servers[name] = server
         threading.Thread(target=server.serve_forever, name=f"{name}-server", daemon=True).start()
         _LOG.info("serving", extra={"endpoint": name, "address": f"{address[0]}:{server.server_address[1]}"})
 
     def bound_port(self, name: str) -> int:
-        """The port an endpoint listens on (``probes`` or ``metrics``; for ``:0`` in tests)."""
-        index = {"probes": 0, "metrics": 1 if self.probe_address is not None else 0}[name]
-        return int(self._servers[index].server_address[1])
+        """The port an endpoint listens on (``probes`` or ``metrics``; for port 0 in tests)."""
+        return int(self._servers[name].server_address[1])
 
     def _probe_handler(self) -> type[BaseHTTPRequestHandler]:
         manager = self

@@ -84,9 +84,9 @@ class _Stream:
         while True:
             try:
                 line = self.response.readline()
+            # AttributeError: http.client's chunked reader when close() runs on another thread
+            # mid-read (its fp is set to None under it); a stop, reported as a broken stream.
             except (OSError, http.client.HTTPException, ValueError, AttributeError) as exc:
-                # AttributeError: http.client's reader after close() from another thread (a
-                # watch stopped on shutdown) finds its file gone; the caller knows it closed it.
                 raise ClusterUnreachableError(f"watch stream broken: {exc}") from exc
             if not line:
                 return

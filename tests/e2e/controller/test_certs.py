@@ -109,7 +109,10 @@ def test_auto_mode_creates_secret_files_and_ca_bundle_and_the_api_server_calls_o
             kube_client,
         )
         with running(second):
-            wait_for(lambda: second.manager.ready()[0], "the second replica to be ready")
+            wait_for(
+                lambda: all(second.manager.ready()[1][c] for c in ("webhook", "webhook-certs")),
+                "the second replica to serve",
+            )
             assert (tmp_path / "b" / "tls.crt").read_bytes() == data["tls.crt"]
             assert served_certificate(second_port, data["ca.crt"]) == leaf.public_bytes(_der_encoding())
             again = kube_client.get("secrets", options.webhook_cert_secret, namespace=namespace)

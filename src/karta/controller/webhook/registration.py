@@ -177,7 +177,8 @@ def apply(client: KubeClient, objects: list[dict[str, Any]]) -> None:
 class Registration:
     """The part that registers the webhooks (``--register-webhooks``): once the CA bundle is
     known (``bundle`` returns it, or None while there is none yet), then again whenever it
-    changes; retried with back-off while the API server refuses."""
+    changes; retried with back-off while the API server refuses. ``namespace`` None: the
+    client's."""
 
     name = "webhook-registration"
 
@@ -186,7 +187,7 @@ class Registration:
         client: KubeClient,
         options: Options,
         *,
-        namespace: str,
+        namespace: str | None,
         bundle: Callable[[], bytes | None],
         interval: float = 5.0,
     ) -> None:
@@ -206,7 +207,9 @@ class Registration:
                 try:
                     apply(
                         self.client,
-                        webhook_configurations(self.options, namespace=self.namespace, ca_bundle=bundle),
+                        webhook_configurations(
+                            self.options, namespace=self.namespace or self.client.namespace, ca_bundle=bundle
+                        ),
                     )
                 except ClusterError as exc:
                     failures += 1

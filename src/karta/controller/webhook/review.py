@@ -45,7 +45,9 @@ def json_pointer(*parts: str) -> str:
 def response(review: Mapping[str, Any], answer: Answer) -> dict[str, Any]:
     """The AdmissionReview that answers ``review`` (same apiVersion, the request's uid)."""
     request = review.get("request") or {}
-    out: dict[str, Any] = {"uid": request.get("uid", ""), "allowed": answer.allowed}
+    uid = request.get("uid", "") if isinstance(request, Mapping) else ""
+    api_version = review.get("apiVersion")  # echoed only when it is a string: the review is untrusted
+    out: dict[str, Any] = {"uid": uid if isinstance(uid, str) else "", "allowed": answer.allowed}
     if not answer.allowed:
         out["status"] = {
             "code": answer.code,
@@ -58,7 +60,7 @@ def response(review: Mapping[str, Any], answer: Answer) -> dict[str, Any]:
     if answer.warnings:
         out["warnings"] = [w[:512] for w in answer.warnings][:16]
     return {
-        "apiVersion": review.get("apiVersion") or "admission.k8s.io/v1",
+        "apiVersion": api_version if isinstance(api_version, str) and api_version else "admission.k8s.io/v1",
         "kind": "AdmissionReview",
         "response": out,
     }

@@ -164,7 +164,7 @@ class WebhookServer:
                     review = json.loads(self.rfile.read(length))
                     if not isinstance(review, Mapping) or not isinstance(review.get("request"), Mapping):
                         raise ValueError("not an AdmissionReview")
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: JSON nested too deep to read
                     metrics.webhook_requests.labels(webhook=name, outcome="error").inc()
                     self._send(400, b'{"error": "expected an AdmissionReview"}')
                     return

@@ -1,0 +1,125 @@
+"""The top owner of a pod at admission time: the controller-owner chain walked upwards with a small
+cache of owner objects that expires and is bounded, so a webhook that runs for months neither grows
+nor serves a workload's old spec for long.
+
+:class:`karta.kube.owners.OwnerChains` caches every read for its lifetime (right for one ``kli``
+command, wrong for a server). Here an entry lives :data:`TTL_S` seconds, at most
+:data:`MAX_ENTRIES` entries are kept (least recently used first out), a read error is never cached,
+and a cached owner whose UID differs from the reference (the workload was re-created under the same
+name) is read again. Owners are read in full: the top owner is the workload object the definition is
+evaluated on, and the intermediate ones (a JobSet's Jobs, a Deployment's ReplicaSets) are small.
+The walk follows the ``controller: true`` reference, at most :data:`~karta.kube.owners.MAX_DEPTH`
+links, and stops at ``deadline`` (``time.monotonic()``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from karta.errors import ClusterError
+from karta.kube.client import KubeClient
+from karta.kube.owners import MAX_DEPTH, OwnerLink, controller_ref
+
+__all__ = ["MAX_ENTRIES", "TTL_S", "OwnerCache", "OwnerWalk"]
+
+TTL_S: Final = 10.0
+MAX_ENTRIES: Final = 2048
+
+
+@dataclass(frozen=True)
+class OwnerWalk:
+    """The chain above one object, nearest first; ``top`` is the last owner read (None when the
+    object has no controller owner, or the first owner could not be read), ``error`` why the walk
+    stopped before reaching an object without a controller owner."""
+
+    links: tuple[OwnerLink, ...]
+    top: dict[str, Any] | None
+    error: str | None = None
+
+
+class OwnerCache:
+    """Owner reads through ``client``, cached per (namespace, apiVersion, kind, name)."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        ttl: float = TTL_S,
+        max_entries: int = MAX_ENTRIES,
+        clock: Any = time.monotonic,
+    ) -> None:
+        self.client = client
+        self.ttl = ttl
+        self.max_entries = max_entries
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple[str, str, str, str], tuple[float, dict[str, Any]]] = OrderedDict()
+        self.reads = 0  # owners fetched from the API server (the rest came from the cache)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def forget(self, namespace: str, api_version: str, kind: str, name: str) -> None:
+        with self._lock:
+            self._entries.pop((namespace, api_version, kind, name), None)
+
+    def walk(self, obj: Mapping[str, Any], *, deadline: float | None = None) -> OwnerWalk:
+        metadata = obj.get("metadata")
+        namespace = str(metadata.get("namespace") or "") if isinstance(metadata, Mapping) else ""
+        links: list[OwnerLink] = []
+        top: dict[str, Any] | None = None
+        current: Mapping[str, Any] = obj
+        while True:
+            ref = controller_ref(current) if isinstance(current.get("metadata"), Mapping) else None
+            if ref is None:
+                return OwnerWalk(tuple(links), top)
+            if len(links) >= MAX_DEPTH:
+                return OwnerWalk(tuple(links), top, f"owner chain deeper than {MAX_DEPTH}")
+            if deadline is not None and self._clock() > deadline:
+                return OwnerWalk(tuple(links), top, "out of time walking the owner chain")
+            api_version, kind = str(ref.get("apiVersion") or ""), str(ref.get("kind") or "")
+            name, uid = str(ref.get("name") or ""), str(ref.get("uid") or "")
+            if not (api_version and kind and name):
+                return OwnerWalk(tuple(links), top, "an owner reference without apiVersion, kind or name")
+            try:
+                rtype = self.client.discovery.for_api_version(api_version, kind)
+            except ClusterError as exc:
+                links.append(OwnerLink(api_version, kind, name, uid, namespace))
+                return OwnerWalk(tuple(links), top, f"unknown owner type {kind} ({api_version}): {exc}")
+            link = OwnerLink(api_version, kind, name, uid, namespace if rtype.namespaced else "")
+            links.append(link)
+            try:
+                owner = self._read(link, rtype)
+            except ClusterError as exc:
+                return OwnerWalk(tuple(links), top, f"cannot read {kind} {name}: {exc}")
+            top = owner
+            current = owner
+
+    def _read(self, link: OwnerLink, rtype: Any) -> dict[str, Any]:
+        key = (link.namespace, link.api_version, link.kind, link.name)
+        now = self._clock()
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                stamp, owner = entry
+                uid = str((owner.get("metadata") or {}).get("uid") or "")
+                if now - stamp <= self.ttl and (not link.uid or uid == link.uid):
+                    self._entries.move_to_end(key)
+                    return owner
+                del self._entries[key]
+        owner = self.client.get(rtype, link.name, namespace=link.namespace or None)
+        got_uid = str((owner.get("metadata") or {}).get("uid") or "")
+        if link.uid and got_uid and got_uid != link.uid:
+            raise ClusterError(f"{link.kind} {link.name} was replaced (uid {got_uid}, not {link.uid})")
+        with self._lock:
+            self.reads += 1
+            self._entries[key] = (self._clock(), owner)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+        return owner

@@ -1,0 +1,538 @@
+"""Pod binding at admission (gang-backends.md 1.1, mode B option 2): the mutating webhook on Pod
+CREATE at :data:`PATH` that points each pod of a covered workload at its gang's group object.
+
+From the pod alone (its owner references and labels: the workload's own controller is never waited
+for) :class:`PodBinder` resolves the top owner (:class:`~karta.controller.owner_cache.OwnerCache`),
+the definition for the top owner's GVK (:class:`~karta.definitions.DefinitionStore`), and renders the
+backend's objects and this pod's binding with the library (:func:`karta.render.render` with the pod,
+so alpha gangs, discoverable only from pods, are rendered too). :class:`PodAdmission` is the webhook
+handler: it server-side applies the rendered group objects (field manager ``karta``; an object the
+API server already holds with other values is accepted as it is, since immutable fields are never
+forced; a Workload API Workload is only created when missing, see :func:`_create_only`) so that the
+pod never points at a group that does not exist, then answers with a JSON patch:
+
+- Workload API: ``spec.schedulingGroup.podGroupName`` (immutable after creation, the reason this
+  webhook exists);
+- Volcano: annotations ``scheduling.k8s.io/group-name`` and ``volcano.sh/task-spec``;
+- coscheduling: label ``scheduling.x-k8s.io/pod-group``;
+- KAI (mode B): annotation ``pod-group-name``, label ``kai.scheduler/subgroup-name`` and
+  ``kai.scheduler/skip-podgrouper: "true"`` on the pod (KAI's pod-grouper reads it on the pod or
+  any owner; on the pod we need not patch the workload);
+
+plus ``spec.schedulerName`` (the backend's, or ``--scheduler-name``). A pod that belongs to no covered
+workload is allowed unchanged. Every failure (an owner that cannot be read, an ambiguous
+definition, an extraction or jq budget error, an API error, more than :data:`HANDLING_TIMEOUT_S`
+seconds) allows the pod unchanged, counts ``karta_unbound_pods{reason}`` and writes a Warning event
+on the workload (asynchronously: the answer never waits for it). Hostile input never raises.
+Dry-run requests get the patch without any object being written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from karta.controller.events import EventRecorder
+from karta.controller.logs import logger
+from karta.controller.metrics import Metrics
+from karta.controller.owner_cache import OwnerCache, OwnerWalk
+from karta.controller.webhook.review import Answer, allow, json_pointer
+from karta.definitions import DefinitionStore, StoredDefinition
+from karta.errors import (
+    ApiError,
+    ClusterError,
+    ExtractionError,
+    GangError,
+    JqBudgetError,
+    JqError,
+    KartaError,
+    NoDefinitionError,
+    PodQueryError,
+    ResolutionError,
+)
+from karta.extract import ComponentFactory
+from karta.jq import Evaluator
+from karta.kube.client import KubeClient
+from karta.model import GVK
+from karta.render import BackendOptions, options_for, render
+
+__all__ = [
+    "EVENT_REASON",
+    "HANDLING_TIMEOUT_S",
+    "PATH",
+    "WEBHOOK_NAME",
+    "Binding",
+    "BindingFailure",
+    "PodAdmission",
+    "PodBinder",
+    "binding_patch",
+    "conflicting_group",
+    "missing_binding",
+    "pod_webhook",
+    "render_options",
+]
+
+PATH: Final = "/mutate--v1-pod"
+WEBHOOK_NAME: Final = "pods.karta.run.ai"
+HANDLING_TIMEOUT_S: Final = 4.0  # the API server gives the webhook 5 s
+EVENT_REASON: Final = "PodNotBound"
+FIELD_MANAGER: Final = "karta"
+KAI_SKIP_PODGROUPER: Final = "kai.scheduler/skip-podgrouper"
+APPLIED_TTL_S: Final = 30.0
+_LOG = logger("pods")
+
+
+class BindingFailure(Exception):
+    """The pod belongs to a covered workload but cannot be bound: ``reason`` is the metric label."""
+
+    def __init__(self, reason: str, message: str, workload: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.workload = workload
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A pod of a covered workload: the workload, its definition, the rendered group objects and this
+    pod's binding as a merge patch (``{metadata: {labels, annotations}, spec}``; None when the pod is
+    in no gang, e.g. a component outside the gang)."""
+
+    workload: dict[str, Any]
+    definition: StoredDefinition
+    objects: tuple[dict[str, Any], ...]
+    patches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def patch_for(self, pod_name: str) -> dict[str, Any] | None:
+        return self.patches.get(pod_name)
+
+
+def render_options(backend: str, *, scheduler_name: str | None = None) -> BackendOptions:
+    """The options the controller renders ``backend`` with: KAI in mode B (we create its PodGroups),
+    the scheduler name when one is configured."""
+    values: dict[str, Any] = {}
+    if scheduler_name and backend != "workload-api":
+        values["scheduler_name"] = scheduler_name
+    if backend == "kai":
+        values["kai_managed"] = True
+    return options_for(backend, values)
+
+
+def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _describe(obj: Mapping[str, Any]) -> str:
+    meta = _metadata(obj)
+    name = meta.get("name") or f"{meta.get('generateName') or ''}<generated>"
+    return f"{meta.get('namespace') or ''}/{name}" if meta.get("namespace") else str(name)
+
+
+class PodBinder:
+    """Resolves pods to their bindings (no writes): the part the webhook and the escaped-pod pass share."""
+
+    def __init__(
+        self,
+        *,
+        store: Callable[[], DefinitionStore],
+        owners: OwnerCache,
+        backend: str,
+        scheduler_name: str | None = None,
+        options: BackendOptions | None = None,
+    ) -> None:
+        self.store = store
+        self.owners = owners
+        self.backend = backend
+        self.scheduler_name = scheduler_name
+        self.options = (
+            options if options is not None else render_options(backend, scheduler_name=scheduler_name)
+        )
+
+    def covers_anything(self) -> bool:
+        """Whether any definition has gang instructions (else no pod can need a binding)."""
+        return any(d.karta.gang is not None for d in self.store().definitions)
+
+    def top(self, pod: Mapping[str, Any], *, deadline: float | None = None) -> OwnerWalk:
+        return self.owners.walk(pod, deadline=deadline)
+
+    def definition(self, walk: OwnerWalk) -> StoredDefinition | None:
+        """The definition for the top owner's GVK when it has gang instructions, else None. A chain
+        that could not be walked to its end is a failure only when what was read is covered."""
+        top = walk.top
+        if walk.error is not None:
+            # Covered if any owner on the way (by reference) has a definition with a gang.
+            for link in walk.links:
+                stored = self._lookup(link.api_version, link.kind)
+                if stored is not None:
+                    raise BindingFailure("owner", walk.error, top)
+            return None
+        if top is None:
+            return None
+        return self._lookup(str(top.get("apiVersion") or ""), str(top.get("kind") or ""), workload=top)
+
+    def _lookup(
+        self, api_version: str, kind: str, *, workload: Mapping[str, Any] | None = None
+    ) -> StoredDefinition | None:
+        if not api_version or not kind:
+            return None
+        try:
+            stored = self.store().definition_for(GVK.of(api_version, kind))
+        except NoDefinitionError:
+            return None
+        except ResolutionError as exc:
+            if workload is None:
+                return None
+            raise BindingFailure("definition", str(exc), workload) from exc
+        return stored if stored.karta.gang is not None else None
+
+    def bind(self, walk: OwnerWalk, stored: StoredDefinition, pods: Sequence[Mapping[str, Any]]) -> Binding:
+        """Render the workload's objects and the bindings of ``pods`` (pods of that workload)."""
+        workload = walk.top
+        assert workload is not None
+        try:
+            factory = ComponentFactory(stored.karta, workload, evaluator=Evaluator(trusted=stored.trusted))
+            rendering = render(self.backend, factory, pods=pods, options=self.options)
+        except JqBudgetError as exc:
+            raise BindingFailure("budget", f"{stored.name}: {exc}", workload) from exc
+        except (ExtractionError, JqError, PodQueryError) as exc:
+            raise BindingFailure("extraction", f"{stored.name}: {exc}", workload) from exc
+        except GangError as exc:
+            raise BindingFailure("render", f"{stored.name}: {exc}", workload) from exc
+        except KartaError as exc:
+            raise BindingFailure("extraction", f"{stored.name}: {exc}", workload) from exc
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError) as exc:
+            # A workload object of the wrong shape must not become a traceback.
+            raise BindingFailure(
+                "extraction", f"{stored.name}: cannot evaluate the workload: {exc}", workload
+            ) from exc
+        patches: dict[str, dict[str, Any]] = {}
+        for item in rendering.pod_patches:
+            patch = json.loads(json.dumps(item.patch))
+            if self.backend == "kai":
+                patch.setdefault("metadata", {}).setdefault("annotations", {})[KAI_SKIP_PODGROUPER] = "true"
+            if self.scheduler_name:
+                patch.setdefault("spec", {})["schedulerName"] = self.scheduler_name
+            patches[item.pod] = patch
+        return Binding(
+            workload=workload,
+            definition=stored,
+            objects=rendering.objects,
+            patches=patches,
+            warnings=rendering.warnings,
+        )
+
+
+def binding_patch(pod: Mapping[str, Any], merge: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The JSON patch (RFC 6902) that gives ``pod`` the binding ``merge`` (only what differs)."""
+    ops: list[dict[str, Any]] = []
+    meta = _metadata(pod)
+    wanted_meta = merge.get("metadata") or {}
+    for section in ("labels", "annotations"):
+        wanted = wanted_meta.get(section) or {}
+        if not wanted:
+            continue
+        current = meta.get(section)
+        if not isinstance(current, Mapping) or not current:
+            ops.append({"op": "add", "path": json_pointer("metadata", section), "value": dict(wanted)})
+            continue
+        for key, value in wanted.items():
+            if current.get(key) != value:
+                ops.append({"op": "add", "path": json_pointer("metadata", section, key), "value": value})
+    spec = pod.get("spec")
+    spec = spec if isinstance(spec, Mapping) else {}
+    for key, value in (merge.get("spec") or {}).items():
+        if spec.get(key) != value:
+            ops.append({"op": "add", "path": json_pointer("spec", key), "value": value})
+    return ops
+
+
+def missing_binding(pod: Mapping[str, Any], merge: Mapping[str, Any]) -> list[str]:
+    """What of the binding ``merge`` the pod lacks, as readable field paths (empty: bound). The
+    scheduler name is not part of the binding here: only the group reference is."""
+    ops = binding_patch(pod, merge)
+    out: list[str] = []
+    for op in ops:
+        path = str(op["path"])
+        if path == "/spec/schedulerName":
+            continue
+        if isinstance(op["value"], Mapping) and path.startswith("/metadata/"):
+            out.extend(f"{path[1:].replace('/', '.')}.{k}" for k in op["value"])
+        else:
+            out.append(path[1:].replace("/", ".").replace("~1", "/").replace("~0", "~"))
+    return out
+
+
+def conflicting_group(pod: Mapping[str, Any], merge: Mapping[str, Any]) -> bool:
+    """The pod already names a different group in an immutable field (set by its creator)."""
+    spec = pod.get("spec")
+    if not isinstance(spec, Mapping):
+        return False
+    for key in ("schedulingGroup", "workloadRef"):
+        wanted = (merge.get("spec") or {}).get(key)
+        if wanted is not None and spec.get(key) not in (None, wanted):
+            return True
+    return False
+
+
+class PodAdmission:
+    """The webhook handler (:data:`~karta.controller.webhook.review.Handler`) for :data:`PATH`."""
+
+    def __init__(
+        self,
+        binder: PodBinder,
+        client: KubeClient,
+        *,
+        metrics: Metrics,
+        events: EventRecorder,
+        timeout: float = HANDLING_TIMEOUT_S,
+        workers: int = 16,
+        namespaces: tuple[str, ...] = (),
+    ) -> None:
+        self.binder = binder
+        self.client = client
+        self.metrics = metrics
+        self.events = events
+        self.timeout = timeout
+        self.namespaces = frozenset(namespaces)  # empty: every namespace
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pod-admission")
+        self._event_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pod-admission-events")
+        self._applied_lock = threading.Lock()
+        self._applied: OrderedDict[tuple[str, ...], tuple[float, str]] = OrderedDict()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._event_pool.shutdown(wait=False, cancel_futures=True)
+
+    # --- the handler ----------------------------------------------------------------------------
+
+    def __call__(self, request: Mapping[str, Any]) -> Answer:
+        deadline = time.monotonic() + self.timeout
+        progress: dict[str, Any] = {}
+        try:
+            future = self._pool.submit(self._handle, request, deadline, progress)
+        except RuntimeError:  # shutting down
+            return allow()
+        try:
+            return future.result(timeout=max(0.0, deadline - time.monotonic()))
+        except FutureTimeout:
+            progress["late"] = True
+            return self._unbound(
+                request,
+                BindingFailure(
+                    "timeout",
+                    f"no binding within {self.timeout:g}s (owner reads, rendering and group objects)",
+                    progress.get("workload"),
+                ),
+            )
+
+    def _handle(self, request: Mapping[str, Any], deadline: float, progress: dict[str, Any]) -> Answer:
+        try:
+            return self._admit(request, deadline, progress)
+        except BindingFailure as failure:
+            if progress.get("late"):
+                return allow()
+            return self._unbound(request, failure)
+        except Exception as exc:  # never a traceback to the API server: allowed, unbound, logged
+            _LOG.exception("pod admission failed", extra={"pod": _describe(_pod_of(request) or {})})
+            if progress.get("late"):
+                return allow()
+            return self._unbound(request, BindingFailure("internal", str(exc), progress.get("workload")))
+
+    def _admit(self, request: Mapping[str, Any], deadline: float, progress: dict[str, Any]) -> Answer:
+        pod = _pod_of(request)
+        if pod is None:
+            return allow()
+        if self.namespaces and _metadata(pod).get("namespace") not in self.namespaces:
+            return allow()  # outside --namespace: the workload is not ours to gang-schedule
+        if not self.binder.covers_anything():
+            return allow()
+        walk = self.binder.top(pod, deadline=deadline)
+        if walk.error is not None and "out of time" in walk.error:
+            raise BindingFailure("timeout", walk.error, walk.top)
+        stored = self.binder.definition(walk)
+        if stored is None:
+            return allow()
+        progress["workload"] = walk.top
+        binding = self.binder.bind(walk, stored, [pod])
+        name = str(_metadata(pod).get("name") or "")
+        merge = binding.patch_for(name)
+        if merge is None:
+            return allow()  # not in any gang of the workload (e.g. a component outside the gang)
+        if conflicting_group(pod, merge):
+            return allow(
+                warnings=[f"karta: the pod already names a scheduling group; left as it is ({name})"]
+            )
+        if not request.get("dryRun"):
+            self._ensure_objects(binding, deadline)
+        if time.monotonic() > deadline:
+            raise BindingFailure("timeout", "out of time after writing the group objects", binding.workload)
+        return allow(binding_patch(pod, merge))
+
+    # --- group objects --------------------------------------------------------------------------
+
+    def _ensure_objects(self, binding: Binding, deadline: float) -> None:
+        for obj in binding.objects:
+            if time.monotonic() > deadline:
+                raise BindingFailure("timeout", "out of time writing the group objects", binding.workload)
+            meta = _metadata(obj)
+            key = (
+                str(obj.get("apiVersion")),
+                str(obj.get("kind")),
+                str(meta.get("namespace")),
+                str(meta.get("name")),
+            )
+            digest = hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+            now = time.monotonic()
+            with self._applied_lock:
+                seen = self._applied.get(key)
+                if seen is not None and seen[1] == digest and now - seen[0] < APPLIED_TTL_S:
+                    continue
+            if _create_only(obj) and self._exists(obj):
+                with self._applied_lock:
+                    self._applied[key] = (time.monotonic(), digest)
+                continue
+            try:
+                self.client.apply(obj, field_manager=FIELD_MANAGER)
+                outcome = "applied"
+            except ApiError as exc:
+                if exc.status not in (409, 422) or not self._exists(obj):
+                    self.metrics.gang_objects.labels(backend=self.binder.backend, outcome="failed").inc()
+                    raise BindingFailure(
+                        "api", f"cannot write {key[1]} {key[3]}: {exc}", binding.workload
+                    ) from exc
+                # Held with other values (another manager, or an immutable field): used as it is.
+                _LOG.info(
+                    "group object kept as it is", extra={"object": f"{key[1]}/{key[3]}", "error": str(exc)}
+                )
+                outcome = "unchanged"
+            except ClusterError as exc:
+                self.metrics.gang_objects.labels(backend=self.binder.backend, outcome="failed").inc()
+                raise BindingFailure(
+                    "api", f"cannot write {key[1]} {key[3]}: {exc}", binding.workload
+                ) from exc
+            self.metrics.gang_objects.labels(backend=self.binder.backend, outcome=outcome).inc()
+            with self._applied_lock:
+                self._applied[key] = (time.monotonic(), digest)
+                self._applied.move_to_end(key)
+                while len(self._applied) > 4096:
+                    self._applied.popitem(last=False)
+
+    def _exists(self, obj: Mapping[str, Any]) -> bool:
+        meta = _metadata(obj)
+        try:
+            rtype = self.client.discovery.for_api_version(str(obj.get("apiVersion")), str(obj.get("kind")))
+            self.client.get(rtype, str(meta.get("name")), namespace=str(meta.get("namespace") or "") or None)
+        except ClusterError:
+            return False
+        return True
+
+    # --- failures -------------------------------------------------------------------------------
+
+    def _unbound(self, request: Mapping[str, Any], failure: BindingFailure) -> Answer:
+        obj = request.get("object") if isinstance(request, Mapping) else None
+        pod = obj if isinstance(obj, Mapping) else {}  # as sent: no placeholder name in messages
+        self.metrics.unbound_pods.labels(reason=failure.reason).inc()
+        message = (
+            f"pod {_describe(pod)} admitted without its gang binding ({failure.reason}): {failure.message}"
+        )
+        _LOG.warning(
+            "pod admitted unbound",
+            extra={"pod": _describe(pod), "reason": failure.reason, "error": failure.message},
+        )
+        if failure.workload is not None:
+            with contextlib.suppress(RuntimeError):  # shutting down
+                self._event_pool.submit(self.events.warning, failure.workload, EVENT_REASON, message)
+        return Answer(True, warnings=(f"karta: {message}"[:512],), outcome="unbound")
+
+
+def _create_only(obj: Mapping[str, Any]) -> bool:
+    """A Workload is written only when missing: its templates are shared by every gang of the
+    workload (an alpha template carries the first gang's minimum, and this pod's gang may be another),
+    so rewriting it per pod would flip values the gang reconciler keeps."""
+    return str(obj.get("apiVersion") or "").startswith("scheduling.k8s.io/") and obj.get("kind") == "Workload"
+
+
+def _pod_of(request: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The pod of a CREATE request (a copy with namespace and a name filled in), else None."""
+    if not isinstance(request, Mapping) or request.get("operation", "CREATE") != "CREATE":
+        return None
+    kind = request.get("kind")
+    if isinstance(kind, Mapping) and (kind.get("group"), kind.get("kind")) not in (
+        ("", "Pod"),
+        (None, "Pod"),
+    ):
+        return None
+    sub = request.get("subResource")
+    if sub:
+        return None
+    obj = request.get("object")
+    if not isinstance(obj, Mapping) or obj.get("kind", "Pod") != "Pod":
+        return None
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        return None
+    pod = dict(obj)
+    metadata = dict(meta)
+    if not metadata.get("namespace") and isinstance(request.get("namespace"), str):
+        metadata["namespace"] = request["namespace"]
+    if not isinstance(metadata.get("name"), str) or not metadata.get("name"):
+        # generateName: the name is chosen after admission; any stable key matches the pod to itself.
+        stem = metadata.get("generateName") if isinstance(metadata.get("generateName"), str) else "pod-"
+        uid = str(request.get("uid") or "")[:8] or "admitted"
+        metadata["name"] = f"{stem}{uid}"
+    pod["metadata"] = metadata
+    pod.setdefault("apiVersion", "v1")
+    pod.setdefault("kind", "Pod")
+    return pod
+
+
+def pod_webhook(
+    *,
+    client_config: Mapping[str, Any],
+    failure_policy: str = "Ignore",
+    name: str = WEBHOOK_NAME,
+    namespace_selector: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``MutatingWebhookConfiguration.webhooks[]`` entry for pods (for whoever registers it):
+    Pod CREATE only, ``timeoutSeconds: 5``, side effects only outside dry runs (we write group
+    objects), never re-invoked, and never for kube-system."""
+    selector = (
+        dict(namespace_selector)
+        if namespace_selector is not None
+        else {
+            "matchExpressions": [
+                {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}
+            ]
+        }
+    )
+    return {
+        "name": name,
+        "admissionReviewVersions": ["v1"],
+        "clientConfig": dict(client_config),
+        "rules": [
+            {
+                "apiGroups": [""],
+                "apiVersions": ["v1"],
+                "operations": ["CREATE"],
+                "resources": ["pods"],
+                "scope": "Namespaced",
+            }
+        ],
+        "failurePolicy": failure_policy,
+        "matchPolicy": "Equivalent",
+        "sideEffects": "NoneOnDryRun",
+        "timeoutSeconds": 5,
+        "reinvocationPolicy": "Never",
+        "namespaceSelector": selector,
+    }

@@ -1,0 +1,270 @@
+"""Shared pieces of the pod-binding e2e tests: a serving certificate for 127.0.0.1 (made with
+``cryptography``), the controller run in-process with its webhook on a free port, a
+MutatingWebhookConfiguration pointing the API server at it, fake Nodes and bounded waits."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import ipaddress
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from karta.controller.main import Controller, build
+from karta.controller.options import Options
+from karta.controller.pods import PATH, pod_webhook
+from karta.kube import ConfigOverrides, KubeClient
+
+from ..kubehttp import KubeHTTP
+
+WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+
+
+def ok(answer: Any, *codes: int) -> dict[str, Any]:
+    assert answer.status in (codes or (200, 201)), answer.body
+    return answer.body if isinstance(answer.body, dict) else {}
+
+
+def wait(what: str, probe: Callable[[], Any], timeout: float = 60.0, interval: float = 0.2) -> Any:
+    """Poll ``probe`` until it returns something truthy (a bounded wait, not a timing)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(interval)
+
+
+def serving_cert(directory: Path) -> bytes:
+    """A CA and a certificate for IP 127.0.0.1 signed by it in ``directory`` (tls.crt, tls.key);
+    returns the CA certificate (PEM), the webhook's caBundle."""
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "karta-e2e-webhook-ca")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (directory / "tls.key").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return ca.public_bytes(serialization.Encoding.PEM)
+
+
+@contextmanager
+def running_controller(
+    kube: KubeHTTP, workdir: Path, *, backend: str, namespaces: tuple[str, ...] = (), **extra: Any
+) -> Iterator[tuple[Controller, bytes]]:
+    """``karta-controller --backend BACKEND --enable-webhook`` in this process (webhook on a free
+    port of 127.0.0.1, no metrics or probe endpoints); yields the controller and the caBundle."""
+    ca = serving_cert(workdir / "certs")
+    (workdir / "definitions").mkdir(exist_ok=True)
+    options = Options(
+        backend=backend,
+        enable_webhook=True,
+        webhook_host="127.0.0.1",
+        webhook_port=0,
+        webhook_cert_mode="manual",
+        webhook_cert_dir=workdir / "certs",
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        cluster_definitions=False,
+        definitions_dir=workdir / "definitions",
+        namespaces=namespaces,
+        shutdown_timeout=5.0,
+        **extra,
+    )
+    client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(kube.kubeconfig)))
+    controller = build(options, client)
+    assert controller.webhooks is not None
+    controller.manager.start()
+    try:
+        wait("the webhook server", controller.webhooks.serving.is_set, timeout=15)
+        yield controller, ca
+    finally:
+        controller.manager.shutdown()
+        admission = controller.parts.get("pod-admission")
+        close = getattr(admission, "close", None)
+        if close is not None:
+            close()
+        client.close()
+
+
+def webhook_url(controller: Controller) -> str:
+    assert controller.webhooks is not None
+    return f"https://127.0.0.1:{controller.webhooks.bound_port}{PATH}"
+
+
+@contextmanager
+def registered_webhook(
+    kube: KubeHTTP, *, url: str, ca: bytes, namespaces: tuple[str, ...], failure_policy: str = "Fail"
+) -> Iterator[str]:
+    """A MutatingWebhookConfiguration calling ``url`` for the pods of ``namespaces`` only."""
+    name = f"karta-e2e-pods-{uuid.uuid4().hex[:8]}"
+    entry = pod_webhook(
+        client_config={"url": url, "caBundle": base64.b64encode(ca).decode()},
+        failure_policy=failure_policy,
+        namespace_selector={
+            "matchExpressions": [
+                {"key": "kubernetes.io/metadata.name", "operator": "In", "values": list(namespaces)}
+            ]
+        },
+    )
+    body = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": name},
+        "webhooks": [entry],
+    }
+    ok(kube.post(WEBHOOKS, body))
+    try:
+        yield name
+    finally:
+        kube.delete(f"{WEBHOOKS}/{name}")
+
+
+def webhook_requests(controller: Controller) -> float:
+    total = 0.0
+    for metric in controller.metrics.webhook_requests.collect():
+        for sample in metric.samples:
+            if sample.name.endswith("_total") and sample.labels.get("webhook") == "pods":
+                total += sample.value
+    return total
+
+
+def unbound(controller: Controller, reason: str) -> float:
+    for metric in controller.metrics.unbound_pods.collect():
+        for sample in metric.samples:
+            if sample.name.endswith("_total") and sample.labels.get("reason") == reason:
+                return float(sample.value)
+    return 0.0
+
+
+def wait_webhook_active(kube: KubeHTTP, controller: Controller, namespace: str) -> None:
+    """Until the API server calls the webhook (it picks configurations up asynchronously): dry-run
+    pod creations until one reaches the controller."""
+    before = webhook_requests(controller)
+    probe = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"generateName": "webhook-probe-"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+    }
+
+    def reached() -> bool:
+        kube.post(f"/api/v1/namespaces/{namespace}/pods", probe, params={"dryRun": "All"})
+        return webhook_requests(controller) > before
+
+    wait("the API server to call the webhook", reached, timeout=30, interval=0.5)
+
+
+def namespace(kube: KubeHTTP, prefix: str) -> str:
+    name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    ok(kube.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+    return name
+
+
+def fake_node(kube: KubeHTTP, name: str, labels: dict[str, str], *, cpu: str) -> None:
+    """A Node object without a kubelet: Ready, with ``cpu`` allocatable (the scheduler only binds)."""
+    ok(
+        kube.post(
+            "/api/v1/nodes",
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}},
+        )
+    )
+    capacity = {"cpu": cpu, "memory": "16Gi", "pods": "110"}
+    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}
+    ok(
+        kube.request(
+            "PATCH",
+            f"/api/v1/nodes/{name}/status",
+            body={"status": {"capacity": capacity, "allocatable": capacity, "conditions": [ready]}},
+            content_type="application/merge-patch+json",
+        ),
+        200,
+    )
+
+
+def pod_template(
+    node_labels: dict[str, str], *, cpu: str = "1", labels: dict[str, str] | None = None
+) -> dict[str, Any]:
+    return {
+        "metadata": {"labels": labels or {}},
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeSelector": node_labels,
+            "terminationGracePeriodSeconds": 0,
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "busybox",
+                    "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
+                }
+            ],
+        },
+    }
+
+
+def pods(kube: KubeHTTP, namespace: str, selector: str = "") -> list[dict[str, Any]]:
+    params = {"labelSelector": selector} if selector else None
+    items = kube.get(f"/api/v1/namespaces/{namespace}/pods", params=params).json()["items"]
+    return sorted(items, key=lambda p: p["metadata"]["name"])
+
+
+def bound(items: list[dict[str, Any]]) -> list[str]:
+    return [p["metadata"]["name"] for p in items if p["spec"].get("nodeName")]
+
+
+def events(kube: KubeHTTP, namespace: str, reason: str) -> list[dict[str, Any]]:
+    items = kube.get(f"/api/v1/namespaces/{namespace}/events").json()["items"]
+    return [e for e in items if e.get("reason") == reason]

@@ -1,0 +1,121 @@
+"""The escaped-pod pass (karta.controller.escaped), the owner cache (karta.controller.owner_cache)
+and the wiring of both into the controller (karta.controller.main.build)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from karta.controller.escaped import EVENT_REASON, EscapedPods
+from karta.controller.events import EventRecorder
+from karta.controller.main import build
+from karta.controller.metrics import Metrics
+from karta.controller.options import Options
+from karta.controller.owner_cache import OwnerCache
+from karta.controller.pods import PATH, PodAdmission, PodBinder
+from karta.definitions import DefinitionStore
+from karta.errors import ApiError
+from karta.kube.owners import MAX_DEPTH
+
+from .pods_support import FakeCluster, job, job_pod, owned_pod
+
+
+def _escaped(cluster: FakeCluster, tmp_path: Path) -> tuple[EscapedPods, Metrics]:
+    store = DefinitionStore.load(user_directory=tmp_path / "none", include_catalog=True)
+    binder = PodBinder(store=lambda: store, owners=OwnerCache(cluster.client), backend="workload-api")
+    metrics = Metrics()
+    events = EventRecorder(cluster.client)
+    return EscapedPods(binder, cluster.client, metrics=metrics, events=events), metrics
+
+
+def test_pods_without_their_binding_are_reported_once_each(tmp_path: Path) -> None:
+    cluster = FakeCluster()
+    owner = cluster.add(job(parallelism=3))
+    bound = job_pod(owner, name="train-a")
+    bound["spec"]["schedulingGroup"] = {"podGroupName": "train-job"}
+    cluster.add(bound)
+    cluster.add(job_pod(owner, name="train-b"))
+    cluster.add(job_pod(owner, name="train-c"))
+    chosen = job_pod(owner, name="train-d")  # bound by its creator to a group of its own
+    chosen["spec"]["schedulingGroup"] = {"podGroupName": "elsewhere"}
+    cluster.add(chosen)
+    cluster.add({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare"}, "spec": {}})
+    escaped, metrics = _escaped(cluster, tmp_path)
+    found = escaped.run_once()
+    assert sorted(p.name for p in found) == ["train-b", "train-c"]
+    assert {p.missing for p in found} == {("spec.schedulingGroup",)}
+    assert metrics.registry.get_sample_value("karta_unbound_pods_total", {"reason": "escaped"}) == 2
+    events = cluster.events(EVENT_REASON)
+    assert len(events) == 2 and {e["involvedObject"]["name"] for e in events} == {"train"}
+    assert escaped.run_once() == []
+    assert cluster.applied == []  # the pass writes no group objects and no pods
+
+
+def test_a_pod_that_is_gone_may_be_reported_again_if_it_comes_back(tmp_path: Path) -> None:
+    cluster = FakeCluster()
+    owner = cluster.add(job(parallelism=1))
+    pod = cluster.add(job_pod(owner, name="train-a"))
+    escaped, _ = _escaped(cluster, tmp_path)
+    assert len(escaped.run_once()) == 1
+    del cluster.objects[("v1", "Pod", "team", "train-a")]
+    assert escaped.run_once() == []
+    cluster.add(pod)
+    assert len(escaped.run_once()) == 1
+
+
+def test_the_owner_cache_expires_is_bounded_and_rereads_a_replaced_owner() -> None:
+    cluster = FakeCluster()
+    now = [0.0]
+    cache = OwnerCache(cluster.client, ttl=10.0, max_entries=2, clock=lambda: now[0])
+    first = cluster.add(job("a"))
+    pod = job_pod(first)
+    assert cache.walk(pod).top == first
+    assert cache.walk(pod).top == first and cache.reads == 1
+    now[0] = 11.0
+    assert cache.walk(pod).top == first and cache.reads == 2  # expired
+    for name in ("b", "c"):
+        cache.walk(job_pod(cluster.add(job(name))))
+    assert len(cache) == 2  # least recently used out
+    replaced = cluster.add({**job("a"), "metadata": {"name": "a", "namespace": "team", "uid": "new"}})
+    assert cache.walk(job_pod(replaced)).top == replaced  # a reference to the new uid reads again
+    assert cache.walk(pod).error is not None  # and the old reference no longer resolves
+
+
+def test_read_errors_are_not_cached_and_deep_chains_stop() -> None:
+    cluster = FakeCluster()
+    cache = OwnerCache(cluster.client)
+    owner = job()
+    owner["metadata"]["uid"] = "u"
+    walk = cache.walk(job_pod(owner))
+    assert walk.top is None and walk.error is not None and walk.links[0].kind == "Job"
+    cluster.add(owner)
+    assert cache.walk(job_pod(owner)).top is not None
+    chain = cluster.add({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j0"}})
+    for i in range(1, MAX_DEPTH + 2):
+        chain = cluster.add(owned_pod(chain, name=f"j{i}") | {"apiVersion": "batch/v1", "kind": "Job"})
+    assert "deeper" in (cache.walk(chain).error or "")
+
+    def forbidden(kind: str, name: str) -> None:
+        raise ApiError("forbidden", status=403, reason="Forbidden")
+
+    cluster.on_get = forbidden
+    assert OwnerCache(cluster.client).walk(job_pod(owner)).error is not None
+
+
+def test_build_registers_the_pod_webhook_and_the_escaped_pass_only_with_a_backend(tmp_path: Path) -> None:
+    cluster = FakeCluster()
+    common = {
+        "enable_webhook": True,
+        "webhook_cert_dir": tmp_path,
+        "cluster_definitions": False,
+        "definitions_dir": tmp_path,
+    }
+    controller = build(Options(backend="workload-api", **common), cluster.client)
+    assert controller.webhooks is not None
+    name, handler = controller.webhooks.routes[PATH]
+    assert name == "pods" and isinstance(handler, PodAdmission)
+    assert isinstance(controller.parts["escaped-pods"], EscapedPods)
+    handler.close()
+    plain = build(Options(backend="none", **common), cluster.client)
+    assert plain.webhooks is not None and PATH not in plain.webhooks.routes
+    assert "escaped-pods" not in plain.parts
+    assert build(Options(backend="kai", definitions_dir=tmp_path), cluster.client).webhooks is None
