@@ -262,3 +262,45 @@ def test_manual_mode_serves_mounted_files_and_reloads_them(
         assert exc.status == 404  # manual mode never writes a Secret
     else:
         raise AssertionError("manual mode created the certificate Secret")
+
+
+def test_registered_webhooks_are_called_by_the_api_server_with_the_auto_ca(
+    kube_client: KubeClient, cluster: KubeHTTP, namespace: str, tmp_path: Path
+) -> None:
+    """--register-webhooks + auto mode end to end: the API server sends a Karta's creation to
+    the operator's webhooks at --webhook-url, trusting the CA the controller generated."""
+    from .operator_support import install_karta_crd, karta_body
+
+    install_karta_crd(cluster)
+    port, tag = free_port(), unique("reg").replace("-", "")
+    options = base_options(
+        namespace,
+        tmp_path,
+        webhook_port=port,
+        webhook_url=f"https://127.0.0.1:{port}",
+        register_webhooks=True,
+        mutating_webhook_name=unique("karta-test-mutating"),
+        validating_webhook_name=unique("karta-test-validating"),
+    )
+    name = f"certs-{tag}"
+    body = karta_body(name, group="certs.e2e.karta.run.ai", version="v1", kind=f"Reg{tag}")
+
+    def create() -> dict[str, Any] | None:
+        answer = cluster.post("/apis/run.ai/v1alpha1/kartas", body)
+        if answer.status == 500 and "failed calling webhook" in str(answer.body):
+            return None  # the API server's webhook cache lags the registration a little
+        assert answer.status == 201, answer.body
+        return answer.json()
+
+    controller = build(options, kube_client)
+    try:
+        with running(controller):
+            wait_for(controller.parts["registration"].registered.is_set, "the registration")  # type: ignore[attr-defined]
+            created = wait_for(create, "a Karta admitted through the registered webhooks")
+            # Stamped by the mutating webhook (mkarta.run.ai) in the answer to the create itself.
+            assert created["metadata"]["labels"]["run.ai/karta-kind"] == f"Reg{tag}"
+    finally:
+        cluster.delete(f"{MWC}/{options.mutating_webhook_name}")
+        cluster.delete(f"{VWC}/{options.validating_webhook_name}")
+        cluster.delete(f"/apis/run.ai/v1alpha1/kartas/{name}")
+        kube_client.delete("secrets", options.webhook_cert_secret, namespace=namespace)

@@ -25,8 +25,11 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final
 
+from karta.controller.karta_webhooks import MUTATE_PATH as KARTA_MUTATE_PATH
+from karta.controller.karta_webhooks import VALIDATE_PATH as KARTA_VALIDATE_PATH
 from karta.controller.logs import logger
 from karta.controller.options import Options
+from karta.controller.pods import PATH as POD_MUTATE_PATH
 from karta.errors import ClusterError
 from karta.kube.client import KubeClient
 
@@ -39,9 +42,6 @@ __all__ = [
 ]
 
 _LOG = logger("webhook")
-KARTA_MUTATE_PATH: Final = "/mutate-run-ai-v1alpha1-karta"
-KARTA_VALIDATE_PATH: Final = "/validate-run-ai-v1alpha1-karta"
-POD_MUTATE_PATH: Final = "/mutate--v1-pod"
 FIELD_MANAGER: Final = "karta"
 _LABELS: Final = {"app.kubernetes.io/managed-by": "karta-controller", "app.kubernetes.io/name": "karta"}
 
