@@ -381,7 +381,6 @@ class CertManager:
         self.ready = threading.Event()
         self.bundle: bytes | None = None
         self._written: tuple[bytes, bytes] | None = None
-        self._patched: dict[tuple[str, str], bytes] = {}
 
     @property
     def namespace(self) -> str:
@@ -462,9 +461,9 @@ class CertManager:
 
     def _patch_bundles(self, bundle: bytes) -> bool:
         found = True
+        # Checked every round, not only after a change: a chart upgrade re-applying the
+        # configurations without caBundle must not leave them untrusted.
         for kind, name in self.webhook_configurations:
-            if self._patched.get((kind, name)) == bundle:
-                continue
             try:
                 result = patch_ca_bundle(self.client, kind, name, bundle)
             except ApiError as exc:
@@ -477,7 +476,6 @@ class CertManager:
                 continue
             if result:
                 _LOG.info("caBundle patched", extra={"configuration": name})
-            self._patched[(kind, name)] = bundle
         return found
 
     def _write_files(self, leaf: KeyPair) -> None:

@@ -304,3 +304,30 @@ def test_registered_webhooks_are_called_by_the_api_server_with_the_auto_ca(
         cluster.delete(f"{VWC}/{options.validating_webhook_name}")
         cluster.delete(f"/apis/run.ai/v1alpha1/kartas/{name}")
         kube_client.delete("secrets", options.webhook_cert_secret, namespace=namespace)
+
+
+def test_a_ca_bundle_wiped_by_a_chart_upgrade_is_patched_again(
+    kube_client: KubeClient, webhook_probe: WebhookProbe, cluster: KubeHTTP, namespace: str, tmp_path: Path
+) -> None:
+    options = base_options(
+        namespace,
+        tmp_path,
+        webhook_port=webhook_probe.port,
+        webhook_url=webhook_probe.url,
+        validating_webhook_name=webhook_probe.name,
+    )
+    controller = build(options, kube_client)
+    certs = controller.parts["certs"]
+    assert isinstance(certs, CertManager)
+    certs.interval = 0.3
+    with running(controller):
+        bundle = wait_for(lambda: webhook_probe.ca_bundle(), "the caBundle to be patched")
+        wiped = cluster.request(
+            "PATCH",
+            f"{VWC}/{webhook_probe.name}",
+            body=[{"op": "remove", "path": "/webhooks/0/clientConfig/caBundle"}],
+            content_type="application/json-patch+json",
+        )
+        assert wiped.status == 200, wiped.body
+        wait_for(lambda: webhook_probe.ca_bundle() == bundle, "the caBundle to be restored")
+    kube_client.delete("secrets", options.webhook_cert_secret, namespace=namespace)
