@@ -30,6 +30,7 @@ from karta.controller.karta_webhooks import VALIDATE_PATH as KARTA_VALIDATE_PATH
 from karta.controller.logs import logger
 from karta.controller.options import Options
 from karta.controller.pods import PATH as POD_MUTATE_PATH
+from karta.controller.pods import pod_webhook
 from karta.errors import ClusterError
 from karta.kube.client import KubeClient
 
@@ -97,23 +98,13 @@ def webhook_configurations(
         }
     ]
     if options.backend != "none":
+        # The entry the pod binding defines (karta.controller.pods), outside our own namespace too:
+        # the controller's pods must start while it is down.
         mutating.append(
-            {
-                "name": "pods.karta.run.ai",
-                "admissionReviewVersions": ["v1"],
-                "clientConfig": cc(POD_MUTATE_PATH),
-                "failurePolicy": options.pod_webhook_failure_policy,
-                "matchPolicy": "Equivalent",
-                "rules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE"],
-                        "resources": ["pods"],
-                        "scope": "Namespaced",
-                    }
-                ],
-                "namespaceSelector": {
+            pod_webhook(
+                client_config=cc(POD_MUTATE_PATH),
+                failure_policy=options.pod_webhook_failure_policy,
+                namespace_selector={
                     "matchExpressions": [
                         {
                             "key": "kubernetes.io/metadata.name",
@@ -122,10 +113,7 @@ def webhook_configurations(
                         }
                     ]
                 },
-                "sideEffects": "NoneOnDryRun",
-                "timeoutSeconds": 5,
-                "reinvocationPolicy": "Never",
-            }
+            )
         )
     validating: list[dict[str, Any]] = [
         {
