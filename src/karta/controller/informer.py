@@ -11,6 +11,7 @@ they must be quick (enqueue work, update an index).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -106,6 +107,7 @@ class Informer:
                 self._watch.stop()
 
         threading.Thread(target=stopper, name=f"{self.name}-stop", daemon=True).start()
+        last_error = ""
         while not stop.is_set():
             watch = self._watch = ListWatch(
                 self.client,
@@ -119,6 +121,7 @@ class Informer:
             try:
                 for event in watch.events():
                     if isinstance(event, SyncEvent):
+                        last_error = ""
                         self._sync(event)
                         continue
                     if event.type not in ("ADDED", "MODIFIED", "DELETED"):
@@ -135,7 +138,11 @@ class Informer:
             except KartaError as exc:
                 if self.on_error is not None:
                     self.on_error(exc)
-                _LOG.warning(
+                # The same error again (a CRD not installed yet) is logged once, then at debug level.
+                level = logging.DEBUG if str(exc) == last_error else logging.WARNING
+                last_error = str(exc)
+                _LOG.log(
+                    level,
                     "cannot list or watch; retrying",
                     extra={"informer": self.name, "error": str(exc), "retry_s": self.retry_s},
                 )
