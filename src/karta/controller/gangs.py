@@ -64,7 +64,7 @@ __all__ = ["CONTROLLER", "GangReconciler", "Key", "gang_format", "workload_api_v
 CONTROLLER: Final = "gangs"
 _LOG = logger(CONTROLLER)
 _POD = GVK("", "v1", "Pod")
-_MAX_OWNER_DEPTH = 6
+_MISSES_TO_DROP = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +174,7 @@ class GangReconciler:
         self._stop = threading.Event()
         self._invalid_reported: set[tuple[str, int]] = set()
         self._statuses: dict[Key, tuple[GVK, str]] = {}
+        self._missing: dict[GroupKind, int] = {}
         definitions.subscribe(self._definitions_changed)
 
     # -- readiness and introspection ------------------------------------------------------------
@@ -297,6 +298,13 @@ class GangReconciler:
             for gk in list(self._types):
                 current = self._types[gk]
                 target = wanted.get(gk)
+                if target is None:
+                    # Dropped only when missing from two reads in a row: right after an API-server
+                    # restart discovery serves the CRDs a moment later than the built-in types.
+                    self._missing[gk] = self._missing.get(gk, 0) + 1
+                    if self._missing[gk] < _MISSES_TO_DROP:
+                        continue
+                self._missing.pop(gk, None)
                 if target is None or target.resource.gvk != current.resource.gvk:
                     stopped.append(self._types.pop(gk))
                     _LOG.info("type no longer reconciled", extra={"type": current.resource.token})
