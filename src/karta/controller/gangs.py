@@ -173,7 +173,8 @@ class GangReconciler:
         self._refreshed = threading.Event()
         self._stop = threading.Event()
         self._invalid_reported: set[tuple[str, int]] = set()
-        self._statuses: dict[Key, tuple[GVK, str]] = {}
+        self._statuses: dict[Key, tuple[str, str, str, str]] = {}
+        self._status_counts: dict[tuple[str, str, str, str], int] = {}
         self._missing: dict[GroupKind, int] = {}
         definitions.subscribe(self._definitions_changed)
 
@@ -308,7 +309,7 @@ class GangReconciler:
                 if target is None or target.resource.gvk != current.resource.gvk:
                     stopped.append(self._types.pop(gk))
                     _LOG.info("type no longer reconciled", extra={"type": current.resource.token})
-                elif current.definition is None or target.definition.karta is not current.definition.karta:
+                elif current.definition is None or _changed(current.definition, target.definition):
                     current.definition = target.definition
                     requeue.append(current)
             for gk, target in wanted.items():
@@ -352,6 +353,11 @@ class GangReconciler:
                 self._pods = None
         for w in stopped:
             self._stop_watched(w)
+            if w.definition is not None:
+                with self._lock:
+                    gone = [k for k in self._statuses if k.gvk == w.resource.gvk]
+                for key in gone:
+                    self._forget(key)
         for w in started:
             self._start_watched(w)
         for w in requeue:
@@ -466,9 +472,7 @@ class GangReconciler:
         self.queue.add(Key(_POD, str(meta.get("namespace") or ""), str(meta.get("name") or ""), pod=True))
 
     def _forget(self, key: Key) -> None:
-        with self._lock:
-            self._statuses.pop(key, None)
-        self._publish_statuses()
+        self._set_status(key, None)
 
     # -- reconcile ------------------------------------------------------------------------------
     def reconcile(self, key: Key) -> float | None:
@@ -598,20 +602,27 @@ class GangReconciler:
             primary = str(status.primary) if status is not None else "Undefined"
         except KartaError:
             primary = "Undefined"
-        with self._lock:
-            self._statuses[key] = (gvk, primary)
-        self._publish_statuses()
+        self._set_status(key, (gvk.group, gvk.version, gvk.kind, primary))
 
-    def _publish_statuses(self) -> None:
+    def _set_status(self, key: Key, label: tuple[str, str, str, str] | None) -> None:
+        """``karta_workloads``: the key counted under ``label`` (None: not any more)."""
         with self._lock:
-            counts: dict[tuple[str, str, str, str], int] = {}
-            for gvk, status in self._statuses.values():
-                label = (gvk.group, gvk.version, gvk.kind, status)
-                counts[label] = counts.get(label, 0) + 1
-            gauge = self.metrics.workloads
-            gauge.clear()
-            for (group, version, kind, status), count in counts.items():
-                gauge.labels(group=group, version=version, kind=kind, status=status).set(count)
+            old = self._statuses.pop(key, None)
+            if label is not None:
+                self._statuses[key] = label
+            if old == label:
+                return
+            for changed, delta in ((old, -1), (label, 1)):
+                if changed is None:
+                    continue
+                count = self._status_counts.get(changed, 0) + delta
+                group, version, kind, status = changed
+                gauge = self.metrics.workloads.labels(group=group, version=version, kind=kind, status=status)
+                if count > 0:
+                    self._status_counts[changed] = count
+                else:
+                    self._status_counts.pop(changed, None)
+                gauge.set(max(count, 0))
 
 
 class _PlanError(KartaError):
@@ -630,6 +641,15 @@ def _bound(handler: _TypedHandler, rtype: ResourceType) -> Handler:
         handler(rtype, kind, obj, old)
 
     return bound
+
+
+def _changed(old: StoredDefinition, new: StoredDefinition) -> bool:
+    """Whether the type's definition is another one (the store is rebuilt on every Karta change,
+    status updates included: equal definitions must not requeue every workload of the type)."""
+    if old.karta is new.karta:
+        return False
+    where = (old.origin, old.source, old.trusted) != (new.origin, new.source, new.trusted)
+    return where or old.karta != new.karta
 
 
 def _label(obj: Mapping[str, Any]) -> str:

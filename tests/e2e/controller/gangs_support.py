@@ -302,3 +302,13 @@ def events_for(client: KubeClient, namespace: str, name: str, reason: str) -> li
 def metric(controller: Controller, name: str, labels: Mapping[str, str]) -> float:
     value = controller.metrics.registry.get_sample_value(name, dict(labels))
     return float(value or 0.0)
+
+
+def metric_total(controller: Controller, name: str, labels: Mapping[str, str]) -> float:
+    """The sum of ``name``'s samples whose labels include ``labels``."""
+    total = 0.0
+    for family in controller.metrics.registry.collect():
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                total += sample.value
+    return total

@@ -25,6 +25,7 @@ from .gangs_support import (
     jobset_pod,
     matches_plan,
     metric,
+    metric_total,
     new_namespace,
     pytorchjob,
     running_controller,
@@ -95,6 +96,9 @@ def test_pytorchjob_objects_appear_and_follow_scale(
         expected = expected_objects(kube, job, backend=backend)
         eventually(lambda: matches_plan(kube, backend, ns, expected), what="group objects of the PyTorchJob")
         _assert_common_rules(group_objects(kube, backend, ns), job, "kubeflow-org-pytorchjob-v1")
+        pytorch = {"group": "kubeflow.org", "version": "v1", "kind": "PyTorchJob"}
+        assert metric_total(ctl, "karta_workloads", pytorch) == 1
+        assert metric_total(ctl, "karta_gang_objects_total", {"backend": backend, "outcome": "applied"}) >= 1
         if backend == "kai":  # mode B: KAI's own pod-grouper must leave the pods to our PodGroup
             got = kube.get("pytorchjobs.kubeflow.org", "train", namespace=ns)
             assert got["metadata"]["annotations"]["kai.scheduler/skip-podgrouper"] == "true"
@@ -153,13 +157,15 @@ def test_jobset_objects_from_its_pods(
 def test_render_error_is_an_event_and_nothing_is_written(
     cluster: KubeHTTP, kube: KubeClient, ns: str, tmp_path: Path
 ) -> None:
-    """A workload the backend cannot express (a name too long for a coscheduling label value is
-    shortened, but upper case is invalid: here a JobSet pod key with upper case) is reported."""
+    """A gang the backend cannot name (a JobSet pod whose group key has upper case and "_": names
+    are never rewritten) is a Warning event and a metric, and no object of the workload is written,
+    not even the gang of its valid pods."""
     with running_controller(cluster, backend="volcano", namespace=ns, definitions_dir=tmp_path) as ctl:
         js = _create(kube, jobset("bad"), ns)
         pod = jobset_pod(js, "driver", 0)
         pod["metadata"]["labels"]["jobset.sigs.k8s.io/replicatedjob-name"] = "Driver_X"
         kube.create(pod, namespace=ns)
+        kube.create(jobset_pod(js, "workers", 0), namespace=ns)
         eventually(lambda: events_for(kube, ns, "bad", "GangRenderFailed"), what="render-failed event")
         assert metric(ctl, "karta_gang_render_errors_total", JOBSET_LABELS) >= 1
         assert group_objects(kube, "volcano", ns) == []
