@@ -59,12 +59,20 @@ from karta.model import Karta
 from karta.model.gvk import GVK, GroupKind
 from karta.render.backends import WORKLOAD_API_VERSIONS, BackendOptions, gang_backend
 
-__all__ = ["CONTROLLER", "GangReconciler", "Key", "gang_format", "workload_api_version"]
+__all__ = [
+    "ALPHA_STALE_GRACE_S",
+    "CONTROLLER",
+    "GangReconciler",
+    "Key",
+    "gang_format",
+    "workload_api_version",
+]
 
 CONTROLLER: Final = "gangs"
 _LOG = logger(CONTROLLER)
 _POD = GVK("", "v1", "Pod")
 _MISSES_TO_DROP = 2
+ALPHA_STALE_GRACE_S: Final = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +166,7 @@ class GangReconciler:
         self.resync_period = resync_period
         self.types_interval = types_interval
         self.informer_retry_s = informer_retry_s
+        self.alpha_stale_grace_s = ALPHA_STALE_GRACE_S
         self.queue: WorkQueue[Key] = WorkQueue(CONTROLLER, metrics)
         self.writer = GroupWriter(client, self._group_resources)
         self._trusted = jq.Evaluator(trusted=True)
@@ -176,6 +185,7 @@ class GangReconciler:
         self._statuses: dict[Key, tuple[str, str, str, str]] = {}
         self._status_counts: dict[tuple[str, str, str, str], int] = {}
         self._missing: dict[GroupKind, int] = {}
+        self._deleted_pods: dict[Key, dict[str, Any]] = {}
         definitions.subscribe(self._definitions_changed)
 
     # -- readiness and introspection ------------------------------------------------------------
@@ -469,7 +479,11 @@ class GangReconciler:
         if controller_ref(obj) is None:
             return
         meta = obj.get("metadata") or {}
-        self.queue.add(Key(_POD, str(meta.get("namespace") or ""), str(meta.get("name") or ""), pod=True))
+        key = Key(_POD, str(meta.get("namespace") or ""), str(meta.get("name") or ""), pod=True)
+        if kind == "DELETED":  # gone from the cache: its owners are read from the last state seen
+            with self._lock:
+                self._deleted_pods[key] = obj
+        self.queue.add(key)
 
     def _forget(self, key: Key) -> None:
         self._set_status(key, None)
@@ -519,11 +533,15 @@ class GangReconciler:
             return None  # the workload or the definition must change first (or the next resync)
         if rendering.owner_patch is not None:
             self._patch_owner(obj, w.resource, rendering.owner_patch)
-        result = self.writer.sync(obj, list(rendering.objects), namespace=key.namespace)
+        # Alpha gangs come from pods, and the pod-admission webhook may create a pod's group just
+        # before the pod is stored (and before pod lists show it): a young group missing from the
+        # plan is given time before it counts as stale.
+        grace = self.alpha_stale_grace_s if gang_format(karta) == "podGroups" else 0.0
+        result = self.writer.sync(obj, list(rendering.objects), namespace=key.namespace, stale_grace_s=grace)
         self._report(obj, result)
         if result.failed:
             raise _WriteError(f"{len(result.failed)} group object(s) not written: {'; '.join(result.failed)}")
-        return None
+        return result.deferred
 
     def _resolve_pod(self, key: Key) -> None:
         """Enqueue the top-level workload of a pod (its controller chain, depth ≤ 6)."""
@@ -533,9 +551,11 @@ class GangReconciler:
             chains = self._chains
         if pods is None:
             return
-        pod = pods.get(key.namespace, key.name)
+        with self._lock:
+            deleted = self._deleted_pods.pop(key, None)
+        pod = pods.get(key.namespace, key.name) or deleted
         if pod is None:
-            return  # deleted: its workload hears of it through the resync, or its own change
+            return
         chain = chains.walk(pod)
         for link in reversed(chain.links):  # the topmost covered owner
             w = types.get(GroupKind(link.group, link.kind))

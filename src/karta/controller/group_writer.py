@@ -21,6 +21,9 @@ tested; the writing needs a cluster.
 
 from __future__ import annotations
 
+import calendar
+import math
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -36,6 +39,7 @@ __all__ = [
     "MANAGED_SELECTOR",
     "GroupWriter",
     "WriteResult",
+    "age_s",
     "immutable_differences",
     "owned_by",
     "stale_objects",
@@ -154,13 +158,26 @@ def owned_by(obj: Mapping[str, Any], uid: str) -> bool:
 def stale_objects(
     existing: Iterable[Mapping[str, Any]], *, uid: str, keep: Iterable[str]
 ) -> list[Mapping[str, Any]]:
-    """Of ``existing`` (objects of one resource), those owned by ``uid`` whose name is not in ``keep``."""
+    """Of ``existing`` (objects of one resource), those owned by ``uid`` whose name is not in ``keep``
+    and that are not being deleted already (a finalizer may hold them: deleted once is enough)."""
     wanted = set(keep)
     return [
         obj
         for obj in existing
-        if owned_by(obj, uid) and str((obj.get("metadata") or {}).get("name")) not in wanted
+        if owned_by(obj, uid)
+        and str((obj.get("metadata") or {}).get("name")) not in wanted
+        and not (obj.get("metadata") or {}).get("deletionTimestamp")
     ]
+
+
+def age_s(obj: Mapping[str, Any], *, now: float | None = None) -> float:
+    """Seconds since ``metadata.creationTimestamp`` (RFC 3339, UTC); infinite when unreadable."""
+    stamp = str((obj.get("metadata") or {}).get("creationTimestamp") or "")
+    try:
+        created = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return math.inf
+    return (time.time() if now is None else now) - created
 
 
 def _immutable_error(exc: ApiError) -> bool:
@@ -176,6 +193,7 @@ class WriteResult:
     deleted: list[str] = field(default_factory=list)
     immutable: list[str] = field(default_factory=list)  # "<Kind>/<name>: <fields>"
     failed: list[str] = field(default_factory=list)  # "<Kind>/<name>: <error>"
+    deferred: float | None = None  # seconds until a young stale object may be deleted
 
 
 @dataclass
@@ -188,9 +206,15 @@ class GroupWriter:
     field_manager: str = FIELD_MANAGER
 
     def sync(
-        self, workload: Mapping[str, Any], objects: Sequence[Mapping[str, Any]], *, namespace: str
+        self,
+        workload: Mapping[str, Any],
+        objects: Sequence[Mapping[str, Any]],
+        *,
+        namespace: str,
+        stale_grace_s: float = 0.0,
     ) -> WriteResult:
-        """Make the workload's group objects in ``namespace`` exactly ``objects``."""
+        """Make the workload's group objects in ``namespace`` exactly ``objects``. A stale object
+        younger than ``stale_grace_s`` is kept for now (``deferred``: when to look again)."""
         uid = str((workload.get("metadata") or {}).get("uid") or "")
         result = WriteResult()
         keep: dict[tuple[str, str], set[str]] = {}
@@ -213,6 +237,10 @@ class GroupWriter:
             names = keep.get((rtype.group, rtype.kind), set())
             for stale in stale_objects(listed.items, uid=uid, keep=names):
                 name = str(stale["metadata"]["name"])
+                wait = stale_grace_s - age_s(stale)
+                if wait > 0:
+                    result.deferred = wait if result.deferred is None else min(result.deferred, wait)
+                    continue
                 try:
                     self.client.delete(rtype, name, namespace=namespace)
                     result.deleted.append(f"{rtype.kind}/{name}")

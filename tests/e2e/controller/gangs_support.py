@@ -249,7 +249,9 @@ def expected_objects(
 
 
 def group_objects(client: KubeClient, backend: str, namespace: str) -> list[dict[str, Any]]:
-    """Every object of the backend's group resources in ``namespace`` (ours or not)."""
+    """Every object of the backend's group resources in ``namespace`` (ours or not), but those
+    being deleted (a Workload API PodGroup waits for kube-controller-manager to remove its
+    ``podgroup-protection`` finalizer, and the ``cluster`` fixture runs no controllers)."""
     out: list[dict[str, Any]] = []
     for api_version, plural in GROUP_RESOURCES[backend]:
         group, _, version = api_version.rpartition("/")
@@ -258,7 +260,8 @@ def group_objects(client: KubeClient, backend: str, namespace: str) -> list[dict
             for r in client.discovery.resources()
             if (r.group, r.version, r.plural) == (group, version, plural)
         )
-        out.extend(client.list(rtype, namespace=namespace).items)
+        listed = client.list(rtype, namespace=namespace).items
+        out.extend(o for o in listed if not o["metadata"].get("deletionTimestamp"))
     return out
 
 

@@ -19,6 +19,7 @@ from .gangs_support import (
     events_for,
     eventually,
     expected_objects,
+    gangs_of,
     group_objects,
     install_crds,
     jobset,
@@ -32,6 +33,7 @@ from .gangs_support import (
     wait_served,
 )
 
+PYTORCHJOBS = "pytorchjobs.kubeflow.org"
 JOBSET_LABELS = {"group": "jobset.x-k8s.io", "kind": "JobSet"}
 BACKENDS = ("kai", "volcano", "coscheduling", "workload-api")
 SERVED = [
@@ -152,6 +154,31 @@ def test_jobset_objects_from_its_pods(
         eventually(lambda: matches_plan(kube, backend, ns, expected), what="group objects of the JobSet")
         _assert_common_rules(group_objects(kube, backend, ns), js, "jobset-x-k8s-io-jobset-v1alpha2")
         assert metric(ctl, "karta_gang_render_errors_total", JOBSET_LABELS) == 0
+
+        # The driver's pod goes: its gang is stale once the grace for young alpha groups is over.
+        gangs_of(ctl).alpha_stale_grace_s = 2.0
+        kube.delete("pods", pods[0]["metadata"]["name"], namespace=ns)
+        remaining = expected_objects(kube, js, backend=backend, pods=pods[1:])
+        assert len(remaining) == len(expected) - 1
+        eventually(lambda: matches_plan(kube, backend, ns, remaining), what="the driver's gang deleted")
+        assert metric(ctl, "karta_gang_objects_total", {"backend": backend, "outcome": "deleted"}) >= 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_suspended_workloads_keep_their_objects(
+    backend: str, cluster: KubeHTTP, kube: KubeClient, ns: str, tmp_path: Path
+) -> None:
+    with running_controller(cluster, backend=backend, namespace=ns, definitions_dir=tmp_path):
+        job = pytorchjob("paused", workers=3)
+        job["spec"]["runPolicy"] = {"suspend": True}
+        job = _create(kube, job, ns)
+        expected = expected_objects(kube, job, backend=backend)
+        eventually(lambda: matches_plan(kube, backend, ns, expected), what="objects of a suspended job")
+        uids = {o["metadata"]["uid"] for o in group_objects(kube, backend, ns)}
+        job = kube.patch(PYTORCHJOBS, "paused", {"spec": {"runPolicy": {"suspend": False}}}, namespace=ns)
+        resumed = expected_objects(kube, job, backend=backend)
+        eventually(lambda: matches_plan(kube, backend, ns, resumed), what="the objects once resumed")
+        assert {o["metadata"]["uid"] for o in group_objects(kube, backend, ns)} == uids  # never re-created
 
 
 def test_render_error_is_an_event_and_nothing_is_written(

@@ -10,7 +10,13 @@ import pytest
 
 from karta.catalog import catalog_definitions
 from karta.controller.gangs import Key, gang_format, workload_api_version
-from karta.controller.group_writer import MANAGED_SELECTOR, immutable_differences, owned_by, stale_objects
+from karta.controller.group_writer import (
+    MANAGED_SELECTOR,
+    age_s,
+    immutable_differences,
+    owned_by,
+    stale_objects,
+)
 from karta.model.gvk import GVK
 
 
@@ -102,12 +108,15 @@ def _ours(name: str, uid: str, *, managed: bool = True) -> dict[str, Any]:
 
 
 def test_stale_objects_are_ours_owned_by_the_workload_and_not_in_the_plan() -> None:
+    going = _ours("w-going", "u1")
+    going["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     existing = [
         _ours("w-job", "u1"),  # in the plan
         _ours("w-old", "u1"),  # stale
         _ours("x-old", "u2"),  # another workload's
         _ours("w-theirs", "u1", managed=False),  # someone else's object
         {"metadata": {"name": "bare"}},
+        going,  # stale, but being deleted already
     ]
     stale = stale_objects(existing, uid="u1", keep=["w-job"])
     assert [o["metadata"]["name"] for o in stale] == ["w-old"]
@@ -139,3 +148,10 @@ def test_keys_are_values() -> None:
     assert len({Key(gvk, "ns", "a"), Key(gvk, "ns", "a"), Key(gvk, "ns", "a", pod=True)}) == 2
     assert str(Key(gvk, "ns", "a")) == "PyTorchJob ns/a"
     assert str(Key(GVK("", "v1", "Pod"), "ns", "p", pod=True)) == "Pod ns/p"
+
+
+def test_age_of_an_object() -> None:
+    obj = {"metadata": {"creationTimestamp": "2026-01-01T00:00:00Z"}}
+    assert age_s(obj, now=1767225600.0 + 12.0) == 12.0
+    assert age_s({"metadata": {}}) == float("inf")
+    assert age_s({"metadata": {"creationTimestamp": "yesterday"}}) == float("inf")
