@@ -21,8 +21,12 @@ the plan) is a Warning event ``GangRenderFailed`` and ``karta_gang_render_errors
 written. The objects are then written by :class:`~karta.controller.group_writer.GroupWriter`
 (server-side apply with force as ``karta``, immutable fields never forced, stale objects deleted).
 A workload being deleted is left alone: its group objects carry an ownerReference with its UID and
-go with it by garbage collection. Suspended workloads keep their group objects (every backend's
-own integrations keep the group of a suspended job), updated like any other.
+go with it by garbage collection. Suspended workloads keep their group objects on every backend,
+updated like any other (our rule: a group without running pods asks nothing of the scheduler, and
+nothing is deleted and re-created across suspend and resume). For alpha-format plans a young
+stale group (:data:`ALPHA_STALE_GRACE_S`) is kept until it is older: the pod webhook may create it
+before its pod is listed. Types are dropped only when missing from two discovery reads in a row
+(after an API-server restart CRDs are served a moment later than built-in types).
 
 **Definitions going away.** When a Karta is deleted, the type resolves again through the store: the
 next definition (the directory's, else the catalog's) takes over, and the reconcile replaces what the
