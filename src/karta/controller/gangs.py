@@ -76,6 +76,7 @@ CONTROLLER: Final = "gangs"
 _LOG = logger(CONTROLLER)
 _POD = GVK("", "v1", "Pod")
 _MISSES_TO_DROP = 2
+_MIN_REFRESH_S = 1.0
 ALPHA_STALE_GRACE_S: Final = 30.0
 
 
@@ -227,19 +228,29 @@ class GangReconciler:
         while not stop.is_set() and not self.definitions.synced.wait(0.2):
             pass
         next_resync = time.monotonic() + self.resync_period
-        next_types = 0.0
+        next_types = last_types = 0.0
         try:
             while not stop.is_set():
                 now = time.monotonic()
-                if now >= next_types or self._refresh_now.is_set():
+                # A definition change reads the types at once, but at most once a second (the
+                # store is rebuilt on every Karta update, status updates included).
+                early = self._refresh_now.is_set() and now >= last_types + _MIN_REFRESH_S
+                if now >= next_types or early:
                     self._refresh_now.clear()
-                    self.refresh_types()
-                    next_types = time.monotonic() + self.types_interval
+                    try:
+                        self.refresh_types()
+                    except Exception:  # a bug must not stop the reconciler: logged, retried
+                        _LOG.exception("cannot refresh the watched types")
+                    last_types = time.monotonic()
+                    next_types = last_types + self.types_interval
                 if now >= next_resync:
                     self.resync()
                     next_resync = now + self.resync_period
                 wait = max(0.05, min(next_types, next_resync) - time.monotonic())
-                self._refresh_now.wait(wait)
+                if self._refresh_now.is_set():
+                    stop.wait(max(0.05, last_types + _MIN_REFRESH_S - time.monotonic()))
+                else:
+                    self._refresh_now.wait(wait)
         finally:
             stop.set()
             with self._lock:
