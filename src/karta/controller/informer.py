@@ -135,7 +135,14 @@ class Informer:
                         else:
                             self._objects[key] = obj
                     self._emit(event.type, obj, before)
-            except KartaError as exc:
+            except Exception as exc:
+                if stop.is_set() or watch.stopped:
+                    # Stopping closes the watch's socket under this thread; http.client answers
+                    # that with whatever it was doing (ValueError, AttributeError): not a failure,
+                    # the same as the watch ending (the loop ends when ``stop`` is set).
+                    continue
+                if not isinstance(exc, KartaError):
+                    raise
                 if self.on_error is not None:
                     self.on_error(exc)
                 # The same error again (a CRD not installed yet) is logged once, then at debug level.

@@ -94,6 +94,8 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
     if options.install_catalog:
         controller.parts["catalog-installer"] = installer = CatalogInstaller(client)
         manager.add(installer, leader_only=True)
+    if options.backend != "none":
+        _add_gang_reconciler(controller)
     if options.enable_webhook:
         server = WebhookServer(
             CertFiles(options.webhook_cert_dir),
@@ -202,6 +204,28 @@ def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
     )
     controller.manager.add(escaped, leader_only=True)
     controller.parts.update({"pod-admission": admission, "escaped-pods": escaped})
+
+
+def _add_gang_reconciler(controller: Controller) -> None:
+    """Mode B (``--backend``): the gang reconciler, leader-only; ready once its informers synced
+    (a standby replica, not leading, is ready without them)."""
+    from karta.controller.gangs import GangReconciler
+
+    options, manager = controller.options, controller.manager
+    gangs = GangReconciler(
+        controller.client,
+        definitions=controller.definitions,
+        backend=options.backend,
+        metrics=controller.metrics,
+        events=controller.events,
+        namespaces=options.namespaces,
+        scheduler_name=options.scheduler_name,
+        workers=options.workers,
+        resync_period=options.resync_period,
+    )
+    controller.parts["gangs"] = gangs
+    manager.add(gangs, leader_only=True)
+    manager.add_ready_check("gangs", lambda: not manager.leading or gangs.ready())
 
 
 def main(argv: list[str] | None = None) -> int:

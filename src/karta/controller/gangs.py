@@ -1,0 +1,693 @@
+"""The gang reconciler (mode B, gang-backends.md 1.1): the backend's group objects for every
+top-level workload of every type a usable definition describes.
+
+**Types.** Every ``types_interval`` seconds, and at once when the definitions change
+(:meth:`LiveDefinitions.subscribe`), API discovery is read again and the covered types
+(:func:`karta.kube.workloads.covered_types`) whose definition validates and has gang instructions
+get one :class:`~karta.controller.informer.Informer` each (one per ``--namespace`` when given);
+types no longer served or covered lose theirs. Alpha-format definitions (gangs found from pods)
+add an informer on pods; every backend adds informers on its own group resources (label
+``app.kubernetes.io/managed-by=karta``), so that an edit or deletion of one of our objects brings
+its workload back to the queue.
+
+**Queue.** Keys are :class:`Key` (GVK, namespace, name): deduplicated, never two workers on one key,
+rate-limited retries on API errors, every key again each ``--resync-period``.
+
+**Reconcile.** The object comes from the informer's cache; only top-level workloads
+(:class:`~karta.kube.workloads.TopLevel`) are handled. The definition's expressions run with a
+trusted evaluator for the catalog and a budgeted, untrusted one otherwise. The plan and the
+rendering are computed in full before anything is written: an error (or an error diagnostic of
+the plan) is a Warning event ``GangRenderFailed`` and ``karta_gang_render_errors``, and nothing is
+written. The objects are then written by :class:`~karta.controller.group_writer.GroupWriter`
+(server-side apply with force as ``karta``, immutable fields never forced, stale objects deleted).
+A workload being deleted is left alone: its group objects carry an ownerReference with its UID and
+go with it by garbage collection. Suspended workloads keep their group objects on every backend,
+updated like any other (our rule: a group without running pods asks nothing of the scheduler, and
+nothing is deleted and re-created across suspend and resume). For alpha-format plans a young
+stale group (:data:`ALPHA_STALE_GRACE_S`) is kept until it is older: the pod webhook may create it
+before its pod is listed. Types are dropped only when missing from two discovery reads in a row
+(after an API-server restart CRDs are served a moment later than built-in types).
+
+**Definitions going away.** When a Karta is deleted, the type resolves again through the store: the
+next definition (the directory's, else the catalog's) takes over, and the reconcile replaces what the
+old plan made (new objects applied, the old ones deleted as stale). When no usable definition covers
+the type any more, its informer stops and its group objects are **left as they are** (not updated,
+not deleted): pods already bound keep their groups, and garbage collection still removes them with
+their workloads.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from karta import extract, jq, model, render
+from karta.controller.definitions import LiveDefinitions
+from karta.controller.events import EventRecorder
+from karta.controller.group_writer import MANAGED_SELECTOR, GroupWriter, WriteResult
+from karta.controller.informer import Handler, Informer
+from karta.controller.logs import logger
+from karta.controller.metrics import Metrics
+from karta.controller.workqueue import WorkQueue, run_workers
+from karta.definitions import DefinitionStore, StoredDefinition
+from karta.errors import ClusterError, KartaError
+from karta.gang import compute_gang_plan
+from karta.kube.client import KubeClient
+from karta.kube.owners import OwnerChains, controller_ref
+from karta.kube.resources import ResourceType
+from karta.kube.workloads import TopLevel, covered_types, workload_pods
+from karta.model import Karta
+from karta.model.gvk import GVK, GroupKind
+from karta.render.backends import WORKLOAD_API_VERSIONS, BackendOptions, gang_backend
+
+__all__ = [
+    "ALPHA_STALE_GRACE_S",
+    "CONTROLLER",
+    "GangReconciler",
+    "Key",
+    "gang_format",
+    "workload_api_version",
+]
+
+CONTROLLER: Final = "gangs"
+_LOG = logger(CONTROLLER)
+_POD = GVK("", "v1", "Pod")
+_MISSES_TO_DROP = 2
+_MIN_REFRESH_S = 1.0
+ALPHA_STALE_GRACE_S: Final = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """A work-queue key: a workload, or (``pod``) a pod whose top owner is to be found."""
+
+    gvk: GVK
+    namespace: str
+    name: str
+    pod: bool = False
+
+    def __str__(self) -> str:
+        what = "Pod" if self.pod else self.gvk.kind
+        return f"{what} {self.namespace}/{self.name}" if self.namespace else f"{what} {self.name}"
+
+
+def gang_format(karta: Karta) -> str | None:
+    """``podGroup`` (current format, wins when both are given), ``podGroups`` (alpha) or None."""
+    gang = karta.gang
+    if gang is None:
+        return None
+    if gang.pod_group is not None:
+        return "podGroup"
+    return "podGroups" if gang.pod_groups else None
+
+
+def workload_api_version(served: Mapping[str, bool]) -> str | None:
+    """The Kubernetes release whose Workload API to render, from the versions of
+    ``scheduling.k8s.io`` Workload the cluster serves (``{version: served}``): the newest of
+    v1beta1, v1alpha2, v1alpha1 (gang-backends.md 3.5); None when none is served."""
+    for release, version in sorted(WORKLOAD_API_VERSIONS.items(), reverse=True):
+        if served.get(version):
+            return release
+    return None
+
+
+@dataclass
+class _Watched:
+    """One covered type: its served resource, its definition, its informers."""
+
+    resource: ResourceType
+    definition: StoredDefinition | None  # None: the backend's group objects, or pods
+    informers: dict[str | None, Informer]
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        key = f"{namespace}/{name}" if namespace else name
+        for ns, informer in self.informers.items():
+            if ns is None or ns == namespace:
+                found = informer.get(key)
+                if found is not None:
+                    return found
+        return None
+
+    def objects(self) -> list[dict[str, Any]]:
+        return [obj for informer in self.informers.values() for obj in informer.objects()]
+
+    @property
+    def synced(self) -> bool:
+        return all(informer.synced.is_set() for informer in self.informers.values())
+
+
+class GangReconciler:
+    """The gang reconciler as a leader-only manager part (``run`` blocks until ``stop``)."""
+
+    name = CONTROLLER
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        definitions: LiveDefinitions,
+        backend: str,
+        metrics: Metrics,
+        events: EventRecorder,
+        namespaces: tuple[str, ...] = (),
+        scheduler_name: str | None = None,
+        workers: int = 4,
+        resync_period: float = 600.0,
+        types_interval: float = 30.0,
+        informer_retry_s: float = 5.0,
+    ) -> None:
+        self.client = client
+        self.definitions = definitions
+        self.backend = gang_backend(backend)
+        self.metrics = metrics
+        self.events = events
+        self.namespaces: tuple[str | None, ...] = tuple(namespaces) or (None,)
+        self.scheduler_name = scheduler_name
+        self.workers = workers
+        self.resync_period = resync_period
+        self.types_interval = types_interval
+        self.informer_retry_s = informer_retry_s
+        self.alpha_stale_grace_s = ALPHA_STALE_GRACE_S
+        self.queue: WorkQueue[Key] = WorkQueue(CONTROLLER, metrics)
+        self.writer = GroupWriter(client, self._group_resources)
+        self._trusted = jq.Evaluator(trusted=True)
+        self._untrusted = jq.Evaluator(trusted=False)
+        self._lock = threading.RLock()
+        self._types: dict[GroupKind, _Watched] = {}
+        self._groups: dict[GVK, _Watched] = {}  # the backend's served group resources
+        self._pods: _Watched | None = None
+        self._top_level = TopLevel(client, ())
+        self._chains = OwnerChains(client)
+        self._options: BackendOptions = render.options_for(self.backend.name)
+        self._refresh_now = threading.Event()
+        self._refreshed = threading.Event()
+        self._stop = threading.Event()
+        self._invalid_reported: set[tuple[str, int]] = set()
+        self._statuses: dict[Key, tuple[str, str, str, str]] = {}
+        self._status_counts: dict[tuple[str, str, str, str], int] = {}
+        self._missing: dict[GroupKind, int] = {}
+        self._deleted_pods: dict[Key, dict[str, Any]] = {}
+        definitions.subscribe(self._definitions_changed)
+
+    # -- readiness and introspection ------------------------------------------------------------
+    def ready(self) -> bool:
+        """Types read at least once and every informer synced (the manager's readiness check)."""
+        if not self._refreshed.is_set():
+            return False
+        with self._lock:
+            watched = self._all_watched()
+        return all(w.synced for w in watched)
+
+    def _all_watched(self) -> list[_Watched]:
+        return [*self._types.values(), *self._groups.values(), *([self._pods] if self._pods else [])]
+
+    def watched_types(self) -> dict[GroupKind, GVK]:
+        with self._lock:
+            return {gk: w.resource.gvk for gk, w in self._types.items()}
+
+    # -- running --------------------------------------------------------------------------------
+    def run(self, stop: threading.Event) -> None:
+        self._stop = stop
+        workers = threading.Thread(
+            target=run_workers,
+            args=(self.queue, self.reconcile),
+            kwargs={
+                "workers": self.workers,
+                "stop": stop,
+                "controller": CONTROLLER,
+                "metrics": self.metrics,
+            },
+            name=f"{CONTROLLER}-workers",
+            daemon=True,
+        )
+        workers.start()
+        while not stop.is_set() and not self.definitions.synced.wait(0.2):
+            pass
+        next_resync = time.monotonic() + self.resync_period
+        next_types = last_types = 0.0
+        try:
+            while not stop.is_set():
+                now = time.monotonic()
+                # A definition change reads the types at once, but at most once a second (the
+                # store is rebuilt on every Karta update, status updates included).
+                early = self._refresh_now.is_set() and now >= last_types + _MIN_REFRESH_S
+                if now >= next_types or early:
+                    self._refresh_now.clear()
+                    try:
+                        self.refresh_types()
+                    except Exception:  # a bug must not stop the reconciler: logged, retried
+                        _LOG.exception("cannot refresh the watched types")
+                    last_types = time.monotonic()
+                    next_types = last_types + self.types_interval
+                if now >= next_resync:
+                    self.resync()
+                    next_resync = now + self.resync_period
+                wait = max(0.05, min(next_types, next_resync) - time.monotonic())
+                if self._refresh_now.is_set():
+                    stop.wait(max(0.05, last_types + _MIN_REFRESH_S - time.monotonic()))
+                else:
+                    self._refresh_now.wait(wait)
+        finally:
+            stop.set()
+            with self._lock:
+                watched = self._all_watched()
+                self._types, self._groups, self._pods = {}, {}, None
+            for w in watched:
+                self._stop_watched(w)
+            workers.join(timeout=30)
+
+    def _definitions_changed(self, _store: DefinitionStore) -> None:
+        self._refresh_now.set()
+
+    def resync(self) -> None:
+        """Every workload of every watched type back into the queue."""
+        with self._lock:
+            watched = list(self._types.values())
+        for w in watched:
+            self._enqueue_all(w)
+
+    def _enqueue_all(self, w: _Watched) -> None:
+        for obj in w.objects():
+            self._enqueue_object(w.resource.gvk, obj)
+
+    def _enqueue_object(self, gvk: GVK, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        self.queue.add(Key(gvk, str(meta.get("namespace") or ""), str(meta.get("name") or "")))
+
+    # -- types ----------------------------------------------------------------------------------
+    def _usable(self, definition: StoredDefinition) -> bool:
+        karta = definition.karta
+        if gang_format(karta) is None:
+            return False
+        try:
+            model.validate_or_raise(karta)
+        except KartaError as exc:
+            marker = (definition.name, id(karta))
+            if marker not in self._invalid_reported:
+                self._invalid_reported.add(marker)
+                _LOG.warning(
+                    "definition is not usable; its type is not reconciled",
+                    extra={"definition": definition.name, "error": str(exc)},
+                )
+            return False
+        return True
+
+    def refresh_types(self) -> None:
+        """Start and stop informers so that they match the served, covered types."""
+        store = self.definitions.store
+        try:
+            self.client.discovery.invalidate()
+            covered, warnings = covered_types(self.client, store)
+            resources = self.client.discovery.resources()
+        except ClusterError as exc:
+            _LOG.warning("cannot read the served types; keeping the informers", extra={"error": str(exc)})
+            return
+        for message in warnings:
+            _LOG.warning(message)
+        wanted = {
+            GroupKind(c.resource.group, c.resource.kind): c
+            for c in covered
+            if c.resource.supports("list", "watch") and self._usable(c.definition)
+        }
+        self._options = self._backend_options(resources)
+        top_level = TopLevel.of(self.client, store)
+        requeue: list[_Watched] = []
+        stopped: list[_Watched] = []
+        started: list[_Watched] = []
+        with self._lock:
+            self._top_level = top_level
+            self._chains = OwnerChains(self.client)
+            for gk in list(self._types):
+                current = self._types[gk]
+                target = wanted.get(gk)
+                if target is None:
+                    # Dropped only when missing from two reads in a row: right after an API-server
+                    # restart discovery serves the CRDs a moment later than the built-in types.
+                    self._missing[gk] = self._missing.get(gk, 0) + 1
+                    if self._missing[gk] < _MISSES_TO_DROP:
+                        continue
+                self._missing.pop(gk, None)
+                if target is None or target.resource.gvk != current.resource.gvk:
+                    stopped.append(self._types.pop(gk))
+                    _LOG.info("type no longer reconciled", extra={"type": current.resource.token})
+                elif current.definition is None or _changed(current.definition, target.definition):
+                    current.definition = target.definition
+                    requeue.append(current)
+            for gk, target in wanted.items():
+                if gk not in self._types:
+                    w = self._watch(target.resource, target.definition, self._workload_handler)
+                    self._types[gk] = w
+                    started.append(w)
+                    _LOG.info(
+                        "reconciling type",
+                        extra={"type": target.resource.token, "definition": target.definition.name},
+                    )
+            # The backend's group resources, for edits and deletions of our objects.
+            group_gvks = {
+                r.gvk: r
+                for r in resources
+                if r.group == self.backend.api_group
+                and r.plural in self.backend.resources
+                and r.supports("list", "watch")
+                and self._group_version(r)
+            }
+            for gvk in list(self._groups):
+                if gvk not in group_gvks:
+                    stopped.append(self._groups.pop(gvk))
+            for gvk, rtype in group_gvks.items():
+                if gvk not in self._groups:
+                    w = self._watch(rtype, None, self._group_handler, label_selector=MANAGED_SELECTOR)
+                    self._groups[gvk] = w
+                    started.append(w)
+            # Pods, when a definition finds its gangs from them.
+            alpha = any(
+                w.definition is not None and gang_format(w.definition.karta) == "podGroups"
+                for w in self._types.values()
+            )
+            if alpha and self._pods is None:
+                pod_type = next((r for r in resources if r.gvk == _POD), None)
+                if pod_type is not None:
+                    self._pods = self._watch(pod_type, None, self._pod_handler, metadata_only=True)
+                    started.append(self._pods)
+            elif not alpha and self._pods is not None:
+                stopped.append(self._pods)
+                self._pods = None
+        for w in stopped:
+            self._stop_watched(w)
+            if w.definition is not None:
+                with self._lock:
+                    gone = [k for k in self._statuses if k.gvk == w.resource.gvk]
+                for key in gone:
+                    self._forget(key)
+        for w in started:
+            self._start_watched(w)
+        for w in requeue:
+            self._enqueue_all(w)
+        self._refreshed.set()
+
+    def _group_version(self, rtype: ResourceType) -> bool:
+        """The one version of the group resources we render (Workload API: the chosen release)."""
+        if self.backend.name != "workload-api":
+            return True
+        release = getattr(self._options, "k8s_version", None)
+        version = WORKLOAD_API_VERSIONS.get(str(release))
+        return rtype.version == version or (rtype.kind == "CompositePodGroup" and rtype.version == "v1alpha3")
+
+    def _backend_options(self, resources: list[ResourceType]) -> BackendOptions:
+        values: dict[str, Any] = {"scheduler_name": self.scheduler_name}
+        if self.backend.name == "kai":
+            values["kai_managed"] = True
+        if self.backend.name == "workload-api":
+            served = {
+                r.version: True for r in resources if r.group == "scheduling.k8s.io" and r.kind == "Workload"
+            }
+            values["k8s_version"] = workload_api_version(served) or "1.37"
+        return render.options_for(self.backend.name, values)
+
+    def _group_resources(self) -> list[ResourceType]:
+        with self._lock:
+            return [w.resource for w in self._groups.values()]
+
+    def _watch(
+        self,
+        rtype: ResourceType,
+        definition: StoredDefinition | None,
+        handler: _TypedHandler,
+        *,
+        label_selector: str | None = None,
+        metadata_only: bool = False,
+    ) -> _Watched:
+        namespaces = self.namespaces if rtype.namespaced else (None,)
+        informers: dict[str | None, Informer] = {}
+        for ns in namespaces:
+            informer = Informer(
+                self.client,
+                rtype,
+                namespace=ns,
+                label_selector=label_selector,
+                metadata_only=metadata_only,
+                retry_s=self.informer_retry_s,
+                name=f"gangs/{rtype.group_resource}" + (f"/{ns}" if ns else ""),
+            )
+            informer.add_handler(_bound(handler, rtype))
+            informers[ns] = informer
+        return _Watched(resource=rtype, definition=definition, informers=informers)
+
+    def _start_watched(self, w: _Watched) -> None:
+        for informer in w.informers.values():
+            threading.Thread(
+                target=self._run_informer, args=(informer, w.stop), name=informer.name, daemon=True
+            ).start()
+
+    def _run_informer(self, informer: Informer, stop: threading.Event) -> None:
+        """``informer.run`` until ``stop``. Stopping closes the watch's socket under the reading
+        thread, which http.client may answer with any exception: expected then, retried before."""
+        while not stop.is_set():
+            try:
+                informer.run(stop)
+            except Exception:
+                if stop.is_set():
+                    return
+                _LOG.exception("informer failed; restarting", extra={"informer": informer.name})
+                stop.wait(self.informer_retry_s)
+
+    @staticmethod
+    def _stop_watched(w: _Watched) -> None:
+        w.stop.set()
+        for informer in w.informers.values():
+            informer.stop()
+
+    # -- event handlers (informer threads: quick) ------------------------------------------------
+    def _workload_handler(
+        self, rtype: ResourceType, kind: str, obj: dict[str, Any], _old: dict[str, Any] | None
+    ) -> None:
+        if kind == "DELETED":
+            meta = obj.get("metadata") or {}
+            self._forget(Key(rtype.gvk, str(meta.get("namespace") or ""), str(meta.get("name") or "")))
+            return  # the group objects go by garbage collection (ownerReference with the UID)
+        self._enqueue_object(rtype.gvk, obj)
+
+    def _group_handler(
+        self, _rtype: ResourceType, _kind: str, obj: dict[str, Any], _old: dict[str, Any] | None
+    ) -> None:
+        meta = obj.get("metadata") or {}
+        namespace = str(meta.get("namespace") or "")
+        with self._lock:
+            types = dict(self._types)
+        for ref in meta.get("ownerReferences") or ():
+            group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+            w = types.get(GroupKind(group, str(ref.get("kind") or "")))
+            if w is not None:
+                self.queue.add(Key(w.resource.gvk, namespace, str(ref.get("name") or "")))
+
+    def _pod_handler(
+        self, _rtype: ResourceType, kind: str, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> None:
+        if kind == "MODIFIED" and old is not None:
+            labels = (obj.get("metadata") or {}).get("labels")
+            if labels == (old.get("metadata") or {}).get("labels"):
+                return  # status updates do not change gang membership
+        if controller_ref(obj) is None:
+            return
+        meta = obj.get("metadata") or {}
+        key = Key(_POD, str(meta.get("namespace") or ""), str(meta.get("name") or ""), pod=True)
+        if kind == "DELETED":  # gone from the cache: its owners are read from the last state seen
+            with self._lock:
+                self._deleted_pods[key] = obj
+        self.queue.add(key)
+
+    def _forget(self, key: Key) -> None:
+        self._set_status(key, None)
+
+    # -- reconcile ------------------------------------------------------------------------------
+    def reconcile(self, key: Key) -> float | None:
+        if key.pod:
+            self._resolve_pod(key)
+            return None
+        with self._lock:
+            w = self._types.get(key.gvk.group_kind)
+            top_level = self._top_level
+            chains = self._chains
+            options = self._options
+        if w is None or w.definition is None:
+            return None  # no usable definition covers the type any more: its objects are left
+        obj = w.get(key.namespace, key.name)
+        if obj is None:
+            self._forget(key)
+            return None  # deleted: garbage collection removes its group objects
+        meta = obj.get("metadata") or {}
+        if meta.get("deletionTimestamp"):
+            return None
+        if not top_level.is_top_level(obj):
+            return None
+        definition = w.definition
+        karta = definition.karta
+        evaluator = self._trusted if definition.trusted else self._untrusted
+        factory = extract.ComponentFactory(karta, obj, evaluator=evaluator)
+        self._record_status(key, w.resource.gvk, factory)
+        try:
+            model.validate_or_raise(karta)
+            pods: list[dict[str, Any]] = []
+            if gang_format(karta) == "podGroups":
+                pods, warnings = workload_pods(self.client, obj, chains=chains)
+                if warnings:
+                    raise ClusterError("; ".join(warnings))
+            plan = compute_gang_plan(factory, pods, evaluator=evaluator)
+            errors = [d.message for d in plan.diagnostics if d.is_error]
+            if errors:
+                raise _PlanError("; ".join(errors))
+            rendering = render.render(self.backend.name, factory, pods=pods, plan=plan, options=options)
+        except ClusterError:
+            raise  # the cluster, not the workload: retried with back-off
+        except KartaError as exc:
+            self._render_failed(obj, w.resource.gvk, definition, str(exc))
+            return None  # the workload or the definition must change first (or the next resync)
+        if rendering.owner_patch is not None:
+            self._patch_owner(obj, w.resource, rendering.owner_patch)
+        # Alpha gangs come from pods, and the pod-admission webhook may create a pod's group just
+        # before the pod is stored (and before pod lists show it): a young group missing from the
+        # plan is given time before it counts as stale.
+        grace = self.alpha_stale_grace_s if gang_format(karta) == "podGroups" else 0.0
+        result = self.writer.sync(obj, list(rendering.objects), namespace=key.namespace, stale_grace_s=grace)
+        self._report(obj, result)
+        if result.failed:
+            raise _WriteError(f"{len(result.failed)} group object(s) not written: {'; '.join(result.failed)}")
+        return result.deferred
+
+    def _resolve_pod(self, key: Key) -> None:
+        """Enqueue the top-level workload of a pod (its controller chain, depth ≤ 6)."""
+        with self._lock:
+            pods = self._pods
+            types = dict(self._types)
+            chains = self._chains
+        if pods is None:
+            return
+        with self._lock:
+            deleted = self._deleted_pods.pop(key, None)
+        pod = pods.get(key.namespace, key.name) or deleted
+        if pod is None:
+            return
+        chain = chains.walk(pod)
+        for link in reversed(chain.links):  # the topmost covered owner
+            w = types.get(GroupKind(link.group, link.kind))
+            if w is not None:
+                self.queue.add(Key(w.resource.gvk, key.namespace, link.name))
+                return
+
+    def _patch_owner(self, obj: Mapping[str, Any], rtype: ResourceType, patch: Mapping[str, Any]) -> None:
+        """KAI mode B: ``kai.scheduler/skip-podgrouper`` on the workload, once."""
+        meta = obj.get("metadata") or {}
+        wanted = (patch.get("metadata") or {}).get("annotations") or {}
+        have = meta.get("annotations") or {}
+        if all(have.get(k) == v for k, v in wanted.items()):
+            return
+        self.client.patch(rtype, str(meta.get("name")), dict(patch), namespace=meta.get("namespace"))
+
+    def _render_failed(
+        self, obj: Mapping[str, Any], gvk: GVK, definition: StoredDefinition, message: str
+    ) -> None:
+        self.metrics.gang_render_errors.labels(group=gvk.group, kind=gvk.kind).inc()
+        self.events.warning(
+            obj,
+            "GangRenderFailed",
+            f"cannot render {self.backend.name} group objects with definition {definition.name}: {message}",
+        )
+        _LOG.warning(
+            "cannot render group objects; nothing written",
+            extra={"controller": CONTROLLER, "key": _label(obj), "error": message},
+        )
+
+    def _report(self, obj: Mapping[str, Any], result: WriteResult) -> None:
+        backend = self.backend.name
+        for outcome, items in (
+            ("applied", result.applied),
+            ("unchanged", result.unchanged),
+            ("deleted", result.deleted),
+            ("failed", result.failed),
+        ):
+            if items:
+                self.metrics.gang_objects.labels(backend=backend, outcome=outcome).inc(len(items))
+        for item in result.immutable:
+            self.metrics.gang_immutable_changes.labels(backend=backend).inc()
+            self.events.warning(
+                obj,
+                "GangImmutableChange",
+                f"{item}: the {backend} object cannot change this field; it was left as it is "
+                "(delete the object to have it re-created)",
+            )
+        if result.applied or result.deleted:
+            _LOG.info(
+                "group objects written",
+                extra={
+                    "controller": CONTROLLER,
+                    "key": _label(obj),
+                    "applied": result.applied,
+                    "deleted": result.deleted,
+                },
+            )
+
+    # -- karta_workloads ------------------------------------------------------------------------
+    def _record_status(self, key: Key, gvk: GVK, factory: extract.ComponentFactory) -> None:
+        try:
+            status = factory.root().status()
+            primary = str(status.primary) if status is not None else "Undefined"
+        except KartaError:
+            primary = "Undefined"
+        self._set_status(key, (gvk.group, gvk.version, gvk.kind, primary))
+
+    def _set_status(self, key: Key, label: tuple[str, str, str, str] | None) -> None:
+        """``karta_workloads``: the key counted under ``label`` (None: not any more)."""
+        with self._lock:
+            old = self._statuses.pop(key, None)
+            if label is not None:
+                self._statuses[key] = label
+            if old == label:
+                return
+            for changed, delta in ((old, -1), (label, 1)):
+                if changed is None:
+                    continue
+                count = self._status_counts.get(changed, 0) + delta
+                group, version, kind, status = changed
+                gauge = self.metrics.workloads.labels(group=group, version=version, kind=kind, status=status)
+                if count > 0:
+                    self._status_counts[changed] = count
+                else:
+                    self._status_counts.pop(changed, None)
+                gauge.set(max(count, 0))
+
+
+class _PlanError(KartaError):
+    """An error diagnostic of the gang plan (a pod the plan could not place)."""
+
+
+class _WriteError(ClusterError):
+    """Some group objects could not be written; the reconcile is retried."""
+
+
+_TypedHandler = Callable[[ResourceType, str, dict[str, Any], dict[str, Any] | None], None]
+
+
+def _bound(handler: _TypedHandler, rtype: ResourceType) -> Handler:
+    def bound(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        handler(rtype, kind, obj, old)
+
+    return bound
+
+
+def _changed(old: StoredDefinition, new: StoredDefinition) -> bool:
+    """Whether the type's definition is another one (the store is rebuilt on every Karta change,
+    status updates included: equal definitions must not requeue every workload of the type)."""
+    if old.karta is new.karta:
+        return False
+    where = (old.origin, old.source, old.trusted) != (new.origin, new.source, new.trusted)
+    return where or old.karta != new.karta
+
+
+def _label(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    ns, name = meta.get("namespace"), meta.get("name")
+    return f"{obj.get('kind')} {ns}/{name}" if ns else f"{obj.get('kind')} {name}"

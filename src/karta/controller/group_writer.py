@@ -1,0 +1,278 @@
+"""Writing one workload's group objects: server-side apply, immutable fields, stale objects.
+
+:class:`GroupWriter` takes the objects a renderer produced for one workload (complete: the caller
+never hands over a half-computed set) and makes the cluster match them:
+
+- each object is read, compared with the live one on the backend's **immutable fields**
+  (:func:`immutable_differences`; gang-backends.md 1.5 and 3.4) and, when one differs, skipped with
+  a Warning event on the workload and ``karta_gang_immutable_changes``: never forced;
+- otherwise it is written by server-side apply as field manager ``karta`` **with force**: the fields
+  we set are ours, so when another field manager changed one of them the next reconcile takes it
+  back (without force the apply would stop at a 409 conflict and the object would stay diverged).
+  Fields we never set stay the other manager's. A 422 naming an immutable field (a rule our table
+  does not know) is treated like an immutable change;
+- ``applied`` / ``unchanged`` is told by the resourceVersion (a no-op apply does not bump it);
+- objects that carry our ``app.kubernetes.io/managed-by`` label and an ownerReference to this
+  workload's UID but are not in the set are deleted (listed by label selector per namespace).
+
+The pure parts (:func:`immutable_differences`, :func:`owned_by`, :func:`stale_objects`) are unit
+tested; the writing needs a cluster.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from karta.controller.logs import logger
+from karta.errors import ApiError, ClusterError
+from karta.kube.client import KubeClient
+from karta.kube.resources import ResourceType
+from karta.render.common import MANAGED_BY
+
+__all__ = [
+    "FIELD_MANAGER",
+    "MANAGED_SELECTOR",
+    "GroupWriter",
+    "WriteResult",
+    "age_s",
+    "immutable_differences",
+    "owned_by",
+    "stale_objects",
+]
+
+FIELD_MANAGER: Final = "karta"
+MANAGED_SELECTOR: Final = ",".join(f"{k}={v}" for k, v in MANAGED_BY.items())
+_LOG = logger("gangs")
+
+_MISSING = object()
+
+# (API group, kind) → the spec paths that cannot change once the object exists (gang-backends.md
+# 3.3/3.4: Workload controllerRef, the set of template names; PodGroup back-reference, policy and
+# constraints). KAI, Volcano and coscheduling declare no immutable field: their CRDs carry no CEL
+# rule (checked on the corpus CRDs) and their controllers resize groups in place.
+_IMMUTABLE: Mapping[tuple[str, str], tuple[tuple[str, ...], ...]] = {
+    ("scheduling.k8s.io", "Workload"): (
+        ("spec", "controllerRef"),
+        ("spec", "podGroups"),  # v1alpha1: the whole list is immutable
+    ),
+    ("scheduling.k8s.io", "PodGroup"): (
+        ("spec", "workloadRef"),
+        ("spec", "podGroupTemplateRef"),
+        ("spec", "parentCompositePodGroupName"),
+        ("spec", "schedulingPolicy"),
+        ("spec", "schedulingConstraints"),
+    ),
+    ("scheduling.k8s.io", "CompositePodGroup"): (
+        ("spec", "workloadRef"),
+        ("spec", "parentCompositePodGroupName"),
+        ("spec", "schedulingPolicy"),
+    ),
+}
+# Per version: v1alpha2's templates are immutable as a whole (v1beta1 lets minCount change).
+_IMMUTABLE_IN_VERSION: Mapping[tuple[str, str], tuple[tuple[str, ...], ...]] = {
+    ("scheduling.k8s.io/v1alpha2", "Workload"): (("spec", "podGroupTemplates"),),
+}
+# List-maps whose entries cannot be added or removed (the names are fixed; entries may change).
+_FIXED_NAMES: Mapping[tuple[str, str], tuple[tuple[str, ...], ...]] = {
+    ("scheduling.k8s.io", "Workload"): (
+        ("spec", "podGroupTemplates"),
+        ("spec", "compositePodGroupTemplates"),
+    ),
+}
+
+
+def _group_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
+    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+    return group, str(obj.get("kind") or "")
+
+
+def _at(obj: Mapping[str, Any], path: Sequence[str]) -> Any:
+    value: Any = obj
+    for part in path:
+        if not isinstance(value, Mapping) or part not in value:
+            return _MISSING
+        value = value[part]
+    return value
+
+
+def _names(value: Any) -> list[str] | None:
+    if value is _MISSING or value is None:
+        return None
+    if not isinstance(value, list):
+        return []
+    return [str(item.get("name")) for item in value if isinstance(item, Mapping)]
+
+
+def _covers(live: Any, desired: Any) -> bool:
+    """Whether ``live`` holds ``desired``: every desired key with an equal value (the server adds
+    defaults, e.g. ``disruptionMode``, that we do not set); lists element by element."""
+    if isinstance(desired, Mapping):
+        return isinstance(live, Mapping) and all(
+            k in live and _covers(live[k], v) for k, v in desired.items()
+        )
+    if isinstance(desired, list):
+        return (
+            isinstance(live, list)
+            and len(live) == len(desired)
+            and all(_covers(a, b) for a, b in zip(live, desired, strict=True))
+        )
+    return bool(live == desired)
+
+
+def immutable_differences(live: Mapping[str, Any], desired: Mapping[str, Any]) -> list[str]:
+    """The immutable fields of ``desired`` that differ from the live object, as ``spec.x`` paths
+    (empty: the apply may go ahead). A field we do not set is not compared."""
+    gk = _group_kind(desired)
+    out: list[str] = []
+    versioned = _IMMUTABLE_IN_VERSION.get((str(desired.get("apiVersion") or ""), gk[1]), ())
+    for path in (*_IMMUTABLE.get(gk, ()), *versioned):
+        want = _at(desired, path)
+        if want is _MISSING:
+            continue
+        have = _at(live, path)
+        if have is _MISSING or not _covers(have, want):
+            out.append(".".join(path))
+    for path in _FIXED_NAMES.get(gk, ()):
+        want_names = _names(_at(desired, path))
+        have_names = _names(_at(live, path))
+        if want_names is not None and have_names is not None and sorted(want_names) != sorted(have_names):
+            out.append(f"{'.'.join(path)}[*].name")
+    return out
+
+
+def owned_by(obj: Mapping[str, Any], uid: str) -> bool:
+    """Whether ``obj`` carries our managed-by label and an ownerReference to ``uid``."""
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    if any(labels.get(k) != v for k, v in MANAGED_BY.items()):
+        return False
+    refs = meta.get("ownerReferences") or ()
+    return any(isinstance(ref, Mapping) and ref.get("uid") == uid for ref in refs)
+
+
+def stale_objects(
+    existing: Iterable[Mapping[str, Any]], *, uid: str, keep: Iterable[str]
+) -> list[Mapping[str, Any]]:
+    """Of ``existing`` (objects of one resource), those owned by ``uid`` whose name is not in ``keep``
+    and that are not being deleted already (a finalizer may hold them: deleted once is enough)."""
+    wanted = set(keep)
+    return [
+        obj
+        for obj in existing
+        if owned_by(obj, uid)
+        and str((obj.get("metadata") or {}).get("name")) not in wanted
+        and not (obj.get("metadata") or {}).get("deletionTimestamp")
+    ]
+
+
+def age_s(obj: Mapping[str, Any], *, now: float | None = None) -> float:
+    """Seconds since ``metadata.creationTimestamp`` (RFC 3339, UTC); infinite when unreadable."""
+    stamp = str((obj.get("metadata") or {}).get("creationTimestamp") or "")
+    try:
+        created = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return math.inf
+    return (time.time() if now is None else now) - created
+
+
+def _immutable_error(exc: ApiError) -> bool:
+    return exc.status == 422 and "immutable" in str(exc).lower()
+
+
+@dataclass
+class WriteResult:
+    """What one sync did: counts per outcome, the immutable changes skipped, the errors."""
+
+    applied: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    immutable: list[str] = field(default_factory=list)  # "<Kind>/<name>: <fields>"
+    failed: list[str] = field(default_factory=list)  # "<Kind>/<name>: <error>"
+    deferred: float | None = None  # seconds until a young stale object may be deleted
+
+
+@dataclass
+class GroupWriter:
+    """Writes group objects for one backend (``resources``: the served group resource types the
+    backend emits, for the stale-object lists)."""
+
+    client: KubeClient
+    resources: Callable[[], Sequence[ResourceType]]
+    field_manager: str = FIELD_MANAGER
+
+    def sync(
+        self,
+        workload: Mapping[str, Any],
+        objects: Sequence[Mapping[str, Any]],
+        *,
+        namespace: str,
+        stale_grace_s: float = 0.0,
+    ) -> WriteResult:
+        """Make the workload's group objects in ``namespace`` exactly ``objects``. A stale object
+        younger than ``stale_grace_s`` is kept for now (``deferred``: when to look again)."""
+        uid = str((workload.get("metadata") or {}).get("uid") or "")
+        result = WriteResult()
+        keep: dict[tuple[str, str], set[str]] = {}
+        for obj in objects:
+            name = str(obj["metadata"]["name"])
+            keep.setdefault(_group_kind(obj), set()).add(name)
+            label = f"{obj.get('kind')}/{name}"
+            try:
+                self._write(obj, namespace, label, result)
+            except (ApiError, ClusterError) as exc:
+                result.failed.append(f"{label}: {exc}")
+        if not uid:
+            return result
+        for rtype in self.resources():
+            try:
+                listed = self.client.list(rtype, namespace=namespace, label_selector=MANAGED_SELECTOR)
+            except ClusterError as exc:
+                result.failed.append(f"list {rtype.group_resource}: {exc}")
+                continue
+            names = keep.get((rtype.group, rtype.kind), set())
+            for stale in stale_objects(listed.items, uid=uid, keep=names):
+                name = str(stale["metadata"]["name"])
+                wait = stale_grace_s - age_s(stale)
+                if wait > 0:
+                    result.deferred = wait if result.deferred is None else min(result.deferred, wait)
+                    continue
+                try:
+                    self.client.delete(rtype, name, namespace=namespace)
+                    result.deleted.append(f"{rtype.kind}/{name}")
+                except ApiError as exc:
+                    if exc.status != 404:
+                        result.failed.append(f"delete {rtype.kind}/{name}: {exc}")
+                except ClusterError as exc:
+                    result.failed.append(f"delete {rtype.kind}/{name}: {exc}")
+        return result
+
+    def _write(self, obj: Mapping[str, Any], namespace: str, label: str, result: WriteResult) -> None:
+        rtype = self.client.discovery.for_api_version(str(obj["apiVersion"]), str(obj["kind"]))
+        name = str(obj["metadata"]["name"])
+        live: dict[str, Any] | None
+        try:
+            live = self.client.get(rtype, name, namespace=namespace)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+            live = None
+        if live is not None:
+            differences = immutable_differences(live, obj)
+            if differences:
+                result.immutable.append(f"{label}: {', '.join(differences)}")
+                return
+        before = str((live or {}).get("metadata", {}).get("resourceVersion") or "")
+        try:
+            applied = self.client.apply(obj, field_manager=self.field_manager, force=True)
+        except ApiError as exc:
+            if _immutable_error(exc):
+                result.immutable.append(f"{label}: {exc}")
+                return
+            raise
+        after = str((applied.get("metadata") or {}).get("resourceVersion") or "")
+        (result.unchanged if live is not None and before == after else result.applied).append(label)

@@ -1,0 +1,222 @@
+"""The gang reconciler (mode B) against the real API server, for KAI, Volcano, coscheduling and the
+Workload API: the group objects of a PyTorchJob and of a JobSet appear with our labels, annotation
+and ownerReference, follow scale changes (immutable fields: an event and a metric, never forced),
+and go with the workload by garbage collection."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from karta.kube import KubeClient
+
+from ..kubehttp import KubeHTTP
+from .gangs_support import (
+    client_for,
+    events_for,
+    eventually,
+    expected_objects,
+    gangs_of,
+    group_objects,
+    install_crds,
+    jobset,
+    jobset_pod,
+    matches_plan,
+    metric,
+    metric_total,
+    new_namespace,
+    pytorchjob,
+    running_controller,
+    wait_served,
+)
+
+PYTORCHJOBS = "pytorchjobs.kubeflow.org"
+JOBSET_LABELS = {"group": "jobset.x-k8s.io", "kind": "JobSet"}
+BACKENDS = ("kai", "volcano", "coscheduling", "workload-api")
+SERVED = [
+    ("kubeflow.org", "v1", "PyTorchJob"),
+    ("jobset.x-k8s.io", "v1alpha2", "JobSet"),
+    ("scheduling.run.ai", "v2alpha2", "PodGroup"),
+    ("scheduling.volcano.sh", "v1beta1", "PodGroup"),
+    ("scheduling.x-k8s.io", "v1alpha1", "PodGroup"),
+    ("scheduling.k8s.io", "v1beta1", "Workload"),
+]
+
+
+@pytest.fixture(scope="module")
+def kube(cluster: KubeHTTP, corpus: Path) -> Iterator[KubeClient]:
+    install_crds(cluster, corpus)
+    client = client_for(cluster)
+    wait_served(client, SERVED)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def ns(cluster: KubeHTTP) -> Iterator[str]:
+    name = new_namespace(cluster)
+    yield name
+    cluster.delete(f"/api/v1/namespaces/{name}")
+
+
+def _create(kube: KubeClient, obj: dict[str, Any], ns: str) -> dict[str, Any]:
+    return kube.create(obj, namespace=ns)
+
+
+def _assert_common_rules(objects: list[dict[str, Any]], workload: dict[str, Any], definition: str) -> None:
+    """gang-backends.md 1.5: namespace, ownerReference, managed-by and Karta labels, annotation."""
+    meta = workload["metadata"]
+    group, _, version = workload["apiVersion"].rpartition("/")
+    assert objects
+    for obj in objects:
+        got = obj["metadata"]
+        assert got["namespace"] == meta["namespace"]
+        labels = got["labels"]
+        assert labels["app.kubernetes.io/managed-by"] == "karta"
+        assert labels["run.ai/karta-group"] == group
+        assert labels["run.ai/karta-version"] == version
+        assert labels["run.ai/karta-kind"] == workload["kind"]
+        assert got["annotations"]["run.ai/karta-name"] == definition
+        (ref,) = got["ownerReferences"]
+        assert ref["uid"] == meta["uid"]
+        assert (ref["apiVersion"], ref["kind"], ref["name"]) == (
+            workload["apiVersion"],
+            workload["kind"],
+            meta["name"],
+        )
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pytorchjob_objects_appear_and_follow_scale(
+    backend: str, cluster: KubeHTTP, kube: KubeClient, ns: str, tmp_path: Path
+) -> None:
+    with running_controller(cluster, backend=backend, namespace=ns, definitions_dir=tmp_path) as ctl:
+        job = _create(kube, pytorchjob("train", workers=4), ns)
+        expected = expected_objects(kube, job, backend=backend)
+        eventually(lambda: matches_plan(kube, backend, ns, expected), what="group objects of the PyTorchJob")
+        _assert_common_rules(group_objects(kube, backend, ns), job, "kubeflow-org-pytorchjob-v1")
+        pytorch = {"group": "kubeflow.org", "version": "v1", "kind": "PyTorchJob"}
+        assert metric_total(ctl, "karta_workloads", pytorch) == 1
+        assert metric_total(ctl, "karta_gang_objects_total", {"backend": backend, "outcome": "applied"}) >= 1
+        if backend == "kai":  # mode B: KAI's own pod-grouper must leave the pods to our PodGroup
+            got = kube.get("pytorchjobs.kubeflow.org", "train", namespace=ns)
+            assert got["metadata"]["annotations"]["kai.scheduler/skip-podgrouper"] == "true"
+
+        job = kube.patch(
+            "pytorchjobs.kubeflow.org",
+            "train",
+            {"spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 6}}}},
+            namespace=ns,
+        )
+        scaled = expected_objects(kube, job, backend=backend)
+        if backend != "workload-api":
+            eventually(lambda: matches_plan(kube, backend, ns, scaled), what="group objects after scaling")
+            return
+        # The Workload's template minCount may change (v1beta1); the PodGroup's policy may not:
+        # reported (event + metric), never forced.
+        workload = next(o for o in scaled if o["kind"] == "Workload")
+        pod_group = next(o for o in expected if o["kind"] == "PodGroup")
+        eventually(
+            lambda: matches_plan(kube, backend, ns, [workload, pod_group]),
+            what="Workload updated, PodGroup kept",
+        )
+        eventually(
+            lambda: events_for(kube, ns, "train", "GangImmutableChange"), what="immutable-change event"
+        )
+        assert metric(ctl, "karta_gang_immutable_changes_total", {"backend": backend}) >= 1
+        rtype = kube.discovery.for_gvk("scheduling.k8s.io", "v1beta1", "PodGroup")
+        live = kube.get(rtype, pod_group["metadata"]["name"], namespace=ns)
+        assert live["spec"]["schedulingPolicy"] == {"gang": {"minCount": 5}}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_jobset_objects_from_its_pods(
+    backend: str, cluster: KubeHTTP, kube: KubeClient, ns: str, tmp_path: Path
+) -> None:
+    """The catalog's JobSet definition is in the alpha format: one gang per replicated job, found
+    from the pods (the Workload is there before any pod, sized from the definition)."""
+    with running_controller(cluster, backend=backend, namespace=ns, definitions_dir=tmp_path) as ctl:
+        js = _create(kube, jobset("sweep", workers=2), ns)
+        if backend == "workload-api":
+            before = expected_objects(kube, js, backend=backend)
+            assert [o["kind"] for o in before] == ["Workload"]
+            eventually(lambda: matches_plan(kube, backend, ns, before), what="Workload before the pods")
+        pods = [
+            kube.create(jobset_pod(js, "driver", 0), namespace=ns),
+            kube.create(jobset_pod(js, "workers", 0), namespace=ns),
+            kube.create(jobset_pod(js, "workers", 1), namespace=ns),
+        ]
+        expected = expected_objects(kube, js, backend=backend, pods=pods)
+        assert len([o for o in expected if o["kind"] != "Workload"]) == 2, expected
+        eventually(lambda: matches_plan(kube, backend, ns, expected), what="group objects of the JobSet")
+        _assert_common_rules(group_objects(kube, backend, ns), js, "jobset-x-k8s-io-jobset-v1alpha2")
+        assert metric(ctl, "karta_gang_render_errors_total", JOBSET_LABELS) == 0
+
+        # The driver's pod goes: its gang is stale once the grace for young alpha groups is over.
+        gangs_of(ctl).alpha_stale_grace_s = 2.0
+        kube.delete("pods", pods[0]["metadata"]["name"], namespace=ns)
+        remaining = expected_objects(kube, js, backend=backend, pods=pods[1:])
+        assert len(remaining) == len(expected) - 1
+        eventually(lambda: matches_plan(kube, backend, ns, remaining), what="the driver's gang deleted")
+        assert metric(ctl, "karta_gang_objects_total", {"backend": backend, "outcome": "deleted"}) >= 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_suspended_workloads_keep_their_objects(
+    backend: str, cluster: KubeHTTP, kube: KubeClient, ns: str, tmp_path: Path
+) -> None:
+    with running_controller(cluster, backend=backend, namespace=ns, definitions_dir=tmp_path):
+        job = pytorchjob("paused", workers=3)
+        job["spec"]["runPolicy"] = {"suspend": True}
+        job = _create(kube, job, ns)
+        expected = expected_objects(kube, job, backend=backend)
+        eventually(lambda: matches_plan(kube, backend, ns, expected), what="objects of a suspended job")
+        uids = {o["metadata"]["uid"] for o in group_objects(kube, backend, ns)}
+        job = kube.patch(PYTORCHJOBS, "paused", {"spec": {"runPolicy": {"suspend": False}}}, namespace=ns)
+        resumed = expected_objects(kube, job, backend=backend)
+        eventually(lambda: matches_plan(kube, backend, ns, resumed), what="the objects once resumed")
+        assert {o["metadata"]["uid"] for o in group_objects(kube, backend, ns)} == uids  # never re-created
+
+
+def test_render_error_is_an_event_and_nothing_is_written(
+    cluster: KubeHTTP, kube: KubeClient, ns: str, tmp_path: Path
+) -> None:
+    """A gang the backend cannot name (a JobSet pod whose group key has upper case and "_": names
+    are never rewritten) is a Warning event and a metric, and no object of the workload is written,
+    not even the gang of its valid pods."""
+    with running_controller(cluster, backend="volcano", namespace=ns, definitions_dir=tmp_path) as ctl:
+        js = _create(kube, jobset("bad"), ns)
+        pod = jobset_pod(js, "driver", 0)
+        pod["metadata"]["labels"]["jobset.sigs.k8s.io/replicatedjob-name"] = "Driver_X"
+        kube.create(pod, namespace=ns)
+        kube.create(jobset_pod(js, "workers", 0), namespace=ns)
+        eventually(lambda: events_for(kube, ns, "bad", "GangRenderFailed"), what="render-failed event")
+        assert metric(ctl, "karta_gang_render_errors_total", JOBSET_LABELS) >= 1
+        assert group_objects(kube, "volcano", ns) == []
+
+
+@pytest.fixture(scope="module")
+def gc_kube(controllers_cluster: KubeHTTP, corpus: Path) -> Iterator[KubeClient]:
+    install_crds(controllers_cluster, corpus)
+    client = client_for(controllers_cluster)
+    wait_served(client, SERVED)
+    yield client
+    client.close()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_deleting_the_workload_garbage_collects_its_objects(
+    backend: str, controllers_cluster: KubeHTTP, gc_kube: KubeClient, tmp_path: Path
+) -> None:
+    kube = gc_kube
+    ns = new_namespace(controllers_cluster)
+    with running_controller(controllers_cluster, backend=backend, namespace=ns, definitions_dir=tmp_path):
+        job = _create(kube, pytorchjob("gc"), ns)
+        expected = expected_objects(kube, job, backend=backend)
+        eventually(lambda: matches_plan(kube, backend, ns, expected), what="group objects")
+        kube.delete("pytorchjobs.kubeflow.org", "gc", namespace=ns)
+        eventually(lambda: group_objects(kube, backend, ns) == [], what="group objects collected")
+    controllers_cluster.delete(f"/api/v1/namespaces/{ns}")

@@ -1,0 +1,258 @@
+"""The gang reconciler under faults, on a control plane of this module's own (restartable, with the
+garbage collector): another field manager editing our objects, a watch resumed with a compacted
+resourceVersion (410), an API-server restart in the middle of a burst, a Karta deleted while its
+workloads exist, a CRD deleted and re-created. After each fault the group objects are exactly the
+plan: nothing lost, duplicated or stale."""
+
+from __future__ import annotations
+
+import base64
+import json
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from karta.crd import load_crd
+from karta.definitions import StoredDefinition
+from karta.kube import KubeClient
+from karta.model import load_karta
+from karta.model.gvk import GroupKind
+
+from ..conftest import REPO, _controlplane
+from ..kubehttp import KubeHTTP, from_kubeconfig, load_manifests
+from .gangs_support import (
+    client_for,
+    eventually,
+    expected_objects,
+    gangs_of,
+    group_objects,
+    install_crds,
+    matches_plan,
+    new_namespace,
+    pytorchjob,
+    running_controller,
+    wait_served,
+)
+
+BACKEND = "volcano"
+PYTORCHJOBS = "pytorchjobs.kubeflow.org"
+PYTORCH_GVK = ("kubeflow.org", "v1", "PyTorchJob")
+
+
+@dataclass
+class Private:
+    cp: Any
+    http: KubeHTTP
+    kube: KubeClient
+
+    def restart_apiserver(self, between: Any = None) -> KubeClient:
+        """Stop and start kube-apiserver (``between()`` runs while it is down); a new client for the
+        test's own requests (the old one's kept-alive connection went with the old server)."""
+        self.cp.stop_apiserver()
+        if between is not None:
+            between()
+        self.cp.start_apiserver()
+        self.kube.close()
+        self.kube = client_for(self.http)
+        return self.kube
+
+    def etcd(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        url = f"http://127.0.0.1:{self.cp.etcd_port}{path}"
+        request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            result: dict[str, Any] = json.loads(answer.read())
+            return result
+
+
+@pytest.fixture(scope="module")
+def private(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Iterator[Private]:
+    cp_mod = _controlplane()
+    config = cp_mod.ControlPlaneConfig(bin_dir=cp_mod.build_binaries(), controllers=True)
+    with cp_mod.ControlPlane(config=config, workdir=tmp_path_factory.mktemp("gangs-cp")) as cp:
+        http = from_kubeconfig(cp.kubeconfig, scratch=tmp_path_factory.mktemp("gangs-credentials"))
+        install_crds(http, corpus)
+        http.ensure_crd(load_crd())
+        kube = client_for(http)
+        wait_served(kube, [PYTORCH_GVK, ("scheduling.volcano.sh", "v1beta1", "PodGroup")])
+        yield Private(cp, http, kube)
+        kube.close()
+
+
+@pytest.fixture
+def ns(private: Private) -> Iterator[str]:
+    name = new_namespace(private.http)
+    yield name
+    private.http.delete(f"/api/v1/namespaces/{name}")
+
+
+def _plan_of(kube: KubeClient, ns: str, names: list[str], **kw: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for name in names:
+        out.extend(expected_objects(kube, kube.get(PYTORCHJOBS, name, namespace=ns), backend=BACKEND, **kw))
+    return out
+
+
+def _converged(kube: KubeClient, ns: str, names: list[str], **kw: Any) -> None:
+    """Eventually exactly the plan of the PyTorchJobs ``names`` (re-read each time: uids, sizes)."""
+    eventually(
+        lambda: matches_plan(kube, BACKEND, ns, _plan_of(kube, ns, names, **kw)),
+        what=f"group objects of {names} equal to the plan",
+    )
+
+
+def _controller(private: Private, ns: str, tmp_path: Path, **kw: Any) -> Any:
+    return running_controller(private.http, backend=BACKEND, namespace=ns, definitions_dir=tmp_path, **kw)
+
+
+def test_another_field_manager_is_reverted_and_deleted_objects_come_back(
+    private: Private, ns: str, tmp_path: Path
+) -> None:
+    kube = private.kube
+    with _controller(private, ns, tmp_path):
+        kube.create(pytorchjob("edited"), namespace=ns)
+        _converged(kube, ns, ["edited"])
+        (group,) = group_objects(kube, BACKEND, ns)
+        path = f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{ns}/podgroups/{group['metadata']['name']}"
+        answer = private.http.request(
+            "PATCH",
+            path,
+            body={"spec": {"minMember": 1, "minTaskMember": {"intruder": 3}, "priorityClassName": "x"}},
+            params={"fieldManager": "intruder"},
+            content_type="application/merge-patch+json",
+        )
+        assert answer.status == 200, answer.body
+        _converged(kube, ns, ["edited"])  # our minMember is back
+        live = private.http.get(path).json()
+        assert live["spec"]["priorityClassName"] == "x"  # a field we never set stays the intruder's
+        managers = {m["manager"] for m in live["metadata"]["managedFields"]}
+        assert "karta" in managers
+
+        private.http.delete(path)
+        _converged(kube, ns, ["edited"])  # re-created
+
+
+def _etcd_key(ns: str, name: str) -> str:
+    return base64.b64encode(f"/registry/kubeflow.org/pytorchjobs/{ns}/{name}".encode()).decode()
+
+
+def test_a_change_missed_while_the_watch_expired_is_found_by_the_relist(
+    private: Private, ns: str, tmp_path: Path
+) -> None:
+    """The API server goes away; meanwhile the workload changes in etcd and etcd is compacted past
+    the informer's resourceVersion. The watch resumes with that version, gets 410 Gone, lists
+    again, and the re-list's difference brings the change to the reconciler."""
+    kube = private.kube
+    with _controller(private, ns, tmp_path) as ctl:
+        kube.create(pytorchjob("expired", workers=2), namespace=ns)
+        _converged(kube, ns, ["expired"])
+        stored = kube.get(PYTORCHJOBS, "expired", namespace=ns)
+        watched = gangs_of(ctl)._types[GroupKind("kubeflow.org", "PyTorchJob")]
+        (informer,) = watched.informers.values()
+        assert informer._watch is not None
+        expired_before = informer._watch.stats.expired
+
+        def change_and_compact() -> None:
+            stored["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = 5
+            stored["metadata"].pop("resourceVersion", None)
+            stored["metadata"]["generation"] = int(stored["metadata"].get("generation", 1)) + 1
+            value = base64.b64encode(json.dumps(stored).encode()).decode()
+            put = private.etcd("/v3/kv/put", {"key": _etcd_key(ns, "expired"), "value": value})
+            revision = int(put["header"]["revision"])
+            private.etcd("/v3/kv/compaction", {"revision": revision, "physical": True})
+
+        kube = private.restart_apiserver(between=change_and_compact)
+
+        assert (
+            kube.get(PYTORCHJOBS, "expired", namespace=ns)["spec"]["pytorchReplicaSpecs"]["Worker"][
+                "replicas"
+            ]
+            == 5
+        )
+        _converged(kube, ns, ["expired"])
+        (group,) = group_objects(kube, BACKEND, ns)
+        assert group["spec"]["minMember"] == 6
+        eventually(
+            lambda: informer._watch is not None and informer._watch.stats.expired > expired_before,
+            what="the informer's watch answered 410 and re-listed",
+        )
+
+
+def test_apiserver_restart_in_the_middle_of_a_burst(private: Private, ns: str, tmp_path: Path) -> None:
+    kube = private.kube
+    names = [f"burst-{i}" for i in range(24)]
+    with _controller(private, ns, tmp_path):
+        for i, name in enumerate(names[:16]):
+            kube.create(pytorchjob(name, workers=1 + i % 4), namespace=ns)
+        kube = private.restart_apiserver()
+        for i, name in enumerate(names[16:]):
+            kube.create(pytorchjob(name, workers=2 + i % 3), namespace=ns)
+        for name in names[:4]:  # scaled after the restart
+            scale = {"spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 7}}}}
+            kube.patch(PYTORCHJOBS, name, scale, namespace=ns)
+        _converged(kube, ns, names)
+        assert len(group_objects(kube, BACKEND, ns)) == len(names)
+
+
+def _team_karta() -> tuple[dict[str, Any], StoredDefinition]:
+    (doc,) = load_manifests(REPO / "examples" / "definitions" / "kubeflow-org-pytorchjob-v1.yaml")
+    doc["metadata"] = {"name": "team-pytorchjob"}
+    loaded = load_karta(json.dumps(doc))
+    assert loaded.karta is not None, loaded.findings
+    return doc, StoredDefinition(karta=loaded.karta, origin="cluster", source="cluster", trusted=False)
+
+
+def test_a_deleted_karta_hands_its_workloads_to_the_catalog(
+    private: Private, ns: str, tmp_path: Path
+) -> None:
+    """A cluster Karta (gang "job" with sub-groups) wins over the catalog (gang "pytorchjob"); once it
+    is deleted the catalog's definition takes over: its objects are applied, the old ones deleted."""
+    kube = private.kube
+    doc, team = _team_karta()
+    kube.create(doc)
+    try:
+        with _controller(private, ns, tmp_path, cluster_definitions=True) as ctl:
+            kube.create(pytorchjob("handover"), namespace=ns)
+            _converged(kube, ns, ["handover"], definition=team)
+            (group,) = group_objects(kube, BACKEND, ns)
+            assert group["metadata"]["name"] == "handover-job"
+            assert group["metadata"]["annotations"]["run.ai/karta-name"] == "team-pytorchjob"
+            assert group["spec"]["minTaskMember"] == {"master": 1, "worker": 4}
+
+            kube.delete("kartas.run.ai", "team-pytorchjob")
+            _converged(kube, ns, ["handover"])  # the catalog's plan, and nothing of the old one
+            (group,) = group_objects(kube, BACKEND, ns)
+            assert group["metadata"]["name"] == "handover-pytorchjob"
+            assert group["metadata"]["annotations"]["run.ai/karta-name"] == "kubeflow-org-pytorchjob-v1"
+            assert gangs_of(ctl).ready()
+    finally:
+        if kube.list("kartas.run.ai").items:
+            kube.delete("kartas.run.ai", "team-pytorchjob")
+
+
+def test_a_crd_deleted_and_recreated(private: Private, ns: str, tmp_path: Path, corpus: Path) -> None:
+    """Deleting the CRD deletes its workloads and the reconciler stops watching the type;
+    re-created, the type is watched again: the new workload gets its objects, and those of the old
+    one are gone (the garbage collector removes them once it can tell that their owner is)."""
+    kube = private.kube
+    (crd,) = load_manifests(corpus / "crds" / "kubeflow.org_pytorchjobs.yaml")
+    crd_path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
+    with _controller(private, ns, tmp_path) as ctl:
+        gangs = gangs_of(ctl)
+        kube.create(pytorchjob("before"), namespace=ns)
+        _converged(kube, ns, ["before"])
+
+        assert private.http.delete(crd_path).status == 200
+        eventually(lambda: private.http.get(crd_path).status == 404, what="CRD gone")
+        eventually(lambda: ("kubeflow.org", "PyTorchJob") not in gangs.watched_types(), what="type dropped")
+
+        private.http.ensure_crd(crd)
+        wait_served(kube, [PYTORCH_GVK])
+        eventually(lambda: ("kubeflow.org", "PyTorchJob") in gangs.watched_types(), what="type watched again")
+        kube.create(pytorchjob("after", workers=3), namespace=ns)
+        _converged(kube, ns, ["after"])
+        assert [o["metadata"]["name"] for o in group_objects(kube, BACKEND, ns)] == ["after-pytorchjob"]
+        assert ctl.manager.ready()[0]

@@ -1,0 +1,157 @@
+"""The gang reconciler's pure parts: immutable fields per backend, stale objects, keys, the
+Workload API version, the gang format of a definition."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from karta.catalog import catalog_definitions
+from karta.controller.gangs import Key, gang_format, workload_api_version
+from karta.controller.group_writer import (
+    MANAGED_SELECTOR,
+    age_s,
+    immutable_differences,
+    owned_by,
+    stale_objects,
+)
+from karta.model.gvk import GVK
+
+
+def _workload(templates: list[dict[str, Any]], version: str = "v1beta1") -> dict[str, Any]:
+    return {
+        "apiVersion": f"scheduling.k8s.io/{version}",
+        "kind": "Workload",
+        "metadata": {"name": "train"},
+        "spec": {
+            "controllerRef": {"apiGroup": "kubeflow.org", "kind": "PyTorchJob", "name": "train"},
+            "podGroupTemplates": templates,
+        },
+    }
+
+
+def _pod_group(min_count: int, template: str = "job") -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": f"train-{template}"},
+        "spec": {
+            "workloadRef": {"workloadName": "train", "templateName": template},
+            "schedulingPolicy": {"gang": {"minCount": min_count}},
+        },
+    }
+
+
+def _template(name: str, min_count: int) -> dict[str, Any]:
+    return {"name": name, "schedulingPolicy": {"gang": {"minCount": min_count}}}
+
+
+def test_workload_template_min_count_may_change_in_v1beta1() -> None:
+    live = _workload([_template("job", 5)])
+    live["spec"]["podGroupTemplates"][0]["disruptionMode"] = {"single": {}}  # a server default
+    assert immutable_differences(live, _workload([_template("job", 7)])) == []
+
+
+def test_workload_templates_cannot_be_added_or_removed() -> None:
+    live = _workload([_template("job", 5)])
+    desired = _workload([_template("job", 5), _template("extra", 1)])
+    assert immutable_differences(live, desired) == ["spec.podGroupTemplates[*].name"]
+    renamed = _workload([_template("pytorchjob", 5)])
+    assert immutable_differences(live, renamed) == ["spec.podGroupTemplates[*].name"]
+
+
+def test_v1alpha2_workload_templates_are_immutable_as_a_whole() -> None:
+    live = _workload([_template("job", 5)], "v1alpha2")
+    assert immutable_differences(live, _workload([_template("job", 7)], "v1alpha2")) == [
+        "spec.podGroupTemplates"
+    ]
+
+
+def test_workload_controller_ref_is_immutable() -> None:
+    live = _workload([_template("job", 5)])
+    desired = copy.deepcopy(live)
+    desired["spec"]["controllerRef"]["name"] = "other"
+    assert immutable_differences(live, desired) == ["spec.controllerRef"]
+
+
+def test_pod_group_policy_is_immutable_and_server_defaults_are_not_differences() -> None:
+    live = _pod_group(5)
+    live["spec"]["disruptionMode"] = {"single": {}}
+    assert immutable_differences(live, _pod_group(5)) == []
+    assert immutable_differences(live, _pod_group(6)) == ["spec.schedulingPolicy"]
+    basic = _pod_group(5)
+    basic["spec"]["schedulingPolicy"] = {"basic": {}}
+    assert immutable_differences(live, basic) == ["spec.schedulingPolicy"]
+
+
+@pytest.mark.parametrize(
+    "api_version",
+    ["scheduling.volcano.sh/v1beta1", "scheduling.x-k8s.io/v1alpha1", "scheduling.run.ai/v2alpha2"],
+)
+def test_crd_backends_declare_no_immutable_field(api_version: str) -> None:
+    live = {"apiVersion": api_version, "kind": "PodGroup", "spec": {"minMember": 5, "queue": "a"}}
+    desired = {"apiVersion": api_version, "kind": "PodGroup", "spec": {"minMember": 7, "queue": "b"}}
+    assert immutable_differences(live, desired) == []
+
+
+def _ours(name: str, uid: str, *, managed: bool = True) -> dict[str, Any]:
+    labels = {"app.kubernetes.io/managed-by": "karta"} if managed else {"app.kubernetes.io/managed-by": "kai"}
+    return {
+        "metadata": {
+            "name": name,
+            "labels": labels,
+            "ownerReferences": [{"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "uid": uid}],
+        }
+    }
+
+
+def test_stale_objects_are_ours_owned_by_the_workload_and_not_in_the_plan() -> None:
+    going = _ours("w-going", "u1")
+    going["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    existing = [
+        _ours("w-job", "u1"),  # in the plan
+        _ours("w-old", "u1"),  # stale
+        _ours("x-old", "u2"),  # another workload's
+        _ours("w-theirs", "u1", managed=False),  # someone else's object
+        {"metadata": {"name": "bare"}},
+        going,  # stale, but being deleted already
+    ]
+    stale = stale_objects(existing, uid="u1", keep=["w-job"])
+    assert [o["metadata"]["name"] for o in stale] == ["w-old"]
+    assert owned_by(existing[0], "u1") and not owned_by(existing[0], "u2")
+    assert not owned_by(existing[4], "u1")
+
+
+def test_managed_selector() -> None:
+    assert MANAGED_SELECTOR == "app.kubernetes.io/managed-by=karta"
+
+
+def test_workload_api_version_is_the_newest_served() -> None:
+    assert workload_api_version({"v1alpha1": True, "v1alpha2": True, "v1beta1": True}) == "1.37"
+    assert workload_api_version({"v1alpha2": True}) == "1.36"
+    assert workload_api_version({"v1alpha1": True}) == "1.35"
+    assert workload_api_version({}) is None
+
+
+def test_gang_format_of_catalog_definitions() -> None:
+    catalog = {k.name: k for k in catalog_definitions()}
+    assert gang_format(catalog["kubeflow-org-pytorchjob-v1"]) == "podGroup"
+    assert gang_format(catalog["jobset-x-k8s-io-jobset-v1alpha2"]) == "podGroups"
+    assert gang_format(catalog["apps-deployment-v1"]) is None
+
+
+def test_keys_are_values() -> None:
+    gvk = GVK("kubeflow.org", "v1", "PyTorchJob")
+    assert Key(gvk, "ns", "a") == Key(gvk, "ns", "a")
+    assert len({Key(gvk, "ns", "a"), Key(gvk, "ns", "a"), Key(gvk, "ns", "a", pod=True)}) == 2
+    assert str(Key(gvk, "ns", "a")) == "PyTorchJob ns/a"
+    assert str(Key(GVK("", "v1", "Pod"), "ns", "p", pod=True)) == "Pod ns/p"
+
+
+def test_age_of_an_object() -> None:
+    obj = {"metadata": {"creationTimestamp": "2026-01-01T00:00:00Z"}}
+    assert age_s(obj, now=1767225600.0 + 12.0) == 12.0
+    assert age_s({"metadata": {}}) == float("inf")
+    assert age_s({"metadata": {"creationTimestamp": "yesterday"}}) == float("inf")
