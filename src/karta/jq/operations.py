@@ -337,7 +337,12 @@ def getpath_value(v: Any, path: Any) -> Any:
     for key in path:
         if v is None:
             return None
-        v = slice_value(v, key.get("start"), key.get("end")) if key.__class__ is dict else index_value(v, key)
+        if key.__class__ is dict:
+            if "start" not in key or "end" not in key:  # gojq: a slice needs both, null or not
+                raise JqFail(f'expected "start" and "end" for slicing but got: {dumps(key)}')
+            v = slice_value(v, key["start"], key["end"])
+        else:
+            v = index_value(v, key)
     return v
 
 
@@ -915,7 +920,14 @@ def flatten(v: Any, depth: Any) -> list[Any]:
         raise JqFail("flatten depth must not be negative")
     if v.__class__ is not list:
         v = iterate_value(v)
-    limit = int(depth) if is_number(depth) and not math.isinf(to_double(depth)) else 1 << 30
+    if not is_number(depth):
+        # jq's definition recurses with ``$depth - 1`` into the first array element, which fails
+        # for a depth that is not a number; without array elements the items come back as they
+        # are (gojq refuses any such depth: README, "jq engines", not unified).
+        if any(x.__class__ is list for x in v):
+            raise JqFail(f"{type_name(depth)} ({dumps(depth)}) and number (1) cannot be subtracted")
+        return list(v)
+    limit = int(depth) if not math.isinf(to_double(depth)) else 1 << 30
     m = _METER.meter
     if m is not None:
         m.array(_flat_length(v, limit, m.budget.output_bytes + 1))
