@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from karta import extract, jq, model, render
+from karta import extract, jq, model, render, report
 from karta.controller.definitions import LiveDefinitions
 from karta.controller.events import EventRecorder
 from karta.controller.group_writer import MANAGED_SELECTOR, GroupWriter, WriteResult
@@ -189,6 +189,9 @@ class GangReconciler:
         self._invalid_reported: set[tuple[str, int]] = set()
         self._statuses: dict[Key, tuple[str, str, str, str]] = {}
         self._status_counts: dict[tuple[str, str, str, str], int] = {}
+        self._gpus: dict[Key, tuple[str, int]] = {}  # karta_gpus_requested: (namespace, GPUs) per workload
+        self._gpu_totals: dict[str, int] = {}
+        self._summarizer = report.Summarizer(gpu_resources=GPU_RESOURCES)
         self._missing: dict[GroupKind, int] = {}
         self._deleted_pods: dict[Key, dict[str, Any]] = {}
         definitions.subscribe(self._definitions_changed)
@@ -502,6 +505,7 @@ class GangReconciler:
 
     def _forget(self, key: Key) -> None:
         self._set_status(key, None)
+        self._set_gpus(key, None)
 
     # -- reconcile ------------------------------------------------------------------------------
     def reconcile(self, key: Key) -> float | None:
@@ -529,6 +533,7 @@ class GangReconciler:
         evaluator = self._trusted if definition.trusted else self._untrusted
         factory = extract.ComponentFactory(karta, obj, evaluator=evaluator)
         self._record_status(key, w.resource.gvk, factory)
+        self._record_gpus(key, obj, w.definition)
         try:
             model.validate_or_raise(karta)
             pods: list[dict[str, Any]] = []
@@ -639,6 +644,31 @@ class GangReconciler:
             primary = "Undefined"
         self._set_status(key, (gvk.group, gvk.version, gvk.kind, primary))
 
+    # -- karta_gpus_requested -------------------------------------------------------------------
+    def _record_gpus(self, key: Key, obj: Mapping[str, Any], definition: StoredDefinition) -> None:
+        """The GPUs the workload's pods request at their desired replicas (as ``kli get`` counts
+        them; 0 when its rows cannot be built), summed per namespace."""
+        try:
+            gpus = int(self._summarizer.summary(obj, definition)["gpus"] or 0)
+        except KartaError:
+            gpus = 0
+        self._set_gpus(key, (key.namespace, gpus))
+
+    def _set_gpus(self, key: Key, value: tuple[str, int] | None) -> None:
+        with self._lock:
+            old = self._gpus.pop(key, None)
+            if value is not None:
+                self._gpus[key] = value
+            if old == value:
+                return
+            for changed, sign in ((old, -1), (value, 1)):
+                if changed is None:
+                    continue
+                namespace, gpus = changed
+                total = self._gpu_totals.get(namespace, 0) + sign * gpus
+                self._gpu_totals[namespace] = total
+                self.metrics.gpus_requested.labels(namespace=namespace).set(max(total, 0))
+
     def _set_status(self, key: Key, label: tuple[str, str, str, str] | None) -> None:
         """``karta_workloads``: the key counted under ``label`` (None: not any more)."""
         with self._lock:
@@ -667,6 +697,9 @@ class _PlanError(KartaError):
 class _WriteError(ClusterError):
     """Some group objects could not be written; the reconcile is retried."""
 
+
+GPU_RESOURCES: Final = ("nvidia.com/gpu",)
+"""The resources ``karta_gpus_requested`` counts (``kli``'s default ``gpuResources``)."""
 
 _TypedHandler = Callable[[ResourceType, str, dict[str, Any], dict[str, Any] | None], None]
 
