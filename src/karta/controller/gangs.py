@@ -1,8 +1,9 @@
 """The gang reconciler (mode B, gang-backends.md 1.1): the backend's group objects for every
 top-level workload of every type a usable definition describes.
 
-**Types.** Every ``types_interval`` seconds, and at once when the definitions change
-(:meth:`LiveDefinitions.subscribe`), API discovery is read again and the covered types
+**Types.** Every ``types_interval`` seconds, at once when the definitions change
+(:meth:`LiveDefinitions.subscribe`) and when a CRD is created, changed or deleted (a
+metadata-only watch of CRDs), API discovery is read again and the covered types
 (:func:`karta.kube.workloads.covered_types`) whose definition validates and has gang instructions
 get one :class:`~karta.controller.informer.Informer` each (one per ``--namespace`` when given);
 types no longer served or covered lose theirs. Alpha-format definitions (gangs found from pods)
@@ -45,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from karta import extract, jq, model, render, report
+from karta.controller.crds import CRD_RESOURCE
 from karta.controller.definitions import LiveDefinitions
 from karta.controller.events import EventRecorder
 from karta.controller.group_writer import MANAGED_SELECTOR, GroupWriter, WriteResult
@@ -228,6 +230,7 @@ class GangReconciler:
             daemon=True,
         )
         workers.start()
+        self._watch_crds(stop)
         while not stop.is_set() and not self.definitions.synced.wait(0.2):
             pass
         next_resync = time.monotonic() + self.resync_period
@@ -265,6 +268,23 @@ class GangReconciler:
 
     def _definitions_changed(self, _store: DefinitionStore) -> None:
         self._refresh_now.set()
+
+    def _watch_crds(self, stop: threading.Event) -> None:
+        """Read the types again when a CRD is created, changed or deleted (metadata only), not
+        only every ``types_interval``: a workload of a CRD installed after start-up is handled at
+        once. Discovery serves a new CRD a moment after it is established, so the types are read
+        again two seconds later as well."""
+        crds = Informer(self.client, CRD_RESOURCE, metadata_only=True, name="informer/crds-gangs")
+
+        def changed(_kind: str, _obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
+            if crds.synced.is_set():
+                self._refresh_now.set()
+                timer = threading.Timer(_DISCOVERY_LAG_S, self._refresh_now.set)
+                timer.daemon = True
+                timer.start()
+
+        crds.add_handler(changed)
+        threading.Thread(target=crds.run, args=(stop,), name="gangs-crds", daemon=True).start()
 
     def resync(self) -> None:
         """Every workload of every watched type back into the queue."""
@@ -697,6 +717,8 @@ class _PlanError(KartaError):
 class _WriteError(ClusterError):
     """Some group objects could not be written; the reconcile is retried."""
 
+
+_DISCOVERY_LAG_S: Final = 2.0
 
 GPU_RESOURCES: Final = ("nvidia.com/gpu",)
 """The resources ``karta_gpus_requested`` counts (``kli``'s default ``gpuResources``)."""

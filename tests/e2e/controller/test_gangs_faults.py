@@ -256,3 +256,24 @@ def test_a_crd_deleted_and_recreated(private: Private, ns: str, tmp_path: Path, 
         _converged(kube, ns, ["after"])
         assert [o["metadata"]["name"] for o in group_objects(kube, BACKEND, ns)] == ["after-pytorchjob"]
         assert ctl.manager.ready()[0]
+
+
+def test_a_crd_deleted_and_recreated_is_noticed_by_its_watch_not_the_periodic_read(
+    private: Private, ns: str, tmp_path: Path, corpus: Path
+) -> None:
+    """With the periodic read of the types switched off, only the CRD watch can tell the reconciler
+    that the PyTorchJob type went away and came back: its workloads get their objects anyway."""
+    kube = private.kube
+    (crd,) = load_manifests(corpus / "crds" / "kubeflow.org_pytorchjobs.yaml")
+    crd_path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
+    with _controller(private, ns, tmp_path) as ctl:
+        gangs = gangs_of(ctl)
+        eventually(lambda: ("kubeflow.org", "PyTorchJob") in gangs.watched_types(), what="type watched")
+        gangs.types_interval = 3600.0  # from now on, the CRD watch is the only trigger
+        assert private.http.delete(crd_path).status == 200
+        eventually(lambda: ("kubeflow.org", "PyTorchJob") not in gangs.watched_types(), what="type dropped")
+        private.http.ensure_crd(crd)
+        wait_served(kube, [PYTORCH_GVK])
+        eventually(lambda: ("kubeflow.org", "PyTorchJob") in gangs.watched_types(), what="type watched again")
+        kube.create(pytorchjob("late"), namespace=ns)
+        _converged(kube, ns, ["late"])
