@@ -175,7 +175,7 @@ class GangReconciler:
         self.informer_retry_s = informer_retry_s
         self.alpha_stale_grace_s = ALPHA_STALE_GRACE_S
         self.queue: WorkQueue[Key] = WorkQueue(CONTROLLER, metrics)
-        self.writer = GroupWriter(client, self._group_resources)
+        self.writer = GroupWriter(client, self._group_resources, cached=self._cached_groups)
         self._trusted = jq.Evaluator(trusted=True)
         self._untrusted = jq.Evaluator(trusted=False)
         self._lock = threading.RLock()
@@ -434,6 +434,14 @@ class GangReconciler:
     def _group_resources(self) -> list[ResourceType]:
         with self._lock:
             return [w.resource for w in self._groups.values()]
+
+    def _cached_groups(self, rtype: ResourceType, namespace: str) -> list[dict[str, Any]] | None:
+        """Our objects of ``rtype`` in ``namespace`` from its informer, once synced (else None)."""
+        with self._lock:
+            w = next((w for w in self._groups.values() if w.resource.gvk == rtype.gvk), None)
+        if w is None or not w.synced:
+            return None
+        return [o for o in w.objects() if (o.get("metadata") or {}).get("namespace") == namespace]
 
     def _watch(
         self,

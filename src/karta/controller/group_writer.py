@@ -204,6 +204,10 @@ class GroupWriter:
     client: KubeClient
     resources: Callable[[], Sequence[ResourceType]]
     field_manager: str = FIELD_MANAGER
+    # Our objects of one resource in one namespace from a synced cache (None: list them): the
+    # stale-object check then costs no request. An object the cache has not seen yet is found on
+    # the next reconcile, which its own watch event triggers.
+    cached: Callable[[ResourceType, str], Sequence[Mapping[str, Any]] | None] | None = None
 
     def sync(
         self,
@@ -229,13 +233,17 @@ class GroupWriter:
         if not uid:
             return result
         for rtype in self.resources():
-            try:
-                listed = self.client.list(rtype, namespace=namespace, label_selector=MANAGED_SELECTOR)
-            except ClusterError as exc:
-                result.failed.append(f"list {rtype.group_resource}: {exc}")
-                continue
+            items = self.cached(rtype, namespace) if self.cached is not None else None
+            if items is None:
+                try:
+                    items = self.client.list(
+                        rtype, namespace=namespace, label_selector=MANAGED_SELECTOR
+                    ).items
+                except ClusterError as exc:
+                    result.failed.append(f"list {rtype.group_resource}: {exc}")
+                    continue
             names = keep.get((rtype.group, rtype.kind), set())
-            for stale in stale_objects(listed.items, uid=uid, keep=names):
+            for stale in stale_objects(items, uid=uid, keep=names):
                 name = str(stale["metadata"]["name"])
                 wait = stale_grace_s - age_s(stale)
                 if wait > 0:

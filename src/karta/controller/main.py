@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -27,7 +28,7 @@ from karta.controller.metrics import Metrics
 from karta.controller.operator import KartaOperator
 from karta.controller.options import Options, parse
 from karta.controller.webhook.server import CertFiles, WebhookServer
-from karta.errors import KartaError
+from karta.errors import ApiError, KartaError
 from karta.kube.client import KubeClient
 from karta.kube.config import ConfigOverrides, load_config
 from karta.kube.kartas import KARTA_RESOURCE
@@ -110,9 +111,17 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
         # The Karta webhooks (14.4) on every replica, over a cache of the cluster's Kartas.
         karta_cache = definitions.informer
         if not options.cluster_definitions:
-            karta_cache = Informer(client, KARTA_RESOURCE, name="informer/kartas-webhook")
+            absent = threading.Event()  # no Karta CRD (404) or no right to list (403): nothing to wait for
+
+            def on_error(exc: KartaError) -> None:
+                if isinstance(exc, ApiError) and exc.status in (403, 404):
+                    absent.set()
+
+            karta_cache = Informer(client, KARTA_RESOURCE, name="informer/kartas-webhook", on_error=on_error)
             manager.add(karta_cache)
-            manager.add_ready_check("karta-webhook-cache", karta_cache.synced.is_set)
+            manager.add_ready_check(
+                "karta-webhook-cache", lambda: karta_cache.synced.is_set() or absent.is_set()
+            )
         KartaWebhooks(karta_cache.objects).register(server)
         if options.backend != "none":
             _add_pod_binding(controller, server)
