@@ -23,7 +23,6 @@ import argparse
 import copy
 import datetime
 import importlib.util
-import ipaddress
 import statistics
 import subprocess
 import sys
@@ -177,48 +176,17 @@ def wait_ready(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: flo
 
 
 def serving_cert(directory: Path) -> bytes:
-    """A CA and a serving certificate for 127.0.0.1 in ``directory``; the CA's PEM."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
+    """A CA and a serving certificate for 127.0.0.1 in ``directory`` (the controller's own
+    certificate functions); the CA's PEM."""
+    from karta.controller.certs import new_ca, new_leaf
 
     now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "bench-ca")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
+    ca = new_ca(now=now, validity=86400, name="bench-ca")
+    leaf = new_leaf(ca, ["127.0.0.1"], now=now, validity=86400)
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (directory / "tls.key").write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return ca.public_bytes(serialization.Encoding.PEM)
+    (directory / "tls.crt").write_bytes(leaf.cert)
+    (directory / "tls.key").write_bytes(leaf.key)
+    return ca.cert
 
 
 def histogram_quantiles(text: str, name: str, quantiles: tuple[float, ...]) -> list[float]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import datetime
 import os
 import signal
 import socket
@@ -26,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from karta.controller.certs import new_ca, new_leaf
 from karta.controller.main import Controller
 from karta.controller.options import Options
 from karta.controller.webhook.review import Answer, allow, deny
@@ -251,3 +253,16 @@ class Process:
             self.proc.kill()
         self.proc.wait(timeout=HANG_GUARD_S)
         self._out.close()
+
+
+def write_test_certificates(directory: Path, host: str = "127.0.0.1") -> bytes:
+    """``tls.crt``/``tls.key`` for ``host`` in ``directory``, signed by a fresh CA made with the
+    controller's own :func:`~karta.controller.certs.new_ca`/:func:`~karta.controller.certs.new_leaf`
+    (valid for a day); the CA's PEM, the webhooks' caBundle."""
+    now = datetime.datetime.now(datetime.UTC)
+    ca = new_ca(now=now, validity=86400, name="karta-e2e-webhook-ca")
+    leaf = new_leaf(ca, [host], now=now, validity=86400)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "tls.crt").write_bytes(leaf.cert)
+    (directory / "tls.key").write_bytes(leaf.key)
+    return ca.cert

@@ -5,8 +5,6 @@ MutatingWebhookConfiguration pointing the API server at it, fake Nodes and bound
 from __future__ import annotations
 
 import base64
-import datetime
-import ipaddress
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -14,17 +12,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
 from karta.controller.main import Controller, build
 from karta.controller.options import Options
 from karta.controller.pods import PATH, pod_webhook
 from karta.kube import ConfigOverrides, KubeClient
 
 from ..kubehttp import KubeHTTP
+from .certs_support import write_test_certificates
 
 WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 
@@ -45,69 +39,13 @@ def wait(what: str, probe: Callable[[], Any], timeout: float = 60.0, interval: f
         time.sleep(interval)
 
 
-def serving_cert(directory: Path) -> bytes:
-    """A CA and a certificate for IP 127.0.0.1 signed by it in ``directory`` (tls.crt, tls.key);
-    returns the CA certificate (PEM), the webhook's caBundle."""
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "karta-e2e-webhook-ca")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
-        )
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (directory / "tls.key").write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return ca.public_bytes(serialization.Encoding.PEM)
-
-
 @contextmanager
 def running_controller(
     kube: KubeHTTP, workdir: Path, *, backend: str, namespaces: tuple[str, ...] = (), **extra: Any
 ) -> Iterator[tuple[Controller, bytes]]:
     """``karta-controller --backend BACKEND --enable-webhook`` in this process (webhook on a free
     port of 127.0.0.1, no metrics or probe endpoints); yields the controller and the caBundle."""
-    ca = serving_cert(workdir / "certs")
+    ca = write_test_certificates(workdir / "certs")
     (workdir / "definitions").mkdir(exist_ok=True)
     options = Options(
         backend=backend,

@@ -20,6 +20,7 @@ from karta.controller.operator import crd_not_found_message, validation_text
 from karta.model import GVK
 
 from ..kubehttp import KubeHTTP
+from .certs_support import write_test_certificates
 from .operator_support import (
     CRDS,
     KARTAS,
@@ -29,7 +30,6 @@ from .operator_support import (
     get_karta,
     install_karta_crd,
     karta_body,
-    make_certificates,
     start_controller,
     wait_condition,
     webhook_configurations,
@@ -50,7 +50,7 @@ def tag() -> str:
 def controller(cluster: KubeHTTP, tmp_path_factory: pytest.TempPathFactory, tag: str) -> Iterator[Controller]:
     install_karta_crd(cluster)
     certs: Path = tmp_path_factory.mktemp("webhook-certs")
-    ca = make_certificates(certs)
+    ca = write_test_certificates(certs)
     with start_controller(
         cluster,
         enable_webhook=True,
