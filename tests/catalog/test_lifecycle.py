@@ -1,0 +1,196 @@
+"""Status mappings replayed along each operator's state machine (tests/catalog/lifecycle/README.md):
+for every step of every flow, the root component's primary status and matched set."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from catalog_view import WORKLOADS, documents, evaluator
+
+from karta.catalog import catalog_definitions
+from karta.extract import ComponentFactory
+from karta.model import Karta
+
+LIFECYCLE = Path(__file__).parent / "lifecycle"
+MIN_FLOWS = 6
+
+# Catalog definitions without a lifecycle file yet (issue 11 in progress). The list only shrinks:
+# a definition listed here that has a file is an error.
+PENDING: frozenset[str] = frozenset(
+    {
+        "agents-x-k8s-io-sandbox-v1beta1",
+        "apps-deployment-v1",
+        "apps-nvidia-com-nimcache-v1alpha1",
+        "apps-nvidia-com-nimservice-v1alpha1",
+        "apps-replicaset-v1",
+        "apps-statefulset-v1",
+        "argoproj-io-workflow-v1alpha1",
+        "batch-cronjob-v1",
+        "batch-job-v1",
+        "batch-volcano-sh-job-v1alpha1",
+        "core-pod-v1",
+        "grove-io-podcliqueset-v1alpha1",
+        "jobset-x-k8s-io-jobset-v1alpha2",
+        "kubeflow-org-jaxjob-v1",
+        "kubeflow-org-mpijob-v1",
+        "kubeflow-org-mpijob-v2beta1",
+        "kubeflow-org-notebook-v1",
+        "kubeflow-org-notebook-v1beta1",
+        "kubeflow-org-paddlejob-v1",
+        "kubeflow-org-pytorchjob-v1",
+        "kubeflow-org-tfjob-v1",
+        "kubeflow-org-xgboostjob-v1",
+        "leaderworkerset-x-k8s-io-leaderworkerset-v1",
+        "milvus-io-milvus-v1beta1",
+        "nvidia-com-dynamographdeployment-v1alpha1",
+        "nvidia-com-dynamographdeployment-v1beta1",
+        "ray-io-raycluster-v1",
+        "ray-io-rayjob-v1",
+        "ray-io-rayservice-v1",
+        "serving-knative-dev-service-v1",
+        "serving-kserve-io-inferenceservice-v1beta1",
+        "serving-kserve-io-llminferenceservice-v1alpha1",
+        "serving-kserve-io-llminferenceservice-v1alpha2",
+        "sparkoperator-k8s-io-sparkapplication-v1beta2",
+        "trainer-kubeflow-org-trainjob-v1alpha1",
+        "workload-codeflare-dev-appwrapper-v1beta2",
+    }
+)
+
+_FILE_KEYS = {"definition", "sources", "object", "flows"}
+_FLOW_KEYS = {"flow", "steps"}
+_STEP_KEYS = {"step", "status", "status_from", "spec", "metadata", "expect", "components", "stale"}
+_EXPECT_KEYS = {"primary", "matched"}
+
+
+@dataclass(frozen=True)
+class Step:
+    file: str
+    flow: str
+    step: str
+    obj: dict[str, Any]
+    expect: dict[str, Any]
+    components: dict[str, dict[str, Any]]
+
+    @property
+    def id(self) -> str:
+        return f"{self.file}::{self.flow}::{self.step}"
+
+
+def merge(base: Any, patch: Any) -> Any:
+    """Deep merge: maps merge, ``None`` deletes a key, everything else replaces."""
+    if not isinstance(base, dict) or not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = dict(base)
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge(out.get(key), value)
+    return out
+
+
+def _expectation(value: Any, where: str) -> dict[str, Any]:
+    if isinstance(value, str):
+        return {"primary": value, "matched": [value]}
+    if not isinstance(value, dict) or set(value) - _EXPECT_KEYS or "primary" not in value:
+        raise AssertionError(f"{where}: expect must be a status or {{primary, matched}}, got {value!r}")
+    return {"primary": value["primary"], "matched": list(value.get("matched") or [value["primary"]])}
+
+
+def _corpus_status(ref: str, where: str) -> Any:
+    path, _, index = ref.partition("#")
+    docs = documents(WORKLOADS / path)
+    doc = docs[int(index or 0)]
+    if "status" not in doc:
+        raise AssertionError(f"{where}: {ref} has no status")
+    return doc["status"]
+
+
+def _unknown(mapping: dict[str, Any], allowed: set[str], where: str) -> None:
+    extra = set(mapping) - allowed
+    if extra:
+        raise AssertionError(f"{where}: unknown keys {sorted(extra)} (allowed: {sorted(allowed)})")
+
+
+def load_steps(path: Path) -> list[Step]:
+    doc = yaml.safe_load(path.read_text())
+    where = path.name
+    _unknown(doc, _FILE_KEYS, where)
+    assert doc.get("definition") == path.stem, f"{where}: definition must be {path.stem!r}"
+    assert doc.get("sources"), f"{where}: sources (where the state machine was read) are required"
+    steps: list[Step] = []
+    for flow in doc["flows"]:
+        _unknown(flow, _FLOW_KEYS, f"{where}: flow {flow.get('flow')!r}")
+        obj = copy.deepcopy(doc["object"])
+        for raw in flow["steps"]:
+            here = f"{where}: {flow['flow']} / {raw.get('step')}"
+            _unknown(raw, _STEP_KEYS, here)
+            assert ("status" in raw) != ("status_from" in raw), f"{here}: exactly one of status, status_from"
+            obj = merge(obj, {"spec": raw["spec"]}) if "spec" in raw else obj
+            obj = merge(obj, {"metadata": raw["metadata"]}) if "metadata" in raw else obj
+            snapshot = copy.deepcopy(obj)
+            status = raw["status"] if "status" in raw else _corpus_status(raw["status_from"], here)
+            if status is None:
+                snapshot.pop("status", None)
+            else:
+                snapshot["status"] = copy.deepcopy(status)
+            expect = _expectation(raw.get("expect"), here)
+            if "stale" in raw:
+                expect["stale"] = bool(raw["stale"])
+            components = {
+                name: _expectation(value, f"{here} ({name})")
+                for name, value in (raw.get("components") or {}).items()
+            }
+            steps.append(Step(path.stem, str(flow["flow"]), str(raw["step"]), snapshot, expect, components))
+    return steps
+
+
+def lifecycle_files() -> list[Path]:
+    return sorted(LIFECYCLE.glob("*.yaml"))
+
+
+def _definitions() -> dict[str, Karta]:
+    return {d.metadata.name: d for d in catalog_definitions()}
+
+
+STEPS = [step for path in lifecycle_files() for step in load_steps(path)]
+
+
+def _observed(karta: Karta, obj: dict[str, Any], component: str | None = None) -> dict[str, Any]:
+    factory = ComponentFactory(karta, obj, evaluator=evaluator())
+    target = factory.root() if component is None else factory.component(component)
+    status = target.status(strict=True)
+    assert status is not None, "the component has no status definition"
+    return {"primary": str(status.primary), "matched": [str(s) for s in status.matched]}
+
+
+@pytest.mark.parametrize("step", STEPS, ids=[s.id for s in STEPS])
+def test_lifecycle_step(step: Step) -> None:
+    karta = _definitions()[step.file]
+    got = _observed(karta, step.obj)
+    want = {k: v for k, v in step.expect.items() if k in _EXPECT_KEYS}
+    assert got == want, f"{step.id}: status {step.obj.get('status')!r}"
+    for name, expected in step.components.items():
+        assert _observed(karta, step.obj, name) == expected, f"{step.id}: component {name}"
+
+
+def test_every_definition_has_its_lifecycle_or_is_pending() -> None:
+    names = set(_definitions())
+    files = {p.stem for p in lifecycle_files()}
+    assert files <= names, f"lifecycle files for no catalog definition: {sorted(files - names)}"
+    assert not files & PENDING, (
+        f"listed as pending but covered (remove from PENDING): {sorted(files & PENDING)}"
+    )
+    assert names - files <= PENDING, f"no lifecycle file: {sorted(names - files - PENDING)}"
+
+
+@pytest.mark.parametrize("path", lifecycle_files(), ids=lambda p: p.stem)
+def test_each_lifecycle_has_enough_flows(path: Path) -> None:
+    flows = yaml.safe_load(path.read_text())["flows"]
+    assert len(flows) >= MIN_FLOWS, f"{path.name}: {len(flows)} flows, at least {MIN_FLOWS}"
