@@ -43,14 +43,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from karta import extract, jq, model, render, report
 from karta.controller.crds import CRD_RESOURCE
 from karta.controller.definitions import LiveDefinitions
 from karta.controller.events import EventRecorder
 from karta.controller.group_writer import MANAGED_SELECTOR, GroupWriter, WriteResult
-from karta.controller.informer import Handler, Informer
+from karta.controller.informer import Handler, Informer, owner_uids
 from karta.controller.logs import logger
 from karta.controller.metrics import Metrics
 from karta.controller.workqueue import WorkQueue, run_workers
@@ -79,6 +79,7 @@ _LOG = logger(CONTROLLER)
 _POD = GVK("", "v1", "Pod")
 _MISSES_TO_DROP = 2
 _MIN_REFRESH_S = 1.0
+_OWNER_INDEX: Final = "owner"
 ALPHA_STALE_GRACE_S: Final = 30.0
 
 
@@ -175,7 +176,7 @@ class GangReconciler:
         self.informer_retry_s = informer_retry_s
         self.alpha_stale_grace_s = ALPHA_STALE_GRACE_S
         self.queue: WorkQueue[Key] = WorkQueue(CONTROLLER, metrics)
-        self.writer = GroupWriter(client, self._group_resources, cached=self._cached_groups)
+        self.writer = GroupWriter(client, self._group_resources, cache=self)
         self._trusted = jq.Evaluator(trusted=True)
         self._untrusted = jq.Evaluator(trusted=False)
         self._lock = threading.RLock()
@@ -384,6 +385,8 @@ class GangReconciler:
             for gvk, rtype in group_gvks.items():
                 if gvk not in self._groups:
                     w = self._watch(rtype, None, self._group_handler, label_selector=MANAGED_SELECTOR)
+                    for informer in w.informers.values():
+                        informer.add_index(_OWNER_INDEX, owner_uids)
                     self._groups[gvk] = w
                     started.append(w)
             # Pods, when a definition finds its gangs from them.
@@ -435,13 +438,32 @@ class GangReconciler:
         with self._lock:
             return [w.resource for w in self._groups.values()]
 
-    def _cached_groups(self, rtype: ResourceType, namespace: str) -> list[dict[str, Any]] | None:
-        """Our objects of ``rtype`` in ``namespace`` from its informer, once synced (else None)."""
+    def _synced_groups(self, rtype: ResourceType) -> _Watched | None:
         with self._lock:
-            w = next((w for w in self._groups.values() if w.resource.gvk == rtype.gvk), None)
-        if w is None or not w.synced:
+            w = self._groups.get(rtype.gvk)
+        return w if w is not None and w.synced else None
+
+    def cached_object(
+        self, rtype: ResourceType, namespace: str, name: str
+    ) -> Mapping[str, Any] | Literal[False] | None:
+        """A group object from its synced informer (False: not there; None: no synced cache)."""
+        w = self._synced_groups(rtype)
+        if w is None:
             return None
-        return [o for o in w.objects() if (o.get("metadata") or {}).get("namespace") == namespace]
+        return w.get(namespace, name) or False
+
+    def owned_objects(self, rtype: ResourceType, namespace: str, uid: str) -> list[dict[str, Any]] | None:
+        """Our objects of ``rtype`` in ``namespace`` owned by ``uid``, from the informer's owner
+        index once synced (else None)."""
+        w = self._synced_groups(rtype)
+        if w is None:
+            return None
+        return [
+            obj
+            for informer in w.informers.values()
+            for obj in informer.by_index(_OWNER_INDEX, uid)
+            if (obj.get("metadata") or {}).get("namespace") == namespace
+        ]
 
     def _watch(
         self,
@@ -503,10 +525,17 @@ class GangReconciler:
         self._enqueue_object(rtype.gvk, obj)
 
     def _group_handler(
-        self, _rtype: ResourceType, _kind: str, obj: dict[str, Any], _old: dict[str, Any] | None
+        self, _rtype: ResourceType, kind: str, obj: dict[str, Any], _old: dict[str, Any] | None
     ) -> None:
         meta = obj.get("metadata") or {}
         namespace = str(meta.get("namespace") or "")
+        if kind == "DELETED":
+            self.writer.forget(
+                str(obj.get("apiVersion") or ""),
+                str(obj.get("kind") or ""),
+                namespace,
+                str(meta.get("name") or ""),
+            )
         with self._lock:
             types = dict(self._types)
         for ref in meta.get("ownerReferences") or ():
@@ -608,7 +637,9 @@ class GangReconciler:
         for link in reversed(chain.links):  # the topmost covered owner
             w = types.get(GroupKind(link.group, link.kind))
             if w is not None:
-                self.queue.add(Key(w.resource.gvk, key.namespace, link.name))
+                # Only a definition whose gangs come from pods has a plan that pods change.
+                if w.definition is not None and gang_format(w.definition.karta) == "podGroups":
+                    self.queue.add(Key(w.resource.gvk, key.namespace, link.name))
                 return
 
     def _patch_owner(self, obj: Mapping[str, Any], rtype: ResourceType, patch: Mapping[str, Any]) -> None:

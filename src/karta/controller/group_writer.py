@@ -15,6 +15,14 @@ never hands over a half-computed set) and makes the cluster match them:
 - objects that carry our ``app.kubernetes.io/managed-by`` label and an ownerReference to this
   workload's UID but are not in the set are deleted (listed by label selector per namespace).
 
+With a :class:`GroupCache` (the reconciler's synced informers of the group resources) the writer
+sends no read at all: the live object and the workload's objects come from the cache, and an apply
+is skipped when the object is exactly what our last apply left (the same desired object, and the
+cache at the resourceVersion that apply returned: nobody changed it since). That is what keeps a
+burst cheap: each workload is reconciled again when its own group objects appear, and a resync
+touches every workload. A cached object may be a little behind the server, so a difference on an
+immutable field seen in the cache is confirmed with a GET before it is reported.
+
 The pure parts (:func:`immutable_differences`, :func:`owned_by`, :func:`stale_objects`) are unit
 tested; the writing needs a cluster.
 """
@@ -22,11 +30,14 @@ tested; the writing needs a cluster.
 from __future__ import annotations
 
 import calendar
+import hashlib
+import json
 import math
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal, Protocol
 
 from karta.controller.logs import logger
 from karta.errors import ApiError, ClusterError
@@ -37,6 +48,7 @@ from karta.render.common import MANAGED_BY
 __all__ = [
     "FIELD_MANAGER",
     "MANAGED_SELECTOR",
+    "GroupCache",
     "GroupWriter",
     "WriteResult",
     "age_s",
@@ -184,6 +196,25 @@ def _immutable_error(exc: ApiError) -> bool:
     return exc.status == 422 and "immutable" in str(exc).lower()
 
 
+class GroupCache(Protocol):
+    """Synced caches of the group resources (each method: None when ``rtype`` has no synced
+    cache, and the writer then asks the server)."""
+
+    def cached_object(
+        self, rtype: ResourceType, namespace: str, name: str
+    ) -> Mapping[str, Any] | Literal[False] | None:
+        """The cached object; False when the cache is synced and does not hold it; None: no cache."""
+
+    def owned_objects(
+        self, rtype: ResourceType, namespace: str, uid: str
+    ) -> Sequence[Mapping[str, Any]] | None:
+        """The cached objects of ``rtype`` in ``namespace`` with an ownerReference to ``uid``."""
+
+
+def _fingerprint(obj: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
 @dataclass
 class WriteResult:
     """What one sync did: counts per outcome, the immutable changes skipped, the errors."""
@@ -204,10 +235,18 @@ class GroupWriter:
     client: KubeClient
     resources: Callable[[], Sequence[ResourceType]]
     field_manager: str = FIELD_MANAGER
-    # Our objects of one resource in one namespace from a synced cache (None: list them): the
-    # stale-object check then costs no request. An object the cache has not seen yet is found on
-    # the next reconcile, which its own watch event triggers.
-    cached: Callable[[ResourceType, str], Sequence[Mapping[str, Any]] | None] | None = None
+    # Synced caches of the group resources (None: every read goes to the server). An object the
+    # cache has not seen yet is found on the next reconcile, which its own watch event triggers.
+    cache: GroupCache | None = None
+    # (apiVersion, kind, namespace, name) -> (fingerprint of the object we applied, the
+    # resourceVersion the apply returned): what our last apply left.
+    _applied: dict[tuple[str, str, str, str], tuple[str, str]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def forget(self, api_version: str, kind: str, namespace: str, name: str) -> None:
+        """The object is gone (its watch said so): the next sync applies it again."""
+        with self._lock:
+            self._applied.pop((api_version, kind, namespace, name), None)
 
     def sync(
         self,
@@ -233,7 +272,7 @@ class GroupWriter:
         if not uid:
             return result
         for rtype in self.resources():
-            items = self.cached(rtype, namespace) if self.cached is not None else None
+            items = self.cache.owned_objects(rtype, namespace, uid) if self.cache is not None else None
             if items is None:
                 try:
                     items = self.client.list(
@@ -259,22 +298,42 @@ class GroupWriter:
                     result.failed.append(f"delete {rtype.kind}/{name}: {exc}")
         return result
 
-    def _write(self, obj: Mapping[str, Any], namespace: str, label: str, result: WriteResult) -> None:
-        rtype = self.client.discovery.for_api_version(str(obj["apiVersion"]), str(obj["kind"]))
-        name = str(obj["metadata"]["name"])
-        live: dict[str, Any] | None
+    def _live(self, rtype: ResourceType, name: str, namespace: str) -> dict[str, Any] | None:
         try:
-            live = self.client.get(rtype, name, namespace=namespace)
+            return self.client.get(rtype, name, namespace=namespace)
         except ApiError as exc:
             if exc.status != 404:
                 raise
-            live = None
+            return None
+
+    def _write(self, obj: Mapping[str, Any], namespace: str, label: str, result: WriteResult) -> None:
+        api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
+        rtype = self.client.discovery.for_api_version(api_version, kind)
+        name = str(obj["metadata"]["name"])
+        memo_key = (api_version, kind, namespace, name)
+        fingerprint = _fingerprint(obj)
+        cached = self.cache.cached_object(rtype, namespace, name) if self.cache is not None else None
+        live: Mapping[str, Any] | None
+        if cached is None:
+            live = self._live(rtype, name, namespace)
+        else:
+            live = None if cached is False else cached
+            if live is not None:
+                rv = str((live.get("metadata") or {}).get("resourceVersion") or "")
+                with self._lock:
+                    last = self._applied.get(memo_key)
+                if last == (fingerprint, rv):
+                    result.unchanged.append(label)
+                    return
         if live is not None:
             differences = immutable_differences(live, obj)
+            if differences and cached is not None:
+                live = self._live(rtype, name, namespace)  # the cache may be behind: ask
+                differences = immutable_differences(live, obj) if live is not None else []
             if differences:
                 result.immutable.append(f"{label}: {', '.join(differences)}")
                 return
-        before = str((live or {}).get("metadata", {}).get("resourceVersion") or "")
+        before = str(((live or {}).get("metadata") or {}).get("resourceVersion") or "")
         try:
             applied = self.client.apply(obj, field_manager=self.field_manager, force=True)
         except ApiError as exc:
@@ -283,4 +342,6 @@ class GroupWriter:
                 return
             raise
         after = str((applied.get("metadata") or {}).get("resourceVersion") or "")
+        with self._lock:
+            self._applied[memo_key] = (fingerprint, after)
         (result.unchanged if live is not None and before == after else result.applied).append(label)

@@ -7,6 +7,11 @@ and after a re-list (a 410, a restart) the differences against the cache, so tha
 lost or duplicated across re-lists. Errors the watch cannot retry (403, 404: the type is gone)
 are reported to ``on_error`` and retried after ``retry_s``. Handlers run on the informer's thread;
 they must be quick (enqueue work, update an index).
+
+Indexes (client-go's indexers): :meth:`Informer.add_index` names a function from an object to the
+values it is found under (e.g. its owners' UIDs); :meth:`Informer.by_index` returns the cached
+objects under one value without scanning the cache. Indexes are kept under the cache's lock with
+every change, so a lookup never sees an object the cache no longer holds.
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ from karta.kube.client import KubeClient
 from karta.kube.resources import ResourceType
 from karta.kube.watch import ListWatch, SyncEvent
 
-__all__ = ["Handler", "Informer", "object_key"]
+__all__ = ["Handler", "IndexFunc", "Informer", "object_key", "owner_uids"]
 
 Handler = Callable[[str, dict[str, Any], dict[str, Any] | None], None]
+IndexFunc = Callable[[Mapping[str, Any]], list[str]]
 _LOG = logger("informer")
 
 
@@ -33,6 +39,12 @@ def object_key(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     ns, name = meta.get("namespace") or "", meta.get("name") or ""
     return f"{ns}/{name}" if ns else str(name)
+
+
+def owner_uids(obj: Mapping[str, Any]) -> list[str]:
+    """The UIDs of an object's ownerReferences (an index function)."""
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    return [str(ref["uid"]) for ref in refs if isinstance(ref, Mapping) and ref.get("uid")]
 
 
 @dataclass
@@ -50,6 +62,8 @@ class Informer:
     _objects: dict[str, dict[str, Any]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _watch: ListWatch | None = None
+    _index_funcs: dict[str, IndexFunc] = field(default_factory=dict)
+    _indexes: dict[str, dict[str, set[str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -57,6 +71,44 @@ class Informer:
 
     def add_handler(self, handler: Handler) -> None:
         self.handlers.append(handler)
+
+    def add_index(self, name: str, func: IndexFunc) -> None:
+        """Keep index ``name``: every cached object under each value ``func`` returns for it."""
+        with self._lock:
+            self._index_funcs[name] = func
+            index: dict[str, set[str]] = {}
+            for key, obj in self._objects.items():
+                for value in func(obj):
+                    index.setdefault(value, set()).add(key)
+            self._indexes[name] = index
+
+    def by_index(self, name: str, value: str) -> list[dict[str, Any]]:
+        """The cached objects index ``name`` holds under ``value``."""
+        with self._lock:
+            keys = self._indexes[name].get(value, ())
+            return [self._objects[k] for k in keys]
+
+    def _store(self, key: str, obj: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Put ``obj`` under ``key`` (None: remove it), keeping the indexes; the object it
+        replaced. Called with the lock held."""
+        before = self._objects.pop(key, None) if obj is None else self._objects.get(key)
+        if obj is not None:
+            self._objects[key] = obj
+        for name, func in self._index_funcs.items():
+            index = self._indexes[name]
+            old_values = func(before) if before is not None else []
+            new_values = func(obj) if obj is not None else []
+            if old_values == new_values:
+                continue
+            for value in old_values:
+                keys = index.get(value)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del index[value]
+            for value in new_values:
+                index.setdefault(value, set()).add(key)
+        return before
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:
@@ -79,10 +131,18 @@ class Informer:
                     "informer handler failed", extra={"key": object_key(obj), "informer": self.name}
                 )
 
-    def _sync(self, event: SyncEvent) -> None:
-        fresh = {object_key(o): o for o in event.items}
+    def replace(self, items: list[dict[str, Any]]) -> None:
+        """The complete state (a list or re-list): the cache becomes ``items``, the handlers see
+        the differences, and the informer is synced."""
+        fresh = {object_key(o): o for o in items}
         with self._lock:
             old, self._objects = self._objects, dict(fresh)
+            for name, func in self._index_funcs.items():
+                index: dict[str, set[str]] = {}
+                for key, obj in fresh.items():
+                    for value in func(obj):
+                        index.setdefault(value, set()).add(key)
+                self._indexes[name] = index
         for key, obj in fresh.items():
             before = old.get(key)
             if before is None:
@@ -95,6 +155,12 @@ class Informer:
             if key not in fresh:
                 self._emit("DELETED", obj, None)
         self.synced.set()
+
+    def record(self, event_type: str, obj: dict[str, Any]) -> None:
+        """One watch event (``ADDED``, ``MODIFIED``, ``DELETED``): into the cache, then to the handlers."""
+        with self._lock:
+            before = self._store(object_key(obj), None if event_type == "DELETED" else obj)
+        self._emit(event_type, obj, before)
 
     def stop(self) -> None:
         if self._watch is not None:
@@ -122,19 +188,10 @@ class Informer:
                 for event in watch.events():
                     if isinstance(event, SyncEvent):
                         last_error = ""
-                        self._sync(event)
+                        self.replace(event.items)
                         continue
-                    if event.type not in ("ADDED", "MODIFIED", "DELETED"):
-                        continue
-                    obj = dict(event.object)
-                    key = object_key(obj)
-                    with self._lock:
-                        before = self._objects.get(key)
-                        if event.type == "DELETED":
-                            self._objects.pop(key, None)
-                        else:
-                            self._objects[key] = obj
-                    self._emit(event.type, obj, before)
+                    if event.type in ("ADDED", "MODIFIED", "DELETED"):
+                        self.record(event.type, dict(event.object))
             except Exception as exc:
                 if stop.is_set() or watch.stopped:
                     # Stopping closes the watch's socket under this thread; http.client answers

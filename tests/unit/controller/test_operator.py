@@ -29,7 +29,6 @@ from karta.controller.operator import (
 )
 from karta.kube.client import KubeClient
 from karta.kube.config import ClusterConfig
-from karta.kube.watch import SyncEvent
 from karta.model import GVK
 
 
@@ -355,7 +354,7 @@ def test_kartas_are_queued_and_a_crd_change_queues_its_kind() -> None:
     unlabelled["metadata"] = {"name": "by-root", "resourceVersion": "1"}
     other = _job()
     other["metadata"] = {"name": "other", "resourceVersion": "1"}
-    operator.kartas._sync(SyncEvent([labelled, unlabelled, other, {"metadata": {"name": "junk"}}], "1"))
+    operator.kartas.replace([labelled, unlabelled, other, {"metadata": {"name": "junk"}}])
     assert _drain(operator) == {"by-labels", "by-root", "other", "junk"}
     operator._crd_changed("example.com", "Widget")
     assert _drain(operator) == {"by-labels", "by-root"}
