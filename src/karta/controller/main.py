@@ -189,15 +189,18 @@ def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
     from karta.controller.pods import PATH, PodAdmission, PodBinder
 
     options, definitions = controller.options, controller.definitions
+    # Admission has its own client (its own connection pool): a pod's answer never waits for a
+    # connection behind the reconcilers' requests, and its latency is measured on its own.
+    admission_client = controller.client.fork()
     binder = PodBinder(
         store=lambda: definitions.store,
-        owners=OwnerCache(controller.client),
+        owners=OwnerCache(admission_client),
         backend=options.backend,
         scheduler_name=options.scheduler_name,
     )
     admission = PodAdmission(
         binder,
-        controller.client,
+        admission_client,
         metrics=controller.metrics,
         events=controller.events,
         namespaces=options.namespaces,

@@ -49,8 +49,10 @@ WORKLOAD_API_VERSIONS: Mapping[str, str] = MappingProxyType(
 )
 """Kubernetes release → the Workload API version it serves (gang-backends.md 3.1)."""
 
-GROUP_OBJECT_VERBS = ("get", "list", "watch", "create", "update", "patch")
-"""What a consumer does on the group objects it renders (gang-backends.md 1.5)."""
+GROUP_OBJECT_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
+"""What a consumer does on the group objects it renders (gang-backends.md 1.5): read and watch
+them, server-side apply them (create, patch), and delete those no longer in the plan (stale
+objects; karta-controller's gang reconciler)."""
 
 
 @dataclass(frozen=True, slots=True)

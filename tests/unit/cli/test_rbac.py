@@ -34,12 +34,12 @@ def test_catalog_definitions_and_backend(kli) -> None:
         {
             "apiGroups": ["scheduling.run.ai"],
             "resources": ["podgroups"],
-            "verbs": [*read, "create", "update", "patch"],
+            "verbs": [*read, "create", "update", "patch", "delete"],
         },
         {
             "apiGroups": ["kueue.x-k8s.io"],
             "resources": ["workloads"],
-            "verbs": [*read, "create", "update", "patch"],
+            "verbs": [*read, "create", "update", "patch", "delete"],
         },
     ]
     assert len(list(yaml.safe_load_all(r.out))) == 1  # no binding without --service-account

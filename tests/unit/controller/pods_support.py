@@ -64,6 +64,9 @@ class FakeCluster:
     def client(self) -> KubeClient:
         return cast(KubeClient, self)
 
+    def fork(self) -> KubeClient:
+        return self.client
+
     def add(self, obj: dict[str, Any]) -> dict[str, Any]:
         obj = copy.deepcopy(obj)
         meta = obj.setdefault("metadata", {})

@@ -20,7 +20,7 @@ from karta.kube import (
     read_cluster_kartas,
 )
 from karta.kube.kartas import CRD_MISSING, connect_for_definitions
-from karta.kube.transport import HttpResponse
+from karta.kube.transport import HttpResponse, HttpTransport
 
 BUILTIN_ONLY = "showing built-in definitions only"
 CM = ResourceType(group="", version="v1", kind="ConfigMap", plural="configmaps", verbs=("list", "watch"))
@@ -296,3 +296,13 @@ def test_connect_for_definitions_is_silent_without_kubeconfig(
     client, warnings = connect_for_definitions(ConfigOverrides(kubeconfig=str(tmp_path / "missing")))
     assert client is None
     assert warnings[0].startswith("could not read Karta definitions from the cluster: kubeconfig")
+
+
+def test_fork_has_its_own_pool_but_shares_an_injected_transport() -> None:
+    client, transport = _client(lambda *a: (200, {}, b"{}"))
+    forked = client.fork()
+    assert forked is not client and forked.transport is transport and forked.config is client.config
+    real = KubeClient(ClusterConfig(server="https://127.0.0.1:1"))
+    other = real.fork()
+    assert isinstance(other.transport, HttpTransport) and other.transport is not real.transport
+    assert other.config is real.config

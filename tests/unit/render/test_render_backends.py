@@ -81,7 +81,7 @@ def test_rbac_resources_are_exactly_what_the_renderer_emits(name: str) -> None:
     assert backend.rbac_rule() == {
         "apiGroups": [backend.api_group],
         "resources": list(backend.resources),
-        "verbs": ["get", "list", "watch", "create", "update", "patch"],
+        "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"],
     }
 
 
