@@ -5,7 +5,8 @@ only a :class:`CRDRecord` (name, group, kind, the versions it serves, whether it
 Listing every CRD can exhaust memory in clusters with large CRDs (their OpenAPI schemas run to
 megabytes), and ``PartialObjectMetadata`` lacks ``spec.group``/``names``/``versions``, so full
 objects are read but each one is trimmed on arrival: a page of the list at a time, a watch event at
-a time; nothing but the records is retained.
+a time; nothing but the records is retained. The list-watch, re-list differences and retries are
+an :class:`~karta.controller.informer.Informer`'s.
 
 ``on_change(group, kind)`` is called whenever a CRD appears, disappears or changes what it serves
 (the operator re-queues the Kartas of that group and kind). :meth:`CRDIndex.serves` answers the
@@ -17,17 +18,18 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from karta.controller.informer import Informer
 from karta.controller.logs import logger
 from karta.errors import ApiError, KartaError
 from karta.kube.client import KubeClient
 from karta.kube.resources import ResourceType
 from karta.kube.watch import ListWatch, SyncEvent
 
-__all__ = ["CRD_RESOURCE", "CRDIndex", "CRDRecord", "trim_crd"]
+__all__ = ["CRD_RESOURCE", "CRDIndex", "CRDRecord", "slim_crd", "trim_crd"]
 
 CRD_RESOURCE: Final = ResourceType(
     group="apiextensions.k8s.io",
@@ -87,27 +89,44 @@ def trim_crd(obj: Mapping[str, Any]) -> CRDRecord | None:
     return CRDRecord(name, group, kind, served, established)
 
 
+def slim_crd(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """What the index keeps of a CRD object: its name and resourceVersion (for the informer's
+    re-list differences) and its :class:`CRDRecord` (None: not a CRD). Accepts its own output."""
+    if isinstance(obj.get("record"), CRDRecord):
+        return obj
+    record = trim_crd(obj)
+    if record is None:
+        return None
+    meta = obj.get("metadata") or {}
+    return {
+        "metadata": {"name": record.name, "resourceVersion": _text(meta.get("resourceVersion"))},
+        "record": record,
+    }
+
+
 @dataclass
 class _TrimmingListWatch(ListWatch):
-    """A :class:`ListWatch` whose lists keep only the records, page by page."""
+    """A :class:`ListWatch` whose lists keep only :func:`slim_crd` items, page by page."""
 
     def _list(self) -> SyncEvent:
-        records: list[dict[str, Any]] = []
+        items: list[dict[str, Any]] = []
         version = ""
         for page in self.client.iter_pages(self.rtype, chunk_size=self.chunk_size):
             if page.restarted:
-                records, version = [], ""
+                items, version = [], ""
             version = version or page.resource_version
-            records.extend({"record": r} for r in map(trim_crd, page.items) if r is not None)
+            items.extend(slim for slim in map(slim_crd, page.items) if slim is not None)
             page.items.clear()
         self.stats.lists += 1
         self.resource_version = version
-        return SyncEvent(records, version)
+        return SyncEvent(items, version)
 
 
 @dataclass
 class CRDIndex:
-    """The cluster's CRDs as records; ``synced`` once the first list arrived."""
+    """The cluster's CRDs as records (an :class:`~karta.controller.informer.Informer` keeping
+    :func:`slim_crd` items); ``synced`` once the first list arrived, or once listing CRDs is
+    refused (403, 404: nothing better will come, Kartas of CRD kinds read as not found)."""
 
     client: KubeClient
     on_change: Callable[[str, str], None] | None = None
@@ -117,8 +136,21 @@ class CRDIndex:
     _records: dict[str, CRDRecord] = field(default_factory=dict)
     _seen_group_kinds: set[tuple[str, str]] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _watch: ListWatch | None = None
     _discovered_at: float = 0.0
+    informer: Informer = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.informer = Informer(
+            self.client,
+            CRD_RESOURCE,
+            retry_s=self.retry_s,
+            name=self.name,
+            synced=self.synced,
+            on_error=self._refused,
+            list_watch=lambda: _TrimmingListWatch(self.client, CRD_RESOURCE),
+            transform=slim_crd,
+        )
+        self.informer.add_handler(self._handle)
 
     # -- queries --------------------------------------------------------------------------------
     def records(self) -> list[CRDRecord]:
@@ -154,65 +186,32 @@ class CRDIndex:
         return False
 
     # -- keeping current --------------------------------------------------------------------------
-    def _set(self, fresh: dict[str, CRDRecord]) -> None:
-        with self._lock:
-            old, self._records = self._records, fresh
-            self._seen_group_kinds.update((r.group, r.kind) for r in fresh.values())
-        for name in sorted(set(old) | set(fresh)):
-            self._changed(old.get(name), fresh.get(name))
+    def run(self, stop: threading.Event) -> None:
+        self.informer.run(stop)
 
-    def _put(self, event_type: str, record: CRDRecord) -> None:
+    def _refused(self, exc: KartaError) -> None:
+        if isinstance(exc, ApiError) and exc.status in (403, 404):
+            self.synced.set()
+
+    def _handle(self, event_type: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        record: CRDRecord = obj["record"]
+        before: CRDRecord | None = old["record"] if old is not None else None
         with self._lock:
-            before = self._records.get(record.name)
             if event_type == "DELETED":
+                before, after = record, None
                 self._records.pop(record.name, None)
             else:
+                after = record
                 self._records[record.name] = record
                 self._seen_group_kinds.add((record.group, record.kind))
-        self._changed(before, None if event_type == "DELETED" else record)
+        self._changed(before, after)
 
     def _changed(self, before: CRDRecord | None, after: CRDRecord | None) -> None:
         if before == after or self.on_change is None:
             return
-        for record in {r for r in (before, after) if r is not None}:
+        kinds = {(r.group, r.kind): r.name for r in (before, after) if r is not None}
+        for (group, kind), name in kinds.items():  # once per group and kind
             try:
-                self.on_change(record.group, record.kind)
+                self.on_change(group, kind)
             except Exception:
-                _LOG.exception("CRD change handler failed", extra={"crd": record.name})
-
-    def _events(self, watch: ListWatch) -> Iterator[tuple[str, CRDRecord] | dict[str, CRDRecord]]:
-        for event in watch.events():
-            if isinstance(event, SyncEvent):
-                yield {item["record"].name: item["record"] for item in event.items}
-            elif event.type in ("ADDED", "MODIFIED", "DELETED"):
-                record = trim_crd(event.object)
-                if record is not None:
-                    yield event.type, record
-
-    def run(self, stop: threading.Event) -> None:
-        def stopper() -> None:
-            stop.wait()
-            if self._watch is not None:
-                self._watch.stop()
-
-        threading.Thread(target=stopper, name=f"{self.name}-stop", daemon=True).start()
-        while not stop.is_set():
-            watch = self._watch = _TrimmingListWatch(self.client, CRD_RESOURCE)
-            if stop.is_set():
-                break
-            try:
-                for item in self._events(watch):
-                    if isinstance(item, dict):
-                        self._set(item)
-                        self.synced.set()
-                    else:
-                        self._put(*item)
-            except KartaError as exc:
-                if isinstance(exc, ApiError) and exc.status in (403, 404):
-                    self.synced.set()  # nothing better will come: Kartas of CRD kinds read as not found
-                _LOG.warning(
-                    "cannot list or watch CRDs; retrying", extra={"error": str(exc), "retry_s": self.retry_s}
-                )
-                stop.wait(self.retry_s)
-            finally:
-                watch.stop()
+                _LOG.exception("CRD change handler failed", extra={"crd": name})

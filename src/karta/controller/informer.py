@@ -57,6 +57,12 @@ class Informer:
     retry_s: float = 5.0
     on_error: Callable[[KartaError], None] | None = None
     name: str = ""
+    # A list-watch other than the plain one (e.g. one that trims list pages as they arrive); its
+    # lists must already hold objects as ``transform`` returns them.
+    list_watch: Callable[[], ListWatch] | None = None
+    # What is kept of each watched object (None: the event is dropped); applied to list items too,
+    # so it must accept its own output.
+    transform: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
     handlers: list[Handler] = field(default_factory=list)
     synced: threading.Event = field(default_factory=threading.Event)
     _objects: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -162,6 +168,22 @@ class Informer:
             before = self._store(object_key(obj), None if event_type == "DELETED" else obj)
         self._emit(event_type, obj, before)
 
+    def _new_watch(self) -> ListWatch:
+        if self.list_watch is not None:
+            return self.list_watch()
+        return ListWatch(
+            self.client,
+            self.rtype,
+            namespace=self.namespace,
+            label_selector=self.label_selector,
+            metadata_only=self.metadata_only,
+        )
+
+    def _kept(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if self.transform is None:
+            return items
+        return [kept for kept in map(self.transform, items) if kept is not None]
+
     def stop(self) -> None:
         if self._watch is not None:
             self._watch.stop()
@@ -175,23 +197,19 @@ class Informer:
         threading.Thread(target=stopper, name=f"{self.name}-stop", daemon=True).start()
         last_error = ""
         while not stop.is_set():
-            watch = self._watch = ListWatch(
-                self.client,
-                self.rtype,
-                namespace=self.namespace,
-                label_selector=self.label_selector,
-                metadata_only=self.metadata_only,
-            )
+            watch = self._watch = self._new_watch()
             if stop.is_set():
                 break
             try:
                 for event in watch.events():
                     if isinstance(event, SyncEvent):
                         last_error = ""
-                        self.replace(event.items)
+                        self.replace(self._kept(event.items))
                         continue
                     if event.type in ("ADDED", "MODIFIED", "DELETED"):
-                        self.record(event.type, dict(event.object))
+                        kept = self._kept([dict(event.object)])
+                        if kept:
+                            self.record(event.type, kept[0])
             except Exception as exc:
                 if stop.is_set() or watch.stopped:
                     # Stopping closes the watch's socket under this thread; http.client answers

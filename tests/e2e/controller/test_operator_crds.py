@@ -71,7 +71,9 @@ def test_a_paged_list_is_trimmed_page_by_page(
         client.close()
     stored = cluster.get(CRDS).json()["items"]
     assert len(listed.items) == len(stored) > 1
-    assert all(set(item) == {"record"} and type(item["record"]) is CRDRecord for item in listed.items)
+    assert all(
+        set(item) == {"metadata", "record"} and type(item["record"]) is CRDRecord for item in listed.items
+    )
     assert listed.resource_version
 
 

@@ -14,7 +14,7 @@ from tests.hang_guard import HANG_GUARD_S
 
 from karta.catalog import CATALOG_DATA_DIR, catalog_slugs
 from karta.controller.catalog_install import MANAGED_BY, catalog_objects, plan
-from karta.controller.crds import CRDRecord, trim_crd
+from karta.controller.crds import CRDIndex, CRDRecord, slim_crd, trim_crd
 from karta.controller.events import EventRecorder
 from karta.controller.metrics import Metrics
 from karta.controller.operator import (
@@ -294,6 +294,39 @@ def test_hostile_versions_and_conditions_are_ignored() -> None:
         )
     )
     assert record is not None and record.served == frozenset() and not record.established
+
+
+def test_slim_crd_keeps_name_version_and_record_and_accepts_its_own_output() -> None:
+    crd = _crd()
+    crd["metadata"]["resourceVersion"] = "7"
+    slim = slim_crd(crd)
+    assert slim is not None and slim["metadata"] == {"name": "widgets.example.com", "resourceVersion": "7"}
+    assert slim["record"] == trim_crd(crd) and slim_crd(slim) is slim
+    assert slim_crd({"metadata": {"name": "x"}}) is None
+
+
+def test_the_crd_index_follows_lists_and_events_and_reports_changes() -> None:
+    changes: list[tuple[str, str]] = []
+    index = CRDIndex(client=None, on_change=lambda g, k: changes.append((g, k)))  # type: ignore[arg-type]
+    first = _crd()
+    first["metadata"]["resourceVersion"] = "1"
+    index.informer.replace([slim for slim in [slim_crd(first)] if slim is not None])
+    assert index.synced.is_set() and index.crd_serves("example.com", "v1", "Widget")
+    assert changes == [("example.com", "Widget")]
+    changes.clear()
+    second = _crd(spec={**_crd()["spec"], "versions": [{"name": "v2", "served": True}]})
+    second["metadata"]["resourceVersion"] = "2"
+    slim = slim_crd(second)
+    assert slim is not None
+    index.informer.record("MODIFIED", slim)
+    assert index.crd_serves("example.com", "v2", "Widget") and not index.crd_serves(
+        "example.com", "v1", "Widget"
+    )
+    assert changes == [("example.com", "Widget")]
+    changes.clear()
+    index.informer.replace([])  # a re-list after the CRD went away
+    assert index.records() == [] and changes == [("example.com", "Widget")]
+    assert index.is_crd_kind("example.com", "Widget")  # never a built-in after that
 
 
 # ---------------------------------------------------------------------------- catalog install
