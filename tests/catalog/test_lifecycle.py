@@ -24,10 +24,8 @@ MIN_FLOWS = 6
 PENDING: frozenset[str] = frozenset(
     {
         "agents-x-k8s-io-sandbox-v1beta1",
-        "apps-deployment-v1",
         "apps-nvidia-com-nimcache-v1alpha1",
         "apps-nvidia-com-nimservice-v1alpha1",
-        "apps-replicaset-v1",
         "apps-statefulset-v1",
         "argoproj-io-workflow-v1alpha1",
         "batch-cronjob-v1",
