@@ -26,7 +26,6 @@ PENDING: frozenset[str] = frozenset(
         "agents-x-k8s-io-sandbox-v1beta1",
         "apps-nvidia-com-nimcache-v1alpha1",
         "apps-nvidia-com-nimservice-v1alpha1",
-        "apps-statefulset-v1",
         "argoproj-io-workflow-v1alpha1",
         "batch-cronjob-v1",
         "batch-volcano-sh-job-v1alpha1",
