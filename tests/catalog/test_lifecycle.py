@@ -27,7 +27,6 @@ PENDING: frozenset[str] = frozenset(
         "apps-nvidia-com-nimcache-v1alpha1",
         "apps-nvidia-com-nimservice-v1alpha1",
         "argoproj-io-workflow-v1alpha1",
-        "batch-cronjob-v1",
         "batch-volcano-sh-job-v1alpha1",
         "grove-io-podcliqueset-v1alpha1",
         "jobset-x-k8s-io-jobset-v1alpha2",
