@@ -29,7 +29,6 @@ PENDING: frozenset[str] = frozenset(
         "argoproj-io-workflow-v1alpha1",
         "batch-volcano-sh-job-v1alpha1",
         "grove-io-podcliqueset-v1alpha1",
-        "jobset-x-k8s-io-jobset-v1alpha2",
         "kubeflow-org-jaxjob-v1",
         "kubeflow-org-mpijob-v1",
         "kubeflow-org-mpijob-v2beta1",
