@@ -273,6 +273,19 @@ def test_sandbox_suspend_and_resume_write_operating_mode() -> None:
     assert factory.obj["spec"]["operatingMode"] == "Running"
 
 
+# Suspending is the transition of a workload that has started: before its operator's first status a
+# suspend request still reads Initializing (issue 11), so these objects carry a running status.
+_STARTED_STATUS: dict[str, dict[str, Any]] = {
+    "batch/v1 Job": {"startTime": "2026-01-01T00:00:00Z", "active": 1, "ready": 1},
+    "jobset/pytorch-resnet.yaml": {
+        "restarts": 0,
+        "replicatedJobsStatus": [
+            {"name": "workers", "ready": 1, "succeeded": 0, "failed": 0, "active": 1, "suspended": 0}
+        ],
+    },
+}
+
+
 @needs_corpus
 @pytest.mark.parametrize(
     ("name", "path", "suspended"),
@@ -293,6 +306,8 @@ def test_suspend_writes_the_operator_field(name: str, path: tuple[str, ...], sus
             "metadata": {"name": "j"},
             "spec": {"template": {"spec": {"containers": []}}},
         }
+    if name in _STARTED_STATUS:
+        doc["status"] = _STARTED_STATUS[name]
     karta = definition_for(doc)
     assert karta is not None
     factory = ComponentFactory(karta, doc, evaluator=evaluator())
