@@ -36,8 +36,6 @@ PENDING: frozenset[str] = frozenset(
         "core-pod-v1",
         "grove-io-podcliqueset-v1alpha1",
         "jobset-x-k8s-io-jobset-v1alpha2",
-        "kubeflow-org-notebook-v1",
-        "kubeflow-org-notebook-v1beta1",
         "leaderworkerset-x-k8s-io-leaderworkerset-v1",
         "milvus-io-milvus-v1beta1",
         "nvidia-com-dynamographdeployment-v1alpha1",
