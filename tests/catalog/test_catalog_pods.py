@@ -291,7 +291,6 @@ _STARTED_STATUS: dict[str, dict[str, Any]] = {
     ("name", "path", "suspended"),
     [
         ("batch/v1 Job", ("spec", "suspend"), True),
-        ("kubeflow-training-v1/pytorchjob-simple.yaml", ("spec", "runPolicy", "suspend"), True),
         ("jobset/pytorch-resnet.yaml", ("spec", "suspend"), True),
         ("kuberay/rayjob-sample.yaml", ("spec", "suspend"), True),
     ],
@@ -318,3 +317,21 @@ def test_suspend_writes_the_operator_field(name: str, path: tuple[str, ...], sus
     assert node is suspended
     status = factory.root().status()
     assert status is not None and "Suspending" in [str(s) for s in status.matched]
+
+
+@needs_corpus
+def test_pytorchjob_suspend_writes_run_policy_and_is_suspending_once_started() -> None:
+    # Suspend writes spec.runPolicy.suspend. Before the operator's first status the job is still
+    # Initializing (issue 11 rule); once it has written one, the unacknowledged request is Suspending.
+    doc = _corpus("kubeflow-training-v1/pytorchjob-simple.yaml")
+    karta = definition_for(doc)
+    assert karta is not None
+    factory = ComponentFactory(karta, doc, evaluator=evaluator())
+    factory.root().suspend()
+    assert factory.obj["spec"]["runPolicy"]["suspend"] is True
+    status = factory.root().status()
+    assert status is not None and [str(s) for s in status.matched] == ["Initializing"]
+    conditions = [{"type": "Created", "status": "True"}, {"type": "Running", "status": "True"}]
+    factory.obj["status"] = {"conditions": conditions}
+    started = ComponentFactory(karta, factory.obj, evaluator=evaluator()).root().status()
+    assert started is not None and [str(s) for s in started.matched] == ["Suspending", "Running"]

@@ -29,15 +29,6 @@ PENDING: frozenset[str] = frozenset(
         "argoproj-io-workflow-v1alpha1",
         "batch-volcano-sh-job-v1alpha1",
         "grove-io-podcliqueset-v1alpha1",
-        "kubeflow-org-jaxjob-v1",
-        "kubeflow-org-mpijob-v1",
-        "kubeflow-org-mpijob-v2beta1",
-        "kubeflow-org-notebook-v1",
-        "kubeflow-org-notebook-v1beta1",
-        "kubeflow-org-paddlejob-v1",
-        "kubeflow-org-pytorchjob-v1",
-        "kubeflow-org-tfjob-v1",
-        "kubeflow-org-xgboostjob-v1",
         "milvus-io-milvus-v1beta1",
         "nvidia-com-dynamographdeployment-v1alpha1",
         "nvidia-com-dynamographdeployment-v1beta1",
@@ -49,7 +40,6 @@ PENDING: frozenset[str] = frozenset(
         "serving-kserve-io-llminferenceservice-v1alpha1",
         "serving-kserve-io-llminferenceservice-v1alpha2",
         "sparkoperator-k8s-io-sparkapplication-v1beta2",
-        "trainer-kubeflow-org-trainjob-v1alpha1",
         "workload-codeflare-dev-appwrapper-v1beta2",
     }
 )
