@@ -23,7 +23,6 @@ MIN_FLOWS = 6
 # a definition listed here that has a file is an error.
 PENDING: frozenset[str] = frozenset(
     {
-        "agents-x-k8s-io-sandbox-v1beta1",
         "apps-deployment-v1",
         "apps-nvidia-com-nimcache-v1alpha1",
         "apps-nvidia-com-nimservice-v1alpha1",
