@@ -33,7 +33,6 @@ PENDING: frozenset[str] = frozenset(
         "batch-job-v1",
         "batch-volcano-sh-job-v1alpha1",
         "core-pod-v1",
-        "grove-io-podcliqueset-v1alpha1",
         "jobset-x-k8s-io-jobset-v1alpha2",
         "kubeflow-org-jaxjob-v1",
         "kubeflow-org-mpijob-v1",
