@@ -24,8 +24,6 @@ MIN_FLOWS = 6
 PENDING: frozenset[str] = frozenset(
     {
         "apps-deployment-v1",
-        "apps-nvidia-com-nimcache-v1alpha1",
-        "apps-nvidia-com-nimservice-v1alpha1",
         "apps-replicaset-v1",
         "apps-statefulset-v1",
         "argoproj-io-workflow-v1alpha1",
