@@ -42,8 +42,6 @@ PENDING: frozenset[str] = frozenset(
         "kubeflow-org-tfjob-v1",
         "kubeflow-org-xgboostjob-v1",
         "leaderworkerset-x-k8s-io-leaderworkerset-v1",
-        "nvidia-com-dynamographdeployment-v1alpha1",
-        "nvidia-com-dynamographdeployment-v1beta1",
         "ray-io-raycluster-v1",
         "ray-io-rayjob-v1",
         "ray-io-rayservice-v1",
