@@ -45,7 +45,6 @@ PENDING: frozenset[str] = frozenset(
         "ray-io-raycluster-v1",
         "ray-io-rayjob-v1",
         "ray-io-rayservice-v1",
-        "serving-kserve-io-inferenceservice-v1beta1",
         "sparkoperator-k8s-io-sparkapplication-v1beta2",
         "trainer-kubeflow-org-trainjob-v1alpha1",
         "workload-codeflare-dev-appwrapper-v1beta2",
