@@ -143,7 +143,7 @@ FRAGMENTS: list[tuple[str, str, str, str, list[str], str]] = [
         "serving.kserve.io/v1alpha2",
         "LLMInferenceService",
         "status",
-        ["Failed", "Initializing"],
+        ["Failed"],
         "Failed",
     ),
     (
@@ -167,7 +167,7 @@ FRAGMENTS: list[tuple[str, str, str, str, list[str], str]] = [
         "nvidia.com/v1beta1",
         "DynamoGraphDeployment",
         "status",
-        ["Initializing", "Degraded"],
+        ["Running", "Degraded"],
         "Degraded",
     ),
     (
@@ -175,7 +175,7 @@ FRAGMENTS: list[tuple[str, str, str, str, list[str], str]] = [
         "nvidia.com/v1alpha1",
         "DynamoGraphDeployment",
         "status",
-        ["Initializing", "Degraded"],
+        ["Running", "Degraded"],
         "Degraded",
     ),
     (

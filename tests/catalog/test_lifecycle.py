@@ -23,22 +23,11 @@ MIN_FLOWS = 6
 # a definition listed here that has a file is an error.
 PENDING: frozenset[str] = frozenset(
     {
-        "agents-x-k8s-io-sandbox-v1beta1",
-        "apps-nvidia-com-nimcache-v1alpha1",
-        "apps-nvidia-com-nimservice-v1alpha1",
         "argoproj-io-workflow-v1alpha1",
         "batch-volcano-sh-job-v1alpha1",
-        "grove-io-podcliqueset-v1alpha1",
-        "milvus-io-milvus-v1beta1",
-        "nvidia-com-dynamographdeployment-v1alpha1",
-        "nvidia-com-dynamographdeployment-v1beta1",
         "ray-io-raycluster-v1",
         "ray-io-rayjob-v1",
         "ray-io-rayservice-v1",
-        "serving-knative-dev-service-v1",
-        "serving-kserve-io-inferenceservice-v1beta1",
-        "serving-kserve-io-llminferenceservice-v1alpha1",
-        "serving-kserve-io-llminferenceservice-v1alpha2",
         "sparkoperator-k8s-io-sparkapplication-v1beta2",
         "workload-codeflare-dev-appwrapper-v1beta2",
     }
