@@ -53,7 +53,6 @@ PENDING: frozenset[str] = frozenset(
         "serving-kserve-io-inferenceservice-v1beta1",
         "serving-kserve-io-llminferenceservice-v1alpha1",
         "serving-kserve-io-llminferenceservice-v1alpha2",
-        "sparkoperator-k8s-io-sparkapplication-v1beta2",
         "trainer-kubeflow-org-trainjob-v1alpha1",
         "workload-codeflare-dev-appwrapper-v1beta2",
     }
