@@ -32,7 +32,6 @@ PENDING: frozenset[str] = frozenset(
         "argoproj-io-workflow-v1alpha1",
         "batch-cronjob-v1",
         "batch-job-v1",
-        "batch-volcano-sh-job-v1alpha1",
         "core-pod-v1",
         "grove-io-podcliqueset-v1alpha1",
         "jobset-x-k8s-io-jobset-v1alpha2",
