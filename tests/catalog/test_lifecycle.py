@@ -53,7 +53,6 @@ PENDING: frozenset[str] = frozenset(
         "serving-kserve-io-llminferenceservice-v1alpha1",
         "serving-kserve-io-llminferenceservice-v1alpha2",
         "trainer-kubeflow-org-trainjob-v1alpha1",
-        "workload-codeflare-dev-appwrapper-v1beta2",
     }
 )
 
