@@ -29,7 +29,6 @@ PENDING: frozenset[str] = frozenset(
         "apps-nvidia-com-nimservice-v1alpha1",
         "apps-replicaset-v1",
         "apps-statefulset-v1",
-        "argoproj-io-workflow-v1alpha1",
         "batch-cronjob-v1",
         "batch-job-v1",
         "core-pod-v1",
