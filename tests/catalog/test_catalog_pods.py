@@ -292,7 +292,6 @@ _STARTED_STATUS: dict[str, dict[str, Any]] = {
     [
         ("batch/v1 Job", ("spec", "suspend"), True),
         ("jobset/pytorch-resnet.yaml", ("spec", "suspend"), True),
-        ("kuberay/rayjob-sample.yaml", ("spec", "suspend"), True),
     ],
 )
 def test_suspend_writes_the_operator_field(name: str, path: tuple[str, ...], suspended: bool) -> None:
@@ -335,3 +334,20 @@ def test_pytorchjob_suspend_writes_run_policy_and_is_suspending_once_started() -
     factory.obj["status"] = {"conditions": conditions}
     started = ComponentFactory(karta, factory.obj, evaluator=evaluator()).root().status()
     assert started is not None and [str(s) for s in started.matched] == ["Suspending", "Running"]
+
+
+@needs_corpus
+def test_rayjob_suspend_writes_spec_suspend_and_reads_suspending_once_the_operator_ran() -> None:
+    """KubeRay moves only an Initializing or Running RayJob to Suspending (rayjob_controller.go,
+    updateStatusToSuspendingIfNeeded); with no status yet the object is not decided: Initializing."""
+    doc = _corpus("kuberay/rayjob-sample.yaml")
+    karta = definition_for(doc)
+    assert karta is not None
+    factory = ComponentFactory(karta, doc, evaluator=evaluator())
+    factory.root().suspend()
+    assert factory.obj["spec"]["suspend"] is True
+    status = factory.root().status()
+    assert status is not None and [str(s) for s in status.matched] == ["Initializing"]
+    running = {**factory.obj, "status": {"jobDeploymentStatus": "Running", "jobStatus": "RUNNING"}}
+    status = ComponentFactory(karta, running, evaluator=evaluator()).root().status()
+    assert status is not None and [str(s) for s in status.matched] == ["Suspending"]

@@ -1,5 +1,5 @@
 """How much of the built-in catalog runs as generated code: every component's extraction function
-(95 of 95 today) and every status definition's function but one (35 of 36). The test fails when the
+(95 of 95 today) and every status definition's function (36 of 36). The test fails when the
 share drops (an expression leaves the fast path, a generator starts declining) and names what is
 not generated; the suite runs with ``KARTA_CODEGEN=strict``, so a generator bug raises instead.
 """
@@ -10,14 +10,11 @@ from typing import Any
 
 import karta.catalog as catalog
 from karta.extract.factory import _definitions_of
-from karta.jq.evaluator import plan_for
 from karta.status import generated_status_fn
-from karta.status.extract import _compiled_status
 
-# The one status definition left to the general code: RayJob's "suspended" matcher is
-# ``.spec.suspend == true and (... | IN("Suspended", ...) | not)``, and ``IN`` (defined in jq's own
-# library, ``def IN(s): any(s == .; .)``) is not in the fast path, so libjq evaluates it.
-NOT_GENERATED_STATUS = {("ray-io-rayjob-v1", "rayjob")}
+# Status definitions left to the general code (libjq). None today: RayJob's matchers, the last one,
+# no longer use ``IN`` (jq's library ``def IN(s): any(s == .; .)``, outside the fast path).
+NOT_GENERATED_STATUS: set[tuple[str, str]] = set()
 
 
 def _catalog() -> list[tuple[str, str, Any, Any]]:
@@ -35,18 +32,9 @@ def test_every_catalog_component_has_a_generated_extraction_function() -> None:
     assert [(slug, name) for slug, name, _, plan in rows if plan.extraction_fn() is None] == []
 
 
-def test_every_catalog_status_definition_but_one_is_generated() -> None:
+def test_every_catalog_status_definition_is_generated() -> None:
     status = [(slug, name, d.status_definition) for slug, name, d, _ in _catalog() if d.status_definition]
     assert len(status) >= 36
     missing = {(slug, name) for slug, name, definition in status if generated_status_fn(definition) is None}
     assert missing == NOT_GENERATED_STATUS
-    assert len(status) - len(missing) >= 35
-
-
-def test_the_status_definition_not_generated_needs_libjq_for_IN() -> None:
-    (definition,) = [
-        d.status_definition for slug, name, d, _ in _catalog() if (slug, name) in NOT_GENERATED_STATUS
-    ]
-    programs = [m[2] for _, _, matchers in _compiled_status(definition).mappings for m in matchers if m[2]]
-    outside = [p for p in programs if plan_for(p).fast is None]
-    assert outside and all("IN(" in p for p in outside)
+    assert len(status) - len(missing) >= 36

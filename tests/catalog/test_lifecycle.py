@@ -21,17 +21,7 @@ MIN_FLOWS = 6
 
 # Catalog definitions without a lifecycle file yet (issue 11 in progress). The list only shrinks:
 # a definition listed here that has a file is an error.
-PENDING: frozenset[str] = frozenset(
-    {
-        "argoproj-io-workflow-v1alpha1",
-        "batch-volcano-sh-job-v1alpha1",
-        "ray-io-raycluster-v1",
-        "ray-io-rayjob-v1",
-        "ray-io-rayservice-v1",
-        "sparkoperator-k8s-io-sparkapplication-v1beta2",
-        "workload-codeflare-dev-appwrapper-v1beta2",
-    }
-)
+PENDING: frozenset[str] = frozenset()
 
 _FILE_KEYS = {"definition", "sources", "object", "flows"}
 _FLOW_KEYS = {"flow", "steps"}
