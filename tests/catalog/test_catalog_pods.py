@@ -219,17 +219,22 @@ def test_operator_labelled_pod_is_placed(
 
 
 @needs_corpus
-def test_jobset_alpha_gangs_per_replicated_job() -> None:
+def test_jobset_one_gang_for_every_replicated_job() -> None:
+    """One gang for the JobSet (KAI's whole-JobSet minAvailable: workers 1 x 4 + driver 1 x 1), known
+    before any pod exists; the pods of every replicated job are its members."""
     doc = _corpus("jobset/paralleljobs.yaml")
     karta = definition_for(doc)
     assert karta is not None
     pods = [_pod(f"w{i}", {"jobset.sigs.k8s.io/replicatedjob-name": "workers"}) for i in range(4)] + [
         _pod("d0", {"jobset.sigs.k8s.io/replicatedjob-name": "driver"})
     ]
+    without = compute_gang_plan(
+        ComponentFactory(karta, doc, evaluator=evaluator()), (), evaluator=evaluator()
+    )
+    assert [(g.name, g.min_member, g.members) for g in without.gangs] == [("jobset", 5, ())]
     plan = compute_gang_plan(ComponentFactory(karta, doc, evaluator=evaluator()), pods, evaluator=evaluator())
-    assert [(g.alpha_keys, g.min_member, len(g.members)) for g in plan.gangs] == [
-        (("driver",), 1, 1),
-        (("workers",), 4, 4),
+    assert [(g.name, g.min_member, sorted(g.members)) for g in plan.gangs] == [
+        ("jobset", 5, ["d0", "w0", "w1", "w2", "w3"])
     ]
     assert plan.diagnostics == ()
 

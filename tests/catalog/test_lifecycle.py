@@ -137,6 +137,9 @@ def test_lifecycle_step(step: Step) -> None:
     got = _observed(karta, step.obj)
     want = {k: v for k, v in step.expect.items() if k in _EXPECT_KEYS}
     assert got == want, f"{step.id}: status {step.obj.get('status')!r}"
+    if "stale" in step.expect:
+        status = ComponentFactory(karta, step.obj, evaluator=evaluator()).root().status(strict=True)
+        assert status is not None and status.stale is step.expect["stale"], f"{step.id}: stale"
     for name, expected in step.components.items():
         assert _observed(karta, step.obj, name) == expected, f"{step.id}: component {name}"
 
@@ -155,3 +158,29 @@ def test_every_definition_has_its_lifecycle_or_is_pending() -> None:
 def test_each_lifecycle_has_enough_flows(path: Path) -> None:
     flows = yaml.safe_load(path.read_text())["flows"]
     assert len(flows) >= MIN_FLOWS, f"{path.name}: {len(flows)} flows, at least {MIN_FLOWS}"
+
+
+# "Not decided yet" (README, "Statuses"): no status, or an empty one, is Initializing. The one
+# exception is CronJob, whose suspension is a spec flag its controller never acknowledges in status.
+SPEC_SUSPENDED_FROM_SPEC_ALONE = frozenset({"batch-cronjob-v1"})
+
+
+@pytest.mark.parametrize("path", lifecycle_files(), ids=lambda p: p.stem)
+def test_each_lifecycle_starts_undecided_as_initializing(path: Path) -> None:
+    undecided = {"null": 0, "{}": 0}
+    for step in load_steps(path):
+        if "status" in step.obj and step.obj["status"] != {}:
+            continue
+        undecided["{}" if "status" in step.obj else "null"] += 1
+        allowed = [{"primary": "Initializing", "matched": ["Initializing"]}]
+        spec = step.obj.get("spec")
+        if (
+            step.file in SPEC_SUSPENDED_FROM_SPEC_ALONE
+            and isinstance(spec, dict)
+            and spec.get("suspend") is True
+        ):
+            allowed.append({"primary": "Suspended", "matched": ["Suspended"]})
+        want = {k: v for k, v in step.expect.items() if k in _EXPECT_KEYS}
+        assert want in allowed, f"{step.id}: an undecided status expects {want}, allowed {allowed}"
+    missing = [kind for kind, count in undecided.items() if not count]
+    assert not missing, f"{path.name}: no step with status: {' and '.join(missing)} (both are required)"

@@ -145,7 +145,8 @@ class WorkloadTree:
         return replace(self, children=_prune(self.children))
 
     def to_dict(self) -> dict[str, Any]:
-        """``{status?: {phases, primary}, root?, children, unattributed?, diagnostics?}``."""
+        """``{status?: {phases, primary, stale?}, root?, children, unattributed?, diagnostics?}``
+        (``stale: true`` only when the status is stale)."""
         with_pods = self.unattributed is not None
         out: dict[str, Any] = {}
         if self.status is not None:
@@ -153,6 +154,8 @@ class WorkloadTree:
                 "phases": [str(s) for s in self.status.matched],
                 "primary": str(self.status.primary),
             }
+            if self.status.stale:
+                out["status"]["stale"] = True
         if self.root is not None:
             out["root"] = self.root.to_dict(with_pods=with_pods)
         out["children"] = [child.to_dict(with_pods=with_pods) for child in self.children]

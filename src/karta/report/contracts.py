@@ -65,6 +65,7 @@ class StatusReport(TypedDict):
     conditions: list[ConditionReport]
     matched: list[str]
     primary: str
+    stale: NotRequired[bool]  # present (true) only when observedGeneration < generation
 
 
 class InstanceReport(TypedDict):
@@ -169,5 +170,6 @@ class DescribeReport(WorkloadView):
     """A workload's component tree with replicas, pods and requests (17.6): the View, plus these."""
 
     fileMode: bool
+    stale: NotRequired[bool]  # present (true) only when the root status is stale
     resources: DescribeResources
     components: list[DescribeComponent]

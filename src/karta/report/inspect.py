@@ -85,7 +85,7 @@ def _mapping(value: Any) -> dict[str, Any]:
 def _status(status: StatusResult | None) -> StatusReport | None:
     if status is None:
         return None
-    return {
+    out: StatusReport = {
         "phase": status.phase,
         "conditions": [
             {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
@@ -94,6 +94,9 @@ def _status(status: StatusResult | None) -> StatusReport | None:
         "matched": [str(m) for m in status.matched],
         "primary": str(status.primary),
     }
+    if status.stale:
+        out["stale"] = True
+    return out
 
 
 def _component(component: Component) -> ComponentReport:

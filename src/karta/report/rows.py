@@ -326,11 +326,12 @@ def describe_report(
     rows: Sequence[Row],
     file_mode: bool,
 ) -> DescribeReport:
-    """The describe JSON: the View fields, ``fileMode``, ``resources`` and ``components``."""
+    """The describe JSON: the View fields, ``fileMode``, ``stale`` (true, only when the root
+    status is stale), ``resources`` and ``components``."""
     meta = obj.get("metadata")
     meta = meta if isinstance(meta, Mapping) else {}
     pods, total = total_requests(rows)
-    return {
+    report: dict[str, Any] = {
         "name": meta.get("name") or meta.get("generateName"),
         "namespace": meta.get("namespace"),
         "kind": obj.get("kind"),
@@ -340,9 +341,12 @@ def describe_report(
         "origin": origin,
         "phases": _phases(tree),
         "fileMode": file_mode,
-        "resources": {**total.to_dict(), "pods": pods},
-        "components": [row.to_dict() for row in rows],
     }
+    if tree.status is not None and tree.status.stale:
+        report["stale"] = True
+    report["resources"] = {**total.to_dict(), "pods": pods}
+    report["components"] = [row.to_dict() for row in rows]
+    return cast("DescribeReport", report)
 
 
 @dataclass(frozen=True)

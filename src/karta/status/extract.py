@@ -1,4 +1,6 @@
-"""Status extraction (section 8 of the format): phase, conditions, matchers, matched set, primary.
+"""Status extraction (section 8 of the format): phase, conditions, matchers, matched set, primary,
+and the stale flag (``status.observedGeneration`` below ``metadata.generation``; see
+:func:`karta.status.result.staleness`).
 
 A failing ``byExpression`` matcher does not match and is reported as a diagnostic (R3) unless
 ``strict=True``, which restores the original behaviour of aborting the whole extraction. "Failing"
@@ -31,6 +33,7 @@ from karta.status.result import (
     EVALUATION_ORDER,
     Condition,
     StatusResult,
+    is_stale,
     new_status_result,
     primary_status,
 )
@@ -153,8 +156,13 @@ def extract_status(
             break
     if not matched:
         matched = [ResourceStatus.UNDEFINED]
-    primary = matched[0] if len(matched) == 1 else primary_status(matched)
-    return new_status_result(phase, conditions, matched, primary, diagnostics)
+    # A stale status (observedGeneration < generation) keeps its matched set; only the primary changes.
+    stale = is_stale(obj)
+    if stale:
+        primary = primary_status(matched, stale=True)
+    else:
+        primary = matched[0] if len(matched) == 1 else primary_status(matched)
+    return new_status_result(phase, conditions, matched, primary, diagnostics, stale)
 
 
 def _reason(exc: Exception) -> str:

@@ -2,11 +2,12 @@
 
 :func:`compile_status` emits the phase path, the conditions path and every matcher of the fixed
 evaluation order (8.2) into one function through :class:`karta.jq.codegen.Emitter`. It returns
-the :class:`StatusResult` (without diagnostics), or None whenever anything is not plainly valid (a jq
-error anywhere, including a ``byExpression`` matcher, a result over the limit, a phase or
-conditions result of the wrong type, or any exception a hostile object causes: deep nesting, huge
-numbers); the caller then runs the general code, which produces the exact result, diagnostics or
-error. Only :class:`~karta.errors.JqBudgetError` passes through: a budget is the object's.
+the :class:`StatusResult` (without diagnostics; the stale flag and the stale primary rule as in
+:mod:`karta.status.result`), or None whenever anything is not plainly valid (a jq error anywhere,
+including a ``byExpression`` matcher, a result over the limit, a phase or conditions result of the
+wrong type, or any exception a hostile object causes: deep nesting, huge numbers); the caller
+then runs the general code, which produces the exact result, diagnostics or error. Only
+:class:`~karta.errors.JqBudgetError` passes through: a budget is the object's.
 
 Conditions are read inline and looked up in the intern table of :mod:`karta.status.extract`
 (the reader runs for anything unusual); a ``byExpression`` program ``(E) | tostring`` evaluates
@@ -26,7 +27,7 @@ from karta.jq.evaluator import plan_for
 from karta.jq.fastpath import Unsupported
 from karta.jq.operations import tostring
 from karta.model.types import ConditionsDefinition, PhaseDefinition, ResourceStatus
-from karta.status.result import Condition, StatusResult, _ResultBuilder, primary_status
+from karta.status.result import Condition, StatusResult, _ResultBuilder, is_stale, primary_status
 
 __all__ = ["StatusFn", "compile_status"]
 
@@ -133,6 +134,7 @@ def _build(
         _read=read_condition,
         _C=interned,
         _primary=primary_status,
+        _stale=is_stale,
         _RB=_ResultBuilder,
         _SR=StatusResult,
         _NONE=_NO_OUTPUT,
@@ -177,9 +179,14 @@ def _build(
             # OverflowError, TypeError, MemoryError, ...): the general code reports it (R3).
             e.line("return None")
         e.line(f"if not matched: matched.append({e.const(ResourceStatus.UNDEFINED)})")
-        e.line("primary = matched[0] if len(matched) == 1 else _primary(matched)")
+        # The stale rule (karta.status.result.staleness): the matched set stays, the primary changes.
+        e.line("stale = _stale(v)")
+        with e.block("if stale:"):
+            e.line("primary = _primary(matched, stale=True)")
+        with e.block("else:"):
+            e.line("primary = matched[0] if len(matched) == 1 else _primary(matched)")
         # new_status_result, inlined
-        e.line("result = _RB(phase, conds, matched, primary, [])")
+        e.line("result = _RB(phase, conds, matched, primary, [], stale)")
         e.line("result.__class__ = _SR")
         e.line("return result")
     fn: StatusFn = e.build("status", what=what)

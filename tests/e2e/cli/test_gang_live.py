@@ -61,7 +61,7 @@ def test_gang_live_equals_file_mode(kli: Callable[..., Any], training: Training,
 def test_gang_alpha_format_uses_the_live_pods(
     kli: Callable[..., Any], golden: Callable[[str, str], None], training: Training
 ) -> None:
-    # JobSet gangs are alpha format: found from the pods (one per replicated job that has pods)
+    # One gang for the whole JobSet (sized from the spec); the live pods get its binding patches
     r = kli(
         "gang",
         "jobset/paralleljobs",

@@ -174,16 +174,34 @@ def test_definition_without_gang_instructions(kli: Callable[..., Any], tmp_path:
 def test_alpha_gangs_without_pods_say_why_nothing_is_printed(
     kli: Callable[..., Any], tmp_path: Path, backend: str
 ) -> None:
-    path = tmp_path / "jobset.yaml"
+    path = tmp_path / "sandbox.yaml"  # the catalog's Sandbox: one alpha gang per owning Sandbox's UID
     path.write_text(
-        "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js, uid: u}\n"
-        "spec:\n  replicatedJobs:\n"
-        "  - {name: w, template: {spec: {template: {spec: {containers: [{name: c}]}}}}}\n"
+        "apiVersion: agents.x-k8s.io/v1beta1\nkind: Sandbox\nmetadata: {name: sb, uid: u}\n"
+        "spec:\n  podTemplate: {spec: {containers: [{name: c, image: i}]}}\n"
     )
     result = kli("gang", "-f", str(path), "--backend", backend)
     assert result.code == 0
     assert result.out == ""
     assert "alpha-format gangs are found from pods; pass --pods" in result.err
+
+
+@pytest.mark.parametrize(("backend", "name"), [("kai", "pg-u-jobset"), ("volcano", "js-jobset")])
+def test_a_jobset_is_one_gang_before_any_pod(
+    kli: Callable[..., Any], tmp_path: Path, backend: str, name: str
+) -> None:
+    path = tmp_path / "jobset.yaml"
+    path.write_text(
+        "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js, uid: u}\n"
+        "spec:\n  replicatedJobs:\n"
+        "  - {name: leader, template: {spec: {template: {spec: {containers: [{name: c}]}}}}}\n"
+        "  - {name: workers, replicas: 2, template: {spec: {parallelism: 3,"
+        " template: {spec: {containers: [{name: c}]}}}}}\n"
+    )
+    result = kli("gang", "-f", str(path), "--backend", backend)
+    assert result.code == 0, result.err
+    (group,) = list(yaml.safe_load_all(result.out))
+    assert group["kind"] == "PodGroup"
+    assert (group["metadata"]["name"], group["spec"]["minMember"]) == (name, 7)  # 1 x 1 + 2 x 3
 
 
 def test_readme_example_is_the_real_output(kli: Callable[..., Any], examples: Path) -> None:

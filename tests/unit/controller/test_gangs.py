@@ -138,7 +138,8 @@ def test_workload_api_version_is_the_newest_served() -> None:
 def test_gang_format_of_catalog_definitions() -> None:
     catalog = {k.name: k for k in catalog_definitions()}
     assert gang_format(catalog["kubeflow-org-pytorchjob-v1"]) == "podGroup"
-    assert gang_format(catalog["jobset-x-k8s-io-jobset-v1alpha2"]) == "podGroups"
+    assert gang_format(catalog["jobset-x-k8s-io-jobset-v1alpha2"]) == "podGroup"  # one gang per JobSet
+    assert gang_format(catalog["agents-x-k8s-io-sandbox-v1beta1"]) == "podGroups"
     assert gang_format(catalog["apps-deployment-v1"]) is None
 
 

@@ -461,12 +461,45 @@ def _jobset_tree(cluster: FakeCluster) -> tuple[dict[str, Any], dict[str, dict[s
     return jobset, jobs
 
 
-def test_alpha_gangs_are_discovered_from_the_pod_two_owners_down(store: DefinitionStore) -> None:
-    """JobSet's catalog definition groups pods by replicated job (alpha ``podGroups``): each pod's
-    gang is only known from its labels, so the webhook renders it from the pod."""
+# A JobSet definition with one gang per replicated job (alpha ``podGroups``), as the catalog had it
+# before it declared one gang for the whole JobSet: the alpha path, two owners down.
+ALPHA_JOBSET = """
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: jobset-per-replicated-job}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: jobset
+      kind: {group: jobset.x-k8s.io, version: v1alpha2, kind: JobSet}
+    childComponents:
+    - name: replicatedjob
+      kind: {group: batch, version: v1, kind: Job}
+      ownerRef: jobset
+      specDefinition:
+        podTemplateSpecPath: .spec.replicatedJobs[].template.spec.template
+      scaleDefinition:
+        replicasPath: .spec.replicatedJobs[] | (.replicas // 1) * (.template.spec.parallelism // 1)
+      instanceIdPath: .spec.replicatedJobs[].name
+      podSelector:
+        componentTypeSelector: {keyPath: '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]'}
+        componentInstanceSelector: {idPath: '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]'}
+  optimizationInstructions:
+    gangScheduling:
+      podGroups:
+      - name: replicatedjob
+        members:
+        - componentName: replicatedjob
+          groupByKeyPaths: ['.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]']
+"""
+
+
+def test_alpha_gangs_are_discovered_from_the_pod_two_owners_down(tmp_path: Path) -> None:
+    """A definition that groups pods by replicated job (alpha ``podGroups``): each pod's gang is
+    only known from its labels, so the webhook renders it from the pod."""
     cluster = FakeCluster()
     jobset, jobs = _jobset_tree(cluster)
-    handler, _ = _admission(cluster, store)
+    handler, _ = _admission(cluster, _store(tmp_path, ALPHA_JOBSET))
     label = "jobset.sigs.k8s.io/replicatedjob-name"
     answer = handler(review(owned_pod(jobs["workers"], labels={label: "workers"})))
     assert list(answer.patch) == [
@@ -482,3 +515,23 @@ def test_alpha_gangs_are_discovered_from_the_pod_two_owners_down(store: Definiti
     }
     # One Workload, written once: the leader's pod does not rewrite the template the workers' made.
     assert [obj["metadata"]["name"] for obj, _ in cluster.applied if obj["kind"] == "Workload"] == ["js"]
+
+
+def test_catalog_jobset_pods_of_every_replicated_job_join_one_gang(store: DefinitionStore) -> None:
+    """The catalog's JobSet: one gang for the whole JobSet (sum of replicas x parallelism), the same
+    group for the leader's pod and the workers', two owners down."""
+    cluster = FakeCluster()
+    jobset, jobs = _jobset_tree(cluster)
+    handler, _ = _admission(cluster, store)
+    label = "jobset.sigs.k8s.io/replicatedjob-name"
+    for name in ("leader", "workers"):
+        answer = handler(review(owned_pod(jobs[name], labels={label: name})))
+        assert list(answer.patch) == [
+            {"op": "add", "path": "/spec/schedulingGroup", "value": {"podGroupName": "js-jobset"}}
+        ]
+    groups = [obj for obj, _ in cluster.applied if obj["kind"] == "PodGroup"]
+    assert {g["metadata"]["name"] for g in groups} == {"js-jobset"}
+    assert groups[0]["spec"]["schedulingPolicy"] == {"gang": {"minCount": 5}}
+    assert {ref["uid"] for g in groups for ref in g["metadata"]["ownerReferences"]} == {
+        jobset["metadata"]["uid"]
+    }

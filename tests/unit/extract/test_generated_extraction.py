@@ -216,7 +216,7 @@ BASE = [
     {
         "apiVersion": "g/v1",
         "kind": "Root",
-        "metadata": {"name": "r"},
+        "metadata": {"name": "r", "generation": 3},  # with observedGeneration 2: a stale status
         "spec": {
             "replicas": 1,
             "podSpec": {"containers": [{"name": "x"}]},
@@ -230,6 +230,7 @@ BASE = [
             "conditions": [{"type": "Failed", "status": "True"}],
             "jobs": [{"active": 1}],
             "bad": {"x": 1},
+            "observedGeneration": 2,
         },
     },
     {

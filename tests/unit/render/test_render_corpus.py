@@ -1,6 +1,7 @@
 """Every backend on every corpus manifest whose catalog definition has gang instructions (renders, or
-fails with a clear GangError), alpha-format gangs of the catalog with pods (JobSet per replicated
-job, Sandbox per owner UID, conformance case C9), and determinism."""
+fails with a clear GangError), the catalog JobSet's one gang before any pod, alpha-format gangs with
+pods (a JobSet definition per replicated job, the catalog Sandbox per owner UID, conformance case
+C9), and determinism."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from karta.catalog import catalog_by_gvk
 from karta.errors import GangError
 from karta.extract import ComponentFactory
 from karta.jq import Evaluator
+from karta.model import Karta, load_karta
 from karta.render import BACKENDS, Rendering, options_for, render
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "catalog"))
@@ -44,10 +46,17 @@ EXPECTED_ERRORS = {
 
 
 def _render(
-    backend: str, doc: dict[str, Any], pods: list[dict[str, Any]] | None = None, **options: Any
+    backend: str,
+    doc: dict[str, Any],
+    pods: list[dict[str, Any]] | None = None,
+    *,
+    karta: Karta | None = None,
+    **options: Any,
 ) -> Rendering:
-    group, _, version = str(doc["apiVersion"]).rpartition("/")
-    karta = catalog_by_gvk(group, version, str(doc["kind"]))
+    """Rendered through ``karta``, by default the catalog definition of ``doc``'s type."""
+    if karta is None:
+        group, _, version = str(doc["apiVersion"]).rpartition("/")
+        karta = catalog_by_gvk(group, version, str(doc["kind"]))
     assert karta is not None
     factory = ComponentFactory(karta, copy.deepcopy(doc), evaluator=EVALUATOR)
     return render(backend, factory, pods=pods or [], options=options_for(backend, options))
@@ -116,10 +125,75 @@ def _jobset() -> dict[str, Any]:
     return doc
 
 
+# One gang per replicated job (alpha ``podGroups``), as the catalog's JobSet had it before it declared
+# one gang for the whole JobSet: the alpha rendering path on a real manifest.
+_ALPHA_JOBSET = load_karta(
+    yaml.safe_load(
+        """
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: jobset-per-replicated-job}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: jobset
+      kind: {group: jobset.x-k8s.io, version: v1alpha2, kind: JobSet}
+    childComponents:
+    - name: replicatedjob
+      kind: {group: batch, version: v1, kind: Job}
+      ownerRef: jobset
+      specDefinition:
+        podTemplateSpecPath: .spec.replicatedJobs[].template.spec.template
+      scaleDefinition:
+        replicasPath: >-
+          .spec.replicatedJobs[] | (.replicas // 1) * ([.template.spec.parallelism // 1,
+          .template.spec.completions // infinite] | min)
+      instanceIdPath: .spec.replicatedJobs[].name
+      podSelector:
+        componentTypeSelector: {keyPath: '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]'}
+        componentInstanceSelector: {idPath: '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]'}
+  optimizationInstructions:
+    gangScheduling:
+      podGroups:
+      - name: replicatedjob
+        members:
+        - componentName: replicatedjob
+          groupByKeyPaths: ['.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]']
+"""
+    )
+).karta
+
+
+@needs_corpus
+def test_catalog_jobset_is_one_gang_before_any_pod() -> None:
+    """Every replicated job in one gang (workers 1 x 4 + driver 1 x 1), rendered without pods."""
+    for backend, name in (("kai", "pg-js-uid-jobset"), ("volcano", "paralleljobs-jobset")):
+        (group,) = _render(backend, _jobset()).objects
+        assert (group["metadata"]["name"], group["spec"]["minMember"]) == (name, 5)
+    (group,) = _render("coscheduling", _jobset()).objects
+    assert group["spec"]["minMember"] == 5
+    workload, group = _render("workload-api", _jobset()).objects
+    assert workload["spec"]["podGroupTemplates"] == [
+        {"name": "jobset", "schedulingPolicy": {"gang": {"minCount": 5}}}
+    ]
+    assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 5}}
+    (kueue,) = _render("kueue", _jobset()).objects
+    assert [(p["name"], p["count"]) for p in kueue["spec"]["podSets"]] == [
+        ("replicatedjob-workers", 4),
+        ("replicatedjob-driver", 1),
+    ]
+    pods = [_jobset_pod(f"workers-{i}", "workers") for i in range(4)] + [_jobset_pod("driver-0", "driver")]
+    kai = _render("kai", _jobset(), pods)
+    assert {p.pod: p.patch["metadata"]["annotations"]["pod-group-name"] for p in kai.pod_patches} == {
+        pod["metadata"]["name"]: "pg-js-uid-jobset" for pod in pods
+    }
+
+
 @needs_corpus
 def test_jobset_alpha_gangs_per_replicated_job() -> None:
+    assert _ALPHA_JOBSET is not None
     pods = [_jobset_pod(f"workers-{i}", "workers") for i in range(4)] + [_jobset_pod("driver-0", "driver")]
-    kai = _render("kai", _jobset(), pods)  # gangs in key order
+    kai = _render("kai", _jobset(), pods, karta=_ALPHA_JOBSET)  # gangs in key order
     assert [(o["metadata"]["name"], o["spec"]["minMember"]) for o in kai.objects] == [
         ("pg-js-uid-driver", 1),
         ("pg-js-uid-workers", 4),
@@ -127,7 +201,7 @@ def test_jobset_alpha_gangs_per_replicated_job() -> None:
     assert {p.pod: p.patch["metadata"]["annotations"]["pod-group-name"] for p in kai.pod_patches}[
         "driver-0"
     ] == ("pg-js-uid-driver")
-    api = _render("workload-api", _jobset(), pods)
+    api = _render("workload-api", _jobset(), pods, karta=_ALPHA_JOBSET)
     workload, *groups = api.objects
     # the template carries the first gang's minimum (3.5 step 5); gangs are ordered by key
     assert workload["spec"]["podGroupTemplates"] == [
@@ -137,19 +211,19 @@ def test_jobset_alpha_gangs_per_replicated_job() -> None:
         ("paralleljobs-replicatedjob-driver", 1),
         ("paralleljobs-replicatedjob-workers", 4),
     ]
-    legacy = _render("workload-api", _jobset(), pods, k8s_version="1.35")
+    legacy = _render("workload-api", _jobset(), pods, karta=_ALPHA_JOBSET, k8s_version="1.35")
     refs = {p.pod: p.patch["spec"]["workloadRef"] for p in legacy.pod_patches}
     assert refs["driver-0"] == {
         "name": "paralleljobs",
         "podGroup": "replicatedjob",
         "podGroupReplicaKey": "driver",
     }
-    volcano = _render("volcano", _jobset(), pods)
+    volcano = _render("volcano", _jobset(), pods, karta=_ALPHA_JOBSET)
     assert [(o["metadata"]["name"], o["spec"]["minMember"]) for o in volcano.objects] == [
         ("paralleljobs-replicatedjob-driver", 1),
         ("paralleljobs-replicatedjob-workers", 4),
     ]
-    kueue = _render("kueue", _jobset(), pods)
+    kueue = _render("kueue", _jobset(), pods, karta=_ALPHA_JOBSET)
     assert [(p["name"], p["count"]) for p in kueue.objects[0]["spec"]["podSets"]] == [
         ("replicatedjob-workers", 4),
         ("replicatedjob-driver", 1),
@@ -159,8 +233,8 @@ def test_jobset_alpha_gangs_per_replicated_job() -> None:
 @needs_corpus
 def test_alpha_gangs_need_pods_for_group_objects() -> None:
     for backend in ("kai", "volcano", "coscheduling"):
-        assert _render(backend, _jobset()).objects == ()
-    workload, *groups = _render("workload-api", _jobset()).objects
+        assert _render(backend, _jobset(), karta=_ALPHA_JOBSET).objects == ()
+    workload, *groups = _render("workload-api", _jobset(), karta=_ALPHA_JOBSET).objects
     assert groups == []
     assert workload["spec"]["podGroupTemplates"][0]["schedulingPolicy"] == {"gang": {"minCount": 4}}
 

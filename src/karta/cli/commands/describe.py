@@ -201,7 +201,15 @@ def _print(
         file_mode=file_mode,
     )
     if fmt == "table":
-        text = render_table(view, built.rows, component_limit=component_limit, pod_limit=pod_limit)
+        from karta.status.result import staleness  # the numbers of the stale note
+
+        text = render_table(
+            view,
+            built.rows,
+            component_limit=component_limit,
+            pod_limit=pod_limit,
+            staleness=staleness(obj) if view.get("stale") else None,
+        )
         click.echo(text, nl=False)
     else:
         emit(view, fmt)

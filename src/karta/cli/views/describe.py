@@ -34,10 +34,12 @@ def render_table(
     component_limit: int = 0,
     pod_limit: int = 0,
     now: _dt.datetime | None = None,
+    staleness: tuple[int, int] | None = None,
 ) -> str:
     """The human form: header, component tree, phase line (live only) and the Resources table.
 
-    ``now`` (for the header's age) defaults to the current time.
+    ``now`` (for the header's age) defaults to the current time; ``staleness`` (observedGeneration,
+    generation) adds a note to the phase line when the view's status is stale.
     """
     file_mode = bool(view.get("fileMode"))
     header = [
@@ -57,7 +59,10 @@ def render_table(
     )
     lines.extend(_align(tree_lines) if tree_lines else ["<no components>"])
     if not file_mode:
-        lines.extend(["", printable(f"Phase: {','.join(view.get('phases') or ['Undefined'])}")])
+        phase = f"Phase: {','.join(view.get('phases') or ['Undefined'])}"
+        if view.get("stale"):
+            phase += _stale_note(staleness)
+        lines.extend(["", printable(phase)])
     lines.extend(["", "Resources:"])
     table = [["COMPONENT", "REPLICAS", "GPU", "CPU", "MEMORY"]]
     for name, desired, resources in report.resource_rows(rows):
@@ -65,6 +70,13 @@ def render_table(
     table.append(["TOTAL", *_resource_cells(*report.total_requests(rows))])
     lines.extend(render(table))
     return "\n".join(lines) + "\n"
+
+
+def _stale_note(staleness: tuple[int, int] | None) -> str:
+    if staleness is None:
+        return " (stale)"
+    observed, generation = staleness
+    return f" (stale: observedGeneration {observed} < generation {generation})"
 
 
 def _resource_cells(desired: int, resources: Requests) -> list[str]:

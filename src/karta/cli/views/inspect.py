@@ -30,8 +30,9 @@ def render_table(view: InspectReport) -> str:
     status = view.get("status")
     if status is not None:
         phase = status["phase"] if status["phase"] is not None else "<none>"
+        stale = "   (stale: status.observedGeneration < metadata.generation)" if status.get("stale") else ""
         lines.append(
-            f"Status: {status['primary']}   matched: {', '.join(status['matched'])}   phase: {phase}"
+            f"Status: {status['primary']}   matched: {', '.join(status['matched'])}   phase: {phase}{stale}"
         )
         for c in status["conditions"]:
             extra = f" ({c['reason']})" if c.get("reason") else ""
