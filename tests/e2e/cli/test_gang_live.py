@@ -58,7 +58,7 @@ def test_gang_live_equals_file_mode(kli: Callable[..., Any], training: Training,
     assert live.out == offline.out
 
 
-def test_gang_alpha_format_uses_the_live_pods(
+def test_gang_of_a_jobset_binds_the_live_pods(
     kli: Callable[..., Any], golden: Callable[[str, str], None], training: Training
 ) -> None:
     # One gang for the whole JobSet (sized from the spec); the live pods get its binding patches

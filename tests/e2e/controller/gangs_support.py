@@ -227,6 +227,21 @@ def jobset_pod(owner: Mapping[str, Any], replicated_job: str, index: int) -> dic
 # -- the expected state ----------------------------------------------------------------------------
 
 
+ALPHA_JOBSET = Path(__file__).parents[2] / "definitions" / "jobset-per-replicated-job.yaml"
+
+
+def alpha_jobset_definitions(directory: Path) -> StoredDefinition:
+    """A definitions directory at ``directory`` holding the per-replicated-job JobSet (alpha
+    ``podGroups``: gangs found from pods), which then covers JobSets instead of the catalog's; the
+    stored definition, for :func:`expected_objects`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / ALPHA_JOBSET.name).write_text(ALPHA_JOBSET.read_text())
+    store = DefinitionStore.load(include_catalog=True, user_directory=directory)
+    definition = store.definition_for(GVK("jobset.x-k8s.io", "v1alpha2", "JobSet"))
+    assert definition.name == "jobset-per-replicated-job", definition.name
+    return definition
+
+
 def expected_objects(
     client: KubeClient,
     workload: Mapping[str, Any],

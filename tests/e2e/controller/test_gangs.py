@@ -15,6 +15,7 @@ from karta.kube import KubeClient
 
 from ..kubehttp import KubeHTTP
 from .gangs_support import (
+    alpha_jobset_definitions,
     client_for,
     events_for,
     eventually,
@@ -134,15 +135,34 @@ def test_pytorchjob_objects_appear_and_follow_scale(
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_jobset_objects_from_its_pods(
+def test_catalog_jobset_is_one_gang_before_any_pod(
     backend: str, cluster: KubeHTTP, kube: KubeClient, ns: str, tmp_path: Path
 ) -> None:
-    """The catalog's JobSet definition is in the alpha format: one gang per replicated job, found
-    from the pods (the Workload is there before any pod, sized from the definition)."""
+    """The catalog's JobSet: one gang for the whole JobSet, sized from the spec, written before any
+    pod exists."""
     with running_controller(cluster, backend=backend, namespace=ns, definitions_dir=tmp_path) as ctl:
+        js = _create(kube, jobset("whole", workers=2), ns)
+        expected = expected_objects(kube, js, backend=backend)
+        assert len([o for o in expected if o["kind"] != "Workload"]) == 1, expected
+        eventually(lambda: matches_plan(kube, backend, ns, expected), what="the JobSet's one gang")
+        _assert_common_rules(group_objects(kube, backend, ns), js, "jobset-x-k8s-io-jobset-v1alpha2")
+        assert metric(ctl, "karta_gang_render_errors_total", JOBSET_LABELS) == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_alpha_gangs_come_from_the_pods(
+    backend: str, cluster: KubeHTTP, kube: KubeClient, ns: str, tmp_path: Path
+) -> None:
+    """A definition in the alpha format (a JobSet gang per replicated job, found from the pods;
+    from the definitions directory, over the catalog's): the Workload is there before any pod,
+    sized from the definition, each gang appears with its pods and goes when they do."""
+    alpha = alpha_jobset_definitions(tmp_path / "definitions")
+    with running_controller(
+        cluster, backend=backend, namespace=ns, definitions_dir=tmp_path / "definitions"
+    ) as ctl:
         js = _create(kube, jobset("sweep", workers=2), ns)
         if backend == "workload-api":
-            before = expected_objects(kube, js, backend=backend)
+            before = expected_objects(kube, js, backend=backend, definition=alpha)
             assert [o["kind"] for o in before] == ["Workload"]
             eventually(lambda: matches_plan(kube, backend, ns, before), what="Workload before the pods")
         pods = [
@@ -150,16 +170,16 @@ def test_jobset_objects_from_its_pods(
             kube.create(jobset_pod(js, "workers", 0), namespace=ns),
             kube.create(jobset_pod(js, "workers", 1), namespace=ns),
         ]
-        expected = expected_objects(kube, js, backend=backend, pods=pods)
+        expected = expected_objects(kube, js, backend=backend, definition=alpha, pods=pods)
         assert len([o for o in expected if o["kind"] != "Workload"]) == 2, expected
         eventually(lambda: matches_plan(kube, backend, ns, expected), what="group objects of the JobSet")
-        _assert_common_rules(group_objects(kube, backend, ns), js, "jobset-x-k8s-io-jobset-v1alpha2")
+        _assert_common_rules(group_objects(kube, backend, ns), js, alpha.name)
         assert metric(ctl, "karta_gang_render_errors_total", JOBSET_LABELS) == 0
 
         # The driver's pod goes: its gang is stale once the grace for young alpha groups is over.
         gangs_of(ctl).alpha_stale_grace_s = 2.0
         kube.delete("pods", pods[0]["metadata"]["name"], namespace=ns)
-        remaining = expected_objects(kube, js, backend=backend, pods=pods[1:])
+        remaining = expected_objects(kube, js, backend=backend, definition=alpha, pods=pods[1:])
         assert len(remaining) == len(expected) - 1
         eventually(lambda: matches_plan(kube, backend, ns, remaining), what="the driver's gang deleted")
         assert metric(ctl, "karta_gang_objects_total", {"backend": backend, "outcome": "deleted"}) >= 1
@@ -185,10 +205,13 @@ def test_suspended_workloads_keep_their_objects(
 def test_render_error_is_an_event_and_nothing_is_written(
     cluster: KubeHTTP, kube: KubeClient, ns: str, tmp_path: Path
 ) -> None:
-    """A gang the backend cannot name (a JobSet pod whose group key has upper case and "_": names
-    are never rewritten) is a Warning event and a metric, and no object of the workload is written,
-    not even the gang of its valid pods."""
-    with running_controller(cluster, backend="volcano", namespace=ns, definitions_dir=tmp_path) as ctl:
+    """A gang the backend cannot name (a JobSet pod whose group key, under the alpha definition,
+    has upper case and "_": names are never rewritten) is a Warning event and a metric, and no
+    object of the workload is written, not even the gang of its valid pods."""
+    alpha_jobset_definitions(tmp_path / "definitions")
+    with running_controller(
+        cluster, backend="volcano", namespace=ns, definitions_dir=tmp_path / "definitions"
+    ) as ctl:
         js = _create(kube, jobset("bad"), ns)
         pod = jobset_pod(js, "driver", 0)
         pod["metadata"]["labels"]["jobset.sigs.k8s.io/replicatedjob-name"] = "Driver_X"

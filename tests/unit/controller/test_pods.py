@@ -463,35 +463,7 @@ def _jobset_tree(cluster: FakeCluster) -> tuple[dict[str, Any], dict[str, dict[s
 
 # A JobSet definition with one gang per replicated job (alpha ``podGroups``), as the catalog had it
 # before it declared one gang for the whole JobSet: the alpha path, two owners down.
-ALPHA_JOBSET = """
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata: {name: jobset-per-replicated-job}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: jobset
-      kind: {group: jobset.x-k8s.io, version: v1alpha2, kind: JobSet}
-    childComponents:
-    - name: replicatedjob
-      kind: {group: batch, version: v1, kind: Job}
-      ownerRef: jobset
-      specDefinition:
-        podTemplateSpecPath: .spec.replicatedJobs[].template.spec.template
-      scaleDefinition:
-        replicasPath: .spec.replicatedJobs[] | (.replicas // 1) * (.template.spec.parallelism // 1)
-      instanceIdPath: .spec.replicatedJobs[].name
-      podSelector:
-        componentTypeSelector: {keyPath: '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]'}
-        componentInstanceSelector: {idPath: '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]'}
-  optimizationInstructions:
-    gangScheduling:
-      podGroups:
-      - name: replicatedjob
-        members:
-        - componentName: replicatedjob
-          groupByKeyPaths: ['.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]']
-"""
+ALPHA_JOBSET = (Path(__file__).parents[2] / "definitions" / "jobset-per-replicated-job.yaml").read_text()
 
 
 def test_alpha_gangs_are_discovered_from_the_pod_two_owners_down(tmp_path: Path) -> None:

@@ -128,39 +128,7 @@ def _jobset() -> dict[str, Any]:
 # One gang per replicated job (alpha ``podGroups``), as the catalog's JobSet had it before it declared
 # one gang for the whole JobSet: the alpha rendering path on a real manifest.
 _ALPHA_JOBSET = load_karta(
-    yaml.safe_load(
-        """
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata: {name: jobset-per-replicated-job}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: jobset
-      kind: {group: jobset.x-k8s.io, version: v1alpha2, kind: JobSet}
-    childComponents:
-    - name: replicatedjob
-      kind: {group: batch, version: v1, kind: Job}
-      ownerRef: jobset
-      specDefinition:
-        podTemplateSpecPath: .spec.replicatedJobs[].template.spec.template
-      scaleDefinition:
-        replicasPath: >-
-          .spec.replicatedJobs[] | (.replicas // 1) * ([.template.spec.parallelism // 1,
-          .template.spec.completions // infinite] | min)
-      instanceIdPath: .spec.replicatedJobs[].name
-      podSelector:
-        componentTypeSelector: {keyPath: '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]'}
-        componentInstanceSelector: {idPath: '.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]'}
-  optimizationInstructions:
-    gangScheduling:
-      podGroups:
-      - name: replicatedjob
-        members:
-        - componentName: replicatedjob
-          groupByKeyPaths: ['.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]']
-"""
-    )
+    yaml.safe_load((Path(__file__).parents[2] / "definitions" / "jobset-per-replicated-job.yaml").read_text())
 ).karta
 
 
