@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from catalog_view import CORPUS, definition_for, workload_documents
+from tests.engines import GENERAL, GENERATED
 
 from karta.catalog import catalog_definitions
 from karta.extract import ComponentFactory
@@ -35,18 +36,6 @@ BUILTIN_WITH_OBSERVED_GENERATION = frozenset(
 )
 IGNORED_WHEN_STALE = {"Degraded", "Completed", "Failed"}
 GENERATION = 4
-
-
-class GeneralEvaluator(Evaluator):
-    """Never runs the generated status functions."""
-
-    @property
-    def inlinable(self) -> bool:
-        return False
-
-
-GENERATED = Evaluator(trusted=True)
-GENERAL = GeneralEvaluator(trusted=True)
 
 
 def _cond(ctype: str, status: str, reason: str = "") -> dict[str, str]:

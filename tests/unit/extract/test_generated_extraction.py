@@ -16,6 +16,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.engines import GENERAL, GENERATED
 
 from karta.catalog import catalog_by_gvk
 from karta.errors import KartaError
@@ -26,18 +27,6 @@ from karta.model import Karta, load_karta
 
 REPO = Path(__file__).resolve().parents[3]
 CORPUS = REPO.parent / "shared" / "corpus" / "workloads"
-
-
-class GeneralEvaluator(Evaluator):
-    """Never runs generated extraction or status code."""
-
-    @property
-    def inlinable(self) -> bool:
-        return False
-
-
-GENERATED = Evaluator(trusted=True)
-GENERAL = GeneralEvaluator(trusted=True)
 
 
 def _outcome(fn: Any) -> Any:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.engines import GENERAL, GENERATED
 
 from karta.cli.views.describe import render_table
 from karta.cli.views.inspect import render_table as render_inspect
 from karta.extract import ComponentFactory, build_tree
-from karta.jq import Evaluator
 from karta.model import load_karta
 from karta.model.types import ResourceStatus, StatusDefinition
 from karta.report import inspect_report
@@ -24,15 +24,6 @@ from karta.status.result import is_stale, staleness
 
 R = ResourceStatus
 
-
-class GeneralEvaluator(Evaluator):
-    @property
-    def inlinable(self) -> bool:
-        return False
-
-
-GENERATED = Evaluator(trusted=True)
-GENERAL = GeneralEvaluator(trusted=True)
 
 MAPPINGS = {
     "running": [{"byExpression": {"expression": ".status.ready > 0", "expectedResult": "true"}}],
