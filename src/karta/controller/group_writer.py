@@ -52,6 +52,7 @@ __all__ = [
     "GroupWriter",
     "WriteResult",
     "age_s",
+    "fingerprint",
     "immutable_differences",
     "owned_by",
     "stale_objects",
@@ -211,7 +212,8 @@ class GroupCache(Protocol):
         """The cached objects of ``rtype`` in ``namespace`` with an ownerReference to ``uid``."""
 
 
-def _fingerprint(obj: Mapping[str, Any]) -> str:
+def fingerprint(obj: Mapping[str, Any]) -> str:
+    """A digest of ``obj`` (its canonical JSON): equal for equal objects, whatever the key order."""
     return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
@@ -311,7 +313,7 @@ class GroupWriter:
         rtype = self.client.discovery.for_api_version(api_version, kind)
         name = str(obj["metadata"]["name"])
         memo_key = (api_version, kind, namespace, name)
-        fingerprint = _fingerprint(obj)
+        digest = fingerprint(obj)
         cached = self.cache.cached_object(rtype, namespace, name) if self.cache is not None else None
         live: Mapping[str, Any] | None
         if cached is None:
@@ -322,7 +324,7 @@ class GroupWriter:
                 rv = str((live.get("metadata") or {}).get("resourceVersion") or "")
                 with self._lock:
                     last = self._applied.get(memo_key)
-                if last == (fingerprint, rv):
+                if last == (digest, rv):
                     result.unchanged.append(label)
                     return
         if live is not None:
@@ -343,5 +345,5 @@ class GroupWriter:
             raise
         after = str((applied.get("metadata") or {}).get("resourceVersion") or "")
         with self._lock:
-            self._applied[memo_key] = (fingerprint, after)
+            self._applied[memo_key] = (digest, after)
         (result.unchanged if live is not None and before == after else result.applied).append(label)

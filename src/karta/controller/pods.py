@@ -30,7 +30,6 @@ Dry-run requests get the patch without any object being written.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import threading
 import time
@@ -42,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from karta.controller.events import EventRecorder
+from karta.controller.group_writer import FIELD_MANAGER, fingerprint
 from karta.controller.logs import logger
 from karta.controller.metrics import Metrics
 from karta.controller.owner_cache import OwnerCache, OwnerWalk
@@ -85,7 +85,6 @@ PATH: Final = "/mutate--v1-pod"
 WEBHOOK_NAME: Final = "pods.karta.run.ai"
 HANDLING_TIMEOUT_S: Final = 4.0  # the API server gives the webhook 5 s
 EVENT_REASON: Final = "PodNotBound"
-FIELD_MANAGER: Final = "karta"
 KAI_SKIP_PODGROUPER: Final = "kai.scheduler/skip-podgrouper"
 APPLIED_TTL_S: Final = 30.0
 _LOG = logger("pods")
@@ -392,7 +391,7 @@ class PodAdmission:
                 str(meta.get("namespace")),
                 str(meta.get("name")),
             )
-            digest = hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+            digest = fingerprint(obj)
             now = time.monotonic()
             with self._applied_lock:
                 seen = self._applied.get(key)
