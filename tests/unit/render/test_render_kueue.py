@@ -3,9 +3,11 @@ PodSets per instance, nested scales, assembled fragmented templates, topology re
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from render_fixtures import EVALUATOR, definition, managed_metadata, run, train_7
 
 from karta.errors import GangError
@@ -259,44 +261,14 @@ def test_nested_components_count_every_parent_replica() -> None:
 # -- a sub-group whose pods have several pod templates ---------------------------------------------
 
 
+ONE_COMPONENT = Path(__file__).resolve().parents[2] / "definitions" / "pytorchjob-one-component.yaml"
+
+
 def _one_component_karta(**gang: Any) -> Karta:
     """PyTorchJob as one component with an instance per replica type, one sub-group over it."""
-    return karta_from_dict(
-        {
-            "metadata": {"name": "one-component"},
-            "spec": {
-                "structureDefinition": {
-                    "rootComponent": {
-                        "name": "pytorchjob",
-                        "kind": {"group": "kubeflow.org", "version": "v1", "kind": "PyTorchJob"},
-                    },
-                    "childComponents": [
-                        {
-                            "name": "replica",
-                            "ownerRef": "pytorchjob",
-                            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                            "instanceIdPath": ".spec.pytorchReplicaSpecs | keys[]",
-                            "specDefinition": {"podTemplateSpecPath": ".spec.pytorchReplicaSpecs[].template"},
-                            "scaleDefinition": {
-                                "replicasPath": ".spec.pytorchReplicaSpecs[].replicas",
-                                "minReplicasPath": ".spec.pytorchReplicaSpecs[].minReplicas",
-                            },
-                            "podSelector": {
-                                "componentInstanceSelector": {
-                                    "idPath": '.metadata.labels["training.kubeflow.org/replica-type"]'
-                                }
-                            },
-                        }
-                    ],
-                },
-                "optimizationInstructions": {
-                    "gangScheduling": {
-                        "podGroup": {"name": "job", "subGroups": [{"componentName": "replica"}], **gang}
-                    }
-                },
-            },
-        }
-    )
+    data = yaml.safe_load(ONE_COMPONENT.read_text())
+    data["spec"]["optimizationInstructions"]["gangScheduling"]["podGroup"].update(gang)
+    return karta_from_dict(data)
 
 
 def _two_templates(master_gpus: int = 2, worker_gpus: int = 0, workers: int = 2) -> dict[str, Any]:
