@@ -100,17 +100,22 @@ def test_the_scheduler_places_gpu_pods_by_the_fake_capacity(controllers_cluster:
         )
     pods = "/api/v1/namespaces/default/pods"
     fits, too_big = f"fits-{selector['karta-test']}", f"too-big-{selector['karta-test']}"
-    assert kube.post(pods, _pod(fits, 2, selector)).status == 201
-    assert kube.post(pods, _pod(too_big, 3, selector)).status == 201
-    deadline = time.monotonic() + 60
-    while True:  # a bounded wait for the scheduler, not a timing
-        placed = kube.get(f"{pods}/{fits}").json()["spec"].get("nodeName")
-        pending = kube.get(f"{pods}/{too_big}").json()["status"].get("conditions") or []
-        if placed and any(c.get("reason") == "Unschedulable" for c in pending):
-            break
-        assert time.monotonic() < deadline, (placed, pending)
-        time.sleep(0.2)
-    assert placed == name
-    (unschedulable,) = [c for c in pending if c["type"] == "PodScheduled"]
-    assert "Insufficient nvidia.com/gpu" in unschedulable["message"]
-    assert kube.get(f"{pods}/{too_big}").json()["spec"].get("nodeName") is None
+    try:
+        assert kube.post(pods, _pod(fits, 2, selector)).status == 201
+        assert kube.post(pods, _pod(too_big, 3, selector)).status == 201
+        deadline = time.monotonic() + 60
+        while True:  # a bounded wait for the scheduler, not a timing
+            placed = kube.get(f"{pods}/{fits}").json()["spec"].get("nodeName")
+            pending = kube.get(f"{pods}/{too_big}").json()["status"].get("conditions") or []
+            if placed and any(c.get("reason") == "Unschedulable" for c in pending):
+                break
+            assert time.monotonic() < deadline, (placed, pending)
+            time.sleep(0.2)
+        assert placed == name
+        (unschedulable,) = [c for c in pending if c["type"] == "PodScheduled"]
+        assert "Insufficient nvidia.com/gpu" in unschedulable["message"]
+        assert kube.get(f"{pods}/{too_big}").json()["spec"].get("nodeName") is None
+    finally:  # the session's other tests schedule onto whatever Nodes exist
+        for pod in (fits, too_big):
+            kube.delete(f"{pods}/{pod}", params={"gracePeriodSeconds": "0"})
+        kube.delete(f"/api/v1/nodes/{name}")
