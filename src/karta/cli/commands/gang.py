@@ -6,15 +6,21 @@ From a file, the definition is resolved by the object's GVK as every command res
 included), the object is read (missing: exit 3) and its pods are those whose controller-owner chain
 reaches it, exactly as ``kli describe`` finds them. The backends and their options come from the
 registry (:mod:`karta.render.backends`). Warnings (what a backend cannot express, per-pod problems)
-go to stderr after the output. ``--pod-patches`` prints the per-pod binding metadata instead of the
-objects.
+go to stderr after the output. ``--name`` names the group object (checked before rendering).
+``--pod-patches`` prints, instead of the objects, what existing pods accept of their binding: one
+``kubectl patch pod`` command per pod (``-o json|yaml``: a List of partial Pods for
+``kubectl apply --server-side``); the spec fields only a pod's creation can set are warnings.
 """
 
 from __future__ import annotations
 
+import json
+import shlex
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
 from karta import extract, jq, model, render
 from karta.cli.commands import short_help
@@ -76,7 +82,19 @@ __all__ = ["gang"]
     help="KAI mode B: we create the PodGroup (our labels; the workload needs "
     'kai.scheduler/skip-podgrouper: "true"). Default: exactly what KAI itself creates.',
 )
-@click.option("--pod-patches", is_flag=True, help="Print the per-pod binding patches instead of the objects.")
+@click.option(
+    "--name",
+    "group_name",
+    metavar="NAME",
+    help="Name of the group object pods point at, instead of the derived one (a DNS-1123 subdomain; "
+    "at most 63 characters for coscheduling; kai: with --kai-managed).",
+)
+@click.option(
+    "--pod-patches",
+    is_flag=True,
+    help="Print the existing pods' binding patches (kubectl patch commands; -o json|yaml: a List "
+    "of partial Pods) instead of the objects.",
+)
 @format_option("yaml", "json", help="Output format: multi-document YAML, or a JSON List.")
 @connection_options
 def gang(
@@ -92,6 +110,7 @@ def gang(
     schedule_timeout: int | None,
     min_resources: bool,
     kai_managed: bool,
+    group_name: str | None,
     pod_patches: bool,
     output: str,
     overrides: ConfigOverrides,
@@ -142,8 +161,14 @@ def gang(
             "schedule_timeout_seconds": schedule_timeout,
             "min_resources": min_resources,
             "kai_managed": kai_managed,
+            "group_name": group_name,
         },
     )
+    try:
+        render.check_group_name(backend, options)
+    except KartaError as exc:
+        hint = "add --kai-managed, or leave --name out" if backend == "kai" else None
+        raise UsageError(f"--name: {exc}", hint=hint) from None
     factory = extract.ComponentFactory(karta, obj, evaluator=jq.Evaluator(trusted=chosen.trusted))
     try:
         model.validate_or_raise(karta)  # a definition from the store is evaluated only once valid
@@ -152,10 +177,11 @@ def gang(
         raise CliError(f"cannot render {backend} objects for {obj_name}: {exc}") from None
     warnings.extend(result.warnings)
 
-    data: Any
     if pod_patches:
-        data = {p.pod: p.patch for p in result.pod_patches}
-        click.echo(dump_json(data) if output == "json" else dump_yaml(data), nl=False)
+        metadata = obj.get("metadata")
+        namespace = str(metadata.get("namespace") or "") if isinstance(metadata, Mapping) else ""
+        as_list = click.get_current_context().get_parameter_source("output") != ParameterSource.DEFAULT
+        warnings.extend(_print_pod_patches(result.pod_patches, pods, namespace, output if as_list else None))
     elif output == "json":
         click.echo(dump_json({"apiVersion": "v1", "kind": "List", "items": list(result.objects)}), nl=False)
     else:
@@ -165,6 +191,10 @@ def gang(
             "KAI mode B: also set the annotation kai.scheduler/skip-podgrouper=true on the workload, "
             "so that KAI's pod-grouper leaves its pods to these PodGroups"
         )
+    if pod_patches and not result.pod_patches and not pods:
+        warnings.append(
+            "no pod patches: the workload has no pods" + ("" if target else "; pass them with --pods")
+        )
     if not result.objects and not pod_patches:
         warnings.append(
             f"nothing to render for {backend}"
@@ -172,3 +202,50 @@ def gang(
         )
     for message in warnings:
         warn(message)
+
+
+def _print_pod_patches(
+    patches: Sequence[render.PodPatch], pods: Sequence[Mapping[str, Any]], namespace: str, output: str | None
+) -> list[str]:
+    """What existing pods accept of their binding (labels and annotations): one ``kubectl patch``
+    command per pod, or with ``output`` a List of partial Pods; returns the warnings for what only a
+    pod's creation can set (spec fields the pods lack)."""
+    by_name = {}
+    for pod in pods:
+        meta = pod.get("metadata")
+        if isinstance(meta, Mapping) and meta.get("name"):
+            by_name[str(meta["name"])] = pod
+    items: list[dict[str, Any]] = []
+    lines: list[str] = []
+    left_out: dict[str, list[str]] = {}
+    for patch in patches:
+        for key, value in patch.creation_only(by_name.get(patch.pod)).items():
+            left_out.setdefault(f"spec.{key}: {json.dumps(value, sort_keys=True)}", []).append(patch.pod)
+        body = patch.existing_pod_patch()
+        if not body:
+            continue
+        ns = patch.namespace or namespace
+        items.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": patch.pod, **({"namespace": ns} if ns else {}), **body["metadata"]},
+            }
+        )
+        words = ["kubectl", "patch", "pod", patch.pod, *(["-n", ns] if ns else []), "--type=merge", "-p"]
+        lines.append(
+            " ".join(shlex.quote(w) for w in words)
+            + " "
+            + shlex.quote(json.dumps(body, separators=(",", ":")))
+        )
+    if output is None:
+        click.echo("".join(f"{line}\n" for line in lines), nl=False)
+    else:
+        data = {"apiVersion": "v1", "kind": "List", "items": items}
+        click.echo(dump_json(data) if output == "json" else dump_yaml(data), nl=False)
+    return [
+        f"{field} is left out of the patches: it is immutable once a pod exists, and "
+        f"{', '.join(names)} {'does' if len(names) == 1 else 'do'} not have it (it is set at a pod's "
+        "creation: karta-controller's pod webhook, or the workload's pod templates)"
+        for field, names in left_out.items()
+    ]
