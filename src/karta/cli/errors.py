@@ -21,6 +21,14 @@ class UsageError(CliError):
         super().__init__(message, code=exitcodes.USAGE, hint=hint)
 
 
+def format_error(exc: CliError, *, hint: bool = True) -> str:
+    """The ``error: <message>`` line (and, with ``hint``, its ``hint:`` line) of ``exc``."""
+    out = f"error: {one_line(str(exc))}\n"
+    if hint and exc.hint:
+        out += f"hint: {one_line(exc.hint)}\n"
+    return out
+
+
 def one_line(message: str) -> str:
     """A multi-line message (click's list of choices, a YAML error's excerpt) as one line, so that
     every stderr line starts with ``error:``, ``hint:`` or ``warning:``; control characters (an

@@ -18,7 +18,7 @@ import click
 
 from karta.cli import exitcodes
 from karta.cli.commands import COMMANDS as _COMMANDS
-from karta.cli.errors import CliError, one_line
+from karta.cli.errors import CliError, format_error, one_line
 
 
 class _LazyGroup(click.Group):
@@ -72,9 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cli.main(args=args, prog_name="kli", standalone_mode=False)
     except CliError as exc:
-        sys.stderr.write(f"error: {one_line(str(exc))}\n")
-        if exc.hint:
-            sys.stderr.write(f"hint: {one_line(exc.hint)}\n")
+        sys.stderr.write(format_error(exc))
         return _exit(exc.code, argv)
     except click.exceptions.Exit as exc:
         return _exit(int(exc.exit_code), argv)

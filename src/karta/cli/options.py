@@ -1,7 +1,9 @@
 """The click options several commands share, declared once: kubectl's connection flags
 (:func:`connection_options`, karta-format.md 17.1) and ``-o/--output`` with ``--config``
-(:func:`output_options`, 17.2); and ``-o/--output`` for the commands whose format has a fixed
-default (:func:`format_option`).
+(:func:`output_options`, 17.2; with ``objects``, also kubectl's ``name``, ``jsonpath=`` and
+``custom-columns=``, :mod:`karta.cli.printing`), ``--no-headers`` and ``--sort-by``
+(:func:`list_options`); and ``-o/--output`` for the commands whose format has a fixed default
+(:func:`format_option`).
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import click
 
 from karta.cli.cluster import CONNECTION_PARAMS, overrides_from
 from karta.cli.completion import complete_namespaces
+from karta.cli.printing import OBJECT_FORMATS, OutputChoice
 
-__all__ = ["connection_options", "format_option", "limit_option", "output_options"]
+__all__ = ["connection_options", "format_option", "limit_option", "list_options", "output_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,9 +92,13 @@ def connection_options(func: F) -> F:
     return decorated  # type: ignore[no-any-return]
 
 
-def output_options(*formats: str) -> Callable[[F], F]:
+def output_options(*formats: str, objects: bool = False) -> Callable[[F], F]:
     """``-o/--output`` (one of ``formats``) and ``--config``: the options of every command whose
-    output format follows the precedence flag > ``$KARTA_OUTPUT`` > config file > table."""
+    output format follows the precedence flag > ``$KARTA_OUTPUT`` > config file > table. With
+    ``objects`` (a command printing a list of objects) ``-o`` also takes kubectl's ``name``,
+    ``jsonpath=TEMPLATE`` and ``custom-columns=SPEC`` (on the command line only)."""
+    choices = [*formats, *OBJECT_FORMATS] if objects else list(formats)
+    shown = "|".join([*formats, "name", "jsonpath=TEMPLATE", "custom-columns=SPEC"] if objects else formats)
 
     def decorate(func: F) -> F:
         func = click.option(
@@ -104,13 +111,28 @@ def output_options(*formats: str) -> Callable[[F], F]:
             "-o",
             "--output",
             "output",
-            type=click.Choice(list(formats)),
+            type=OutputChoice(choices),
+            metavar=f"[{shown}]",
             default=None,
             help="Output format (default: $KARTA_OUTPUT, the config file, else table).",
         )(func)
         return func
 
     return decorate
+
+
+def list_options(func: F) -> F:
+    """kubectl's ``--no-headers`` and ``--sort-by=JSONPATH`` for a command printing a list of
+    objects (``no_headers: bool``, ``sort_by: str | None``)."""
+    func = click.option(
+        "--sort-by",
+        "sort_by",
+        metavar="JSONPATH",
+        help="Sort by this field of the objects -o json prints (e.g. --sort-by=.name).",
+    )(func)
+    return click.option(
+        "--no-headers", is_flag=True, help="Print tables and custom columns without the header line."
+    )(func)
 
 
 def format_option(*formats: str, help: str = "Output format.") -> Callable[[F], F]:

@@ -20,6 +20,7 @@ from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition
 from karta.cli.options import connection_options, format_option
 from karta.cli.output import emit
 from karta.cli.views.inspect import render_table
+from karta.cli.views.table import fit_width
 from karta.errors import ExtractionError, JqError, StatusError, ValidationError
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def inspect(
         raise CliError(str(exc)) from None
     failed = report.error_count(view)
     if output == "table":
-        click.echo(render_table(view), nl=False)
+        click.echo(render_table(view, width=fit_width()), nl=False)
     else:
         emit(view, output)
     if failed:
