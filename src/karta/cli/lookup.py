@@ -52,6 +52,7 @@ __all__ = [
     "not_installed",
     "open_store",
     "parse_target",
+    "parse_targets",
     "read_live",
     "resolve_type",
 ]
@@ -165,13 +166,19 @@ def definitions_named(ref: str) -> list[definitions.StoredDefinition]:
 
 
 def chosen_definition(
-    path: str | None, obj: dict[str, Any], overrides: kube.ConfigOverrides | None, *, hint: str
+    path: str | None,
+    obj: dict[str, Any],
+    overrides: kube.ConfigOverrides | None,
+    *,
+    hint: str,
+    store: definitions.DefinitionStore | None = None,
 ) -> tuple[definitions.StoredDefinition, list[FindingDict]]:
     """The definition a command applies to the workload ``obj``: the one in the file ``path``
     (``--definition FILE``: exactly one document), else the one the definitions every command
     sees resolve it to (:func:`open_store` with ``overrides``, :func:`definition_for_object`).
     Also the diagnostics to report with it: the file's findings or the store's warnings, and a
-    warning when the definition is for another kind or version than the object."""
+    warning when the definition is for another kind or version than the object. ``store`` (the
+    one :func:`open_store` gave, for several objects) saves reading the definitions again."""
     diagnostics: list[FindingDict] = []
     if path is not None:
         text, name = read_text(path)
@@ -184,7 +191,7 @@ def chosen_definition(
         diagnostics.extend(f.to_dict() for f in findings)
         chosen = definitions.StoredDefinition(karta=karta, origin=FILE, source=name, trusted=False)
     else:
-        store = open_store(overrides)
+        store = store if store is not None else open_store(overrides)
         diagnostics.extend({"severity": "warning", "message": w, "location": ""} for w in store.warnings)
         chosen = definition_for_object(store, obj, hint=hint)
     gvk = chosen.karta.root.kind
@@ -316,6 +323,41 @@ def not_found(rtype: kube.ResourceType, name: str, *, namespace: str | None) -> 
         code=exitcodes.NOT_FOUND,
         hint=f"'{listing}' lists them" + ("; -n chooses another namespace" if where else ""),
     )
+
+
+Targets = tuple[tuple[str, tuple[str, ...]], ...]
+"""TYPE tokens in the order given, each with the NAMEs asked for (none: every object of it)."""
+
+
+def parse_targets(args: Sequence[str], *, command: str) -> Targets:
+    """kubectl's ``TYPE [NAME...]`` or ``TYPE/NAME...`` (the types may differ; a NAME given twice
+    counts once); anything else is a usage error."""
+    hint = f"run 'kli {command} --help'"
+    if any("/" in arg for arg in args):
+        if not all("/" in arg for arg in args):
+            raise UsageError(
+                f"mixed TYPE/NAME and bare words in {' '.join(args)!r}: give TYPE NAME... or TYPE/NAME...",
+                hint="there is no need for a separate TYPE when the names are given as TYPE/NAME",
+            )
+        grouped: dict[str, list[str]] = {}
+        for arg in args:
+            token, _, name = arg.partition("/")
+            _check_word(token, "TYPE", arg, hint)
+            _check_word(name, "NAME", arg, hint)
+            grouped.setdefault(token, []).append(name)
+        return tuple((t, tuple(dict.fromkeys(n))) for t, n in grouped.items())
+    token, *names = args
+    _check_word(token, "TYPE", token, hint)
+    for name in names:
+        _check_word(name, "NAME", name, hint)
+    return ((token, tuple(dict.fromkeys(names))),)
+
+
+def _check_word(word: str, what: str, arg: str, hint: str) -> None:
+    if not word:
+        raise UsageError(f"missing {what} in {arg!r}", hint=hint)
+    if "/" in word:
+        raise UsageError(f"{what} may not contain '/': {arg!r}", hint=hint)
 
 
 def parse_target(args: Sequence[str], *, command: str) -> tuple[str, str]:

@@ -18,7 +18,14 @@ from karta.cli.cluster import CONNECTION_PARAMS, overrides_from
 from karta.cli.completion import complete_namespaces
 from karta.cli.printing import OBJECT_FORMATS, OutputChoice
 
-__all__ = ["connection_options", "format_option", "limit_option", "list_options", "output_options"]
+__all__ = [
+    "connection_options",
+    "format_option",
+    "limit_option",
+    "list_options",
+    "manifest_options",
+    "output_options",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -147,6 +154,29 @@ def format_option(*formats: str, help: str = "Output format.") -> Callable[[F], 
         show_default=True,
         help=help,
     )
+
+
+def manifest_options(
+    *, required: bool = False, metavar: str = "FILE", what: str = "manifests"
+) -> Callable[[F], F]:
+    """kubectl's ``-f/--file`` (``file: str | None``: a file of one or more documents, a
+    directory or ``-``; :func:`karta.cli.inputs.read_labelled_objects`) and ``-R/--recursive``
+    (``recursive: bool``)."""
+
+    def decorate(func: F) -> F:
+        func = click.option(
+            "-R", "--recursive", is_flag=True, help="With -f DIR, also read its subdirectories."
+        )(func)
+        return click.option(
+            "-f",
+            "--file",
+            "file",
+            required=required,
+            metavar=metavar,
+            help=f"Workload {what}: a file of one or more documents, a directory or - (stdin).",
+        )(func)
+
+    return decorate
 
 
 def limit_option(flag: str, *, default: int, help: str) -> Callable[[F], F]:

@@ -34,7 +34,7 @@ from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.config import load_config, resolve_output
 from karta.cli.errors import CliError, UsageError, format_error
-from karta.cli.lookup import not_found, not_installed, open_store, resolve_type
+from karta.cli.lookup import not_found, not_installed, open_store, parse_targets, resolve_type
 from karta.cli.options import connection_options, list_options, output_options
 from karta.cli.output import dump_json, dump_yaml, emit, warn
 from karta.cli.progress import Progress
@@ -184,31 +184,7 @@ def _parse_args(args: Sequence[str], *, all_types: bool) -> Request:
         return Request((), True)
     if not args:
         raise UsageError("get needs TYPE [NAME...], TYPE/NAME... or --all-types", hint="run 'kli get --help'")
-    if any("/" in arg for arg in args):
-        if not all("/" in arg for arg in args):
-            raise UsageError(
-                f"mixed TYPE/NAME and bare words in {' '.join(args)!r}: give TYPE NAME... or TYPE/NAME...",
-                hint="there is no need for a separate TYPE when the names are given as TYPE/NAME",
-            )
-        grouped: dict[str, list[str]] = {}
-        for arg in args:
-            token, _, name = arg.partition("/")
-            _check_word(token, "TYPE", arg)
-            _check_word(name, "NAME", arg)
-            grouped.setdefault(token, []).append(name)
-        return Request(tuple((t, tuple(dict.fromkeys(n))) for t, n in grouped.items()))
-    token, *names = args
-    _check_word(token, "TYPE", token)
-    for name in names:
-        _check_word(name, "NAME", name)
-    return Request(((token, tuple(dict.fromkeys(names))),))
-
-
-def _check_word(word: str, what: str, arg: str) -> None:
-    if not word:
-        raise UsageError(f"missing {what} in {arg!r}")
-    if "/" in word:
-        raise UsageError(f"{what} may not contain '/': {arg!r}")
+    return Request(parse_targets(args, command="get"))
 
 
 def _watch_deadline(text: str | None, *, watch: bool) -> float | None:
