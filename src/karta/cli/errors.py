@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from karta.cli import exitcodes
+from karta.cli.prog import spelled
 from karta.cli.text import printable
 
 
@@ -22,10 +23,11 @@ class UsageError(CliError):
 
 
 def format_error(exc: CliError, *, hint: bool = True) -> str:
-    """The ``error: <message>`` line (and, with ``hint``, its ``hint:`` line) of ``exc``."""
-    out = f"error: {one_line(str(exc))}\n"
+    """The ``error: <message>`` line (and, with ``hint``, its ``hint:`` line) of ``exc``; command
+    references spelled with the program's name (:func:`karta.cli.prog.spelled`)."""
+    out = f"error: {one_line(spelled(str(exc)))}\n"
     if hint and exc.hint:
-        out += f"hint: {one_line(exc.hint)}\n"
+        out += f"hint: {one_line(spelled(exc.hint))}\n"
     return out
 
 

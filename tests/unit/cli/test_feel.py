@@ -218,7 +218,7 @@ def _script(name: str) -> Path:
 
 
 @pytest.mark.skipif(not _script("kubectl-kli").exists(), reason="kli is not installed in this environment")
-def test_kubectl_kli_entry_point_prints_klis_help(tmp_path: Path) -> None:
+def test_kubectl_kli_entry_point_prints_klis_help_as_kubectl_kli(tmp_path: Path) -> None:
     env = {**os.environ, "KUBECONFIG": str(tmp_path / "none"), "HOME": str(tmp_path)}
     done = subprocess.run(
         [str(_script("kubectl-kli")), "--help"],
@@ -229,7 +229,7 @@ def test_kubectl_kli_entry_point_prints_klis_help(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("Usage: kli ")
+    assert done.stdout.startswith("Usage: kubectl kli ")  # kubectl's plugin convention
     assert "validate" in done.stdout and "completion" in done.stdout
 
 
@@ -245,4 +245,4 @@ def test_kubectl_finds_the_plugin(tmp_path: Path) -> None:
         ["kubectl", "kli", "--help"], capture_output=True, text=True, env=env, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("Usage: kli ")
+    assert done.stdout.startswith("Usage: kubectl kli ")  # kubectl's plugin convention
