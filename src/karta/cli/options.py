@@ -16,7 +16,7 @@ import click
 
 from karta.cli.cluster import CONNECTION_PARAMS, overrides_from
 from karta.cli.completion import complete_namespaces
-from karta.cli.printing import OBJECT_FORMATS, OutputChoice
+from karta.cli.printing import CUSTOM_COLUMNS, JSONPATH, OBJECT_FORMATS, OutputChoice
 
 __all__ = [
     "connection_options",
@@ -103,9 +103,11 @@ def output_options(*formats: str, objects: bool = False) -> Callable[[F], F]:
     """``-o/--output`` (one of ``formats``) and ``--config``: the options of every command whose
     output format follows the precedence flag > ``$KARTA_OUTPUT`` > config file > table. With
     ``objects`` (a command printing a list of objects) ``-o`` also takes kubectl's ``name``,
-    ``jsonpath=TEMPLATE`` and ``custom-columns=SPEC`` (on the command line only)."""
+    ``jsonpath=TEMPLATE`` and ``custom-columns=SPEC`` (on the command line only); a command may
+    offer one of them alone among ``formats`` (``"jsonpath="``)."""
     choices = [*formats, *OBJECT_FORMATS] if objects else list(formats)
-    shown = "|".join([*formats, "name", "jsonpath=TEMPLATE", "custom-columns=SPEC"] if objects else formats)
+    spelled = {JSONPATH: "jsonpath=TEMPLATE", CUSTOM_COLUMNS: "custom-columns=SPEC"}
+    shown = "|".join(spelled.get(c, c) for c in choices)
 
     def decorate(func: F) -> F:
         func = click.option(

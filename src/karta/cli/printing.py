@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 __all__ = [
+    "CUSTOM_COLUMNS",
     "JSONPATH",
     "OBJECT_FORMATS",
     "Columns",

@@ -195,6 +195,8 @@ def test_describe_several_names_and_every_workload_of_a_type(kli_on: Callable[..
     ]
     as_json = json.loads(kli_on("describe", "pytorchjobs", "-n", NS, "-o", "json").out)
     assert [v["name"] for v in as_json["items"]] == ["mnist-a", "mnist-b", "mnist-c"]
+    template = "jsonpath={range .items[*]}{.name}={.resources.gpus};{end}"
+    assert kli_on("describe", "pytorchjobs", "-n", NS, "-o", template).out == "mnist-a=2;mnist-b=0;mnist-c=0;"
     one = yaml.safe_load(kli_on("describe", "pytorchjob", "mnist-a", "-n", NS, "-o", "yaml").out)
     assert one["name"] == "mnist-a"  # one named workload: the bare report (17.6)
     none = kli_on("describe", "pytorchjobs", "-n", NS, "-l", "team=nobody")

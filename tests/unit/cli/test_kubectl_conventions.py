@@ -136,6 +136,12 @@ def test_describe_a_directory_and_a_multi_document_stdin(
     assert data["count"] == 3 and [v["name"] for v in data["items"]] == ["etl", "train-7", "chat"]
     single = kli("describe", "-f", str(user_examples / "workloads" / "pytorchjob-train-7.yaml"), "-o", "json")
     assert json.loads(single.out)["name"] == "train-7"  # one object: the bare report (17.6)
+    names = kli("describe", "-f", str(user_examples / "workloads"), "-o", "jsonpath={.items[*].name}")
+    assert (names.code, names.out) == (0, "etl train-7 chat")
+    train = str(user_examples / "workloads" / "pytorchjob-train-7.yaml")
+    gpus = kli("describe", "-f", train, "-o", "jsonpath={.resources.gpus} {.components[*].name}")
+    assert gpus.out == "33 master worker"
+    assert kli("describe", "-f", train, "-o", "name").code == 2  # only jsonpath among kubectl's formats
 
 
 def test_objects_no_definition_covers_are_skipped_among_several(

@@ -16,7 +16,7 @@ the tree without pods and prints desired replicas instead. Among several objects
 definition covers are skipped with a warning (none covered: exit 4).
 
 With ``-o json|yaml`` one workload prints :class:`karta.report.DescribeReport`; several print
-``{"items": [...], "count": N}``.
+``{"items": [...], "count": N}``; ``-o jsonpath=TEMPLATE`` renders a template over that.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from karta import jq, kube, model, report
-from karta.cli import exitcodes
+from karta.cli import exitcodes, printing
 from karta.cli.cluster import cluster_failure, connect
 from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
@@ -79,7 +79,7 @@ NO_DEFINITION_HINT = (
     default=0,
     help="Components shown per level, those with unhealthy or missing pods first (0 = all; table output).",
 )
-@output_options("table", "json", "yaml")
+@output_options("table", "json", "yaml", printing.JSONPATH)
 @connection_options
 def describe(
     args: tuple[str, ...],
@@ -104,7 +104,7 @@ def describe(
     .yaml, .yml and .json files; -R recursively; - for standard input), each with apiVersion and
     kind, resolved against the built-in catalog, the user's definitions ($KARTA_DEFINITIONS) and
     the cluster's when one is configured. The output says "file mode": there is no live status.
-    No definition for the type exits 4.
+    No definition for the type exits 4. -o jsonpath=TEMPLATE works on what -o json prints.
     """
 
     if file is not None and args:
@@ -121,7 +121,7 @@ def describe(
         raise UsageError("-l and -A go with TYPE alone (every workload of that type), not with NAME or -f")
     config = load_config(config_file)
     out = Out(
-        fmt=resolve_output(output, config=config, allowed=("table", "json", "yaml")),
+        fmt=resolve_output(output, config=config, allowed=("table", "json", "yaml")),  # or jsonpath=
         limits=(pod_limit, component_limit),
         gpu_resources=config.gpu_resources,
     )
@@ -167,12 +167,16 @@ class Out:
 
     def flush(self, *, single: bool) -> None:
         """The reports (one bare report when ``single``), then the warnings."""
+        data = self.reports[0] if single and len(self.reports) == 1 else None
+        if data is None:
+            data = {"items": self.reports, "count": len(self.reports)}
         if self.fmt == "table":
             click.echo("\n\n".join(self.texts), nl=False)
-        elif single and len(self.reports) == 1:
-            emit(self.reports[0], self.fmt)
+        elif self.fmt.startswith(printing.JSONPATH):
+            text = printing.render_objects(self.fmt, self.reports, data=data, name_of=str)
+            click.echo(text, nl=False)
         else:
-            emit({"items": self.reports, "count": len(self.reports)}, self.fmt)
+            emit(data, self.fmt)
         for warning in self.warnings:
             warn(warning)
 
