@@ -23,25 +23,28 @@ import click
 from click.core import ParameterSource
 
 from karta import extract, jq, model, render
+from karta.cli import exitcodes
 from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.errors import CliError, UsageError
-from karta.cli.inputs import read_object, read_objects
-from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition, read_live
-from karta.cli.options import connection_options, format_option
+from karta.cli.inputs import read_labelled_objects, read_objects
+from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition, open_store, read_live
+from karta.cli.options import connection_options, format_option, manifest_options
 from karta.cli.output import dump_json, dump_yaml, warn
 from karta.errors import KartaError
 from karta.render.backends import BACKENDS, WORKLOAD_API_VERSIONS
 
 if TYPE_CHECKING:
+    from karta.definitions import StoredDefinition
     from karta.kube import ConfigOverrides
+    from karta.render import Rendering
 
 __all__ = ["gang"]
 
 
 @click.command("gang", short_help=short_help("gang"))
 @click.argument("target", nargs=-1, metavar="[TYPE/NAME | TYPE NAME]", shell_complete=complete_types)
-@click.option("-f", "--file", "file", metavar="FILE", help="Workload manifest (path or -).")
+@manifest_options()
 @click.option(
     "--pods", "pods_file", metavar="PODS", help="The workload's pods (multi-document YAML or a List)."
 )
@@ -100,6 +103,7 @@ __all__ = ["gang"]
 def gang(
     target: tuple[str, ...],
     file: str | None,
+    recursive: bool,
     pods_file: str | None,
     definition: str | None,
     backend: str,
@@ -120,6 +124,8 @@ def gang(
     TYPE/NAME reads the workload and its pods from the cluster (kubectl's connection flags
     apply); -f FILE renders a manifest, with its pods from --pods. KAI output is exactly the
     PodGroup KAI's Karta fallback creates; the other backends follow their documented rendering.
+    -f takes several documents, a directory (-R recursively) or -: each workload's objects are
+    rendered in turn, those no definition or gang instructions cover skipped with a warning.
     Pipe the YAML to `kubectl apply -f -`. Exit codes: 1 when the workload cannot be rendered for
     that backend; 2 usage; 3 workload not found; 4 no definition covers the type.
     """
@@ -127,7 +133,10 @@ def gang(
         raise UsageError("TYPE/NAME cannot be combined with -f/--file")
     if target and pods_file is not None:
         raise UsageError("--pods goes with -f FILE; live, the workload's pods are read from the cluster")
+    if recursive and file is None:
+        raise UsageError("-R/--recursive goes with -f DIR")
     warnings: list[str] = []
+    workloads: list[tuple[dict[str, Any], str, list[dict[str, Any]], StoredDefinition]] = []
     if target:
         live = read_live(target, command="gang", overrides=overrides)
         obj, obj_name, pods, chosen = live.workload.obj, live.label, live.pods, live.workload.definition
@@ -135,22 +144,40 @@ def gang(
         if definition is not None:
             chosen, diagnostics = chosen_definition(definition, obj, overrides, hint=PASS_DEFINITION_HINT)
             warnings.extend(d["message"] for d in diagnostics if d["severity"] in ("warning", "error"))
+        workloads.append((obj, obj_name, pods, chosen))
     elif file is None:
         raise UsageError(
             "kli gang needs TYPE/NAME (a workload in the cluster) or -f FILE (a manifest, or - for stdin)"
         )
     else:
-        obj, obj_name = read_object(file, what="workload object")
+        objects = read_labelled_objects(file, what="workload object", recursive=recursive)
+        if len(objects) > 1 and pods_file:
+            raise UsageError(f"--pods goes with one workload; {file} holds {len(objects)} objects")
         pods = read_objects(pods_file, what="pod") if pods_file else []
-        chosen, diagnostics = chosen_definition(definition, obj, overrides, hint=PASS_DEFINITION_HINT)
-        warnings.extend(d["message"] for d in diagnostics if d["severity"] in ("warning", "error"))
-    karta, stored_name = chosen.karta, chosen.name
-    if karta.gang is None or (karta.gang.pod_group is None and not karta.gang.pod_groups):
-        raise CliError(
-            f"definition {stored_name} has no gang-scheduling instructions "
-            "(spec.optimizationInstructions.gangScheduling)",
-            hint="add a podGroup (karta-format.md section 12), or pass another one with --definition",
-        )
+        store = open_store(overrides) if definition is None and len(objects) > 1 else None
+        seen: list[Any] = []  # the store's warnings, said once for all the objects
+        for obj, obj_name in objects:
+            try:
+                chosen, diagnostics = chosen_definition(
+                    definition, obj, overrides, hint=PASS_DEFINITION_HINT, store=store
+                )
+            except CliError as exc:
+                if len(objects) == 1 or exc.code != exitcodes.NO_DEFINITION:
+                    raise
+                warnings.append(f"skipping {obj_name}: {exc}")
+                continue
+            warnings.extend(
+                d["message"] for d in diagnostics if d["severity"] in ("warning", "error") and d not in seen
+            )
+            seen.extend(diagnostics)
+            if len(objects) > 1 and not _has_gang(chosen):
+                warnings.append(
+                    f"skipping {obj_name}: definition {chosen.name} has no gang-scheduling instructions"
+                )
+                continue
+            workloads.append((obj, obj_name, pods, chosen))
+        if not workloads:
+            raise CliError(f"nothing in {file} has a definition with gang-scheduling instructions")
     options = render.options_for(  # each backend takes the flags it reads
         backend,
         {
@@ -169,33 +196,38 @@ def gang(
     except KartaError as exc:
         hint = "add --kai-managed, or leave --name out" if backend == "kai" else None
         raise UsageError(f"--name: {exc}", hint=hint) from None
-    factory = extract.ComponentFactory(karta, obj, evaluator=jq.Evaluator(trusted=chosen.trusted))
-    try:
-        model.validate_or_raise(karta)  # a definition from the store is evaluated only once valid
-        result = render.render(backend, factory, pods=pods, options=options)
-    except KartaError as exc:
-        raise CliError(f"cannot render {backend} objects for {obj_name}: {exc}") from None
-    warnings.extend(result.warnings)
+    if group_name is not None and len(workloads) > 1:
+        raise UsageError(f"--name names one workload's group; {file} holds {len(workloads)} workloads")
+    results = [
+        _render(backend, obj, obj_name, pods, chosen, options=options)
+        for obj, obj_name, pods, chosen in workloads
+    ]
+    objects_out = [o for result in results for o in result.objects]
+    patches = [p for result in results for p in result.pod_patches]
+    for result in results:
+        warnings.extend(result.warnings)
+    owner_patch = any(result.owner_patch is not None for result in results)
 
     if pod_patches:
-        metadata = obj.get("metadata")
+        metadata = workloads[0][0].get("metadata")  # with --pods, one workload (checked above)
         namespace = str(metadata.get("namespace") or "") if isinstance(metadata, Mapping) else ""
         as_list = click.get_current_context().get_parameter_source("output") != ParameterSource.DEFAULT
-        warnings.extend(_print_pod_patches(result.pod_patches, pods, namespace, output if as_list else None))
+        all_pods = [pod for _, _, pods, _ in workloads for pod in pods]
+        warnings.extend(_print_pod_patches(patches, all_pods, namespace, output if as_list else None))
     elif output == "json":
-        click.echo(dump_json({"apiVersion": "v1", "kind": "List", "items": list(result.objects)}), nl=False)
+        click.echo(dump_json({"apiVersion": "v1", "kind": "List", "items": objects_out}), nl=False)
     else:
-        click.echo("---\n".join(dump_yaml(o) for o in result.objects), nl=False)
-    if result.owner_patch is not None:
+        click.echo("---\n".join(dump_yaml(o) for o in objects_out), nl=False)
+    if owner_patch:
         warnings.append(
             "KAI mode B: also set the annotation kai.scheduler/skip-podgrouper=true on the workload, "
             "so that KAI's pod-grouper leaves its pods to these PodGroups"
         )
-    if pod_patches and not result.pod_patches and not pods:
+    if pod_patches and not patches and not any(pods for _, _, pods, _ in workloads):
         warnings.append(
             "no pod patches: the workload has no pods" + ("" if target else "; pass them with --pods")
         )
-    if not result.objects and not pod_patches:
+    if not objects_out and not pod_patches:
         warnings.append(
             f"nothing to render for {backend}"
             + (": alpha-format gangs are found from pods; pass --pods" if not pods and not target else "")
@@ -249,3 +281,33 @@ def _print_pod_patches(
         "creation: karta-controller's pod webhook, or the workload's pod templates)"
         for field, names in left_out.items()
     ]
+
+
+def _has_gang(chosen: StoredDefinition) -> bool:
+    gang = chosen.karta.gang
+    return gang is not None and (gang.pod_group is not None or bool(gang.pod_groups))
+
+
+def _render(
+    backend: str,
+    obj: dict[str, Any],
+    obj_name: str,
+    pods: list[dict[str, Any]],
+    chosen: StoredDefinition,
+    *,
+    options: Any,
+) -> Rendering:
+    """One workload's objects for ``backend``; a definition without gang instructions, or one
+    the backend cannot render, is an error naming the workload."""
+    if not _has_gang(chosen):
+        raise CliError(
+            f"definition {chosen.name} has no gang-scheduling instructions "
+            "(spec.optimizationInstructions.gangScheduling)",
+            hint="add a podGroup (karta-format.md section 12), or pass another one with --definition",
+        )
+    factory = extract.ComponentFactory(chosen.karta, obj, evaluator=jq.Evaluator(trusted=chosen.trusted))
+    try:
+        model.validate_or_raise(chosen.karta)  # a definition from the store is evaluated only once valid
+        return render.render(backend, factory, pods=pods, options=options)
+    except KartaError as exc:
+        raise CliError(f"cannot render {backend} objects for {obj_name}: {exc}") from None
