@@ -73,21 +73,22 @@ def test_a_readme_without_markers_is_refused(tmp_path: Path, capsys: pytest.Capt
     assert "no chart-values markers" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("backend", [b for b in BACKENDS if b != "none"])
-def test_guessed_plurals_are_the_corpus_crds_plurals(backend: str) -> None:
+def test_guessed_plurals_are_the_corpus_crds_plurals() -> None:
     """The catalog ships no CRDs, so the generated rules guess plurals; with the real CRDs of the
     shared corpus the rules come out the same."""
     assert CORPUS_CRDS.is_dir(), f"the shared corpus is expected at {CORPUS_CRDS}"
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the corpus CRDs are large
     documents = [
-        doc for path in sorted(CORPUS_CRDS.glob("*.yaml")) for doc in yaml.safe_load_all(path.read_text())
+        doc for path in sorted(CORPUS_CRDS.glob("*.yaml")) for doc in yaml.load_all(path.read_text(), loader)
     ]
     plurals = crd_plurals(documents)
     assert len(plurals) > 20
     kartas = catalog_definitions()
-    assert (
-        workload_rules(kartas, backend=backend, plurals=plurals)[0]
-        == workload_rules(kartas, backend=backend)[0]
-    )
+    for backend in BACKENDS[1:]:
+        assert (
+            workload_rules(kartas, backend=backend, plurals=plurals)[0]
+            == workload_rules(kartas, backend=backend)[0]
+        )
 
 
 def test_the_schema_knows_the_controllers_backends() -> None:
