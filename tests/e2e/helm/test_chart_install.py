@@ -1,15 +1,20 @@
 """The chart on the real API server: ``helm install`` (the CRD established, every object accepted),
 ``helm upgrade`` to a chart whose CRD changed, ``helm uninstall`` leaving only the kept CRD, a
-reinstall adopting it, a wrong value refused at install time, and the non-default value set with
-cert-manager and Prometheus Operator kinds (stand-in CRDs: no cert-manager runs here).
+reinstall adopting it, a CRD applied before adopted with ``--take-ownership``, a wrong value
+refused at install time, and the non-default value set with cert-manager and Prometheus Operator
+kinds (stand-in CRDs: no cert-manager runs here).
 
 There is no kubelet (nor kube-controller-manager) in the test cluster: the Deployment is stored
 and never gets a pod. That is all these tests need; the controller itself runs in
 test_chart_rbac.py, outside the cluster, with the chart's ServiceAccount.
+
+On our own control plane the first test deletes the Karta CRD other tests created (so that the
+install creates it); every test leaves the packaged CRD behind.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
+from karta.crd import load_crd
 from karta.errors import ApiError
 from karta.kube import ConfigOverrides, KubeClient
 
@@ -65,10 +71,29 @@ def _established(cluster: KubeHTTP) -> dict[str, Any] | None:
     return got.json() if ok else None
 
 
-def _remove_karta_crd(cluster: KubeHTTP) -> None:
-    """Start without the Karta CRD (other tests of the session may have created it)."""
+def _start_without_helms_crd(cluster: KubeHTTP) -> tuple[str, ...]:
+    """The install's extra flags. On our own control plane the Karta CRD that other tests created
+    is deleted, so that the install creates it. On a cluster of yours (KARTA_TEST_KUBECONFIG) it is
+    never deleted, since that would delete your Kartas: the install adopts it (--take-ownership)."""
+    if cluster.get(f"{CRDS}/{CRD_NAME}").status == 404:
+        return ()
+    if os.environ.get("KARTA_TEST_KUBECONFIG"):
+        return ("--take-ownership",)
     cluster.delete(f"{CRDS}/{CRD_NAME}")
     wait("the Karta CRD gone", lambda: cluster.get(f"{CRDS}/{CRD_NAME}").status == 404)
+    return ()
+
+
+def _restore_packaged_crd(cluster: KubeHTTP) -> None:
+    """Leave the packaged CRD, without Helm's labels and the upgrade's column, for later tests."""
+    live = cluster.get(f"{CRDS}/{CRD_NAME}")
+    if live.status == 404:
+        cluster.ensure_crd(load_crd())
+        return
+    body = load_crd()
+    body["metadata"]["resourceVersion"] = live.json()["metadata"]["resourceVersion"]
+    replaced = cluster.request("PUT", f"{CRDS}/{CRD_NAME}", body=body)
+    assert replaced.status == 200, replaced.body
 
 
 def _karta(name: str) -> dict[str, Any]:
@@ -83,10 +108,10 @@ def test_install_upgrade_uninstall_and_reinstall(
     cluster_helm: Helm, cluster: KubeHTTP, client: KubeClient, tmp_path: Path
 ) -> None:
     namespace = _namespace()
-    _remove_karta_crd(cluster)
+    adopt = _start_without_helms_crd(cluster)
     try:
         installed = cluster_helm.run(
-            "install", "karta", str(CHART), "--namespace", namespace, "--create-namespace"
+            "install", "karta", str(CHART), "--namespace", namespace, "--create-namespace", *adopt
         )
         assert "kubectl -n " + namespace + " rollout status deployment/karta" in installed.out  # NOTES.txt
         objects = _manifest(cluster_helm, "karta", namespace)
@@ -183,6 +208,29 @@ def test_install_upgrade_uninstall_and_reinstall(
         cluster_helm.run("uninstall", "karta", "--namespace", namespace, "--ignore-not-found", check=False)
         cluster.delete("/apis/run.ai/v1alpha1/kartas/helm-kept")
         cluster.delete(f"/api/v1/namespaces/{namespace}")
+        _restore_packaged_crd(cluster)
+
+
+def test_a_crd_applied_before_is_adopted_with_take_ownership(cluster_helm: Helm, cluster: KubeHTTP) -> None:
+    """The CRD applied by kubectl (here: the packaged one, as `kli crd | kubectl apply -f -` would)
+    is not Helm's: a plain install refuses it, --take-ownership adopts it, uninstall keeps it."""
+    namespace = _namespace()
+    _restore_packaged_crd(cluster)
+    args = ("--namespace", namespace, "--create-namespace", "--set", "webhook.enabled=false")
+    try:
+        refused = cluster_helm.run("install", "karta", str(CHART), *args, check=False)
+        assert refused.code == 1 and "invalid ownership metadata" in refused.err, refused.err
+        cluster_helm.run("uninstall", "karta", "--namespace", namespace, "--ignore-not-found", check=False)
+        cluster_helm.run("install", "karta", str(CHART), *args, "--take-ownership")
+        crd = wait("the adopted CRD", lambda: _established(cluster))
+        assert crd["metadata"]["annotations"]["meta.helm.sh/release-name"] == "karta"
+        assert crd["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+        cluster_helm.run("uninstall", "karta", "--namespace", namespace)
+        assert _established(cluster)
+    finally:
+        cluster_helm.run("uninstall", "karta", "--namespace", namespace, "--ignore-not-found", check=False)
+        cluster.delete(f"/api/v1/namespaces/{namespace}")
+        _restore_packaged_crd(cluster)
 
 
 def test_a_wrong_value_fails_the_install_and_creates_nothing(cluster_helm: Helm, cluster: KubeHTTP) -> None:
