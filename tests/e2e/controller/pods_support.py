@@ -182,6 +182,21 @@ def pod_template(
     }
 
 
+def batch_job(name: str, node_labels: dict[str, str], *, parallelism: int, **spec: Any) -> dict[str, Any]:
+    """A batch/v1 Job of ``parallelism`` pods of :func:`pod_template` (``spec`` adds fields)."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {
+            "parallelism": parallelism,
+            "completions": parallelism,
+            **spec,
+            "template": pod_template(node_labels),
+        },
+    }
+
+
 def pods(kube: KubeHTTP, namespace: str, selector: str = "") -> list[dict[str, Any]]:
     params = {"labelSelector": selector} if selector else None
     items = kube.get(f"/api/v1/namespaces/{namespace}/pods", params=params).json()["items"]
