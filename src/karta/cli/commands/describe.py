@@ -3,7 +3,10 @@
 Live: the TYPE resolves as for ``kli get``, the object is read (not found: exit 3), its pods are
 found through their controller-owner chains and placed on the workload tree (17.5); the output is
 the header with the age, the component tree with ``ready/desired``, GPUs, nodes and one line per
-pod (with the reason a pod is not ready), the Phase line and the Resources table.
+pod (with the reason a pod is not ready), the Phase line, why pods are pending (their
+PodScheduled messages), the Resources table, the workload's conditions and the recent Events of
+the workload and its unhealthy pods (:mod:`karta.report.live`). What could not be read (the pod
+list, owners, Events) is a warning, and counts made from an incomplete pod set show as unknown.
 
 File mode resolves the object's type by the one rule every command uses (exact GVK, then the most
 stable other version of its group and kind), builds the tree without pods and prints desired
@@ -32,7 +35,7 @@ from karta.errors import ClusterError, KartaError
 if TYPE_CHECKING:
     from karta.definitions import StoredDefinition
     from karta.kube import ConfigOverrides
-    from karta.report import WorkloadRows
+    from karta.report import LiveDetails, WorkloadRows
 
 __all__ = ["describe"]
 
@@ -69,7 +72,10 @@ def describe(
 
     TYPE/NAME (or TYPE NAME) reads the workload from the cluster: TYPE is resolved as by
     `kli get`; the pods whose controller-owner chain reaches the workload are placed on its
-    components, with the reason a pod is not ready. Not found exits 3.
+    components, with the reason a pod is not ready; then, as kubectl describe shows them, the
+    scheduler's messages for pending pods, the workload's conditions and the recent Events of
+    the workload and its unhealthy pods. What cannot be read (pods, owners, Events) is a warning,
+    and ready counts it would change show as unknown (?). Not found exits 3.
 
     With -f FILE (or - for standard input) the manifest is described offline: exactly one YAML
     document with apiVersion and kind, resolved against the built-in catalog, the user's
@@ -113,9 +119,19 @@ def _describe_live(
         if fmt in ("json", "yaml"):
             emit(_no_definition_envelope(client, token), fmt)
 
-    live = read_live(args, command="describe", overrides=overrides, on_no_definition=envelope)
+    live = read_live(args, command="describe", overrides=overrides, on_no_definition=envelope, events=True)
     chosen = live.workload.definition
-    built = _rows(chosen, live.workload.obj, live.label, gpu_resources=gpu_resources, pods=live.pods)
+    built = _rows(
+        chosen,
+        live.workload.obj,
+        live.label,
+        gpu_resources=gpu_resources,
+        pods=live.pods,
+        pods_complete=live.pods_complete,
+    )
+    details = report.live_details(
+        live.workload.obj, live.pods, live.events, warnings=live.warnings, events_read=live.events_read
+    )
     pod_limit, component_limit = limits
     _print(
         chosen,
@@ -126,6 +142,7 @@ def _describe_live(
         component_limit=component_limit,
         pod_limit=pod_limit,
         warnings=live.warnings,
+        live=details,
     )
 
 
@@ -190,6 +207,7 @@ def _print(
     component_limit: int,
     pod_limit: int = 0,
     warnings: list[str],
+    live: LiveDetails | None = None,
 ) -> None:
     """The report (table or ``fmt``), then the warnings and the tree's diagnostics on stderr."""
     view = report.describe_report(
@@ -199,6 +217,8 @@ def _print(
         tree=built.tree,
         rows=built.rows,
         file_mode=file_mode,
+        live=live,
+        pods_complete=built.pods_complete,
     )
     if fmt == "table":
         from karta.status.result import staleness  # the numbers of the stale note
@@ -226,6 +246,7 @@ def _rows(
     *,
     gpu_resources: tuple[str, ...],
     pods: list[dict[str, Any]] | None = None,
+    pods_complete: bool = True,
 ) -> WorkloadRows:
     try:
         return report.workload_rows(
@@ -234,6 +255,7 @@ def _rows(
             evaluator=jq.Evaluator(trusted=chosen.trusted),
             gpu_resources=gpu_resources,
             pods=pods,
+            pods_complete=pods_complete,
         )
     except KartaError as exc:
         raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
