@@ -3,6 +3,13 @@ get/list/watch on the workload kinds and their pods and on ``kartas.run.ai``, pl
 backend's rule for its group objects as its registry record states it
 (:mod:`karta.render.backends`), and optionally a ClusterRoleBinding for a service account.
 
+Finding a workload's pods reads the controller owners of every pod of its namespace (17.5), and
+``kli describe`` reads Events, so the role also reads: the kinds the definitions name (their
+components' kinds and ``additionalChildKinds``, and, through the ``related`` definitions of those
+kinds, what those name in turn: a Milvus's Deployments own ReplicaSets), the kinds pods are most
+often owned through whatever the workload (:data:`INTERMEDIATE_KINDS`: ReplicaSets, StatefulSets,
+Jobs) and Events. :func:`owner_kinds` lists them.
+
 Resource names are the CRDs' plurals when known (:func:`crd_plurals`), else a guess from the kind,
 with a note saying so. Pure: the caller reads definitions and CRD files and prints the objects
 (``kli rbac``; a controller's install manifests).
@@ -19,9 +26,17 @@ from karta.render.backends import gang_backend
 if TYPE_CHECKING:
     from karta.model import Karta
 
-__all__ = ["READ_VERBS", "build_rbac", "crd_plurals"]
+__all__ = ["INTERMEDIATE_KINDS", "READ_VERBS", "build_rbac", "crd_plurals", "owner_kinds"]
 
 READ_VERBS = ("get", "list", "watch")
+
+#: (group, kind) of the owners most pods are created by (Deployment → ReplicaSet → Pod, StatefulSet,
+#: Job, CronJob → Job): the owner walk of any workload reads them for the pods of its namespace.
+INTERMEDIATE_KINDS: tuple[tuple[str, str], ...] = (
+    ("apps", "ReplicaSet"),
+    ("apps", "StatefulSet"),
+    ("batch", "Job"),
+)
 
 # groups of built-in kinds, whose plurals are the regular lower-cased ones
 _BUILT_IN_GROUPS = {"", "apps", "batch"}
@@ -43,6 +58,37 @@ def crd_plurals(documents: Iterable[Any]) -> dict[tuple[str, str], str]:
     return out
 
 
+def _named_kinds(karta: Karta) -> list[tuple[str, str]]:
+    """(group, kind) of the components (root first) and ``additionalChildKinds`` of ``karta``."""
+    named = [c.kind for c in karta.components if c.kind is not None and c.kind.kind]
+    named.extend(g for g in karta.spec.structure_definition.additional_child_kinds if g.kind)
+    return list(dict.fromkeys((g.group, g.kind) for g in named))
+
+
+def owner_kinds(kartas: Sequence[Karta], related: Sequence[Karta] = ()) -> list[tuple[str, str]]:
+    """(group, kind) of every kind the workloads of ``kartas`` are made of: their roots, the
+    kinds they name (:func:`_named_kinds`) and, for each named kind some ``related`` definition
+    has as its root, the kinds that one names, transitively; then :data:`INTERMEDIATE_KINDS`.
+    In that order, each once."""
+    by_root: dict[tuple[str, str], list[Karta]] = {}
+    for other in related:
+        gvk = other.root.kind
+        if gvk is not None and gvk.kind:
+            by_root.setdefault((gvk.group, gvk.kind), []).append(other)
+    out: dict[tuple[str, str], None] = {}
+    pending = [k for karta in kartas for k in _named_kinds(karta)]
+    while pending:
+        kind = pending.pop(0)
+        if kind in out:
+            continue
+        out[kind] = None
+        for other in by_root.get(kind, ()):
+            pending.extend(k for k in _named_kinds(other) if k not in out)
+    for kind in INTERMEDIATE_KINDS:
+        out.setdefault(kind, None)
+    return list(out)
+
+
 def build_rbac(
     kartas: Sequence[Karta],
     *,
@@ -50,26 +96,29 @@ def build_rbac(
     backends: Sequence[str] = (),
     plurals: Mapping[tuple[str, str], str] | None = None,
     service_account: tuple[str, str] | None = None,
+    related: Sequence[Karta] = (),
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """``(objects, notes)``: the ClusterRole ``name`` (and its binding to ``service_account``,
-    ``(namespace, name)``) and the comments explaining guesses. An unknown backend is a GangError."""
+    ``(namespace, name)``) and the comments explaining guesses. The role reads the kinds of
+    :func:`owner_kinds` (``related``: the definitions consulted for the kinds ``kartas`` name),
+    pods, Events and Kartas. An unknown backend is a GangError."""
     plurals = plurals or {}
     notes: list[str] = []
-    by_group: dict[str, set[str]] = {"": {"pods"}}
+    by_group: dict[str, set[str]] = {"": {"pods", "events"}}
     for karta in kartas:
         gvk = karta.root.kind
         if gvk is None or not gvk.kind:
             notes.append(f"{karta.metadata.name} has no root kind; it adds nothing")
-            continue
-        plural = plurals.get((gvk.group, gvk.kind))
+    for group, kind in owner_kinds(kartas, related):
+        plural = plurals.get((group, kind))
         if plural is None:
-            plural = plural_guess(gvk.kind)
-        if (gvk.group, gvk.kind) not in plurals and gvk.group not in _BUILT_IN_GROUPS:
-            notes.append(
-                f"{plural}.{gvk.group or 'core'}: plural of {gvk.kind} guessed (lower-cased kind + s); "
-                "pass --crd to use the CRD's"
-            )
-        by_group.setdefault(gvk.group, set()).add(plural)
+            plural = plural_guess(kind)
+            if group not in _BUILT_IN_GROUPS:
+                notes.append(
+                    f"{plural}.{group or 'core'}: plural of {kind} guessed (lower-cased kind + s); "
+                    "pass --crd to use the CRD's"
+                )
+        by_group.setdefault(group, set()).add(plural)
     rules: list[dict[str, Any]] = [
         {"apiGroups": [group], "resources": sorted(resources), "verbs": list(READ_VERBS)}
         for group, resources in sorted(by_group.items())

@@ -1,7 +1,8 @@
 """Plain-HTTPS access to a test cluster for the e2e tests (standard library only).
 
 Owns: reading a kubeconfig's current context (server, CA, client certificate or token), a small
-JSON request helper, and waiting for a CRD to be established. The real cluster I/O layer
+JSON request helper, waiting for a CRD to be established, and the bounded waits and answer checks
+the e2e tests share (:func:`wait`, :func:`ok`). The real cluster I/O layer
 (``karta.kube``) comes later; these tests must not depend on it.
 """
 
@@ -14,6 +15,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,3 +160,20 @@ def from_kubeconfig(path: Path, *, scratch: Path, expected_version: str | None =
 def load_manifests(path: Path) -> list[dict[str, Any]]:
     """Every non-empty YAML document of ``path``."""
     return [doc for doc in yaml.load_all(path.read_text(), Loader=_Loader) if doc]
+
+
+def ok(answer: Response, *codes: int) -> dict[str, Any]:
+    """The answer's JSON object, asserting its status is one of ``codes`` (default 200 or 201)."""
+    assert answer.status in (codes or (200, 201)), answer.body
+    return answer.body if isinstance(answer.body, dict) else {}
+
+
+def wait(what: str, probe: Callable[[], Any], timeout: float = 90.0, interval: float = 0.2) -> Any:
+    """Poll ``probe`` until it returns something truthy (a bounded wait, not a timing)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(interval)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 OK = 0
-FAILURE = 1  # generic, cluster or authentication failure; validation found problems
+# generic, cluster or authentication failure (a list refused; with get --all-types, every list
+# refused: nothing could be listed); validation found problems
+FAILURE = 1
 USAGE = 2  # bad flag or argument, unreadable or unparseable input
 NOT_FOUND = 3  # workload not found
 NO_DEFINITION = 4  # no Karta definition covers the type

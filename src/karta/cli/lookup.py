@@ -15,11 +15,11 @@ library's errors to kli's exit codes and hints.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from karta import definitions, kube, model
+from karta import definitions, kube, model, report
 from karta.cli import exitcodes
 from karta.cli.cluster import cluster_failure, connect
 from karta.cli.errors import CliError, UsageError
@@ -422,12 +422,17 @@ def fetch_workload(
 
 @dataclass(frozen=True)
 class LiveRead:
-    """A live workload, its pods and what to warn about (store warnings, pods not readable)."""
+    """A live workload, its pods and what to warn about (store warnings, pods, owners or Events
+    not readable). ``pods_complete`` False: ``pods`` are only some of the workload's (the pod
+    list or some owners could not be read). ``events``: read only when asked for."""
 
     workload: LiveWorkload
     name: str  # as given on the command line
     pods: list[dict[str, Any]]
     warnings: list[str]
+    pods_complete: bool = True
+    events: list[dict[str, Any]] = field(default_factory=list)
+    events_read: bool = True  # False: the Events read failed (those in ``events`` are some)
 
     @property
     def label(self) -> str:
@@ -441,9 +446,12 @@ def read_live(
     command: str,
     overrides: kube.ConfigOverrides,
     on_no_definition: Callable[[kube.KubeClient, str], None] | None = None,
+    events: bool = False,
 ) -> LiveRead:
     """``TYPE/NAME`` (or ``TYPE NAME``) read from the cluster of ``overrides`` with its pods (owner
-    chains, 17.5). When resolution fails the store's warnings are printed at once (they may
+    chains, 17.5) and, with ``events``, the Events of the workload and of its unhealthy pods
+    (:func:`karta.report.event_subjects`). What could not be read (the pod list, owners, Events)
+    is a warning. When resolution fails the store's warnings are printed at once (they may
     explain it) and, for a type no definition covers, ``on_no_definition(client, token)`` runs
     before the error is raised."""
     token, name = parse_target(args, command=command)
@@ -460,5 +468,19 @@ def read_live(
             if on_no_definition is not None and exc.code == exitcodes.NO_DEFINITION:
                 on_no_definition(client, token)
             raise
-        pods, warnings = kube.workload_pods(client, workload.obj)
-    return LiveRead(workload, name, pods, [*store.warnings, *warnings])
+        found = kube.find_pods(client, workload.obj)
+        warnings = [*store.warnings, *found.warnings]
+        got = kube.EventsRead()
+        if events:
+            namespace = str((workload.obj.get("metadata") or {}).get("namespace") or "") or None
+            got = kube.object_events(client, namespace, report.event_subjects(workload.obj, found.pods))
+            warnings.extend(got.warnings)
+    return LiveRead(
+        workload,
+        name,
+        found.pods,
+        warnings,
+        pods_complete=found.complete,
+        events=got.events,
+        events_read=got.failure is None,
+    )

@@ -4,7 +4,8 @@ Kubeconfig and in-cluster configuration (:mod:`.config`, :mod:`.auth`), HTTP (:m
 discovery and type tokens (:mod:`.discovery`, :mod:`.resources`), get/list/watch/apply
 (:mod:`.client`), the resumable list-then-watch loop (:mod:`.watch`), many types listed and
 watched at once (:mod:`.fanout`), controller-owner chains (:mod:`.owners`), Karta definitions read
-from the cluster (:mod:`.kartas`) and workload types and pods seen through them (:mod:`.workloads`).
+from the cluster (:mod:`.kartas`), workload types and pods seen through them (:mod:`.workloads`)
+and the Events of some objects (:mod:`.events`).
 
 Why no client library: DESIGN.md section 4's measured facts rule each one out for some need —
 ``kubernetes`` (160 MiB, 250–400 ms import), ``kubernetes_asyncio`` (70 MiB, async only),
@@ -48,6 +49,9 @@ _EXPORTS: dict[str, str] = {
     "OwnerLink": "karta.kube.owners",
     "controller_ref": "karta.kube.owners",
     "MAX_DEPTH": "karta.kube.owners",
+    "ReadFailure": "karta.kube.owners",
+    "EventsRead": "karta.kube.events",
+    "object_events": "karta.kube.events",
     "ClusterKartas": "karta.kube.kartas",
     "KARTA_RESOURCE": "karta.kube.kartas",
     "read_cluster_kartas": "karta.kube.kartas",
@@ -59,6 +63,9 @@ _EXPORTS: dict[str, str] = {
     "resolve_type": "karta.kube.workloads",
     "covered_types": "karta.kube.workloads",
     "workload_pods": "karta.kube.workloads",
+    "find_pods": "karta.kube.workloads",
+    "UnreadOwners": "karta.kube.workloads",
+    "WorkloadPods": "karta.kube.workloads",
     "ListedPage": "karta.kube.fanout",
     "ListFailed": "karta.kube.fanout",
     "MergedWatch": "karta.kube.fanout",
@@ -76,6 +83,7 @@ __all__ = [
     "CoveredType",
     "Credentials",
     "Discovery",
+    "EventsRead",
     "ExecConfig",
     "KubeClient",
     "ListFailed",
@@ -86,20 +94,25 @@ __all__ = [
     "OwnerChain",
     "OwnerChains",
     "OwnerLink",
+    "ReadFailure",
     "ResolvedType",
     "ResourceType",
     "SyncEvent",
     "TopLevel",
+    "UnreadOwners",
     "WatchEvent",
     "WatchFailed",
     "WatchStream",
+    "WorkloadPods",
     "connect_for_definitions",
     "controller_ref",
     "covered_types",
+    "find_pods",
     "in_cluster_config",
     "list_many",
     "load_config",
     "load_definitions",
+    "object_events",
     "parse_timeout",
     "read_cluster_kartas",
     "resolve_type",
@@ -118,6 +131,7 @@ if TYPE_CHECKING:
         parse_timeout,
     )
     from karta.kube.discovery import Discovery
+    from karta.kube.events import EventsRead, object_events
     from karta.kube.fanout import ListedPage, ListFailed, MergedWatch, WatchFailed, list_many
     from karta.kube.kartas import (
         KARTA_RESOURCE,
@@ -126,14 +140,17 @@ if TYPE_CHECKING:
         load_definitions,
         read_cluster_kartas,
     )
-    from karta.kube.owners import MAX_DEPTH, OwnerChain, OwnerChains, OwnerLink, controller_ref
+    from karta.kube.owners import MAX_DEPTH, OwnerChain, OwnerChains, OwnerLink, ReadFailure, controller_ref
     from karta.kube.resources import ResourceType
     from karta.kube.watch import ListWatch, SyncEvent
     from karta.kube.workloads import (
         CoveredType,
         ResolvedType,
         TopLevel,
+        UnreadOwners,
+        WorkloadPods,
         covered_types,
+        find_pods,
         resolve_type,
         workload_pods,
     )

@@ -8,7 +8,9 @@ walks several objects with at most 8 concurrent reads.
 
 A chain records every owner *reference* it saw, including the last one whose object could not be
 read, so "is this object nested under a covered kind" (decided from the reference alone) works
-even when the owner is unreadable; ``error`` then says why the walk stopped early.
+even when the owner is unreadable; ``error`` then says why the walk stopped early, and
+``failure`` (:class:`ReadFailure`) which read failed: the resource, the verb, the namespace
+and why (forbidden, not found, ...), so that callers can say what they could not read.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from karta.errors import ClusterError
+from karta.errors import ApiError, ClusterError, UnknownResourceTypeError
 from karta.kube.client import KubeClient
 
 MAX_DEPTH = 6
@@ -42,12 +44,52 @@ class OwnerLink:
 
 
 @dataclass(frozen=True)
+class ReadFailure:
+    """A read that failed: ``verb`` (``get`` for an owner) on ``resource`` (``plural.group``, or
+    ``Kind.group`` when discovery does not know it) in ``namespace`` (empty: cluster-scoped), and
+    ``reason``: ``forbidden``, ``unauthorized``, ``not found``, ``not served`` or the error."""
+
+    resource: str
+    namespace: str
+    verb: str
+    reason: str
+    message: str
+
+    @property
+    def missing(self) -> bool:
+        """The object does not exist (deleted, or its kind is not served): for an owner, nothing
+        owns the child through it, as opposed to an owner that exists but cannot be read."""
+        return self.reason in ("not found", "not served")
+
+    @property
+    def what(self) -> str:
+        """``get replicasets.apps in namespace ns``: what could not be done."""
+        where = f" in namespace {self.namespace}" if self.namespace else ""
+        return f"{self.verb} {self.resource}{where}"
+
+
+def read_failure(exc: ClusterError, *, resource: str, namespace: str, verb: str) -> ReadFailure:
+    """The :class:`ReadFailure` of ``exc``, raised doing ``verb`` on ``resource``."""
+    if isinstance(exc, UnknownResourceTypeError):
+        reason = "not served"
+    elif isinstance(exc, ApiError) and exc.status in _REASONS:
+        reason = _REASONS[exc.status]
+    else:
+        reason = str(exc)
+    return ReadFailure(resource=resource, namespace=namespace, verb=verb, reason=reason, message=str(exc))
+
+
+_REASONS = {401: "unauthorized", 403: "forbidden", 404: "not found"}
+
+
+@dataclass(frozen=True)
 class OwnerChain:
     """Controller owners, nearest first. ``complete``: the top has no controller owner."""
 
     links: tuple[OwnerLink, ...]
     complete: bool
     error: str | None = None
+    failure: ReadFailure | None = None  # the owner read that stopped the walk, if one did
 
     def reaches(self, uid: str) -> bool:
         return any(link.uid == uid for link in self.links)
@@ -78,7 +120,7 @@ class OwnerChains:
             raise ValueError(f"max_depth must be between 1 and {MAX_DEPTH}")
         self.client = client
         self.max_depth = max_depth
-        self._cache: dict[tuple[str, str, str, str], dict[str, Any] | ClusterError] = {}
+        self._cache: dict[tuple[str, str, str, str], dict[str, Any] | ReadFailure] = {}
         self._inflight: dict[tuple[str, str, str, str], threading.Event] = {}
         self._lock = threading.Lock()
         self.reads = 0  # owner objects actually fetched (the rest came from the cache)
@@ -101,12 +143,20 @@ class OwnerChains:
                 owner_ns = self._owner_namespace(api_version, kind, namespace)
             except ClusterError as exc:
                 links.append(OwnerLink(api_version, kind, name, str(ref.get("uid", "")), namespace))
-                return OwnerChain(tuple(links), complete=False, error=str(exc))
+                failure = read_failure(
+                    exc, resource=_kind_resource(api_version, kind), namespace=namespace, verb="get"
+                )
+                return OwnerChain(tuple(links), complete=False, error=str(exc), failure=failure)
             link = OwnerLink(api_version, kind, name, str(ref.get("uid", "")), owner_ns)
             links.append(link)
             owner = self._read(link)
-            if isinstance(owner, ClusterError):
-                return OwnerChain(tuple(links), complete=False, error=f"cannot read {kind}/{name}: {owner}")
+            if isinstance(owner, ReadFailure):
+                return OwnerChain(
+                    tuple(links),
+                    complete=False,
+                    error=f"cannot read {kind}/{name}: {owner.message}",
+                    failure=owner,
+                )
             got_uid = str((owner.get("metadata") or {}).get("uid") or "")
             if link.uid and got_uid and got_uid != link.uid:
                 return OwnerChain(
@@ -126,8 +176,8 @@ class OwnerChains:
         rtype = self.client.discovery.for_api_version(api_version, kind)
         return child_namespace if rtype.namespaced else ""
 
-    def _read(self, link: OwnerLink) -> dict[str, Any] | ClusterError:
-        """The owner's metadata (or the error reading it); concurrent walks wait for one read."""
+    def _read(self, link: OwnerLink) -> dict[str, Any] | ReadFailure:
+        """The owner's metadata (or why it could not be read); concurrent walks wait for one read."""
         key = (link.namespace, link.api_version, link.kind, link.name)
         with self._lock:
             if key in self._cache:
@@ -139,15 +189,25 @@ class OwnerChains:
             pending.wait()
             with self._lock:
                 return self._cache[key]
-        value: dict[str, Any] | ClusterError = ClusterError("the read was interrupted")
+        resource = _kind_resource(link.api_version, link.kind)
+        value: dict[str, Any] | ReadFailure = ReadFailure(
+            resource, link.namespace, "get", "interrupted", "the read was interrupted"
+        )
         try:
             rtype = self.client.discovery.for_api_version(link.api_version, link.kind)
+            resource = rtype.group_resource
             value = self.client.get(rtype, link.name, namespace=link.namespace or None, metadata_only=True)
         except ClusterError as exc:
-            value = exc
+            value = read_failure(exc, resource=resource, namespace=link.namespace, verb="get")
         finally:
             with self._lock:
                 self._cache[key] = value
                 self.reads += 1
                 self._inflight.pop(key).set()
         return value
+
+
+def _kind_resource(api_version: str, kind: str) -> str:
+    """``Kind.group`` for a kind discovery cannot name the resource of."""
+    group = api_version.rpartition("/")[0]
+    return f"{kind}.{group}" if group else kind

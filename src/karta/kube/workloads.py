@@ -11,7 +11,10 @@ same definition as its manifest read from a file.
   version (``kli get --all-types``, the controller's informers).
 - :class:`TopLevel`: whether a workload is top-level, none of its controllers being of a covered
   kind (17.4 ``--all-types``; a controller must not make gangs for a JobSet's Jobs either).
-- :func:`workload_pods`: the pods whose controller-owner chain reaches a workload (17.5 rules 1-2).
+- :func:`find_pods`: the pods whose controller-owner chain reaches a workload (17.5 rules 1-2),
+  and what could not be read (:class:`WorkloadPods`: the pod list refused, owners forbidden), so
+  that a report never shows a partial pod set as the whole; :func:`workload_pods` the same as a
+  ``(pods, warnings)`` pair for the controller.
 
 Errors are the library's: :class:`~karta.errors.NoDefinitionError`,
 :class:`~karta.errors.AmbiguousDefinitionError` and :class:`~karta.errors.ClusterError`; callers
@@ -27,11 +30,21 @@ from typing import Any
 from karta.definitions import DefinitionStore, StoredDefinition
 from karta.errors import AmbiguousDefinitionError, ClusterError, NoDefinitionError, UnknownResourceTypeError
 from karta.kube.client import KubeClient
-from karta.kube.owners import OwnerChains, controller_ref
+from karta.kube.owners import OwnerChains, ReadFailure, controller_ref, read_failure
 from karta.kube.resources import ResourceType
 from karta.model.gvk import GVK, GroupKind, version_key
 
-__all__ = ["CoveredType", "ResolvedType", "TopLevel", "covered_types", "resolve_type", "workload_pods"]
+__all__ = [
+    "CoveredType",
+    "ResolvedType",
+    "TopLevel",
+    "UnreadOwners",
+    "WorkloadPods",
+    "covered_types",
+    "find_pods",
+    "resolve_type",
+    "workload_pods",
+]
 
 
 @dataclass(frozen=True)
@@ -153,17 +166,66 @@ class TopLevel:
         return decided if decided is not None else self.walk([obj])[0][0]
 
 
-def workload_pods(
+@dataclass(frozen=True)
+class UnreadOwners:
+    """Pods whose owner chain stopped at owners that exist but could not be read (``failure``: the
+    first such read; the others are the same verb, resource, namespace and reason): each may
+    belong to the workload or not."""
+
+    failure: ReadFailure
+    pods: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WorkloadPods:
+    """The pods of one workload (sorted by name) and what could not be read: ``list_failure`` (the
+    pod list itself was refused: no pods known) and ``unread`` (pods that may belong to it but
+    whose owners could not be read). ``complete`` is False when either happened: the pods are then
+    a part of the workload's, and counts made from them are not the workload's."""
+
+    workload: str  # Kind/name, for messages
+    pods: list[dict[str, Any]]
+    unread: tuple[UnreadOwners, ...] = ()
+    list_failure: ReadFailure | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.list_failure is None and not self.unread
+
+    @property
+    def warnings(self) -> list[str]:
+        """One line per failed read: what could not be done, why, and what is missing because of it."""
+        out: list[str] = []
+        if self.list_failure is not None:
+            out.append(
+                f"cannot {self.list_failure.what} ({self.list_failure.reason}): {self.workload} is shown "
+                "without pods and its ready counts are unknown"
+            )
+        for group in self.unread:
+            count = len(group.pods)
+            pods = f"{count} pod{'s' if count != 1 else ''}"
+            out.append(
+                f"cannot {group.failure.what} ({group.failure.reason}): {pods} owned through them "
+                f"{'are' if count != 1 else 'is'} not shown, and the ready counts of {self.workload} "
+                "are unknown"
+            )
+        return out
+
+
+def find_pods(
     client: KubeClient, obj: Mapping[str, Any], *, chains: OwnerChains | None = None
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """The pods of the workload ``obj`` (17.5 rules 1-2), sorted by name, and warnings.
+) -> WorkloadPods:
+    """The pods of the workload ``obj`` (17.5 rules 1-2) and what could not be read.
 
     Every pod of the workload's namespace is read from the API server's cache (resourceVersion
     "0") and kept when its controller-owner chain reaches the workload's UID (depth ≤ 6, owner
-    reads cached and shared through ``chains``). A bare Pod is its own pod. A pod list the
-    cluster refuses is a warning (the workload is then shown without pods), never an error."""
+    reads cached and shared through ``chains``). A bare Pod is its own pod. A pod list the cluster
+    refuses, and pods whose chain stops at an owner that exists but cannot be read (forbidden, the
+    server failing), are recorded, never raised; an owner that no longer exists (not found, kind
+    not served, replaced) means the pod is not owned through it."""
+    label = f"{obj.get('kind')}/{_name(obj)}"
     if obj.get("kind") == "Pod" and str(obj.get("apiVersion")) == "v1":
-        return [dict(obj)], []
+        return WorkloadPods(label, [dict(obj)])
     meta = obj.get("metadata") or {}
     uid = str(meta.get("uid") or "")
     namespace = str(meta.get("namespace") or "") or None
@@ -171,18 +233,38 @@ def workload_pods(
         pod_type = client.discovery.for_gvk("", "v1", "Pod")
         listed = client.list(pod_type, namespace=namespace, resource_version="0")
     except ClusterError as exc:
-        return [], [
-            f"could not list the pods of {obj.get('kind')}/{_name(obj)}: {exc}; showing it without pods"
-        ]
+        failure = read_failure(exc, resource="pods", namespace=namespace or "", verb="list")
+        return WorkloadPods(label, [], list_failure=failure)
     candidates = [p for p in listed.items if controller_ref(p) is not None]
     if not uid or not candidates:
-        return [], []
+        return WorkloadPods(label, [])
     walker = chains if chains is not None else OwnerChains(client)
-    owned = [
-        pod for pod, chain in zip(candidates, walker.walk_many(candidates), strict=True) if chain.reaches(uid)
-    ]
+    owned: list[dict[str, Any]] = []
+    unread: dict[tuple[str, str, str, str], tuple[ReadFailure, list[str]]] = {}
+    for pod, chain in zip(candidates, walker.walk_many(candidates), strict=True):
+        if chain.reaches(uid):
+            owned.append(pod)
+        elif chain.failure is not None and not chain.failure.missing:
+            failure = chain.failure
+            key = (failure.verb, failure.resource, failure.namespace, failure.reason)
+            unread.setdefault(key, (failure, []))[1].append(_name(pod))
     owned.sort(key=_name)
-    return owned, []
+    groups = tuple(UnreadOwners(failure, tuple(sorted(names))) for failure, names in unread.values())
+    return WorkloadPods(label, owned, unread=groups)
+
+
+def workload_pods(
+    client: KubeClient, obj: Mapping[str, Any], *, chains: OwnerChains | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """:func:`find_pods` as ``(pods, warnings)``, with the warning only when the pod list itself
+    was refused (the controller retries then); pods whose owners cannot be read are left out, as
+    17.5 rule 2 says ("an unreadable chain means not owned")."""
+    found = find_pods(client, obj, chains=chains)
+    if found.list_failure is None:
+        return found.pods, []
+    return [], [
+        f"could not list the pods of {found.workload}: {found.list_failure.message}; showing it without pods"
+    ]
 
 
 def _name(obj: Mapping[str, Any]) -> str:

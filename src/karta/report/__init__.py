@@ -1,5 +1,6 @@
 """Reports on one workload, computed by the library for every consumer (``kli``, the controller, a
 web view): the component rows with replicas, pods and requests (:mod:`.rows`, ``kli describe``),
+a live workload's conditions, pending pods and Events (:mod:`.live`, ``kli describe``),
 the one-row summary (:mod:`.summary`, ``kli get``), everything the engine derives
 (:mod:`.inspect`, ``kli inspect``) and checks against predictions (:mod:`.verify`, ``kli
 verify``); their JSON shapes are TypedDicts (:mod:`.contracts`). Pure: objects and definitions in,
@@ -26,6 +27,12 @@ _EXPORTS: dict[str, str] = {
     "resource_rows": "karta.report.rows",
     "total_requests": "karta.report.rows",
     "workload_rows": "karta.report.rows",
+    "LiveDetails": "karta.report.live",
+    "event_rows": "karta.report.live",
+    "event_subjects": "karta.report.live",
+    "live_details": "karta.report.live",
+    "pending_groups": "karta.report.live",
+    "workload_conditions": "karta.report.live",
     "PHASES": "karta.report.summary",
     "Summarizer": "karta.report.summary",
     "has_phase": "karta.report.summary",
@@ -47,6 +54,7 @@ __all__ = [
     "Check",
     "DescribeReport",
     "InspectReport",
+    "LiveDetails",
     "PodRow",
     "Row",
     "Summarizer",
@@ -56,15 +64,20 @@ __all__ = [
     "describe_report",
     "desired_replicas",
     "error_count",
+    "event_rows",
+    "event_subjects",
     "has_phase",
     "inspect_report",
+    "live_details",
     "natural_key",
     "parse_time",
+    "pending_groups",
     "pod_row",
     "resource_rows",
     "run_checks",
     "sort_summaries",
     "total_requests",
+    "workload_conditions",
     "workload_rows",
 ]
 
@@ -74,6 +87,14 @@ __dir__ = lazy_dir(_EXPORTS, globals())
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from karta.report.contracts import DescribeReport, InspectReport, WorkloadSummary
     from karta.report.inspect import error_count, inspect_report
+    from karta.report.live import (
+        LiveDetails,
+        event_rows,
+        event_subjects,
+        live_details,
+        pending_groups,
+        workload_conditions,
+    )
     from karta.report.pods import PodRow, natural_key, pod_row
     from karta.report.rows import (
         UNATTRIBUTED,

@@ -20,13 +20,16 @@ if TYPE_CHECKING:  # annotations only: the contracts cost nothing to import
 __all__ = [
     "ComponentCount",
     "ComponentReport",
+    "ConditionDetail",
     "ConditionReport",
     "DescribeComponent",
     "DescribeReport",
     "DescribeResources",
+    "EventReport",
     "InspectReport",
     "InstanceReport",
     "KindDict",
+    "PendingPods",
     "PodPlacement",
     "PodReport",
     "ReplicaCounts",
@@ -148,8 +151,8 @@ class PodReport(TypedDict):
 
 class ReplicaCounts(TypedDict):
     desired: int
-    current: int
-    ready: int
+    current: int | None  # None: the pods could not all be read (``podsComplete`` false)
+    ready: int | None
 
 
 class DescribeComponent(TypedDict):
@@ -166,10 +169,56 @@ class DescribeResources(RequestsDict):
     pods: int
 
 
+class ConditionDetail(TypedDict):
+    """One of the workload's ``status.conditions``, as ``kubectl describe`` lists them."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+    lastTransitionTime: str | None
+
+
+class PendingPods(TypedDict):
+    """Pending pods not scheduled, for one reason and message of PodScheduled=False (both empty:
+    no scheduling decision yet)."""
+
+    count: int
+    reason: str
+    message: str
+    pods: list[str]
+
+
+# An Event of the workload or of its pods (identical Events of several pods merged); "from" is a
+# Python keyword, hence the functional form.
+EventReport = TypedDict(
+    "EventReport",
+    {
+        "type": str,
+        "reason": str,
+        "from": str,
+        "objects": list[str],
+        "message": str,
+        "count": int,
+        "firstSeen": str | None,
+        "lastSeen": str | None,
+    },
+)
+
+
 class DescribeReport(WorkloadView):
-    """A workload's component tree with replicas, pods and requests (17.6): the View, plus these."""
+    """A workload's component tree with replicas, pods and requests (17.6): the View, plus these.
+    Live only: ``podsComplete`` (false when some pods could not be read, the counts are then
+    unknown), ``conditions``, ``pendingPods``, ``events`` (``eventsOmitted`` older ones left out)
+    and ``warnings`` (what could not be read; also on stderr)."""
 
     fileMode: bool
     stale: NotRequired[bool]  # present (true) only when the root status is stale
     resources: DescribeResources
     components: list[DescribeComponent]
+    podsComplete: NotRequired[bool]
+    conditions: NotRequired[list[ConditionDetail]]
+    pendingPods: NotRequired[list[PendingPods]]
+    events: NotRequired[list[EventReport] | None]  # None: the Events could not be read
+    eventsOmitted: NotRequired[int]
+    warnings: NotRequired[list[str]]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from karta.extract import (
     ComponentFactory,
@@ -35,6 +35,9 @@ from karta.jq import Evaluator
 from karta.model import GroupVersionKind, Karta
 from karta.report.contracts import DescribeComponent, DescribeReport
 from karta.report.pods import PodRow, natural_key, pod_row
+
+if TYPE_CHECKING:
+    from karta.report.live import LiveDetails
 
 __all__ = [
     "UNATTRIBUTED",
@@ -70,6 +73,7 @@ class Row:
     nodes: list[str] = field(default_factory=list)  # nodes of this row's pods and those below it
     hidden: bool = False  # desired replicas without pods: counted in the Resources table only
     unattributed: bool = False  # the (unattributed) bucket of pods no component claims
+    counted: bool = True  # False: some pods could not be read, ``current`` and ``ready`` are unknown
 
     @property
     def pods_desired(self) -> int:
@@ -87,7 +91,11 @@ class Row:
         out: dict[str, Any] = {"name": self.name}
         if self.kind is not None:
             out["kind"] = {"group": self.kind.group, "version": self.kind.version, "kind": self.kind.kind}
-        out["replicas"] = {"desired": self.desired, "current": self.current, "ready": self.ready}
+        out["replicas"] = {
+            "desired": self.desired,
+            "current": self.current if self.counted else None,
+            "ready": self.ready if self.counted else None,
+        }
         out["resources"] = self.resources.to_dict()
         if self.nodes:
             out["nodes"] = list(self.nodes)
@@ -133,12 +141,16 @@ def _is_absent(instance: InstanceNode) -> bool:
     return not any((extracted.pod_template_spec, extracted.pod_spec, extracted.fragmented_pod_spec))
 
 
-def build_rows(tree: WorkloadTree, *, gpu_resources: Sequence[str], root_multiplier: int = 1) -> list[Row]:
+def build_rows(
+    tree: WorkloadTree, *, gpu_resources: Sequence[str], root_multiplier: int = 1, pods_complete: bool = True
+) -> list[Row]:
     """The top-level rows of a (pruned) workload tree: a pod-bearing root, then the root's children,
     then (live mode) the ``(unattributed)`` pods.
 
     ``root_multiplier`` scales the root's children (the desired count of a scaled, non-pod-bearing
-    root). A tree built with pods (``tree.unattributed`` is not None) gives live rows.
+    root). A tree built with pods (``tree.unattributed`` is not None) gives live rows; with
+    ``pods_complete`` False (some pods could not be read) their current and ready counts are
+    unknown (``counted`` False on every row).
     """
     live = tree.unattributed is not None
     builder = _Rows(gpu_resources=gpu_resources, live=live)
@@ -170,7 +182,16 @@ def build_rows(tree: WorkloadTree, *, gpu_resources: Sequence[str], root_multipl
                 unattributed=True,
             )
         )
+    if live and not pods_complete:
+        for row in rows:
+            _uncounted(row)
     return rows
+
+
+def _uncounted(row: Row) -> None:
+    row.counted = False
+    for child in row.children:
+        _uncounted(child)
 
 
 def _nodes(pods: Sequence[PodRow], children: Sequence[Row]) -> list[str]:
@@ -325,9 +346,13 @@ def describe_report(
     tree: WorkloadTree,
     rows: Sequence[Row],
     file_mode: bool,
+    live: LiveDetails | None = None,
+    pods_complete: bool = True,
 ) -> DescribeReport:
     """The describe JSON: the View fields, ``fileMode``, ``stale`` (true, only when the root
-    status is stale), ``resources`` and ``components``."""
+    status is stale), ``resources`` and ``components``; live (``live`` given), then
+    ``podsComplete`` (``pods_complete``: were all the pods read) and the details of
+    :class:`~karta.report.live.LiveDetails`."""
     meta = obj.get("metadata")
     meta = meta if isinstance(meta, Mapping) else {}
     pods, total = total_requests(rows)
@@ -346,15 +371,20 @@ def describe_report(
         report["stale"] = True
     report["resources"] = {**total.to_dict(), "pods": pods}
     report["components"] = [row.to_dict() for row in rows]
+    if live is not None:
+        report["podsComplete"] = pods_complete
+        report.update(live.to_dict())
     return cast("DescribeReport", report)
 
 
 @dataclass(frozen=True)
 class WorkloadRows:
-    """A workload's tree (pruned) and its rows."""
+    """A workload's tree (pruned) and its rows; ``pods_complete`` False: live, some pods could not
+    be read (the rows' counts are unknown)."""
 
     tree: WorkloadTree
     rows: list[Row]
+    pods_complete: bool = True
 
     @property
     def phases(self) -> list[str]:
@@ -369,9 +399,12 @@ def workload_rows(
     evaluator: Evaluator,
     gpu_resources: Sequence[str],
     pods: list[dict[str, Any]] | None = None,
+    pods_complete: bool = True,
 ) -> WorkloadRows:
     """The tree of ``obj`` through ``karta`` (with ``pods`` placed, when given) and its rows; a
-    scaled root that bears no pods multiplies its children by its desired replicas. Raises
+    scaled root that bears no pods multiplies its children by its desired replicas.
+    ``pods_complete`` False says ``pods`` are only some of the workload's (a list or owners could
+    not be read): the rows' current and ready counts are then unknown. Raises
     :class:`~karta.errors.KartaError` when the definition is invalid or extraction fails."""
     factory = ComponentFactory(karta, dict(obj), evaluator=evaluator)
     tree = build_tree(factory, pods).pruned()
@@ -381,4 +414,6 @@ def workload_rows(
         scales = factory.root().scales()
         if scales:
             multiplier = sum(desired_replicas(s) for s in scales.values())
-    return WorkloadRows(tree, build_rows(tree, gpu_resources=gpu_resources, root_multiplier=multiplier))
+    complete = pods_complete or pods is None
+    rows = build_rows(tree, gpu_resources=gpu_resources, root_multiplier=multiplier, pods_complete=complete)
+    return WorkloadRows(tree, rows, pods_complete=complete)

@@ -9,6 +9,7 @@ JobSet with pods written by the test as their operators, the scheduler and kubel
 from __future__ import annotations
 
 import copy
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -56,18 +57,58 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 @pytest.fixture
 def golden() -> Callable[[str, str], None]:
     """``golden(file_name, text)``: ``text`` must equal ``golden/<file_name>``;
-    ``KARTA_REGEN_GOLDEN=1`` rewrites the file instead (review the diff by hand)."""
+    ``KARTA_UPDATE_GOLDEN=1`` (or ``KARTA_REGEN_GOLDEN=1``) rewrites the file instead (review the
+    diff by hand)."""
     import os
 
     def check(name: str, text: str) -> None:
         path = GOLDEN / name
-        if os.environ.get("KARTA_REGEN_GOLDEN"):
+        if os.environ.get("KARTA_UPDATE_GOLDEN") or os.environ.get("KARTA_REGEN_GOLDEN"):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
-        assert path.is_file(), f"missing golden {path} (KARTA_REGEN_GOLDEN=1 writes it)"
+        assert path.is_file(), f"missing golden {path} (KARTA_UPDATE_GOLDEN=1 writes it)"
         assert text == path.read_text(), f"output differs from {path}"
 
     return check
+
+
+SCHEDULER_MESSAGE = re.compile(r"0/\d+ nodes are available: [^\n]*?(?=\s{2,}|$)", re.M)
+
+
+def scheduler_messages(text: str) -> str:
+    """kube-scheduler's ``0/N nodes are available: ...`` messages as ``<scheduler message>``: they
+    count every Node of the cluster, and other tests add Nodes to the shared control plane."""
+    return SCHEDULER_MESSAGE.sub("0/<N> nodes are available: <scheduler message>", text)
+
+
+def describe_ages(text: str) -> str:
+    """``kli describe`` text with the AGE cells of its Conditions and Events tables as ``<age>``
+    (the tables re-aligned): they depend on when the test ran."""
+    return _table_ages(_table_ages(text, "Conditions"), "Events")
+
+
+def _table_ages(text: str, section: str) -> str:
+    """The AGE cells of the table under ``section:`` become ``<age>``, the table re-aligned (the
+    cells are cut at the header's column starts, then joined as kli joins them)."""
+    lines = text.split("\n")
+    if f"{section}:" not in lines:
+        return text
+    first = lines.index(f"{section}:") + 1
+    last = next((i for i in range(first, len(lines)) if not lines[i]), len(lines))
+    header = lines[first]
+    starts = [m.start() for m in re.finditer(r"\S+", header)]
+    age = header.split().index("AGE")
+    rows = []
+    for line in lines[first:last]:
+        cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+        if line is not header:
+            cells[age] = "<age>"
+        rows.append(cells)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(starts))]
+    lines[first:last] = [
+        "   ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
+    return "\n".join(lines)
 
 
 # -- training workloads on the API server (pods written by the test, as their operators would) ------
@@ -93,7 +134,7 @@ def _created(kube: KubeHTTP, path: str, body: dict[str, Any]) -> dict[str, Any]:
     return answer.json()
 
 
-def _patch_status(kube: KubeHTTP, path: str, status: dict[str, Any]) -> None:
+def patch_status(kube: KubeHTTP, path: str, status: dict[str, Any]) -> None:
     answer = kube.request(
         "PATCH", f"{path}/status", body={"status": status}, content_type="application/merge-patch+json"
     )
@@ -160,7 +201,7 @@ def make_pod(
     path = f"/api/v1/namespaces/{namespace}/pods"
     pod = _created(kube, path, {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec})
     if status is not None:
-        _patch_status(kube, f"{path}/{name}", status)
+        patch_status(kube, f"{path}/{name}", status)
     return pod
 
 
@@ -221,7 +262,7 @@ def training(cluster: KubeHTTP, corpus: Path) -> Iterator[Training]:
     base = f"/apis/kubeflow.org/v1/namespaces/{namespace}/pytorchjobs"
     pt = _created(cluster, base, pt)
     running = {"type": "Running", "status": "True", "reason": "PyTorchJobRunning"}
-    _patch_status(cluster, f"{base}/{pt['metadata']['name']}", {"conditions": [running]})
+    patch_status(cluster, f"{base}/{pt['metadata']['name']}", {"conditions": [running]})
     specs = pt["spec"]["pytorchReplicaSpecs"]
     name = pt["metadata"]["name"]
     layout: list[tuple[str, int, str | None, dict[str, Any]]] = [
@@ -257,7 +298,7 @@ def training(cluster: KubeHTTP, corpus: Path) -> Iterator[Training]:
         {**zero, "name": "workers", "active": 1, "ready": 1},
         {**zero, "name": "driver", "succeeded": 1},
     ]
-    _patch_status(cluster, f"{base}/paralleljobs", {"replicatedJobsStatus": active})
+    patch_status(cluster, f"{base}/paralleljobs", {"replicatedJobsStatus": active})
     for rjob in js["spec"]["replicatedJobs"]:
         job_name = f"paralleljobs-{rjob['name']}-0"
         labels = {

@@ -5,9 +5,8 @@ MutatingWebhookConfiguration pointing the API server at it, fake Nodes and bound
 from __future__ import annotations
 
 import base64
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,26 +17,10 @@ from karta.controller.pods import PATH, pod_webhook
 from karta.kube import ConfigOverrides, KubeClient
 
 from ..conftest import hack_module
-from ..kubehttp import KubeHTTP
+from ..kubehttp import KubeHTTP, ok, wait
 from .certs_support import write_test_certificates
 
 WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
-
-
-def ok(answer: Any, *codes: int) -> dict[str, Any]:
-    assert answer.status in (codes or (200, 201)), answer.body
-    return answer.body if isinstance(answer.body, dict) else {}
-
-
-def wait(what: str, probe: Callable[[], Any], timeout: float = 60.0, interval: float = 0.2) -> Any:
-    """Poll ``probe`` until it returns something truthy (a bounded wait, not a timing)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(interval)
 
 
 @contextmanager

@@ -27,7 +27,9 @@ def test_catalog_definitions_and_backend(kli) -> None:
     assert "jobs.batch" not in r.out  # built-in plurals are not guesses worth a comment
     read = ["get", "list", "watch"]
     assert rules_of(r.out) == [
-        {"apiGroups": [""], "resources": ["pods"], "verbs": read},
+        # pods and their owners (every pod of the namespace is walked), Events (kli describe)
+        {"apiGroups": [""], "resources": ["events", "pods"], "verbs": read},
+        {"apiGroups": ["apps"], "resources": ["replicasets", "statefulsets"], "verbs": read},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": read},
         {"apiGroups": ["kubeflow.org"], "resources": ["pytorchjobs"], "verbs": read},
         {"apiGroups": ["run.ai"], "resources": ["kartas"], "verbs": read},
@@ -72,6 +74,21 @@ def test_plural_from_crd_and_binding(kli) -> None:
         "name": "milvus-view",
     }
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "reader", "namespace": "ai"}]
+
+
+def test_the_kinds_a_workload_is_made_of(kli) -> None:
+    """Components' kinds and additionalChildKinds, and what the definitions of those kinds name in
+    turn: a Milvus's Deployments own ReplicaSets; a TrainJob's JobSet owns Jobs."""
+    r = kli("rbac", "milvus-io-milvus-v1beta1", "trainer-kubeflow-org-trainjob-v1alpha1", "-o", "json")
+    assert r.code == 0, r.err
+    rules = {rule["apiGroups"][0]: rule["resources"] for rule in json.loads(r.out)["items"][0]["rules"]}
+    assert rules[""] == ["events", "pods"]
+    assert rules["apps"] == ["deployments", "replicasets", "statefulsets"]
+    assert rules["batch"] == ["jobs"]
+    assert rules["jobset.x-k8s.io"] == ["jobsets"]
+    assert rules["trainer.kubeflow.org"] == ["trainjobs"]
+    r = kli("rbac", "apps-deployment-v1")
+    assert "replicasets" in rules_of(r.out)[1]["resources"]  # its additionalChildKinds
 
 
 def test_definition_file_and_json(kli, examples: Path) -> None:

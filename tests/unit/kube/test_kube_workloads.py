@@ -1,5 +1,5 @@
-"""karta.kube.workloads without a cluster: covered types at their most stable served version, and
-which workloads are top-level by their controller reference alone."""
+"""karta.kube.workloads without a cluster: covered types at their most stable served version,
+which workloads are top-level by their controller reference alone, and what a failed read says."""
 
 from __future__ import annotations
 
@@ -56,3 +56,48 @@ def test_covered_types_once_at_the_most_stable_listable_version() -> None:
         (("kubeflow.org", "v1", "Notebook"), "kubeflow-org-notebook-v1")
     ]
     assert warnings == []
+
+
+def test_read_failures_name_the_verb_the_resource_and_why() -> None:
+    from karta.errors import ApiError, ClusterUnreachableError, UnknownResourceTypeError
+    from karta.kube import UnreadOwners, WorkloadPods
+    from karta.kube.owners import read_failure
+
+    forbidden = read_failure(
+        ApiError('replicasets.apps "web-1" is forbidden', status=403, reason="Forbidden"),
+        resource="replicasets.apps",
+        namespace="ml",
+        verb="get",
+    )
+    assert (forbidden.what, forbidden.reason, forbidden.missing) == (
+        "get replicasets.apps in namespace ml",
+        "forbidden",
+        False,
+    )
+    gone = read_failure(ApiError("not found", status=404), resource="jobs.batch", namespace="ml", verb="get")
+    assert gone.reason == "not found" and gone.missing
+    unserved = read_failure(UnknownResourceTypeError("no"), resource="Widget.x.io", namespace="", verb="get")
+    assert unserved.missing and unserved.what == "get Widget.x.io"
+    down = read_failure(
+        ClusterUnreachableError("connection refused"), resource="pods", namespace="ml", verb="list"
+    )
+    assert down.reason == "connection refused" and not down.missing
+
+    found = WorkloadPods("Deployment/web", [], unread=(UnreadOwners(forbidden, ("web-1-a", "web-1-b")),))
+    assert not found.complete
+    assert found.warnings == [
+        "cannot get replicasets.apps in namespace ml (forbidden): 2 pods owned through them are not shown, "
+        "and the ready counts of Deployment/web are unknown"
+    ]
+    refused = WorkloadPods(
+        "Job/train",
+        [],
+        list_failure=read_failure(
+            ApiError("pods is forbidden", status=403), resource="pods", namespace="ml", verb="list"
+        ),
+    )
+    assert refused.warnings == [
+        "cannot list pods in namespace ml (forbidden): Job/train is shown without pods "
+        "and its ready counts are unknown"
+    ]
+    assert WorkloadPods("Job/train", []).complete

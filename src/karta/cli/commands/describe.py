@@ -6,8 +6,11 @@ after the others are described, exit 3), or, for a TYPE without NAME, every obje
 namespace (``-l`` narrows, ``-A`` widens); each object's pods are found through their
 controller-owner chains and placed on the workload tree (17.5). The output is, per workload, the
 header with the age, the component tree with ``ready/desired``, GPUs, nodes and one line per pod
-(with the reason a pod is not ready), the Phase line and the Resources table; workloads are
-separated by two blank lines, as kubectl separates them.
+(with the reason a pod is not ready), the Phase line, why pods are pending (their PodScheduled
+messages), the Resources table, the workload's conditions and the recent Events of the workload
+and its unhealthy pods (:mod:`karta.report.live`); workloads are separated by two blank lines, as
+kubectl separates them. What could not be read (the pod list, owners, Events) is a warning, and
+counts made from an incomplete pod set show as unknown.
 
 File mode reads every object of ``-f`` (several documents, a directory, ``-`` for standard
 input; :func:`karta.cli.inputs.read_labelled_objects`), resolves each object's type by the one rule
@@ -51,7 +54,7 @@ from karta.errors import ApiError, ClusterError, KartaError
 if TYPE_CHECKING:
     from karta.definitions import DefinitionStore, StoredDefinition
     from karta.kube import ConfigOverrides
-    from karta.report import WorkloadRows
+    from karta.report import LiveDetails, WorkloadRows
 
 __all__ = ["describe"]
 
@@ -98,7 +101,10 @@ def describe(
     TYPE NAME... (or TYPE/NAME...) reads those workloads from the cluster; TYPE alone describes
     every workload of that type in the namespace (-l narrows, -A: every namespace). TYPE is
     resolved as by `kli get`; the pods whose controller-owner chain reaches a workload are placed
-    on its components, with the reason a pod is not ready. A missing workload exits 3.
+    on its components, with the reason a pod is not ready; then, as kubectl describe shows them,
+    the scheduler's messages for pending pods, the workload's conditions and the recent Events of
+    the workload and its unhealthy pods. What cannot be read (pods, owners, Events) is a warning,
+    and ready counts it would change show as unknown (?). A missing workload exits 3.
 
     With -f FILE the manifests are described offline: every document of the file (a directory's
     .yaml, .yml and .json files; -R recursively; - for standard input), each with apiVersion and
@@ -150,8 +156,12 @@ class Out:
         *,
         file_mode: bool,
         pods: list[dict[str, Any]] | None = None,
+        pods_complete: bool = True,
+        live: LiveDetails | None = None,
     ) -> None:
-        built = _rows(chosen, obj, name, gpu_resources=self.gpu_resources, pods=pods)
+        built = _rows(
+            chosen, obj, name, gpu_resources=self.gpu_resources, pods=pods, pods_complete=pods_complete
+        )
         view = report.describe_report(
             obj=obj,
             definition=chosen.name,
@@ -159,6 +169,8 @@ class Out:
             tree=built.tree,
             rows=built.rows,
             file_mode=file_mode,
+            live=live,
+            pods_complete=built.pods_complete,
         )
         self.reports.append(view)
         if self.fmt == "table":
@@ -225,10 +237,24 @@ def _describe_live(
             raise
         chains = kube.OwnerChains(client)  # owner reads shared by every workload's pods
         for resolved, obj in found:
-            pods, said = kube.workload_pods(client, obj, chains=chains)
+            pods = kube.find_pods(client, obj, chains=chains)
+            namespace = str((obj.get("metadata") or {}).get("namespace") or "") or None
+            events = kube.object_events(client, namespace, report.event_subjects(obj, pods.pods))
+            said = [*pods.warnings, *events.warnings]
             out.warnings.extend(said)
+            details = report.live_details(
+                obj, pods.pods, events.events, warnings=said, events_read=events.failure is None
+            )
             label = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
-            out.add(resolved.definition, obj, label, file_mode=False, pods=pods)
+            out.add(
+                resolved.definition,
+                obj,
+                label,
+                file_mode=False,
+                pods=pods.pods,
+                pods_complete=pods.complete,
+                live=details,
+            )
     single = sum(len(names) for _, names in targets) == 1
     if found or not missing:
         if not found and not single and out.fmt == "table":
@@ -351,6 +377,7 @@ def _rows(
     *,
     gpu_resources: tuple[str, ...],
     pods: list[dict[str, Any]] | None = None,
+    pods_complete: bool = True,
 ) -> WorkloadRows:
     try:
         return report.workload_rows(
@@ -359,6 +386,7 @@ def _rows(
             evaluator=jq.Evaluator(trusted=chosen.trusted),
             gpu_resources=gpu_resources,
             pods=pods,
+            pods_complete=pods_complete,
         )
     except KartaError as exc:
         raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None

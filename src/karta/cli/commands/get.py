@@ -13,7 +13,9 @@ while the objects already received are resolved, so extraction overlaps the API 
 ``-w`` then prints a row per change until Ctrl-C or ``--watch-timeout``
 (:class:`karta.kube.MergedWatch`). ``--sort-by`` reorders the rows by a field of the objects
 ``-o json`` prints; ``-o name|jsonpath=|custom-columns=`` and ``--no-headers`` print them as
-kubectl would (:mod:`karta.cli.printing`).
+kubectl would (:mod:`karta.cli.printing`). With ``--all-types``, a type the cluster refuses to list
+is skipped with a warning (and not watched); when every one is refused the command fails (exit 1),
+as kubectl does, instead of reporting that no workloads were found.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from karta import kube, report
-from karta.cli import printing
+from karta.cli import exitcodes, printing
 from karta.cli.cluster import cluster_failure, connect
 from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
@@ -104,7 +106,9 @@ def get(
     ORIGIN with -o wide. Nothing is cut unless stdout is a terminal (and -o wide never cuts).
     -o json|yaml prints {"items": [...], "count": N}, or the row alone for one named workload;
     -o name, -o jsonpath=TEMPLATE and -o custom-columns=NAME:.path,... work on those objects, as
-    does --sort-by=.path. Exit codes: 3 workload (or its type) not found, 4 no Karta definition
+    does --sort-by=.path. With --all-types a type you may not list is skipped with a warning; if
+    every one is refused, nothing could be listed and kli exits 1. Exit codes: 1 a list refused
+    (every list, with --all-types), 3 workload (or its type) not found, 4 no Karta definition
     covers TYPE.
     """
 
@@ -359,6 +363,8 @@ class Run:
         pending: list[list[dict[str, Any]]] = [[] for _ in self.targets]
         said: list[list[str]] = [[] for _ in self.targets]
         versions = [""] * len(self.targets)
+        forbidden: set[int] = set()  # targets the cluster refused to list (--all-types)
+        listed: set[int] = set()  # targets with a page received
         label = "listing " + (
             "every covered type" if self.request.all_types else self.targets[0].resource.group_resource
         )
@@ -386,10 +392,12 @@ class Run:
                         said[index].append(
                             f"skipping {target.resource.group_resource}: not allowed to list them ({error})"
                         )
+                        forbidden.add(index)
                         continue
                     raise cluster_failure(
                         error, client=self.client, doing=f"listing {target.resource.group_resource}"
                     ) from None
+                listed.add(index)
                 if page.restarted:  # the complete list again, after a 410: it replaces the pages before
                     views[index], pending[index], said[index] = [], [], []
                     versions[index] = page.resource_version
@@ -410,7 +418,28 @@ class Run:
         top = self._top_level_views(walk, said) if walk else []
         for messages in said:
             self.warnings.extend(messages)
+        if forbidden and not listed:
+            raise self._nothing_listed(len(forbidden))
+        if forbidden:  # not watched either: the watch would be refused as the list was
+            kept = [i for i in range(len(self.targets)) if i not in forbidden]
+            self.targets = [self.targets[i] for i in kept]
+            versions = [versions[i] for i in kept]
         return [v for per_target in views for v in per_target] + top, versions
+
+    def _nothing_listed(self, refused: int) -> CliError:
+        """Every list of ``--all-types`` was refused: an error (as kubectl's), not "No workloads"."""
+        where = "in any namespace" if self.namespace is None else f"in namespace {self.namespace}"
+        hint = (
+            'ask a cluster administrator for a role that can list them ("kli rbac DEFINITION..." prints one)'
+        )
+        if self.namespace is None:
+            hint += "; a namespace's Role may allow them there: -n NAMESPACE instead of -A"
+        return CliError(
+            f"not allowed to list any workload type {where} "
+            f"({refused} type{'s' if refused != 1 else ''} forbidden)",
+            code=exitcodes.FAILURE,
+            hint=hint,
+        )
 
     def _top_level_views(
         self, pending: list[tuple[int, dict[str, Any]]], said: list[list[str]]

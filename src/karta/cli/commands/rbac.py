@@ -1,8 +1,11 @@
 """``kli rbac DEFINITION... [--crd CRD.yaml] [--backend B] [--service-account NS/NAME]``.
 
 Prints the ClusterRole a consumer of those definitions needs (gang-backends.md 1.5): get/list/watch
-on the workload kinds and their pods, read access to ``kartas.run.ai``, and create/update on the
-group objects of the chosen gang backends; plus a ClusterRoleBinding for a service account.
+on the workload kinds, the kinds they are made of (components, ``additionalChildKinds``, and what
+the definitions of those kinds name in turn), the common pod owners (ReplicaSets, StatefulSets,
+Jobs), pods and Events (``kli get``/``describe`` read all of them), read access to
+``kartas.run.ai``, and create/update on the group objects of the chosen gang backends; plus a
+ClusterRoleBinding for a service account.
 Resource names are the CRDs' plurals when ``--crd`` gives them, else a lower-cased plural guess
 (said so in a comment).
 """
@@ -16,7 +19,7 @@ from karta.cli.commands import short_help
 from karta.cli.completion import complete_definition_names
 from karta.cli.errors import UsageError
 from karta.cli.inputs import parse_documents, read_text
-from karta.cli.lookup import definitions_named
+from karta.cli.lookup import definitions_named, open_store
 from karta.cli.options import format_option
 from karta.cli.output import dump_json, dump_yaml
 from karta.cli.text import printable
@@ -74,15 +77,23 @@ def rbac(
 ) -> None:
     """Print the ClusterRole (and binding) a consumer of these definitions needs.
 
-    DEFINITION is a Karta file or the name of a built-in or user definition. The role reads the
-    workload kinds, their pods and the Kartas (kartas.run.ai); --backend adds create/update on
-    that gang scheduler's group objects. Plural resource names come from --crd files, else are
-    guessed from the kind (a comment says so).
+    DEFINITION is a Karta file or the name of a built-in or user definition. The role reads what
+    `kli get` and `kli describe` read: the workload kinds, the kinds their pods are owned through
+    (the definitions' components and additionalChildKinds, ReplicaSets, StatefulSets, Jobs), pods,
+    Events and the Kartas (kartas.run.ai); --backend adds create/update on that gang scheduler's
+    group objects. Plural resource names come from --crd files, else are guessed from the kind (a
+    comment says so).
     """
     account = _service_account(service_account)
     kartas = [d.karta for ref in definitions for d in definitions_named(ref)]
+    related = [d.karta for d in open_store().visible()]
     objects, notes = roles.build_rbac(
-        kartas, name=name, backends=backends, plurals=_crd_plurals(crds), service_account=account
+        kartas,
+        name=name,
+        backends=backends,
+        plurals=_crd_plurals(crds),
+        service_account=account,
+        related=related,
     )
     if output == "json":
         click.echo(dump_json({"apiVersion": "v1", "kind": "List", "items": objects}), nl=False)

@@ -1,9 +1,12 @@
 """The ``kli describe`` text (section 17.6): the header with the age, the component tree with
-``ready/desired``, GPUs, nodes and one line per pod (with the reason a pod is not ready), the
-Phase line (live only) and the Resources table, over the library's rows
-(:func:`karta.report.workload_rows`). ``--pod-limit`` and ``--component-limit`` choose what the
-tree shows; unhealthy pods and components first. Names, phases, reasons and nodes come from the
-cluster: each is escaped (:func:`karta.cli.text.printable`) before it is measured and aligned.
+``ready/desired`` (``?/desired`` when some pods could not be read), GPUs, nodes and one line per
+pod (with the reason a pod is not ready), the Phase line, the Resources table and, live, as
+``kubectl describe`` shows them: the pending pods' scheduling messages (after the Phase line), the
+workload's Conditions and its recent Events (at the end), over the library's rows
+(:func:`karta.report.workload_rows`) and report (:func:`karta.report.describe_report`).
+``--pod-limit`` and ``--component-limit`` choose what the tree shows; unhealthy pods and
+components first. Names, phases, reasons, messages and nodes come from the cluster: each is escaped
+(:func:`karta.cli.text.printable`) before it is measured and aligned.
 """
 
 from __future__ import annotations
@@ -63,13 +66,92 @@ def render_table(
         if view.get("stale"):
             phase += _stale_note(staleness)
         lines.extend(["", printable(phase)])
+        lines.extend(_pending(view.get("pendingPods") or []))
     lines.extend(["", "Resources:"])
     table = [["COMPONENT", "REPLICAS", "GPU", "CPU", "MEMORY"]]
     for name, desired, resources in report.resource_rows(rows):
         table.append([name, *_resource_cells(desired, resources)])
     table.append(["TOTAL", *_resource_cells(*report.total_requests(rows))])
     lines.extend(render(table))
+    if not file_mode and "events" in view:  # the live details (karta.report.live_details)
+        lines.extend(_conditions(view.get("conditions") or [], now=now))
+        lines.extend(_events(view.get("events"), int(view.get("eventsOmitted") or 0), now=now))
     return "\n".join(lines) + "\n"
+
+
+def _pending(groups: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``N pods Pending: Reason: message`` per group of unscheduled pods."""
+    if not groups:
+        return []
+    lines = ["", "Pending pods:"]
+    for group in groups:
+        count = int(group.get("count") or 0)
+        why = ": ".join(part for part in (group.get("reason"), group.get("message")) if part)
+        text = f"  {count} pod{'s' if count != 1 else ''} Pending: {why or 'not scheduled yet'}"
+        lines.append(printable(text))
+    return lines
+
+
+def _conditions(conditions: Sequence[Mapping[str, Any]], *, now: _dt.datetime | None) -> list[str]:
+    """The workload's conditions, as kubectl lists them (in the object's order)."""
+    if not conditions:
+        return []
+    table = [["TYPE", "STATUS", "REASON", "AGE", "MESSAGE"]]
+    for c in conditions:
+        age = human_age(c.get("lastTransitionTime"), now=now) if c.get("lastTransitionTime") else ""
+        table.append(
+            [
+                str(c.get("type") or ""),
+                str(c.get("status") or ""),
+                str(c.get("reason") or ""),
+                age,
+                str(c.get("message") or ""),
+            ]
+        )
+    return ["", "Conditions:", *render(table)]
+
+
+def _events(
+    events: Sequence[Mapping[str, Any]] | None, omitted: int, *, now: _dt.datetime | None
+) -> list[str]:
+    """kubectl's Events table (newest last), with the OBJECT each one is about: ``<none>`` when
+    there are none, ``<unknown>`` when they could not be read, a closing note when older ones were
+    left out."""
+    if events is None:
+        return ["", "Events: <unknown> (they could not be read)"]
+    if not events:
+        return ["", "Events: <none>"]
+    table = [["TYPE", "REASON", "AGE", "FROM", "OBJECT", "MESSAGE"]]
+    for e in events:
+        table.append(
+            [
+                str(e.get("type") or ""),
+                str(e.get("reason") or ""),
+                _event_age(e, now=now),
+                str(e.get("from") or ""),
+                _objects_cell(e.get("objects") or []),
+                str(e.get("message") or ""),
+            ]
+        )
+    lines = ["", "Events:", *render(table)]
+    if omitted:
+        lines.append(f"({omitted} older event{'s' if omitted != 1 else ''} not shown)")
+    return lines
+
+
+def _event_age(event: Mapping[str, Any], *, now: _dt.datetime | None) -> str:
+    """kubectl's interval: ``AGE`` of the last occurrence, ``(xN over AGE-of-the-first)`` if repeated."""
+    count = int(event.get("count") or 1)
+    last = human_age(event.get("lastSeen"), now=now)
+    if count > 1:
+        return f"{last} (x{count} over {human_age(event.get('firstSeen'), now=now)})"
+    return last
+
+
+def _objects_cell(objects: Sequence[str]) -> str:
+    if len(objects) <= 1:
+        return str(objects[0]) if objects else ""
+    return f"{objects[0]} (+{len(objects) - 1})"
 
 
 def _stale_note(staleness: tuple[int, int] | None) -> str:
@@ -162,10 +244,12 @@ class _Tree:
     def _cells(self, row: Row) -> list[str]:
         if self.file_mode:
             return [f"replicas: {row.desired}", _gpu_cell(row.resources.gpus)]
+        ready = str(row.ready) if row.counted else "?"
         if row.unattributed:
-            return [f"{row.ready}/{row.current} ready", _gpu_cell(row.resources.gpus), _nodes_cell(row.nodes)]
+            current = str(row.current) if row.counted else "?"
+            return [f"{ready}/{current} ready", _gpu_cell(row.resources.gpus), _nodes_cell(row.nodes)]
         return [
-            f"{row.ready}/{row.pods_desired} ready",
+            f"{ready}/{row.pods_desired} ready",
             _gpu_cell(row.resources.gpus),
             _nodes_cell(row.nodes),
         ]
