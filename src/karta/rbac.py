@@ -97,19 +97,25 @@ def build_rbac(
     plurals: Mapping[tuple[str, str], str] | None = None,
     service_account: tuple[str, str] | None = None,
     related: Sequence[Karta] = (),
+    owners: bool = True,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """``(objects, notes)``: the ClusterRole ``name`` (and its binding to ``service_account``,
     ``(namespace, name)``) and the comments explaining guesses. The role reads the kinds of
     :func:`owner_kinds` (``related``: the definitions consulted for the kinds ``kartas`` name),
-    pods, Events and Kartas. An unknown backend is a GangError."""
+    pods, Events and Kartas; with ``owners`` False (a consumer that reads only the workloads and
+    their pods, such as the controller) the root kinds, pods and Kartas. An unknown backend is a
+    GangError."""
     plurals = plurals or {}
     notes: list[str] = []
-    by_group: dict[str, set[str]] = {"": {"pods", "events"}}
+    by_group: dict[str, set[str]] = {"": {"pods", "events"} if owners else {"pods"}}
+    roots: list[tuple[str, str]] = []
     for karta in kartas:
         gvk = karta.root.kind
         if gvk is None or not gvk.kind:
             notes.append(f"{karta.metadata.name} has no root kind; it adds nothing")
-    for group, kind in owner_kinds(kartas, related):
+        else:
+            roots.append((gvk.group, gvk.kind))
+    for group, kind in owner_kinds(kartas, related) if owners else list(dict.fromkeys(roots)):
         plural = plurals.get((group, kind))
         if plural is None:
             plural = plural_guess(kind)

@@ -99,7 +99,9 @@ def workload_rules(
     if backend == "none":
         return [], []
     plurals = plurals or {}
-    (role, *_), notes = build_rbac(kartas, name="karta-controller", backends=(backend,), plurals=plurals)
+    (role, *_), notes = build_rbac(
+        kartas, name="karta-controller", backends=(backend,), plurals=plurals, owners=False
+    )
     rules = [r for r in role["rules"] if r["apiGroups"] != [_KARTAS_GROUP]]
     read: dict[str, set[str]] = {}
     for rule in rules[:-1]:  # the last rule is the backend's
