@@ -23,7 +23,14 @@ from karta.cli.completion import complete_types
 from karta.cli.config import load_config, resolve_output
 from karta.cli.errors import CliError, UsageError
 from karta.cli.inputs import read_object
-from karta.cli.lookup import definition_for_object, open_store, read_live
+from karta.cli.lookup import (
+    DEFINITION_OPTION_HELP,
+    chosen_definition,
+    definition_for_object,
+    open_store,
+    read_live,
+    resolution_notes,
+)
 from karta.cli.options import connection_options, limit_option, output_options
 from karta.cli.output import emit, warn
 from karta.cli.views.describe import render_table
@@ -46,6 +53,7 @@ NO_DEFINITION_HINT = (
 @click.command("describe", short_help=short_help("describe"))
 @click.argument("args", nargs=-1, metavar="[TYPE[/NAME] [NAME]]", shell_complete=complete_types)
 @click.option("-f", "--file", "file", metavar="FILE", help="Describe this manifest offline (path or -).")
+@click.option("--definition", "definition", metavar="NAME|FILE", help=DEFINITION_OPTION_HELP)
 @limit_option(
     "--pod-limit", default=0, help="Pods shown per component, unhealthy first (0 = all; table output)."
 )
@@ -59,6 +67,7 @@ NO_DEFINITION_HINT = (
 def describe(
     args: tuple[str, ...],
     file: str | None,
+    definition: str | None,
     pod_limit: int,
     component_limit: int,
     output: str | None,
@@ -75,6 +84,9 @@ def describe(
     document with apiVersion and kind, resolved against the built-in catalog, the user's
     definitions ($KARTA_DEFINITIONS) and the cluster's when one is configured. The output says
     "file mode": there is no live status. No definition for the type exits 4.
+
+    --definition NAME|FILE describes the workload with that definition instead of the one its
+    type resolves to (a name from `kli definitions`, or a file).
     """
 
     if file is not None and args:
@@ -86,6 +98,7 @@ def describe(
     if file is None:
         _describe_live(
             args,
+            definition=definition,
             overrides=overrides,
             fmt=fmt,
             limits=(pod_limit, component_limit),
@@ -94,6 +107,7 @@ def describe(
         return
     _describe_file(
         file,
+        definition=definition,
         fmt=fmt,
         component_limit=component_limit,
         gpu_resources=config.gpu_resources,
@@ -104,6 +118,7 @@ def describe(
 def _describe_live(
     args: tuple[str, ...],
     *,
+    definition: str | None,
     overrides: ConfigOverrides,
     fmt: str,
     limits: tuple[int, int],
@@ -114,7 +129,10 @@ def _describe_live(
             emit(_no_definition_envelope(client, token), fmt)
 
     live = read_live(args, command="describe", overrides=overrides, on_no_definition=envelope)
-    chosen = live.workload.definition
+    chosen, warnings = live.workload.definition, list(live.warnings)
+    if definition is not None:
+        chosen, diagnostics = chosen_definition(definition, live.workload.obj, overrides, hint="")
+        warnings.extend(d["message"] for d in diagnostics if d["severity"] in ("warning", "error"))
     built = _rows(chosen, live.workload.obj, live.label, gpu_resources=gpu_resources, pods=live.pods)
     pod_limit, component_limit = limits
     _print(
@@ -125,7 +143,7 @@ def _describe_live(
         file_mode=False,
         component_limit=component_limit,
         pod_limit=pod_limit,
-        warnings=live.warnings,
+        warnings=warnings,
     )
 
 
@@ -145,6 +163,7 @@ def _no_definition_envelope(client: kube.KubeClient, token: str) -> dict[str, st
 def _describe_file(
     path: str,
     *,
+    definition: str | None,
     fmt: str,
     component_limit: int,
     gpu_resources: tuple[str, ...],
@@ -152,19 +171,13 @@ def _describe_file(
 ) -> None:
     obj, name = read_object(path, what="workload object")
     api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
-    store = open_store(overrides)
-    try:
-        chosen = definition_for_object(store, obj, hint=FILE_NO_DEFINITION_HINT)
-    except CliError as exc:
-        if exc.code == exitcodes.NO_DEFINITION:
-            for warning in store.warnings:
-                warn(warning)
-            if fmt in ("json", "yaml"):
-                emit(_envelope(str(model.GVK.of(api_version, kind))), fmt)
-        raise
-    warnings = list(store.warnings)
+    if definition is not None:
+        chosen, diagnostics = chosen_definition(definition, obj, overrides, hint=FILE_NO_DEFINITION_HINT)
+        warnings = [d["message"] for d in diagnostics if d["severity"] in ("warning", "error")]
+    else:
+        chosen, warnings = _resolved_for_file(obj, fmt=fmt, overrides=overrides)
     gvk = chosen.gvk
-    if gvk is not None and gvk.version != api_version.rpartition("/")[2]:
+    if definition is None and gvk is not None and gvk.version != api_version.rpartition("/")[2]:
         warnings.append(
             f"{kind} {api_version} is described with {chosen.name}, a definition for version {gvk.version}"
         )
@@ -178,6 +191,24 @@ def _describe_file(
         component_limit=component_limit,
         warnings=warnings,
     )
+
+
+def _resolved_for_file(
+    obj: dict[str, Any], *, fmt: str, overrides: ConfigOverrides | None
+) -> tuple[StoredDefinition, list[str]]:
+    """The definition a manifest's type resolves to, and the warnings to print with it; no
+    definition: the store's warnings at once, the JSON envelope for -o json|yaml, exit 4."""
+    store = open_store(overrides)
+    try:
+        chosen = definition_for_object(store, obj, hint=FILE_NO_DEFINITION_HINT)
+    except CliError as exc:
+        if exc.code == exitcodes.NO_DEFINITION:
+            for warning in store.warnings:
+                warn(warning)
+            if fmt in ("json", "yaml"):
+                emit(_envelope(str(model.GVK.of(str(obj["apiVersion"]), str(obj["kind"])))), fmt)
+        raise
+    return chosen, [*store.warnings, *resolution_notes(store, obj, chosen)]
 
 
 def _print(

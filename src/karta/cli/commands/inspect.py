@@ -1,4 +1,4 @@
-"""``kli inspect -f OBJECT [--definition KARTA] [--pods PODS]``: everything the engine derives.
+"""``kli inspect -f OBJECT [--definition NAME|FILE] [--pods PODS]``: everything the engine derives.
 
 For definition authors. The JSON shape is a stable contract (README, "kli inspect output";
 :class:`karta.report.InspectReport`): ``definition``, ``workload``, ``status``, ``components``,
@@ -16,7 +16,7 @@ from karta.cli import exitcodes
 from karta.cli.commands import short_help
 from karta.cli.errors import CliError
 from karta.cli.inputs import read_object, read_objects
-from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition
+from karta.cli.lookup import DEFINITION_OPTION_HELP, PASS_DEFINITION_HINT, chosen_definition
 from karta.cli.options import connection_options, format_option
 from karta.cli.output import emit
 from karta.cli.views.inspect import render_table
@@ -30,13 +30,7 @@ __all__ = ["inspect"]
 
 @click.command("inspect", short_help=short_help("inspect"))
 @click.option("-f", "--file", "file", required=True, metavar="OBJECT", help="Workload manifest (path or -).")
-@click.option(
-    "--definition",
-    "definition",
-    metavar="KARTA",
-    help="Karta definition file (default: resolve by the object's GVK from the built-in "
-    "catalog, $KARTA_DEFINITIONS and the cluster's Kartas, as every command does).",
-)
+@click.option("--definition", "definition", metavar="NAME|FILE", help=DEFINITION_OPTION_HELP)
 @click.option(
     "--pods", "pods_file", metavar="PODS", help="The workload's pods (multi-document YAML or a List)."
 )

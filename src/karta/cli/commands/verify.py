@@ -45,7 +45,8 @@ _MARK = {"ok": "ok  ", "fail": "FAIL", "warn": "warn"}
     "definition",
     required=True,
     metavar="D",
-    help="Karta definition: a file, or the name of a built-in or user definition.",
+    help="Karta definition: a file (a path, or one ending in .yaml/.yml/.json), or a name "
+    "(kli definitions: built-in, user or cluster).",
 )
 @click.option("--workload", "workload", required=True, metavar="W", help="Workload manifest (path or -).")
 @click.option(
@@ -60,7 +61,7 @@ def verify(definition: str, workload: str, predict: str | None, output: str) -> 
     replicas and the gang with the predictions file, e.g. `component worker: expected replicas
     4, got 2`. Exit 0 when nothing failed, 1 otherwise.
     """
-    defs = definitions_named(definition)
+    defs = definitions_named(definition, invalid_ok=True)  # an invalid one is a failed check
     if len(defs) != 1:
         raise UsageError(f"{definition} holds {len(defs)} Karta definitions; expected exactly one")
     obj, obj_name = read_object(workload, what="workload object")

@@ -1,5 +1,5 @@
-"""The ``kli definitions`` table (section 17.7): ``NAME KIND ORIGIN COMPONENTS``, fitted to 100
-columns (KIND shortened to the Kind, COMPONENTS cut with ``+N more``)."""
+"""The ``kli definitions`` table (section 17.7): ``NAME KIND ORIGIN STATUS COMPONENTS``, fitted to
+100 columns (KIND shortened to the Kind, COMPONENTS cut with ``+N more``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from karta.cli.text import printable
 from karta.cli.views.table import SEP, TABLE_WIDTH, fit_list, render, widths
 
 if TYPE_CHECKING:
-    from karta.definitions import StoredDefinition
+    from karta.definitions import Listing, StoredDefinition
     from karta.model import Karta
 
 __all__ = ["table"]
@@ -31,32 +31,45 @@ def _components_cell(karta: Karta, limit: int) -> str:
     return cell
 
 
-def table(items: list[StoredDefinition], component_limit: int, *, fit: bool = True) -> str:
-    """``NAME KIND ORIGIN COMPONENTS``, fitted to :data:`TABLE_WIDTH` columns when it is wider:
-    when COMPONENTS would have less than :data:`_MIN_COMPONENTS` columns, KIND shows the Kind
-    alone (the catalog's NAMEs spell group and version; ``kli definitions NAME`` shows it all);
-    then, with ``fit`` (the default ``--component-limit``), COMPONENTS keeps whole names and ends
-    in ``+N more`` or ``+N``."""
-    header = ["NAME", "KIND", "ORIGIN", "COMPONENTS"]
+def table(items: list[Listing], component_limit: int, *, fit: bool = True) -> str:
+    """``NAME KIND ORIGIN STATUS COMPONENTS``, fitted to :data:`TABLE_WIDTH` columns when it is
+    wider: when COMPONENTS would have less than :data:`_MIN_COMPONENTS` columns, KIND shows the
+    Kind alone (the catalog's NAMEs spell group and version; ``kli definitions NAME`` shows it
+    all); then, with ``fit`` (the default ``--component-limit``), COMPONENTS keeps whole names and
+    ends in ``+N more`` or ``+N``, or is left out when not even :data:`_LEAST_COMPONENTS`
+    columns are left for it (the whole catalog's long names; a filter or NAME shows them)."""
+    header = ["NAME", "KIND", "ORIGIN", "STATUS", "COMPONENTS"]
     rows = [
         [
             printable(cell)
-            for cell in (d.name, _kind_cell(d), d.origin, _components_cell(d.karta, component_limit))
+            for cell in (
+                e.definition.name,
+                _kind_cell(e.definition),
+                e.definition.origin,
+                e.text,
+                _components_cell(e.definition.karta, component_limit),
+            )
         ]
-        for d in items
+        for e in items
     ]
+    last = len(header) - 1
     if _width([header, *rows]) > TABLE_WIDTH:
         if _room(header, rows) < _MIN_COMPONENTS:
-            for row, d in zip(rows, items, strict=True):
-                if d.gvk is not None:
-                    row[1] = printable(d.gvk.kind)
-        room = max(_room(header, rows), len("COMPONENTS"))
-        for row in rows:
-            row[3] = _fit_components(row[3], room) if fit else row[3]
+            for row, e in zip(rows, items, strict=True):
+                if e.definition.gvk is not None:
+                    row[1] = printable(e.definition.gvk.kind)
+        room = _room(header, rows)
+        if fit and room < _LEAST_COMPONENTS:
+            header, rows = header[:last], [row[:last] for row in rows]
+        else:
+            room = max(room, len("COMPONENTS"))
+            for row in rows:
+                row[last] = _fit_components(row[last], room) if fit else row[last]
     return "\n".join(render([header, *rows])) + "\n"
 
 
 _MIN_COMPONENTS = 24
+_LEAST_COMPONENTS = len("pytorchjob, +2")
 
 
 def _room(header: list[str], rows: list[list[str]]) -> int:
