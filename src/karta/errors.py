@@ -86,6 +86,11 @@ class NoDefinitionError(ResolutionError):
     """``no Karta definition covers <what>``: nothing claims the type at any version."""
 
 
+class InvalidDefinitionError(NoDefinitionError):
+    """``no valid Karta definition covers <what>``: only invalid definitions claim the type (the
+    message names them and their first problem); an invalid definition is never used."""
+
+
 class AmbiguousDefinitionError(ResolutionError):
     """Several definitions claim the type (a collision, or several kinds a type token matches)."""
 

@@ -42,9 +42,8 @@ COMPLETION_TIMEOUT = 2.0  # seconds for a live completion (17.9), connection and
 def type_tokens(store: definitions.DefinitionStore) -> list[str]:
     """Completion tokens for TYPE: ``kind`` lower-cased, or ``kind.version.group`` when ambiguous."""
     by_kind: dict[str, set[model.GVK]] = {}
-    for d in store.visible():
-        if d.gvk is not None:
-            by_kind.setdefault(d.gvk.kind.lower(), set()).add(d.gvk)
+    for gvk in store.gvks():
+        by_kind.setdefault(gvk.kind.lower(), set()).add(gvk)
     tokens: set[str] = set()
     for kind, gvks in by_kind.items():
         if len(gvks) == 1:
@@ -167,6 +166,6 @@ def complete_definition_names(
 ) -> list[CompletionItem]:
     """``shell_complete`` callback for a definition name (files complete through the shell)."""
     store = _store()
-    names = sorted({d.name for d in store.visible()}) if store is not None else []
+    names = store.names() if store is not None else []
     items = [CompletionItem(n) for n in names if n.startswith(incomplete)]
     return items or [CompletionItem(incomplete, type="file")]

@@ -6,7 +6,8 @@ library's errors to kli's exit codes and hints.
 - :func:`open_store`: catalog < ``$KARTA_DEFINITIONS`` < the cluster's Kartas (17.3), read with
   the command's connection flags; without any kubeconfig catalog and user only, silently.
 - :func:`definition_for_object`: the definition for a workload manifest; :func:`chosen_definition`
-  the same, unless ``--definition FILE`` names one; :func:`definitions_named` a file or a name.
+  the same, unless ``--definition NAME|FILE`` names one; :func:`definitions_named` every
+  definition of a file, or the one of a name (:func:`is_definition_file` tells which).
 - :func:`resolve_type`: a TYPE token (17.4), :func:`parse_target` ``TYPE/NAME`` or ``TYPE NAME``,
   :func:`fetch_workload` the object (not installed or not found: exit 3), :func:`read_live` all of
   it and the workload's pods, as ``describe`` and ``gang`` read a live workload.
@@ -14,6 +15,7 @@ library's errors to kli's exit codes and hints.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +32,7 @@ from karta.errors import (
     ApiError,
     ClusterError,
     DefinitionError,
+    InvalidDefinitionError,
     NoDefinitionError,
 )
 
@@ -37,7 +40,9 @@ if TYPE_CHECKING:
     from karta.model.findings import FindingDict
 
 __all__ = [
+    "DEFINITION_OPTION_HELP",
     "FILE",
+    "INVALID_HINT",
     "NO_DEFINITION_HINT",
     "PASS_DEFINITION_HINT",
     "SEE_ALL",
@@ -47,26 +52,39 @@ __all__ = [
     "definition_for_object",
     "definitions_named",
     "fetch_workload",
+    "is_definition_file",
     "load_definition",
+    "named_definition",
+    "no_such_definition",
     "not_found",
     "not_installed",
     "open_store",
     "parse_target",
     "parse_targets",
     "read_live",
+    "resolution_notes",
     "resolve_type",
 ]
 
 FILE = "file"  # the origin of a definition given as a file (--definition FILE)
 SEE_ALL = 'Run "kli definitions" to see what is available'
 PASS_DEFINITION_HINT = (
-    "pass one with --definition FILE, or put it in $KARTA_DEFINITIONS "
+    "pass one with --definition NAME|FILE, or put it in $KARTA_DEFINITIONS "
     '(default ~/.karta/definitions); "kli definitions" lists the types Karta covers, '
     '"kli scaffold --crd CRD.yaml" drafts a definition'
 )
 NO_DEFINITION_HINT = (
     '"kli definitions" lists the types Karta covers; "kli scaffold --crd CRD.yaml" drafts a '
     "definition for a custom resource (apply it to the cluster or put it in $KARTA_DEFINITIONS)"
+)
+INVALID_HINT = (
+    '"kli definitions" marks the invalid definitions; fix or delete them ("kli validate FILE" '
+    "shows every finding), or pass a valid one with --definition NAME|FILE"
+)
+DEFINITION_OPTION_HELP = (
+    "Karta definition: a name (kli definitions) or a file (path, or - for stdin); default: resolve "
+    "by the object's kind from the built-in catalog, $KARTA_DEFINITIONS and the cluster's Kartas, "
+    "as every command does."
 )
 
 
@@ -105,10 +123,12 @@ def definition_for_object(
 ) -> definitions.StoredDefinition:
     """The definition for a workload manifest by the one rule of
     :meth:`~karta.definitions.DefinitionStore.definition_for` (exact GVK, else the most stable
-    other version of its group and kind): no definition exits 4 with ``hint``, several claiming
-    it is a usage error."""
+    other version of its group and kind): no definition exits 4 with ``hint``, only invalid ones
+    exit 1 (as an invalid ``--definition FILE`` does), several claiming it is a usage error."""
     try:
         return store.definition_for(model.GVK.of(str(obj["apiVersion"]), str(obj["kind"])))
+    except InvalidDefinitionError as exc:
+        raise CliError(str(exc), hint=INVALID_HINT) from None
     except NoDefinitionError as exc:
         raise CliError(str(exc), code=exitcodes.NO_DEFINITION, hint=hint) from None
     except AmbiguousDefinitionError as exc:
@@ -118,7 +138,8 @@ def definition_for_object(
 def load_definition(doc: model.Document, *, name: str, path: str) -> tuple[model.Karta, list[model.Finding]]:
     """One Karta document of a ``--definition`` file, loaded leniently and validated.
 
-    Returns the definition and every finding (warnings included); any error finding (a duplicate
+    Returns the definition and every finding (warnings included, but not the write-back ones:
+    no command that takes --definition writes through a path); any error finding (a duplicate
     key included) refuses the file with a pointer to ``kli validate``. ``name`` is the file as
     shown, ``path`` as given.
     """
@@ -127,8 +148,8 @@ def load_definition(doc: model.Document, *, name: str, path: str) -> tuple[model
     except DefinitionError as exc:
         raise UsageError(str(exc)) from None
     findings = list(result.findings)
-    if result.karta is not None:
-        findings.extend(model.validate_karta(result.karta))
+    if result.karta is not None:  # the commands that read definitions never write through them
+        findings.extend(model.validate_karta(result.karta, write_back=False))
     errors = [f for f in findings if f.severity is model.Severity.ERROR]
     if result.karta is None or errors:
         detail = "; ".join(f.message for f in errors[:5])
@@ -137,6 +158,55 @@ def load_definition(doc: model.Document, *, name: str, path: str) -> tuple[model
             hint=f"run 'kli validate {path}' to see every finding",
         )
     return result.karta, findings
+
+
+def is_definition_file(ref: str) -> bool:
+    """How ``--definition REF`` is read: a file when ``ref`` is ``-`` (stdin), an existing path,
+    or ends in ``.yaml``/``.yml``/``.json`` or holds a ``/``; otherwise a definition name."""
+    return ref == "-" or "/" in ref or ref.endswith((".yaml", ".yml", ".json")) or Path(ref).exists()
+
+
+def named_definition(
+    store: definitions.DefinitionStore,
+    name: str,
+    *,
+    notes: list[str] | None = None,
+    invalid_ok: bool = False,
+) -> definitions.StoredDefinition:
+    """The definition called ``name`` in ``store`` (overridden ones too: a name asks for that
+    definition). Unknown: exit 4 with the closest names; invalid (unless ``invalid_ok``): exit 1
+    with its first problem. When it is not the one its kind resolves to, ``notes`` gets a line
+    saying so."""
+    found = store.by_name(name)
+    if found is None:
+        raise no_such_definition(store, name, also=", and no such file")
+    if not found.valid and not invalid_ok:
+        check = (
+            f"kubectl get karta {found.name} -o yaml | kli validate -"
+            if found.origin == definitions.CLUSTER
+            else f"kli validate {found.source}"
+        )
+        raise CliError(
+            f"{definitions.describe_definition(found)} is not a valid Karta definition: {found.problems[0]}",
+            hint=f"'{check}' shows every finding",
+        )
+    listing = store.listing_of(found)
+    if notes is not None and listing.status != definitions.OK and listing.used is not None:
+        notes.append(
+            f"using {definitions.describe_definition(found)} as asked; its kind resolves to "
+            f"{definitions.describe_definition(listing.used)} ({listing.text})"
+        )
+    return found
+
+
+def no_such_definition(store: definitions.DefinitionStore, name: str, *, also: str = "") -> CliError:
+    """Exit 4 for an unknown definition name, with the closest names as the hint."""
+    close = difflib.get_close_matches(name, store.names(), n=3, cutoff=0.6)
+    return CliError(
+        f"no Karta definition named {name!r}{also}",
+        code=exitcodes.NO_DEFINITION,
+        hint=(f"did you mean {' or '.join(close)}? " if close else "") + SEE_ALL,
+    )
 
 
 def _definition_files(path: str) -> list[definitions.StoredDefinition]:
@@ -152,48 +222,54 @@ def _definition_files(path: str) -> list[definitions.StoredDefinition]:
     ]
 
 
-def definitions_named(ref: str) -> list[definitions.StoredDefinition]:
-    """Every definition in the file ``ref`` (``-`` is stdin), else the one named ``ref`` among
-    the definitions :func:`open_store` sees; neither: exit 4."""
-    if ref == "-" or Path(ref).exists():
+def definitions_named(
+    ref: str, overrides: kube.ConfigOverrides | None = None, *, invalid_ok: bool = False
+) -> list[definitions.StoredDefinition]:
+    """Every definition in the file ``ref`` (see :func:`is_definition_file`), else the one
+    named ``ref`` among the definitions :func:`open_store` sees (:func:`named_definition`)."""
+    if is_definition_file(ref):
         return _definition_files(ref)
-    found = open_store().by_name(ref)
-    if found is None:
-        raise CliError(
-            f"no Karta definition named {ref!r} and no such file. {SEE_ALL}", code=exitcodes.NO_DEFINITION
-        )
-    return [found]
+    return [named_definition(open_store(overrides), ref, invalid_ok=invalid_ok)]
+
+
+def _definition_file(path: str) -> tuple[definitions.StoredDefinition, list[FindingDict]]:
+    """The one definition of the file ``path``, and its findings."""
+    text, name = read_text(path)
+    docs = read_documents(text, name, duplicates=True)
+    if len(docs) != 1:
+        raise UsageError(f"{name} holds {len(docs)} YAML documents; expected exactly one Karta definition")
+    karta, findings = load_definition(docs[0], name=name, path=path)
+    chosen = definitions.StoredDefinition(karta=karta, origin=FILE, source=name, trusted=False)
+    return chosen, [f.to_dict() for f in findings]
 
 
 def chosen_definition(
-    path: str | None,
+    ref: str | None,
     obj: dict[str, Any],
     overrides: kube.ConfigOverrides | None,
     *,
     hint: str,
     store: definitions.DefinitionStore | None = None,
 ) -> tuple[definitions.StoredDefinition, list[FindingDict]]:
-    """The definition a command applies to the workload ``obj``: the one in the file ``path``
-    (``--definition FILE``: exactly one document), else the one the definitions every command
-    sees resolve it to (:func:`open_store` with ``overrides``, :func:`definition_for_object`).
-    Also the diagnostics to report with it: the file's findings or the store's warnings, and a
-    warning when the definition is for another kind or version than the object. ``store`` (the
-    one :func:`open_store` gave, for several objects) saves reading the definitions again."""
+    """The definition a command applies to the workload ``obj``: the one ``--definition REF``
+    names (a file of exactly one document, or a definition name: :func:`is_definition_file`),
+    else the one the definitions every command sees resolve it to (:func:`open_store` with
+    ``overrides``, :func:`definition_for_object`). Also the diagnostics to report with it: the
+    file's findings, or the store's warnings and what resolving had to decide, and a warning
+    when the definition is for another kind or version than the object. ``store`` (the one
+    :func:`open_store` gave, for several objects) saves reading the definitions again."""
     diagnostics: list[FindingDict] = []
-    if path is not None:
-        text, name = read_text(path)
-        docs = read_documents(text, name, duplicates=True)
-        if len(docs) != 1:
-            raise UsageError(
-                f"{name} holds {len(docs)} YAML documents; expected exactly one Karta definition"
-            )
-        karta, findings = load_definition(docs[0], name=name, path=path)
-        diagnostics.extend(f.to_dict() for f in findings)
-        chosen = definitions.StoredDefinition(karta=karta, origin=FILE, source=name, trusted=False)
+    if ref is not None and is_definition_file(ref):
+        chosen, diagnostics = _definition_file(ref)
     else:
         store = store if store is not None else open_store(overrides)
-        diagnostics.extend({"severity": "warning", "message": w, "location": ""} for w in store.warnings)
-        chosen = definition_for_object(store, obj, hint=hint)
+        notes: list[str] = []
+        if ref is not None:
+            chosen = named_definition(store, ref, notes=notes)
+        else:
+            chosen = definition_for_object(store, obj, hint=hint)
+            notes = resolution_notes(store, obj, chosen)
+        diagnostics.extend(_warning(w) for w in [*store.warnings, *notes])
     gvk = chosen.karta.root.kind
     if gvk is not None and (gvk.api_version, gvk.kind) != (obj.get("apiVersion"), obj.get("kind")):
         diagnostics.append(
@@ -207,6 +283,18 @@ def chosen_definition(
     return chosen, diagnostics
 
 
+def resolution_notes(
+    store: definitions.DefinitionStore, obj: dict[str, Any], chosen: definitions.StoredDefinition
+) -> list[str]:
+    """What resolving ``obj``'s type to ``chosen`` had to decide (ignored duplicates, invalid
+    definitions passed over), to print with the command's output."""
+    return store.notes_for(model.GVK.of(str(obj.get("apiVersion")), str(obj.get("kind"))), chosen.gvk)
+
+
+def _warning(message: str) -> FindingDict:
+    return {"severity": "warning", "message": message, "location": ""}
+
+
 # --------------------------------------------------------------------------- live workloads
 
 
@@ -215,11 +303,14 @@ def resolve_type(
 ) -> kube.ResolvedType:
     """17.4 "Type resolution" (:func:`karta.kube.resolve_type`) with kli's errors: several
     matches are a usage error (exit 2), none exits 4 (a token neither discovery nor the
-    definitions know gets kubectl-like "did you mean" suggestions), discovery trouble exits 1."""
+    definitions know gets kubectl-like "did you mean" suggestions), only invalid ones and
+    discovery trouble exit 1."""
     try:
         return kube.resolve_type(token, client=client, store=store)
     except ClusterError as exc:
         raise cluster_failure(exc, client=client, doing="API discovery") from None
+    except InvalidDefinitionError as exc:
+        raise CliError(str(exc), hint=INVALID_HINT) from None
     except NoDefinitionError as exc:
         message = str(exc)
         close = _close_types(token, client=client, store=store)
@@ -469,7 +560,7 @@ def read_live(
                 on_no_definition(client, token)
             raise
         found = kube.find_pods(client, workload.obj)
-        warnings = [*store.warnings, *found.warnings]
+        warnings = [*store.warnings, *workload.resolved.notes, *found.warnings]
         got = kube.EventsRead()
         if events:
             namespace = str((workload.obj.get("metadata") or {}).get("namespace") or "") or None

@@ -1,11 +1,15 @@
 """Where definitions come from (R13, section 17.3): the built-in catalog, the user's definitions
 directory and, when the caller supplies them, the cluster's Karta objects.
 
-Precedence per root GVK: cluster over user directory over built-in. Collisions are warnings and
-make the GVK ambiguous; definitions without a usable root GVK are "unmapped" and listed last.
-Lookups by name (cluster origin preferred), by exact GVK, by group and kind at any version, and by
-kind (case-insensitive); resolution by one rule (:meth:`DefinitionStore.definition_for`) for every
-consumer. Cluster access itself lives elsewhere (``karta.kube``): this package only merges.
+Precedence per root GVK: cluster over user directory over built-in, valid over invalid (an invalid
+definition is never used, the next valid one is); several valid cluster Kartas for one GVK are
+ranked (Ready, then the oldest, then by name) and the others ignored, several valid user
+definitions collide (a warning; the GVK is ambiguous). Definitions without a usable root GVK are
+"unmapped" and listed last. :meth:`DefinitionStore.listing` gives every definition with its
+status (ok, invalid, ignored, overridden, ambiguous). Lookups by name (every definition, the one
+in use first), by exact GVK, by group and kind at any version, and by kind (case-insensitive);
+resolution by one rule (:meth:`DefinitionStore.definition_for`) for every consumer. Cluster access
+itself lives elsewhere (``karta.kube``): this package only merges.
 
 Names are resolved lazily (PEP 562), so that ``kli`` commands can import the package at no cost.
 """
@@ -18,6 +22,14 @@ from karta._lazy import lazy_dir, lazy_getattr
 
 _EXPORTS: dict[str, str] = {
     "CATALOG": "karta.definitions.store",
+    "describe_definition": "karta.definitions.store",
+    "Resolution": "karta.definitions.store",
+    "Listing": "karta.definitions.store",
+    "OVERRIDDEN": "karta.definitions.store",
+    "OK": "karta.definitions.store",
+    "INVALID": "karta.definitions.store",
+    "IGNORED": "karta.definitions.store",
+    "AMBIGUOUS": "karta.definitions.store",
     "CLUSTER": "karta.definitions.store",
     "ORIGINS": "karta.definitions.store",
     "USER": "karta.definitions.store",
@@ -31,15 +43,23 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "AMBIGUOUS",
     "CATALOG",
     "CLUSTER",
+    "IGNORED",
     "INDEX_LABELS",
+    "INVALID",
+    "OK",
     "ORIGINS",
+    "OVERRIDDEN",
     "USER",
     "DefinitionStore",
+    "Listing",
+    "Resolution",
     "StoredDefinition",
     "ambiguity",
     "default_user_directory",
+    "describe_definition",
     "expected_labels",
     "kai_visibility_warnings",
 ]
@@ -49,13 +69,21 @@ __dir__ = lazy_dir(_EXPORTS, globals())
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from karta.definitions.store import (
+        AMBIGUOUS,
         CATALOG,
         CLUSTER,
+        IGNORED,
+        INVALID,
+        OK,
         ORIGINS,
+        OVERRIDDEN,
         USER,
         DefinitionStore,
+        Listing,
+        Resolution,
         StoredDefinition,
         ambiguity,
         default_user_directory,
+        describe_definition,
     )
     from karta.definitions.visibility import INDEX_LABELS, expected_labels, kai_visibility_warnings

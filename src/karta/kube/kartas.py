@@ -2,7 +2,8 @@
 
 Owns :func:`read_cluster_kartas` (list every ``kartas.run.ai`` object, cluster-wide, paged, and
 load each leniently) and :func:`load_definitions` (catalog < user directory < cluster, merged per
-root GVK by :class:`karta.definitions.DefinitionStore`, which also reports collisions).
+root GVK by :class:`karta.definitions.DefinitionStore`, which also decides between invalid and
+duplicate definitions of one GVK).
 
 Nothing here raises for cluster trouble: each situation of 17.3 becomes a warning and the tools
 fall back to the built-in and user definitions.
@@ -112,8 +113,9 @@ def load_definitions(
     include_catalog: bool = True,
     chunk_size: int = 500,
 ) -> DefinitionStore:
-    """Catalog < user directory < cluster definitions, merged per root GVK (collisions are
-    warnings of the store); ``client=None`` means offline (no kubeconfig), silently."""
+    """Catalog < user directory < cluster definitions, merged per root GVK (the store passes
+    invalid ones over and ranks cluster duplicates); ``client=None`` means offline (no
+    kubeconfig), silently."""
     from karta.definitions import DefinitionStore
 
     if client is None:

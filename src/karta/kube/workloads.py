@@ -56,6 +56,7 @@ class ResolvedType:
     resource: ResourceType | None
     kind: str
     group: str
+    notes: tuple[str, ...] = ()  # what resolving it had to decide (DefinitionStore.notes_for)
 
     @property
     def installed(self) -> bool:
@@ -68,6 +69,7 @@ class CoveredType:
 
     resource: ResourceType
     definition: StoredDefinition
+    notes: tuple[str, ...] = ()  # what resolving it had to decide (DefinitionStore.notes_for)
 
 
 def _served(client: KubeClient) -> Callable[[GVK], bool]:
@@ -91,7 +93,8 @@ def resolve_type(token: str, *, client: KubeClient, store: DefinitionStore) -> R
         chosen = store.definition_for(rtype.gvk, served=_served(client))
         version = chosen.gvk.version if chosen.gvk else rtype.version
         read = rtype if version == rtype.version else client.discovery.find(rtype.group, version, rtype.kind)
-        return ResolvedType(chosen, read or rtype, rtype.kind, rtype.group)
+        notes = tuple(store.notes_for(rtype.gvk, chosen.gvk))
+        return ResolvedType(chosen, read or rtype, rtype.kind, rtype.group, notes)
     try:
         only = store.definition_for_token(token)
     except NoDefinitionError:
@@ -99,15 +102,15 @@ def resolve_type(token: str, *, client: KubeClient, store: DefinitionStore) -> R
             f'no Karta definition covers "{token}" (and the server has no resource type "{token}")'
         ) from None
     assert only.gvk is not None
-    return ResolvedType(only, None, only.gvk.kind, only.gvk.group)
+    return ResolvedType(only, None, only.gvk.kind, only.gvk.group, tuple(store.notes_for(only.gvk)))
 
 
 def covered_types(client: KubeClient, store: DefinitionStore) -> tuple[list[CoveredType], list[str]]:
     """Every GroupKind a visible definition covers, once, at its most stable served version that
     can be listed (17.4 ``--all-types``), sorted by group and kind; plus one warning per GroupKind
-    skipped because colliding definitions claim it. Kinds the cluster does not serve are left out
-    silently. Raises :class:`ClusterError` when discovery fails."""
-    covered = {d.gvk.group_kind for d in store.visible() if d.gvk is not None}
+    skipped because colliding or only invalid definitions claim it. Kinds the cluster does not
+    serve are left out silently. Raises :class:`ClusterError` when discovery fails."""
+    covered = {gvk.group_kind for gvk in store.gvks()}
     best: dict[GroupKind, ResourceType] = {}
     for r in client.discovery.resources():
         gk = GroupKind(r.group, r.kind)
@@ -122,9 +125,11 @@ def covered_types(client: KubeClient, store: DefinitionStore) -> tuple[list[Cove
     for gk in sorted(best):
         rtype = best[gk]
         try:
-            out.append(CoveredType(rtype, store.definition_for(rtype.gvk, served=_served(client))))
-        except AmbiguousDefinitionError as exc:
+            chosen = store.definition_for(rtype.gvk, served=_served(client))
+        except (AmbiguousDefinitionError, NoDefinitionError) as exc:  # colliding, or only invalid
             warnings.append(f"skipping {rtype.kind}: {exc}")
+            continue
+        out.append(CoveredType(rtype, chosen, tuple(store.notes_for(rtype.gvk, chosen.gvk))))
     return out, warnings
 
 
@@ -141,8 +146,8 @@ class TopLevel:
 
     @classmethod
     def of(cls, client: KubeClient, store: DefinitionStore) -> TopLevel:
-        """The GroupKinds the store's visible definitions cover."""
-        return cls(client, (d.gvk.group_kind for d in store.visible() if d.gvk is not None))
+        """The GroupKinds the store's definitions claim."""
+        return cls(client, (gvk.group_kind for gvk in store.gvks()))
 
     def by_reference(self, obj: Mapping[str, Any]) -> bool | None:
         """True: top-level (no controller); False: nested (the controller is of a covered kind);

@@ -43,8 +43,12 @@ from karta.model.validate_structure import (
 __all__ = ["validate_karta", "validate_or_raise"]
 
 
-def validate_karta(karta: Karta | None) -> list[Finding]:
-    """All findings of ``karta`` (errors and warnings) in the order of the module docstring."""
+def validate_karta(karta: Karta | None, *, write_back: bool = True) -> list[Finding]:
+    """All findings of ``karta`` (errors and warnings) in the order of the module docstring.
+
+    ``write_back=False`` leaves out the warnings about write-back paths that are not assignable
+    (R6, all warnings): for callers that never write through them (``kli inspect``, ``describe``,
+    ``gang``, ``verify``); ``kli validate`` keeps them."""
     if karta is None:
         return [Finding(Severity.ERROR, "karta is nil", "")]
     findings = check_limits(karta)
@@ -62,7 +66,8 @@ def validate_karta(karta: Karta | None) -> list[Finding]:
     findings.extend(safety)
     findings.extend(check_status(karta))
     findings.extend(check_action_values(karta))
-    findings.extend(assignability)
+    if write_back:
+        findings.extend(assignability)
     findings.extend(check_sub_groups(karta))
     findings.extend(check_pod_group(karta))
     findings.extend(check_sub_group_scale(karta))

@@ -7,6 +7,12 @@ and variables, wrong arity, ``break`` without its label: what no engine can comp
 issues (:func:`karta.jq.safety.check_safety`, which also rejects what gojq, and so the original
 and KAI Scheduler, lacks) and non-assignable write-back paths into findings. Messages quote an
 expression over the size limit by its start only.
+
+Write-back paths (R6): a suspend or resume action's path exists to be written, so each one that is
+not assignable is a warning of its own; pod-spec paths (pod template, pod spec, metadata,
+fragments) are read by every tool and written back only by library callers that update pod
+specs, so a read-only one (an object construction, a fallback to a literal) is legitimate: all of
+a definition's read-only pod-spec paths make one warning together.
 """
 
 from __future__ import annotations
@@ -29,11 +35,14 @@ class JqField:
     location: str
     expression: str
     written: bool = False
+    action: bool = False  # a suspend/resume action's path: written whenever it is used
 
 
-def _field(out: list[JqField], location: str, expression: str | None, *, written: bool = False) -> None:
+def _field(
+    out: list[JqField], location: str, expression: str | None, *, written: bool = False, action: bool = False
+) -> None:
     if expression:  # empty strings and unset fields are skipped (14.2)
-        out.append(JqField(location, expression, written))
+        out.append(JqField(location, expression, written, action))
 
 
 def _status_fields(out: list[JqField], path: str, status: StatusDefinition) -> None:
@@ -74,7 +83,8 @@ def _component_fields(out: list[JqField], path: str, comp: ComponentDefinition) 
             ("resumeActions", suspend.resume_actions),
         ):
             for i, action in enumerate(actions):
-                _field(out, f"{path}.suspendDefinition.{alias}[{i}].path", action.path, written=True)
+                where = f"{path}.suspendDefinition.{alias}[{i}].path"
+                _field(out, where, action.path, written=True, action=True)
     _field(out, f"{path}.instanceIdPath", comp.instance_id_path)
     selector = comp.pod_selector
     if selector is not None:
@@ -128,6 +138,7 @@ def check_expressions(karta: Karta) -> tuple[list[Finding], list[Finding]]:
 
     safety: list[Finding] = []
     assignability: list[Finding] = []
+    read_only: list[tuple[JqField, str]] = []  # pod-spec paths: one finding for all of them
     for jf in jq_fields(karta):
         expr, where = jf.expression, jf.location
         try:
@@ -154,13 +165,35 @@ def check_expressions(karta: Karta) -> tuple[list[Finding], list[Finding]]:
                 )
             )
         reason = assignability_reason(node) if jf.written else None
-        if reason is not None:
+        if reason is not None and jf.action:
             assignability.append(
                 Finding(
                     Severity.WARNING,
                     f"JQ expression '{expr}' at '{where}': path is not assignable ({reason}); "
-                    "it can be read, but writing back through it will fail",
+                    "suspending or resuming through it will fail",
                     where,
                 )
             )
+        elif reason is not None:
+            read_only.append((jf, reason))
+    if read_only:
+        assignability.append(_read_only_finding(read_only))
     return safety, assignability
+
+
+def _read_only_finding(paths: list[tuple[JqField, str]]) -> Finding:
+    """One warning for every read-only pod-spec path of a definition."""
+    from karta.jq.parser import shown
+
+    if len(paths) == 1:
+        ((jf, reason),) = paths
+        head = f"JQ expression '{shown(jf.expression)}' at '{jf.location}': path is not assignable ({reason})"
+    else:
+        listed = ", ".join(f"{jf.location} ({reason})" for jf, reason in paths)
+        head = f"{len(paths)} pod-spec paths are not assignable: {listed}"
+    return Finding(
+        Severity.WARNING,
+        f"{head}; reading works, but writing a pod spec back through "
+        f"{'it' if len(paths) == 1 else 'them'} fails (kli never writes pod specs back)",
+        paths[0][0].location,
+    )

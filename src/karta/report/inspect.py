@@ -9,13 +9,14 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from karta.errors import KartaError
-from karta.extract import Component, ComponentFactory, PodQuerier
-from karta.gang import StructureSummary, compute_gang_plan, infer_pod_component
+from karta.extract import Component, ComponentFactory
+from karta.gang import GangPlan, compute_gang_plan
 from karta.gang.plan import GangPlanDict
 from karta.jq import Evaluator
 from karta.model import Karta, validate_or_raise
 from karta.model.findings import FindingDict
 from karta.report.contracts import ComponentReport, InspectReport, InstanceReport, PodPlacement, StatusReport
+from karta.report.placement import place_pods
 from karta.status import StatusResult
 
 __all__ = ["error_count", "inspect_report"]
@@ -45,6 +46,7 @@ def inspect_report(
         found.extend(d.to_dict() for d in status.diagnostics)
     components = [_component(factory.component(c.name)) for c in karta.components]
     gang: GangPlanDict
+    plan: GangPlan | None = None
     try:
         plan = compute_gang_plan(factory, pods, evaluator=evaluator)
         gang = plan.to_dict()
@@ -52,11 +54,18 @@ def inspect_report(
     except KartaError as exc:
         gang = {"gangs": []}
         found.append({"severity": "error", "message": str(exc), "location": "spec.optimizationInstructions"})
-    gang_of: dict[str, str] = {}
-    for entry in gang["gangs"]:
-        for member in entry["members"]:
-            gang_of.setdefault(member, entry["name"])
-    placed = [_pod(karta, factory, pod, evaluator, gang_of, found) for pod in pods]
+    placed: list[PodPlacement] = []
+    for p in place_pods(karta, factory, pods, evaluator=evaluator, plan=plan):
+        found.extend({"severity": "warning", "message": m, "location": f"pods/{p.pod}"} for m in p.problems)
+        placed.append(
+            {
+                "name": p.pod,
+                "component": p.component,
+                "instance": p.instance,
+                "replica": p.replica,
+                "gang": p.gang,
+            }
+        )
     return {
         "definition": karta.metadata.name,
         "workload": {
@@ -120,36 +129,3 @@ def _component(component: Component) -> ComponentReport:
         "owner": definition.owner_ref or None,
         "instances": instances,
     }
-
-
-def _pod(
-    karta: Karta,
-    factory: ComponentFactory,
-    pod: dict[str, Any],
-    evaluator: Evaluator,
-    gang_of: dict[str, str],
-    diagnostics: list[FindingDict],
-) -> PodPlacement:
-    meta = _mapping(pod.get("metadata"))
-    name = str(meta.get("name") or meta.get("generateName") or "<unnamed>")
-    row: PodPlacement = {"name": name, "component": None, "instance": None, "replica": None, "gang": None}
-    querier = PodQuerier(pod, evaluator=evaluator)
-    try:
-        component = infer_pod_component(StructureSummary(karta), querier)
-    except KartaError as exc:
-        diagnostics.append({"severity": "warning", "message": str(exc), "location": f"pods/{name}"})
-        return row
-    row["component"] = component
-    definition = factory.component(component).definition
-    selector = definition.pod_selector
-    try:
-        if selector is not None and selector.component_instance_selector is not None:
-            row["instance"] = querier.matching_instance_id(
-                definition, factory.component(component).instance_ids()
-            )
-        if selector is not None and selector.replica_selector is not None:
-            row["replica"] = querier.extract_replica_key(definition)
-    except KartaError as exc:
-        diagnostics.append({"severity": "warning", "message": str(exc), "location": f"pods/{name}"})
-    row["gang"] = gang_of.get(name)
-    return row

@@ -11,25 +11,35 @@ with the predictions::
         replicas: 4                 # total over the instances, or {instance id: N}
         minReplicas: 2              # likewise; maxReplicas too
     gang: {name: job, minMember: 5, minSubGroup: 2, subGroups: {worker: 4}}
+    pods:                           # with the workload's pods (kli verify --pods)
+      train-worker-0: {component: worker, instance: "", gang: job, subGroup: worker}
+
+With the workload's real pods each pod is placed by the library's pod matching
+(:mod:`karta.report.placement`): a pod no component claims, a component chosen although its type
+selector does not match the pod (the placeholder labels of a draft), an instance that cannot be
+matched, a pod outside every gang (or every sub-group of its gang) and a place other than the
+predicted one are failures.
 
 Every check is one :class:`Check`: ``ok``, ``fail`` or ``warn``, with its subject and message.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from karta.errors import KartaError, PredictionError, ValidationError
 from karta.extract import Component, ComponentFactory, Scale
-from karta.gang import compute_gang_plan
+from karta.gang import GangPlan, compute_gang_plan
 from karta.jq import Evaluator
 from karta.model import ComponentDefinition, Karta, validate_or_raise
+from karta.report.placement import Placement, place_pods
 
 __all__ = ["Check", "check_predictions", "run_checks"]
 
-_PREDICTION_KEYS = ("status", "matched", "phase", "components", "gang")
+_PREDICTION_KEYS = ("status", "matched", "phase", "components", "gang", "pods")
+_POD_KEYS = ("component", "instance", "replica", "gang", "subGroup")
 _COMPONENT_KEYS = ("instances", "replicas", "minReplicas", "maxReplicas")
 _GANG_KEYS = ("name", "minMember", "minSubGroup", "subGroups")
 _SPEC_LABEL = {"template": "pod template", "podSpec": "pod spec", "fragmented": "fragmented pod spec"}
@@ -293,13 +303,7 @@ def check_predictions(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise PredictionError("expected one YAML mapping of predictions")
     _known(data, _PREDICTION_KEYS, "")
-    components = data.get("components")
-    if components is not None and not isinstance(components, dict):
-        raise PredictionError("components must map component names to predictions")
-    for comp, value in (components or {}).items():
-        if not isinstance(value, dict):
-            raise PredictionError(f"components.{comp} must be a mapping")
-        _known(value, _COMPONENT_KEYS, f"components.{comp}.")
+    for comp, value in _by_name(data, "components", _COMPONENT_KEYS, "component").items():
         for key in _SCALE_ATTR:
             v = value.get(key)
             if v is not None and not isinstance(v, int | dict):
@@ -313,7 +317,20 @@ def check_predictions(data: Any) -> dict[str, Any]:
         _known(gang, _GANG_KEYS, "gang.")
     if "matched" in data and not isinstance(data["matched"], list):
         raise PredictionError("matched must be a list of statuses")
+    _by_name(data, "pods", _POD_KEYS, "pod")
     return data
+
+
+def _by_name(data: dict[str, Any], key: str, allowed: tuple[str, ...], what: str) -> dict[Any, Any]:
+    """``data[key]``: a mapping of names to mappings with only ``allowed`` keys (or nothing)."""
+    value = data.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise PredictionError(f"{key} must map {what} names to predictions")
+    for name, entry in (value or {}).items():
+        if not isinstance(entry, dict):
+            raise PredictionError(f"{key}.{name} must be a mapping")
+        _known(entry, allowed, f"{key}.{name}.")
+    return value or {}
 
 
 def _known(data: dict[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
@@ -325,11 +342,17 @@ def _known(data: dict[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
 
 
 def run_checks(
-    karta: Karta, obj: dict[str, Any], predictions: Mapping[str, Any], *, trusted: bool
+    karta: Karta,
+    obj: dict[str, Any],
+    predictions: Mapping[str, Any],
+    *,
+    trusted: bool,
+    pods: Sequence[Mapping[str, Any]] = (),
 ) -> list[Check]:
-    """All checks of ``karta`` on ``obj`` against ``predictions`` (:func:`check_predictions`;
-    ``{}`` for none); ``trusted`` only for built-in definitions (expressions run in-process).
-    An invalid definition is one failed check, and nothing is evaluated."""
+    """All checks of ``karta`` on ``obj`` (and its ``pods``, when given) against
+    ``predictions`` (:func:`check_predictions`; ``{}`` for none); ``trusted`` only for built-in
+    definitions (expressions run in-process). An invalid definition is one failed check, and
+    nothing is evaluated."""
     checks = _Checks()
     try:
         validate_or_raise(karta)  # cached per definition object
@@ -363,4 +386,83 @@ def run_checks(
         checks.fail("definition", "no component extracts a pod specification from this workload")
     if "gang" in predictions and predictions["gang"] is not None:
         _gang_checks(factory, checks, predictions["gang"])
+    if pods or predictions.get("pods"):
+        _pod_checks(karta, factory, checks, list(pods), predictions.get("pods") or {}, evaluator)
     return checks.items
+
+
+def _pod_checks(
+    karta: Karta,
+    factory: ComponentFactory,
+    checks: _Checks,
+    pods: list[Mapping[str, Any]],
+    predicted: Mapping[str, Any],
+    evaluator: Evaluator,
+) -> None:
+    """Each pod placed (component, instance, replica, gang, sub-group) and checked."""
+    plan: GangPlan | None = None
+    if karta.gang is not None:
+        try:
+            plan = compute_gang_plan(factory, pods, evaluator=evaluator)
+        except KartaError as exc:
+            checks.fail("gang", f"cannot be computed with these pods: {exc}")
+        else:
+            for diagnostic in plan.diagnostics:
+                if diagnostic.is_error:
+                    checks.fail("gang", diagnostic.message)
+                elif not diagnostic.location.startswith("pods/"):  # a pod outside every gang: below
+                    checks.warn("gang", diagnostic.message)
+    placements = place_pods(karta, factory, pods, evaluator=evaluator, plan=plan)
+    names = {p.pod for p in placements}
+    for placement in placements:
+        _pod_check(placement, checks, plan, predicted.get(placement.pod))
+    for missing in [str(n) for n in predicted if str(n) not in names]:
+        checks.fail(f"pod {missing}", "is predicted but not among the pods given")
+
+
+def _pod_check(
+    p: Placement, checks: _Checks, plan: GangPlan | None, predicted: Mapping[str, Any] | None
+) -> None:
+    subject = f"pod {p.pod}"
+    before = len(checks.items)
+    labels = ", ".join(f"{k}={v}" for k, v in p.labels) or "none"
+    if p.component is None:
+        checks.fail(subject, f"matches no component ({'; '.join(p.problems)}); its labels: {labels}")
+    else:
+        if p.selector_matches is False:
+            checks.fail(
+                subject,
+                f"is placed on {p.component} (the only pod-bearing component) but does not match its "
+                f"componentTypeSelector; its labels: {labels}",
+            )
+        for problem in p.problems:
+            checks.fail(subject, problem)
+    gangs = list(plan.gangs) if plan is not None else []
+    if gangs and p.gang is None:
+        checks.fail(subject, f"is in no gang (gangs: {', '.join(g.qualified_name for g in gangs)})")
+    gang = next((g for g in gangs if g.qualified_name == p.gang), None)
+    if gang is not None and gang.sub_groups and p.sub_group is None:
+        subs = ", ".join(s.name for s in gang.sub_groups)
+        checks.fail(
+            subject,
+            f"is in gang {gang.qualified_name} but in none of its sub-groups ({subs}): no sub-group "
+            "component's type selector matches it",
+        )
+    for key, actual in (
+        ("component", p.component),
+        ("instance", p.instance),
+        ("replica", p.replica),
+        ("gang", p.gang),
+        ("subGroup", p.sub_group),
+    ):
+        if predicted is not None and key in predicted:
+            checks.expect(subject, key, None if predicted[key] is None else str(predicted[key]), actual)
+    if len(checks.items) == before:  # nothing to say but where it belongs
+        where = [f"component {p.component}"]
+        if p.instance:
+            where.append(f"instance {p.instance}")
+        if p.replica is not None:
+            where.append(f"replica {p.replica}")
+        if p.gang is not None:
+            where.append(f"gang {p.gang}" + (f", sub-group {p.sub_group}" if p.sub_group else ""))
+        checks.ok(subject, ", ".join(where))

@@ -31,6 +31,8 @@ class CrdVersion:
     plural: str
     crd_name: str
     schema: dict[str, Any]  # openAPIV3Schema of the custom resource (may be {} when absent)
+    spec_replicas_path: str | None = None  # subresources.scale.specReplicasPath (".spec.replicas")
+    status_replicas_path: str | None = None  # subresources.scale.statusReplicasPath
 
 
 def _is_crd(doc: Any) -> bool:
@@ -125,6 +127,7 @@ def crd_version(crd: dict[str, Any], *, version: str | None = None) -> CrdVersio
     schema = _dict(chosen.get("schema")).get("openAPIV3Schema")
     if not isinstance(schema, dict):  # v1beta1: one schema for all versions
         schema = _dict(spec.get("validation")).get("openAPIV3Schema")
+    scale = _dict(_dict(chosen.get("subresources") or spec.get("subresources")).get("scale"))
     return CrdVersion(
         group=group,
         version=str(chosen["name"]),
@@ -132,4 +135,10 @@ def crd_version(crd: dict[str, Any], *, version: str | None = None) -> CrdVersio
         plural=plural,
         crd_name=crd_name,
         schema=schema if isinstance(schema, dict) else {},
+        spec_replicas_path=_text(scale.get("specReplicasPath")),
+        status_replicas_path=_text(scale.get("statusReplicasPath")),
     )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -16,7 +16,15 @@ from typing import Any
 from karta.scaffold.crd import CrdVersion, crd_version, select_crd
 from karta.scaffold.jqtext import jq_path, jq_scoped
 from karta.scaffold.render import Comments, to_commented_yaml
-from karta.scaffold.schema import PhaseField, PodField, SchemaAnalysis, Segment, analyse_schema
+from karta.scaffold.schema import (
+    PhaseField,
+    PodField,
+    ReplicaField,
+    Replicas,
+    SchemaAnalysis,
+    Segment,
+    analyse_schema,
+)
 from karta.scaffold.vocabulary import COMMON_CONDITIONS, COMMON_PHASES, STATUS_KEYS, status_key
 
 __all__ = ["Draft", "Todo", "build_draft"]
@@ -42,6 +50,7 @@ class Draft:
     karta: dict[str, Any]
     todos: list[Todo] = field(default_factory=list)
     header: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # for stderr: guesses the schema does not back
 
     @property
     def name(self) -> str:
@@ -148,42 +157,112 @@ def instance_id_path(pod: PodField) -> str | None:
     return " | ".join(parts) + f' | "{text}"'
 
 
-def _scale(pod: PodField, path: tuple[str | int, ...], todos: list[Todo]) -> dict[str, str]:
+_FIELD_NAME = re.compile(r"[^.\[\]*'\"\\\s]+")  # no brackets, wildcards, quotes or blanks
+
+
+def scale_path_fields(path: str | None) -> tuple[str, ...] | None:
+    """The field names of a ``subresources.scale`` path (``.spec.replicas``: a JSON path of
+    fields only, as the API server requires); None when it is not one."""
+    if not path or not path.startswith("."):
+        return None
+    names = tuple(path[1:].split("."))
+    if not all(_FIELD_NAME.fullmatch(name) for name in names):
+        return None
+    return names
+
+
+def _names_path(segments: tuple[Segment, ...], names: tuple[str, ...]) -> str | None:
+    """Whether the field path ``segments`` (a map segment takes one key) is ``names``: the map
+    keys it took (``""`` for none), or None."""
+    i, keys = 0, []
+    for seg in segments:
+        if i >= len(names) or names[i] != seg.name or seg.iterate == "array":
+            return None
+        i += 1
+        if seg.iterate == "map":
+            if i >= len(names):
+                return None
+            keys.append(names[i])
+            i += 1
+    return "/".join(keys) if i == len(names) else None
+
+
+@dataclass(frozen=True)
+class _ScalePath:
+    """The CRD's ``subresources.scale.specReplicasPath``: as written and as field names."""
+
+    text: str
+    names: tuple[str, ...]
+
+
+def _scale(
+    pod: PodField, path: tuple[str | int, ...], todos: list[Todo], scale_path: _ScalePath | None
+) -> tuple[dict[str, str], bool]:
+    """The component's scale paths, and whether the CRD's scale subresource names its count."""
     near = pod.replicas
+    counts = list(near.counts)
+    named = None
+    if scale_path is not None:
+        named = next(
+            (
+                (r, key)
+                for r in counts
+                for key in [_names_path(r.segments, scale_path.names)]
+                if key is not None
+            ),
+            None,
+        )
     scale: dict[str, str] = {}
-    if near.counts:
-        scale["replicasPath"] = jq_scoped(near.counts[0].segments, "1")
+    where = (*path, "replicasPath")
+    if named is not None and scale_path is not None:
+        chosen, key = named
+        counts = [chosen, *(r for r in counts if r is not chosen)]
+        scale["replicasPath"] = jq_scoped(chosen.segments, "1")
+        note = f"the CRD's subresources.scale.specReplicasPath ({scale_path.text}) is this field"
+        note += f" (for the {key} entry)" if key else ""
+        note += "; check the default when it is unset (1 assumed)."
         if near.total > 1:
-            others = ", ".join(jq_path(r.segments) for r in near.counts[1:])
-            more = near.total - len(near.counts)  # a pod field keeps only the first few
-            if more:
-                others += f" and {more} more"
+            note += f" Other replica-like fields here: {_others(near, counts)}; are the pods their product?"
+        todos.append(Todo(where, note))
+    elif counts:
+        scale["replicasPath"] = jq_scoped(counts[0].segments, "1")
+        if near.total > 1:
             todos.append(
                 Todo(
-                    (*path, "replicasPath"),
-                    f"other replica-like fields here: {others}; which one counts this "
+                    where,
+                    f"other replica-like fields here: {_others(near, counts)}; which one counts this "
                     "component's pods (or is it their product)? The default 1 is a guess too.",
                 )
             )
         else:
-            todos.append(
-                Todo((*path, "replicasPath"), "check the default when the field is unset (1 assumed).")
-            )
+            todos.append(Todo(where, "check the default when the field is unset (1 assumed)."))
     else:
         levels = [i for i, s in enumerate(pod.segments) if s.iterate]
         scale["replicasPath"] = f"{jq_path(pod.segments[: levels[-1] + 1])} | 1" if levels else "1"
-        todos.append(
-            Todo((*path, "replicasPath"), "no replica-like integer found next to the pod field; 1 assumed.")
-        )
+        todos.append(Todo(where, "no replica-like integer found next to the pod field; 1 assumed."))
     if near.minimum is not None:
         scale["minReplicasPath"] = jq_scoped(near.minimum.segments)
     if near.maximum is not None:
         scale["maxReplicasPath"] = jq_scoped(near.maximum.segments)
-    return scale
+    return scale, named is not None
+
+
+def _others(near: Replicas, counts: list[ReplicaField]) -> str:
+    others = ", ".join(jq_path(r.segments) for r in counts[1:])
+    more = near.total - len(counts)  # a pod field keeps only the first few
+    return others + (f" and {more} more" if more else "")
 
 
 def _child(
-    pod: PodField, *, name: str, root: str, group: str, index: int, todos: list[Todo]
+    pod: PodField,
+    *,
+    name: str,
+    root: str,
+    group: str,
+    index: int,
+    todos: list[Todo],
+    scale_path: _ScalePath | None,
+    scaled: list[bool],
 ) -> dict[str, Any]:
     path: tuple[str | int, ...] = ("spec", "structureDefinition", "childComponents", index)
     comp: dict[str, Any] = {
@@ -198,7 +277,8 @@ def _child(
         if pod.metadata is not None:
             spec["metadataPath"] = jq_path(pod.metadata)
         comp["specDefinition"] = spec
-    comp["scaleDefinition"] = _scale(pod, (*path, "scaleDefinition"), todos)
+    comp["scaleDefinition"], named = _scale(pod, (*path, "scaleDefinition"), todos, scale_path)
+    scaled.append(named)
     ids = instance_id_path(pod)
     if ids is not None:
         comp["instanceIdPath"] = ids
@@ -234,7 +314,7 @@ def _pick_phase(phases: list[PhaseField]) -> PhaseField | None:
     return min(phases, key=rank) if phases else None
 
 
-def _status(analysis: SchemaAnalysis, todos: list[Todo]) -> dict[str, Any]:
+def _status(analysis: SchemaAnalysis, todos: list[Todo], crd: CrdVersion, notes: list[str]) -> dict[str, Any]:
     where: tuple[str | int, ...] = (*_ROOT, "statusDefinition")
     phase = _pick_phase(analysis.phases)
     mappings: dict[str, list[dict[str, Any]]] = {}
@@ -266,6 +346,20 @@ def _status(analysis: SchemaAnalysis, todos: list[Todo]) -> dict[str, Any]:
         if phase is not None:
             note += f" {jq_path(phase.segments)} exists too (phaseDefinition)."
         todos.append(Todo((*where, "statusMappings"), note))
+    elif phase is None and (replicas := scale_path_fields(crd.status_replicas_path)) is not None:
+        count = jq_path(tuple(Segment(n) for n in replicas))
+        mappings["initializing"] = [
+            {"byExpression": {"expression": f"({count} // 0) == 0", "expectedResult": "true"}}
+        ]
+        mappings["running"] = [
+            {"byExpression": {"expression": f"({count} // 0) > 0", "expectedResult": "true"}}
+        ]
+        note = (
+            "the schema declares no phase or conditions; these read the CRD's "
+            f"subresources.scale.statusReplicasPath ({crd.status_replicas_path}): Running once it is "
+            "above 0. Add the controller's real states (completed, failed, ...)."
+        )
+        todos.append(Todo((*where, "statusMappings"), note))
     else:
         path = jq_path(phase.segments) if phase is not None else ".status.phase"
         definition["phaseDefinition"] = {"path": path}
@@ -276,7 +370,15 @@ def _status(analysis: SchemaAnalysis, todos: list[Todo]) -> dict[str, Any]:
         if phase is not None:
             note = f"the schema lists no values for {path}; these are common phase names, use the real ones."
         else:
-            note = "the schema declares no phase or conditions; .status.phase and its values are guesses."
+            note = (
+                "the schema declares no phase or conditions; .status.phase and its values are guesses "
+                "(not in the CRD's schema)."
+            )
+            notes.append(
+                f"the CRD's schema declares no status phase or conditions for {crd.kind}: the draft "
+                "guesses .status.phase and its values (see the TODO); replace them with the "
+                "controller's real status field"
+            )
         todos.append(Todo((*where, "phaseDefinition"), note))
     definition["statusMappings"] = {k: mappings[k] for k in STATUS_KEYS if k in mappings}
     return definition
@@ -289,12 +391,13 @@ def _dns(text: str) -> str:
 def build_draft(crd: CrdVersion, analysis: SchemaAnalysis) -> Draft:
     """The draft Karta for ``crd`` from its schema ``analysis``."""
     todos: list[Todo] = []
+    notes: list[str] = []
     slug = f"{crd.group.replace('.', '-')}-{crd.kind.lower()}-{crd.version}"
     root_name = _dns(crd.kind)
     root: dict[str, Any] = {
         "name": root_name,
         "kind": {"group": crd.group, "version": crd.version, "kind": crd.kind},
-        "statusDefinition": _status(analysis, todos),
+        "statusDefinition": _status(analysis, todos, crd, notes),
     }
     if analysis.suspend is not None:
         path = jq_path(analysis.suspend)
@@ -304,9 +407,32 @@ def build_draft(crd: CrdVersion, analysis: SchemaAnalysis) -> Draft:
         }
     names = _Names({root_name})
     children = []
+    scale_names = scale_path_fields(crd.spec_replicas_path)
+    scale_path = _ScalePath(crd.spec_replicas_path or "", scale_names) if scale_names else None
+    scaled: list[bool] = []
     for index, pod in enumerate(analysis.pod_fields):
         name = names.pick(pod)
-        children.append(_child(pod, name=name, root=root_name, group=crd.group, index=index, todos=todos))
+        children.append(
+            _child(
+                pod,
+                name=name,
+                root=root_name,
+                group=crd.group,
+                index=index,
+                todos=todos,
+                scale_path=scale_path,
+                scaled=scaled,
+            )
+        )
+    if crd.spec_replicas_path and not any(scaled):
+        why = "is not a replica count next to any pod field" if scale_path else "is not a path of fields"
+        todos.append(
+            Todo(
+                _ROOT,
+                f"the CRD's subresources.scale.specReplicasPath ({crd.spec_replicas_path}) {why}; "
+                "if it scales the pods, use it in their replicasPath.",
+            )
+        )
     structure: dict[str, Any] = {"rootComponent": root}
     if children:
         structure["childComponents"] = children
@@ -338,7 +464,7 @@ def build_draft(crd: CrdVersion, analysis: SchemaAnalysis) -> Draft:
     header.append(
         "TODO: add optimizationInstructions.gangScheduling (section 12) if the pods must start together."
     )
-    return Draft(crd=crd, analysis=analysis, karta=karta, todos=todos, header=header)
+    return Draft(crd=crd, analysis=analysis, karta=karta, todos=todos, header=header, notes=notes)
 
 
 def scaffold_crd(documents: list[Any], *, kind: str | None = None, version: str | None = None) -> Draft:

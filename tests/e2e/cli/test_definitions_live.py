@@ -66,16 +66,21 @@ def test_cluster_karta_replaces_the_catalog_entry(
     assert r.code == 0, r.err
     rows = {line.split()[0]: line.split() for line in r.out.splitlines()[1:]}
     # not a terminal: nothing is cut (issue 12), KIND keeps its version and group
-    assert rows[kartas["pytorch"]][1:3] == ["PyTorchJob.v1.kubeflow.org", "cluster"]
-    assert "kubeflow-org-pytorchjob-v1" not in rows
-    assert rows["batch-job-v1"][2] == "catalog"
+    assert rows[kartas["pytorch"]][1:4] == ["PyTorchJob.v1.kubeflow.org", "cluster", "ok"]
+    assert "kubeflow-org-pytorchjob-v1" not in rows  # overridden: shown by name or with --all
+    assert rows["batch-job-v1"][2:4] == ["catalog", "ok"]
     r = kli("definitions", "--group", "kubeflow.org", "--kind", "PyTorchJob", "--kubeconfig", kubeconfig)
     assert r.code == 0, r.err
     name = kartas["pytorch"]
     assert r.out == (
-        f"NAME{' ' * (len(name) - 1)}KIND                         ORIGIN    COMPONENTS\n"
-        f"{name}   PyTorchJob.v1.kubeflow.org   cluster   pytorchjob, master, worker\n"
+        f"NAME{' ' * (len(name) - 1)}KIND                         ORIGIN    STATUS   COMPONENTS\n"
+        f"{name}   PyTorchJob.v1.kubeflow.org   cluster   ok       pytorchjob, master, worker\n"
     )
+    r = kli("definitions", "--kind", "PyTorchJob", "--all", "--kubeconfig", kubeconfig)
+    assert [line.split()[:4] for line in r.out.splitlines()[1:]] == [
+        ["kubeflow-org-pytorchjob-v1", "PyTorchJob", "catalog", "overridden"],
+        [name, "PyTorchJob", "cluster", "ok"],
+    ]
     r = kli("definitions", name, "-o", "json", "--kubeconfig", kubeconfig)
     assert r.code == 0, r.err
     assert json.loads(r.out)["metadata"]["name"] == name
@@ -117,5 +122,5 @@ def test_describe_uses_the_cluster_definition(
 def test_definitions_without_a_cluster(kli: Callable[..., Any]) -> None:
     r = kli("definitions", "--group", "kubeflow.org", "--kind", "pytorchjob")
     assert r.code == 0, r.err
-    assert "kubeflow-org-pytorchjob-v1   PyTorchJob.v1.kubeflow.org   catalog" in r.out
+    assert "kubeflow-org-pytorchjob-v1   PyTorchJob   catalog   ok       pytorchjob, master, worker" in r.out
     assert r.err == ""

@@ -9,6 +9,10 @@ Two situations, each checked through ``get``, ``describe`` (live and -f), ``insp
 - a kind served at v1 and v2 whose only definition is for v1: the v2 object resolves through the
   other-version rule both ways (and is read at the definition's version live).
 
+And ``--definition NAME`` (issue 12) picks the named definition alike in every command that takes
+it, the built-in a cluster Karta overrides included (with a warning that its kind resolves to the
+cluster Karta); ``kli definitions NAME`` shows that built-in, marked overridden.
+
 The cluster Kartas are removed afterwards, so other tests see the catalog as before.
 """
 
@@ -154,3 +158,40 @@ def test_every_command_resolves_a_workload_alike_live_and_from_a_file(
         assert rendered.out == from_file.out  # current-format gang: the objects need no pods
     for out in (rendered.out, from_file.out):
         assert f"run.ai/karta-name: {expected}" in out
+
+
+def test_definition_by_name_in_every_command(
+    kli: Callable[..., Any], training: Training, agreeing: dict[str, str], tmp_path: Path
+) -> None:
+    flags = ("--kubeconfig", training.kubeconfig, "-n", training.namespace)
+    token = "pytorchjob/pytorch-dist-mnist-nccl"
+    manifest = _manifest(training, PYTORCHJOB.format(ns=training.namespace), tmp_path, "pytorch")
+    builtin = "kubeflow-org-pytorchjob-v1"
+    overridden = (
+        f"using catalog definition {builtin} as asked; its kind resolves to cluster Karta "
+        f"{agreeing['pytorch']} (overridden (by {agreeing['pytorch']}))"
+    )
+    for name in (agreeing["pytorch"], builtin):
+        runs = {
+            "describe -f": ("describe", "-f", manifest, "-o", "json"),
+            "describe": ("describe", token, "-o", "json"),
+            "inspect -f": ("inspect", "-f", manifest, "-o", "json"),
+        }
+        for what, argv in runs.items():
+            r = kli(*argv, "--definition", name, *flags)
+            assert r.code == 0, (what, name, r.err)
+            assert json.loads(r.out)["definition"] == name, (what, name)
+            if what != "inspect -f":  # inspect reports it among its diagnostics
+                assert (overridden in r.err) == (name == builtin), (what, name, r.err)
+        inspected = json.loads(kli(*runs["inspect -f"], "--definition", name, *flags).out)
+        messages = [d["message"] for d in inspected["diagnostics"]]
+        assert (overridden in messages) == (name == builtin), messages
+        for argv in (("gang", token), ("gang", "-f", manifest)):
+            r = kli(*argv, "--backend", "volcano", "--definition", name, *flags)
+            assert r.code == 0, (argv, name, r.err)
+            assert f"run.ai/karta-name: {name}" in r.out, (argv, name)
+    r = kli("definitions", builtin, "--kubeconfig", training.kubeconfig)
+    assert r.code == 0, r.err
+    assert f"overridden (by {agreeing['pytorch']})" in r.out
+    r = kli("inspect", "-f", manifest, "--definition", "kubeflow-org-pytorchjob", *flags)
+    assert r.code == 4 and f"hint: did you mean {builtin}" in r.err

@@ -157,6 +157,9 @@ spec:
       scaleDefinition: {replicasPath: 'error("this definition has no scale for Jobs")'}
       podSelector:
         componentTypeSelector: {keyPath: '.metadata.labels["batch.kubernetes.io/job-name"]'}
+      statusDefinition:  # valid (an invalid definition is never used): it fails only when evaluated
+        conditionsDefinition: {path: .status.conditions}
+        statusMappings: {completed: [{byConditions: [{type: Complete, status: "True"}]}]}
   optimizationInstructions:
     gangScheduling:
       podGroup: {name: job}

@@ -17,6 +17,7 @@ import yaml
 from karta.catalog import CATALOG_DATA_DIR
 from karta.kube import ClusterConfig, ConfigOverrides, KubeClient, load_definitions, read_cluster_kartas
 from karta.kube.kartas import CRD_MISSING
+from karta.model import GVK
 
 from ..kubehttp import KubeHTTP
 from .conftest import PrivateControlPlane
@@ -40,7 +41,7 @@ def _karta(name: str, *, group: str, version: str, kind: str) -> dict[str, Any]:
 def cluster_kartas(
     cluster: KubeHTTP, kube: KubeClient, karta_crd: dict[str, Any]
 ) -> Iterator[dict[str, Any]]:
-    """Three Kartas of ours: two claim one made-up GVK (a collision), one replaces batch/v1 Job."""
+    """Three Kartas of ours: two claim one made-up GVK (duplicates), one for a made-up batch kind."""
     tag = uuid.uuid4().hex[:6]
     widget = f"Widget{tag}"
     names = {"a": f"widget-a-{tag}", "b": f"widget-b-{tag}", "job": f"my-job-{tag}"}
@@ -68,16 +69,22 @@ def test_read_cluster_kartas(kube: KubeClient, cluster_kartas: dict[str, Any]) -
 
 def test_cluster_definitions_merge_over_the_catalog(kube: KubeClient, cluster_kartas: dict[str, Any]) -> None:
     store = load_definitions(kube)
-    widget = ("example.karta.test", "v1", cluster_kartas["widget"])
-    claims = store.by_gvk(*widget)
-    assert {d.name for d in claims} == {cluster_kartas["names"]["a"], cluster_kartas["names"]["b"]}
-    assert all(d.origin == "cluster" and not d.trusted for d in claims)
-    assert store.is_ambiguous(widget)
-    collision = [w for w in store.warnings if cluster_kartas["widget"] in w]
-    assert len(collision) == 1
-    assert collision[0].startswith(
-        f"2 cluster Karta definitions claim example.karta.test/v1, Kind={cluster_kartas['widget']}"
-    )
+    widget = GVK("example.karta.test", "v1", cluster_kartas["widget"])
+    a, b = cluster_kartas["names"]["a"], cluster_kartas["names"]["b"]
+    resolution = store.resolution(widget)
+    assert resolution is not None
+    assert [(e.definition.name, e.text) for e in resolution.listings] == [
+        (a, "ok"),
+        (b, f"ignored (duplicate of {a})"),
+    ]
+    assert all(e.definition.origin == "cluster" and not e.definition.trusted for e in resolution.listings)
+    assert [d.name for d in store.by_gvk(*widget)] == [a]  # not ambiguous: a is older or first by name
+    assert not store.is_ambiguous(widget)
+    assert not [w for w in store.warnings if cluster_kartas["widget"] in w]  # only where it is resolved
+    (note,) = store.notes_for(widget)
+    claim = f"2 cluster Karta definitions claim example.karta.test/v1, Kind={cluster_kartas['widget']}"
+    assert note.startswith(f"{claim}: using {a} (")
+    assert note.endswith(f"); ignoring {b} as a duplicate")
     (mine,) = store.by_gvk("batch", "v1", f"Job{cluster_kartas['tag']}")
     assert mine.origin == "cluster"
     claimed = {d.gvk for d in store.definitions if d.origin == "cluster"}
@@ -91,9 +98,12 @@ def test_cluster_definition_replaces_the_catalog_entry(kube: KubeClient, karta_c
     kube.create(_karta(name, group="batch", version="v1", kind="CronJob"))
     try:
         store = load_definitions(kube)
-        claims = store.by_gvk("batch", "v1", "CronJob")  # other tests' Kartas may claim it too
-        assert name in {d.name for d in claims} and {d.origin for d in claims} == {"cluster"}
+        resolution = store.resolution(GVK("batch", "v1", "CronJob"))  # other tests' Kartas may claim it too
+        assert resolution is not None and resolution.used is not None and resolution.used.origin == "cluster"
+        assert name in {e.definition.name for e in resolution.listings if e.status in ("ok", "ignored")}
         assert "batch-cronjob-v1" not in {d.name for d in store.visible()}
+        catalog = store.by_name("batch-cronjob-v1")
+        assert catalog is not None and store.listing_of(catalog).status == "overridden"
     finally:
         kube.delete("kartas.run.ai", name)
 

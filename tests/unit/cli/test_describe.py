@@ -474,8 +474,13 @@ def test_an_invalid_user_definition_fails_cleanly(
     (defs / "broken.yaml").write_text(yaml.safe_dump(karta))
     monkeypatch.setenv("KARTA_DEFINITIONS", str(defs))
     r = describe_doc(THING)
-    assert r.code == 1
-    assert r.err.startswith("error: cannot describe stdin with definition broken: ")
+    assert r.code == 1  # an invalid definition is never used; the only one: no valid definition
+    assert r.err.startswith(
+        "error: no valid Karta definition covers Thing (example.com/v1): "
+        f"user definition broken ({defs / 'broken.yaml'}) is invalid: root component must have status "
+        "definition; failed to parse JQ expression"
+    )
+    assert 'hint: "kli definitions" marks the invalid definitions' in r.err
 
 
 def test_output_from_environment(describe_doc: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -257,3 +257,21 @@ def test_any_crd_gives_a_draft_that_loads_and_validates(kli, tmp_path: Path, doc
         (tmp_path / name).write_text(text, encoding="utf-8")
         v = kli("validate", str(tmp_path / name))
         assert v.code == 0, v.out + v.err
+
+
+def test_a_guessed_status_path_is_a_note_on_stderr(kli, tmp_path: Path) -> None:
+    """Issue 12: with neither a phase nor conditions in the schema the draft guesses .status.phase,
+    and says so on stderr whatever the output format, besides the TODO in the YAML."""
+    from tests.unit.scaffold.test_scaffold_schema import crd
+
+    path = tmp_path / "crd.yaml"
+    path.write_text(yaml.safe_dump(crd({"template": TEMPLATE})))
+    note = (
+        "warning: the CRD's schema declares no status phase or conditions for FineTune: the draft "
+        "guesses .status.phase and its values (see the TODO); replace them with the controller's "
+        "real status field\n"
+    )
+    r = kli("scaffold", "--crd", str(path))
+    assert (r.code, r.err) == (0, note)
+    r = kli("scaffold", "--crd", str(path), "-o", "json")
+    assert r.code == 0 and r.err.startswith(note)

@@ -44,6 +44,9 @@ spec:
         replicasPath: REPLICAS
       podSelector:
         componentTypeSelector: {keyPath: '.metadata.labels["example.com/trainer"]'}
+      statusDefinition:
+        phaseDefinition: {path: .status.phase}
+        statusMappings: {running: [{byPhase: Running}]}
   optimizationInstructions:
     gangScheduling:
       podGroup: {name: trainer}
@@ -323,7 +326,7 @@ def test_a_slow_api_server_is_answered_within_the_timeout(store: DefinitionStore
 def test_an_extraction_error_and_a_budget_breach_of_an_untrusted_definition(tmp_path: Path) -> None:
     for replicas, reason in (
         ("'error(\"no replicas\")'", "extraction"),
-        ("'reduce range(0; 100000000) as $i (0; . + 1)'", "budget"),
+        ("'0 | until(. > 100000000; . + 1)'", "budget"),  # valid, but over the budget
     ):
         store = _store(tmp_path, TRAINER.replace("REPLICAS", replicas))
         cluster = FakeCluster()

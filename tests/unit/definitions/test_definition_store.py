@@ -3,6 +3,7 @@ definitions, lookups, the user directory and KAI visibility of cluster definitio
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,9 @@ import yaml
 from karta.definitions import (
     CATALOG,
     CLUSTER,
+    INVALID,
+    OK,
+    OVERRIDDEN,
     USER,
     DefinitionStore,
     ambiguity,
@@ -22,12 +26,20 @@ from karta.model import Karta, karta_from_dict
 from karta.model.gvk import GVK
 
 PYTORCH = ("kubeflow.org", "v1", "PyTorchJob")
+STATUS_DEFINITION = {  # the least a valid root needs
+    "phaseDefinition": {"path": ".status.phase"},
+    "statusMappings": {"running": [{"byPhase": "Running"}]},
+}
 
 
 def karta_dict(
     name: str, gvk: tuple[str, str, str] | None = PYTORCH, labels: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    root: dict[str, Any] = {"name": "root", "specDefinition": {"podSpecPath": ".spec.template.spec"}}
+    root: dict[str, Any] = {
+        "name": "root",
+        "specDefinition": {"podSpecPath": ".spec.template.spec"},
+        "statusDefinition": copy.deepcopy(STATUS_DEFINITION),
+    }
     if gvk is not None:
         root["kind"] = {"group": gvk[0], "version": gvk[1], "kind": gvk[2]}
     return {
@@ -93,8 +105,11 @@ def test_user_directory_replaces_the_builtin_for_its_gvk(tmp_path: Path) -> None
     assert chosen.source == str(tmp_path / "mine.yaml")
     assert names(store.resolve("example.com/v1", "Thing")) == ["my-thing"]
     assert "kubeflow-org-pytorchjob-v1" not in names(store.visible())
-    assert store.by_name("kubeflow-org-pytorchjob-v1") is None  # shadowed: not visible
-    assert "kubeflow-org-pytorchjob-v1" in names(store.definitions)  # but still loaded
+    shadowed = store.by_name("kubeflow-org-pytorchjob-v1")  # overridden, but found by name
+    assert shadowed is not None and shadowed.origin == CATALOG
+    listing = store.listing_of(shadowed)
+    assert (listing.status, listing.used, listing.text) == (OVERRIDDEN, chosen, "overridden (by my-pytorch)")
+    assert "kubeflow-org-pytorchjob-v1" in names(store.definitions)
 
 
 def test_two_user_definitions_for_one_gvk_collide(tmp_path: Path) -> None:
@@ -125,27 +140,36 @@ def test_cluster_wins_over_user_and_catalog(tmp_path: Path) -> None:
     assert store.warnings == []
 
 
-def test_cluster_collision_warns_and_is_ambiguous(empty_dir: Path) -> None:
+def test_cluster_duplicates_are_not_an_error(empty_dir: Path) -> None:
     store = DefinitionStore.offline(user_directory=empty_dir).with_cluster(
-        [karta("x"), karta("y")], warnings=["could not list something"]
+        [karta("y"), karta("x")], warnings=["could not list something"]
     )
-    assert store.warnings == [
-        "could not list something",
-        "2 cluster Karta definitions claim kubeflow.org/v1, Kind=PyTorchJob: x, y",
+    assert store.warnings == ["could not list something"]  # not a warning of every command
+    [chosen] = store.resolve("kubeflow.org/v1", "PyTorchJob")
+    assert chosen.name == "x"  # same age (none recorded): the first by name
+    assert store.notes_for(GVK(*PYTORCH)) == [
+        "2 cluster Karta definitions claim kubeflow.org/v1, Kind=PyTorchJob: using x (the first by "
+        "name); ignoring y as a duplicate"
     ]
-    assert names(store.resolve("kubeflow.org/v1", "PyTorchJob")) == ["x", "y"]
-    assert ambiguity(store.resolve("kubeflow.org/v1", "PyTorchJob")) == (
-        "2 Karta definitions claim kubeflow.org/v1, Kind=PyTorchJob: x, y; remove all but one (cluster)"
-    )
+    assert not store.is_ambiguous(GVK(*PYTORCH))
+    assert [(e.definition.name, e.text) for e in store.listing() if e.definition.gvk == PYTORCH] == [
+        ("x", OK),
+        ("y", "ignored (duplicate of x)"),
+        ("kubeflow-org-pytorchjob-v1", "overridden (by x)"),
+    ]
 
 
 def test_unmapped_definitions_are_listed_last(empty_dir: Path) -> None:
     no_kind = karta("zz-no-kind", None)
     no_version = karta("aa-no-version", ("example.com", "", "Thing"))
     store = DefinitionStore.offline(user_directory=empty_dir).with_cluster([no_kind, no_version])
-    visible = store.visible()
-    assert names(visible[-2:]) == ["aa-no-version", "zz-no-kind"]
+    listing = store.listing()
+    assert [(e.definition.name, e.status) for e in listing[-2:]] == [
+        ("aa-no-version", INVALID),  # a root without a full kind is invalid
+        ("zz-no-kind", INVALID),
+    ]
     assert names(store.unmapped()) == ["aa-no-version", "zz-no-kind"]
+    assert not {"aa-no-version", "zz-no-kind"} & set(names(store.visible()))  # never used
     assert store.resolve("example.com/", "Thing") == []
     assert store.by_name("zz-no-kind") is not None
 

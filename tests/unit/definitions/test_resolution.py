@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.unit.definitions.test_definition_store import karta
+from tests.unit.definitions.test_definition_store import karta, karta_dict, write
 
 from karta.definitions import DefinitionStore
 from karta.errors import AmbiguousDefinitionError, NoDefinitionError
@@ -48,14 +48,18 @@ def test_nothing_for_the_kind_is_no_definition() -> None:
         store.definition_for(GVK("", "v1", "Pod"))
 
 
-def test_colliding_definitions_are_ambiguous_at_any_step() -> None:
-    store = _store(("a", THING), ("b", THING))
+def test_colliding_user_definitions_are_ambiguous_at_any_step(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        write(tmp_path, f"{name}.yaml", karta_dict(name, THING))
+    store = DefinitionStore.offline(user_directory=tmp_path, include_catalog=False)
     with pytest.raises(
         AmbiguousDefinitionError, match=r"2 Karta definitions claim example\.com/v1, Kind=Thing"
     ):
         store.definition_for(GVK(*THING))
     with pytest.raises(AmbiguousDefinitionError):  # reached through the other-version fallback
         store.definition_for(GVK("example.com", "v2", "Thing"))
+    # a cluster Karta for the kind settles it (cluster over user)
+    assert store.with_cluster([karta("c", THING)]).definition_for(GVK(*THING)).name == "c"
 
 
 def test_a_file_and_a_live_object_resolve_alike() -> None:

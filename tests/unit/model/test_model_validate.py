@@ -250,7 +250,7 @@ def test_structure_then_expressions_then_fixes() -> None:
     assert messages[0] == "component 'batchrun' has multiple pod spec definitions"
     assert "del function is not allowed" in messages[1]
     assert "empty status matcher always matches" in messages[2]
-    assert "path is not assignable" in messages[3]
+    assert "2 pod-spec paths are not assignable" in messages[3]
 
 
 def test_process_dependent_builtins_are_warnings() -> None:
@@ -401,16 +401,38 @@ def test_r6_write_back_paths_that_are_not_paths_warn() -> None:
         ".spec.a // .spec.b"  # both sides paths: fine
     )
     root(data)["suspendDefinition"]["resumeActions"][0]["path"] = "[.spec.a]"
-    findings = [f for f in _findings(data) if "path is not assignable" in f.message]
+    findings = [f for f in _findings(data) if "not assignable" in f.message]
     assert all(f.severity is Severity.WARNING for f in findings)
-    assert [f.location.rsplit(".", 1)[-1] for f in findings] == [
-        "path",
-        "podSpecPath",
-        "metadataPath",
-        "imagePath",
-    ]
+    # A suspend/resume path is written whenever it is used: one warning each. Read-only pod-spec
+    # paths are legitimate (read by every tool, written only by library callers): one warning
+    # for all of them, at the first one's location.
+    assert [f.location.rsplit(".", 1)[-1] for f in findings] == ["path", "podSpecPath"]
+    suspend, pod_specs = findings
+    assert "resumeActions[0].path': path is not assignable" in suspend.message
+    assert "suspending or resuming through it will fail" in suspend.message
+    assert pod_specs.message.startswith("3 pod-spec paths are not assignable: ")
+    for field in ("podSpecPath (array or object", "metadataPath (array or object", "imagePath (a literal"):
+        assert field in pod_specs.message
+    assert pod_specs.message.endswith(
+        "writing a pod spec back through them fails (kli never writes pod specs back)"
+    )
     # Read-only paths elsewhere (scale, status) are not write-back paths.
     assert not any("replicasPath" in f.location for f in findings)
+    # Callers that never write back leave all of them out.
+    without = validate_karta(karta_from_dict(data), write_back=False)
+    assert not any("not assignable" in f.message for f in without)
+    assert [f for f in _findings(data) if "not assignable" not in f.message] == without
+
+
+def test_r6_one_read_only_pod_spec_path_names_its_expression() -> None:
+    data = fuller()
+    children(data)[0]["specDefinition"] = {"podTemplateSpecPath": "{metadata: .spec.m, spec: .spec.p}"}
+    [finding] = [f for f in _findings(data) if "not assignable" in f.message]
+    assert finding.message.startswith(
+        "JQ expression '{metadata: .spec.m, spec: .spec.p}' at "
+        "'spec.structureDefinition.childComponents[0].specDefinition.podTemplateSpecPath': "
+        "path is not assignable (array or object construction is not a path); reading works"
+    )
 
 
 # --- R10 ---------------------------------------------------------------------------------------------------

@@ -39,11 +39,14 @@ from karta.cli.config import load_config, resolve_output
 from karta.cli.errors import CliError, UsageError, format_error
 from karta.cli.inputs import read_labelled_objects
 from karta.cli.lookup import (
+    DEFINITION_OPTION_HELP,
+    chosen_definition,
     definition_for_object,
     not_found,
     not_installed,
     open_store,
     parse_targets,
+    resolution_notes,
     resolve_type,
 )
 from karta.cli.options import connection_options, limit_option, manifest_options, output_options
@@ -74,6 +77,7 @@ NO_DEFINITION_HINT = (
 @click.option(
     "-A", "--all-namespaces", is_flag=True, help="With TYPE alone: describe them in every namespace."
 )
+@click.option("--definition", "definition", metavar="NAME|FILE", help=DEFINITION_OPTION_HELP)
 @limit_option(
     "--pod-limit", default=0, help="Pods shown per component, unhealthy first (0 = all; table output)."
 )
@@ -90,6 +94,7 @@ def describe(
     recursive: bool,
     selector: str | None,
     all_namespaces: bool,
+    definition: str | None,
     pod_limit: int,
     component_limit: int,
     output: str | None,
@@ -111,6 +116,9 @@ def describe(
     kind, resolved against the built-in catalog, the user's definitions ($KARTA_DEFINITIONS) and
     the cluster's when one is configured. The output says "file mode": there is no live status.
     No definition for the type exits 4. -o jsonpath=TEMPLATE works on what -o json prints.
+
+    --definition NAME|FILE describes the workloads with that definition instead of the one their
+    type resolves to (a name from `kli definitions`, or a file).
     """
 
     if file is not None and args:
@@ -132,9 +140,16 @@ def describe(
         gpu_resources=config.gpu_resources,
     )
     if file is None:
-        _describe_live(targets, out, overrides=overrides, selector=selector, all_namespaces=all_namespaces)
+        _describe_live(
+            targets,
+            out,
+            definition=definition,
+            overrides=overrides,
+            selector=selector,
+            all_namespaces=all_namespaces,
+        )
     else:
-        _describe_files(file, out, recursive=recursive, overrides=overrides)
+        _describe_files(file, out, recursive=recursive, definition=definition, overrides=overrides)
 
 
 @dataclass
@@ -213,6 +228,7 @@ def _describe_live(
     targets: tuple[tuple[str, tuple[str, ...]], ...],
     out: Out,
     *,
+    definition: str | None,
     overrides: ConfigOverrides,
     selector: str | None,
     all_namespaces: bool,
@@ -246,8 +262,13 @@ def _describe_live(
                 obj, pods.pods, events.events, warnings=said, events_read=events.failure is None
             )
             label = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
+            chosen = resolved.definition
+            if definition is not None:  # --definition NAME|FILE instead of the type's own
+                chosen, diagnostics = chosen_definition(definition, obj, overrides, hint="", store=store)
+                notes = [d["message"] for d in diagnostics if d["severity"] in ("warning", "error")]
+                out.warnings.extend(n for n in notes if n not in out.warnings)
             out.add(
-                resolved.definition,
+                chosen,
                 obj,
                 label,
                 file_mode=False,
@@ -292,6 +313,7 @@ def _read_targets(
             if exc.code == exitcodes.NO_DEFINITION and out.fmt in ("json", "yaml"):
                 emit(_no_definition_envelope(client, token), out.fmt)
             raise
+        out.warnings.extend(n for n in resolved.notes if n not in out.warnings)  # duplicates, invalid ones
         rtype = resolved.resource
         if rtype is None:
             raise not_installed(resolved, client=client, token=token)
@@ -332,7 +354,9 @@ def _no_definition_envelope(client: kube.KubeClient, token: str) -> dict[str, st
 # ------------------------------------------------------------------------------------- files
 
 
-def _describe_files(path: str, out: Out, *, recursive: bool, overrides: ConfigOverrides | None) -> None:
+def _describe_files(
+    path: str, out: Out, *, recursive: bool, definition: str | None, overrides: ConfigOverrides | None
+) -> None:
     objects = read_labelled_objects(path, what="workload object", recursive=recursive)
     store = open_store(overrides)
     out.warnings.extend(store.warnings)
@@ -340,8 +364,17 @@ def _describe_files(path: str, out: Out, *, recursive: bool, overrides: ConfigOv
     skipped: list[CliError] = []
     for obj, name in objects:
         api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
+        if definition is not None:  # --definition NAME|FILE: that one, whatever the type
+            chosen, diagnostics = chosen_definition(
+                definition, obj, overrides, hint=FILE_NO_DEFINITION_HINT, store=store
+            )
+            said = [d["message"] for d in diagnostics if d["severity"] in ("warning", "error")]
+            out.warnings.extend(w for w in said if w not in out.warnings)
+            out.add(chosen, obj, name, file_mode=True)
+            continue
         try:
             chosen = definition_for_object(store, obj, hint=FILE_NO_DEFINITION_HINT)
+            out.warnings.extend(n for n in resolution_notes(store, obj, chosen) if n not in out.warnings)
         except CliError as exc:
             if exc.code != exitcodes.NO_DEFINITION:
                 raise

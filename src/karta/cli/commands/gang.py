@@ -1,4 +1,4 @@
-"""``kli gang (TYPE/NAME | -f FILE [--pods PODS]) [--definition KARTA] --backend B``: the scheduler
+"""``kli gang (TYPE/NAME | -f FILE [--pods PODS]) [--definition NAME|FILE] --backend B``: the scheduler
 objects of gang-backends.md for one workload, as YAML (or a JSON ``List``) ready for ``kubectl apply``.
 
 From a file, the definition is resolved by the object's GVK as every command resolves it. Live
@@ -28,7 +28,13 @@ from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.errors import CliError, UsageError
 from karta.cli.inputs import read_labelled_objects, read_objects
-from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition, open_store, read_live
+from karta.cli.lookup import (
+    DEFINITION_OPTION_HELP,
+    PASS_DEFINITION_HINT,
+    chosen_definition,
+    open_store,
+    read_live,
+)
 from karta.cli.options import connection_options, format_option, manifest_options
 from karta.cli.output import dump_json, dump_yaml, warn
 from karta.errors import KartaError
@@ -48,13 +54,7 @@ __all__ = ["gang"]
 @click.option(
     "--pods", "pods_file", metavar="PODS", help="The workload's pods (multi-document YAML or a List)."
 )
-@click.option(
-    "--definition",
-    "definition",
-    metavar="KARTA",
-    help="Karta definition file (default: resolve by the object's GVK from the built-in catalog, "
-    "$KARTA_DEFINITIONS and the cluster's Kartas, as every command does).",
-)
+@click.option("--definition", "definition", metavar="NAME|FILE", help=DEFINITION_OPTION_HELP)
 @click.option("--backend", required=True, type=click.Choice(BACKENDS), help="Gang scheduler to render for.")
 @click.option(
     "--k8s-version",

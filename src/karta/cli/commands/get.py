@@ -276,9 +276,8 @@ class Run:
     def _covered_kinds(self) -> None:
         assert self.store is not None
         groups: dict[str, set[str]] = {}
-        for d in self.store.visible():
-            if d.gvk is not None:
-                groups.setdefault(d.gvk.kind, set()).add(d.gvk.group)
+        for gvk in self.store.gvks():
+            groups.setdefault(gvk.kind, set()).add(gvk.group)
         self.shared_kinds = {kind for kind, gs in groups.items() if len(gs) > 1}
 
     def _plan_types(self) -> bool:
@@ -287,6 +286,7 @@ class Run:
         assert self.client is not None and self.store is not None
         for token, names in self.request.types:
             resolved = resolve_type(token, client=self.client, store=self.store)
+            self.warnings.extend(resolved.notes)  # duplicates ignored, invalid definitions passed over
             if resolved.resource is None:
                 error = not_installed(resolved, client=self.client, token=token)
                 if names:
@@ -304,6 +304,7 @@ class Run:
         except ClusterError as exc:
             raise cluster_failure(exc, client=self.client, doing="API discovery") from None
         self.warnings.extend(skipped)
+        self.warnings.extend(note for c in covered for note in c.notes)
         self.targets.extend(Target(c.resource, c.definition) for c in covered)
 
     # -- named workloads -----------------------------------------------------------------------

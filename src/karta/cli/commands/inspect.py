@@ -1,4 +1,4 @@
-"""``kli inspect -f OBJECT [--definition KARTA] [--pods PODS]``: everything the engine derives.
+"""``kli inspect -f OBJECT [--definition NAME|FILE] [--pods PODS]``: everything the engine derives.
 
 ``-f`` is kubectl's: several documents, a directory or standard input, one report per object.
 
@@ -18,7 +18,7 @@ from karta.cli import exitcodes
 from karta.cli.commands import short_help
 from karta.cli.errors import CliError, UsageError
 from karta.cli.inputs import read_labelled_objects, read_objects
-from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition, open_store
+from karta.cli.lookup import DEFINITION_OPTION_HELP, PASS_DEFINITION_HINT, chosen_definition, open_store
 from karta.cli.options import connection_options, format_option, manifest_options
 from karta.cli.output import emit, warn
 from karta.cli.views.inspect import render_table
@@ -34,13 +34,7 @@ __all__ = ["inspect"]
 
 @click.command("inspect", short_help=short_help("inspect"))
 @manifest_options(required=True, metavar="OBJECT")
-@click.option(
-    "--definition",
-    "definition",
-    metavar="KARTA",
-    help="Karta definition file (default: resolve by the object's GVK from the built-in "
-    "catalog, $KARTA_DEFINITIONS and the cluster's Kartas, as every command does).",
-)
+@click.option("--definition", "definition", metavar="NAME|FILE", help=DEFINITION_OPTION_HELP)
 @click.option(
     "--pods", "pods_file", metavar="PODS", help="The workload's pods (multi-document YAML or a List)."
 )

@@ -32,8 +32,10 @@ def scaffold(crd_file: str, kind: str | None, version: str | None, output: str) 
     Finds PodTemplateSpec- and PodSpec-shaped fields (alone, in maps, in lists), replica-like
     integers next to them, suspend booleans, status conditions and phase-like enums. The draft
     passes `kli validate`; `# TODO:` comments mark what a human must decide (pod labels, which
-    replica count counts pods, unmapped phase values). Save it, edit it, then check it against a
-    real object with `kli verify`.
+    replica count counts pods, unmapped phase values). The CRD's subresources.scale names the
+    replica count (specReplicasPath) and, when the schema has no status phase or conditions, the
+    status (statusReplicasPath); a status path the schema does not declare is a guess, said so on
+    stderr. Save it, edit it, then check it against a real object with `kli verify --pods`.
     """
     text, name = read_text(crd_file)
     docs = parse_documents(text, name)
@@ -43,8 +45,10 @@ def scaffold(crd_file: str, kind: str | None, version: str | None, output: str) 
         raise UsageError(f"{name}: {exc}") from None
     if output == "yaml":
         click.echo(draft.to_yaml(), nl=False)
-        return
-    emit(draft.karta, "json")
-    if draft.todos:
+    else:
+        emit(draft.karta, "json")
+    for note in draft.notes:  # what the draft guessed beyond the schema
+        warn(note)
+    if output == "json" and draft.todos:
         count = len(draft.todos)
         warn(f"the draft has {count} TODO{'s' if count != 1 else ''}; -o yaml shows them as comments")

@@ -1,8 +1,9 @@
-"""``kli verify --definition D --workload W [--predict P]``: a definition against a real manifest.
+"""``kli verify --definition NAME|FILE --workload W [--pods PODS] [--predict P]``: a definition
+against a real manifest (and its real pods).
 
 The checks and the predictions' shape are the library's (:mod:`karta.report.verify`); this command
-reads the files and prints one line per check (``ok``, ``FAIL`` or ``warn``), or JSON. Exit 0 when
-nothing failed, 1 otherwise.
+reads the files and prints one line per check (``ok``, ``FAIL`` or ``warn``), or JSON / YAML. Exit
+0 when nothing failed, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from karta import report
 from karta.cli import exitcodes
 from karta.cli.commands import short_help
 from karta.cli.errors import CliError, UsageError
-from karta.cli.inputs import parse_documents, read_object, read_text
+from karta.cli.inputs import parse_documents, read_object, read_objects, read_text
 from karta.cli.lookup import definitions_named
 from karta.cli.options import format_option
 from karta.cli.output import emit
@@ -45,35 +46,48 @@ _MARK = {"ok": "ok  ", "fail": "FAIL", "warn": "warn"}
     "definition",
     required=True,
     metavar="D",
-    help="Karta definition: a file, or the name of a built-in or user definition.",
+    help="Karta definition: a file (a path, or one ending in .yaml/.yml/.json), or a name "
+    "(kli definitions: built-in, user or cluster).",
 )
 @click.option("--workload", "workload", required=True, metavar="W", help="Workload manifest (path or -).")
 @click.option(
-    "--predict", "predict", metavar="P", help="YAML file of predictions (status, components, gang)."
+    "--pods",
+    "pods_file",
+    metavar="PODS",
+    help="The workload's real pods (multi-document YAML or a List): checks the pod selectors and gangs.",
 )
-@format_option("table", "json")
-def verify(definition: str, workload: str, predict: str | None, output: str) -> None:
+@click.option(
+    "--predict", "predict", metavar="P", help="YAML file of predictions (status, components, gang, pods)."
+)
+@format_option("table", "json", "yaml")
+def verify(definition: str, workload: str, pods_file: str | None, predict: str | None, output: str) -> None:
     """Check a definition against a real workload manifest and written-down predictions.
 
     Reports paths that extract nothing (warn), pod specs without containers, components without
     instances and a status that resolves to Undefined (FAIL), then compares status, instances,
     replicas and the gang with the predictions file, e.g. `component worker: expected replicas
-    4, got 2`. Exit 0 when nothing failed, 1 otherwise.
+    4, got 2`. With --pods, each pod is placed on its component, instance and gang by the pod
+    selectors: a pod no component matches, a selector that does not match its pod, a pod outside
+    every gang or sub-group, or a place other than predicted (pods: {NAME: {component, instance,
+    replica, gang, subGroup}}) fails. Exit 0 when nothing failed, 1 otherwise.
     """
-    defs = definitions_named(definition)
+    defs = definitions_named(definition, invalid_ok=True)  # an invalid one is a failed check
     if len(defs) != 1:
         raise UsageError(f"{definition} holds {len(defs)} Karta definitions; expected exactly one")
     obj, obj_name = read_object(workload, what="workload object")
+    pods = read_objects(pods_file, what="pod") if pods_file else []
     predictions = _read_predictions(predict) if predict else {}
+    if predictions.get("pods") and not pods_file:
+        raise UsageError("the predictions name pods (pods:); pass the pods with --pods PODS")
     chosen = defs[0]
-    checks = report.run_checks(chosen.karta, obj, predictions, trusted=chosen.trusted)
+    checks = report.run_checks(chosen.karta, obj, predictions, trusted=chosen.trusted, pods=pods)
     name = chosen.karta.metadata.name
     failed = sum(1 for c in checks if c.result == "fail")
     warned = sum(1 for c in checks if c.result == "warn")
     raw_meta = obj.get("metadata")
     meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     workload_name = f"{obj.get('kind')}/{meta.get('name') or '<unnamed>'}"
-    if output == "json":
+    if output in ("json", "yaml"):
         emit(
             {
                 "definition": name,
@@ -87,7 +101,7 @@ def verify(definition: str, workload: str, predict: str | None, output: str) -> 
                 "summary": {"checks": len(checks), "failed": failed, "warnings": warned},
                 "checks": [c.to_dict() for c in checks],
             },
-            "json",
+            output,
         )
     else:
         lines = [f"verify {name} against {workload_name}"]

@@ -1,6 +1,6 @@
-"""The ``kli definitions`` table (section 17.7): ``NAME KIND ORIGIN COMPONENTS``; on a terminal
-fitted to its width (KIND shortened to the Kind, COMPONENTS cut with ``+N more``), never cut on a
-pipe or in a file (:func:`karta.cli.views.table.fit_width`)."""
+"""The ``kli definitions`` table (section 17.7): ``NAME KIND ORIGIN STATUS COMPONENTS``; on a
+terminal fitted to its width (KIND shortened to the Kind, COMPONENTS cut with ``+N more`` or left
+out), never cut on a pipe or in a file (:func:`karta.cli.views.table.fit_width`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from karta.cli.text import printable
 from karta.cli.views.table import SEP, fit_list, render, widths
 
 if TYPE_CHECKING:
-    from karta.definitions import StoredDefinition
+    from karta.definitions import Listing, StoredDefinition
     from karta.model import Karta
 
 __all__ = ["table"]
@@ -33,38 +33,52 @@ def _components_cell(karta: Karta, limit: int) -> str:
 
 
 def table(
-    items: list[StoredDefinition],
+    items: list[Listing],
     component_limit: int,
     *,
     fit: bool = True,
     width: int | None = None,
     headers: bool = True,
 ) -> str:
-    """``NAME KIND ORIGIN COMPONENTS`` (without the header line unless ``headers``), fitted to
-    ``width`` columns when one is given and the table is wider: when COMPONENTS would have less
+    """``NAME KIND ORIGIN STATUS COMPONENTS`` (without the header line unless ``headers``), fitted
+    to ``width`` columns when one is given and the table is wider: when COMPONENTS would have less
     than :data:`_MIN_COMPONENTS` columns, KIND shows the Kind alone (the catalog's NAMEs spell
     group and version; ``kli definitions NAME`` shows it all); then, with ``fit`` (the default
-    ``--component-limit``), COMPONENTS keeps whole names and ends in ``+N more`` or ``+N``."""
-    header = ["NAME", "KIND", "ORIGIN", "COMPONENTS"]
+    ``--component-limit``), COMPONENTS keeps whole names and ends in ``+N more`` or ``+N``, or is
+    left out when not even :data:`_LEAST_COMPONENTS` columns are left for it (the whole catalog's
+    long names; a filter or NAME shows them)."""
+    header = ["NAME", "KIND", "ORIGIN", "STATUS", "COMPONENTS"]
     rows = [
         [
             printable(cell)
-            for cell in (d.name, _kind_cell(d), d.origin, _components_cell(d.karta, component_limit))
+            for cell in (
+                e.definition.name,
+                _kind_cell(e.definition),
+                e.definition.origin,
+                e.text,
+                _components_cell(e.definition.karta, component_limit),
+            )
         ]
-        for d in items
+        for e in items
     ]
+    last = len(header) - 1
     if width is not None and _width([header, *rows]) > width:
         if _room(header, rows, width) < _MIN_COMPONENTS:
-            for row, d in zip(rows, items, strict=True):
-                if d.gvk is not None:
-                    row[1] = printable(d.gvk.kind)
-        room = max(_room(header, rows, width), len("COMPONENTS"))
-        for row in rows:
-            row[3] = _fit_components(row[3], room) if fit else row[3]
+            for row, e in zip(rows, items, strict=True):
+                if e.definition.gvk is not None:
+                    row[1] = printable(e.definition.gvk.kind)
+        room = _room(header, rows, width)
+        if fit and room < _LEAST_COMPONENTS:
+            header, rows = header[:last], [row[:last] for row in rows]
+        else:
+            room = max(room, len("COMPONENTS"))
+            for row in rows:
+                row[last] = _fit_components(row[last], room) if fit else row[last]
     return "".join(line + "\n" for line in render([header, *rows] if headers else rows))
 
 
 _MIN_COMPONENTS = 24
+_LEAST_COMPONENTS = len("pytorchjob, +2")
 
 
 def _room(header: list[str], rows: list[list[str]], width: int) -> int:

@@ -1,0 +1,115 @@
+"""Where each pod of a workload belongs, by the library's pod matching (karta-format.md 11, 12.5):
+its component (:func:`karta.gang.infer_pod_component`), instance (11.4), replica (11.2) and gang
+(and sub-group) in a computed gang plan. ``kli inspect`` shows the placements; ``kli verify
+--pods`` checks them.
+
+A placement also says what could not be decided (``problems``) and whether the component was
+chosen without its type selector matching (the only pod-bearing component is chosen without
+consulting selectors, 12.5, but a sub-group and KAI Scheduler still use them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from karta.errors import KartaError
+from karta.extract import ComponentFactory, PodQuerier
+from karta.gang import GangPlan, StructureSummary, infer_pod_component
+from karta.jq import Evaluator
+from karta.model import Karta
+
+__all__ = ["Placement", "place_pods", "pod_name"]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One pod's place: None where it has none (or it could not be computed: ``problems``)."""
+
+    pod: str
+    component: str | None = None
+    instance: str | None = None
+    replica: str | None = None
+    gang: str | None = None
+    sub_group: str | None = None
+    problems: tuple[str, ...] = ()
+    selector_matches: bool | None = None  # the component's type selector on this pod (None: none)
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+def pod_name(pod: Mapping[str, Any]) -> str:
+    """``metadata.name`` (else ``generateName``, else ``<unnamed>``)."""
+    meta = pod.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    return str(meta.get("name") or meta.get("generateName") or "<unnamed>")
+
+
+def place_pods(
+    karta: Karta,
+    factory: ComponentFactory,
+    pods: Sequence[Mapping[str, Any]],
+    *,
+    evaluator: Evaluator,
+    plan: GangPlan | None,
+) -> list[Placement]:
+    """The placement of each of ``pods`` (in order) on ``karta``'s components for the workload of
+    ``factory``, and in the gangs of ``plan`` (None: no gang could be computed)."""
+    gang_of: dict[str, str] = {}
+    sub_group_of: dict[str, str] = {}
+    for gang in plan.gangs if plan is not None else ():
+        for member in gang.members:
+            gang_of.setdefault(member, gang.qualified_name)
+        for sub in gang.sub_groups:
+            for member in sub.members:
+                sub_group_of.setdefault(member, sub.name)
+    summary = StructureSummary(karta)
+    return [_place(summary, factory, pod, evaluator, gang_of, sub_group_of) for pod in pods]
+
+
+def _place(
+    summary: StructureSummary,
+    factory: ComponentFactory,
+    pod: Mapping[str, Any],
+    evaluator: Evaluator,
+    gang_of: dict[str, str],
+    sub_group_of: dict[str, str],
+) -> Placement:
+    name = pod_name(pod)
+    querier = PodQuerier(pod, evaluator=evaluator)
+    labels = tuple(sorted((str(k), str(v)) for k, v in querier.labels.items()))
+    gang, sub_group = gang_of.get(name), sub_group_of.get(name)
+    try:
+        component = infer_pod_component(summary, querier)
+    except KartaError as exc:
+        return Placement(name, gang=gang, sub_group=sub_group, problems=(str(exc),), labels=labels)
+    extracted = factory.component(component)
+    definition = extracted.definition
+    selector = definition.pod_selector
+    problems: list[str] = []
+    matches: bool | None = None
+    type_selector = selector.component_type_selector if selector is not None else None
+    if type_selector is not None and (type_selector.key_path or type_selector.match_labels):
+        try:
+            matches = querier.matches_component_type(definition)
+        except KartaError as exc:
+            problems.append(str(exc))
+    instance = replica = None
+    try:
+        if selector is not None and selector.component_instance_selector is not None:
+            instance = querier.matching_instance_id(definition, list(extracted.instance_ids()))
+        if selector is not None and selector.replica_selector is not None:
+            replica = querier.extract_replica_key(definition)
+    except KartaError as exc:
+        problems.append(str(exc))
+    return Placement(
+        name,
+        component=component,
+        instance=instance,
+        replica=replica,
+        gang=gang,
+        sub_group=sub_group,
+        problems=tuple(problems),
+        selector_matches=matches,
+        labels=labels,
+    )
