@@ -5,7 +5,9 @@ Precedence per root GVK: cluster over user directory over built-in. Collisions a
 make the GVK ambiguous; definitions without a usable root GVK are "unmapped" and listed last.
 Lookups by name (cluster origin preferred), by exact GVK, by group and kind at any version, and by
 kind (case-insensitive); resolution by one rule (:meth:`DefinitionStore.definition_for`) for every
-consumer. Cluster access itself lives elsewhere (``karta.kube``): this package only merges.
+consumer. Also the index labels of Karta objects and the built-in catalog as the Karta objects
+karta applies (``objects``). Cluster access itself lives elsewhere (``karta.kube``): this package
+only merges.
 
 Names are resolved lazily (PEP 562), so that ``kli`` commands can import the package at no cost.
 """
@@ -27,27 +29,38 @@ _EXPORTS: dict[str, str] = {
     "default_user_directory": "karta.definitions.store",
     "INDEX_LABELS": "karta.definitions.visibility",
     "expected_labels": "karta.definitions.visibility",
+    "index_labels": "karta.definitions.visibility",
     "kai_visibility_warnings": "karta.definitions.visibility",
+    "root_gvk": "karta.definitions.visibility",
+    "MANAGED_BY": "karta.definitions.objects",
+    "MANAGED_BY_VALUE": "karta.definitions.objects",
+    "catalog_objects": "karta.definitions.objects",
 }
 
 __all__ = [
     "CATALOG",
     "CLUSTER",
     "INDEX_LABELS",
+    "MANAGED_BY",
+    "MANAGED_BY_VALUE",
     "ORIGINS",
     "USER",
     "DefinitionStore",
     "StoredDefinition",
     "ambiguity",
+    "catalog_objects",
     "default_user_directory",
     "expected_labels",
+    "index_labels",
     "kai_visibility_warnings",
+    "root_gvk",
 ]
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 __dir__ = lazy_dir(_EXPORTS, globals())
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from karta.definitions.objects import MANAGED_BY, MANAGED_BY_VALUE, catalog_objects
     from karta.definitions.store import (
         CATALOG,
         CLUSTER,
@@ -58,4 +71,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ambiguity,
         default_user_directory,
     )
-    from karta.definitions.visibility import INDEX_LABELS, expected_labels, kai_visibility_warnings
+    from karta.definitions.visibility import (
+        INDEX_LABELS,
+        expected_labels,
+        index_labels,
+        kai_visibility_warnings,
+        root_gvk,
+    )
