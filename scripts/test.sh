@@ -17,4 +17,7 @@ echo "== import contracts"; lint-imports
 # The tests in tests/e2e run against a real kube-apiserver built from the Kubernetes Go modules
 # (hack/cluster; cached under ~/.cache/karta-cluster, ~16 min the first time on 2 cores).
 echo "== control plane"; bash hack/cluster/build.sh >/dev/null
+# The chart tests (tests/e2e/helm) run the pinned Helm, built the same way (hack/helm; same cache,
+# ~3 min the first time).
+echo "== helm";        bash hack/helm/build.sh >/dev/null
 echo "== pytest";      pytest "$@"

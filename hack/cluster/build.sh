@@ -25,29 +25,8 @@ etcd_version=$(pinned go.etcd.io/etcd/server/v3)
 cache_root="${KARTA_CLUSTER_CACHE:-$HOME/.cache/karta-cluster}"
 dest="$cache_root/$k8s_version"
 bin="$dest/bin"
-binaries=(kube-apiserver kube-controller-manager kube-scheduler etcd)
 
 stamp=$( { cat go.mod go.sum cmd/etcd/main.go; go env GOVERSION GOOS GOARCH; } | sha256sum | cut -d' ' -f1)
-
-cached() {
-  [ "${KARTA_CLUSTER_FORCE:-0}" != 1 ] || return 1
-  [ "$(cat "$dest/build.stamp" 2>/dev/null)" = "$stamp" ] || return 1
-  for b in "${binaries[@]}"; do [ -x "$bin/$b" ] || return 1; done
-}
-
-if cached; then
-  echo "$bin"
-  exit 0
-fi
-
-mkdir -p "$dest"
-# One build at a time per cache directory (pytest and a shell may both ask for it).
-exec 9>"$dest/.lock"
-flock 9
-if cached; then
-  echo "$bin"
-  exit 0
-fi
 
 minor=${k8s_version#v1.}
 minor=${minor%%.*}
@@ -61,28 +40,14 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" $(ver_pkg "$pkg" buildDate 1970-01-01T00:00:00Z)"
 done
 
-tmp="$dest/bin.tmp.$$"
-rm -rf "$tmp"
-mkdir -p "$tmp"
-trap 'rm -rf "$tmp"' EXIT
-
-echo "build.sh: building Kubernetes $k8s_version and etcd $etcd_version into $bin (first time: several minutes)" >&2
-start=$(date +%s)
-# -p and GOMAXPROCS bound the parallel compiles to the machine's two cores; nice keeps the
-# machine usable for whatever else runs. CGO is off: static binaries, no C toolchain needed.
-export GOMAXPROCS="${GOMAXPROCS:-2}"
-export CGO_ENABLED=0
-export GOFLAGS="-mod=readonly -buildvcs=false"
-nice -n 10 go build -p "$GOMAXPROCS" -trimpath -ldflags="$ldflags" -o "$tmp/" \
+# shellcheck source=../lib/gobuild.sh
+. "$here/../lib/gobuild.sh"
+go_build_cached "build.sh: Kubernetes $k8s_version and etcd $etcd_version" "$dest" "$stamp" \
+  "${KARTA_CLUSTER_FORCE:-0}" "$ldflags" \
   k8s.io/kubernetes/cmd/kube-apiserver \
   k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kube-scheduler \
-  ./cmd/etcd >&2
-
-rm -rf "$bin"
-mv "$tmp" "$bin"
-trap - EXIT
-printf '%s\n' "$stamp" > "$dest/build.stamp"
-printf 'kubernetes=%s\netcd=%s\n' "$k8s_version" "$etcd_version" > "$dest/versions"
-echo "build.sh: built in $(( $(date +%s) - start ))s" >&2
+  ./cmd/etcd
+versions=$(printf 'kubernetes=%s\netcd=%s' "$k8s_version" "$etcd_version")
+[ "$(cat "$dest/versions" 2>/dev/null)" = "$versions" ] || printf '%s\n' "$versions" > "$dest/versions"
 echo "$bin"

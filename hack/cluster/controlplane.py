@@ -4,7 +4,8 @@ Owns: building-or-reusing the pinned binaries (via ``build.sh``), a throw-away P
 ``openssl`` command (CA, apiserver serving certificate, admin client certificate, service-account
 signing key), starting etcd and kube-apiserver (and optionally kube-controller-manager and
 kube-scheduler) on 127.0.0.1 only with free ports, an admin kubeconfig, the ``/readyz`` wait, and
-a clean teardown (process groups killed, work directory removed).
+a clean teardown (process groups killed, work directory removed; ``down`` keeps the logs in
+``<dir>-logs``).
 
 Standard library only, so that ``up.sh``/``down.sh`` and the pytest fixture in ``tests/e2e`` can
 both use it without the project's virtualenv. Run ``python3 controlplane.py --help``.
@@ -330,9 +331,16 @@ class ControlPlane:
     def stop_apiserver(self) -> None:
         self._terminate("kube-apiserver")
 
-    def stop(self) -> None:
+    def stop(self, *, keep_logs: Path | None = None) -> None:
+        """Stop every component, then move the logs to ``keep_logs`` (replacing what is there)
+        when given, and remove the work directory unless ``keep_workdir``."""
         for name in ("kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
             self._terminate(name)
+        logs = self.workdir / "logs"
+        if keep_logs is not None and logs.is_dir():
+            shutil.rmtree(keep_logs, ignore_errors=True)
+            keep_logs.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(logs), str(keep_logs))
         if not self.keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -617,10 +625,19 @@ def _cmd_up(ns: argparse.Namespace) -> int:
     cp.start()
     cp.detach()
     elapsed = time.monotonic() - started
-    print(f"# control plane ready in {elapsed:.1f}s; logs in {workdir / 'logs'}", file=sys.stderr)
+    print(
+        f"# control plane ready in {elapsed:.1f}s; logs in {workdir / 'logs'} "
+        f"(down.sh moves them to {kept_logs_dir(workdir)})",
+        file=sys.stderr,
+    )
     print(f"export KUBECONFIG={cp.kubeconfig}")
     print(f"export KARTA_TEST_KUBECONFIG={cp.kubeconfig}")
     return 0
+
+
+def kept_logs_dir(workdir: Path) -> Path:
+    """Where ``down`` keeps the logs of the control plane of ``workdir``: ``<workdir>-logs``."""
+    return workdir.with_name(f"{workdir.name}-logs")
 
 
 def _cmd_down(ns: argparse.Namespace) -> int:
@@ -629,7 +646,10 @@ def _cmd_down(ns: argparse.Namespace) -> int:
         print(f"no control plane in {workdir}", file=sys.stderr)
         shutil.rmtree(workdir, ignore_errors=True)
         return 0
-    ControlPlane.attach(workdir).stop()
+    keep = None if ns.discard_logs else (ns.logs or kept_logs_dir(workdir))
+    ControlPlane.attach(workdir).stop(keep_logs=keep)
+    if keep is not None:
+        print(f"# control plane stopped; its logs are kept in {keep}", file=sys.stderr)
     return 0
 
 
@@ -649,8 +669,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     up.add_argument("--runtime-config", action="append", default=[], metavar="group/version=true")
     up.add_argument("--controllers", action="store_true", help="also run controller-manager and scheduler")
     up.set_defaults(func=_cmd_up)
-    down = sub.add_parser("down", help="stop what 'up' started and remove its work directory")
+    down = sub.add_parser(
+        "down", help="stop what 'up' started, keep its logs in <dir>-logs, remove its work directory"
+    )
     down.add_argument("--dir", type=Path, default=default_state_dir())
+    down.add_argument("--logs", type=Path, help="keep the logs here instead of <dir>-logs (replaced)")
+    down.add_argument("--discard-logs", action="store_true", help="remove the logs with the work directory")
     down.set_defaults(func=_cmd_down)
     build = sub.add_parser("build", help="build-or-reuse the binaries, print their directory")
     build.add_argument("--force", action="store_true")

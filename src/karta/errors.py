@@ -133,6 +133,11 @@ class PredictionError(KartaError):
     """A ``kli verify`` predictions document is not one (an unknown key, a value of the wrong type)."""
 
 
+class JsonPathError(KartaError):
+    """A kubectl JSONPath template or path (``-o jsonpath=``, ``custom-columns``, ``--sort-by``)
+    that :mod:`karta.jsonpath` cannot parse: a syntax error or a construct outside its subset."""
+
+
 # --- cluster access (karta.kube) ------------------------------------------------------------------
 
 

@@ -24,17 +24,23 @@ REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "corpus"
 
 
-def _controlplane() -> ModuleType:
-    """hack/cluster/controlplane.py (a stand-alone script, not part of the karta package)."""
-    name = "karta_hack_controlplane"
+def hack_module(relative: str) -> ModuleType:
+    """A stand-alone script under hack/ (not part of the karta package) as a module, loaded once:
+    ``hack_module("cluster/controlplane.py")``, ``hack_module("fake_nodes.py")``."""
+    name = "karta_hack_" + relative.removesuffix(".py").replace("/", "_")
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "hack" / "cluster" / "controlplane.py")
+    spec = importlib.util.spec_from_file_location(name, REPO / "hack" / relative)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _controlplane() -> ModuleType:
+    """hack/cluster/controlplane.py."""
+    return hack_module("cluster/controlplane.py")
 
 
 @pytest.fixture(scope="session")

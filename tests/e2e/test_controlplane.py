@@ -108,3 +108,33 @@ def test_controllers_run_jobs_onto_fake_nodes(controllers_cluster: KubeHTTP) -> 
         time.sleep(0.2)
     assert {p["spec"]["nodeName"] for p in items} == {"fake-node-1"}
     assert {p["metadata"]["ownerReferences"][0]["uid"] for p in items} == {job_uid}
+
+
+@pytest.mark.slow
+def test_up_and_down_scripts_keep_the_logs(tmp_path: Path) -> None:
+    """hack/cluster/up.sh then down.sh, as the README runs them: the work directory goes, the
+    components' logs stay in <dir>-logs (where down.sh says they are)."""
+    import os
+    import subprocess
+
+    if os.environ.get("KARTA_TEST_KUBECONFIG"):
+        pytest.skip("starts a control plane of its own, which an existing cluster does not need")
+    from .conftest import REPO
+
+    workdir = tmp_path / "cp"
+
+    def script(name: str) -> subprocess.CompletedProcess[str]:
+        command = ["bash", str(REPO / "hack" / "cluster" / name), "--dir", str(workdir)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    up = script("up.sh")
+    assert f"export KUBECONFIG={workdir / 'kubeconfig'}" in up.stdout
+    kept = tmp_path / "cp-logs"
+    assert f"down.sh moves them to {kept}" in up.stderr
+    down = script("down.sh")
+    assert not workdir.exists()
+    assert f"its logs are kept in {kept}" in down.stderr
+    assert {p.name for p in kept.iterdir()} >= {"etcd.log", "kube-apiserver.log"}
+    assert (kept / "kube-apiserver.log").stat().st_size > 0

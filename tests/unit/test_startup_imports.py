@@ -49,8 +49,9 @@ NEVER_AT_START = {
 }
 
 
-def test_help_loads_neither_the_library_nor_yaml() -> None:
-    code, modules = _loaded(["--help"])
+@pytest.mark.parametrize("argv", [["--help"], []])  # a bare kli prints the help too
+def test_help_loads_neither_the_library_nor_yaml(argv: list[str]) -> None:
+    code, modules = _loaded(argv)
     assert code == 0
     assert not modules & (NEVER_AT_START | {"yaml", "karta.model", "karta.jq"})
 
@@ -100,6 +101,7 @@ def test_backend_choices_load_the_registry_alone(command: str) -> None:
         "scaffold",
         "validate",
         "verify",
+        "version",
     ],
 )
 def test_a_commands_help_loads_none_of_the_library(command: str) -> None:

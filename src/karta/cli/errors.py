@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from karta.cli import exitcodes
+from karta.cli.prog import spelled
 from karta.cli.text import printable
 
 
@@ -19,6 +20,15 @@ class CliError(Exception):
 class UsageError(CliError):
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message, code=exitcodes.USAGE, hint=hint)
+
+
+def format_error(exc: CliError, *, hint: bool = True) -> str:
+    """The ``error: <message>`` line (and, with ``hint``, its ``hint:`` line) of ``exc``; command
+    references spelled with the program's name (:func:`karta.cli.prog.spelled`)."""
+    out = f"error: {one_line(spelled(str(exc)))}\n"
+    if hint and exc.hint:
+        out += f"hint: {one_line(spelled(exc.hint))}\n"
+    return out
 
 
 def one_line(message: str) -> str:

@@ -4,11 +4,17 @@ Every file ``kli`` reads comes through here (workloads, pods, definitions, predi
 configuration file through :mod:`karta.cli.config`), so every one has the limits of
 :mod:`karta.model.documents` (size, nesting, entries, values, numbers JSON can hold) and, for a
 file of objects, :data:`MAX_OBJECTS`; each is a usage error (exit 2) naming the file.
+
+A ``-f`` of objects (:func:`read_labelled_objects`) is what kubectl's ``-f`` is: a file of one or
+several YAML documents (a ``kind: List`` expanded), ``-`` for standard input, or a directory, whose
+``.yaml``, ``.yml`` and ``.json`` files are read in name order (with ``-R``, its subdirectories'
+too); :func:`input_files` lists them.
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 from karta import model
@@ -104,17 +110,66 @@ def read_objects(path: str, *, what: str) -> list[dict[str, Any]]:
 
     A ``kind: List`` (as ``kubectl get -o yaml`` prints) is expanded into its items.
     """
+    return [obj for obj, _ in _file_objects(path, what=what)]
+
+
+INPUT_SUFFIXES = (".yaml", ".yml", ".json")
+"""The files of a directory ``-f`` reads (kubectl's)."""
+
+
+def input_files(path: str, *, recursive: bool = False) -> list[str]:
+    """The files a ``-f`` argument names: ``-`` or a file as it is; a directory's
+    :data:`INPUT_SUFFIXES` files in name order (and, with ``recursive``, those of its
+    subdirectories). A directory without any is a usage error."""
+    if path == "-" or not Path(path).is_dir():
+        return [path]
+    root = Path(path)
+    found = sorted(
+        str(p)
+        for p in (root.rglob("*") if recursive else root.iterdir())
+        if p.suffix.lower() in INPUT_SUFFIXES and p.is_file()
+    )
+    if not found:
+        where = " or below it" if recursive else " (-R reads its subdirectories too)"
+        raise UsageError(f"{path} holds no {', '.join(INPUT_SUFFIXES)} file{where}")
+    return found
+
+
+def read_labelled_objects(
+    path: str, *, what: str, recursive: bool = False
+) -> list[tuple[dict[str, Any], str]]:
+    """Every object a ``-f`` names (see the module docstring), each with the name it is reported
+    by: the file for a file of one object, else ``FILE (document N)`` (``items[i]`` of a List);
+    an empty file of a directory is skipped, nothing at all is a usage error."""
+    files = input_files(path, recursive=recursive)
+    out: list[tuple[dict[str, Any], str]] = []
+    for file in files:
+        found = _file_objects(file, what=what)
+        if len(found) == 1 and "items[" not in found[0][1]:
+            found = [(found[0][0], found[0][1].rpartition(" (document")[0])]
+        out.extend(found)
+        if len(out) > MAX_OBJECTS:
+            raise UsageError(
+                f"{path} holds more than {MAX_OBJECTS:,} {what}s; kli reads at most {MAX_OBJECTS:,}"
+            )
+    if not out:
+        empty = "the file is empty" if files == [path] else "its files are empty"
+        raise UsageError(f"{'stdin' if path == '-' else path} holds no {what}: {empty}")
+    return out
+
+
+def _file_objects(path: str, *, what: str) -> list[tuple[dict[str, Any], str]]:
     text, name = read_text(path)
-    out: list[dict[str, Any]] = []
+    out: list[tuple[dict[str, Any], str]] = []
     for index, doc in enumerate(parse_documents(text, name)):
         label = f"{name} (document {index + 1})"
         if isinstance(doc, dict) and doc.get("kind") == "List" and isinstance(doc.get("items"), list):
             for item_index, item in enumerate(doc["items"]):
                 check_object(item, f"{label} items[{item_index}]", what=what)
-                out.append(item)
+                out.append((item, f"{label} items[{item_index}]"))
         else:
             check_object(doc, label, what=what)
-            out.append(doc)
+            out.append((doc, label))
         if len(out) > MAX_OBJECTS:
             raise UsageError(
                 f"{name} holds more than {MAX_OBJECTS:,} {what}s; kli reads at most {MAX_OBJECTS:,} "

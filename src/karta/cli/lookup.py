@@ -48,8 +48,11 @@ __all__ = [
     "definitions_named",
     "fetch_workload",
     "load_definition",
+    "not_found",
+    "not_installed",
     "open_store",
     "parse_target",
+    "parse_targets",
     "read_live",
     "resolve_type",
 ]
@@ -163,13 +166,19 @@ def definitions_named(ref: str) -> list[definitions.StoredDefinition]:
 
 
 def chosen_definition(
-    path: str | None, obj: dict[str, Any], overrides: kube.ConfigOverrides | None, *, hint: str
+    path: str | None,
+    obj: dict[str, Any],
+    overrides: kube.ConfigOverrides | None,
+    *,
+    hint: str,
+    store: definitions.DefinitionStore | None = None,
 ) -> tuple[definitions.StoredDefinition, list[FindingDict]]:
     """The definition a command applies to the workload ``obj``: the one in the file ``path``
     (``--definition FILE``: exactly one document), else the one the definitions every command
     sees resolve it to (:func:`open_store` with ``overrides``, :func:`definition_for_object`).
     Also the diagnostics to report with it: the file's findings or the store's warnings, and a
-    warning when the definition is for another kind or version than the object."""
+    warning when the definition is for another kind or version than the object. ``store`` (the
+    one :func:`open_store` gave, for several objects) saves reading the definitions again."""
     diagnostics: list[FindingDict] = []
     if path is not None:
         text, name = read_text(path)
@@ -182,7 +191,7 @@ def chosen_definition(
         diagnostics.extend(f.to_dict() for f in findings)
         chosen = definitions.StoredDefinition(karta=karta, origin=FILE, source=name, trusted=False)
     else:
-        store = open_store(overrides)
+        store = store if store is not None else open_store(overrides)
         diagnostics.extend({"severity": "warning", "message": w, "location": ""} for w in store.warnings)
         chosen = definition_for_object(store, obj, hint=hint)
     gvk = chosen.karta.root.kind
@@ -205,15 +214,150 @@ def resolve_type(
     token: str, *, client: kube.KubeClient, store: definitions.DefinitionStore
 ) -> kube.ResolvedType:
     """17.4 "Type resolution" (:func:`karta.kube.resolve_type`) with kli's errors: several
-    matches are a usage error (exit 2), none exits 4, discovery trouble exits 1."""
+    matches are a usage error (exit 2), none exits 4 (a token neither discovery nor the
+    definitions know gets kubectl-like "did you mean" suggestions), discovery trouble exits 1."""
     try:
         return kube.resolve_type(token, client=client, store=store)
     except ClusterError as exc:
         raise cluster_failure(exc, client=client, doing="API discovery") from None
     except NoDefinitionError as exc:
-        raise CliError(str(exc), code=exitcodes.NO_DEFINITION, hint=NO_DEFINITION_HINT) from None
+        message = str(exc)
+        close = _close_types(token, client=client, store=store)
+        if close:
+            message += f"; did you mean {' or '.join(close)}?"
+        raise CliError(message, code=exitcodes.NO_DEFINITION, hint=NO_DEFINITION_HINT) from None
     except AmbiguousDefinitionError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _close_types(token: str, *, client: kube.KubeClient, store: definitions.DefinitionStore) -> list[str]:
+    """Type tokens close to a mistyped ``token`` (none when discovery knows it), one per type:
+    among the covered types first (their served plural, singular and short names; the
+    definitions' kinds and plurals), else among every served type; qualified by the group when
+    ``token`` is."""
+    from difflib import SequenceMatcher
+
+    from karta.model.names import plural_guess
+
+    try:
+        if client.discovery.candidates(token):
+            return []
+        served = client.discovery.resources()
+    except ClusterError:
+        served = []
+    word = token.strip().lower()
+    qualified = "." in word
+
+    def spell(names: set[str], group: str) -> set[str]:
+        return {f"{n}.{group}" if qualified and group else n for n in names if n}
+
+    covered_kinds = {d.gvk.group_kind for d in store.visible() if d.gvk is not None}
+    covered: dict[model.GroupKind, set[str]] = {
+        gk: spell({gk.kind.lower(), plural_guess(gk.kind)}, gk.group) for gk in covered_kinds
+    }
+    others: dict[model.GroupKind, set[str]] = {}
+    for r in served:
+        gk = model.GroupKind(r.group, r.kind)
+        pool = covered if gk in covered_kinds else others
+        pool.setdefault(gk, set()).update(spell({r.plural, r.singular, *r.short_names}, r.group))
+    for pool in (covered, others):
+        scored = []
+        for spellings in pool.values():
+            score, best = max((SequenceMatcher(None, word, s).ratio(), s) for s in sorted(spellings))
+            if score >= 0.75:
+                scored.append((-score, best))
+        if scored:
+            scored.sort()
+            top = -scored[0][0]  # the closest, and those about as close
+            close = [best for score, best in scored if -score >= top - 0.05]
+            return list(dict.fromkeys(close))[:3]
+    return []
+
+
+def not_installed(resolved: kube.ResolvedType, *, client: kube.KubeClient, token: str) -> CliError:
+    """The type of ``token`` is not served: exit 3, saying which versions of its kind the cluster
+    does serve when there are any (``mpijobs.v1.kubeflow.org`` on a cluster serving v2beta1)."""
+    gvk = resolved.definition.gvk
+    try:
+        served = [
+            r for r in client.discovery.resources() if (r.group, r.kind) == (resolved.group, resolved.kind)
+        ]
+    except ClusterError:
+        served = []
+    if not served:
+        return CliError(
+            f"{resolved.kind} is not installed in this cluster",
+            code=exitcodes.NOT_FOUND,
+            hint="install its CRD first, or check --context",
+        )
+    asked = _asked_version(token) or (gvk.version if gvk is not None else "")
+    versions = ", ".join(f"{r.api_version} ({_qualified(r)})" for r in served)
+    return CliError(
+        f"{resolved.kind} {model.GVK(resolved.group, asked, resolved.kind).api_version} is not served by "
+        f"this cluster; it serves {versions}",
+        code=exitcodes.NOT_FOUND,
+        hint=f"name a served version, or just {served[0].plural} for the preferred one",
+    )
+
+
+def _qualified(r: kube.ResourceType) -> str:
+    return f"{r.plural}.{r.version}.{r.group}" if r.group else r.plural
+
+
+def _asked_version(token: str) -> str:
+    """The version of a ``plural.version.group`` token (``v1`` of ``mpijobs.v1.kubeflow.org``)."""
+    from karta.model.gvk import version_key
+
+    parts = token.strip().lower().split(".")
+    if len(parts) >= 3 and version_key(parts[1])[0] >= 0:
+        return parts[1]
+    return ""
+
+
+def not_found(rtype: kube.ResourceType, name: str, *, namespace: str | None) -> CliError:
+    """``<Kind> "<name>" not found in namespace "<ns>"`` (exit 3), alike for every command."""
+    where = f' in namespace "{namespace}"' if rtype.namespaced and namespace else ""
+    listing = f"kli get {rtype.group_resource}" + (f" -n {namespace}" if where else "")
+    return CliError(
+        f'{rtype.kind} "{name}" not found{where}',
+        code=exitcodes.NOT_FOUND,
+        hint=f"'{listing}' lists them" + ("; -n chooses another namespace" if where else ""),
+    )
+
+
+Targets = tuple[tuple[str, tuple[str, ...]], ...]
+"""TYPE tokens in the order given, each with the NAMEs asked for (none: every object of it)."""
+
+
+def parse_targets(args: Sequence[str], *, command: str) -> Targets:
+    """kubectl's ``TYPE [NAME...]`` or ``TYPE/NAME...`` (the types may differ; a NAME given twice
+    counts once); anything else is a usage error."""
+    hint = f"run 'kli {command} --help'"
+    if any("/" in arg for arg in args):
+        if not all("/" in arg for arg in args):
+            raise UsageError(
+                f"mixed TYPE/NAME and bare words in {' '.join(args)!r}: give TYPE NAME... or TYPE/NAME...",
+                hint="there is no need for a separate TYPE when the names are given as TYPE/NAME",
+            )
+        grouped: dict[str, list[str]] = {}
+        for arg in args:
+            token, _, name = arg.partition("/")
+            _check_word(token, "TYPE", arg, hint)
+            _check_word(name, "NAME", arg, hint)
+            grouped.setdefault(token, []).append(name)
+        return tuple((t, tuple(dict.fromkeys(n))) for t, n in grouped.items())
+    token, *names = args
+    _check_word(token, "TYPE", token, hint)
+    for name in names:
+        _check_word(name, "NAME", name, hint)
+    return ((token, tuple(dict.fromkeys(names))),)
+
+
+def _check_word(word: str, what: str, arg: str, hint: str) -> None:
+    if not word:
+        raise UsageError(f"missing {what} in {arg!r}", hint=hint)
+    if "/" in word:
+        raise UsageError(f"{what} may not contain '/': {arg!r}", hint=hint)
 
 
 def parse_target(args: Sequence[str], *, command: str) -> tuple[str, str]:
@@ -263,22 +407,13 @@ def fetch_workload(
     resolved = resolve_type(token, client=client, store=store)
     rtype = resolved.resource
     if rtype is None:
-        raise CliError(
-            f"{resolved.kind} is not installed in this cluster",
-            code=exitcodes.NOT_FOUND,
-            hint="install its CRD first, or check --context",
-        )
+        raise not_installed(resolved, client=client, token=token)
     ns = (namespace or client.namespace) if rtype.namespaced else None
     try:
         obj = client.get(rtype, name, namespace=ns)
     except ApiError as exc:
         if exc.status == 404:
-            where = f" in namespace {ns}" if ns else ""
-            raise CliError(
-                f'{rtype.kind} "{name}" not found{where}',
-                code=exitcodes.NOT_FOUND,
-                hint=f"'kli get {rtype.token}' lists them" + ("; -n chooses the namespace" if ns else ""),
-            ) from None
+            raise not_found(rtype, name, namespace=ns) from None
         raise cluster_failure(exc, client=client, doing=f"reading {rtype.kind}/{name}") from None
     except ClusterError as exc:
         raise cluster_failure(exc, client=client, doing=f"reading {rtype.kind}/{name}") from None

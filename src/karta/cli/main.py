@@ -5,6 +5,10 @@ command registry (:mod:`karta.cli.commands`) alone; a command's module is import
 and reaches the library through its lazy packages, so a command's ``--help`` stays cheap too.
 Every error a user can cause ends as one ``error: <message>`` line on stderr and a documented exit
 code (see :mod:`karta.cli.exitcodes`); ``KARTA_DEBUG=1`` adds the traceback of unexpected errors.
+
+A bare ``kli`` prints the help and exits 0. Run as ``kubectl-kli`` (the kubectl plugin,
+:func:`kubectl_main`), the program is ``kubectl kli`` in every usage line, help text, error and
+hint (:mod:`karta.cli.prog`).
 """
 
 from __future__ import annotations
@@ -16,12 +20,25 @@ from typing import Any
 
 import click
 
-from karta.cli import exitcodes
+from karta.cli import exitcodes, prog
 from karta.cli.commands import COMMANDS as _COMMANDS
-from karta.cli.errors import CliError, one_line
+from karta.cli.errors import CliError, format_error, one_line
+
+
+class _Formatter(click.HelpFormatter):
+    """Help text with its ``kli <command>`` references spelled with the program's name."""
+
+    def write(self, string: str) -> None:
+        super().write(prog.spelled(string))
+
+
+class _Context(click.Context):
+    formatter_class = _Formatter
 
 
 class _LazyGroup(click.Group):
+    context_class = _Context
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_COMMANDS)
 
@@ -32,6 +49,7 @@ class _LazyGroup(click.Group):
         module = importlib.import_module(f"karta.cli.commands.{cmd_name}")
         command = getattr(module, spec[0])
         assert isinstance(command, click.Command)
+        command.context_class = _Context
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -48,7 +66,9 @@ class _LazyGroup(click.Group):
 
             close = difflib.get_close_matches(name, list(_COMMANDS), n=3)
             hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-            raise click.UsageError(f"unknown command {name!r}.{hint} Run 'kli --help' for the commands.", ctx)
+            raise click.UsageError(
+                f"unknown command {name!r}.{hint} Run '{prog.name()} --help' for the commands.", ctx
+            )
         return super().resolve_command(ctx, args)
 
 
@@ -66,15 +86,20 @@ def cli() -> None:
     """
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run ``kli``; returns (and, as a console script, exits with) the exit code."""
+def main(argv: list[str] | None = None, *, prog_name: str | None = None) -> int:
+    """Run ``kli``; returns (and, as a console script, exits with) the exit code. The program is
+    ``prog_name``, else ``kubectl kli`` when run as ``kubectl-kli``, else ``kli``."""
     args = sys.argv[1:] if argv is None else argv
+    if prog_name is None:
+        invoked = os.path.basename(sys.argv[0]) if argv is None and sys.argv else ""
+        prog_name = prog.KUBECTL_PLUGIN if invoked == "kubectl-kli" else "kli"
+    prog.set_name(prog_name)
+    if not args:  # a bare kli: the help, and success (kubectl does the same)
+        args = ["--help"]
     try:
-        cli.main(args=args, prog_name="kli", standalone_mode=False)
+        cli.main(args=args, prog_name=prog_name, standalone_mode=False)
     except CliError as exc:
-        sys.stderr.write(f"error: {one_line(str(exc))}\n")
-        if exc.hint:
-            sys.stderr.write(f"hint: {one_line(exc.hint)}\n")
+        sys.stderr.write(format_error(exc))
         return _exit(exc.code, argv)
     except click.exceptions.Exit as exc:
         return _exit(int(exc.exit_code), argv)
@@ -82,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("error: aborted\n")
         return _exit(exitcodes.FAILURE, argv)
     except click.ClickException as exc:
-        sys.stderr.write(f"error: {one_line(exc.format_message())}\n")
+        sys.stderr.write(f"error: {one_line(prog.spelled(exc.format_message()))}\n")
         if isinstance(exc, click.UsageError) and "--help" not in exc.format_message():
             sys.stderr.write(f"hint: run '{_command_path(exc, args)} --help' for the usage\n")
         return _exit(exitcodes.USAGE, argv)
@@ -107,7 +132,12 @@ def _command_path(exc: click.UsageError, args: list[str]) -> str:
     if exc.ctx is not None:
         return exc.ctx.command_path
     command = next((a for a in args if not a.startswith("-")), "")
-    return f"kli {command}" if command in _COMMANDS else "kli"
+    return f"{prog.name()} {command}" if command in _COMMANDS else prog.name()
+
+
+def kubectl_main() -> int:
+    """The ``kubectl-kli`` console script: ``kli`` as the kubectl plugin ``kubectl kli``."""
+    return main(prog_name=prog.KUBECTL_PLUGIN)
 
 
 def _exit(code: int, argv: Any) -> int:

@@ -1,7 +1,9 @@
 """The click options several commands share, declared once: kubectl's connection flags
 (:func:`connection_options`, karta-format.md 17.1) and ``-o/--output`` with ``--config``
-(:func:`output_options`, 17.2); and ``-o/--output`` for the commands whose format has a fixed
-default (:func:`format_option`).
+(:func:`output_options`, 17.2; with ``objects``, also kubectl's ``name``, ``jsonpath=`` and
+``custom-columns=``, :mod:`karta.cli.printing`), ``--no-headers`` and ``--sort-by``
+(:func:`list_options`); and ``-o/--output`` for the commands whose format has a fixed default
+(:func:`format_option`).
 """
 
 from __future__ import annotations
@@ -14,8 +16,16 @@ import click
 
 from karta.cli.cluster import CONNECTION_PARAMS, overrides_from
 from karta.cli.completion import complete_namespaces
+from karta.cli.printing import CUSTOM_COLUMNS, JSONPATH, OBJECT_FORMATS, OutputChoice
 
-__all__ = ["connection_options", "format_option", "limit_option", "output_options"]
+__all__ = [
+    "connection_options",
+    "format_option",
+    "limit_option",
+    "list_options",
+    "manifest_options",
+    "output_options",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -89,9 +99,15 @@ def connection_options(func: F) -> F:
     return decorated  # type: ignore[no-any-return]
 
 
-def output_options(*formats: str) -> Callable[[F], F]:
+def output_options(*formats: str, objects: bool = False) -> Callable[[F], F]:
     """``-o/--output`` (one of ``formats``) and ``--config``: the options of every command whose
-    output format follows the precedence flag > ``$KARTA_OUTPUT`` > config file > table."""
+    output format follows the precedence flag > ``$KARTA_OUTPUT`` > config file > table. With
+    ``objects`` (a command printing a list of objects) ``-o`` also takes kubectl's ``name``,
+    ``jsonpath=TEMPLATE`` and ``custom-columns=SPEC`` (on the command line only); a command may
+    offer one of them alone among ``formats`` (``"jsonpath="``)."""
+    choices = [*formats, *OBJECT_FORMATS] if objects else list(formats)
+    spelled = {JSONPATH: "jsonpath=TEMPLATE", CUSTOM_COLUMNS: "custom-columns=SPEC"}
+    shown = "|".join(spelled.get(c, c) for c in choices)
 
     def decorate(func: F) -> F:
         func = click.option(
@@ -104,13 +120,28 @@ def output_options(*formats: str) -> Callable[[F], F]:
             "-o",
             "--output",
             "output",
-            type=click.Choice(list(formats)),
+            type=OutputChoice(choices),
+            metavar=f"[{shown}]",
             default=None,
             help="Output format (default: $KARTA_OUTPUT, the config file, else table).",
         )(func)
         return func
 
     return decorate
+
+
+def list_options(func: F) -> F:
+    """kubectl's ``--no-headers`` and ``--sort-by=JSONPATH`` for a command printing a list of
+    objects (``no_headers: bool``, ``sort_by: str | None``)."""
+    func = click.option(
+        "--sort-by",
+        "sort_by",
+        metavar="JSONPATH",
+        help="Sort by this field of the objects -o json prints (e.g. --sort-by=.name).",
+    )(func)
+    return click.option(
+        "--no-headers", is_flag=True, help="Print tables and custom columns without the header line."
+    )(func)
 
 
 def format_option(*formats: str, help: str = "Output format.") -> Callable[[F], F]:
@@ -125,6 +156,29 @@ def format_option(*formats: str, help: str = "Output format.") -> Callable[[F], 
         show_default=True,
         help=help,
     )
+
+
+def manifest_options(
+    *, required: bool = False, metavar: str = "FILE", what: str = "manifests"
+) -> Callable[[F], F]:
+    """kubectl's ``-f/--file`` (``file: str | None``: a file of one or more documents, a
+    directory or ``-``; :func:`karta.cli.inputs.read_labelled_objects`) and ``-R/--recursive``
+    (``recursive: bool``)."""
+
+    def decorate(func: F) -> F:
+        func = click.option(
+            "-R", "--recursive", is_flag=True, help="With -f DIR, also read its subdirectories."
+        )(func)
+        return click.option(
+            "-f",
+            "--file",
+            "file",
+            required=required,
+            metavar=metavar,
+            help=f"Workload {what}: a file of one or more documents, a directory or - (stdin).",
+        )(func)
+
+    return decorate
 
 
 def limit_option(flag: str, *, default: int, help: str) -> Callable[[F], F]:

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from karta.cli.errors import CliError, one_line
+from karta.cli.prog import spelled
 
 __all__ = ["dump_json", "dump_yaml", "emit", "warn"]
 
@@ -61,4 +62,4 @@ def emit(data: Any, fmt: str) -> None:
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"warning: {one_line(message)}\n")
+    sys.stderr.write(f"warning: {one_line(spelled(message))}\n")

@@ -62,9 +62,10 @@ def kai_alpha_pod_group_name(top_owner_uid: str, keys: Sequence[str] = ()) -> st
 
 def shorten_name(name: str, limit: int = DNS1123_SUBDOMAIN_MAX) -> str:
     """``name`` if it fits ``limit``; else its first ``limit - 9`` characters, ``-`` and the first
-    8 hex digits of its SHA-256 (gang-backends.md 1.3).
+    8 hex digits of its SHA-256 (gang-backends.md 1.3). Dots that would end the kept prefix are
+    dropped (our rule: ``x.-<hash>`` is no DNS-1123 subdomain, while the full name was one).
     """
     if len(name) <= limit:
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-    return f"{name[: limit - 9]}-{digest}"
+    return f"{name[: limit - 9].rstrip('.')}-{digest}"

@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "KueueOptions": "karta.render.backends",
     "VolcanoOptions": "karta.render.backends",
     "WorkloadApiOptions": "karta.render.backends",
+    "check_group_name": "karta.render.backends",
     "gang_backend": "karta.render.backends",
     "options_for": "karta.render.backends",
     "PodPatch": "karta.render.common",
@@ -50,6 +51,7 @@ __all__ = [
     "Rendering",
     "VolcanoOptions",
     "WorkloadApiOptions",
+    "check_group_name",
     "gang_backend",
     "options_for",
     "render",
@@ -75,6 +77,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         KueueOptions,
         VolcanoOptions,
         WorkloadApiOptions,
+        check_group_name,
         gang_backend,
         options_for,
     )

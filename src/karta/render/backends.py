@@ -40,6 +40,7 @@ __all__ = [
     "Renderer",
     "VolcanoOptions",
     "WorkloadApiOptions",
+    "check_group_name",
     "gang_backend",
     "options_for",
 ]
@@ -74,12 +75,15 @@ class KaiOptions(BackendOptions):
     - ``kai_managed``: mode B (we create the PodGroup): our labels, and the owner annotation
       ``kai.scheduler/skip-podgrouper``; the default is the exact preview of KAI's own output.
     - ``kai_queue_label``: KAI's queue label key (``--queue-label-key``).
+    - ``group_name``: mode B only (KAI names its own PodGroups): the PodGroup's name instead of
+      ``pg-<topOwnerUID>-<podGroup.name>``; the workload must have one gang.
     """
 
     scheduler_name: str | None = None
     queue: str | None = None
     kai_managed: bool = False
     kai_queue_label: str = "kai.scheduler/queue"
+    group_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,12 +95,16 @@ class WorkloadApiOptions(BackendOptions):
       flattening them.
     - ``topology_gate``: the TopologyAwareWorkloadScheduling gate is on.
     - ``topology_level_map``: Karta topology level → node-label key.
+    - ``group_name``: the name of the object pods point at, instead of the one of 1.3: the PodGroup
+      (1.36+), the CompositePodGroup (``composite``; its PodGroups ``<name>-<sub-group>``), the
+      Workload (1.35, whose pods name it in ``workloadRef``); the workload must have one gang.
     """
 
     k8s_version: str = "1.37"
     composite: bool = False
     topology_gate: bool = True
     topology_level_map: Mapping[str, str] = field(default_factory=dict)
+    group_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,11 +114,13 @@ class VolcanoOptions(BackendOptions):
     - ``scheduler_name``: the scheduler name written on pods (default ``volcano``).
     - ``queue``: the queue when the workload has no ``scheduling.volcano.sh/queue-name`` label.
     - ``min_resources``: compute ``minResources``.
+    - ``group_name``: the PodGroup's name instead of ``<workloadName>-<gang>``; one gang only.
     """
 
     scheduler_name: str | None = None
     queue: str | None = None
     min_resources: bool = False
+    group_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,16 +130,24 @@ class CoschedulingOptions(BackendOptions):
     - ``scheduler_name``: the scheduler name written on pods (default ``scheduler-plugins-scheduler``).
     - ``schedule_timeout_seconds``: ``scheduleTimeoutSeconds`` (default unset).
     - ``min_resources``: compute ``minResources``.
+    - ``group_name``: the PodGroup's name instead of ``<workloadName>-<gang>`` (at most 63
+      characters: pods carry it as a label value); one gang only.
     """
 
     scheduler_name: str | None = None
     schedule_timeout_seconds: int | None = None
     min_resources: bool = False
+    group_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class KueueOptions(BackendOptions):
-    """Kueue (section 6) has no options: the queue is the workload's label and Kueue binds the pods."""
+    """Kueue (section 6): the queue is the workload's label and Kueue binds the pods.
+
+    - ``group_name``: the Workload's name instead of ``<kind>-<workloadName>``.
+    """
+
+    group_name: str | None = None
 
 
 class Renderer(Protocol):
@@ -150,7 +168,8 @@ class GangBackend:
     """One gang backend.
 
     ``api_group`` and ``resources`` (plurals) are those of every object its renderer emits;
-    ``renderer`` is ``module:function``, a :class:`Renderer` taking ``options_type`` options.
+    ``renderer`` is ``module:function``, a :class:`Renderer` taking ``options_type`` options;
+    ``label_valued_name``: pods carry the group object's name as a label value (63 characters).
     """
 
     name: str
@@ -159,6 +178,7 @@ class GangBackend:
     options_type: type[BackendOptions]
     renderer: str
     verbs: tuple[str, ...] = GROUP_OBJECT_VERBS
+    label_valued_name: bool = False
 
     def load_renderer(self) -> Renderer:
         module, _, function = self.renderer.partition(":")
@@ -198,6 +218,7 @@ _ALL = (
         resources=("podgroups",),
         options_type=CoschedulingOptions,
         renderer="karta.render.coscheduling:render_coscheduling",
+        label_valued_name=True,
     ),
     GangBackend(
         name="kueue",
@@ -231,3 +252,20 @@ def options_for(backend: str, values: Mapping[str, Any] | None = None) -> Backen
     if unknown:
         raise TypeError(f"unknown render option(s): {', '.join(unknown)}")
     return gang_backend(backend).options_type.from_values(values)
+
+
+def check_group_name(backend: str, options: BackendOptions) -> None:
+    """GangError unless the ``group_name`` of ``options`` (when set) is one ``backend`` can give
+    its group object: a DNS-1123 subdomain (at most 63 characters where pods carry it as a label
+    value, coscheduling), and for KAI only in mode B (KAI names the PodGroups it creates itself)."""
+    name = getattr(options, "group_name", None)
+    if name is None:
+        return
+    if isinstance(options, KaiOptions) and not options.kai_managed:
+        raise GangError(
+            "KAI names the PodGroups it creates itself (pg-<topOwnerUID>-<podGroup.name>): a group "
+            "name needs KAI mode B, where we create them (kai_managed)"
+        )
+    from karta.render.common import check_group_name as check
+
+    check(name, label_value=gang_backend(backend).label_valued_name)

@@ -20,12 +20,14 @@ __all__ = [
     "PodPatch",
     "Rendering",
     "TopOwner",
+    "check_group_name",
     "dns_label",
     "gang_object_name",
     "group_metadata",
     "member_pods",
     "missing_uid_warning",
     "object_name",
+    "one_gang_for",
     "pod_patches",
     "sub_group_of",
     "top_owner",
@@ -36,13 +38,37 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "karta"}
 
 @dataclass(frozen=True, slots=True)
 class PodPatch:
-    """The binding metadata for one pod, as a merge patch ``{metadata: {labels, annotations}, spec}``."""
+    """The binding metadata for one pod, as a merge patch ``{metadata: {labels, annotations}, spec}``,
+    and the pod's namespace ("" when the pod has none).
+
+    The whole patch is what a pod needs at creation (pod admission, 1.1). Of an existing pod only
+    the metadata can change: the API server refuses updates of ``spec.schedulerName``,
+    ``spec.schedulingGroup`` and ``spec.workloadRef`` (gang-backends.md 3.3: immutable), so
+    :meth:`existing_pod_patch` leaves the spec out and :meth:`creation_only` says what it left out.
+    """
 
     pod: str
     patch: dict[str, Any]
+    namespace: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"pod": self.pod, "patch": self.patch}
+
+    def existing_pod_patch(self) -> dict[str, Any]:
+        """The merge patch an existing pod accepts: ``{metadata: {labels, annotations}}`` (``{}``
+        when the binding is spec fields only, as for the Workload API)."""
+        metadata = self.patch.get("metadata")
+        return {"metadata": dict(metadata)} if metadata else {}
+
+    def creation_only(self, pod: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The spec fields of the binding that only a pod's creation can set, without those ``pod``
+        (the existing pod, when given) already has with the same value."""
+        spec = self.patch.get("spec")
+        if not isinstance(spec, Mapping):
+            return {}
+        current = pod.get("spec") if pod is not None else None
+        current = current if isinstance(current, Mapping) else {}
+        return {key: value for key, value in spec.items() if current.get(key) != value}
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,28 +133,65 @@ def top_owner(workload: Mapping[str, Any]) -> TopOwner:
     )
 
 
-def object_name(name: str, *, limit: int = DNS1123_SUBDOMAIN_MAX, what: str = "object name") -> str:
-    """``name`` shortened to ``limit`` (hash suffix, 1.3) and checked: a DNS-1123 subdomain, or a DNS
-    label when ``limit`` is 63. Invalid characters are an error, never rewritten."""
-    short = shorten_name(name, limit)
-    valid = is_dns1123_label(short) if limit <= DNS1123_LABEL_MAX else is_dns1123_subdomain(short)
-    if not valid:
-        if limit <= DNS1123_LABEL_MAX:
-            rule = f'a DNS-1123 label (at most {limit} lower-case alphanumerics or "-")'
-        else:
-            rule = 'a DNS-1123 subdomain (lower-case alphanumerics, "-" or ".")'
-        raise GangError(f'{what} "{name}" is not {rule}')
+_SUBDOMAIN_RULE = 'a DNS-1123 subdomain (lower-case alphanumerics, "-" or ".", alphanumeric at both ends)'
+_LABEL_RULE = (
+    f'a DNS-1123 label (at most {DNS1123_LABEL_MAX} lower-case alphanumerics or "-", '
+    "alphanumeric at both ends)"
+)
+
+
+def object_name(name: str, *, what: str = "object name", label_value: bool = False) -> str:
+    """``name`` as an object name (1.3): a DNS-1123 subdomain, shortened to 253 characters with the
+    hash rule, or to 63 when the name is also written as a label value (a subdomain of at most 63
+    characters is a valid label value). Dots are allowed, as the API server allows them in object
+    names and label values; invalid characters are an error, never rewritten."""
+    short = shorten_name(name, DNS1123_LABEL_MAX if label_value else DNS1123_SUBDOMAIN_MAX)
+    if not is_dns1123_subdomain(short):
+        raise GangError(f'{what} "{name}" is not {_SUBDOMAIN_RULE}')
     return short
 
 
 def dns_label(name: str, *, what: str) -> str:
-    """A DNS label (≤ 63 characters, shortened with the hash rule of 1.3)."""
-    return object_name(name, limit=DNS1123_LABEL_MAX, what=what)
+    """A DNS label (≤ 63 characters, shortened with the hash rule of 1.3): what the API requires of
+    sub-group, PodSet and pod-group template names, which are no object names (no dots)."""
+    short = shorten_name(name, DNS1123_LABEL_MAX)
+    if not is_dns1123_label(short):
+        raise GangError(f'{what} "{name}" is not {_LABEL_RULE}')
+    return short
 
 
-def gang_object_name(owner: TopOwner, gang: Gang, *, limit: int = DNS1123_SUBDOMAIN_MAX) -> str:
-    """``<workloadName>-<gang name>[-<key1>-<key2>…]`` (1.3, every backend but KAI)."""
-    return object_name(f"{owner.name}-{gang.qualified_name}", limit=limit, what="group object name")
+def check_group_name(name: str, *, label_value: bool = False) -> str:
+    """A group object name chosen by the user (``kli gang --name``): a DNS-1123 subdomain of at most
+    253 characters, or 63 when it is also a label value; never shortened, GangError otherwise."""
+    limit = DNS1123_LABEL_MAX if label_value else DNS1123_SUBDOMAIN_MAX
+    if len(name) > limit:
+        why = " (it is also written as a pod label value)" if label_value else ""
+        raise GangError(f'group name "{name}" has {len(name)} characters; at most {limit}{why}')
+    if not is_dns1123_subdomain(name):
+        raise GangError(f'group name "{name}" is not {_SUBDOMAIN_RULE}')
+    return name
+
+
+def gang_object_name(
+    owner: TopOwner, gang: Gang, *, label_value: bool = False, given: str | None = None
+) -> str:
+    """``<workloadName>-<gang name>[-<key1>-<key2>…]`` (1.3, every backend but KAI), or the name the
+    caller ``given`` (checked by :func:`check_group_name`)."""
+    if given is not None:
+        return check_group_name(given, label_value=label_value)
+    return object_name(
+        f"{owner.name}-{gang.qualified_name}", what="group object name", label_value=label_value
+    )
+
+
+def one_gang_for(plan: GangPlan, given: str | None) -> None:
+    """A given group name names one group object: GangError when the plan has several gangs."""
+    if given is not None and len(plan.gangs) > 1:
+        names = ", ".join(g.qualified_name for g in plan.gangs)
+        raise GangError(
+            f'group name "{given}" names one group object, and this workload has {len(plan.gangs)} '
+            f"gangs ({names}); leave the name out to get one object per gang"
+        )
 
 
 def group_metadata(
@@ -225,5 +288,6 @@ def pod_patches(
             patch["metadata"] = meta
         if spec:
             patch["spec"] = dict(spec)
-        out.append(PodPatch(pod=name, patch=patch))
+        namespace = metadata.get("namespace") if isinstance(metadata, Mapping) else None
+        out.append(PodPatch(pod=name, patch=patch, namespace=str(namespace or "")))
     return tuple(out)

@@ -2,9 +2,10 @@
 section 5).
 
 One PodGroup per gang with ``minMember`` = flatMin, named within 63 characters because pods carry the
-name as a label value; no group (and no pod label) when flatMin is 0, since the API needs ≥ 1.
-Sub-groups and topology have no equivalent and are dropped with a warning. The per-gang skeleton it
-shares with Volcano is :mod:`karta.render.pod_groups`.
+name as a label value (dots allowed: an object name and a label value both take them); no group (and
+no pod label) when flatMin is 0, since the API needs ≥ 1. Sub-groups and topology have no equivalent
+and are dropped with a warning. The per-gang skeleton it shares with Volcano is
+:mod:`karta.render.pod_groups`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import Any
 
 from karta.extract import ComponentFactory
 from karta.gang import Gang, GangPlan, flat_min
-from karta.gang.naming import DNS1123_LABEL_MAX
 from karta.render.backends import CoschedulingOptions
 from karta.render.common import Rendering, top_owner
 from karta.render.pod_groups import render_pod_groups
@@ -64,5 +64,6 @@ def render_coscheduling(
         sub_groups_dropped=(
             "coscheduling has no sub-groups: the per-component minimums are dropped (the total is kept)"
         ),
-        name_limit=DNS1123_LABEL_MAX,
+        label_valued_name=True,
+        group_name=options.group_name,
     )

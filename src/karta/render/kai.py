@@ -5,7 +5,8 @@ By default the output is a preview of what KAI's own Karta fallback creates (mod
 top owner's labels and annotations copied, queue / priority / preemptibility / topology from the
 owner's labels and annotations (2.6), then the Karta's sizes, sub-groups and topology; nothing of
 ours is added. With ``kai_managed`` (mode B) our labels are added and the workload gets
-``kai.scheduler/skip-podgrouper: "true"`` so that KAI's pod-grouper leaves its pods alone.
+``kai.scheduler/skip-podgrouper: "true"`` so that KAI's pod-grouper leaves its pods alone; the
+PodGroup may then be given another name (``group_name``).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from typing import Any
 from karta.errors import GangError
 from karta.extract import ComponentFactory
 from karta.gang import Gang, GangPlan, Topology, kai_alpha_pod_group_name, kai_pod_group_name
-from karta.render.backends import KaiOptions
+from karta.render.backends import KaiOptions, check_group_name
 from karta.render.common import (
     Rendering,
     TopOwner,
     group_metadata,
+    one_gang_for,
     pod_patches,
     sub_group_of,
     top_owner,
@@ -49,6 +51,8 @@ def render_kai(
     """KAI PodGroups for the plan's gangs (2.8), the pod bindings of 2.7 and, in mode B, the owner
     annotation. KAI names groups by the top owner's UID, so the workload must carry one."""
     options = options if options is not None else KaiOptions()
+    check_group_name("kai", options)
+    one_gang_for(plan, options.group_name)
     owner = top_owner(factory.obj)
     if not owner.uid:
         raise GangError(
@@ -62,7 +66,9 @@ def render_kai(
     scheduler = options.scheduler_name or DEFAULT_SCHEDULER
     rendered: dict[str, str] = {}
     for gang in plan.gangs:
-        if gang.alpha_keys is None:
+        if options.group_name is not None:
+            name = options.group_name
+        elif gang.alpha_keys is None:
             name = kai_pod_group_name(owner.uid, gang.name)
         else:
             try:

@@ -1,6 +1,7 @@
 """Kueue: the PodSets of a ``kueue.x-k8s.io/v1beta2`` Workload (gang-backends.md section 6).
 
-One PodSet per sub-group component (current format with sub-groups), else one per pod-bearing
+One PodSet per sub-group (current format with sub-groups), or one per distinct pod template when a
+sub-group's pods have several (each counting only that template's pods), else one per pod-bearing
 component instance; ``count`` from subtree_desired and the elastic minimum as ``minCount`` on at most
 one PodSet; templates assembled whatever the definition's pod-spec style; topology requests from the
 Karta topology (current format); ``queueName`` from the workload's ``kueue.x-k8s.io/queue-name``
@@ -13,6 +14,7 @@ multiplied by the parents' own desired and minimum scale, as subtree_scale multi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -21,6 +23,7 @@ from karta.extract import ComponentFactory, Scale
 from karta.gang import (
     GangPlan,
     StructureSummary,
+    SubGroupPlan,
     Topology,
     effective_desired,
     effective_min,
@@ -30,6 +33,7 @@ from karta.gang import (
 from karta.render.backends import KueueOptions
 from karta.render.common import (
     Rendering,
+    check_group_name,
     dns_label,
     group_metadata,
     missing_uid_warning,
@@ -105,30 +109,14 @@ def render_kueue(
     warnings: list[str] = []
     if not owner.uid:
         warnings.append(missing_uid_warning(owner))
+    if pods:
+        warnings.append("Kueue's own integration binds the pods: there are no pod patches")
     gang = plan.gangs[0] if plan.format == "podGroup" and plan.gangs else None
     pod_sets: list[_PodSet] = []
     if gang is not None and gang.sub_groups:
         for sub in gang.sub_groups:
-            covered = [
-                c for c in (sub.component, *summary.descendants(sub.component)) if c in summary.pod_bearing
-            ]
-            if not covered:
-                raise GangError(f"sub-group {sub.name} covers no pod-bearing component: no PodSet template")
-            templates = component_templates(factory, covered[0])
-            if len(covered) > 1 or len(templates) > 1:
-                warnings.append(
-                    f"PodSet {sub.name} covers several pod templates; it uses the first one of component "
-                    f"{covered[0]}"
-                )
-            pod_sets.append(
-                _PodSet(
-                    dns_label(sub.name, what="PodSet name"),
-                    subtree_desired(factory, sub.component, summary=summary)
-                    * _ancestor_factor(factory, summary, sub.component, effective_desired),
-                    sub.min_member * _ancestor_factor(factory, summary, sub.component, effective_min),
-                    next(iter(templates.values()), {"spec": {}}),
-                    sub.topology or gang.topology,
-                )
+            pod_sets.extend(
+                _sub_group_pod_sets(factory, summary, sub, sub.topology or gang.topology, warnings)
             )
     else:
         topology = gang.topology if gang is not None else None
@@ -167,7 +155,10 @@ def render_kueue(
     if queue:
         spec["queueName"] = queue
     spec["podSets"] = [p.to_dict() for p in pod_sets]
-    name = object_name(f"{owner.kind.lower()}-{owner.name}", what="Workload name")
+    if options is not None and options.group_name is not None:
+        name = check_group_name(options.group_name)
+    else:
+        name = object_name(f"{owner.kind.lower()}-{owner.name}", what="Workload name")
     workload = {
         "apiVersion": API_VERSION,
         "kind": "Workload",
@@ -175,6 +166,68 @@ def render_kueue(
         "spec": spec,
     }
     return Rendering(objects=(workload,), warnings=tuple(warnings))
+
+
+def _own_count(
+    factory: ComponentFactory,
+    summary: StructureSummary,
+    component: str,
+    instance: str,
+    per_instance: Callable[[Scale | None], int],
+) -> int:
+    """The pods of one instance of a pod-bearing component itself (its own scale, not its subtree's),
+    counted as subtree_scale counts them (12.6): 1 when the Karta has no scale definition at all, 0
+    when the component has none of its own."""
+    if not summary.has_scale_definition:
+        return 1
+    if summary.components[component].scale_definition is None:
+        return 0
+    scales = factory.component(component).scales() or {}
+    return per_instance(scales.get(instance))
+
+
+def _sub_group_pod_sets(
+    factory: ComponentFactory,
+    summary: StructureSummary,
+    sub: SubGroupPlan,
+    topology: Topology | None,
+    warnings: list[str],
+) -> list[_PodSet]:
+    """The PodSets of one sub-group: one per distinct pod template among the instances of its
+    pod-bearing components (itself and its descendants), each counting the pods of that template
+    only (instances with identical templates share a PodSet, their counts summed), so that Kueue is
+    asked for what the pods request. One template: the PodSet is named after the sub-group; several:
+    ``<sub-group>-0``, ``<sub-group>-1``, ... in definition order."""
+    covered = [c for c in (sub.component, *summary.descendants(sub.component)) if c in summary.pod_bearing]
+    if not covered:
+        raise GangError(f"sub-group {sub.name} covers no pod-bearing component: no PodSet template")
+    shapes: dict[str, _PodSet] = {}
+    for component in covered:
+        desired_factor = _ancestor_factor(factory, summary, component, effective_desired)
+        min_factor = _ancestor_factor(factory, summary, component, effective_min)
+        for instance, template in component_templates(factory, component).items():
+            desired = _own_count(factory, summary, component, instance, effective_desired) * desired_factor
+            minimum = _own_count(factory, summary, component, instance, effective_min) * min_factor
+            key = json.dumps(template, sort_keys=True, default=str)
+            shape = shapes.get(key)
+            if shape is None:
+                shapes[key] = _PodSet("", desired, minimum, template, topology)
+            else:
+                shape.count += desired
+                shape.minimum += minimum
+    out = list(shapes.values())
+    if len(out) == 1:
+        out[0].name = dns_label(sub.name, what="PodSet name")
+        return out
+    for index, pod_set in enumerate(out):
+        pod_set.name = dns_label(f"{sub.name}-{index}", what="PodSet name")
+    if topology is not None:
+        warnings.append(
+            f"sub-group {sub.name} has {len(out)} pod templates, so {len(out)} PodSets "
+            f"({', '.join(p.name for p in out)}): Kueue applies its topology request to each PodSet "
+            "on its own, not to the sub-group as a whole"
+        )
+    return out
 
 
 def _choose_min_count(pod_sets: list[_PodSet]) -> None:

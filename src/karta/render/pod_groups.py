@@ -15,7 +15,6 @@ from typing import Any
 
 from karta.extract import ComponentFactory
 from karta.gang import Gang, GangPlan
-from karta.gang.naming import DNS1123_SUBDOMAIN_MAX
 from karta.render.common import (
     Rendering,
     TopOwner,
@@ -23,6 +22,7 @@ from karta.render.common import (
     group_metadata,
     has_topology,
     missing_uid_warning,
+    one_gang_for,
     pod_patches,
     sub_group_of,
 )
@@ -51,13 +51,16 @@ def render_pod_groups(
     min_resources: bool,
     topology_dropped: str,
     sub_groups_dropped: str | None = None,
-    name_limit: int = DNS1123_SUBDOMAIN_MAX,
+    label_valued_name: bool = False,
+    group_name: str | None = None,
 ) -> Rendering:
     """One ``api_version`` PodGroup per gang of the plan and the pod bindings.
 
     ``topology_dropped`` (``sub_groups_dropped``) is the warning when the plan has topology
-    (sub-groups) the backend cannot express; ``name_limit`` bounds the group names (1.3).
+    (sub-groups) the backend cannot express; ``label_valued_name``: pods carry the group name as a
+    label value (63 characters, 1.3); ``group_name``: the one gang's group name, instead of 1.3's.
     """
+    one_gang_for(plan, group_name)
     warnings: list[str] = []
     if not owner.uid and plan.gangs:
         warnings.append(missing_uid_warning(owner))
@@ -71,7 +74,7 @@ def render_pod_groups(
         spec = group_spec(gang, warnings)
         if spec is None:
             continue
-        name = gang_object_name(owner, gang, limit=name_limit)
+        name = gang_object_name(owner, gang, label_value=label_valued_name, given=group_name)
         if min_resources:
             add_min_resources(spec, factory=factory, gang=gang, warnings=warnings)
         objects.append(

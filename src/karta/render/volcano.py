@@ -66,4 +66,5 @@ def render_volcano(
         pod_metadata=pod_metadata,
         min_resources=options.min_resources,
         topology_dropped="Volcano: Karta topology constraints are not mapped to networkTopology; dropped",
+        group_name=options.group_name,
     )

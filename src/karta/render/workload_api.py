@@ -17,7 +17,7 @@ from typing import Any
 from karta.errors import GangError
 from karta.extract import ComponentFactory
 from karta.gang import Gang, GangPlan, Topology, flat_min, subtree_scale
-from karta.render.backends import WORKLOAD_API_VERSIONS, WorkloadApiOptions
+from karta.render.backends import WORKLOAD_API_VERSIONS, WorkloadApiOptions, check_group_name
 from karta.render.common import (
     Rendering,
     TopOwner,
@@ -26,6 +26,7 @@ from karta.render.common import (
     group_metadata,
     missing_uid_warning,
     object_name,
+    one_gang_for,
     pod_patches,
     sub_group_of,
     top_owner,
@@ -59,7 +60,13 @@ class _Renderer:
         self.options = options
         self.version = version
         self.owner: TopOwner = top_owner(factory.obj)
-        self.workload_name = object_name(self.owner.name, what="Workload name")
+        check_group_name("workload-api", options)
+        one_gang_for(plan, options.group_name)
+        self.group_name = options.group_name
+        if version == "v1alpha1" and self.group_name is not None:  # 1.35 pods point at the Workload
+            self.workload_name = self.group_name
+        else:
+            self.workload_name = object_name(self.owner.name, what="Workload name")
         self.warnings: list[str] = []
         self.binding: Binding = {}
 
@@ -236,7 +243,7 @@ class _Renderer:
         objects = [self.workload("podGroupTemplates", entries)]
         for name, gangs, _, constraints in templates:
             for gang in gangs:
-                pod_group = gang_object_name(self.owner, gang)
+                pod_group = gang_object_name(self.owner, gang, given=self.group_name)
                 objects.append(
                     {
                         "apiVersion": f"{API_GROUP}/{self.version}",
@@ -278,7 +285,7 @@ class _Renderer:
                     ],
                 }
             )
-            composite_name = gang_object_name(self.owner, gang)
+            composite_name = gang_object_name(self.owner, gang, given=self.group_name)
             objects.append(
                 {
                     "apiVersion": alpha3,

@@ -165,13 +165,13 @@ def make_pod(
 
 
 def _ensure_node(kube: KubeHTTP, name: str, gpus: int) -> None:
-    capacity = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
-    answer = kube.post("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
-    assert answer.status in (201, 409), answer.body
-    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}
-    _patch_status(
-        kube, f"/api/v1/nodes/{name}", {"capacity": capacity, "allocatable": capacity, "conditions": [ready]}
-    )
+    """A fake GPU Node (hack/fake_nodes.py): Ready, 64 CPUs, 512Gi, ``gpus`` x nvidia.com/gpu."""
+    from karta.kube import ConfigOverrides, KubeClient
+
+    from ..conftest import hack_module
+
+    with KubeClient.from_config(ConfigOverrides(kubeconfig=str(kube.kubeconfig))) as client:
+        hack_module("fake_nodes.py").ensure_fake_node(client, name, gpus=gpus)
 
 
 def _wait_served(kube: KubeHTTP, path: str, *, timeout: float = 60.0) -> None:

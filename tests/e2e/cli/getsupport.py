@@ -1,5 +1,6 @@
-"""Helpers of the ``kli get`` e2e tests: corpus workloads made creatable, creation in one second
-(so that the newest-first order is deterministic), golden files with ages and times normalised."""
+"""Helpers of the ``kli get`` e2e tests: a control plane of a module's own with corpus CRDs, corpus
+workloads made creatable, creation in one second (so that the newest-first order is
+deterministic), golden files with ages and times normalised."""
 
 from __future__ import annotations
 
@@ -7,16 +8,50 @@ import copy
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from karta.kube import KubeClient
+import pytest
 
+from karta.kube import ConfigOverrides, KubeClient
+
+from ..conftest import _controlplane
+from ..kube.conftest import wait_discovered
 from ..kubehttp import load_manifests
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE = bool(os.environ.get("KARTA_UPDATE_GOLDEN"))
+
+
+@contextmanager
+def private_control_plane(
+    tmp_path_factory: pytest.TempPathFactory,
+    corpus: Path,
+    *,
+    crds: Sequence[str],
+    namespaces: Sequence[str],
+) -> Iterator[tuple[Path, KubeClient]]:
+    """A control plane of the calling module's own (skipped against KARTA_TEST_KUBECONFIG) with
+    the corpus CRDs ``crds`` served and ``namespaces`` created: its kubeconfig and a client
+    (closed afterwards)."""
+    if os.environ.get("KARTA_TEST_KUBECONFIG"):
+        pytest.skip("needs a control plane of its own (KARTA_TEST_KUBECONFIG is set)")
+    cp_mod = _controlplane()
+    config = cp_mod.ControlPlaneConfig(bin_dir=cp_mod.build_binaries())
+    with cp_mod.ControlPlane(config=config, workdir=tmp_path_factory.mktemp("private-cp")) as cp:
+        client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(cp.kubeconfig)))
+        try:
+            for ns in namespaces:
+                client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+            for file_name in crds:
+                (crd,) = load_manifests(corpus / "crds" / file_name)
+                client.create(crd)
+                wait_discovered(client, crd)
+            yield cp.kubeconfig, client
+        finally:
+            client.close()
 
 
 def corpus_object(

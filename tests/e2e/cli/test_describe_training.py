@@ -104,7 +104,7 @@ def test_component_limit(kli: Callable[..., Any], training: Training) -> None:
 def test_not_found_and_not_installed(kli: Callable[..., Any], training: Training) -> None:
     r = kli("describe", "pytorchjob", "nope", "-n", training.namespace, "--kubeconfig", training.kubeconfig)
     assert (r.code, r.out) == (3, "")
-    assert f'error: PyTorchJob "nope" not found in namespace {training.namespace}' in r.err
+    assert f'error: PyTorchJob "nope" not found in namespace "{training.namespace}"' in r.err
     r = kli("describe", "sandbox/x", "-n", training.namespace, "--kubeconfig", training.kubeconfig)
     assert r.code == 3, r.err
     assert "Sandbox is not installed in this cluster" in r.err
@@ -127,7 +127,13 @@ def test_no_definition(kli: Callable[..., Any], training: Training) -> None:
     assert "no Karta definition covers ConfigMap (v1)" in r.err
 
 
-def test_usage(kli: Callable[..., Any], training: Training) -> None:
-    r = kli("describe", "pytorchjob", "--kubeconfig", training.kubeconfig)
-    assert r.code == 2
-    assert "needs a NAME" in r.err
+def test_type_alone_describes_every_workload_of_it(kli: Callable[..., Any], training: Training) -> None:
+    """As ``kubectl describe TYPE``: every workload of the type in the namespace (issue 12)."""
+    r = kli("describe", "pytorchjob", "-n", training.namespace, "--kubeconfig", training.kubeconfig)
+    assert r.code == 0, r.err
+    assert r.out.startswith(f"PyTorchJob/{training.pytorchjob['metadata']['name']}   ")
+    r = kli("describe", "pytorchjob", "--kubeconfig", training.kubeconfig, "-n", "kube-public")
+    assert (r.code, r.out) == (0, "")
+    assert "No workloads found in namespace kube-public." in r.err
+    r = kli("describe", "pytorchjob", "x", "-l", "a=b", "--kubeconfig", training.kubeconfig)
+    assert r.code == 2 and "-l and -A go with TYPE alone" in r.err

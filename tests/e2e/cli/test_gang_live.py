@@ -88,7 +88,9 @@ def test_gang_of_a_jobset_binds_the_live_pods(
         training.kubeconfig,
     )
     assert patches.code == 0, patches.err
-    assert "paralleljobs-workers-0-0" in json.loads(patches.out)
+    items = json.loads(patches.out)["items"]
+    assert "paralleljobs-workers-0-0" in [i["metadata"]["name"] for i in items]
+    assert {i["metadata"]["namespace"] for i in items} == {training.namespace}
 
 
 def test_gang_not_found(kli: Callable[..., Any], training: Training) -> None:

@@ -25,11 +25,16 @@ import yaml
 from karta.catalog import CATALOG_DATA_DIR
 from karta.kube import ConfigOverrides, KubeClient
 
-from ..conftest import _controlplane
 from ..kube.conftest import wait_discovered
-from ..kubehttp import load_manifests
 from .conftest import Result
-from .getsupport import check_golden, corpus_object, create_in_one_second, normalise_data, normalise_table
+from .getsupport import (
+    check_golden,
+    corpus_object,
+    create_in_one_second,
+    normalise_data,
+    normalise_table,
+    private_control_plane,
+)
 
 CRDS = (
     "kubeflow.org_pytorchjobs.yaml",
@@ -74,18 +79,10 @@ def _ref(obj: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def get_cluster(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Iterator[Path]:
     """A control plane with four corpus CRDs and workloads in two namespaces; its kubeconfig."""
-    if os.environ.get("KARTA_TEST_KUBECONFIG"):
-        pytest.skip("needs a control plane of its own (KARTA_TEST_KUBECONFIG is set)")
-    cp_mod = _controlplane()
-    config = cp_mod.ControlPlaneConfig(bin_dir=cp_mod.build_binaries())
-    with cp_mod.ControlPlane(config=config, workdir=tmp_path_factory.mktemp("get-cp")) as cp:
-        client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(cp.kubeconfig)))
-        for ns in (NS, OTHER_NS):
-            client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-        for file_name in CRDS:
-            (crd,) = load_manifests(corpus / "crds" / file_name)
-            client.create(crd)
-            wait_discovered(client, crd)
+    with private_control_plane(tmp_path_factory, corpus, crds=CRDS, namespaces=(NS, OTHER_NS)) as (
+        kubeconfig,
+        client,
+    ):
         done, done_status = corpus_object(
             corpus,
             "kubeflow-training-v1/pytorchjob-with-status.yaml",
@@ -145,8 +142,7 @@ def get_cluster(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Itera
                 simple,
             ],
         )
-        client.close()
-        yield cp.kubeconfig
+        yield kubeconfig
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from karta.controller.options import Options
 from karta.controller.pods import PATH, pod_webhook
 from karta.kube import ConfigOverrides, KubeClient
 
+from ..conftest import hack_module
 from ..kubehttp import KubeHTTP
 from .certs_support import write_test_certificates
 
@@ -153,24 +154,12 @@ def namespace(kube: KubeHTTP, prefix: str) -> str:
 
 
 def fake_node(kube: KubeHTTP, name: str, labels: dict[str, str], *, cpu: str) -> None:
-    """A Node object without a kubelet: Ready, with ``cpu`` allocatable (the scheduler only binds)."""
-    ok(
-        kube.post(
-            "/api/v1/nodes",
-            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}},
+    """A Node object without a kubelet: Ready, with ``cpu`` allocatable (the scheduler only binds);
+    made by hack/fake_nodes.py, as the README shows."""
+    with KubeClient.from_config(ConfigOverrides(kubeconfig=str(kube.kubeconfig))) as client:
+        hack_module("fake_nodes.py").ensure_fake_node(
+            client, name, gpus=0, cpu=cpu, memory="16Gi", labels=labels
         )
-    )
-    capacity = {"cpu": cpu, "memory": "16Gi", "pods": "110"}
-    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}
-    ok(
-        kube.request(
-            "PATCH",
-            f"/api/v1/nodes/{name}/status",
-            body={"status": {"capacity": capacity, "allocatable": capacity, "conditions": [ready]}},
-            content_type="application/merge-patch+json",
-        ),
-        200,
-    )
 
 
 def pod_template(
@@ -189,6 +178,21 @@ def pod_template(
                     "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
                 }
             ],
+        },
+    }
+
+
+def batch_job(name: str, node_labels: dict[str, str], *, parallelism: int, **spec: Any) -> dict[str, Any]:
+    """A batch/v1 Job of ``parallelism`` pods of :func:`pod_template` (``spec`` adds fields)."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {
+            "parallelism": parallelism,
+            "completions": parallelism,
+            **spec,
+            "template": pod_template(node_labels),
         },
     }
 

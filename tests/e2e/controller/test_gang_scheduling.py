@@ -31,6 +31,7 @@ from karta.controller.main import Controller
 
 from ..kubehttp import KubeHTTP, load_manifests
 from .pods_support import (
+    batch_job,
     bound,
     fake_node,
     namespace,
@@ -106,20 +107,6 @@ def env(
                     kube.delete(f"/api/v1/namespaces/{ns}")
 
 
-def _job(name: str, node_labels: dict[str, str]) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name},
-        "spec": {
-            "parallelism": 4,
-            "completions": 4,
-            "backoffLimit": 0,
-            "template": pod_template(node_labels),
-        },
-    }
-
-
 def _unschedulable(items: list[dict[str, Any]]) -> bool:
     """Every pod was tried by the scheduler and found unschedulable (PodScheduled False)."""
 
@@ -156,7 +143,11 @@ def _all_bound(kube: KubeHTTP, ns: str, selector: str, count: int) -> tuple[list
 def test_job_gang_is_all_or_nothing(env: Env) -> None:
     kube, ns = env.kube, env.gang_ns
     labels = env.node("job", 0, cpu="2")  # room for 2 of the 4 pods
-    created = ok(kube.post(f"/apis/batch/v1/namespaces/{ns}/jobs", _job("train", labels)))
+    created = ok(
+        kube.post(
+            f"/apis/batch/v1/namespaces/{ns}/jobs", batch_job("train", labels, parallelism=4, backoffLimit=0)
+        )
+    )
     uid = created["metadata"]["uid"]
 
     held = _hold_unbound(kube, ns, "batch.kubernetes.io/job-name=train", 4)
@@ -184,7 +175,11 @@ def test_without_the_gang_the_same_capacity_binds_a_partial_set(env: Env) -> Non
     """The control experiment: no webhook in this namespace, so no gang; 2 of 4 pods fit and bind."""
     kube, ns = env.kube, env.control_ns
     labels = env.node("control", 0, cpu="2")
-    ok(kube.post(f"/apis/batch/v1/namespaces/{ns}/jobs", _job("train", labels)))
+    ok(
+        kube.post(
+            f"/apis/batch/v1/namespaces/{ns}/jobs", batch_job("train", labels, parallelism=4, backoffLimit=0)
+        )
+    )
     selector = "batch.kubernetes.io/job-name=train"
     wait("4 pods", lambda: len(pods(kube, ns, selector)) == 4)
     items = wait(

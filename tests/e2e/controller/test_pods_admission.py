@@ -8,16 +8,15 @@ reports them (a Warning event on the Job, ``karta_unbound_pods{reason="escaped"}
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ..kubehttp import KubeHTTP, load_manifests
 from .pods_support import (
+    batch_job,
     events,
     namespace,
     ok,
-    pod_template,
     pods,
     registered_webhook,
     running_controller,
@@ -35,19 +34,6 @@ CRDS = {
     "kai": "scheduling.run.ai_podgroups.yaml",
 }
 NODE_LABELS = {"karta-e2e-admission": "none"}  # no such Node: the pods are never bound here
-
-
-def _job(name: str, parallelism: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name},
-        "spec": {
-            "parallelism": parallelism,
-            "completions": parallelism,
-            "template": pod_template(NODE_LABELS),
-        },
-    }
 
 
 def _expected(backend: str, uid: str) -> tuple[str, str, dict[str, str], dict[str, str], str]:
@@ -103,7 +89,11 @@ def test_backend_binding_metadata(
             )
             with registered_webhook(kube, url=webhook_url(controller), ca=ca, namespaces=(ns,)):
                 wait_webhook_active(kube, controller, ns)
-                job = ok(kube.post(f"/apis/batch/v1/namespaces/{ns}/jobs", _job("train", 2)))
+                job = ok(
+                    kube.post(
+                        f"/apis/batch/v1/namespaces/{ns}/jobs", batch_job("train", NODE_LABELS, parallelism=2)
+                    )
+                )
                 path, name, labels, annotations, scheduler = _expected(backend, job["metadata"]["uid"])
                 items = wait("2 pods", lambda: (lambda got: got if len(got) == 2 else None)(pods(kube, ns)))
                 for pod in items:
@@ -131,7 +121,11 @@ def test_unreachable_webhook_with_ignore_admits_unbound_and_the_escaped_pass_rep
             # Registered at a port nothing listens on: the API server cannot call it.
             closed = webhook_url(controller).replace(f":{controller.webhooks.bound_port}/", ":9/")  # type: ignore[union-attr]
             with registered_webhook(kube, url=closed, ca=ca, namespaces=(ns,), failure_policy="Ignore"):
-                job = ok(kube.post(f"/apis/batch/v1/namespaces/{ns}/jobs", _job("train", 2)))
+                job = ok(
+                    kube.post(
+                        f"/apis/batch/v1/namespaces/{ns}/jobs", batch_job("train", NODE_LABELS, parallelism=2)
+                    )
+                )
                 items = wait("2 pods", lambda: (lambda got: got if len(got) == 2 else None)(pods(kube, ns)))
                 assert all("schedulingGroup" not in p["spec"] for p in items)  # admitted, unbound
 
@@ -184,7 +178,11 @@ def test_a_failing_definition_never_blocks_pods_even_with_failure_policy_fail(
             registered_webhook(kube, url=webhook_url(controller), ca=ca, namespaces=(ns,)),
         ):
             wait_webhook_active(kube, controller, ns)
-            job = ok(kube.post(f"/apis/batch/v1/namespaces/{ns}/jobs", _job("train", 2)))
+            job = ok(
+                kube.post(
+                    f"/apis/batch/v1/namespaces/{ns}/jobs", batch_job("train", NODE_LABELS, parallelism=2)
+                )
+            )
             items = wait("2 pods", lambda: (lambda got: got if len(got) == 2 else None)(pods(kube, ns)))
             assert all("schedulingGroup" not in p["spec"] for p in items)
             assert unbound(controller, "extraction") == 2

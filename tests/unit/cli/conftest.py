@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,9 +29,14 @@ def kli(
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-kubeconfig"))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
 
-    def run(*args: str) -> Result:
+    def run(*args: str, tty: bool = False) -> Result:
+        """``kli ARGS``; with ``tty``, stdout claims to be a terminal 100 columns wide."""
         capsys.readouterr()
-        code = main(list(args))
+        with monkeypatch.context() as m:
+            if tty:
+                m.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+                m.setenv("COLUMNS", "100")
+            code = main(list(args))
         captured = capsys.readouterr()
         return Result(code, captured.out, captured.err)
 

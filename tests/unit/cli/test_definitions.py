@@ -53,7 +53,7 @@ def _no_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def test_table_lists_the_catalog_sorted_by_name(kli: Callable[..., Any]) -> None:
-    r = kli("definitions")
+    r = kli("definitions", tty=True)
     assert r.code == 0, r.err
     assert r.err == ""
     lines = r.out.splitlines()
@@ -62,14 +62,21 @@ def test_table_lists_the_catalog_sorted_by_name(kli: Callable[..., Any]) -> None
     assert len(rows) >= 35
     assert [row[0] for row in rows] == sorted(row[0] for row in rows)
     by_name = {row[0]: row for row in rows}
-    # the whole catalog fits 100 columns: a KIND its NAME spells shows the Kind alone, and
-    # COMPONENTS keeps whole names, then "+N more" or "+N"
+    # on a terminal of 100 columns the whole catalog fits: a KIND its NAME spells shows the Kind
+    # alone, and COMPONENTS keeps whole names, then "+N more" or "+N"
     assert max(len(line) for line in lines) <= 100
     assert by_name["core-pod-v1"][1:] == ["Pod", "catalog", "pod"]
     assert by_name["kubeflow-org-pytorchjob-v1"][1:3] == ["PyTorchJob", "catalog"]
     assert by_name["kubeflow-org-tfjob-v1"][3] == "tfjob, chief, +4"
     # columns are aligned
     assert len({line.index("catalog") for line in lines[1:]}) == 1
+    # off a terminal (a pipe, a file) nothing is cut, as kubectl
+    piped = {line.split(None, 1)[0]: line for line in kli("definitions").out.splitlines()}
+    assert piped["kubeflow-org-tfjob-v1"].split(None, 3)[1:] == [
+        "TFJob.v1.kubeflow.org",
+        "catalog",
+        "tfjob, chief, master, ps, +2 more",
+    ]
     # a narrower table keeps Kind.version.group and the cap of 3 (the root is not counted)
     r = kli("definitions", "--group", "kubeflow.org", "--kind", "pytorchjob")
     assert r.out.splitlines()[1].split(None, 3)[1:] == [
@@ -223,7 +230,7 @@ def test_cluster_definitions_unmapped_and_kai_visibility(
     assert r.code == 0
     rows = [line.split(None, 3) for line in r.out.splitlines()[1:]]
     assert rows[-1] == ["aaa-unmapped", "<none>", "cluster", "root"]  # unmapped last
-    assert ["kubeflow-org-pytorchjob-v1", "PyTorchJob", "cluster", "root"] in rows  # fitted: see above
+    assert ["kubeflow-org-pytorchjob-v1", "PyTorchJob.v1.kubeflow.org", "cluster", "root"] in rows
     assert r.err == (
         "warning: cluster Karta kubeflow-org-pytorchjob-v1 is not visible to KAI Scheduler: "
         "label run.ai/karta-group is missing; label run.ai/karta-version is missing; "

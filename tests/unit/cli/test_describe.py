@@ -332,7 +332,10 @@ def test_no_definition_exits_4(describe_doc: Callable[..., Any]) -> None:
     [
         ("kind: Pod\nmetadata: {name: p}\n", "has no apiVersion"),
         ("apiVersion: v1\nmetadata: {name: p}\n", "has no kind"),
-        ("apiVersion: v1\nkind: Pod\n---\napiVersion: v1\nkind: Pod\n", "holds 2 YAML documents"),
+        (
+            "apiVersion: v1\nkind: Pod\n---\nkind: Pod\n",
+            "stdin (document 2): the workload object has no apiVersion",
+        ),
         ("", "the file is empty"),
         ("- a\n", "expected a workload object"),
         ("a: [\n", "cannot parse stdin"),
@@ -354,7 +357,10 @@ def test_empty_documents_are_ignored(describe_doc: Callable[..., Any]) -> None:
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        (("describe",), 2, "describe needs TYPE[/NAME] [NAME] or -f FILE"),
+        (("describe",), 2, "describe needs TYPE [NAME...], TYPE/NAME... or -f FILE"),
+        (("describe", "jobs", "a", "-l", "x=y"), 2, "-l and -A go with TYPE alone"),
+        (("describe", "jobs/a", "b"), 2, "mixed TYPE/NAME and bare words"),
+        (("describe", "jobs", "-R"), 2, "-R/--recursive goes with -f DIR"),
         (("describe", "pytorchjob", "-f", "x.yaml"), 2, "cannot be combined with -f"),
         (("describe", "-f", "x.yaml", "-o", "wide"), 2, "wide"),
         (("describe", "-f", "x.yaml", "--pod-limit", "-1"), 2, "--pod-limit"),

@@ -177,7 +177,7 @@ def _commands() -> dict[str, click.Command]:
 COMMANDS = _commands()
 FILE_PARAMS = {"file", "pods_file", "definition", "config_file", "crd_file", "crds", "workload", "predict"}
 FILE_PARAMS |= {"kubeconfig", "certificate_authority", "client_certificate", "client_key", "cache_dir"}
-FILE_PARAMS |= {"definitions"}
+FILE_PARAMS |= {"definitions", "files"}
 
 
 def _value(param: click.Parameter, files: list[str]) -> st.SearchStrategy[str]:

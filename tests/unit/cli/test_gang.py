@@ -15,6 +15,13 @@ WORKLOAD = "workloads/pytorchjob-train-7.yaml"
 PODS = "pods/pytorchjob-train-7-pods.yaml"
 DEFINITION = "definitions/kubeflow-org-pytorchjob-v1.yaml"
 UID = "6d1e0c7a-51f2-4c2e-9a55-0b3d00000007"
+TRAIN_7_PODS = [
+    "train-7-master-0",
+    "train-7-worker-0",
+    "train-7-worker-1",
+    "train-7-worker-2",
+    "train-7-worker-3",
+]
 
 
 def _args(examples: Path, *extra: str, definition: bool = True) -> list[str]:
@@ -67,24 +74,153 @@ def test_options_reach_the_renderers(kli: Callable[..., Any], examples: Path) ->
     assert group["spec"] == {"minMember": 5, "scheduleTimeoutSeconds": 300}
 
 
-def test_pod_patches(kli: Callable[..., Any], examples: Path) -> None:
+def test_pod_patches_are_kubectl_patch_commands_of_mutable_fields(
+    kli: Callable[..., Any], examples: Path
+) -> None:
+    import shlex
+
     result = kli(*_args(examples, "--backend", "kai", "--pods", str(examples / PODS), "--pod-patches"))
     assert result.code == 0, result.err
-    patches = yaml.safe_load(result.out)
-    assert list(patches) == [
-        "train-7-master-0",
-        "train-7-worker-0",
-        "train-7-worker-1",
-        "train-7-worker-2",
-        "train-7-worker-3",
-    ]
-    assert patches["train-7-worker-2"] == {
+    lines = result.out.splitlines()
+    commands = [shlex.split(line) for line in lines]
+    assert [c[:4] for c in commands] == [["kubectl", "patch", "pod", p] for p in TRAIN_7_PODS]
+    assert {tuple(c[4:8]) for c in commands} == {("-n", "ml-team", "--type=merge", "-p")}
+    assert orjson.loads(commands[3][8]) == {
         "metadata": {
             "annotations": {"pod-group-name": f"pg-{UID}-job"},
             "labels": {"kai.scheduler/subgroup-name": "worker"},
-        },
-        "spec": {"schedulerName": "kai-scheduler"},
+        }
     }
+    # schedulerName is immutable on existing pods: said on stderr, never in a patch
+    assert "schedulerName" not in result.out
+    (warning,) = result.err.splitlines()
+    assert warning.startswith('warning: spec.schedulerName: "kai-scheduler" is left out of the patches: ')
+    assert "immutable once a pod exists" in warning and ", ".join(TRAIN_7_PODS) in warning
+
+
+def test_pod_patches_as_a_list_of_partial_pods(kli: Callable[..., Any], examples: Path) -> None:
+    pods = str(examples / PODS)
+    for output in ("json", "yaml"):
+        result = kli(
+            *_args(examples, "--backend", "coscheduling", "--pods", pods, "--pod-patches", "-o", output)
+        )
+        assert result.code == 0, result.err
+        data = yaml.safe_load(result.out)
+        assert (data["apiVersion"], data["kind"]) == ("v1", "List")
+        assert [i["metadata"]["name"] for i in data["items"]] == TRAIN_7_PODS
+        assert data["items"][0] == {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "train-7-master-0",
+                "namespace": "ml-team",
+                "labels": {"scheduling.x-k8s.io/pod-group": "train-7-job"},
+            },
+        }
+
+
+def test_pod_patches_of_the_workload_api_are_none(kli: Callable[..., Any], examples: Path) -> None:
+    # spec.schedulingGroup is the whole binding, and it is immutable (gang-backends.md 3.3)
+    pods = str(examples / PODS)
+    result = kli(*_args(examples, "--backend", "workload-api", "--pods", pods, "--pod-patches"))
+    assert (result.code, result.out) == (0, "")
+    assert 'spec.schedulingGroup: {"podGroupName": "train-7-job"} is left out of the patches' in result.err
+
+
+def test_pods_that_already_have_the_scheduler_are_not_warned_about(
+    kli: Callable[..., Any], examples: Path, tmp_path: Path
+) -> None:
+    docs = [d for d in yaml.safe_load_all((examples / PODS).read_text()) if d]
+    for doc in docs:
+        doc["spec"]["schedulerName"] = "volcano"
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(yaml.safe_dump_all(docs))
+    result = kli(*_args(examples, "--backend", "volcano", "--pods", str(pods), "--pod-patches"))
+    assert (result.code, result.err) == (0, "")
+    assert len(result.out.splitlines()) == len(TRAIN_7_PODS)
+
+
+def test_pod_patches_without_pods_say_so(kli: Callable[..., Any], examples: Path) -> None:
+    result = kli(*_args(examples, "--backend", "volcano", "--pod-patches"))
+    assert (result.code, result.out) == (0, "")
+    assert "no pod patches: the workload has no pods; pass them with --pods" in result.err
+    result = kli(*_args(examples, "--backend", "kueue", "--pods", str(examples / PODS), "--pod-patches"))
+    assert (result.code, result.out) == (0, "")
+    assert "Kueue's own integration binds the pods" in result.err
+
+
+DOTTED = "llama-3.1-8b-instruct-fp8-l4-model"
+
+
+def _dotted(examples: Path, tmp_path: Path) -> Path:
+    obj = yaml.safe_load((examples / WORKLOAD).read_text())
+    obj["metadata"]["name"] = DOTTED
+    path = tmp_path / "dotted.yaml"
+    path.write_text(yaml.safe_dump(obj))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("backend", "names"),
+    [
+        ("coscheduling", [f"{DOTTED}-job"]),
+        ("volcano", [f"{DOTTED}-job"]),
+        ("workload-api", [DOTTED, f"{DOTTED}-job"]),
+        ("kueue", [f"pytorchjob-{DOTTED}"]),
+        ("kai", [f"pg-{UID}-job"]),
+    ],
+)
+def test_dotted_workload_names_render_for_every_backend(
+    kli: Callable[..., Any], examples: Path, tmp_path: Path, backend: str, names: list[str]
+) -> None:
+    path = _dotted(examples, tmp_path)
+    result = kli("gang", "-f", str(path), "--definition", str(examples / DEFINITION), "--backend", backend)
+    assert result.code == 0, result.err
+    assert [d["metadata"]["name"] for d in yaml.safe_load_all(result.out)] == names
+
+
+@pytest.mark.parametrize(
+    ("backend", "extra", "names"),
+    [
+        ("coscheduling", [], ["my.group"]),
+        ("volcano", [], ["my.group"]),
+        ("kai", ["--kai-managed"], ["my.group"]),
+        ("workload-api", [], [DOTTED, "my.group"]),
+        ("workload-api", ["--k8s-version", "1.35"], ["my.group"]),
+        ("workload-api", ["--composite"], [DOTTED, "my.group", "my.group-master", "my.group-worker"]),
+        ("kueue", [], ["my.group"]),
+    ],
+)
+def test_name_names_the_group_object(
+    kli: Callable[..., Any], examples: Path, tmp_path: Path, backend: str, extra: list[str], names: list[str]
+) -> None:
+    path = _dotted(examples, tmp_path)
+    args = ["gang", "-f", str(path), "--definition", str(examples / DEFINITION), "--backend", backend]
+    result = kli(*args, *extra, "--name", "my.group", "--pods", str(examples / PODS), "-o", "json")
+    assert result.code == 0, result.err
+    assert [d["metadata"]["name"] for d in orjson.loads(result.out)["items"]] == names
+    patches = kli(*args, *extra, "--name", "my.group", "--pods", str(examples / PODS), "--pod-patches")
+    if backend in ("coscheduling", "volcano", "kai"):  # the pods point at the named object
+        assert "my.group" in patches.out.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    ("backend", "name", "message"),
+    [
+        ("volcano", "Train_7", 'group name "Train_7" is not a DNS-1123 subdomain'),
+        ("workload-api", "-x", 'group name "-x" is not a DNS-1123 subdomain'),
+        ("kueue", "a" * 254, "has 254 characters; at most 253"),
+        ("coscheduling", "a" * 64, "has 64 characters; at most 63 (it is also written as a pod label value)"),
+        ("kai", "x", "KAI names the PodGroups it creates itself"),
+    ],
+)
+def test_invalid_names_are_usage_errors(
+    kli: Callable[..., Any], examples: Path, backend: str, name: str, message: str
+) -> None:
+    result = kli(*_args(examples, "--backend", backend, "--name", name))
+    assert (result.code, result.out) == (2, "")
+    assert result.err.startswith("error: --name: ")
+    assert message in result.err
 
 
 def test_catalog_definition_is_resolved_by_gvk(kli: Callable[..., Any], examples: Path) -> None:
@@ -210,3 +346,17 @@ def test_readme_example_is_the_real_output(kli: Callable[..., Any], examples: Pa
     block = section.split("--backend kai\n\n", 1)[1].split("\n\n", 1)[0]
     expected = "".join(line[4:] + "\n" for line in block.splitlines())
     assert kli(*_args(examples, "--backend", "kai")).out == expected
+
+
+def test_readme_pod_patches_example_is_the_real_output(kli: Callable[..., Any], examples: Path) -> None:
+    readme = (examples.parent / "README.md").read_text()
+    section = readme.split("## `kli gang", 1)[1].split("\n## ", 1)[0]
+    block = section.split("--pods examples/pods/pytorchjob-train-7-pods.yaml --pod-patches\n", 1)[1]
+    shown = [line.strip() for line in block.split("\n\n", 1)[0].splitlines()]
+    result = kli(*_args(examples, "--backend", "volcano", "--pods", str(examples / PODS), "--pod-patches"))
+    assert result.code == 0, result.err
+    assert shown[:2] == result.out.splitlines()[:2]
+    assert shown[2] == "..."
+    (warning,) = result.err.splitlines()
+    before, after = shown[3].split(", ... ")
+    assert warning.startswith(before) and warning.endswith(after)

@@ -15,7 +15,7 @@ import yaml
 from karta.cli.cluster import cluster_failure, identity, overrides_from
 from karta.cli.commands.get import parse_phases
 from karta.cli.errors import CliError, UsageError
-from karta.cli.lookup import resolve_type
+from karta.cli.lookup import not_found, not_installed, resolve_type
 from karta.cli.progress import Progress
 from karta.cli.views.age import human_age
 from karta.cli.views.get import Table
@@ -37,11 +37,11 @@ NOW = dt.datetime(2026, 1, 2, 12, 0, 0, tzinfo=dt.UTC)
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ((), "get needs TYPE[/NAME] [NAME] or --all-types"),
+        ((), "get needs TYPE [NAME...], TYPE/NAME... or --all-types"),
         (("--all-types", "jobs"), "--all-types lists every covered type"),
-        (("jobs", "a", "b"), "too many arguments"),
-        (("jobs/a", "b"), "give the name once"),
-        (("jobs", "a/b"), "NAME may not contain '/'"),
+        (("jobs/a", "b"), "mixed TYPE/NAME and bare words"),
+        (("jobs", "a/b"), "mixed TYPE/NAME and bare words"),
+        (("jobs/a/b",), "NAME may not contain '/'"),
         (("jobs/",), "missing NAME"),
         (("/a",), "missing TYPE"),
         (("jobs", "a", "-l", "x=y"), "a label selector (-l) cannot be combined with NAME"),
@@ -183,6 +183,15 @@ class _Discovery:
     def find(self, group: str, version: str, kind: str) -> ResourceType | None:
         return next((r for r in self.served if r.gvk == (group, version, kind)), None)
 
+    def candidates(self, token: str) -> list[ResourceType]:
+        try:
+            return [self.resolve(token)]
+        except UnknownResourceTypeError:
+            return []
+
+    def resources(self) -> list[ResourceType]:
+        return list(self.served)
+
 
 class _Client:
     def __init__(self, served: list[ResourceType]) -> None:
@@ -210,6 +219,61 @@ def test_resolve_type_through_discovery_and_definitions() -> None:
     )
     one = resolve_type("notebook.v1beta1.kubeflow.org", client=client, store=store)
     assert one.definition.name == "kubeflow-org-notebook-v1beta1"
+
+
+@pytest.mark.parametrize(
+    ("token", "suggestion"),
+    [
+        ("jbos", "did you mean jobs?"),  # a served, covered type
+        ("pytorchjbs", "did you mean pytorchjobs?"),  # a covered type the cluster does not serve
+        ("pytorchjob.kubeflow.rog", "did you mean pytorchjob.kubeflow.org?"),  # qualified alike
+        ("configmps", "did you mean configmaps?"),  # served but not covered: still the likely intent
+    ],
+)
+def test_a_mistyped_type_gets_did_you_mean(token: str, suggestion: str) -> None:
+    store = DefinitionStore.offline(user_directory=Path("/nonexistent"))
+    configmaps = ResourceType("", "v1", "ConfigMap", "configmaps", "configmap", short_names=("cm",))
+    client: Any = _Client([JOBS, configmaps])
+    with pytest.raises(CliError) as info:
+        resolve_type(token, client=client, store=store)
+    assert info.value.code == 4
+    assert str(info.value).endswith(suggestion), str(info.value)
+
+
+def test_no_suggestion_for_a_known_type_or_nothing_close() -> None:
+    store = DefinitionStore.offline(user_directory=Path("/nonexistent"))
+    configmaps = ResourceType("", "v1", "ConfigMap", "configmaps", "configmap")
+    client: Any = _Client([configmaps])
+    for token in ("configmaps", "zzzzzz"):
+        with pytest.raises(CliError) as info:
+            resolve_type(token, client=client, store=store)
+        assert "did you mean" not in str(info.value)
+
+
+def test_a_version_not_served_names_the_versions_that_are() -> None:
+    store = DefinitionStore.offline(user_directory=Path("/nonexistent"))
+    v2 = ResourceType("kubeflow.org", "v2beta1", "MPIJob", "mpijobs", "mpijob", verbs=("list",))
+    client: Any = _Client([v2])
+    resolved = resolve_type("mpijobs.v1.kubeflow.org", client=client, store=store)
+    assert resolved.resource is None and resolved.definition.name == "kubeflow-org-mpijob-v1"
+    error = not_installed(resolved, client=client, token="mpijobs.v1.kubeflow.org")
+    assert error.code == 3
+    assert str(error) == (
+        "MPIJob kubeflow.org/v1 is not served by this cluster; it serves kubeflow.org/v2beta1 "
+        "(mpijobs.v2beta1.kubeflow.org)"
+    )
+    absent = resolve_type("rayclusters", client=client, store=store)
+    assert str(not_installed(absent, client=client, token="rayclusters")) == (
+        "RayCluster is not installed in this cluster"
+    )
+
+
+def test_not_found_reads_alike_for_every_command() -> None:
+    error = not_found(JOBS, "train", namespace="ml")
+    assert (str(error), error.code) == ('Job "train" not found in namespace "ml"', 3)
+    assert error.hint == "'kli get jobs.batch -n ml' lists them; -n chooses another namespace"
+    nodes = ResourceType("", "v1", "Node", "nodes", "node", namespaced=False)
+    assert str(not_found(nodes, "n1", namespace="ml")) == 'Node "n1" not found'
 
 
 def test_progress_only_after_the_delay_and_erased() -> None:
@@ -305,14 +369,15 @@ def _view(name: str, components: int = 2, **extra: Any) -> dict[str, Any]:
 
 
 def test_table_columns_and_width() -> None:
-    table = Table(show_type=True, wide=True, now=lambda: NOW)
-    text = table.render([_view("short"), _view("x" * 12, components=12)])
-    lines = text.splitlines()
-    assert lines[0].split() == ["NAME", "NAMESPACE", "TYPE", "PHASE", "GPU", "COMPONENTS", "AGE", "ORIGIN"]
-    assert all(len(line) <= 100 for line in lines)
+    """NAMESPACE first and only with -A, as kubectl; -o wide adds ORIGIN and never cuts; only a
+    width (a terminal's) cuts COMPONENTS."""
+    views = [_view("short"), _view("x" * 12, components=12)]
+    table = Table(show_type=True, show_namespace=True, wide=True, now=lambda: NOW, width=100)
+    lines = table.render(views).splitlines()
+    assert lines[0].split() == ["NAMESPACE", "NAME", "TYPE", "PHASE", "GPU", "COMPONENTS", "AGE", "ORIGIN"]
     assert lines[1].split() == [
-        "short",
         "ml",
+        "short",
         "PyTorchJob",
         "Running",
         "8",
@@ -320,12 +385,21 @@ def test_table_columns_and_width() -> None:
         "60s",
         "catalog",
     ]
-    assert ",+" in lines[2]  # the long component list ends in "+N"
+    full = ",".join(f"component-{i}:{i}" for i in range(12))
+    assert full in lines[2]  # wide never cuts
+    cut = Table(show_type=True, wide=False, now=lambda: NOW, width=100).render(views).splitlines()
+    assert all(len(line) <= 100 for line in cut)
+    assert ",+" in cut[2] and full not in cut[2]  # a terminal's width cuts the list with "+N"
+    assert full in Table(show_type=True, wide=False, now=lambda: NOW).render(views)  # no width: none
     plain = Table(show_type=False, wide=False, now=lambda: NOW).render([_view("a", components=0)])
     assert plain.splitlines() == [
-        "NAME   NAMESPACE   PHASE     GPU   COMPONENTS   AGE",
-        "a      ml          Running   8     <none>       60s",
+        "NAME   PHASE     GPU   COMPONENTS   AGE",
+        "a      Running   8     <none>       60s",
     ]
+    bare = Table(show_type=False, wide=False, headers=False, now=lambda: NOW).render(
+        [_view("a", components=0)]
+    )
+    assert bare.splitlines() == ["a   Running   8   <none>   60s"]
 
 
 def test_colour_only_when_asked() -> None:

@@ -33,3 +33,19 @@ def test_tutorial_definition_and_workload(kli, tmp_path: Path) -> None:
     (gang,) = view["gang"]["gangs"]
     assert gang["name"] == "ft"
     assert [(s["name"], s["minMember"]) for s in gang["subGroups"]] == [("coordinator", 1), ("trainer", 4)]
+
+
+def test_the_catalog_numbers_are_the_catalogs() -> None:
+    """What the README and the demo script say of the catalog: N definitions of K workload kinds (a
+    kind is a group and kind; a kind may have a definition per version), counted here."""
+    from karta.catalog import catalog_definitions
+
+    definitions = catalog_definitions()
+    kinds = {(d.root_gvk.group, d.root_gvk.kind) for d in definitions if d.root_gvk is not None}
+    demo = README.parent / "scripts" / "demo.sh"
+    for path in (README, demo):  # "1 of 4 definitions" (an example's count) is not a catalog count
+        text = " ".join(path.read_text().split())
+        assert f"{len(definitions)} definitions of {len(kinds)} workload kinds" in text, path
+        counts = {int(n) for n in re.findall(r"(?<!\d of )\b(\d+) definitions", text)}
+        assert counts == {len(definitions)}, path
+        assert {int(n) for n in re.findall(r"(\d+) workload kinds", text)} == {len(kinds)}, path

@@ -1,7 +1,9 @@
-"""``kli validate``: output lines and exit codes of karta-format.md 17.8."""
+"""``kli validate``: output lines and exit codes of karta-format.md 17.8; several files,
+directories and documents; ``-o json`` findings for CI."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -83,7 +85,7 @@ spec:
         ("a: [b\n", "cannot parse"),
         ("", "empty"),
         ("- 1\n- 2\n", "expected"),
-        ("kind: Karta\n---\nkind: Karta\n", "2 YAML documents"),
+        ("kind: Karta\n---\nkind: Karta\n", "bad.yaml (document 2) is not a Karta"),
     ],
 )
 def test_unparseable_input_is_a_usage_error(kli, tmp_path: Path, content: str, needle: str) -> None:
@@ -102,9 +104,53 @@ def test_missing_file(kli) -> None:
     assert r.err == "error: cannot read /nonexistent/file.yaml: no such file\n"
 
 
-def test_output_flag_is_rejected(kli, examples: Path) -> None:
+def test_json_findings_for_ci(kli, examples: Path) -> None:
     r = kli("validate", "-o", "json", str(examples / "definitions/kubeflow-org-pytorchjob-v1.yaml"))
-    assert r.code == 2
+    assert (r.code, json.loads(r.out)) == (0, [])
+    broken = str(examples / "invalid" / "broken-karta.yaml")
+    r = kli("validate", "-o", "json", broken, str(examples / "definitions"))
+    assert r.code == 1
+    rows = json.loads(r.out)
+    assert {tuple(sorted(row)) for row in rows} == {("file", "message", "path", "severity")}
+    assert {row["file"] for row in rows} == {broken}
+    assert {"error", "warning"} == {row["severity"] for row in rows}
+    field = "spec.structureDefinition.rootComponent.specDefinition.fragmentedPodDefinition"
+    assert {"file": broken, "severity": "error", "path": field, "message": f'unknown field "{field}"'} in rows
+    assert r.err.endswith("error: 5 findings in 1 of 4 definitions\n")
+    r = kli("validate", "-o", "json", "/nonexistent.yaml", broken)
+    assert r.code == 2  # an input that cannot be read: a usage error, after the others are checked
+    assert json.loads(r.out)[0] == {
+        "file": "/nonexistent.yaml",
+        "severity": "error",
+        "path": "",
+        "message": "cannot read /nonexistent.yaml: no such file",
+    }
+    assert r.err == "error: cannot read /nonexistent.yaml: no such file\n"
+
+
+def test_several_files_directories_and_documents(kli, examples: Path, tmp_path: Path) -> None:
+    one = (examples / "definitions" / "kubeflow-org-pytorchjob-v1.yaml").read_text()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "two.yaml").write_text(one + "---\n" + one.replace("kubeflow-org-pytorchjob-v1", "copy"))
+    (tmp_path / "sub" / "deep.yml").write_text(one)
+    (tmp_path / "notes.txt").write_text("not a definition")
+    r = kli("validate", str(tmp_path))
+    assert r.code == 0, r.err
+    assert r.out.splitlines() == [
+        f"OK: kubeflow-org-pytorchjob-v1 is a valid Karta definition (GVK: kubeflow.org/v1, Kind=PyTorchJob)"
+        f" in {tmp_path / 'two.yaml'}",
+        f"OK: copy is a valid Karta definition (GVK: kubeflow.org/v1, Kind=PyTorchJob)"
+        f" in {tmp_path / 'two.yaml'}",
+    ]
+    assert len(kli("validate", "-R", str(tmp_path)).out.splitlines()) == 3  # and sub/deep.yml
+    r = kli("validate", str(tmp_path / "sub"), str(examples / "invalid"))
+    assert r.code == 1
+    assert r.out.splitlines()[0].startswith("OK: kubeflow-org-pytorchjob-v1 ")
+    assert r.out.splitlines()[1] == f"INVALID: broken in {examples / 'invalid' / 'broken-karta.yaml'}"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = kli("validate", str(empty))
+    assert r.code == 2 and "holds no .yaml, .yml, .json file" in r.err
 
 
 def test_wrong_kind_is_reported(kli, tmp_path: Path) -> None:

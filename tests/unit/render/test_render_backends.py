@@ -94,16 +94,23 @@ def test_each_backend_has_its_own_options_with_the_documented_defaults() -> None
         "kueue": KueueOptions,
     }
     assert KaiOptions() == KaiOptions(
-        scheduler_name=None, queue=None, kai_managed=False, kai_queue_label="kai.scheduler/queue"
+        scheduler_name=None,
+        queue=None,
+        kai_managed=False,
+        kai_queue_label="kai.scheduler/queue",
+        group_name=None,
     )
     assert WorkloadApiOptions() == WorkloadApiOptions(
-        k8s_version="1.37", composite=False, topology_gate=True, topology_level_map={}
+        k8s_version="1.37", composite=False, topology_gate=True, topology_level_map={}, group_name=None
     )
-    assert VolcanoOptions() == VolcanoOptions(scheduler_name=None, queue=None, min_resources=False)
+    assert VolcanoOptions() == VolcanoOptions(
+        scheduler_name=None, queue=None, min_resources=False, group_name=None
+    )
     assert CoschedulingOptions() == CoschedulingOptions(
-        scheduler_name=None, schedule_timeout_seconds=None, min_resources=False
+        scheduler_name=None, schedule_timeout_seconds=None, min_resources=False, group_name=None
     )
-    assert fields(KueueOptions) == ()
+    assert [f.name for f in fields(KueueOptions)] == ["group_name"]
+    assert KueueOptions().group_name is None
 
 
 def test_options_for_takes_what_the_backend_reads_and_rejects_misspellings() -> None:
@@ -115,14 +122,21 @@ def test_options_for_takes_what_the_backend_reads_and_rejects_misspellings() -> 
         "schedule_timeout_seconds": 5,
         "min_resources": True,
         "kai_managed": True,
+        "group_name": "g",
     }
-    assert options_for("kai", flags) == KaiOptions(scheduler_name="s", queue="q", kai_managed=True)
-    assert options_for("workload-api", flags) == WorkloadApiOptions(k8s_version="1.35", composite=True)
-    assert options_for("volcano", flags) == VolcanoOptions(scheduler_name="s", queue="q", min_resources=True)
-    assert options_for("coscheduling", flags) == CoschedulingOptions(
-        scheduler_name="s", schedule_timeout_seconds=5, min_resources=True
+    assert options_for("kai", flags) == KaiOptions(
+        scheduler_name="s", queue="q", kai_managed=True, group_name="g"
     )
-    assert options_for("kueue", flags) == KueueOptions()
+    assert options_for("workload-api", flags) == WorkloadApiOptions(
+        k8s_version="1.35", composite=True, group_name="g"
+    )
+    assert options_for("volcano", flags) == VolcanoOptions(
+        scheduler_name="s", queue="q", min_resources=True, group_name="g"
+    )
+    assert options_for("coscheduling", flags) == CoschedulingOptions(
+        scheduler_name="s", schedule_timeout_seconds=5, min_resources=True, group_name="g"
+    )
+    assert options_for("kueue", flags) == KueueOptions(group_name="g")
     assert options_for("kai") == KaiOptions()
     assert set(flags) <= OPTION_NAMES
     with pytest.raises(TypeError, match="unknown render option"):

@@ -4,6 +4,7 @@ metadata (1.5), quantities and minResources arithmetic."""
 from __future__ import annotations
 
 import hashlib
+import re
 from decimal import Decimal
 
 import pytest
@@ -114,3 +115,110 @@ def test_min_resources_use_requests_over_limits_init_containers_and_overhead() -
     (group,) = run("volcano", obj=obj, min_resources=True).objects
     # per worker: cpu max(16, 4) + 0.25, memory 1Gi, gpu 8; times 4 workers; plus the master's gpu
     assert group["spec"]["minResources"] == {"cpu": "65", "memory": "4Gi", "nvidia.com/gpu": "33"}
+
+
+# -- names with dots (gang-backends.md 1.3: object names are DNS-1123 subdomains) ---------------
+
+DOTTED = "llama-3.1-8b-instruct-fp8-l4-model"
+
+
+def test_dotted_names_are_object_names_and_label_values() -> None:
+    from karta.model.names import dns_subdomain_error, label_value_error
+
+    obj = train_7()
+    obj["metadata"]["name"] = DOTTED
+    for backend in ("volcano", "coscheduling"):
+        (group,) = run(backend, obj=obj).objects
+        assert group["metadata"]["name"] == f"{DOTTED}-job"
+    short = object_name("a" * 50 + ".b" * 20, label_value=True)
+    assert len(short) == 63
+    assert dns_subdomain_error(short) is None and label_value_error(short) is None
+
+
+def test_shortening_never_leaves_a_dot_before_the_hash() -> None:
+    from karta.gang import shorten_name
+
+    name = "a" * 53 + ".bbbbbbbbbbbbbbbb"  # the 54-character prefix ends with "."
+    short = object_name(name, label_value=True)
+    assert short == "a" * 53 + "-" + hashlib.sha256(name.encode()).hexdigest()[:8]
+    assert short == shorten_name(name, 63)
+
+
+def test_dns_labels_still_refuse_dots() -> None:
+    with pytest.raises(GangError, match=re.escape('PodSet name "a.b" is not a DNS-1123 label')):
+        dns_label("a.b", what="PodSet name")
+
+
+@pytest.mark.parametrize(
+    ("name", "label_value", "message"),
+    [
+        ("my.group", False, None),
+        ("a" * 253, False, None),
+        ("a" * 63, True, None),
+        ("a" * 254, False, "has 254 characters; at most 253"),
+        ("a" * 64, True, "has 64 characters; at most 63 (it is also written as a pod label value)"),
+        ("My.Group", False, "is not a DNS-1123 subdomain"),
+        ("a..b", False, "is not a DNS-1123 subdomain"),
+        ("", False, "is not a DNS-1123 subdomain"),
+    ],
+)
+def test_given_group_names_are_checked_never_shortened(
+    name: str, label_value: bool, message: str | None
+) -> None:
+    from karta.render.common import check_group_name
+
+    if message is None:
+        assert check_group_name(name, label_value=label_value) == name
+    else:
+        with pytest.raises(GangError, match=re.escape(message)):
+            check_group_name(name, label_value=label_value)
+
+
+def test_registry_checks_the_group_name_per_backend() -> None:
+    from karta.render import check_group_name, options_for
+
+    check_group_name("volcano", options_for("volcano", {"group_name": "a" * 100}))
+    with pytest.raises(GangError, match="at most 63"):
+        check_group_name("coscheduling", options_for("coscheduling", {"group_name": "a" * 100}))
+    with pytest.raises(GangError, match="needs KAI mode B"):
+        check_group_name("kai", options_for("kai", {"group_name": "g"}))
+    check_group_name("kai", options_for("kai", {"group_name": "g", "kai_managed": True}))
+    check_group_name("kueue", options_for("kueue"))  # no name: nothing to check
+
+
+@pytest.mark.parametrize("backend", ["kai", "workload-api", "volcano", "coscheduling"])
+def test_a_given_group_name_is_for_one_gang(backend: str) -> None:
+    from render_fixtures import train_7_pods
+
+    by_replica_type = definition(
+        podGroups=[
+            {
+                "name": "rt",
+                "members": [
+                    {
+                        "componentName": "pytorchjob",
+                        "groupByKeyPaths": ['.metadata.labels["training.kubeflow.org/replica-type"]'],
+                    }
+                ],
+            }
+        ]
+    )
+    extra = {"kai_managed": True} if backend == "kai" else {}
+    with pytest.raises(
+        GangError, match=r'group name "g" names one group object, and this workload has 2 gangs'
+    ):
+        run(backend, by_replica_type, pods=train_7_pods(), group_name="g", **extra)
+
+
+def test_pod_patches_split_what_existing_pods_accept_from_what_only_creation_sets() -> None:
+    from render_fixtures import patch_of, train_7_pods
+
+    result = run("volcano", pods=train_7_pods())
+    (first, *_) = result.pod_patches
+    assert first.namespace == "ml-team"
+    assert first.existing_pod_patch() == {"metadata": patch_of(result, first.pod)["metadata"]}
+    assert first.creation_only() == {"schedulerName": "volcano"}
+    assert first.creation_only({"spec": {"schedulerName": "volcano"}}) == {}
+    (binding, *_) = run("workload-api", pods=train_7_pods()).pod_patches
+    assert binding.existing_pod_patch() == {}
+    assert binding.creation_only() == {"schedulingGroup": {"podGroupName": "train-7-job"}}

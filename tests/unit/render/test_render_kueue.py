@@ -3,9 +3,11 @@ PodSets per instance, nested scales, assembled fragmented templates, topology re
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from render_fixtures import EVALUATOR, definition, managed_metadata, run, train_7
 
 from karta.errors import GangError
@@ -254,3 +256,97 @@ def test_nested_components_count_every_parent_replica() -> None:
     }
     workload = _render(karta, obj)
     assert [(p["name"], p["count"]) for p in workload["spec"]["podSets"]] == [("leader", 3), ("worker", 9)]
+
+
+# -- a sub-group whose pods have several pod templates ---------------------------------------------
+
+
+ONE_COMPONENT = Path(__file__).resolve().parents[2] / "definitions" / "pytorchjob-one-component.yaml"
+
+
+def _one_component_karta(**gang: Any) -> Karta:
+    """PyTorchJob as one component with an instance per replica type, one sub-group over it."""
+    data = yaml.safe_load(ONE_COMPONENT.read_text())
+    data["spec"]["optimizationInstructions"]["gangScheduling"]["podGroup"].update(gang)
+    return karta_from_dict(data)
+
+
+def _two_templates(master_gpus: int = 2, worker_gpus: int = 0, workers: int = 2) -> dict[str, Any]:
+    def replica(count: int, gpus: int) -> dict[str, Any]:
+        container: dict[str, Any] = {"name": "pytorch", "image": "train:1"}
+        if gpus:
+            container["resources"] = {"limits": {"nvidia.com/gpu": gpus}}
+        return {"replicas": count, "template": {"spec": {"containers": [container]}}}
+
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "llama-3.1-8b", "namespace": "ml", "uid": "u-1"},
+        "spec": {
+            "pytorchReplicaSpecs": {
+                "Master": replica(1, master_gpus),
+                "Worker": replica(workers, worker_gpus),
+            }
+        },
+    }
+
+
+def _gpus(workload: dict[str, Any]) -> int:
+    total = 0
+    for pod_set in workload["spec"]["podSets"]:
+        for container in pod_set["template"]["spec"]["containers"]:
+            total += pod_set["count"] * int(
+                container.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", 0)
+            )
+    return total
+
+
+def test_a_sub_group_with_several_templates_gets_one_pod_set_per_template() -> None:
+    result = render("kueue", ComponentFactory(_one_component_karta(), _two_templates(), evaluator=EVALUATOR))
+    (workload,) = result.objects
+    master, worker = workload["spec"]["podSets"]
+    assert (master["name"], master["count"]) == ("replica-0", 1)
+    assert master["template"]["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 2}}
+    assert (worker["name"], worker["count"]) == ("replica-1", 2)
+    assert "resources" not in worker["template"]["spec"]["containers"][0]
+    assert _gpus(workload) == 2  # what the pods request (the first template x 3 asked for 6)
+    assert result.warnings == ()
+
+
+def test_identical_templates_of_a_sub_group_share_one_pod_set() -> None:
+    obj = _two_templates(master_gpus=1, worker_gpus=1, workers=3)
+    (workload,) = render("kueue", ComponentFactory(_one_component_karta(), obj, evaluator=EVALUATOR)).objects
+    assert [(p["name"], p["count"]) for p in workload["spec"]["podSets"]] == [("replica", 4)]
+    assert _gpus(workload) == 4
+
+
+def test_split_sub_groups_carry_min_count_and_say_what_topology_means() -> None:
+    obj = _two_templates(workers=4)
+    obj["spec"]["pytorchReplicaSpecs"]["Worker"]["minReplicas"] = 2
+    karta = _one_component_karta(topology={"topologyName": "dc", "requiredTopologyLevel": "rack"})
+    result = render("kueue", ComponentFactory(karta, obj, evaluator=EVALUATOR))
+    master, worker = result.objects[0]["spec"]["podSets"]
+    assert "minCount" not in master
+    assert (worker["count"], worker["minCount"]) == (4, 2)
+    assert master["topologyRequest"] == worker["topologyRequest"] == {"required": "rack"}
+    assert any(
+        "sub-group replica has 2 pod templates, so 2 PodSets (replica-0, replica-1)" in w
+        and "each PodSet" in w
+        for w in result.warnings
+    )
+
+
+def test_a_sub_group_over_several_components_counts_each_components_pods() -> None:
+    # the running example with one sub-group over the whole job: master and worker are separate
+    karta = definition(podGroup={"name": "job", "subGroups": [{"componentName": "pytorchjob"}]})
+    (workload,) = run("kueue", karta).objects
+    pod_sets = workload["spec"]["podSets"]
+    assert [(p["name"], p["count"]) for p in pod_sets] == [("pytorchjob-0", 1), ("pytorchjob-1", 4)]
+    assert _gpus(workload) == 1 * 1 + 4 * 8
+
+
+def test_group_name_names_the_workload() -> None:
+    (workload,) = run("kueue", group_name="train.7").objects
+    assert workload["metadata"]["name"] == "train.7"
+    with pytest.raises(GangError, match='group name "Train" is not a DNS-1123 subdomain'):
+        run("kueue", group_name="Train")

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "scaffold": ("scaffold", "Propose a draft Karta from a CRD's OpenAPI schema."),
     "validate": ("validate", "Check a Karta definition file offline."),
     "verify": ("verify", "Check a definition against a manifest and predictions."),
+    "version": ("version", "Print the client version and the cluster's."),
 }
 
 

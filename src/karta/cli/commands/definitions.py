@@ -8,14 +8,15 @@ import click
 from click.core import ParameterSource
 
 from karta import definitions, model
-from karta.cli import exitcodes
+from karta.cli import exitcodes, printing
 from karta.cli.commands import short_help
 from karta.cli.config import load_config, resolve_output
 from karta.cli.errors import CliError, UsageError
 from karta.cli.lookup import SEE_ALL, open_store
-from karta.cli.options import connection_options, limit_option, output_options
+from karta.cli.options import connection_options, limit_option, list_options, output_options
 from karta.cli.output import emit, warn
 from karta.cli.views.definitions import table
+from karta.cli.views.table import fit_width
 
 if TYPE_CHECKING:
     from karta.definitions import StoredDefinition
@@ -34,7 +35,8 @@ __all__ = ["definitions_command"]
     default=3,
     help="Child components listed per definition (0 = all); by default also cut to fit 100 columns.",
 )
-@output_options("table", "json", "yaml")
+@output_options("table", "json", "yaml", objects=True)
+@list_options
 @connection_options
 def definitions_command(
     name: str | None,
@@ -44,6 +46,8 @@ def definitions_command(
     component_limit: int,
     output: str | None,
     config_file: str | None,
+    no_headers: bool,
+    sort_by: str | None,
     overrides: ConfigOverrides,
 ) -> None:
     """List the Karta definitions kli knows, or print one by NAME.
@@ -54,7 +58,8 @@ def definitions_command(
     Cluster Kartas without correct run.ai/karta-* labels are not visible to KAI Scheduler: a
     warning says so. The table shows NAME, KIND (Kind.version.group),
     ORIGIN and COMPONENTS; -o json|yaml prints {"items": [...], "count": N}, or with NAME the
-    definition alone (so `kli definitions NAME -o yaml | kli validate -` round-trips).
+    definition alone (so `kli definitions NAME -o yaml | kli validate -` round-trips); -o name,
+    -o jsonpath=TEMPLATE, -o custom-columns=SPEC and --sort-by work on those objects.
     """
     if name is not None and group is not None:
         raise UsageError("NAME and --group cannot be combined")
@@ -62,6 +67,7 @@ def definitions_command(
         raise UsageError("--kind needs --group")
     if version is not None and kind is None:
         raise UsageError("--version needs --kind")
+    sort_path = printing.parse_sort_by(sort_by)
     config = load_config(config_file)
     fmt = resolve_output(output, config=config, allowed=("table", "json", "yaml"))
     store = open_store(overrides)
@@ -73,10 +79,7 @@ def definitions_command(
         if found is None:
             _flush(warnings)
             raise CliError(f"no Karta definition named {name!r}. {SEE_ALL}", code=exitcodes.NO_DEFINITION)
-        if fmt == "table":
-            click.echo(table([found], component_limit, fit=_default_limit()), nl=False)
-        else:
-            emit(model.karta_to_dict(found.karta), fmt)
+        _print([found], fmt, component_limit=component_limit, headers=not no_headers, single=True)
         _flush(warnings)
         return
 
@@ -88,15 +91,39 @@ def definitions_command(
             code=exitcodes.NO_DEFINITION,
         )
     selected.sort(key=lambda d: (d.gvk is None, d.name, d.origin))  # unmapped last (17.3)
-    if fmt == "table":
-        if selected:
-            click.echo(table(selected, component_limit, fit=_default_limit()), nl=False)
-        else:
-            click.echo("No Karta definitions found.", err=True)
+    if sort_path is not None:
+        pairs = [(model.karta_to_dict(d.karta), d) for d in selected]
+        selected = [d for _, d in printing.sort_items(pairs, sort_path, value=lambda pair: pair[0])]
+    if not selected and not fmt.startswith(("json", "yaml")):  # table, name, custom-columns
+        click.echo("No Karta definitions found.", err=True)
     else:
-        emit({"items": [model.karta_to_dict(d.karta) for d in selected], "count": len(selected)}, fmt)
+        _print(selected, fmt, component_limit=component_limit, headers=not no_headers, single=False)
     for warning in warnings:
         warn(warning)
+
+
+def _print(
+    items: list[StoredDefinition], fmt: str, *, component_limit: int, headers: bool, single: bool
+) -> None:
+    """The definitions as a table, JSON or YAML (one bare object when ``single``), or in one of
+    kubectl's object formats (over the same objects)."""
+    if fmt == "table":
+        text = table(items, component_limit, fit=_default_limit(), width=fit_width(), headers=headers)
+        click.echo(text, nl=False)
+        return
+    objects = [model.karta_to_dict(d.karta) for d in items]
+    data = objects[0] if single else {"items": objects, "count": len(objects)}
+    if printing.is_object_format(fmt):
+        text = printing.render_objects(fmt, objects, data=data, name_of=_object_name, headers=headers)
+        click.echo(text, nl=False)
+    else:
+        emit(data, fmt)
+
+
+def _object_name(obj: dict[str, object]) -> str:
+    meta = obj.get("metadata")
+    name = str(meta.get("name") if isinstance(meta, dict) else "")
+    return printing.object_name(str(obj.get("kind") or ""), str(obj.get("apiVersion") or ""), name)
 
 
 def _flush(warnings: list[str]) -> None:

@@ -1,36 +1,55 @@
-"""``kli describe TYPE/NAME`` (live) and ``kli describe -f FILE`` (offline), section 17.6.
+"""``kli describe (TYPE [NAME...] | TYPE/NAME...)`` (live) and ``kli describe -f FILE`` (offline),
+section 17.6, with kubectl's ways of naming what to describe.
 
-Live: the TYPE resolves as for ``kli get``, the object is read (not found: exit 3), its pods are
-found through their controller-owner chains and placed on the workload tree (17.5); the output is
-the header with the age, the component tree with ``ready/desired``, GPUs, nodes and one line per
-pod (with the reason a pod is not ready), the Phase line and the Resources table.
+Live: each TYPE resolves as for ``kli get``; the named objects are read (a missing one is an error
+after the others are described, exit 3), or, for a TYPE without NAME, every object of it in the
+namespace (``-l`` narrows, ``-A`` widens); each object's pods are found through their
+controller-owner chains and placed on the workload tree (17.5). The output is, per workload, the
+header with the age, the component tree with ``ready/desired``, GPUs, nodes and one line per pod
+(with the reason a pod is not ready), the Phase line and the Resources table; workloads are
+separated by two blank lines, as kubectl separates them.
 
-File mode resolves the object's type by the one rule every command uses (exact GVK, then the most
-stable other version of its group and kind), builds the tree without pods and prints desired
-replicas instead. With ``-o json|yaml`` both print :class:`karta.report.DescribeReport`.
+File mode reads every object of ``-f`` (several documents, a directory, ``-`` for standard
+input; :func:`karta.cli.inputs.read_labelled_objects`), resolves each object's type by the one rule
+every command uses (exact GVK, then the most stable other version of its group and kind), builds
+the tree without pods and prints desired replicas instead. Among several objects, those no
+definition covers are skipped with a warning (none covered: exit 4).
+
+With ``-o json|yaml`` one workload prints :class:`karta.report.DescribeReport`; several print
+``{"items": [...], "count": N}``; ``-o jsonpath=TEMPLATE`` renders a template over that.
 """
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from karta import jq, kube, model, report
-from karta.cli import exitcodes
+from karta.cli import exitcodes, printing
+from karta.cli.cluster import cluster_failure, connect
 from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.config import load_config, resolve_output
-from karta.cli.errors import CliError, UsageError
-from karta.cli.inputs import read_object
-from karta.cli.lookup import definition_for_object, open_store, read_live
-from karta.cli.options import connection_options, limit_option, output_options
+from karta.cli.errors import CliError, UsageError, format_error
+from karta.cli.inputs import read_labelled_objects
+from karta.cli.lookup import (
+    definition_for_object,
+    not_found,
+    not_installed,
+    open_store,
+    parse_targets,
+    resolve_type,
+)
+from karta.cli.options import connection_options, limit_option, manifest_options, output_options
 from karta.cli.output import emit, warn
 from karta.cli.views.describe import render_table
-from karta.errors import ClusterError, KartaError
+from karta.errors import ApiError, ClusterError, KartaError
 
 if TYPE_CHECKING:
-    from karta.definitions import StoredDefinition
+    from karta.definitions import DefinitionStore, StoredDefinition
     from karta.kube import ConfigOverrides
     from karta.report import WorkloadRows
 
@@ -44,8 +63,14 @@ NO_DEFINITION_HINT = (
 
 
 @click.command("describe", short_help=short_help("describe"))
-@click.argument("args", nargs=-1, metavar="[TYPE[/NAME] [NAME]]", shell_complete=complete_types)
-@click.option("-f", "--file", "file", metavar="FILE", help="Describe this manifest offline (path or -).")
+@click.argument("args", nargs=-1, metavar="[TYPE [NAME...] | TYPE/NAME...]", shell_complete=complete_types)
+@manifest_options(what="manifests to describe offline")
+@click.option(
+    "-l", "--selector", metavar="SELECTOR", help="With TYPE alone: only workloads with these labels."
+)
+@click.option(
+    "-A", "--all-namespaces", is_flag=True, help="With TYPE alone: describe them in every namespace."
+)
 @limit_option(
     "--pod-limit", default=0, help="Pods shown per component, unhealthy first (0 = all; table output)."
 )
@@ -54,79 +79,215 @@ NO_DEFINITION_HINT = (
     default=0,
     help="Components shown per level, those with unhealthy or missing pods first (0 = all; table output).",
 )
-@output_options("table", "json", "yaml")
+@output_options("table", "json", "yaml", printing.JSONPATH)
 @connection_options
 def describe(
     args: tuple[str, ...],
     file: str | None,
+    recursive: bool,
+    selector: str | None,
+    all_namespaces: bool,
     pod_limit: int,
     component_limit: int,
     output: str | None,
     config_file: str | None,
     overrides: ConfigOverrides,
 ) -> None:
-    """Show a workload's components, pods, readiness and resource requests.
+    """Show workloads' components, pods, readiness and resource requests.
 
-    TYPE/NAME (or TYPE NAME) reads the workload from the cluster: TYPE is resolved as by
-    `kli get`; the pods whose controller-owner chain reaches the workload are placed on its
-    components, with the reason a pod is not ready. Not found exits 3.
+    TYPE NAME... (or TYPE/NAME...) reads those workloads from the cluster; TYPE alone describes
+    every workload of that type in the namespace (-l narrows, -A: every namespace). TYPE is
+    resolved as by `kli get`; the pods whose controller-owner chain reaches a workload are placed
+    on its components, with the reason a pod is not ready. A missing workload exits 3.
 
-    With -f FILE (or - for standard input) the manifest is described offline: exactly one YAML
-    document with apiVersion and kind, resolved against the built-in catalog, the user's
-    definitions ($KARTA_DEFINITIONS) and the cluster's when one is configured. The output says
-    "file mode": there is no live status. No definition for the type exits 4.
+    With -f FILE the manifests are described offline: every document of the file (a directory's
+    .yaml, .yml and .json files; -R recursively; - for standard input), each with apiVersion and
+    kind, resolved against the built-in catalog, the user's definitions ($KARTA_DEFINITIONS) and
+    the cluster's when one is configured. The output says "file mode": there is no live status.
+    No definition for the type exits 4. -o jsonpath=TEMPLATE works on what -o json prints.
     """
 
     if file is not None and args:
         raise UsageError("TYPE and NAME cannot be combined with -f/--file")
     if file is None and not args:
-        raise UsageError("describe needs TYPE[/NAME] [NAME] or -f FILE", hint="run 'kli describe --help'")
-    config = load_config(config_file)
-    fmt = resolve_output(output, config=config, allowed=("table", "json", "yaml"))
-    if file is None:
-        _describe_live(
-            args,
-            overrides=overrides,
-            fmt=fmt,
-            limits=(pod_limit, component_limit),
-            gpu_resources=config.gpu_resources,
+        raise UsageError(
+            "describe needs TYPE [NAME...], TYPE/NAME... or -f FILE", hint="run 'kli describe --help'"
         )
-        return
-    _describe_file(
-        file,
-        fmt=fmt,
-        component_limit=component_limit,
+    if recursive and file is None:
+        raise UsageError("-R/--recursive goes with -f DIR")
+    targets = parse_targets(args, command="describe") if args else ()
+    named = any(names for _, names in targets)
+    if (selector or all_namespaces) and (file is not None or named):
+        raise UsageError("-l and -A go with TYPE alone (every workload of that type), not with NAME or -f")
+    config = load_config(config_file)
+    out = Out(
+        fmt=resolve_output(output, config=config, allowed=("table", "json", "yaml")),  # or jsonpath=
+        limits=(pod_limit, component_limit),
         gpu_resources=config.gpu_resources,
-        overrides=overrides,
     )
+    if file is None:
+        _describe_live(targets, out, overrides=overrides, selector=selector, all_namespaces=all_namespaces)
+    else:
+        _describe_files(file, out, recursive=recursive, overrides=overrides)
+
+
+@dataclass
+class Out:
+    """The reports of one run, printed together (:meth:`flush`), and what to say on stderr."""
+
+    fmt: str
+    limits: tuple[int, int]  # --pod-limit, --component-limit
+    gpu_resources: tuple[str, ...]
+    texts: list[str] = field(default_factory=list)
+    reports: list[Any] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def add(
+        self,
+        chosen: StoredDefinition,
+        obj: dict[str, Any],
+        name: str,
+        *,
+        file_mode: bool,
+        pods: list[dict[str, Any]] | None = None,
+    ) -> None:
+        built = _rows(chosen, obj, name, gpu_resources=self.gpu_resources, pods=pods)
+        view = report.describe_report(
+            obj=obj,
+            definition=chosen.name,
+            origin=chosen.origin,
+            tree=built.tree,
+            rows=built.rows,
+            file_mode=file_mode,
+        )
+        self.reports.append(view)
+        if self.fmt == "table":
+            self.texts.append(_text(view, obj, built, limits=self.limits))
+        self.warnings.extend(d.message for d in built.tree.diagnostics)
+
+    def flush(self, *, single: bool) -> None:
+        """The reports (one bare report when ``single``), then the warnings."""
+        data = self.reports[0] if single and len(self.reports) == 1 else None
+        if data is None:
+            data = {"items": self.reports, "count": len(self.reports)}
+        if self.fmt == "table":
+            click.echo("\n\n".join(self.texts), nl=False)
+        elif self.fmt.startswith(printing.JSONPATH):
+            text = printing.render_objects(self.fmt, self.reports, data=data, name_of=str)
+            click.echo(text, nl=False)
+        else:
+            emit(data, self.fmt)
+        for warning in self.warnings:
+            warn(warning)
+
+
+def _text(view: Any, obj: dict[str, Any], built: WorkloadRows, *, limits: tuple[int, int]) -> str:
+    from karta.status.result import staleness  # the numbers of the stale note
+
+    pod_limit, component_limit = limits
+    return render_table(
+        view,
+        built.rows,
+        component_limit=component_limit,
+        pod_limit=pod_limit,
+        staleness=staleness(obj) if view.get("stale") else None,
+    )
+
+
+# ------------------------------------------------------------------------------------- live
 
 
 def _describe_live(
-    args: tuple[str, ...],
+    targets: tuple[tuple[str, tuple[str, ...]], ...],
+    out: Out,
     *,
     overrides: ConfigOverrides,
-    fmt: str,
-    limits: tuple[int, int],
-    gpu_resources: tuple[str, ...],
+    selector: str | None,
+    all_namespaces: bool,
 ) -> None:
-    def envelope(client: kube.KubeClient, token: str) -> None:
-        if fmt in ("json", "yaml"):
-            emit(_no_definition_envelope(client, token), fmt)
+    client = connect(overrides)
+    with client:
+        store = open_store(client=client)
+        out.warnings.extend(store.warnings)
+        try:
+            found, missing = _read_targets(
+                client,
+                store,
+                targets,
+                out,
+                overrides=overrides,
+                selector=selector,
+                all_namespaces=all_namespaces,
+            )
+        except CliError:
+            for warning in out.warnings:  # they may explain it
+                warn(warning)
+            raise
+        chains = kube.OwnerChains(client)  # owner reads shared by every workload's pods
+        for resolved, obj in found:
+            pods, said = kube.workload_pods(client, obj, chains=chains)
+            out.warnings.extend(said)
+            label = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
+            out.add(resolved.definition, obj, label, file_mode=False, pods=pods)
+    single = sum(len(names) for _, names in targets) == 1
+    if found or not missing:
+        if not found and not single and out.fmt == "table":
+            namespace = (
+                "any namespace" if all_namespaces else f"namespace {overrides.namespace or client.namespace}"
+            )
+            sys.stderr.write(f"No workloads found in {namespace}.\n")
+        out.flush(single=single)
+    else:
+        for warning in out.warnings:
+            warn(warning)
+    for error in missing[:-1]:
+        sys.stderr.write(format_error(error, hint=False))
+    if missing:
+        raise missing[-1]
 
-    live = read_live(args, command="describe", overrides=overrides, on_no_definition=envelope)
-    chosen = live.workload.definition
-    built = _rows(chosen, live.workload.obj, live.label, gpu_resources=gpu_resources, pods=live.pods)
-    pod_limit, component_limit = limits
-    _print(
-        chosen,
-        live.workload.obj,
-        built,
-        fmt=fmt,
-        file_mode=False,
-        component_limit=component_limit,
-        pod_limit=pod_limit,
-        warnings=live.warnings,
-    )
+
+def _read_targets(
+    client: kube.KubeClient,
+    store: DefinitionStore,
+    targets: tuple[tuple[str, tuple[str, ...]], ...],
+    out: Out,
+    *,
+    overrides: ConfigOverrides,
+    selector: str | None,
+    all_namespaces: bool,
+) -> tuple[list[tuple[kube.ResolvedType, dict[str, Any]]], list[CliError]]:
+    """The objects to describe, in the order asked for, and the NAMEs not found."""
+    found: list[tuple[kube.ResolvedType, dict[str, Any]]] = []
+    missing: list[CliError] = []
+    for token, names in targets:
+        try:
+            resolved = resolve_type(token, client=client, store=store)
+        except CliError as exc:
+            if exc.code == exitcodes.NO_DEFINITION and out.fmt in ("json", "yaml"):
+                emit(_no_definition_envelope(client, token), out.fmt)
+            raise
+        rtype = resolved.resource
+        if rtype is None:
+            raise not_installed(resolved, client=client, token=token)
+        namespace = (overrides.namespace or client.namespace) if rtype.namespaced else None
+        if not names:
+            where = None if all_namespaces else namespace
+            try:
+                listed = client.list(rtype, namespace=where, label_selector=selector)
+            except ClusterError as exc:
+                raise cluster_failure(exc, client=client, doing=f"listing {rtype.group_resource}") from None
+            found.extend((resolved, obj) for obj in listed.items)
+            continue
+        for name in names:
+            try:
+                found.append((resolved, client.get(rtype, name, namespace=namespace)))
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise cluster_failure(exc, client=client, doing=f"reading {rtype.kind}/{name}") from None
+                missing.append(not_found(rtype, name, namespace=namespace))
+            except ClusterError as exc:
+                raise cluster_failure(exc, client=client, doing=f"reading {rtype.kind}/{name}") from None
+    return found, missing
 
 
 def _no_definition_envelope(client: kube.KubeClient, token: str) -> dict[str, str]:
@@ -142,81 +303,45 @@ def _no_definition_envelope(client: kube.KubeClient, token: str) -> dict[str, st
     return out
 
 
-def _describe_file(
-    path: str,
-    *,
-    fmt: str,
-    component_limit: int,
-    gpu_resources: tuple[str, ...],
-    overrides: ConfigOverrides | None = None,
-) -> None:
-    obj, name = read_object(path, what="workload object")
-    api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
+# ------------------------------------------------------------------------------------- files
+
+
+def _describe_files(path: str, out: Out, *, recursive: bool, overrides: ConfigOverrides | None) -> None:
+    objects = read_labelled_objects(path, what="workload object", recursive=recursive)
     store = open_store(overrides)
-    try:
-        chosen = definition_for_object(store, obj, hint=FILE_NO_DEFINITION_HINT)
-    except CliError as exc:
-        if exc.code == exitcodes.NO_DEFINITION:
-            for warning in store.warnings:
+    out.warnings.extend(store.warnings)
+    several = len(objects) > 1
+    skipped: list[CliError] = []
+    for obj, name in objects:
+        api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
+        try:
+            chosen = definition_for_object(store, obj, hint=FILE_NO_DEFINITION_HINT)
+        except CliError as exc:
+            if exc.code != exitcodes.NO_DEFINITION:
+                raise
+            if several:
+                skipped.append(exc)
+                out.warnings.append(f"skipping {name}: {exc}")
+                continue
+            for warning in out.warnings:
                 warn(warning)
-            if fmt in ("json", "yaml"):
-                emit(_envelope(str(model.GVK.of(api_version, kind))), fmt)
-        raise
-    warnings = list(store.warnings)
-    gvk = chosen.gvk
-    if gvk is not None and gvk.version != api_version.rpartition("/")[2]:
-        warnings.append(
-            f"{kind} {api_version} is described with {chosen.name}, a definition for version {gvk.version}"
+            if out.fmt in ("json", "yaml"):
+                emit(_envelope(str(model.GVK.of(api_version, kind))), out.fmt)
+            raise
+        gvk = chosen.gvk
+        if gvk is not None and gvk.version != api_version.rpartition("/")[2]:
+            other = f"a definition for version {gvk.version}"
+            out.warnings.append(f"{kind} {api_version} is described with {chosen.name}, {other}")
+        out.add(chosen, obj, name, file_mode=True)
+    if not out.reports and skipped:
+        for warning in out.warnings:
+            warn(warning)
+        raise CliError(
+            f"no Karta definition covers any of the {len(objects)} objects of {path}",
+            code=exitcodes.NO_DEFINITION,
+            hint=FILE_NO_DEFINITION_HINT,
         )
-    built = _rows(chosen, obj, name, gpu_resources=gpu_resources)
-    _print(
-        chosen,
-        obj,
-        built,
-        fmt=fmt,
-        file_mode=True,
-        component_limit=component_limit,
-        warnings=warnings,
-    )
-
-
-def _print(
-    chosen: StoredDefinition,
-    obj: dict[str, Any],
-    built: WorkloadRows,
-    *,
-    fmt: str,
-    file_mode: bool,
-    component_limit: int,
-    pod_limit: int = 0,
-    warnings: list[str],
-) -> None:
-    """The report (table or ``fmt``), then the warnings and the tree's diagnostics on stderr."""
-    view = report.describe_report(
-        obj=obj,
-        definition=chosen.name,
-        origin=chosen.origin,
-        tree=built.tree,
-        rows=built.rows,
-        file_mode=file_mode,
-    )
-    if fmt == "table":
-        from karta.status.result import staleness  # the numbers of the stale note
-
-        text = render_table(
-            view,
-            built.rows,
-            component_limit=component_limit,
-            pod_limit=pod_limit,
-            staleness=staleness(obj) if view.get("stale") else None,
-        )
-        click.echo(text, nl=False)
-    else:
-        emit(view, fmt)
-    for warning in warnings:
-        warn(warning)
-    for diagnostic in built.tree.diagnostics:
-        warn(diagnostic.message)
+    out.flush(single=not several)
 
 
 def _rows(

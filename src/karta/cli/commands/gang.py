@@ -6,36 +6,45 @@ From a file, the definition is resolved by the object's GVK as every command res
 included), the object is read (missing: exit 3) and its pods are those whose controller-owner chain
 reaches it, exactly as ``kli describe`` finds them. The backends and their options come from the
 registry (:mod:`karta.render.backends`). Warnings (what a backend cannot express, per-pod problems)
-go to stderr after the output. ``--pod-patches`` prints the per-pod binding metadata instead of the
-objects.
+go to stderr after the output. ``--name`` names the group object (checked before rendering).
+``--pod-patches`` prints, instead of the objects, what existing pods accept of their binding: one
+``kubectl patch pod`` command per pod (``-o json|yaml``: a List of partial Pods for
+``kubectl apply --server-side``); the spec fields only a pod's creation can set are warnings.
 """
 
 from __future__ import annotations
 
+import json
+import shlex
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
 from karta import extract, jq, model, render
+from karta.cli import exitcodes
 from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.errors import CliError, UsageError
-from karta.cli.inputs import read_object, read_objects
-from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition, read_live
-from karta.cli.options import connection_options, format_option
+from karta.cli.inputs import read_labelled_objects, read_objects
+from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition, open_store, read_live
+from karta.cli.options import connection_options, format_option, manifest_options
 from karta.cli.output import dump_json, dump_yaml, warn
 from karta.errors import KartaError
 from karta.render.backends import BACKENDS, WORKLOAD_API_VERSIONS
 
 if TYPE_CHECKING:
+    from karta.definitions import StoredDefinition
     from karta.kube import ConfigOverrides
+    from karta.render import Rendering
 
 __all__ = ["gang"]
 
 
 @click.command("gang", short_help=short_help("gang"))
 @click.argument("target", nargs=-1, metavar="[TYPE/NAME | TYPE NAME]", shell_complete=complete_types)
-@click.option("-f", "--file", "file", metavar="FILE", help="Workload manifest (path or -).")
+@manifest_options()
 @click.option(
     "--pods", "pods_file", metavar="PODS", help="The workload's pods (multi-document YAML or a List)."
 )
@@ -76,12 +85,25 @@ __all__ = ["gang"]
     help="KAI mode B: we create the PodGroup (our labels; the workload needs "
     'kai.scheduler/skip-podgrouper: "true"). Default: exactly what KAI itself creates.',
 )
-@click.option("--pod-patches", is_flag=True, help="Print the per-pod binding patches instead of the objects.")
+@click.option(
+    "--name",
+    "group_name",
+    metavar="NAME",
+    help="Name of the group object pods point at, instead of the derived one (a DNS-1123 subdomain; "
+    "at most 63 characters for coscheduling; kai: with --kai-managed).",
+)
+@click.option(
+    "--pod-patches",
+    is_flag=True,
+    help="Print the existing pods' binding patches (kubectl patch commands; -o json|yaml: a List "
+    "of partial Pods) instead of the objects.",
+)
 @format_option("yaml", "json", help="Output format: multi-document YAML, or a JSON List.")
 @connection_options
 def gang(
     target: tuple[str, ...],
     file: str | None,
+    recursive: bool,
     pods_file: str | None,
     definition: str | None,
     backend: str,
@@ -92,6 +114,7 @@ def gang(
     schedule_timeout: int | None,
     min_resources: bool,
     kai_managed: bool,
+    group_name: str | None,
     pod_patches: bool,
     output: str,
     overrides: ConfigOverrides,
@@ -101,6 +124,8 @@ def gang(
     TYPE/NAME reads the workload and its pods from the cluster (kubectl's connection flags
     apply); -f FILE renders a manifest, with its pods from --pods. KAI output is exactly the
     PodGroup KAI's Karta fallback creates; the other backends follow their documented rendering.
+    -f takes several documents, a directory (-R recursively) or -: each workload's objects are
+    rendered in turn, those no definition or gang instructions cover skipped with a warning.
     Pipe the YAML to `kubectl apply -f -`. Exit codes: 1 when the workload cannot be rendered for
     that backend; 2 usage; 3 workload not found; 4 no definition covers the type.
     """
@@ -108,7 +133,10 @@ def gang(
         raise UsageError("TYPE/NAME cannot be combined with -f/--file")
     if target and pods_file is not None:
         raise UsageError("--pods goes with -f FILE; live, the workload's pods are read from the cluster")
+    if recursive and file is None:
+        raise UsageError("-R/--recursive goes with -f DIR")
     warnings: list[str] = []
+    workloads: list[tuple[dict[str, Any], str, list[dict[str, Any]], StoredDefinition]] = []
     if target:
         live = read_live(target, command="gang", overrides=overrides)
         obj, obj_name, pods, chosen = live.workload.obj, live.label, live.pods, live.workload.definition
@@ -116,22 +144,40 @@ def gang(
         if definition is not None:
             chosen, diagnostics = chosen_definition(definition, obj, overrides, hint=PASS_DEFINITION_HINT)
             warnings.extend(d["message"] for d in diagnostics if d["severity"] in ("warning", "error"))
+        workloads.append((obj, obj_name, pods, chosen))
     elif file is None:
         raise UsageError(
             "kli gang needs TYPE/NAME (a workload in the cluster) or -f FILE (a manifest, or - for stdin)"
         )
     else:
-        obj, obj_name = read_object(file, what="workload object")
+        objects = read_labelled_objects(file, what="workload object", recursive=recursive)
+        if len(objects) > 1 and pods_file:
+            raise UsageError(f"--pods goes with one workload; {file} holds {len(objects)} objects")
         pods = read_objects(pods_file, what="pod") if pods_file else []
-        chosen, diagnostics = chosen_definition(definition, obj, overrides, hint=PASS_DEFINITION_HINT)
-        warnings.extend(d["message"] for d in diagnostics if d["severity"] in ("warning", "error"))
-    karta, stored_name = chosen.karta, chosen.name
-    if karta.gang is None or (karta.gang.pod_group is None and not karta.gang.pod_groups):
-        raise CliError(
-            f"definition {stored_name} has no gang-scheduling instructions "
-            "(spec.optimizationInstructions.gangScheduling)",
-            hint="add a podGroup (karta-format.md section 12), or pass another one with --definition",
-        )
+        store = open_store(overrides) if definition is None and len(objects) > 1 else None
+        seen: list[Any] = []  # the store's warnings, said once for all the objects
+        for obj, obj_name in objects:
+            try:
+                chosen, diagnostics = chosen_definition(
+                    definition, obj, overrides, hint=PASS_DEFINITION_HINT, store=store
+                )
+            except CliError as exc:
+                if len(objects) == 1 or exc.code != exitcodes.NO_DEFINITION:
+                    raise
+                warnings.append(f"skipping {obj_name}: {exc}")
+                continue
+            warnings.extend(
+                d["message"] for d in diagnostics if d["severity"] in ("warning", "error") and d not in seen
+            )
+            seen.extend(diagnostics)
+            if len(objects) > 1 and not _has_gang(chosen):
+                warnings.append(
+                    f"skipping {obj_name}: definition {chosen.name} has no gang-scheduling instructions"
+                )
+                continue
+            workloads.append((obj, obj_name, pods, chosen))
+        if not workloads:
+            raise CliError(f"nothing in {file} has a definition with gang-scheduling instructions")
     options = render.options_for(  # each backend takes the flags it reads
         backend,
         {
@@ -142,33 +188,126 @@ def gang(
             "schedule_timeout_seconds": schedule_timeout,
             "min_resources": min_resources,
             "kai_managed": kai_managed,
+            "group_name": group_name,
         },
     )
-    factory = extract.ComponentFactory(karta, obj, evaluator=jq.Evaluator(trusted=chosen.trusted))
     try:
-        model.validate_or_raise(karta)  # a definition from the store is evaluated only once valid
-        result = render.render(backend, factory, pods=pods, options=options)
+        render.check_group_name(backend, options)
     except KartaError as exc:
-        raise CliError(f"cannot render {backend} objects for {obj_name}: {exc}") from None
-    warnings.extend(result.warnings)
+        hint = "add --kai-managed, or leave --name out" if backend == "kai" else None
+        raise UsageError(f"--name: {exc}", hint=hint) from None
+    if group_name is not None and len(workloads) > 1:
+        raise UsageError(f"--name names one workload's group; {file} holds {len(workloads)} workloads")
+    results = [
+        _render(backend, obj, obj_name, pods, chosen, options=options)
+        for obj, obj_name, pods, chosen in workloads
+    ]
+    objects_out = [o for result in results for o in result.objects]
+    patches = [p for result in results for p in result.pod_patches]
+    for result in results:
+        warnings.extend(result.warnings)
+    owner_patch = any(result.owner_patch is not None for result in results)
 
-    data: Any
     if pod_patches:
-        data = {p.pod: p.patch for p in result.pod_patches}
-        click.echo(dump_json(data) if output == "json" else dump_yaml(data), nl=False)
+        metadata = workloads[0][0].get("metadata")  # with --pods, one workload (checked above)
+        namespace = str(metadata.get("namespace") or "") if isinstance(metadata, Mapping) else ""
+        as_list = click.get_current_context().get_parameter_source("output") != ParameterSource.DEFAULT
+        all_pods = [pod for _, _, pods, _ in workloads for pod in pods]
+        warnings.extend(_print_pod_patches(patches, all_pods, namespace, output if as_list else None))
     elif output == "json":
-        click.echo(dump_json({"apiVersion": "v1", "kind": "List", "items": list(result.objects)}), nl=False)
+        click.echo(dump_json({"apiVersion": "v1", "kind": "List", "items": objects_out}), nl=False)
     else:
-        click.echo("---\n".join(dump_yaml(o) for o in result.objects), nl=False)
-    if result.owner_patch is not None:
+        click.echo("---\n".join(dump_yaml(o) for o in objects_out), nl=False)
+    if owner_patch:
         warnings.append(
             "KAI mode B: also set the annotation kai.scheduler/skip-podgrouper=true on the workload, "
             "so that KAI's pod-grouper leaves its pods to these PodGroups"
         )
-    if not result.objects and not pod_patches:
+    if pod_patches and not patches and not any(pods for _, _, pods, _ in workloads):
+        warnings.append(
+            "no pod patches: the workload has no pods" + ("" if target else "; pass them with --pods")
+        )
+    if not objects_out and not pod_patches:
         warnings.append(
             f"nothing to render for {backend}"
             + (": alpha-format gangs are found from pods; pass --pods" if not pods and not target else "")
         )
     for message in warnings:
         warn(message)
+
+
+def _print_pod_patches(
+    patches: Sequence[render.PodPatch], pods: Sequence[Mapping[str, Any]], namespace: str, output: str | None
+) -> list[str]:
+    """What existing pods accept of their binding (labels and annotations): one ``kubectl patch``
+    command per pod, or with ``output`` a List of partial Pods; returns the warnings for what only a
+    pod's creation can set (spec fields the pods lack)."""
+    by_name = {}
+    for pod in pods:
+        meta = pod.get("metadata")
+        if isinstance(meta, Mapping) and meta.get("name"):
+            by_name[str(meta["name"])] = pod
+    items: list[dict[str, Any]] = []
+    lines: list[str] = []
+    left_out: dict[str, list[str]] = {}
+    for patch in patches:
+        for key, value in patch.creation_only(by_name.get(patch.pod)).items():
+            left_out.setdefault(f"spec.{key}: {json.dumps(value, sort_keys=True)}", []).append(patch.pod)
+        body = patch.existing_pod_patch()
+        if not body:
+            continue
+        ns = patch.namespace or namespace
+        items.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": patch.pod, **({"namespace": ns} if ns else {}), **body["metadata"]},
+            }
+        )
+        words = ["kubectl", "patch", "pod", patch.pod, *(["-n", ns] if ns else []), "--type=merge", "-p"]
+        lines.append(
+            " ".join(shlex.quote(w) for w in words)
+            + " "
+            + shlex.quote(json.dumps(body, separators=(",", ":")))
+        )
+    if output is None:
+        click.echo("".join(f"{line}\n" for line in lines), nl=False)
+    else:
+        data = {"apiVersion": "v1", "kind": "List", "items": items}
+        click.echo(dump_json(data) if output == "json" else dump_yaml(data), nl=False)
+    return [
+        f"{field} is left out of the patches: it is immutable once a pod exists, and "
+        f"{', '.join(names)} {'does' if len(names) == 1 else 'do'} not have it (it is set at a pod's "
+        "creation: karta-controller's pod webhook, or the workload's pod templates)"
+        for field, names in left_out.items()
+    ]
+
+
+def _has_gang(chosen: StoredDefinition) -> bool:
+    gang = chosen.karta.gang
+    return gang is not None and (gang.pod_group is not None or bool(gang.pod_groups))
+
+
+def _render(
+    backend: str,
+    obj: dict[str, Any],
+    obj_name: str,
+    pods: list[dict[str, Any]],
+    chosen: StoredDefinition,
+    *,
+    options: Any,
+) -> Rendering:
+    """One workload's objects for ``backend``; a definition without gang instructions, or one
+    the backend cannot render, is an error naming the workload."""
+    if not _has_gang(chosen):
+        raise CliError(
+            f"definition {chosen.name} has no gang-scheduling instructions "
+            "(spec.optimizationInstructions.gangScheduling)",
+            hint="add a podGroup (karta-format.md section 12), or pass another one with --definition",
+        )
+    factory = extract.ComponentFactory(chosen.karta, obj, evaluator=jq.Evaluator(trusted=chosen.trusted))
+    try:
+        model.validate_or_raise(chosen.karta)  # a definition from the store is evaluated only once valid
+        return render.render(backend, factory, pods=pods, options=options)
+    except KartaError as exc:
+        raise CliError(f"cannot render {backend} objects for {obj_name}: {exc}") from None

@@ -1,6 +1,9 @@
-"""``kli get (TYPE[/NAME] [NAME] | --all-types)``: live workloads as rows (karta-format.md 17.4).
+"""``kli get (TYPE [NAME...] | TYPE/NAME... | --all-types)``: live workloads as rows (karta-format.md
+17.4, with kubectl's conventions: README "kubectl conventions").
 
-Lists one type (resolved as 17.4 says, see :func:`karta.cli.lookup.resolve_type`) or, with
+Lists one type (resolved as 17.4 says, see :func:`karta.cli.lookup.resolve_type`), reads the
+named workloads (of one TYPE, or ``TYPE/NAME`` of several; a missing one is an error after the
+rest are printed, exit 3) or, with
 ``--all-types``, every GroupKind a definition covers at its most stable served version
 (:func:`karta.kube.covered_types`), keeping only top-level objects (none of their controllers is
 of a covered kind). Each object becomes a row (:class:`karta.report.WorkloadSummary`, the table in
@@ -8,7 +11,9 @@ of a covered kind). Each object becomes a row (:class:`karta.report.WorkloadSumm
 first, then by Kind and name. Pages are fetched in background threads (:func:`karta.kube.list_many`)
 while the objects already received are resolved, so extraction overlaps the API server's work.
 ``-w`` then prints a row per change until Ctrl-C or ``--watch-timeout``
-(:class:`karta.kube.MergedWatch`).
+(:class:`karta.kube.MergedWatch`). ``--sort-by`` reorders the rows by a field of the objects
+``-o json`` prints; ``-o name|jsonpath=|custom-columns=`` and ``--no-headers`` print them as
+kubectl would (:mod:`karta.cli.printing`).
 """
 
 from __future__ import annotations
@@ -23,27 +28,33 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from karta import kube, report
-from karta.cli import exitcodes
+from karta.cli import printing
 from karta.cli.cluster import cluster_failure, connect
 from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.config import load_config, resolve_output
-from karta.cli.errors import CliError, UsageError
-from karta.cli.lookup import open_store, resolve_type
-from karta.cli.options import connection_options, output_options
+from karta.cli.errors import CliError, UsageError, format_error
+from karta.cli.lookup import not_found, not_installed, open_store, parse_targets, resolve_type
+from karta.cli.options import connection_options, list_options, output_options
 from karta.cli.output import dump_json, dump_yaml, emit, warn
 from karta.cli.progress import Progress
 from karta.cli.views.get import Table
+from karta.cli.views.table import fit_width
 from karta.errors import ApiError, ClusterError, KartaError, KubeConfigError
 
 if TYPE_CHECKING:
     from karta.definitions import DefinitionStore, StoredDefinition
+    from karta.jsonpath import Path
     from karta.kube import ConfigOverrides, KubeClient, ResourceType, TopLevel
     from karta.report import Summarizer, WorkloadSummary
 
+FORMATS = ("table", "wide", "json", "yaml")
+
 
 @click.command("get", short_help=short_help("get"))
-@click.argument("args", nargs=-1, metavar="(TYPE[/NAME] [NAME] | --all-types)", shell_complete=complete_types)
+@click.argument(
+    "args", nargs=-1, metavar="(TYPE [NAME...] | TYPE/NAME... | --all-types)", shell_complete=complete_types
+)
 @click.option("--all-types", is_flag=True, help="List every workload type a definition covers.")
 @click.option(
     "--phase",
@@ -67,7 +78,8 @@ if TYPE_CHECKING:
     metavar="DURATION",
     help="Stop watching after this long (seconds or e.g. 5m; default: until Ctrl-C).",
 )
-@output_options("table", "wide", "json", "yaml")
+@output_options(*FORMATS, objects=True)
+@list_options
 @connection_options
 def get(
     args: tuple[str, ...],
@@ -80,28 +92,34 @@ def get(
     watch_timeout: str | None,
     output: str | None,
     config_file: str | None,
+    no_headers: bool,
+    sort_by: str | None,
     overrides: ConfigOverrides,
 ) -> None:
     """List workloads of TYPE (or of every covered type) with their phase, GPUs and components.
 
     TYPE is what kubectl takes (plural, singular, short name, resource.group) or a definition's
-    Kind. Columns: NAME NAMESPACE [TYPE] PHASE GPU COMPONENTS AGE [ORIGIN]; TYPE appears with
-    --all-types, ORIGIN with -o wide. -o json|yaml prints {"items": [...], "count": N}, or the
-    row alone for one named workload. Exit codes: 3 workload (or its type) not found, 4 no Karta
-    definition covers TYPE.
+    Kind; several NAMEs (or TYPE/NAME pairs) read those workloads. Columns: [NAMESPACE] NAME
+    [TYPE] PHASE GPU COMPONENTS AGE [ORIGIN]; NAMESPACE appears with -A, TYPE with --all-types,
+    ORIGIN with -o wide. Nothing is cut unless stdout is a terminal (and -o wide never cuts).
+    -o json|yaml prints {"items": [...], "count": N}, or the row alone for one named workload;
+    -o name, -o jsonpath=TEMPLATE and -o custom-columns=NAME:.path,... work on those objects, as
+    does --sort-by=.path. Exit codes: 3 workload (or its type) not found, 4 no Karta definition
+    covers TYPE.
     """
 
     request = _parse_args(args, all_types=all_types)
-    if selector and request.name:
+    if selector and request.named:
         raise UsageError("a label selector (-l) cannot be combined with NAME")
     if chunk_size < 0:
         raise UsageError("--chunk-size must be 0 (no paging) or a positive number")
-    if all_namespaces and request.name:
+    if all_namespaces and request.named:
         raise UsageError("a workload cannot be fetched by NAME across all namespaces (-A)")
     deadline = _watch_deadline(watch_timeout, watch=watch)
     wanted = parse_phases(phases)
+    sort_path = printing.parse_sort_by(sort_by)
     config = load_config(config_file)
-    fmt = resolve_output(output, config=config, allowed=("table", "wide", "json", "yaml"))
+    fmt = resolve_output(output, config=config, allowed=FORMATS)
     run = Run(
         request=request,
         phases=wanted,
@@ -111,6 +129,8 @@ def get(
         fmt=fmt,
         gpu_resources=config.gpu_resources,
         overrides=overrides,
+        headers=not no_headers,
+        sort_by=sort_path,
     )
     try:
         run.execute(watch=watch, deadline=deadline)
@@ -140,32 +160,31 @@ def parse_phases(values: Iterable[str]) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class Request:
-    token: str | None
-    name: str | None
-    all_types: bool
+    """What to get: ``types`` in the order given, each a TYPE token and the NAMEs asked for
+    (none: list the type); or every covered type."""
+
+    types: tuple[tuple[str, tuple[str, ...]], ...]
+    all_types: bool = False
+
+    @property
+    def named(self) -> bool:
+        return any(names for _, names in self.types)
+
+    @property
+    def single(self) -> bool:
+        """Exactly one workload was named: JSON and YAML print it bare (17.4)."""
+        return sum(len(names) for _, names in self.types) == 1
 
 
 def _parse_args(args: Sequence[str], *, all_types: bool) -> Request:
+    """``TYPE [NAME...]``, ``TYPE/NAME...`` (types may differ, as in kubectl) or ``--all-types``."""
     if all_types:
         if args:
             raise UsageError("--all-types lists every covered type: it takes no TYPE or NAME")
-        return Request(None, None, True)
+        return Request((), True)
     if not args:
-        raise UsageError("get needs TYPE[/NAME] [NAME] or --all-types", hint="run 'kli get --help'")
-    if len(args) > 2:
-        raise UsageError(f"too many arguments: {' '.join(args)} (expected TYPE[/NAME] [NAME])")
-    token, slash, name = args[0].partition("/")
-    if slash and len(args) == 2:
-        raise UsageError("give the name once: TYPE/NAME or TYPE NAME")
-    if len(args) == 2:
-        name = args[1]
-    if not token:
-        raise UsageError(f"missing TYPE in {args[0]!r}")
-    if slash and not name:
-        raise UsageError(f"missing NAME in {args[0]!r}")
-    if "/" in name:
-        raise UsageError(f"NAME may not contain '/': {name!r}")
-    return Request(token, name or None, False)
+        raise UsageError("get needs TYPE [NAME...], TYPE/NAME... or --all-types", hint="run 'kli get --help'")
+    return Request(parse_targets(args, command="get"))
 
 
 def _watch_deadline(text: str | None, *, watch: bool) -> float | None:
@@ -186,10 +205,13 @@ def _watch_deadline(text: str | None, *, watch: bool) -> float | None:
 
 @dataclass
 class Target:
-    """One type to list: the served resource and the definition its objects resolve through."""
+    """One type to list (or to read ``names`` of): the served resource and the definition its
+    objects resolve through; ``token`` as given."""
 
     resource: ResourceType
     definition: StoredDefinition
+    token: str = ""
+    names: tuple[str, ...] = ()
 
 
 @dataclass
@@ -202,6 +224,8 @@ class Run:
     fmt: str
     gpu_resources: tuple[str, ...]
     overrides: ConfigOverrides
+    headers: bool = True
+    sort_by: Path | None = None
     warnings: list[str] = field(default_factory=list)
     client: KubeClient | None = None
     store: DefinitionStore | None = None
@@ -236,10 +260,10 @@ class Run:
         self._covered_kinds()
         if self.request.all_types:
             self._plan_all_types()
-        elif not self._plan_one_type():
+        elif not self._plan_types():
             self._finish([], watch=False, deadline=None)
             return
-        if self.request.name is not None:
+        if self.request.named:
             self._get_named(watch=watch, deadline=deadline)
             return
         views, versions = self._list_all()
@@ -253,17 +277,19 @@ class Run:
                 groups.setdefault(d.gvk.kind, set()).add(d.gvk.group)
         self.shared_kinds = {kind for kind, gs in groups.items() if len(gs) > 1}
 
-    def _plan_one_type(self) -> bool:
-        """The one TYPE's target; False when the type is not installed (and no NAME was given)."""
-        assert self.client is not None and self.store is not None and self.request.token
-        resolved = resolve_type(self.request.token, client=self.client, store=self.store)
-        if resolved.resource is None:
-            message = f"{resolved.kind} is not installed in this cluster"
-            if self.request.name is not None:
-                raise CliError(message, code=exitcodes.NOT_FOUND)
-            self.warnings.append(message)
-            return False
-        self.targets.append(Target(resolved.resource, resolved.definition))
+    def _plan_types(self) -> bool:
+        """The targets of the TYPEs given; False when the one TYPE listed is not installed (a
+        warning). A type of named workloads that is not installed exits 3."""
+        assert self.client is not None and self.store is not None
+        for token, names in self.request.types:
+            resolved = resolve_type(token, client=self.client, store=self.store)
+            if resolved.resource is None:
+                error = not_installed(resolved, client=self.client, token=token)
+                if names:
+                    raise error
+                self.warnings.append(str(error))
+                return False
+            self.targets.append(Target(resolved.resource, resolved.definition, token, names))
         return True
 
     def _plan_all_types(self) -> None:
@@ -276,22 +302,45 @@ class Run:
         self.warnings.extend(skipped)
         self.targets.extend(Target(c.resource, c.definition) for c in covered)
 
-    # -- one named workload -------------------------------------------------------------------
+    # -- named workloads -----------------------------------------------------------------------
     def _get_named(self, *, watch: bool, deadline: float | None) -> None:
-        assert self.client is not None and self.builder is not None and self.request.name
-        target = self.targets[0]
-        name = self.request.name
+        """Every NAME asked for, in order; the missing ones are errors after the rest is printed
+        (kubectl's way; exit 3)."""
+        assert self.client is not None and self.builder is not None
+        views: list[WorkloadSummary] = []
+        versions: list[str] = []
+        missing: list[CliError] = []
+        for target in self.targets:
+            rv = ""
+            for name in target.names:
+                obj = self._read(target, name, missing)
+                if obj is None:
+                    continue
+                try:
+                    view = self.builder.summary(obj, target.definition)
+                except KartaError as exc:
+                    raise CliError(f"could not resolve {target.resource.kind}/{name}: {exc}") from None
+                if report.has_phase(view, self.phases):
+                    views.append(view)
+                rv = max(rv, str((obj.get("metadata") or {}).get("resourceVersion") or ""), key=_rv_key)
+            versions.append(rv)
+        self._finish(
+            views, watch=watch and not missing, deadline=deadline, versions=versions, empty_note=not missing
+        )
+        if missing:
+            for error in missing[:-1]:
+                sys.stderr.write(format_error(error, hint=False))
+            raise missing[-1]
+
+    def _read(self, target: Target, name: str, missing: list[CliError]) -> dict[str, Any] | None:
+        assert self.client is not None
         try:
-            obj = self.client.get(target.resource, name, namespace=self.namespace)
+            return self.client.get(target.resource, name, namespace=self.namespace)
         except ApiError as exc:
             if exc.status == 404:
-                where = f' in namespace "{self.namespace}"' if target.resource.namespaced else ""
-                raise CliError(
-                    f'{target.resource.kind} "{name}" not found{where}',
-                    code=exitcodes.NOT_FOUND,
-                    hint=f"'kli get {self.request.token}' lists them"
-                    + ("; -n chooses another namespace" if target.resource.namespaced else ""),
-                ) from None
+                namespace = self.namespace or self.client.namespace
+                missing.append(not_found(target.resource, name, namespace=namespace))
+                return None
             raise cluster_failure(
                 exc, client=self.client, doing=f"reading {target.resource.kind}/{name}"
             ) from None
@@ -299,14 +348,6 @@ class Run:
             raise cluster_failure(
                 exc, client=self.client, doing=f"reading {target.resource.kind}/{name}"
             ) from None
-        try:
-            view = self.builder.summary(obj, target.definition)
-        except KartaError as exc:
-            raise CliError(f"could not resolve {target.resource.kind}/{name}: {exc}") from None
-
-        views = [view] if report.has_phase(view, self.phases) else []
-        rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
-        self._finish(views, watch=watch, deadline=deadline, versions=[rv], single=True)
 
     # -- listing ------------------------------------------------------------------------------
     def _list_all(self) -> tuple[list[WorkloadSummary], list[str]]:
@@ -413,9 +454,12 @@ class Run:
         colour = self.fmt in ("table", "wide") and _colour_allowed()
         return Table(
             show_type=self.request.all_types,
+            show_namespace=self.all_namespaces,
+            headers=self.headers,
             wide=self.fmt == "wide",
             type_label=self._type_label,
             colour=colour,
+            width=fit_width() if self.fmt == "table" else None,
         )
 
     def _type_label(self, view: Mapping[str, Any]) -> str:
@@ -430,21 +474,39 @@ class Run:
         watch: bool,
         deadline: float | None,
         versions: Sequence[str] = (),
-        single: bool = False,
+        empty_note: bool = True,
     ) -> None:
+        """Print ``views`` in the format asked for (an empty table: a note on stderr, unless
+        ``empty_note`` is off because errors follow), then watch, then the warnings."""
+        if self.sort_by is not None:
+            views = printing.sort_items(views, self.sort_by)
+        single = self.request.single
         table = self._table() if self.fmt in ("table", "wide") else None
+        data: Any = views[0] if single and views else {"items": views, "count": len(views)}
         if table is not None:
             if views:
                 _write(table.render(views))
-            else:
+            elif empty_note:
+                _err(self._nothing_found())
+        elif self.fmt.startswith(printing.JSONPATH):
+            if views or not single:
+                _write(printing.render_objects(self.fmt, views, data=data, name_of=_object_name))
+        elif printing.is_object_format(self.fmt):
+            if views:
+                _write(self._objects(views, headers=self.headers))
+            elif empty_note:
                 _err(self._nothing_found())
         elif single and views:
             emit(views[0], self.fmt)
         elif not (single and watch):
-            emit({"items": views, "count": len(views)}, self.fmt)
+            emit(data, self.fmt)
         if watch and self.targets:
             self._watch(table, versions=versions, deadline=deadline, header=bool(views))
         self.flush_warnings()
+
+    def _objects(self, views: Sequence[WorkloadSummary], *, headers: bool) -> str:
+        """``-o name`` or ``custom-columns=`` lines for ``views`` (the header when ``headers``)."""
+        return printing.render_objects(self.fmt, views, data=None, name_of=_object_name, headers=headers)
 
     def _nothing_found(self) -> str:
         if self.namespace is None:
@@ -494,6 +556,11 @@ class Run:
                                 printed_header = True
                             else:
                                 _write(table.line(view))
+                        elif self.fmt.startswith(printing.JSONPATH):
+                            _write(printing.render_objects(self.fmt, [view], data=view, name_of=_object_name))
+                        elif printing.is_object_format(self.fmt):
+                            _write(self._objects([view], headers=self.headers and not printed_header))
+                            printed_header = True
                         elif self.fmt == "json":
                             _write(dump_json(view))
                         else:
@@ -506,7 +573,7 @@ class Run:
         self, obj: Mapping[str, Any], target: Target, *, resync: bool
     ) -> WorkloadSummary | None:
         meta = obj.get("metadata") or {}
-        if self.request.name is not None and meta.get("name") != self.request.name:
+        if target.names and meta.get("name") not in target.names:
             return None
         key = hash((meta.get("namespace"), meta.get("name"), target.resource.kind, target.resource.group))
         rv = str(meta.get("resourceVersion") or "")
@@ -520,6 +587,17 @@ class Run:
 
 def _name(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name") or "<unnamed>")
+
+
+def _object_name(view: Mapping[str, Any]) -> str:
+    return printing.object_name(
+        str(view.get("kind") or ""), str(view.get("apiVersion") or ""), str(view["name"])
+    )
+
+
+def _rv_key(rv: str) -> tuple[int, str]:
+    """resourceVersions compare as numbers when they are (the API server's are), else as text."""
+    return (int(rv), "") if rv.isdigit() else (-1, rv)
 
 
 def _write(text: str) -> None:

@@ -1,5 +1,7 @@
 """``kli inspect -f OBJECT [--definition KARTA] [--pods PODS]``: everything the engine derives.
 
+``-f`` is kubectl's: several documents, a directory or standard input, one report per object.
+
 For definition authors. The JSON shape is a stable contract (README, "kli inspect output";
 :class:`karta.report.InspectReport`): ``definition``, ``workload``, ``status``, ``components``,
 ``gang``, ``pods``, ``diagnostics``.
@@ -14,22 +16,24 @@ import click
 from karta import jq, report
 from karta.cli import exitcodes
 from karta.cli.commands import short_help
-from karta.cli.errors import CliError
-from karta.cli.inputs import read_object, read_objects
-from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition
-from karta.cli.options import connection_options, format_option
-from karta.cli.output import emit
+from karta.cli.errors import CliError, UsageError
+from karta.cli.inputs import read_labelled_objects, read_objects
+from karta.cli.lookup import PASS_DEFINITION_HINT, chosen_definition, open_store
+from karta.cli.options import connection_options, format_option, manifest_options
+from karta.cli.output import emit, warn
 from karta.cli.views.inspect import render_table
+from karta.cli.views.table import fit_width
 from karta.errors import ExtractionError, JqError, StatusError, ValidationError
 
 if TYPE_CHECKING:
     from karta.kube import ConfigOverrides
+    from karta.report import InspectReport
 
 __all__ = ["inspect"]
 
 
 @click.command("inspect", short_help=short_help("inspect"))
-@click.option("-f", "--file", "file", required=True, metavar="OBJECT", help="Workload manifest (path or -).")
+@manifest_options(required=True, metavar="OBJECT")
 @click.option(
     "--definition",
     "definition",
@@ -43,29 +47,63 @@ __all__ = ["inspect"]
 @format_option("table", "json", "yaml")
 @connection_options
 def inspect(
-    file: str, definition: str | None, pods_file: str | None, output: str, overrides: ConfigOverrides
+    file: str,
+    recursive: bool,
+    definition: str | None,
+    pods_file: str | None,
+    output: str,
+    overrides: ConfigOverrides,
 ) -> None:
-    """Show what a Karta definition extracts from one workload object (and optionally its pods).
+    """Show what a Karta definition extracts from workload objects (and optionally their pods).
 
     Prints the status (phase, conditions, matched statuses, primary), every component with its
     instances (pod template or pod spec, scale), the gang plan, where each pod belongs, and
-    diagnostics. An extraction error exits 1 with `error: <message>`; no definition for the
-    object's type exits 4.
+    diagnostics. -f takes a file of one or more documents, a directory (.yaml, .yml, .json; -R
+    recursively) or - for standard input; several objects print one report each (-o json:
+    {"items": [...], "count": N}), those no definition covers skipped with a warning. An
+    extraction error exits 1 with `error: <message>`; no definition for the type exits 4.
     """
-    obj, obj_name = read_object(file, what="workload object")
-    pods = read_objects(pods_file, what="pod") if pods_file else []
-    chosen, diagnostics = chosen_definition(definition, obj, overrides, hint=PASS_DEFINITION_HINT)
-    evaluator = jq.Evaluator(trusted=chosen.trusted)
-    try:
-        view = report.inspect_report(chosen.karta, obj, pods, evaluator=evaluator, diagnostics=diagnostics)
-    except (ExtractionError, StatusError, JqError, ValidationError) as exc:
-        raise CliError(str(exc)) from None
-    failed = report.error_count(view)
-    if output == "table":
-        click.echo(render_table(view), nl=False)
-    else:
-        emit(view, output)
-    if failed:
-        raise CliError(
-            f'{failed} error diagnostic(s) for {obj_name}; see "diagnostics"', code=exitcodes.FAILURE
+    objects = read_labelled_objects(file, what="workload object", recursive=recursive)
+    several = len(objects) > 1
+    if several and pods_file:
+        raise UsageError(
+            f"--pods goes with one workload; {file} holds {len(objects)} objects",
+            hint="inspect the workload alone: kli inspect -f ONE.yaml --pods PODS.yaml",
         )
+    pods = read_objects(pods_file, what="pod") if pods_file else []
+    store = open_store(overrides) if definition is None else None
+    views: list[InspectReport] = []
+    failed = 0
+    for obj, obj_name in objects:
+        try:
+            chosen, diagnostics = chosen_definition(
+                definition, obj, overrides, hint=PASS_DEFINITION_HINT, store=store
+            )
+        except CliError as exc:
+            if not several or exc.code != exitcodes.NO_DEFINITION:
+                raise
+            warn(f"skipping {obj_name}: {exc}")
+            continue
+        evaluator = jq.Evaluator(trusted=chosen.trusted)
+        try:
+            view = report.inspect_report(
+                chosen.karta, obj, pods, evaluator=evaluator, diagnostics=diagnostics
+            )
+        except (ExtractionError, StatusError, JqError, ValidationError) as exc:
+            raise CliError(f"{obj_name}: {exc}" if several else str(exc)) from None
+        failed += report.error_count(view)
+        views.append(view)
+    if not views:
+        raise CliError(
+            f"no Karta definition covers any of the {len(objects)} objects of {file}",
+            code=exitcodes.NO_DEFINITION,
+            hint=PASS_DEFINITION_HINT,
+        )
+    if output == "table":
+        width = fit_width()
+        click.echo("\n\n".join(render_table(view, width=width) for view in views), nl=False)
+    else:
+        emit(views[0] if not several else {"items": views, "count": len(views)}, output)
+    if failed:
+        where = file if several else objects[0][1]
+        raise CliError(f'{failed} error diagnostic(s) for {where}; see "diagnostics"', code=exitcodes.FAILURE)

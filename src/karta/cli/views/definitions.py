@@ -1,12 +1,13 @@
-"""The ``kli definitions`` table (section 17.7): ``NAME KIND ORIGIN COMPONENTS``, fitted to 100
-columns (KIND shortened to the Kind, COMPONENTS cut with ``+N more``)."""
+"""The ``kli definitions`` table (section 17.7): ``NAME KIND ORIGIN COMPONENTS``; on a terminal
+fitted to its width (KIND shortened to the Kind, COMPONENTS cut with ``+N more``), never cut on a
+pipe or in a file (:func:`karta.cli.views.table.fit_width`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from karta.cli.text import printable
-from karta.cli.views.table import SEP, TABLE_WIDTH, fit_list, render, widths
+from karta.cli.views.table import SEP, fit_list, render, widths
 
 if TYPE_CHECKING:
     from karta.definitions import StoredDefinition
@@ -31,12 +32,19 @@ def _components_cell(karta: Karta, limit: int) -> str:
     return cell
 
 
-def table(items: list[StoredDefinition], component_limit: int, *, fit: bool = True) -> str:
-    """``NAME KIND ORIGIN COMPONENTS``, fitted to :data:`TABLE_WIDTH` columns when it is wider:
-    when COMPONENTS would have less than :data:`_MIN_COMPONENTS` columns, KIND shows the Kind
-    alone (the catalog's NAMEs spell group and version; ``kli definitions NAME`` shows it all);
-    then, with ``fit`` (the default ``--component-limit``), COMPONENTS keeps whole names and ends
-    in ``+N more`` or ``+N``."""
+def table(
+    items: list[StoredDefinition],
+    component_limit: int,
+    *,
+    fit: bool = True,
+    width: int | None = None,
+    headers: bool = True,
+) -> str:
+    """``NAME KIND ORIGIN COMPONENTS`` (without the header line unless ``headers``), fitted to
+    ``width`` columns when one is given and the table is wider: when COMPONENTS would have less
+    than :data:`_MIN_COMPONENTS` columns, KIND shows the Kind alone (the catalog's NAMEs spell
+    group and version; ``kli definitions NAME`` shows it all); then, with ``fit`` (the default
+    ``--component-limit``), COMPONENTS keeps whole names and ends in ``+N more`` or ``+N``."""
     header = ["NAME", "KIND", "ORIGIN", "COMPONENTS"]
     rows = [
         [
@@ -45,23 +53,23 @@ def table(items: list[StoredDefinition], component_limit: int, *, fit: bool = Tr
         ]
         for d in items
     ]
-    if _width([header, *rows]) > TABLE_WIDTH:
-        if _room(header, rows) < _MIN_COMPONENTS:
+    if width is not None and _width([header, *rows]) > width:
+        if _room(header, rows, width) < _MIN_COMPONENTS:
             for row, d in zip(rows, items, strict=True):
                 if d.gvk is not None:
                     row[1] = printable(d.gvk.kind)
-        room = max(_room(header, rows), len("COMPONENTS"))
+        room = max(_room(header, rows, width), len("COMPONENTS"))
         for row in rows:
             row[3] = _fit_components(row[3], room) if fit else row[3]
-    return "\n".join(render([header, *rows])) + "\n"
+    return "".join(line + "\n" for line in render([header, *rows] if headers else rows))
 
 
 _MIN_COMPONENTS = 24
 
 
-def _room(header: list[str], rows: list[list[str]]) -> int:
-    """The columns left for COMPONENTS (the last column) within :data:`TABLE_WIDTH`."""
-    return TABLE_WIDTH - _width([header[:-1], *(r[:-1] for r in rows)]) - len(SEP)
+def _room(header: list[str], rows: list[list[str]], width: int) -> int:
+    """The columns left for COMPONENTS (the last column) within ``width``."""
+    return width - _width([header[:-1], *(r[:-1] for r in rows)]) - len(SEP)
 
 
 def _width(rows: list[list[str]]) -> int:

@@ -1,6 +1,8 @@
-"""The ``kli get`` table (karta-format.md 17.4): ``NAME NAMESPACE [TYPE] PHASE GPU COMPONENTS AGE
-[ORIGIN]`` over :class:`karta.report.WorkloadSummary` rows, fitted to 100 columns (COMPONENTS is
-cut with ``+N``), phases coloured on a terminal; every cell with its control characters escaped."""
+"""The ``kli get`` table (karta-format.md 17.4): ``[NAMESPACE] NAME [TYPE] PHASE GPU COMPONENTS AGE
+[ORIGIN]`` over :class:`karta.report.WorkloadSummary` rows. As kubectl, NAMESPACE comes first and
+only with ``-A``, ``-o wide`` adds ORIGIN, and nothing is cut unless a width is given (a terminal's,
+for ``-o table``: COMPONENTS is then cut with ``+N``); phases are coloured on a terminal; every
+cell with its control characters escaped."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import click
 
 from karta.cli.text import printable
 from karta.cli.views.age import human_age
-from karta.cli.views.table import SEP, TABLE_WIDTH, fit_list, join, widths
+from karta.cli.views.table import SEP, fit_list, join, widths
 
 __all__ = ["Table", "components_cell"]
 
@@ -43,27 +45,33 @@ def _shorten(cell: str, width: int) -> str:
 
 class Table:
     """The table: :meth:`render` sets the column widths; :meth:`line` formats one more row with
-    them (``--watch``). TYPE appears with ``show_type`` (``--all-types``), ORIGIN with ``wide``."""
+    them (``--watch``). NAMESPACE appears with ``show_namespace`` (``-A``), TYPE with
+    ``show_type`` (``--all-types``), ORIGIN with ``wide``; ``headers=False`` leaves the header
+    line out (``--no-headers``); ``width`` (None: no limit) is what COMPONENTS is cut to fit."""
 
     def __init__(
         self,
         *,
         show_type: bool,
         wide: bool,
+        show_namespace: bool = False,
+        headers: bool = True,
         type_label: Callable[[Mapping[str, Any]], str] | None = None,
         now: Callable[[], _dt.datetime] | None = None,
         colour: bool = False,
-        width: int = TABLE_WIDTH,
+        width: int | None = None,
     ) -> None:
         self.show_type = show_type
+        self.show_namespace = show_namespace
+        self.headers = headers
         self.wide = wide
         self.type_label = type_label or (lambda v: str(v.get("kind") or ""))
         self.now = now or (lambda: _dt.datetime.now(_dt.UTC))
         self.colour = colour
-        self.width = width
+        self.width = None if wide else width
         self.header = [
+            *(["NAMESPACE"] if show_namespace else []),
             "NAME",
-            "NAMESPACE",
             *(["TYPE"] if show_type else []),
             "PHASE",
             "GPU",
@@ -72,12 +80,13 @@ class Table:
         ]
         if wide:
             self.header.append("ORIGIN")
-        self.widths = [len(h) for h in self.header]
+        self.widths = [len(h) if headers else 0 for h in self.header]
         self._components = self.header.index("COMPONENTS")
         self._phase = self.header.index("PHASE")
 
     def cells(self, summary: Mapping[str, Any], *, now: _dt.datetime | None = None) -> list[str]:
-        cells = [str(summary.get("name") or ""), str(summary.get("namespace") or "<none>")]
+        cells = [str(summary.get("namespace") or "<none>")] if self.show_namespace else []
+        cells.append(str(summary.get("name") or ""))
         if self.show_type:
             cells.append(self.type_label(summary))
         cells += [
@@ -93,23 +102,25 @@ class Table:
     def render(self, summaries: Sequence[Mapping[str, Any]]) -> str:
         now = self.now()
         rows = [self.cells(v, now=now) for v in summaries]
-        self.widths = widths([self.header, *rows])
-        budget = (
-            self.width
-            - (sum(self.widths) - self.widths[self._components])
-            - len(SEP) * (len(self.header) - 1)
-        )
-        limit = max(len("COMPONENTS"), budget)
-        if self.widths[self._components] > limit:
-            self.widths[self._components] = limit
-        lines = [self._join(self.header, header=True)] + [self._join(r) for r in rows]
-        return "\n".join(lines) + "\n"
+        self.widths = widths([self.header, *rows] if self.headers else rows) or [0] * len(self.header)
+        if self.width is not None:
+            budget = (
+                self.width
+                - (sum(self.widths) - self.widths[self._components])
+                - len(SEP) * (len(self.header) - 1)
+            )
+            limit = max(len("COMPONENTS"), budget)
+            if self.widths[self._components] > limit:
+                self.widths[self._components] = limit
+        lines = [self._join(self.header, header=True)] if self.headers else []
+        lines += [self._join(r) for r in rows]
+        return "".join(line + "\n" for line in lines)
 
     def line(self, summary: Mapping[str, Any]) -> str:
         """One row with the widths of the last :meth:`render` (growing a column if it must)."""
         cells = self.cells(summary)
         for i, cell in enumerate(cells):
-            if i != self._components and len(cell) > self.widths[i]:
+            if (i != self._components or self.width is None) and len(cell) > self.widths[i]:
                 self.widths[i] = len(cell)
         return self._join(cells) + "\n"
 

@@ -1,6 +1,7 @@
 """The ``kli inspect`` text over :class:`karta.report.InspectReport`: the header (on two lines when
 long), the status, the component tree with scales and containers, the gangs, where each pod
-belongs and the diagnostics, fitted to 100 columns (container and member lists cut to ``+N``).
+belongs and the diagnostics; on a terminal the container and member lists are cut to its width
+(``+N``), elsewhere nothing is cut (:func:`karta.cli.views.table.fit_width`).
 Every line is escaped (:func:`karta.cli.text.printable`) before it is fitted: names, status
 messages, reasons and diagnostics come from the workload and the definition.
 """
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
 __all__ = ["render_table"]
 
 
-def render_table(view: InspectReport) -> str:
+def render_table(view: InspectReport, *, width: int | None = None) -> str:
+    """The text report; lists cut to ``width`` when one is given (a terminal's)."""
     w = view["workload"]
     head = printable(f"{w['kind']}/{w['name'] or '<none>'}   namespace: {w['namespace'] or '<none>'}")
     definition = printable(f"definition: {view['definition']}")
@@ -46,7 +48,7 @@ def render_table(view: InspectReport) -> str:
     for root in children.get(None, []):
         tree.append(_component_line(root))
         _subtree(root, children, "", tree)
-    lines += [_fit_list(printable(line)) for line in tree]
+    lines += [_fit_list(printable(line), width=width) for line in tree]
     gangs = view["gang"].get("gangs", [])
     lines.append("")
     if gangs:
@@ -58,7 +60,8 @@ def render_table(view: InspectReport) -> str:
             else:
                 lines.append(f"  {gang['name']}: minMember {gang['minMember']}")
             if gang.get("members"):
-                lines.append(_fit_list(printable(f"    members: {', '.join(gang['members'])}"), "members: "))
+                members = printable(f"    members: {', '.join(gang['members'])}")
+                lines.append(_fit_list(members, "members: ", width=width))
     else:
         lines.append("Gangs: <none>")
     if view["pods"]:
@@ -76,9 +79,9 @@ def render_table(view: InspectReport) -> str:
     return "\n".join(printable(line) for line in lines) + "\n"
 
 
-def _fit_list(line: str, label: str = "containers: ", width: int = TABLE_WIDTH) -> str:
+def _fit_list(line: str, label: str = "containers: ", *, width: int | None) -> str:
     """A line ending in ``<label>a, b, c`` cut to ``width``: whole names, then ``+N``."""
-    if len(line) <= width or label not in line:
+    if width is None or len(line) <= width or label not in line:
         return line
     start, _, listed = line.rpartition(label)
     names = listed.split(", ")

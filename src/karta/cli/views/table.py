@@ -1,21 +1,36 @@
 """The one table renderer of ``kli``'s text output: columns padded to their widest cell and joined
 by a separator, trailing blanks dropped (:func:`render`, :func:`join`), and lists cut to a width
 with a tail counting what was left out (:func:`fit_list`). Every table of every command is made
-with these, so they all align and cut alike; tables fit :data:`TABLE_WIDTH` columns. Every cell is
-measured and written with its control characters escaped (:func:`karta.cli.text.printable`), so
-no cell can move the cursor, set the title or write the clipboard, and columns still align.
+with these, so they all align and cut alike. Every cell is measured and written with its control
+characters escaped (:func:`karta.cli.text.printable`), so no cell can move the cursor, set the
+title or write the clipboard, and columns still align.
+
+Cutting is for a reader at a terminal only (:func:`fit_width`): as kubectl, ``kli`` never cuts
+what goes to a pipe or a file, and ``-o wide`` never cuts at all.
 """
 
 from __future__ import annotations
 
+import shutil
+import sys
 from collections.abc import Callable, Sequence
 
 from karta.cli.text import printable
 
-__all__ = ["SEP", "TABLE_WIDTH", "fit_list", "join", "render", "widths"]
+__all__ = ["SEP", "TABLE_WIDTH", "fit_list", "fit_width", "join", "render", "widths"]
 
 SEP = "   "
-TABLE_WIDTH = 100
+TABLE_WIDTH = 100  # a terminal's width when it cannot be told
+
+
+def fit_width() -> int | None:
+    """The width tables are cut to: the terminal's columns (``$COLUMNS`` first, else
+    :data:`TABLE_WIDTH` when unknown) when standard output is a terminal; None (no cutting) when
+    it is a pipe or a file."""
+    isatty = getattr(sys.stdout, "isatty", None)
+    if not (isatty and isatty()):
+        return None
+    return shutil.get_terminal_size((TABLE_WIDTH, 24)).columns or TABLE_WIDTH
 
 
 def widths(rows: Sequence[Sequence[str]]) -> list[int]:

@@ -1,0 +1,153 @@
+"""Fake GPU Nodes for a cluster without kubelets (the test control plane of ``hack/cluster``).
+
+A Node here is only an object: this writes it, then its status through the ``status``
+subresource as a kubelet would (capacity and allocatable with ``nvidia.com/gpu``, cpu, memory and
+pods, and a ``Ready`` condition), so that kube-scheduler binds pods to it (``spec.nodeName``) and
+``kli describe`` counts its GPUs. Nothing runs on it. The control plane of ``hack/cluster`` disables
+the admission plugin that would taint a new Node not-ready and the node-lifecycle controller that
+would taint it unreachable, so the Nodes stay schedulable.
+
+Run it with the project's virtualenv (it talks to the cluster through ``karta.kube``, with
+kubectl's kubeconfig rules)::
+
+    .venv/bin/python hack/fake_nodes.py --count 2 --gpus 8
+    .venv/bin/python hack/fake_nodes.py --count 4 --gpus 8 --cpu 64 --memory 512Gi --prefix dgx \\
+        --label nvidia.com/gpu.product=H100
+    .venv/bin/python hack/fake_nodes.py --count 2 --delete
+
+Re-running it updates the Nodes in place (labels merged, status replaced). The e2e tests create
+their Nodes with :func:`ensure_fake_nodes` (``tests/e2e/test_fake_nodes.py`` runs this script).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from karta.errors import ApiError, ClusterError
+from karta.kube import ConfigOverrides, KubeClient
+
+__all__ = ["ensure_fake_node", "ensure_fake_nodes", "fake_node_status", "main", "node_names"]
+
+GPU = "nvidia.com/gpu"
+
+
+def node_names(prefix: str, count: int) -> list[str]:
+    """``<prefix>-0`` ... ``<prefix>-<count-1>``."""
+    return [f"{prefix}-{index}" for index in range(count)]
+
+
+def fake_node_status(*, gpus: int, cpu: str = "64", memory: str = "512Gi", pods: int = 110) -> dict[str, Any]:
+    """The status a kubelet would report: the same capacity and allocatable (``nvidia.com/gpu``
+    only when ``gpus`` > 0), and ``Ready=True``."""
+    capacity = {"cpu": cpu, "memory": memory, "pods": str(pods)}
+    if gpus > 0:
+        capacity[GPU] = str(gpus)
+    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake node (no kubelet)"}
+    return {"capacity": capacity, "allocatable": dict(capacity), "conditions": [ready]}
+
+
+def ensure_fake_node(
+    client: KubeClient,
+    name: str,
+    *,
+    gpus: int,
+    cpu: str = "64",
+    memory: str = "512Gi",
+    pods: int = 110,
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Create Node ``name`` (or merge ``labels`` into the existing one), then patch its status
+    subresource; returns the Node as stored."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": dict(labels or {})}}
+    try:
+        client.create(node)
+    except ApiError as exc:
+        if exc.status != 409:
+            raise
+        if labels:
+            client.patch("nodes", name, {"metadata": {"labels": dict(labels)}})
+    status = fake_node_status(gpus=gpus, cpu=cpu, memory=memory, pods=pods)
+    return client.patch("nodes", name, {"status": status}, subresource="status")
+
+
+def ensure_fake_nodes(
+    client: KubeClient,
+    *,
+    count: int,
+    gpus: int,
+    prefix: str = "fake-gpu-node",
+    cpu: str = "64",
+    memory: str = "512Gi",
+    pods: int = 110,
+    labels: Mapping[str, str] | None = None,
+) -> list[str]:
+    """``count`` fake Nodes named ``<prefix>-<i>``; returns their names."""
+    names = node_names(prefix, count)
+    for name in names:
+        ensure_fake_node(client, name, gpus=gpus, cpu=cpu, memory=memory, pods=pods, labels=labels)
+    return names
+
+
+def _label(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"--label {text!r}: expected KEY=VALUE")
+    return key, value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--count", type=int, default=1, help="how many Nodes (default 1)")
+    parser.add_argument("--gpus", type=int, default=8, help="nvidia.com/gpu per Node (default 8; 0: none)")
+    parser.add_argument("--cpu", default="64", help="cpu per Node (default 64)")
+    parser.add_argument("--memory", default="512Gi", help="memory per Node (default 512Gi)")
+    parser.add_argument("--pods", type=int, default=110, help="pods per Node (default 110)")
+    parser.add_argument("--prefix", default="fake-gpu-node", help="Nodes are <prefix>-0, <prefix>-1, ...")
+    parser.add_argument("--label", type=_label, action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--delete", action="store_true", help="delete the Nodes <prefix>-0 ... instead")
+    parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")
+    parser.add_argument("--context", help="kubeconfig context")
+    args = parser.parse_args(argv)
+    if args.count < 1 or args.gpus < 0 or args.pods < 1:
+        parser.error("--count and --pods must be at least 1, --gpus at least 0")
+    try:
+        client = KubeClient.from_config(ConfigOverrides(kubeconfig=args.kubeconfig, context=args.context))
+    except ClusterError as exc:
+        print(f"fake_nodes: {exc}", file=sys.stderr)
+        return 1
+    with client:
+        try:
+            if args.delete:
+                for name in node_names(args.prefix, args.count):
+                    try:
+                        client.delete("nodes", name)
+                    except ApiError as exc:
+                        if exc.status != 404:
+                            raise
+                    print(f"node/{name} deleted")
+                return 0
+            names = ensure_fake_nodes(
+                client,
+                count=args.count,
+                gpus=args.gpus,
+                prefix=args.prefix,
+                cpu=args.cpu,
+                memory=args.memory,
+                pods=args.pods,
+                labels=dict(args.label),
+            )
+        except ClusterError as exc:
+            print(f"fake_nodes: {exc}", file=sys.stderr)
+            return 1
+    for name in names:
+        print(f"node/{name} ready: {args.gpus} x {GPU}, cpu {args.cpu}, memory {args.memory}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""``hack/fake_nodes.py``, the fake GPU Nodes of the tests and of the README, against the real API
+server: the script makes Ready Nodes with ``nvidia.com/gpu`` capacity through the status
+subresource, updates them in place, deletes them and fails in one line; kube-scheduler binds a GPU
+pod to such a Node and leaves one that asks for more GPUs than it has Pending."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import karta
+
+from .conftest import REPO, hack_module
+from .kubehttp import KubeHTTP
+
+SCRIPT = REPO / "hack" / "fake_nodes.py"
+
+
+def _script(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(Path(karta.__file__).resolve().parents[1])}
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+def _node(kube: KubeHTTP, name: str) -> dict[str, Any]:
+    answer = kube.get(f"/api/v1/nodes/{name}")
+    assert answer.status == 200, answer.body
+    return answer.json()
+
+
+def test_the_script_makes_ready_gpu_nodes_updates_and_deletes_them(cluster: KubeHTTP) -> None:
+    prefix = f"fake-{uuid.uuid4().hex[:6]}"
+    base = ["--prefix", prefix, "--kubeconfig", str(cluster.kubeconfig)]
+    sizes = ["--gpus", "8", "--cpu", "32", "--memory", "256Gi"]
+    made = _script("--count", "2", *sizes, "--label", "pool=a", *base)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.splitlines() == [
+        f"node/{prefix}-{i} ready: 8 x nvidia.com/gpu, cpu 32, memory 256Gi" for i in (0, 1)
+    ]
+    for index in (0, 1):
+        node = _node(cluster, f"{prefix}-{index}")
+        assert node["metadata"]["labels"]["pool"] == "a"
+        expected = {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "8"}
+        assert node["status"]["capacity"] == node["status"]["allocatable"] == expected
+        (ready,) = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
+        assert ready["status"] == "True"
+
+    again = _script("--count", "1", "--gpus", "4", "--label", "rack=r1", *base)
+    assert again.returncode == 0, again.stderr
+    node = _node(cluster, f"{prefix}-0")
+    assert node["status"]["allocatable"]["nvidia.com/gpu"] == "4"
+    labels = node["metadata"]["labels"]
+    assert (labels["pool"], labels["rack"]) == ("a", "r1")  # merged, not replaced
+
+    gone = _script("--count", "2", "--delete", *base)
+    assert gone.returncode == 0, gone.stderr
+    assert gone.stdout.splitlines() == [f"node/{prefix}-{i} deleted" for i in (0, 1)]
+    assert all(cluster.get(f"/api/v1/nodes/{prefix}-{i}").status == 404 for i in (0, 1))
+
+
+def test_the_script_fails_in_one_line(tmp_path: Path) -> None:
+    missing = _script("--kubeconfig", str(tmp_path / "none"))
+    assert missing.returncode == 1
+    assert missing.stdout == ""
+    assert len(missing.stderr.splitlines()) == 1 and missing.stderr.startswith("fake_nodes: ")
+    bad = _script("--count", "0")
+    assert bad.returncode == 2 and "--count and --pods must be at least 1" in bad.stderr
+
+
+def _pod(name: str, gpus: int, selector: dict[str, str]) -> dict[str, Any]:
+    container = {"name": "c", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": gpus}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"nodeSelector": selector, "containers": [container]},
+    }
+
+
+def test_the_scheduler_places_gpu_pods_by_the_fake_capacity(controllers_cluster: KubeHTTP) -> None:
+    from karta.kube import ConfigOverrides, KubeClient
+
+    kube = controllers_cluster
+    fake_nodes = hack_module("fake_nodes.py")
+    selector = {"karta-test": uuid.uuid4().hex[:8]}
+    with KubeClient.from_config(ConfigOverrides(kubeconfig=str(kube.kubeconfig))) as client:
+        (name,) = fake_nodes.ensure_fake_nodes(
+            client, count=1, gpus=2, prefix=f"gpu-{selector['karta-test']}", labels=selector
+        )
+    pods = "/api/v1/namespaces/default/pods"
+    fits, too_big = f"fits-{selector['karta-test']}", f"too-big-{selector['karta-test']}"
+    try:
+        assert kube.post(pods, _pod(fits, 2, selector)).status == 201
+        assert kube.post(pods, _pod(too_big, 3, selector)).status == 201
+        deadline = time.monotonic() + 60
+        while True:  # a bounded wait for the scheduler, not a timing
+            placed = kube.get(f"{pods}/{fits}").json()["spec"].get("nodeName")
+            pending = kube.get(f"{pods}/{too_big}").json()["status"].get("conditions") or []
+            if placed and any(c.get("reason") == "Unschedulable" for c in pending):
+                break
+            assert time.monotonic() < deadline, (placed, pending)
+            time.sleep(0.2)
+        assert placed == name
+        (unschedulable,) = [c for c in pending if c["type"] == "PodScheduled"]
+        assert "Insufficient nvidia.com/gpu" in unschedulable["message"]
+        assert kube.get(f"{pods}/{too_big}").json()["spec"].get("nodeName") is None
+    finally:  # the session's other tests schedule onto whatever Nodes exist
+        for pod in (fits, too_big):
+            kube.delete(f"{pods}/{pod}", params={"gracePeriodSeconds": "0"})
+        kube.delete(f"/api/v1/nodes/{name}")
