@@ -2,9 +2,10 @@
 
 Owns :func:`install_catalog` (one pass) and :class:`CatalogInstaller` (the manager part that runs
 it once, leader-only, retrying API errors with back-off). Each built-in definition is applied by
-server-side apply as field manager ``karta``, labelled ``app.kubernetes.io/managed-by: karta``
-(ours) and with its index labels. A user's Karta always wins: a built-in is skipped when a Karta
-that is not ours already claims its exact root GVK, or already has its name.
+server-side apply as field manager ``karta``, as :func:`karta.definitions.catalog_objects` makes
+it (labelled ``app.kubernetes.io/managed-by: karta``, ours, and with its index labels; ``kli
+catalog export`` prints the same objects). A user's Karta always wins: a built-in is skipped when
+a Karta that is not ours already claims its exact root GVK, or already has its name.
 """
 
 from __future__ import annotations
@@ -12,18 +13,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 from karta.controller.logs import logger
-from karta.controller.operator import index_labels, root_gvk
+from karta.definitions import MANAGED_BY, MANAGED_BY_VALUE, catalog_objects, root_gvk
 from karta.errors import ClusterError
 from karta.kube.client import FIELD_MANAGER, KubeClient
 from karta.kube.kartas import KARTA_RESOURCE
 
-__all__ = ["MANAGED_BY", "MANAGED_BY_VALUE", "CatalogInstaller", "InstallResult", "install_catalog"]
+__all__ = ["CatalogInstaller", "InstallResult", "install_catalog", "plan"]
 
-MANAGED_BY: Final = "app.kubernetes.io/managed-by"
-MANAGED_BY_VALUE: Final = "karta"
 _LOG = logger("catalog")
 
 
@@ -40,24 +39,6 @@ def _ours(obj: Mapping[str, Any]) -> bool:
 
 def _name(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
-
-
-def catalog_objects() -> list[dict[str, Any]]:
-    """Every built-in definition as the Karta object we apply."""
-    from karta.catalog import catalog_definitions
-    from karta.model import karta_to_dict
-
-    out = []
-    for karta in catalog_definitions():
-        body = karta_to_dict(karta)
-        body.pop("status", None)
-        gvk = root_gvk(body)
-        body["metadata"] = {
-            "name": karta.name,
-            "labels": {MANAGED_BY: MANAGED_BY_VALUE, **index_labels(gvk)},
-        }
-        out.append(body)
-    return out
 
 
 def plan(existing: Iterable[Mapping[str, Any]], wanted: Iterable[dict[str, Any]]) -> InstallResult:

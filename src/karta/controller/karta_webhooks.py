@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from karta.controller.operator import index_labels, root_gvk, validation_text
+from karta.controller.operator import validation_text
 from karta.controller.webhook.review import Answer, allow, deny, json_pointer
 from karta.controller.webhook.server import WebhookServer
+from karta.definitions import index_labels, root_gvk
 from karta.model import GVK
 
 __all__ = [

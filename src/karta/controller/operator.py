@@ -7,11 +7,12 @@ root kind's CRD is missing, and keeps the three index labels equal to the root G
 Status goes through the ``status`` subresource. Only API errors re-queue a Karta (rate-limited);
 a definition the library cannot even read is reported as not validated, never retried.
 
-The decisions are pure functions (:func:`root_gvk`, :func:`index_labels`, :func:`validation_text`,
-:func:`desired_conditions`, :func:`merge_conditions`); the class only watches (Kartas through an
-:class:`~karta.controller.informer.Informer`, CRDs through :class:`~karta.controller.crds.CRDIndex`)
-and writes. Definitions come from the cluster and are untrusted: the library validator has its own
-budgets, and anything it raises becomes a ``ValidationFailed`` message instead of a crash.
+The decisions are pure functions (:func:`validation_text`, :func:`desired_conditions`,
+:func:`merge_conditions`; the root GVK and its index labels come from ``karta.definitions``); the
+class only watches (Kartas through an :class:`~karta.controller.informer.Informer`, CRDs through
+:class:`~karta.controller.crds.CRDIndex`) and writes. Definitions come from the cluster and are
+untrusted: the library validator has its own budgets, and anything it raises becomes a
+``ValidationFailed`` message instead of a crash.
 """
 
 from __future__ import annotations
@@ -28,12 +29,11 @@ from karta.controller.informer import Informer, object_key
 from karta.controller.logs import logger
 from karta.controller.metrics import Metrics
 from karta.controller.workqueue import WorkQueue, run_workers
-from karta.definitions import INDEX_LABELS
+from karta.definitions import INDEX_LABELS, index_labels, root_gvk
 from karta.errors import ApiError, ClusterError, KartaError
 from karta.kube.client import KubeClient
 from karta.kube.kartas import KARTA_RESOURCE
 from karta.model import GVK
-from karta.model.names import label_value_error
 
 __all__ = [
     "CONDITION_TYPES",
@@ -45,9 +45,7 @@ __all__ = [
     "KartaOperator",
     "crd_not_found_message",
     "desired_conditions",
-    "index_labels",
     "merge_conditions",
-    "root_gvk",
     "validation_text",
 ]
 
@@ -76,30 +74,6 @@ _LOG = logger("operator")
 
 
 # --------------------------------------------------------------------------------- pure decisions
-
-
-def root_gvk(obj: Mapping[str, Any]) -> GVK | None:
-    """The root component's GVK of a Karta object as the API server holds it, or None when it
-    has no kind with a version and a kind (a hostile object: any shape, never raises)."""
-    node: Any = obj
-    for key in ("spec", "structureDefinition", "rootComponent", "kind"):
-        node = node.get(key) if isinstance(node, Mapping) else None
-    if not isinstance(node, Mapping):
-        return None
-    parts = [node.get(k, "") for k in ("group", "version", "kind")]
-    if not all(isinstance(p, str) for p in parts):
-        return None
-    gvk = GVK(*parts)
-    return gvk if gvk.version and gvk.kind else None
-
-
-def index_labels(gvk: GVK | None) -> dict[str, str]:
-    """The index labels (15.2) for a root GVK; a value no label can hold is left out."""
-    if gvk is None:
-        return {}
-    return {
-        key: value for key, value in zip(INDEX_LABELS, gvk, strict=True) if label_value_error(value) is None
-    }
 
 
 def validation_text(obj: Mapping[str, Any]) -> tuple[str, list[str]]:

@@ -8,8 +8,9 @@ definitions collide (a warning; the GVK is ambiguous). Definitions without a usa
 "unmapped" and listed last. :meth:`DefinitionStore.listing` gives every definition with its
 status (ok, invalid, ignored, overridden, ambiguous). Lookups by name (every definition, the one
 in use first), by exact GVK, by group and kind at any version, and by kind (case-insensitive);
-resolution by one rule (:meth:`DefinitionStore.definition_for`) for every consumer. Cluster access
-itself lives elsewhere (``karta.kube``): this package only merges.
+resolution by one rule (:meth:`DefinitionStore.definition_for`) for every consumer. Also the
+index labels of Karta objects and the built-in catalog as the Karta objects karta applies
+(``objects``). Cluster access itself lives elsewhere (``karta.kube``): this package only merges.
 
 Names are resolved lazily (PEP 562), so that ``kli`` commands can import the package at no cost.
 """
@@ -39,7 +40,12 @@ _EXPORTS: dict[str, str] = {
     "default_user_directory": "karta.definitions.store",
     "INDEX_LABELS": "karta.definitions.visibility",
     "expected_labels": "karta.definitions.visibility",
+    "index_labels": "karta.definitions.visibility",
     "kai_visibility_warnings": "karta.definitions.visibility",
+    "root_gvk": "karta.definitions.visibility",
+    "MANAGED_BY": "karta.definitions.objects",
+    "MANAGED_BY_VALUE": "karta.definitions.objects",
+    "catalog_objects": "karta.definitions.objects",
 }
 
 __all__ = [
@@ -49,6 +55,8 @@ __all__ = [
     "IGNORED",
     "INDEX_LABELS",
     "INVALID",
+    "MANAGED_BY",
+    "MANAGED_BY_VALUE",
     "OK",
     "ORIGINS",
     "OVERRIDDEN",
@@ -58,16 +66,20 @@ __all__ = [
     "Resolution",
     "StoredDefinition",
     "ambiguity",
+    "catalog_objects",
     "default_user_directory",
     "describe_definition",
     "expected_labels",
+    "index_labels",
     "kai_visibility_warnings",
+    "root_gvk",
 ]
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 __dir__ = lazy_dir(_EXPORTS, globals())
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from karta.definitions.objects import MANAGED_BY, MANAGED_BY_VALUE, catalog_objects
     from karta.definitions.store import (
         AMBIGUOUS,
         CATALOG,
@@ -86,4 +98,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         default_user_directory,
         describe_definition,
     )
-    from karta.definitions.visibility import INDEX_LABELS, expected_labels, kai_visibility_warnings
+    from karta.definitions.visibility import (
+        INDEX_LABELS,
+        expected_labels,
+        index_labels,
+        kai_visibility_warnings,
+        root_gvk,
+    )

@@ -13,6 +13,7 @@ import copy
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
@@ -141,6 +142,37 @@ def start_controller(
     finally:
         controller.manager.shutdown()
         client.close()
+
+
+def manual_webhooks(cert_dir: Path) -> dict[str, Any]:
+    """The :func:`start_controller` options for webhooks on a free port of 127.0.0.1 serving the
+    certificate in ``cert_dir`` (``--webhook-cert-mode manual``)."""
+    return {
+        "enable_webhook": True,
+        "webhook_host": "127.0.0.1",
+        "webhook_port": 0,
+        "webhook_cert_dir": cert_dir,
+        "webhook_cert_mode": "manual",
+    }
+
+
+def wait_webhooks_active(
+    cluster: KubeHTTP, *, name: str, group: str, kind: str, labels: dict[str, str]
+) -> None:
+    """The API server picks webhook configurations up asynchronously: probe with a Karta the
+    validating webhook rejects (an invalid one, named ``name``, carrying ``labels`` for the
+    configurations' selector) until it does."""
+    probe = karta_body(name, group=group, version="v1", kind=kind, labels=labels)
+    probe["spec"]["structureDefinition"]["rootComponent"]["scaleDefinition"] = {"replicasPath": "[..]"}
+
+    def rejected() -> bool:
+        answer = cluster.post(KARTAS, probe)
+        if answer.status == 201:
+            cluster.delete(f"{KARTAS}/{name}")
+            return False
+        return "denied the request" in str(answer.body)
+
+    eventually(rejected, what="webhooks active")
 
 
 def webhook_configurations(

@@ -30,8 +30,10 @@ from .operator_support import (
     get_karta,
     install_karta_crd,
     karta_body,
+    manual_webhooks,
     start_controller,
     wait_condition,
+    wait_webhooks_active,
     webhook_configurations,
     widget_crd,
 )
@@ -51,14 +53,7 @@ def controller(cluster: KubeHTTP, tmp_path_factory: pytest.TempPathFactory, tag:
     install_karta_crd(cluster)
     certs: Path = tmp_path_factory.mktemp("webhook-certs")
     ca = write_test_certificates(certs)
-    with start_controller(
-        cluster,
-        enable_webhook=True,
-        webhook_host="127.0.0.1",
-        webhook_port=0,
-        webhook_cert_dir=certs,
-        webhook_cert_mode="manual",
-    ) as running:
+    with start_controller(cluster, **manual_webhooks(certs)) as running:
         assert running.webhooks is not None
         mutating, validating = webhook_configurations(
             name=f"karta-e2e-{tag}", port=running.webhooks.bound_port, ca=ca, selector={"karta-e2e": tag}
@@ -223,21 +218,9 @@ def test_a_root_without_kind_keeps_the_default_crd_condition(
 
 
 def _wait_webhooks_active(cluster: KubeHTTP, tag: str) -> None:
-    """The API server picks webhook configurations up asynchronously: probe with a Karta the
-    validating webhook rejects (an invalid one) until it does."""
-    probe = karta_body(
-        f"wh-probe-{tag}", group=GROUP, version="v1", kind=f"Probe{tag}", labels={"karta-e2e": tag}
+    wait_webhooks_active(
+        cluster, name=f"wh-probe-{tag}", group=GROUP, kind=f"Probe{tag}", labels={"karta-e2e": tag}
     )
-    probe["spec"]["structureDefinition"]["rootComponent"]["scaleDefinition"] = {"replicasPath": "[..]"}
-
-    def rejected() -> bool:
-        answer = cluster.post(KARTAS, probe)
-        if answer.status == 201:
-            cluster.delete(f"{KARTAS}/{probe['metadata']['name']}")
-            return False
-        return "denied the request" in str(answer.body)
-
-    eventually(rejected, what="webhooks active")
 
 
 def test_the_mutating_webhook_stamps_the_labels_and_the_validator_rejects_invalid_kartas(

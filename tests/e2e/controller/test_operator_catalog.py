@@ -9,8 +9,9 @@ from collections.abc import Iterator
 import pytest
 
 from karta.catalog import catalog_slugs
-from karta.controller.catalog_install import MANAGED_BY, CatalogInstaller
+from karta.controller.catalog_install import CatalogInstaller
 from karta.controller.main import Controller
+from karta.definitions import MANAGED_BY
 
 from ..kubehttp import KubeHTTP
 from .operator_support import KARTAS, eventually, get_karta, install_karta_crd, karta_body, start_controller

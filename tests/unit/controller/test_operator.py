@@ -13,7 +13,7 @@ import yaml
 from tests.hang_guard import HANG_GUARD_S
 
 from karta.catalog import CATALOG_DATA_DIR, catalog_slugs
-from karta.controller.catalog_install import MANAGED_BY, catalog_objects, plan
+from karta.controller.catalog_install import plan
 from karta.controller.crds import CRDIndex, CRDRecord, slim_crd, trim_crd
 from karta.controller.events import EventRecorder
 from karta.controller.metrics import Metrics
@@ -22,11 +22,10 @@ from karta.controller.operator import (
     KartaOperator,
     crd_not_found_message,
     desired_conditions,
-    index_labels,
     merge_conditions,
-    root_gvk,
     validation_text,
 )
+from karta.definitions import MANAGED_BY, catalog_objects, index_labels, root_gvk
 from karta.kube.client import KubeClient
 from karta.kube.config import ClusterConfig
 from karta.model import GVK

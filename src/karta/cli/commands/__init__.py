@@ -13,7 +13,9 @@ from __future__ import annotations
 __all__ = ["COMMANDS", "short_help"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
+    "catalog": ("catalog", "Export the built-in definitions as Karta objects to apply."),
     "completion": ("completion", "Print a shell completion script."),
+    "crd": ("crd", "Print the Karta CustomResourceDefinition (kartas.run.ai)."),
     "definitions": ("definitions_command", "List the Karta definitions kli knows."),
     "describe": ("describe", "Show a workload's components, replicas, requests."),
     "gang": ("gang", "Render the gang-scheduler objects of a workload."),
