@@ -13,6 +13,7 @@ too); :func:`input_files` lists them.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -117,22 +118,46 @@ INPUT_SUFFIXES = (".yaml", ".yml", ".json")
 """The files of a directory ``-f`` reads (kubectl's)."""
 
 
+MAX_DIRECTORY_ENTRIES = 20_000
+"""How many directory entries one ``-f DIR`` may look at (``-R`` included) before it is refused."""
+
+
 def input_files(path: str, *, recursive: bool = False) -> list[str]:
     """The files a ``-f`` argument names: ``-`` or a file as it is; a directory's
     :data:`INPUT_SUFFIXES` files in name order (and, with ``recursive``, those of its
-    subdirectories). A directory without any is a usage error."""
+    subdirectories; symbolic links to directories are not followed). Entries that vanish or
+    cannot be read while the directory is walked are passed over. A directory without any
+    such file, or with more than :data:`MAX_DIRECTORY_ENTRIES` entries, is a usage error."""
     if path == "-" or not Path(path).is_dir():
         return [path]
-    root = Path(path)
-    found = sorted(
-        str(p)
-        for p in (root.rglob("*") if recursive else root.iterdir())
-        if p.suffix.lower() in INPUT_SUFFIXES and p.is_file()
-    )
+    found: list[str] = []
+    looked = 0
+    pending = [path]
+    while pending:
+        directory = pending.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue  # gone, or not readable: nothing of it can be read
+        for entry in entries:
+            looked += 1
+            if looked > MAX_DIRECTORY_ENTRIES:
+                raise UsageError(
+                    f"{path} holds more than {MAX_DIRECTORY_ENTRIES} entries"
+                    + (" below it" if recursive else ""),
+                    hint="name a smaller directory, or the files themselves",
+                )
+            try:
+                if recursive and entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                elif Path(entry.name).suffix.lower() in INPUT_SUFFIXES and entry.is_file():
+                    found.append(entry.path)
+            except OSError:
+                continue
     if not found:
         where = " or below it" if recursive else " (-R reads its subdirectories too)"
         raise UsageError(f"{path} holds no {', '.join(INPUT_SUFFIXES)} file{where}")
-    return found
+    return sorted(found)
 
 
 def read_labelled_objects(
