@@ -78,8 +78,8 @@ def test_cluster_karta_replaces_the_catalog_entry(
     )
     r = kli("definitions", "--kind", "PyTorchJob", "--all", "--kubeconfig", kubeconfig)
     assert [line.split()[:4] for line in r.out.splitlines()[1:]] == [
-        ["kubeflow-org-pytorchjob-v1", "PyTorchJob", "catalog", "overridden"],
-        [name, "PyTorchJob", "cluster", "ok"],
+        ["kubeflow-org-pytorchjob-v1", "PyTorchJob.v1.kubeflow.org", "catalog", "overridden"],
+        [name, "PyTorchJob.v1.kubeflow.org", "cluster", "ok"],
     ]
     r = kli("definitions", name, "-o", "json", "--kubeconfig", kubeconfig)
     assert r.code == 0, r.err
@@ -122,5 +122,8 @@ def test_describe_uses_the_cluster_definition(
 def test_definitions_without_a_cluster(kli: Callable[..., Any]) -> None:
     r = kli("definitions", "--group", "kubeflow.org", "--kind", "pytorchjob")
     assert r.code == 0, r.err
-    assert "kubeflow-org-pytorchjob-v1   PyTorchJob   catalog   ok       pytorchjob, master, worker" in r.out
+    assert (  # not a terminal: KIND keeps its version and group
+        "kubeflow-org-pytorchjob-v1   PyTorchJob.v1.kubeflow.org   catalog   ok       "
+        "pytorchjob, master, worker" in r.out
+    )
     assert r.err == ""

@@ -286,6 +286,8 @@ def access(
     wait("the old role to be in force", lambda: _allowed(kube, ns, "old-role", "list", "apps", "deployments"))
     yield Access(kube, ns, kubeconfigs)
     kube.delete(f"/api/v1/namespaces/{ns}")
+    for node in NODES:  # other tests of the session schedule onto whatever Nodes there are
+        kube.delete(f"/api/v1/nodes/{node}")
     for name in (f"karta-old-role-{suffix}", f"karta-kli-rbac-{suffix}"):
         kube.delete(f"{RBAC}/clusterrolebindings/{name}")
         kube.delete(f"{RBAC}/clusterroles/{name}")

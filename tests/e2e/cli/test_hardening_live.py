@@ -218,7 +218,8 @@ def test_a_500_deep_cluster_karta_is_the_validation_finding(
     r = kli("gang", "chain/h1", "-n", hostile["ns"], "--backend", "volcano", "--kubeconfig", kubeconfig)
     assert r.code == 1 and finding in r.err and "internal error" not in r.err, r.err
     r = kli("get", "chains", "-n", hostile["ns"], "--kubeconfig", kubeconfig)
-    assert r.code == 0 and "internal error" not in r.err
-    assert "warning: could not resolve Chain/h1: invalid karta: the definition has 501 components" in r.err
+    # the only definition of the kind is invalid, so it is never used (issue 12): exit 1, named
+    assert r.code == 1 and "internal error" not in r.err, r.err
+    assert "no valid Karta definition covers Chain" in r.err and "501 components" in r.err, r.err
     r = kli("definitions", hostile["chain"], "-o", "json", "--kubeconfig", kubeconfig)
     assert r.code == 0 and len(json.loads(r.out)["spec"]["structureDefinition"]["childComponents"]) == 500
