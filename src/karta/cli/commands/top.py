@@ -82,7 +82,7 @@ def _nothing_read(nodes: Listed, pods: Listed) -> CliError:
     )
 
 
-@top.command("nodes")
+@top.command("nodes", short_help="Per Node: allocatable, requested and free GPUs.")
 @click.option("-l", "--selector", metavar="SELECTOR", help="Label selector on the Nodes.")
 @click.option("--no-headers", is_flag=True, help="Print the table without the header line.")
 @output_options(*FORMATS)
@@ -120,7 +120,7 @@ def nodes(
         sys.stdout.write(line + "\n")
 
 
-@top.command("gpus")
+@top.command("gpus", short_help="Per namespace and workload type: GPUs requested and pending.")
 @click.option("-A", "--all-namespaces", is_flag=True, help="Every namespace (the default unless -n).")
 @click.option("--no-headers", is_flag=True, help="Print the table without the header line nor the total.")
 @output_options(*FORMATS)
