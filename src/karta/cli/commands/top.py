@@ -48,8 +48,9 @@ class _Top(click.Group):
         return super().get_command(ctx, _ALIASES.get(cmd_name, cmd_name))
 
 
-@click.group("top", cls=_Top, short_help=short_help("top"))
-def top() -> None:
+@click.group("top", cls=_Top, short_help=short_help("top"), invoke_without_command=True)
+@click.pass_context
+def top(ctx: click.Context) -> None:
     """Show allocatable against requested GPUs, CPU and memory, per node or per workload type.
 
     Unlike kubectl top, which shows usage from metrics-server, kli top sums the requests of the
@@ -57,6 +58,8 @@ def top() -> None:
     falls back to its limit; the GPUs are the config file's gpuResources, default
     nvidia.com/gpu): what the scheduler has reserved, not what is busy.
     """
+    if ctx.invoked_subcommand is None:  # as kubectl's command groups: the help, and success
+        click.echo(ctx.get_help())
 
 
 def _list(what: str, call: Any, client: KubeClient) -> Listed:
