@@ -71,6 +71,9 @@ _EXPORTS: dict[str, str] = {
     "MergedWatch": "karta.kube.fanout",
     "WatchFailed": "karta.kube.fanout",
     "list_many": "karta.kube.fanout",
+    "Listed": "karta.kube.capacity",
+    "list_nodes": "karta.kube.capacity",
+    "list_pods": "karta.kube.capacity",
 }
 
 __all__ = [
@@ -88,6 +91,7 @@ __all__ = [
     "KubeClient",
     "ListFailed",
     "ListWatch",
+    "Listed",
     "ListedPage",
     "MergedWatch",
     "ObjectList",
@@ -110,6 +114,8 @@ __all__ = [
     "find_pods",
     "in_cluster_config",
     "list_many",
+    "list_nodes",
+    "list_pods",
     "load_config",
     "load_definitions",
     "object_events",
@@ -121,6 +127,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from karta.kube.auth import Credentials
+    from karta.kube.capacity import Listed, list_nodes, list_pods
     from karta.kube.client import FIELD_MANAGER, KubeClient, ObjectList, WatchEvent, WatchStream
     from karta.kube.config import (
         ClusterConfig,

@@ -3,7 +3,8 @@ web view): the component rows with replicas, pods and requests (:mod:`.rows`, ``
 a live workload's conditions, pending pods and Events (:mod:`.live`, ``kli describe``),
 the one-row summary (:mod:`.summary`, ``kli get``), everything the engine derives
 (:mod:`.inspect`, ``kli inspect``) and checks against predictions (:mod:`.verify`, ``kli
-verify``); their JSON shapes are TypedDicts (:mod:`.contracts`). Pure: objects and definitions in,
+verify``), and cluster capacity, allocatable against requested (:mod:`.capacity`, ``kli
+top``); their JSON shapes are TypedDicts (:mod:`.contracts`). Pure: objects and definitions in,
 records out; no cluster access and no text formatting here.
 
 Names are resolved lazily (PEP 562), so that ``kli`` commands can import the package at no cost.
@@ -16,6 +17,14 @@ from typing import TYPE_CHECKING
 from karta._lazy import lazy_dir, lazy_getattr
 
 _EXPORTS: dict[str, str] = {
+    "GpuTotals": "karta.report.capacity",
+    "GpuUsage": "karta.report.capacity",
+    "NodeCapacity": "karta.report.capacity",
+    "TopOwner": "karta.report.capacity",
+    "gpu_totals": "karta.report.capacity",
+    "gpu_usage": "karta.report.capacity",
+    "gpu_pods": "karta.report.capacity",
+    "node_capacity": "karta.report.capacity",
     "PodRow": "karta.report.pods",
     "natural_key": "karta.report.pods",
     "pod_row": "karta.report.pods",
@@ -53,11 +62,15 @@ __all__ = [
     "UNATTRIBUTED",
     "Check",
     "DescribeReport",
+    "GpuTotals",
+    "GpuUsage",
     "InspectReport",
     "LiveDetails",
+    "NodeCapacity",
     "PodRow",
     "Row",
     "Summarizer",
+    "TopOwner",
     "WorkloadRows",
     "WorkloadSummary",
     "check_predictions",
@@ -66,10 +79,14 @@ __all__ = [
     "error_count",
     "event_rows",
     "event_subjects",
+    "gpu_pods",
+    "gpu_totals",
+    "gpu_usage",
     "has_phase",
     "inspect_report",
     "live_details",
     "natural_key",
+    "node_capacity",
     "parse_time",
     "pending_groups",
     "pod_row",
@@ -85,6 +102,16 @@ __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 __dir__ = lazy_dir(_EXPORTS, globals())
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from karta.report.capacity import (
+        GpuTotals,
+        GpuUsage,
+        NodeCapacity,
+        TopOwner,
+        gpu_pods,
+        gpu_totals,
+        gpu_usage,
+        node_capacity,
+    )
     from karta.report.contracts import DescribeReport, InspectReport, WorkloadSummary
     from karta.report.inspect import error_count, inspect_report
     from karta.report.live import (

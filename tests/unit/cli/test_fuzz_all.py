@@ -271,14 +271,20 @@ def test_no_command_line_makes_a_traceback(run: Run, files: list[str], data: st.
 @pytest.mark.parametrize("name", sorted(set(COMMANDS) - {"completion", "crd", "catalog"}))
 def test_every_command_with_every_awkward_file(run: Run, files: list[str], name: str) -> None:
     """Each command, each awkward file in every file-taking position (deterministic)."""
-    slots = [p for p in COMMANDS[name].params if (p.name or "") in FILE_PARAMS - {"kubeconfig", "cache_dir"}]
-    assert slots
-    for path in files[:AWKWARD]:
-        for slot in slots:
-            argv = [name, path] if isinstance(slot, click.Argument) else [name, slot.opts[-1], path]
-            if name == "gang":
-                argv += ["--backend", "kai"]
-            run(argv, "{")
+    command = COMMANDS[name]
+    if isinstance(command, click.Group):  # kli top nodes|gpus: each subcommand
+        targets = [([name, sub], command.commands[sub]) for sub in sorted(command.commands)]
+    else:
+        targets = [([name], command)]
+    for prefix, target in targets:
+        slots = [p for p in target.params if (p.name or "") in FILE_PARAMS - {"kubeconfig", "cache_dir"}]
+        assert slots, prefix
+        for path in files[:AWKWARD]:
+            for slot in slots:
+                argv = [*prefix, path] if isinstance(slot, click.Argument) else [*prefix, slot.opts[-1], path]
+                if name == "gang":
+                    argv += ["--backend", "kai"]
+                run(argv, "{")
 
 
 def test_an_alias_bomb_is_a_usage_error(run: Run, files: list[str]) -> None:

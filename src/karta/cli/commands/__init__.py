@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("inspect", "Show everything a definition derives from one object."),
     "rbac": ("rbac", "Print the ClusterRole a consumer of some definitions needs."),
     "scaffold": ("scaffold", "Propose a draft Karta from a CRD's OpenAPI schema."),
+    "top": ("top", "Show GPUs allocatable and requested, per node or type."),
     "validate": ("validate", "Check a Karta definition file offline."),
     "verify": ("verify", "Check a definition against a manifest and predictions."),
     "version": ("version", "Print the client version and the cluster's."),
