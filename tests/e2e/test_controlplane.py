@@ -77,7 +77,12 @@ def test_corpus_crd_and_workload(cluster: KubeHTTP, namespace: str, corpus: Path
 def test_controllers_run_jobs_onto_fake_nodes(controllers_cluster: KubeHTTP) -> None:
     kube = controllers_cluster
     capacity = {"cpu": "8", "memory": "32Gi", "pods": "110"}
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "fake-node-1"}}
+    # the Job's pods go to this Node only: other tests of the session may leave Nodes behind
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "fake-node-1", "labels": {"karta-e2e-controlplane": "yes"}},
+    }
     assert kube.post("/api/v1/nodes", node).status == 201
     ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}
     status = {"status": {"capacity": capacity, "allocatable": capacity, "conditions": [ready]}}
@@ -86,7 +91,13 @@ def test_controllers_run_jobs_onto_fake_nodes(controllers_cluster: KubeHTTP) -> 
     )
     assert patched.status == 200, patched.body
 
-    template = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}
+    template = {
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeSelector": {"karta-e2e-controlplane": "yes"},
+            "containers": [{"name": "c", "image": "busybox"}],
+        }
+    }
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",

@@ -18,6 +18,7 @@ import queue
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,8 +83,9 @@ def list_many(
         futures = [pool.submit(produce, i) for i in range(len(resources))]
 
         def finish() -> None:
-            for future in futures:
-                future.result()
+            # wait for every producer; one cancelled because the consumer stopped early (the
+            # generator closed: see ``finally``) has nothing to deliver, and no one to deliver it to
+            futures_wait(futures)
             out.put(None)
 
         threading.Thread(target=finish, daemon=True, name="karta-list-done").start()
