@@ -55,6 +55,8 @@ from karta.cli.views.describe import render_table
 from karta.errors import ApiError, ClusterError, KartaError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from karta.definitions import DefinitionStore, StoredDefinition
     from karta.kube import ConfigOverrides
     from karta.report import LiveDetails, WorkloadRows
@@ -192,6 +194,10 @@ class Out:
             self.texts.append(_text(view, obj, built, limits=self.limits))
         self.warnings.extend(d.message for d in built.tree.diagnostics)
 
+    def say(self, warnings: Iterable[str]) -> None:
+        """Add ``warnings`` not said yet (each workload of a run may repeat its definition's)."""
+        self.warnings.extend(w for w in warnings if w not in self.warnings)
+
     def flush(self, *, single: bool) -> None:
         """The reports (one bare report when ``single``), then the warnings."""
         data = self.reports[0] if single and len(self.reports) == 1 else None
@@ -266,7 +272,7 @@ def _describe_live(
             if definition is not None:  # --definition NAME|FILE instead of the type's own
                 chosen, diagnostics = chosen_definition(definition, obj, overrides, hint="", store=store)
                 notes = [d["message"] for d in diagnostics if d["severity"] in ("warning", "error")]
-                out.warnings.extend(n for n in notes if n not in out.warnings)
+                out.say(notes)
             out.add(
                 chosen,
                 obj,
@@ -313,7 +319,7 @@ def _read_targets(
             if exc.code == exitcodes.NO_DEFINITION and out.fmt in ("json", "yaml"):
                 emit(_no_definition_envelope(client, token), out.fmt)
             raise
-        out.warnings.extend(n for n in resolved.notes if n not in out.warnings)  # duplicates, invalid ones
+        out.say(resolved.notes)  # duplicates ignored, invalid ones passed over
         rtype = resolved.resource
         if rtype is None:
             raise not_installed(resolved, client=client, token=token)
@@ -369,12 +375,12 @@ def _describe_files(
                 definition, obj, overrides, hint=FILE_NO_DEFINITION_HINT, store=store
             )
             said = [d["message"] for d in diagnostics if d["severity"] in ("warning", "error")]
-            out.warnings.extend(w for w in said if w not in out.warnings)
+            out.say(said)
             out.add(chosen, obj, name, file_mode=True)
             continue
         try:
             chosen = definition_for_object(store, obj, hint=FILE_NO_DEFINITION_HINT)
-            out.warnings.extend(n for n in resolution_notes(store, obj, chosen) if n not in out.warnings)
+            out.say(resolution_notes(store, obj, chosen))
         except CliError as exc:
             if exc.code != exitcodes.NO_DEFINITION:
                 raise
