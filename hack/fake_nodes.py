@@ -12,7 +12,7 @@ kubectl's kubeconfig rules)::
 
     .venv/bin/python hack/fake_nodes.py --count 2 --gpus 8
     .venv/bin/python hack/fake_nodes.py --count 4 --gpus 8 --cpu 64 --memory 512Gi --prefix dgx \\
-        --label nvidia.com/gpu.product=H100
+        --label nvidia.com/gpu.product=H100 --taint nvidia.com/gpu=present:NoSchedule
     .venv/bin/python hack/fake_nodes.py --count 2 --delete
 
 Re-running it updates the Nodes in place (labels merged, status replaced). The e2e tests create
@@ -58,17 +58,29 @@ def ensure_fake_node(
     memory: str = "512Gi",
     pods: int = 110,
     labels: Mapping[str, str] | None = None,
+    taints: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, Any]:
-    """Create Node ``name`` (or merge ``labels`` into the existing one), then patch its status
-    subresource; returns the Node as stored."""
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": dict(labels or {})}}
+    """Create Node ``name`` (or merge ``labels`` into the existing one and replace its taints),
+    then patch its status subresource; returns the Node as stored. A taint (``{"key", "value",
+    "effect"}``) keeps every pod that does not tolerate it off the Node: the tests taint their
+    Nodes so that pods other tests left behind are not scheduled onto them."""
+    node: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": dict(labels or {})},
+    }
+    if taints:
+        node["spec"] = {"taints": [dict(taint) for taint in taints]}
     try:
         client.create(node)
     except ApiError as exc:
         if exc.status != 409:
             raise
-        if labels:
-            client.patch("nodes", name, {"metadata": {"labels": dict(labels)}})
+        patch: dict[str, Any] = {"metadata": {"labels": dict(labels)}} if labels else {}
+        if taints:
+            patch["spec"] = {"taints": [dict(taint) for taint in taints]}
+        if patch:
+            client.patch("nodes", name, patch)
     status = fake_node_status(gpus=gpus, cpu=cpu, memory=memory, pods=pods)
     return client.patch("nodes", name, {"status": status}, subresource="status")
 
@@ -83,12 +95,18 @@ def ensure_fake_nodes(
     memory: str = "512Gi",
     pods: int = 110,
     labels: Mapping[str, str] | None = None,
+    taints: Sequence[Mapping[str, str]] = (),
 ) -> list[str]:
     """``count`` fake Nodes named ``<prefix>-<i>``; returns their names."""
     names = node_names(prefix, count)
     for name in names:
-        ensure_fake_node(client, name, gpus=gpus, cpu=cpu, memory=memory, pods=pods, labels=labels)
+        ensure_fake_node(
+            client, name, gpus=gpus, cpu=cpu, memory=memory, pods=pods, labels=labels, taints=taints
+        )
     return names
+
+
+EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
 def _label(text: str) -> tuple[str, str]:
@@ -96,6 +114,16 @@ def _label(text: str) -> tuple[str, str]:
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"--label {text!r}: expected KEY=VALUE")
     return key, value
+
+
+def _taint(text: str) -> dict[str, str]:
+    pair, sep, effect = text.rpartition(":")
+    key, _, value = pair.partition("=")
+    if not sep or not key or effect not in EFFECTS:
+        raise argparse.ArgumentTypeError(
+            f"--taint {text!r}: expected KEY[=VALUE]:EFFECT, EFFECT one of {', '.join(EFFECTS)}"
+        )
+    return {"key": key, "value": value, "effect": effect} if value else {"key": key, "effect": effect}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -109,6 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, default=110, help="pods per Node (default 110)")
     parser.add_argument("--prefix", default="fake-gpu-node", help="Nodes are <prefix>-0, <prefix>-1, ...")
     parser.add_argument("--label", type=_label, action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--taint", type=_taint, action="append", default=[], metavar="KEY[=VALUE]:EFFECT")
     parser.add_argument("--delete", action="store_true", help="delete the Nodes <prefix>-0 ... instead")
     parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")
     parser.add_argument("--context", help="kubeconfig context")
@@ -140,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 memory=args.memory,
                 pods=args.pods,
                 labels=dict(args.label),
+                taints=args.taint,
             )
         except ClusterError as exc:
             print(f"fake_nodes: {exc}", file=sys.stderr)

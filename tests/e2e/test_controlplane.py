@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from .kubehttp import KubeHTTP, load_manifests
+from .nodes import dedicated_node, pin
 
 
 def test_version_is_the_pinned_release(cluster: KubeHTTP) -> None:
@@ -76,27 +77,12 @@ def test_corpus_crd_and_workload(cluster: KubeHTTP, namespace: str, corpus: Path
 @pytest.mark.slow
 def test_controllers_run_jobs_onto_fake_nodes(controllers_cluster: KubeHTTP) -> None:
     kube = controllers_cluster
-    capacity = {"cpu": "8", "memory": "32Gi", "pods": "110"}
-    # the Job's pods go to this Node only: other tests of the session may leave Nodes behind
-    node = {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": "fake-node-1", "labels": {"karta-e2e-controlplane": "yes"}},
-    }
-    assert kube.post("/api/v1/nodes", node).status == 201
-    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}
-    status = {"status": {"capacity": capacity, "allocatable": capacity, "conditions": [ready]}}
-    patched = kube.request(
-        "PATCH", "/api/v1/nodes/fake-node-1/status", body=status, content_type="application/merge-patch+json"
-    )
-    assert patched.status == 200, patched.body
-
+    # the Job's pods go to this Node only, and only they: other tests of the session leave Nodes
+    # and pods behind
+    selector = {"karta-e2e-controlplane": "yes"}
+    dedicated_node(kube, "fake-node-1", selector=selector, gpus=0, cpu="8", memory="32Gi")
     template = {
-        "spec": {
-            "restartPolicy": "Never",
-            "nodeSelector": {"karta-e2e-controlplane": "yes"},
-            "containers": [{"name": "c", "image": "busybox"}],
-        }
+        "spec": pin({"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}, selector)
     }
     job = {
         "apiVersion": "batch/v1",
@@ -119,6 +105,8 @@ def test_controllers_run_jobs_onto_fake_nodes(controllers_cluster: KubeHTTP) -> 
         time.sleep(0.2)
     assert {p["spec"]["nodeName"] for p in items} == {"fake-node-1"}
     assert {p["metadata"]["ownerReferences"][0]["uid"] for p in items} == {job_uid}
+    kube.delete("/apis/batch/v1/namespaces/default/jobs/two-pods", params={"propagationPolicy": "Background"})
+    kube.delete("/api/v1/nodes/fake-node-1")
 
 
 @pytest.mark.slow

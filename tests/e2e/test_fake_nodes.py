@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,8 @@ from typing import Any
 import karta
 
 from .conftest import REPO
-from .kubehttp import KubeHTTP
+from .kubehttp import KubeHTTP, ok
+from .nodes import dedicated_node, pin
 
 SCRIPT = REPO / "hack" / "fake_nodes.py"
 
@@ -42,7 +44,7 @@ def test_the_script_makes_ready_gpu_nodes_updates_and_deletes_them(cluster: Kube
     prefix = f"fake-{uuid.uuid4().hex[:6]}"
     base = ["--prefix", prefix, "--kubeconfig", str(cluster.kubeconfig)]
     sizes = ["--gpus", "8", "--cpu", "32", "--memory", "256Gi"]
-    made = _script("--count", "2", *sizes, "--label", "pool=a", *base)
+    made = _script("--count", "2", *sizes, "--label", "pool=a", "--taint", "pool=a:NoSchedule", *base)
     assert made.returncode == 0, made.stderr
     assert made.stdout.splitlines() == [
         f"node/{prefix}-{i} ready: 8 x nvidia.com/gpu, cpu 32, memory 256Gi" for i in (0, 1)
@@ -50,6 +52,7 @@ def test_the_script_makes_ready_gpu_nodes_updates_and_deletes_them(cluster: Kube
     for index in (0, 1):
         node = _node(cluster, f"{prefix}-{index}")
         assert node["metadata"]["labels"]["pool"] == "a"
+        assert node["spec"]["taints"] == [{"key": "pool", "value": "a", "effect": "NoSchedule"}]
         expected = {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "8"}
         assert node["status"]["capacity"] == node["status"]["allocatable"] == expected
         (ready,) = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
@@ -75,6 +78,8 @@ def test_the_script_fails_in_one_line(tmp_path: Path) -> None:
     assert len(missing.stderr.splitlines()) == 1 and missing.stderr.startswith("fake_nodes: ")
     bad = _script("--count", "0")
     assert bad.returncode == 2 and "--count and --pods must be at least 1" in bad.stderr
+    taint = _script("--taint", "gpu=yes")
+    assert taint.returncode == 2 and "--taint 'gpu=yes': expected KEY[=VALUE]:EFFECT" in taint.stderr
 
 
 def _pod(name: str, gpus: int, selector: dict[str, str]) -> dict[str, Any]:
@@ -83,5 +88,34 @@ def _pod(name: str, gpus: int, selector: dict[str, str]) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name},
-        "spec": {"nodeSelector": selector, "containers": [container]},
+        "spec": pin({"containers": [container]}, selector),
     }
+
+
+def test_the_scheduler_places_gpu_pods_by_the_fake_capacity(controllers_cluster: KubeHTTP) -> None:
+    kube = controllers_cluster
+    tag = uuid.uuid4().hex[:8]
+    selector, name, ns = {"karta-test": tag}, f"gpu-{tag}", f"fake-nodes-{tag}"
+    dedicated_node(kube, name, selector=selector, gpus=2)
+    ok(kube.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
+    pods = f"/api/v1/namespaces/{ns}/pods"
+    try:
+        assert kube.post(pods, _pod("fits", 2, selector)).status == 201
+        assert kube.post(pods, _pod("too-big", 3, selector)).status == 201
+        deadline = time.monotonic() + 300  # an unschedulable pod may wait out a retry
+        while True:  # a bounded wait for the scheduler, not a timing
+            fits, too_big = kube.get(f"{pods}/fits").json(), kube.get(f"{pods}/too-big").json()
+            placed = fits["spec"].get("nodeName")
+            pending = too_big["status"].get("conditions") or []
+            if placed and any(c.get("reason") == "Unschedulable" for c in pending):
+                break
+            on_node = kube.get("/api/v1/pods", params={"fieldSelector": f"spec.nodeName={name}"}).json()
+            assert time.monotonic() < deadline, (fits, too_big, [p["metadata"] for p in on_node["items"]])
+            time.sleep(0.2)
+        assert placed == name
+        (unschedulable,) = [c for c in pending if c["type"] == "PodScheduled"]
+        assert "Insufficient nvidia.com/gpu" in unschedulable["message"]
+        assert kube.get(f"{pods}/too-big").json()["spec"].get("nodeName") is None
+    finally:
+        kube.delete(f"/api/v1/namespaces/{ns}")
+        kube.delete(f"/api/v1/nodes/{name}")

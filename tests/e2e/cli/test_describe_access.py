@@ -30,6 +30,7 @@ import pytest
 import yaml
 
 from ..kubehttp import KubeHTTP, ok, wait
+from ..nodes import dedicated_node, toleration
 from .conftest import Result, describe_ages, ensure_karta_crd, patch_status, scheduler_messages
 
 pytestmark = pytest.mark.slow
@@ -49,6 +50,7 @@ def _template(labels: dict[str, str], *, gpus: int, restart: str, nodes: dict[st
         "spec": {
             "restartPolicy": restart,
             "nodeSelector": nodes,
+            "tolerations": [toleration(SELECTOR)],  # both Nodes are tainted for this test's pods
             "containers": [{"name": "main", "image": "busybox", "resources": resources}],
         },
     }
@@ -144,26 +146,9 @@ def access(
     ensure_karta_crd(kube)
     ns = f"karta-access-{uuid.uuid4().hex[:6]}"
     ok(kube.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
-    capacity = {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "1"}
-    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}
     for node in NODES:
-        ok(
-            kube.post(
-                "/api/v1/nodes",
-                {
-                    "apiVersion": "v1",
-                    "kind": "Node",
-                    "metadata": {"name": node, "labels": {**SELECTOR, **(WEB if node == NODES[0] else {})}},
-                },
-            ),
-            201,
-            409,
-        )
-        patch_status(
-            kube,
-            f"/api/v1/nodes/{node}",
-            {"capacity": capacity, "allocatable": capacity, "conditions": [ready]},
-        )
+        labels = WEB if node == NODES[0] else {}
+        dedicated_node(kube, node, selector=SELECTOR, labels=labels, gpus=1, cpu="8", memory="32Gi")
 
     deployment = {
         "apiVersion": "apps/v1",

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from ..kubehttp import KubeHTTP, ok, wait
+from ..nodes import dedicated_node, pin
 from .conftest import describe_ages, ensure_karta_crd, patch_status, scheduler_messages
 
 NS = "karta-describe"
@@ -34,7 +35,7 @@ def _template(
 ) -> dict[str, Any]:
     return {
         "metadata": {"labels": labels or {}},
-        "spec": {"restartPolicy": restart, "nodeSelector": SELECTOR, "containers": [_container(cpu, gpus)]},
+        "spec": pin({"restartPolicy": restart, "containers": [_container(cpu, gpus)]}, SELECTOR),
     }
 
 
@@ -55,13 +56,7 @@ def kube(controllers_cluster: KubeHTTP) -> Iterator[KubeHTTP]:
     kube = controllers_cluster
     ensure_karta_crd(kube)
     ok(kube.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}))
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE, "labels": SELECTOR}}
-    ok(kube.post("/api/v1/nodes", node))
-    capacity = {"cpu": "4", "memory": "16Gi", "pods": "110", "nvidia.com/gpu": "4"}
-    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}
-    patch_status(
-        kube, f"/api/v1/nodes/{NODE}", {"capacity": capacity, "allocatable": capacity, "conditions": [ready]}
-    )
+    dedicated_node(kube, NODE, selector=SELECTOR, gpus=4, cpu="4", memory="16Gi")
 
     jobs = f"/apis/batch/v1/namespaces/{NS}/jobs"
     train = {
@@ -143,6 +138,8 @@ def kube(controllers_cluster: KubeHTTP) -> Iterator[KubeHTTP]:
 
     wait("the API server's cache to hold the pod statuses", cached)
     yield kube
+    kube.delete(f"/api/v1/namespaces/{NS}")
+    kube.delete(f"/api/v1/nodes/{NODE}")
 
 
 GENERATED = re.compile(r"\b(train-[01]|stuck|web-[a-z0-9]{6,10})-[a-z0-9]{5}\b")

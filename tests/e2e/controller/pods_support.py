@@ -16,8 +16,8 @@ from karta.controller.options import Options
 from karta.controller.pods import PATH, pod_webhook
 from karta.kube import ConfigOverrides, KubeClient
 
-from ..conftest import hack_module
 from ..kubehttp import KubeHTTP, ok, wait
+from ..nodes import dedicated_node, pin
 from .certs_support import write_test_certificates
 
 WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
@@ -138,11 +138,9 @@ def namespace(kube: KubeHTTP, prefix: str) -> str:
 
 def fake_node(kube: KubeHTTP, name: str, labels: dict[str, str], *, cpu: str) -> None:
     """A Node object without a kubelet: Ready, with ``cpu`` allocatable (the scheduler only binds);
-    made by hack/fake_nodes.py, as the README shows."""
-    with KubeClient.from_config(ConfigOverrides(kubeconfig=str(kube.kubeconfig))) as client:
-        hack_module("fake_nodes.py").ensure_fake_node(
-            client, name, gpus=0, cpu=cpu, memory="16Gi", labels=labels
-        )
+    made by hack/fake_nodes.py, as the README shows, and kept for the pods of :func:`pod_template`
+    with the same ``labels`` (tests/e2e/nodes.py)."""
+    dedicated_node(kube, name, selector=labels, gpus=0, cpu=cpu, memory="16Gi")
 
 
 def pod_template(
@@ -150,18 +148,20 @@ def pod_template(
 ) -> dict[str, Any]:
     return {
         "metadata": {"labels": labels or {}},
-        "spec": {
-            "restartPolicy": "Never",
-            "nodeSelector": node_labels,
-            "terminationGracePeriodSeconds": 0,
-            "containers": [
-                {
-                    "name": "main",
-                    "image": "busybox",
-                    "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
-                }
-            ],
-        },
+        "spec": pin(
+            {
+                "restartPolicy": "Never",
+                "terminationGracePeriodSeconds": 0,
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "busybox",
+                        "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
+                    }
+                ],
+            },
+            node_labels,
+        ),
     }
 
 
