@@ -334,9 +334,9 @@ def _get_several(new_run: Callable[..., Run], *, contexts: Sequence[str], all_co
             code=codes.pop() if len(codes) == 1 else exitcodes.FAILURE,
             hint="check that the clusters are running and reachable, and the kubeconfig's contexts",
         )
-    listed = len(clusters) - len(failures)
+    listed = ", ".join(c["name"] for c in clusters if "error" not in c)
     errors = [
-        CliError(f"{error} (in none of the {listed} clusters listed)", code=error.code)
+        CliError(f"{error} (in none of the clusters listed: {listed})", code=error.code, hint=error.hint)
         for error in (missing or {}).values()
     ]
     display._finish(rows, watch=False, deadline=None, empty_note=not errors)
