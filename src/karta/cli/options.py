@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from karta.cli.cluster import CONNECTION_PARAMS, overrides_from
-from karta.cli.completion import complete_namespaces
+from karta.cli.completion import complete_contexts, complete_namespaces
 from karta.cli.errors import UsageError
 from karta.cli.printing import CUSTOM_COLUMNS, JSONPATH, OBJECT_FORMATS, OutputChoice
 
@@ -46,6 +46,7 @@ def _options() -> list[Callable[[Any], Any]]:
             metavar="NAME",
             multiple=True,
             help="The kubeconfig context to use (kli get: repeatable, one cluster each).",
+            shell_complete=complete_contexts,
         ),
         opt("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
         opt("--user", metavar="NAME", help="The kubeconfig user to use."),

@@ -75,6 +75,7 @@ _EXPORTS: dict[str, str] = {
     "ClusterResult": "karta.kube.contexts",
     "ClusterTarget": "karta.kube.contexts",
     "DEFAULT_CLUSTER_TIMEOUT": "karta.kube.contexts",
+    "context_names": "karta.kube.contexts",
     "per_cluster": "karta.kube.contexts",
     "select_contexts": "karta.kube.contexts",
     "Listed": "karta.kube.capacity",
@@ -118,6 +119,7 @@ __all__ = [
     "WatchStream",
     "WorkloadPods",
     "connect_for_definitions",
+    "context_names",
     "controller_ref",
     "covered_types",
     "find_pods",
@@ -152,6 +154,7 @@ if TYPE_CHECKING:
         DEFAULT_CLUSTER_TIMEOUT,
         ClusterResult,
         ClusterTarget,
+        context_names,
         per_cluster,
         select_contexts,
     )

@@ -1,10 +1,11 @@
 """Several clusters at once: the contexts of the kubeconfig, one client each, a function run on
 every cluster in parallel, and what each gave or why it failed.
 
-Owns :func:`select_contexts` (``--context a --context b`` or ``--all-contexts``: the merged
-kubeconfig's contexts as :class:`ClusterTarget` records), :func:`per_cluster` (``work(client)`` on
-each cluster in a bounded number of threads, each with a client of its own, closed afterwards)
-and :class:`ClusterResult`. ``kli get`` and the web view both list several clusters through them.
+Owns :func:`context_names` (the kubeconfig's contexts), :func:`select_contexts` (``--context a
+--context b`` or ``--all-contexts``: the merged kubeconfig's contexts as :class:`ClusterTarget`
+records), :func:`per_cluster` (``work(client)`` on each cluster in a bounded number of threads,
+each with a client of its own, closed afterwards) and :class:`ClusterResult`. ``kli get`` and the
+web view both list several clusters through them.
 
 Rules:
 
@@ -47,6 +48,7 @@ __all__ = [
     "MAX_PARALLEL_CLUSTERS",
     "ClusterResult",
     "ClusterTarget",
+    "context_names",
     "per_cluster",
     "select_contexts",
 ]
@@ -82,6 +84,20 @@ class ClusterResult(Generic[T]):
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+def context_names(
+    overrides: ConfigOverrides | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    home: Path | None = None,
+) -> list[str]:
+    """Every context of the merged kubeconfig, sorted (none without a kubeconfig file); for
+    ``--context`` completion and the web view's choice of clusters."""
+    ov = overrides or ConfigOverrides()
+    env = os.environ if environ is None else environ
+    _, existing = existing_kubeconfigs(ov, environ=env, home=home)
+    return sorted(merge_kubeconfigs(existing).contexts) if existing else []
 
 
 def select_contexts(

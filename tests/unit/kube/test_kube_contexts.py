@@ -22,6 +22,7 @@ from karta.kube import (
     ClusterTarget,
     ConfigOverrides,
     KubeClient,
+    context_names,
     per_cluster,
     select_contexts,
 )
@@ -233,3 +234,8 @@ def test_an_unusable_server_url_is_that_clusters_error() -> None:
 
 def _config(context: str, *, server: str = "https://example:6443") -> ClusterConfig:
     return ClusterConfig(server=server, context=context)
+
+
+def test_context_names(kubeconfig: Path, tmp_path: Path) -> None:
+    assert context_names(ConfigOverrides(kubeconfig=str(kubeconfig))) == ["broken", "dead", "east", "west"]
+    assert context_names(environ={"KUBECONFIG": str(tmp_path / "none")}) == []
