@@ -16,6 +16,12 @@ while the objects already received are resolved, so extraction overlaps the API 
 kubectl would (:mod:`karta.cli.printing`). With ``--all-types``, a type the cluster refuses to list
 is skipped with a warning (and not watched); when every one is refused the command fails (exit 1),
 as kubectl does, instead of reporting that no workloads were found.
+
+Several contexts (``--context A --context B``, ``--all-contexts``; :func:`_get_several`): one
+:class:`Run` per cluster collects its rows in a thread of :func:`karta.kube.per_cluster`, with its
+own client, definitions and warnings (prefixed with the context); the rows are printed together
+with a CLUSTER column (a ``cluster`` field in -o json|yaml). A cluster that fails is a warning;
+none listed is an error.
 """
 
 from __future__ import annotations
