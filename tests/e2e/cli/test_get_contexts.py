@@ -198,12 +198,12 @@ def test_two_live_clusters_and_a_dead_one(get: Callable[..., Result]) -> None:
     assert result.code == 0, result.err
     assert _ages(result.out) == (
         "CLUSTER   NAME    PHASE       GPU   COMPONENTS   AGE   ORIGIN\n"
-        "east      alpha   Running     0     widget:1     <age> cluster\n"
-        "east      beta    Failed      0     widget:1     <age> cluster\n"
-        "east      both    Undefined   0     widget:1     <age> cluster\n"
-        "west      both    Completed   0     widget:1     <age> cluster\n"
-        "west      gamma   Running     0     widget:1     <age> cluster\n"
-    ).replace("<age> ", "<age>")
+        "east      alpha   Running     0     <none>       <age> cluster\n"
+        "east      beta    Failed      0     <none>       <age> cluster\n"
+        "east      both    Undefined   0     <none>       <age> cluster\n"
+        "west      both    Completed   0     <none>       <age> cluster\n"
+        "west      gamma   Running     0     <none>       <age> cluster\n"
+    )
     (dead,) = _warnings(result.err)
     assert DEAD.match(dead), dead
 
@@ -301,7 +301,8 @@ def test_named_workloads_across_clusters(get: Callable[..., Result], clusters: C
     )
     assert missing.code == 3
     assert [line.split()[:2] for line in missing.out.splitlines()[1:]] == [["east", "alpha"]]
-    assert missing.err.splitlines()[-1] == (
+    assert missing.err.splitlines()[-1].startswith(f"hint: 'kli get widgets.{GROUP} -n {clusters.namespace}'")
+    assert missing.err.splitlines()[-2] == (
         f'error: Widget "nowhere" not found in namespace "{clusters.namespace}" '
         "(in none of the clusters listed: east, west)"
     )
