@@ -8,7 +8,9 @@ resolved it), and Widgets in one namespace (the contexts' namespace). Checked: t
 and the row order (context by context), the warning naming the dead context (exit 0), ``-o json``
 (``cluster`` per item, ``clusters`` per context), ``--all-contexts``, ``-A``, ``--sort-by``,
 ``-o name``, ``-o custom-columns``, ``--no-headers``, NAMEs found in one cluster or none, a type
-one cluster does not cover, and every cluster dead (exit 1).
+no cluster covers (exit 4), every cluster dead (exit 1), and beside a live one a context whose
+user may not list Widgets (403), one whose token is rejected (401) and a server that never
+answers (bounded by ``--request-timeout``): warnings, exit 0.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -331,3 +334,91 @@ def test_every_cluster_dead_exits_1(kli: Callable[..., Result], clusters: Cluste
     assert DEAD.match(lines[0])
     assert lines[1].startswith('warning: context "also-dead": cannot reach')
     assert lines[2] == "error: no cluster could be listed (2 contexts failed: see the warnings)"
+
+
+@pytest.fixture
+def karta_reader(cluster: KubeHTTP) -> Iterator[str]:
+    """A user of east who may read the Kartas (so Widgets are covered) but not list Widgets."""
+    user = f"reader-{uuid.uuid4().hex[:6]}"
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": user},
+        "rules": [{"apiGroups": ["run.ai"], "resources": ["kartas"], "verbs": ["get", "list"]}],
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": user},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": user},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    }
+    assert cluster.post(f"{rbac}/clusterroles", role).status == 201
+    assert cluster.post(f"{rbac}/clusterrolebindings", binding).status == 201
+    yield user
+    cluster.delete(f"{rbac}/clusterrolebindings/{user}")
+    cluster.delete(f"{rbac}/clusterroles/{user}")
+
+
+def test_forbidden_rejected_and_silent_clusters_are_warnings(
+    kli: Callable[..., Result], clusters: Clusters, karta_reader: str, tmp_path: Path
+) -> None:
+    """Beside east: east as a user who may not list Widgets (403), west with a token it rejects
+    (401), and a server that accepts connections and never answers (bounded by
+    --request-timeout)."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    data = yaml.safe_load(clusters.kubeconfig.read_text())
+    east_user = next(u for u in data["users"] if u["name"] == "east")["user"]
+    data["users"] += [
+        {"name": "nobody", "user": {**east_user, "as": karta_reader}},
+        {"name": "bad-token", "user": {"token": "not-a-token"}},
+    ]
+    data["clusters"].append(
+        {"name": "silent", "cluster": {"server": f"http://127.0.0.1:{silent.getsockname()[1]}"}}
+    )
+    ns = clusters.namespace
+    data["contexts"] += [
+        {"name": "east-nobody", "context": {"cluster": "east", "user": "nobody", "namespace": ns}},
+        {"name": "west-bad-token", "context": {"cluster": "west", "user": "bad-token", "namespace": ns}},
+        {"name": "silent", "context": {"cluster": "silent", "user": "dead", "namespace": ns}},
+    ]
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(data))
+    contexts = ("east", "east-nobody", "west-bad-token", "silent")
+    started = time.monotonic()
+    try:
+        result = kli(
+            "get",
+            "widgets",
+            "--kubeconfig",
+            str(path),
+            *(arg for name in contexts for arg in ("--context", name)),
+            "--request-timeout",
+            "2s",
+        )
+    finally:
+        silent.close()
+    assert time.monotonic() - started < 30
+    assert result.code == 0, result.err
+    assert [line.split()[:2] for line in result.out.splitlines()] == [
+        ["CLUSTER", "NAME"],
+        ["east", "alpha"],
+        ["east", "beta"],
+        ["east", "both"],
+    ]
+    lines = result.err.splitlines()
+    forbidden = [line for line in lines if line.startswith('warning: context "east-nobody": ')]
+    assert forbidden[-1].startswith(
+        f'warning: context "east-nobody": listing widgets.multi.karta.test: user "{karta_reader}" '
+        "(impersonated) is not allowed to do this (403 Forbidden)"
+    ), forbidden
+    (rejected,) = [line for line in lines if line.startswith('warning: context "west-bad-token": ')]
+    assert "the cluster rejected the credentials of the bearer token" in rejected
+    assert "(401 Unauthorized)" in rejected
+    (timed_out,) = [line for line in lines if line.startswith('warning: context "silent": ')]
+    assert timed_out.startswith('warning: context "silent": cannot reach http://127.0.0.1:')
+    assert timed_out.endswith("timed out")
+    assert not any(line.startswith("error:") for line in lines)
