@@ -33,7 +33,7 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _options() -> list[Callable[[Any], Any]]:
+def _options(*, several: bool = False) -> list[Callable[[Any], Any]]:
     opt = click.option
     return [
         opt(
@@ -45,7 +45,11 @@ def _options() -> list[Callable[[Any], Any]]:
             "--context",
             metavar="NAME",
             multiple=True,
-            help="The kubeconfig context to use (kli get: repeatable, one cluster each).",
+            help=(
+                "A kubeconfig context to list (repeatable: one cluster each, in parallel)."
+                if several
+                else "The kubeconfig context to use."
+            ),
             shell_complete=complete_contexts,
         ),
         opt("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
@@ -131,7 +135,7 @@ def _connection(func: F, *, several: bool) -> F:
         return func(*args, **kwargs)
 
     decorated: Any = wrapper
-    for option in reversed(_options()):
+    for option in reversed(_options(several=several)):
         decorated = option(decorated)
     return decorated  # type: ignore[no-any-return]
 

@@ -134,9 +134,10 @@ def test_one_cluster_commands_refuse_several_contexts(
 def test_help(kli: Callable[..., Any]) -> None:
     out = kli("get", "--help").out
     assert "--all-contexts" in out
-    assert "repeatable" in out
+    assert "repeatable: one cluster each" in " ".join(out.split())
     assert "CLUSTER column" in " ".join(out.split())
-    assert "--all-contexts" not in kli("describe", "--help").out
+    described = kli("describe", "--help").out
+    assert "--all-contexts" not in described and "The kubeconfig context to use." in described
 
 
 def test_the_cluster_column_comes_first() -> None:
