@@ -422,3 +422,14 @@ def test_forbidden_rejected_and_silent_clusters_are_warnings(
     assert timed_out.startswith('warning: context "silent": cannot reach http://127.0.0.1:')
     assert timed_out.endswith("timed out")
     assert not any(line.startswith("error:") for line in lines)
+
+
+def test_nothing_found_says_in_how_many_clusters(get: Callable[..., Result], clusters: Clusters) -> None:
+    both = ("--context", "east", "--context", "west", "--context", "dead", "--phase", "Suspended")
+    none = get("widgets", *both)
+    assert (none.code, none.out) == (0, "")
+    assert none.err.splitlines()[0] == "No workloads found in 2 clusters (each context's namespace)."
+    other = get("widgets", *both, "-n", "default")
+    assert other.err.splitlines()[0] == "No workloads found in namespace default of 2 clusters."
+    everywhere = get("widgets", *both, "-A", "-o", "json")
+    assert json.loads(everywhere.out)["items"] == []
