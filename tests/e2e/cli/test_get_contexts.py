@@ -31,7 +31,7 @@ import yaml
 from karta.kube import ConfigOverrides, KubeClient
 
 from ..kube.conftest import wait_discovered
-from ..kubehttp import KubeHTTP
+from ..kubehttp import KubeHTTP, closed_port, merged_kubeconfig
 from .conftest import Result, ensure_karta_crd
 
 GROUP = "multi.karta.test"
@@ -104,34 +104,6 @@ class Clusters:
     namespace: str
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _merged_kubeconfig(path: Path, sources: dict[str, Path], *, namespace: str) -> Path:
-    """One kubeconfig with a context (and cluster, user) per source, renamed, and ``dead``."""
-    doc: dict[str, Any] = {"apiVersion": "v1", "kind": "Config", "current-context": "east"}
-    doc["clusters"] = [{"name": "dead", "cluster": {"server": f"https://127.0.0.1:{_closed_port()}"}}]
-    doc["users"] = [{"name": "dead", "user": {"token": "nobody"}}]
-    doc["contexts"] = [
-        {"name": "dead", "context": {"cluster": "dead", "user": "dead", "namespace": namespace}}
-    ]
-    for name, source in sources.items():
-        data = yaml.safe_load(source.read_text())
-        current = next(c for c in data["contexts"] if c["name"] == data["current-context"])["context"]
-        cluster = next(c for c in data["clusters"] if c["name"] == current["cluster"])["cluster"]
-        user = next(u for u in data["users"] if u["name"] == current["user"])["user"]
-        doc["clusters"].append({"name": name, "cluster": cluster})
-        doc["users"].append({"name": name, "user": user})
-        doc["contexts"].append(
-            {"name": name, "context": {"cluster": name, "user": name, "namespace": namespace}}
-        )
-    path.write_text(yaml.safe_dump(doc))
-    return path
-
-
 @pytest.fixture(scope="module")
 def clusters(
     cluster: KubeHTTP, controllers_cluster: KubeHTTP, tmp_path_factory: pytest.TempPathFactory
@@ -154,10 +126,11 @@ def clusters(
                         "status": {"state": state},
                     }
                 )
-    path = _merged_kubeconfig(
+    path = merged_kubeconfig(
         tmp_path_factory.mktemp("contexts") / "kubeconfig",
         {name: kube.kubeconfig for name, kube in live.items()},
         namespace=namespace,
+        dead_port=closed_port(),
     )
     yield Clusters(path, namespace)
     for name, kube in live.items():
