@@ -1,6 +1,7 @@
 """Plain-HTTPS access to a test cluster for the e2e tests (standard library only).
 
-Owns: reading a kubeconfig's current context (server, CA, client certificate or token), a small
+Owns: reading a kubeconfig's current context (server, CA, client certificate or token), one
+kubeconfig merging several clusters' under new context names (:func:`merged_kubeconfig`), a small
 JSON request helper, waiting for a CRD to be established, and the bounded waits and answer checks
 the e2e tests share (:func:`wait`, :func:`ok`). The real cluster I/O layer
 (``karta.kube``) comes later; these tests must not depend on it.
@@ -177,3 +178,36 @@ def wait(what: str, probe: Callable[[], Any], timeout: float = 90.0, interval: f
             return value
         assert time.monotonic() < deadline, f"gave up waiting for {what}"
         time.sleep(interval)
+
+
+def merged_kubeconfig(path: Path, sources: dict[str, Path], *, namespace: str, dead_port: int) -> Path:
+    """One kubeconfig at ``path`` with a context, cluster and user per ``sources`` entry (the
+    current context of each file, renamed to the key) and a context ``dead`` (cluster and user
+    ``dead`` too) whose server is ``https://127.0.0.1:<dead_port>``; every context in
+    ``namespace``, ``current-context`` the first source."""
+    doc: dict[str, Any] = {"apiVersion": "v1", "kind": "Config", "current-context": next(iter(sources))}
+    doc["clusters"] = [{"name": "dead", "cluster": {"server": f"https://127.0.0.1:{dead_port}"}}]
+    doc["users"] = [{"name": "dead", "user": {"token": "nobody"}}]
+    doc["contexts"] = [
+        {"name": "dead", "context": {"cluster": "dead", "user": "dead", "namespace": namespace}}
+    ]
+    for name, source in sources.items():
+        data = yaml.load(source.read_text(), Loader=_Loader)
+        current = next(c for c in data["contexts"] if c["name"] == data["current-context"])["context"]
+        cluster = next(c for c in data["clusters"] if c["name"] == current["cluster"])["cluster"]
+        user = next(u for u in data["users"] if u["name"] == current["user"])["user"]
+        doc["clusters"].append({"name": name, "cluster": cluster})
+        doc["users"].append({"name": name, "user": user})
+        context = {"cluster": name, "user": name, "namespace": namespace}
+        doc["contexts"].append({"name": name, "context": context})
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def closed_port() -> int:
+    """A local TCP port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -80,7 +80,7 @@ def overrides_from(values: Mapping[str, Any]) -> kube.ConfigOverrides:
                 )
     return kube.ConfigOverrides(
         kubeconfig=values.get("kubeconfig") or None,
-        context=values.get("context") or None,
+        context=_one_context(values.get("context")),
         cluster=values.get("cluster") or None,
         user=values.get("user") or None,
         namespace=values.get("namespace") or None,
@@ -96,6 +96,15 @@ def overrides_from(values: Mapping[str, Any]) -> kube.ConfigOverrides:
         tls_server_name=values.get("tls_server_name") or None,
         request_timeout=str(timeout) if timeout is not None else None,
     )
+
+
+def _one_context(value: Any) -> str | None:
+    """``--context`` is repeatable (``kli get`` lists several clusters): the one given, or None
+    (several are the caller's to check: :func:`karta.cli.options.connection_options`)."""
+    if isinstance(value, tuple | list):
+        distinct = list(dict.fromkeys(v for v in value if v))
+        return distinct[0] if len(distinct) == 1 else None
+    return value or None
 
 
 def _header_safe(text: str) -> bool:

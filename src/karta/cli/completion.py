@@ -5,6 +5,7 @@ scripts themselves are printed by ``kli completion`` (:mod:`karta.cli.commands.c
   of all definitions (``kind.version.group`` when a kind is covered at several GVKs); NAME (after
   ``TYPE/`` or as the second word) to the live objects of that type;
 - :func:`complete_namespaces` for ``-n/--namespace``: the cluster's namespaces;
+- :func:`complete_contexts` for ``--context``: the kubeconfig's contexts (no request is made);
 - :func:`complete_definition_names`.
 
 Live completions use the connection flags already typed on the line, give up after
@@ -28,6 +29,7 @@ from karta.errors import UnknownResourceTypeError
 
 __all__ = [
     "COMPLETION_TIMEOUT",
+    "complete_contexts",
     "complete_definition_names",
     "complete_namespaces",
     "complete_types",
@@ -85,6 +87,16 @@ def complete_types(ctx: click.Context, param: click.Parameter, incomplete: str) 
     except Exception:  # completion must never fail loudly
         pass
     return []
+
+
+def complete_contexts(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """``shell_complete`` callback for ``--context``: the contexts of the kubeconfig the flags
+    typed so far name (``--kubeconfig``, else ``$KUBECONFIG``...), read from the files only."""
+    try:
+        names = kube.context_names(overrides_from(dict(ctx.params)))
+    except Exception:  # completion must never fail loudly
+        return []
+    return [CompletionItem(n) for n in names if n.startswith(incomplete)]
 
 
 def complete_namespaces(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:

@@ -1,5 +1,6 @@
 """The click options several commands share, declared once: kubectl's connection flags
-(:func:`connection_options`, karta-format.md 17.1) and ``-o/--output`` with ``--config``
+(:func:`connection_options`, karta-format.md 17.1; :func:`multi_cluster_options` for a command
+that works on several contexts) and ``-o/--output`` with ``--config``
 (:func:`output_options`, 17.2; with ``objects``, also kubectl's ``name``, ``jsonpath=`` and
 ``custom-columns=``, :mod:`karta.cli.printing`), ``--no-headers`` and ``--sort-by``
 (:func:`list_options`); and ``-o/--output`` for the commands whose format has a fixed default
@@ -15,7 +16,8 @@ from typing import Any, TypeVar
 import click
 
 from karta.cli.cluster import CONNECTION_PARAMS, overrides_from
-from karta.cli.completion import complete_namespaces
+from karta.cli.completion import complete_contexts, complete_namespaces
+from karta.cli.errors import UsageError
 from karta.cli.printing import CUSTOM_COLUMNS, JSONPATH, OBJECT_FORMATS, OutputChoice
 
 __all__ = [
@@ -24,13 +26,14 @@ __all__ = [
     "limit_option",
     "list_options",
     "manifest_options",
+    "multi_cluster_options",
     "output_options",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _options() -> list[Callable[[Any], Any]]:
+def _options(*, several: bool = False) -> list[Callable[[Any], Any]]:
     opt = click.option
     return [
         opt(
@@ -38,7 +41,17 @@ def _options() -> list[Callable[[Any], Any]]:
             metavar="PATH",
             help="Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config).",
         ),
-        opt("--context", metavar="NAME", help="The kubeconfig context to use."),
+        opt(
+            "--context",
+            metavar="NAME",
+            multiple=True,
+            help=(
+                "A kubeconfig context to list (repeatable: one cluster each, in parallel)."
+                if several
+                else "The kubeconfig context to use."
+            ),
+            shell_complete=complete_contexts,
+        ),
         opt("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
         opt("--user", metavar="NAME", help="The kubeconfig user to use."),
         opt(
@@ -84,17 +97,45 @@ def _options() -> list[Callable[[Any], Any]]:
 
 def connection_options(func: F) -> F:
     """Add kubectl's connection flags; the command gets them as ``overrides: ConfigOverrides``.
+    ``--context`` may be repeated only with the same name: a command of this kind works on one
+    cluster, and several are a usage error naming it.
 
     Place it directly under ``@click.command(...)`` (or anywhere among the options)."""
+    return _connection(func, several=False)
 
+
+def multi_cluster_options(func: F) -> F:
+    """:func:`connection_options` for a command that works on several clusters (``kli get``):
+    ``--context`` repeatable and ``--all-contexts``; the command also gets ``contexts:
+    tuple[str, ...]`` (distinct, in the order given) and ``all_contexts: bool``, and
+    ``overrides.context`` is set only when exactly one context is named."""
+    func = _connection(func, several=True)
+    return click.option(
+        "--all-contexts",
+        is_flag=True,
+        help="Work on every context of the kubeconfig (one cluster each, in parallel).",
+    )(func)
+
+
+def _connection(func: F, *, several: bool) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         values = {name: kwargs.pop(name, None) for name in CONNECTION_PARAMS}
+        contexts = tuple(dict.fromkeys(c for c in values.get("context") or () if c))
+        if several:
+            kwargs["contexts"] = contexts
+        elif len(contexts) > 1:
+            command = click.get_current_context().command_path
+            raise UsageError(
+                f"{command} works on one cluster: --context was given {len(contexts)} contexts "
+                f"({', '.join(contexts)})",
+                hint="run it once per context; 'kli get' lists several clusters (--context A --context B)",
+            )
         kwargs["overrides"] = overrides_from(values)
         return func(*args, **kwargs)
 
     decorated: Any = wrapper
-    for option in reversed(_options()):
+    for option in reversed(_options(several=several)):
         decorated = option(decorated)
     return decorated  # type: ignore[no-any-return]
 

@@ -3,9 +3,10 @@
 Kubeconfig and in-cluster configuration (:mod:`.config`, :mod:`.auth`), HTTP (:mod:`.transport`),
 discovery and type tokens (:mod:`.discovery`, :mod:`.resources`), get/list/watch/apply
 (:mod:`.client`), the resumable list-then-watch loop (:mod:`.watch`), many types listed and
-watched at once (:mod:`.fanout`), controller-owner chains (:mod:`.owners`), Karta definitions read
-from the cluster (:mod:`.kartas`), workload types and pods seen through them (:mod:`.workloads`)
-and the Events of some objects (:mod:`.events`).
+watched at once (:mod:`.fanout`), several clusters (kubeconfig contexts) worked on at once
+(:mod:`.contexts`), controller-owner chains (:mod:`.owners`), Karta definitions read from the
+cluster (:mod:`.kartas`), workload types and pods seen through them (:mod:`.workloads`) and the
+Events of some objects (:mod:`.events`).
 
 Why no client library: DESIGN.md section 4's measured facts rule each one out for some need —
 ``kubernetes`` (160 MiB, 250–400 ms import), ``kubernetes_asyncio`` (70 MiB, async only),
@@ -71,17 +72,26 @@ _EXPORTS: dict[str, str] = {
     "MergedWatch": "karta.kube.fanout",
     "WatchFailed": "karta.kube.fanout",
     "list_many": "karta.kube.fanout",
+    "ClusterResult": "karta.kube.contexts",
+    "ClusterTarget": "karta.kube.contexts",
+    "DEFAULT_CLUSTER_TIMEOUT": "karta.kube.contexts",
+    "context_names": "karta.kube.contexts",
+    "per_cluster": "karta.kube.contexts",
+    "select_contexts": "karta.kube.contexts",
     "Listed": "karta.kube.capacity",
     "list_nodes": "karta.kube.capacity",
     "list_pods": "karta.kube.capacity",
 }
 
 __all__ = [
+    "DEFAULT_CLUSTER_TIMEOUT",
     "FIELD_MANAGER",
     "KARTA_RESOURCE",
     "MAX_DEPTH",
     "ClusterConfig",
     "ClusterKartas",
+    "ClusterResult",
+    "ClusterTarget",
     "ConfigOverrides",
     "CoveredType",
     "Credentials",
@@ -109,6 +119,7 @@ __all__ = [
     "WatchStream",
     "WorkloadPods",
     "connect_for_definitions",
+    "context_names",
     "controller_ref",
     "covered_types",
     "find_pods",
@@ -120,8 +131,10 @@ __all__ = [
     "load_definitions",
     "object_events",
     "parse_timeout",
+    "per_cluster",
     "read_cluster_kartas",
     "resolve_type",
+    "select_contexts",
     "workload_pods",
 ]
 
@@ -136,6 +149,14 @@ if TYPE_CHECKING:
         in_cluster_config,
         load_config,
         parse_timeout,
+    )
+    from karta.kube.contexts import (
+        DEFAULT_CLUSTER_TIMEOUT,
+        ClusterResult,
+        ClusterTarget,
+        context_names,
+        per_cluster,
+        select_contexts,
     )
     from karta.kube.discovery import Discovery
     from karta.kube.events import EventsRead, object_events

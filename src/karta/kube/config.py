@@ -145,10 +145,7 @@ def load_config(
     """Resolve the connection for ``overrides`` (kubectl's precedence; see the module docstring)."""
     ov = overrides or ConfigOverrides()
     env = os.environ if environ is None else environ
-    paths = kubeconfig_paths(ov, environ=env, home=home)
-    existing = [p for p in paths if p.is_file()]
-    if ov.kubeconfig and not existing:
-        raise KubeConfigError(f"kubeconfig {ov.kubeconfig} does not exist")
+    paths, existing = existing_kubeconfigs(ov, environ=env, home=home)
     if existing:
         merged = merge_kubeconfigs(existing)
         return config_from_kubeconfig(merged, ov, source="kubeconfig " + os.pathsep.join(map(str, existing)))
@@ -162,6 +159,17 @@ def load_config(
         + (", ".join(map(str, paths)) or "nothing")
         + ") and not running inside a cluster"
     )
+
+
+def existing_kubeconfigs(
+    overrides: ConfigOverrides, *, environ: Mapping[str, str], home: Path | None = None
+) -> tuple[list[Path], list[Path]]:
+    """The kubeconfig files looked at and those that exist; a missing ``--kubeconfig`` raises."""
+    paths = kubeconfig_paths(overrides, environ=environ, home=home)
+    existing = [p for p in paths if p.is_file()]
+    if overrides.kubeconfig and not existing:
+        raise KubeConfigError(f"kubeconfig {overrides.kubeconfig} does not exist")
+    return paths, existing
 
 
 def kubeconfig_paths(

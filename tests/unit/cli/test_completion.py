@@ -103,3 +103,19 @@ def test_complete_types_callback(monkeypatch, tmp_path) -> None:
     values = [i.value for i in complete_types(ctx, click.Argument(["t"]), "PyT")]
     assert values == ["pytorchjob"]
     assert complete_types(ctx, click.Argument(["t"]), "pytorchjob/") == []
+
+
+def test_context_completes_the_kubeconfigs_contexts(monkeypatch, capsys, tmp_path) -> None:
+    config = tmp_path / "kubeconfig"
+    config.write_text(
+        "apiVersion: v1\nkind: Config\ncontexts:\n"
+        "- {name: prod-east, context: {cluster: x}}\n- {name: prod-west, context: {cluster: x}}\n"
+        "- {name: lab, context: {cluster: x}}\n"
+    )
+    monkeypatch.setenv("KUBECONFIG", str(config))
+    prod = complete(monkeypatch, capsys, "kli get jobs --context prod", 4)
+    assert prod == ["plain,prod-east", "plain,prod-west"]
+    words = f"kli get jobs --kubeconfig {config} --context a --context "
+    assert complete(monkeypatch, capsys, words, 8) == ["plain,lab", "plain,prod-east", "plain,prod-west"]
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
+    assert [w for w in complete(monkeypatch, capsys, "kli describe --context ", 3) if w] == []

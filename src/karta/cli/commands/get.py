@@ -16,6 +16,12 @@ while the objects already received are resolved, so extraction overlaps the API 
 kubectl would (:mod:`karta.cli.printing`). With ``--all-types``, a type the cluster refuses to list
 is skipped with a warning (and not watched); when every one is refused the command fails (exit 1),
 as kubectl does, instead of reporting that no workloads were found.
+
+Several contexts (``--context A --context B``, ``--all-contexts``; :func:`_get_several`): one
+:class:`Run` per cluster collects its rows in a thread of :func:`karta.kube.per_cluster`, with its
+own client, definitions and warnings (prefixed with the context); the rows are printed together
+with a CLUSTER column (a ``cluster`` field in -o json|yaml). A cluster that fails is a warning;
+none listed is an error.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,18 +37,18 @@ import click
 
 from karta import kube, report
 from karta.cli import exitcodes, printing
-from karta.cli.cluster import cluster_failure, connect
+from karta.cli.cluster import NO_CLUSTER_HINT, cluster_failure, connect
 from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.config import load_config, resolve_output
 from karta.cli.errors import CliError, UsageError, format_error
 from karta.cli.lookup import not_found, not_installed, open_store, parse_targets, resolve_type
-from karta.cli.options import connection_options, list_options, output_options
+from karta.cli.options import list_options, multi_cluster_options, output_options
 from karta.cli.output import dump_json, dump_yaml, emit, warn
 from karta.cli.progress import Progress
 from karta.cli.views.get import Table
 from karta.cli.views.table import fit_width
-from karta.errors import ApiError, ClusterError, KartaError, KubeConfigError
+from karta.errors import ApiError, ClusterError, KartaError, KubeConfigError, NoKubeconfigError
 
 if TYPE_CHECKING:
     from karta.definitions import DefinitionStore, StoredDefinition
@@ -82,7 +88,7 @@ FORMATS = ("table", "wide", "json", "yaml")
 )
 @output_options(*FORMATS, objects=True)
 @list_options
-@connection_options
+@multi_cluster_options
 def get(
     args: tuple[str, ...],
     all_types: bool,
@@ -97,6 +103,8 @@ def get(
     no_headers: bool,
     sort_by: str | None,
     overrides: ConfigOverrides,
+    contexts: tuple[str, ...],
+    all_contexts: bool,
 ) -> None:
     """List workloads of TYPE (or of every covered type) with their phase, GPUs and components.
 
@@ -110,9 +118,18 @@ def get(
     every one is refused, nothing could be listed and kli exits 1. Exit codes: 1 a list refused
     (every list, with --all-types), 3 workload (or its type) not found, 4 no Karta definition
     covers TYPE.
+
+    Several clusters: --context A --context B (or --all-contexts, every context of the
+    kubeconfig) lists each in parallel, with a CLUSTER column first (the context) and a
+    "cluster" field in every -o json|yaml item (plus "clusters": each context's count or
+    error). A cluster that cannot be listed is a warning naming its context; kli exits 0 when
+    at least one cluster was listed, else 1 (or the code every cluster failed with, e.g. 4).
+    Without --request-timeout each request is limited to 30 s, so a dead cluster cannot hang.
     """
 
     request = _parse_args(args, all_types=all_types)
+    several = all_contexts or len(contexts) > 1
+    _check_several(contexts, all_contexts=all_contexts, overrides=overrides, watch=watch)
     if selector and request.named:
         raise UsageError("a label selector (-l) cannot be combined with NAME")
     if chunk_size < 0:
@@ -124,18 +141,26 @@ def get(
     sort_path = printing.parse_sort_by(sort_by)
     config = load_config(config_file)
     fmt = resolve_output(output, config=config, allowed=FORMATS)
-    run = Run(
-        request=request,
-        phases=wanted,
-        selector=selector or None,
-        chunk_size=chunk_size,
-        all_namespaces=all_namespaces,
-        fmt=fmt,
-        gpu_resources=config.gpu_resources,
-        overrides=overrides,
-        headers=not no_headers,
-        sort_by=sort_path,
-    )
+
+    def new_run(**extra: Any) -> Run:
+        return Run(
+            request=request,
+            phases=wanted,
+            selector=selector or None,
+            chunk_size=chunk_size,
+            all_namespaces=all_namespaces,
+            fmt=fmt,
+            gpu_resources=config.gpu_resources,
+            overrides=overrides,
+            headers=not no_headers,
+            sort_by=sort_path,
+            **extra,
+        )
+
+    if several:
+        _get_several(new_run, contexts=contexts, all_contexts=all_contexts)
+        return
+    run = new_run()
     try:
         run.execute(watch=watch, deadline=deadline)
     except CliError:
@@ -143,6 +168,44 @@ def get(
         raise
     finally:
         run.close()
+
+
+SINGLE_CLUSTER_FLAGS = (
+    ("server", "--server"),
+    ("cluster", "--cluster"),
+    ("user", "--user"),
+    ("token", "--token"),
+    ("certificate_authority", "--certificate-authority"),
+    ("client_certificate", "--client-certificate"),
+    ("client_key", "--client-key"),
+    ("tls_server_name", "--tls-server-name"),
+)
+
+
+def _check_several(
+    contexts: Sequence[str], *, all_contexts: bool, overrides: ConfigOverrides, watch: bool
+) -> None:
+    """The usage rules of several clusters (before any connection)."""
+    if all_contexts and contexts:
+        raise UsageError(
+            "--all-contexts lists every context: it takes no --context", hint="pass one or the other"
+        )
+    if not (all_contexts or len(contexts) > 1):
+        return
+    if watch:
+        raise UsageError(
+            "-w/--watch follows one cluster: not with several contexts",
+            hint="list several clusters without -w, or watch each with --context NAME -w",
+        )
+    given = [flag for name, flag in SINGLE_CLUSTER_FLAGS if getattr(overrides, name)]
+    if overrides.insecure_skip_tls_verify:
+        given.append("--insecure-skip-tls-verify")
+    if given:
+        raise UsageError(
+            f"{', '.join(given)} choose{'s' if len(given) == 1 else ''} one cluster's server or "
+            "credentials: not with several contexts",
+            hint="each context brings its own cluster and user from the kubeconfig",
+        )
 
 
 def parse_phases(values: Iterable[str]) -> frozenset[str]:
@@ -204,6 +267,105 @@ def _watch_deadline(text: str | None, *, watch: bool) -> float | None:
     return None if seconds is None else time.monotonic() + seconds
 
 
+# ----------------------------------------------------------------------------- several clusters
+
+
+class ClusterFailed(Exception):
+    """One cluster's failure (``error``), with the warnings its run had collected by then."""
+
+    def __init__(self, error: CliError, warnings: Sequence[str]) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.warnings = list(warnings)
+
+
+def _get_several(new_run: Callable[..., Run], *, contexts: Sequence[str], all_contexts: bool) -> None:
+    """``kli get`` on several contexts: each cluster listed by a :class:`Run` of its own, in
+    parallel (:func:`karta.kube.per_cluster`: its own client, definitions and warnings); the rows
+    merged in the order of the contexts, each with its ``cluster``. A failed cluster is a warning;
+    none listed is an error (the code they all failed with, else 1); a NAME found in no cluster
+    exits 3."""
+    display = new_run(clusters=[])
+    try:
+        targets = kube.select_contexts(display.overrides, contexts=contexts, all_contexts=all_contexts)
+    except NoKubeconfigError as exc:
+        raise CliError(f"no cluster configured: {exc}", hint=NO_CLUSTER_HINT) from None
+    except KubeConfigError as exc:
+        raise CliError(
+            f"cannot use the cluster configuration: {exc}",
+            hint="'kubectl config get-contexts' lists the contexts; --kubeconfig chooses the file",
+        ) from None
+
+    def work(client: KubeClient) -> tuple[Run, Collected]:
+        run = new_run(progress=False)
+        run.client = client
+        try:
+            try:
+                client.discovery.resources()  # an unreachable server fails here, once
+            except ClusterError as exc:
+                raise cluster_failure(exc, client=client) from None
+            return run, run.collect()
+        except CliError as exc:
+            raise ClusterFailed(exc, run.warnings) from None
+
+    rows: list[Any] = []
+    failures: list[CliError] = []
+    missing: dict[tuple[str, str], CliError] | None = None  # NAMEs not found in any cluster so far
+    clusters = display.clusters
+    assert clusters is not None
+    for result in kube.per_cluster(targets, work):
+        prefix = f'context "{result.context}": '
+        entry: dict[str, Any] = {"name": result.context, "server": result.server}
+        if result.error is not None:
+            error, said = _cluster_failure(result.error)
+            failures.append(error)
+            display.warnings.extend(prefix + w for w in said)
+            display.warnings.append(prefix + str(error))
+            clusters.append({**entry, "error": str(error)})
+            continue
+        assert result.value is not None
+        run, got = result.value
+        display.warnings.extend(prefix + w for w in run.warnings)
+        display.shared_kinds |= run.shared_kinds
+        here = {(token, name): error for token, name, error in got.missing}
+        missing = here if missing is None else {k: v for k, v in missing.items() if k in here}
+        rows.extend({"cluster": result.context, **view} for view in got.views)
+        clusters.append({**entry, "count": len(got.views)})
+    if len(failures) == len(clusters):
+        display.flush_warnings()
+        codes = {error.code for error in failures}
+        raise CliError(
+            f"no cluster could be listed ({len(failures)} context{'s' if len(failures) != 1 else ''} "
+            "failed: see the warnings)",
+            code=codes.pop() if len(codes) == 1 else exitcodes.FAILURE,
+            hint="check that the clusters are running and reachable, and the kubeconfig's contexts",
+        )
+    listed = ", ".join(c["name"] for c in clusters if "error" not in c)
+    errors = [
+        CliError(f"{error} (in none of the clusters listed: {listed})", code=error.code, hint=error.hint)
+        for error in (missing or {}).values()
+    ]
+    display._finish(rows, watch=False, deadline=None, empty_note=not errors)
+    if errors:
+        for error in errors[:-1]:
+            sys.stderr.write(format_error(error, hint=False))
+        raise errors[-1]
+
+
+def _cluster_failure(exc: Exception) -> tuple[CliError, list[str]]:
+    """The error of one cluster (and the warnings it had by then) as :class:`CliError`; anything
+    that is not a cluster or definition problem is a bug and raised again."""
+    if isinstance(exc, ClusterFailed):
+        return exc.error, exc.warnings
+    if isinstance(exc, CliError):
+        return exc, []
+    if isinstance(exc, ClusterError):
+        return cluster_failure(exc), []
+    if isinstance(exc, KartaError):
+        return CliError(str(exc)), []
+    raise exc
+
+
 # ------------------------------------------------------------------------------------- the run
 
 
@@ -216,6 +378,18 @@ class Target:
     definition: StoredDefinition
     token: str = ""
     names: tuple[str, ...] = ()
+
+
+@dataclass
+class Collected:
+    """What one cluster gave: the rows in printed order, the list resourceVersions (per target,
+    for ``-w``) and the NAMEs not found there (TYPE token, NAME, the error); ``watchable`` is off
+    when the one TYPE listed is not installed."""
+
+    views: list[WorkloadSummary]
+    versions: list[str] = field(default_factory=list)
+    missing: list[tuple[str, str, CliError]] = field(default_factory=list)
+    watchable: bool = True
 
 
 @dataclass
@@ -238,6 +412,8 @@ class Run:
     top_level: TopLevel | None = None
     builder: Summarizer | None = None
     resource_versions: dict[int, str] = field(default_factory=dict)
+    progress: bool = True  # a progress line on a terminal (off when several clusters list at once)
+    clusters: list[dict[str, Any]] | None = None  # several clusters: the CLUSTER column, -o json's
 
     def flush_warnings(self) -> None:
         for warning in self.warnings:
@@ -257,7 +433,25 @@ class Run:
 
     # -- main --------------------------------------------------------------------------------
     def execute(self, *, watch: bool, deadline: float | None) -> None:
+        """One cluster: connect, collect, print (then watch); the missing NAMEs exit 3 after."""
         self.client = connect(self.overrides)
+        got = self.collect()
+        self._finish(
+            got.views,
+            watch=watch and got.watchable and not got.missing,
+            deadline=deadline,
+            versions=got.versions,
+            empty_note=not got.missing,
+        )
+        if got.missing:
+            for _, _, error in got.missing[:-1]:
+                sys.stderr.write(format_error(error, hint=False))
+            raise got.missing[-1][2]
+
+    def collect(self) -> Collected:
+        """The rows of the request on :attr:`client` (in their printed order), and the warnings
+        in :attr:`warnings`; the cluster's failures raise :class:`CliError`."""
+        assert self.client is not None
         self.store = open_store(client=self.client)
         self.warnings.extend(self.store.warnings)
         self.builder = report.Summarizer(gpu_resources=self.gpu_resources)
@@ -265,13 +459,11 @@ class Run:
         if self.request.all_types:
             self._plan_all_types()
         elif not self._plan_types():
-            self._finish([], watch=False, deadline=None)
-            return
+            return Collected([], watchable=False)
         if self.request.named:
-            self._get_named(watch=watch, deadline=deadline)
-            return
+            return self._get_named()
         views, versions = self._list_all()
-        self._finish(report.sort_summaries(views), watch=watch, deadline=deadline, versions=versions)
+        return Collected(report.sort_summaries(views), versions)
 
     def _covered_kinds(self) -> None:
         assert self.store is not None
@@ -308,18 +500,21 @@ class Run:
         self.targets.extend(Target(c.resource, c.definition) for c in covered)
 
     # -- named workloads -----------------------------------------------------------------------
-    def _get_named(self, *, watch: bool, deadline: float | None) -> None:
+    def _get_named(self) -> Collected:
         """Every NAME asked for, in order; the missing ones are errors after the rest is printed
         (kubectl's way; exit 3)."""
         assert self.client is not None and self.builder is not None
         views: list[WorkloadSummary] = []
         versions: list[str] = []
-        missing: list[CliError] = []
+        missing: list[tuple[str, str, CliError]] = []
         for target in self.targets:
             rv = ""
             for name in target.names:
-                obj = self._read(target, name, missing)
+                obj = self._read(target, name)
                 if obj is None:
+                    namespace = self.namespace or self.client.namespace
+                    error = not_found(target.resource, name, namespace=namespace)
+                    missing.append((target.token, name, error))
                     continue
                 try:
                     view = self.builder.summary(obj, target.definition)
@@ -329,22 +524,15 @@ class Run:
                     views.append(view)
                 rv = max(rv, str((obj.get("metadata") or {}).get("resourceVersion") or ""), key=_rv_key)
             versions.append(rv)
-        self._finish(
-            views, watch=watch and not missing, deadline=deadline, versions=versions, empty_note=not missing
-        )
-        if missing:
-            for error in missing[:-1]:
-                sys.stderr.write(format_error(error, hint=False))
-            raise missing[-1]
+        return Collected(views, versions, missing)
 
-    def _read(self, target: Target, name: str, missing: list[CliError]) -> dict[str, Any] | None:
+    def _read(self, target: Target, name: str) -> dict[str, Any] | None:
+        """The object, or None when it does not exist (404)."""
         assert self.client is not None
         try:
             return self.client.get(target.resource, name, namespace=self.namespace)
         except ApiError as exc:
             if exc.status == 404:
-                namespace = self.namespace or self.client.namespace
-                missing.append(not_found(target.resource, name, namespace=namespace))
                 return None
             raise cluster_failure(
                 exc, client=self.client, doing=f"reading {target.resource.kind}/{name}"
@@ -376,7 +564,7 @@ class Run:
             label_selector=self.selector,
             chunk_size=self.chunk_size,
         )
-        with Progress(label) as progress:
+        with Progress(label, enabled=None if self.progress else False) as progress:
             for page in pages:
                 index = page.index
                 target = self.targets[index]
@@ -483,6 +671,7 @@ class Run:
     def _table(self) -> Table:
         colour = self.fmt in ("table", "wide") and _colour_allowed()
         return Table(
+            show_cluster=self.clusters is not None,
             show_type=self.request.all_types,
             show_namespace=self.all_namespaces,
             headers=self.headers,
@@ -510,9 +699,11 @@ class Run:
         ``empty_note`` is off because errors follow), then watch, then the warnings."""
         if self.sort_by is not None:
             views = printing.sort_items(views, self.sort_by)
-        single = self.request.single
+        single = self.request.single and self.clusters is None
         table = self._table() if self.fmt in ("table", "wide") else None
         data: Any = views[0] if single and views else {"items": views, "count": len(views)}
+        if self.clusters is not None and not single:
+            data["clusters"] = self.clusters
         if table is not None:
             if views:
                 _write(table.render(views))
@@ -539,6 +730,14 @@ class Run:
         return printing.render_objects(self.fmt, views, data=None, name_of=_object_name, headers=headers)
 
     def _nothing_found(self) -> str:
+        if self.clusters is not None:
+            listed = sum(1 for c in self.clusters if "error" not in c)
+            clusters = f"{listed} cluster{'s' if listed != 1 else ''}"
+            if self.all_namespaces:
+                return f"No workloads found in any namespace of {clusters}.\n"
+            if self.overrides.namespace:
+                return f"No workloads found in namespace {self.overrides.namespace} of {clusters}.\n"
+            return f"No workloads found in {clusters} (each context's namespace).\n"
         if self.namespace is None:
             return "No workloads found in any namespace.\n"
         return f"No workloads found in namespace {self.namespace}.\n"

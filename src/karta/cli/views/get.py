@@ -1,8 +1,9 @@
-"""The ``kli get`` table (karta-format.md 17.4): ``[NAMESPACE] NAME [TYPE] PHASE GPU COMPONENTS AGE
-[ORIGIN]`` over :class:`karta.report.WorkloadSummary` rows. As kubectl, NAMESPACE comes first and
-only with ``-A``, ``-o wide`` adds ORIGIN, and nothing is cut unless a width is given (a terminal's,
-for ``-o table``: COMPONENTS is then cut with ``+N``); phases are coloured on a terminal; every
-cell with its control characters escaped."""
+"""The ``kli get`` table (karta-format.md 17.4): ``[CLUSTER] [NAMESPACE] NAME [TYPE] PHASE GPU
+COMPONENTS AGE [ORIGIN]`` over :class:`karta.report.WorkloadSummary` rows. CLUSTER (the row's
+``cluster``: its kubeconfig context) comes first when several clusters are listed; as kubectl,
+NAMESPACE comes next and only with ``-A``, ``-o wide`` adds ORIGIN, and nothing is cut unless a
+width is given (a terminal's, for ``-o table``: COMPONENTS is then cut with ``+N``); phases are
+coloured on a terminal; every cell with its control characters escaped."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ def _shorten(cell: str, width: int) -> str:
 
 class Table:
     """The table: :meth:`render` sets the column widths; :meth:`line` formats one more row with
-    them (``--watch``). NAMESPACE appears with ``show_namespace`` (``-A``), TYPE with
+    them (``--watch``). CLUSTER appears with ``show_cluster`` (several contexts), NAMESPACE with
+    ``show_namespace`` (``-A``), TYPE with
     ``show_type`` (``--all-types``), ORIGIN with ``wide``; ``headers=False`` leaves the header
     line out (``--no-headers``); ``width`` (None: no limit) is what COMPONENTS is cut to fit."""
 
@@ -55,6 +57,7 @@ class Table:
         show_type: bool,
         wide: bool,
         show_namespace: bool = False,
+        show_cluster: bool = False,
         headers: bool = True,
         type_label: Callable[[Mapping[str, Any]], str] | None = None,
         now: Callable[[], _dt.datetime] | None = None,
@@ -63,6 +66,7 @@ class Table:
     ) -> None:
         self.show_type = show_type
         self.show_namespace = show_namespace
+        self.show_cluster = show_cluster
         self.headers = headers
         self.wide = wide
         self.type_label = type_label or (lambda v: str(v.get("kind") or ""))
@@ -70,6 +74,7 @@ class Table:
         self.colour = colour
         self.width = None if wide else width
         self.header = [
+            *(["CLUSTER"] if show_cluster else []),
             *(["NAMESPACE"] if show_namespace else []),
             "NAME",
             *(["TYPE"] if show_type else []),
@@ -85,7 +90,9 @@ class Table:
         self._phase = self.header.index("PHASE")
 
     def cells(self, summary: Mapping[str, Any], *, now: _dt.datetime | None = None) -> list[str]:
-        cells = [str(summary.get("namespace") or "<none>")] if self.show_namespace else []
+        cells = [str(summary.get("cluster") or "")] if self.show_cluster else []
+        if self.show_namespace:
+            cells.append(str(summary.get("namespace") or "<none>"))
         cells.append(str(summary.get("name") or ""))
         if self.show_type:
             cells.append(self.type_label(summary))
