@@ -69,6 +69,7 @@ class ClusterSource:
         store: RowStore,
         cluster: str = "default",
         gpu_resources: Sequence[str] = ("nvidia.com/gpu",),
+        after: threading.Event | None = None,
     ) -> None:
         self.name = f"ui-source/{cluster}"
         self.client = client
@@ -76,6 +77,7 @@ class ClusterSource:
         self.definitions = definitions
         self.store = store
         self.gpu_resources = tuple(gpu_resources)
+        self.after = after  # set when the definitions are ready (the controller's first sync)
         self.synced = threading.Event()
         self._lock = threading.RLock()
         self._reload = threading.Event()
@@ -116,6 +118,9 @@ class ClusterSource:
         self._reload.set()
 
     def run(self, stop: threading.Event) -> None:
+        while self.after is not None and not self.after.wait(0.5):
+            if stop.is_set():
+                return
         while not stop.is_set():
             self._reload.clear()
             try:

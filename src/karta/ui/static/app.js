@@ -54,9 +54,9 @@ function age(created) {
 
 function gangText(gang) {
   if (!gang) return "";
-  const group = gang.groupObjects > 0 ? "group ✓" : "no group";
-  const minimum = gang.minimumMet ? "min met" : `min ${gang.scheduled}/${gang.minMember}`;
-  return `${group}, ${minimum}`;
+  const group = gang.groupObjects > 0 ? "group" : "no group";
+  const minimum = gang.minimumMet ? "min met" : `${gang.scheduled}/${gang.minMember} bound`;
+  return `${group} · ${minimum}`;
 }
 
 async function getJSON(url) {
