@@ -26,7 +26,7 @@ from typing import Any
 
 from karta import kube, report
 from karta.definitions import DefinitionStore, StoredDefinition
-from karta.errors import ClusterError, KartaError
+from karta.errors import KartaError
 from karta.jq import Evaluator
 from karta.render import BACKENDS
 from karta.ui.detail import workload_detail
@@ -101,6 +101,7 @@ class ClusterSource:
         self._warnings: list[str] = []
         self._top: kube.TopLevel | None = None
         self._chains: kube.OwnerChains | None = None
+        self._fresh = True  # no complete sync since the plan: the store may hold rows of an older one
 
     # -- life cycle -------------------------------------------------------------------------------
     def start(self) -> ClusterSource:
@@ -125,12 +126,16 @@ class ClusterSource:
             self._reload.clear()
             try:
                 merged = self._plan()
-            except ClusterError as exc:
-                self.store.set_state(self.cluster, synced=False, warnings=[f"cannot discover types: {exc}"])
+            except KartaError as exc:  # discovery failed, or a definition could not be resolved
+                self.store.set_state(self.cluster, synced=False, warnings=[f"cannot list the types: {exc}"])
                 stop.wait(5.0)
                 continue
             with merged:
-                self._follow(merged, stop)
+                try:
+                    self._follow(merged, stop)
+                except KartaError as exc:  # not expected (rows catch their own): plan again
+                    self.store.set_state(self.cluster, synced=False, warnings=[f"watching stopped: {exc}"])
+                    stop.wait(1.0)
 
     def _plan(self) -> kube.MergedWatch:
         store = self.definitions()
@@ -384,6 +389,11 @@ class ClusterSource:
                 self.store.remove(row_id(self.cluster, uid))
                 continue
             self.store.put(self.row(uid, *found))
+        if synced and self._fresh:
+            self._fresh = False
+            with self._lock:
+                keep = {row_id(self.cluster, uid) for uid in self._workloads}
+            self.store.retain_cluster(self.cluster, keep)
         if synced and not self.synced.is_set():
             self.synced.set()
         self.store.set_state(self.cluster, synced=synced, warnings=warnings)

@@ -71,6 +71,13 @@ class RowStore:
                     self._rows[key] = row
                     self._bump(key)
 
+    def retain_cluster(self, cluster: str, keep: set[str]) -> None:
+        """Remove ``cluster``'s rows whose id is not in ``keep`` (those a new plan no longer sees)."""
+        with self._changed:
+            for key in [k for k, r in self._rows.items() if r.get("cluster") == cluster and k not in keep]:
+                del self._rows[key]
+                self._bump(key)
+
     def _bump(self, key: str) -> None:
         self._seq += 1
         self._log.append((self._seq, key))

@@ -76,15 +76,23 @@ function setLive(text, on) {
 
 async function loadAll() {
   const started = performance.now();
-  const rows = new Map();
-  let offset = 0;
+  let rows = new Map();
   let seq = 0;
-  for (;;) {
-    const page = await getJSON(`/api/workloads?limit=${PAGE}&offset=${offset}&sort=name`);
-    if (offset === 0) seq = page.seq;
-    for (const row of page.items) rows.set(row.id, row);
-    offset += page.items.length;
-    if (page.items.length === 0 || offset >= page.total) break;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    // paged by name; a change between two pages may shift a row across them, so a load during
+    // which the store changed is done again (the change stream brings whatever changes after)
+    rows = new Map();
+    let offset = 0;
+    let last = 0;
+    for (;;) {
+      const page = await getJSON(`/api/workloads?limit=${PAGE}&offset=${offset}&sort=name`);
+      if (offset === 0) seq = page.seq;
+      last = page.seq;
+      for (const row of page.items) rows.set(row.id, row);
+      offset += page.items.length;
+      if (page.items.length === 0 || offset >= page.total) break;
+    }
+    if (last === seq) break;
   }
   state.rows = rows;
   state.seq = seq;
