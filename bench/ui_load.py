@@ -66,7 +66,6 @@ def job(index: int) -> dict[str, Any]:
         "spec": {
             "parallelism": 1 + index % 3,
             "completions": 1 + index % 3,
-            "suspend": True,
             "template": {"spec": {"restartPolicy": "Never", "containers": [container]}},
         },
     }
@@ -81,7 +80,9 @@ def populate(client: KubeClient, count: int) -> list[str]:
         namespace = namespaces[index % NAMESPACES]
         created = client.create(job(index), namespace=namespace)
         if index % 7 == 0:
-            status = {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}
+            gave_up = {"status": "True", "reason": "BackoffLimitExceeded", "message": "gave up"}
+            conditions = [{"type": "FailureTarget", **gave_up}, {"type": "Failed", **gave_up}]
+            status = {"startTime": "2026-01-01T00:00:00Z", "conditions": conditions}
             client.patch(
                 "jobs.batch",
                 created["metadata"]["name"],

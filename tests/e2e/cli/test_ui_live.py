@@ -64,15 +64,18 @@ def workloads(cluster: KubeHTTP, corpus: Path) -> Iterator[dict[str, Any]]:
         "kind": "Job",
         "metadata": {"name": "failed-job"},
         "spec": {
-            "suspend": True,
             "template": {
                 "spec": {"restartPolicy": "Never", "containers": [{"name": "m", "image": "busybox"}]}
             },
         },
     }
     ok(cluster.post(f"/apis/batch/v1/namespaces/{namespace}/jobs", job))
-    failed = {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": "gave up"}
-    patch_status(cluster, f"/apis/batch/v1/namespaces/{namespace}/jobs/failed-job", {"conditions": [failed]})
+    gave_up = {"status": "True", "reason": "BackoffLimitExceeded", "message": "gave up"}
+    failed = {
+        "startTime": "2026-01-01T00:00:00Z",
+        "conditions": [{"type": "FailureTarget", **gave_up}, {"type": "Failed", **gave_up}],
+    }
+    patch_status(cluster, f"/apis/batch/v1/namespaces/{namespace}/jobs/failed-job", failed)
     yield {"namespace": namespace, "pytorchjob": pt, "path": f"{base}/{name}"}
     cluster.delete(f"/api/v1/namespaces/{namespace}")
 

@@ -208,7 +208,7 @@ def test_the_list_shows_every_kind_and_follows_a_status_change(
     browser.save_screenshot(str(screens / "1-list.png"))
 
     marker = browser.execute_script("window.kartaNoReload = 1; return window.kartaNoReload")
-    succeeded = {"type": "Succeeded", "status": "True", "reason": "PyTorchJobSucceeded"}
+    succeeded = {"type": "Succeeded", "status": "True", "reason": "PyTorchJobSucceeded", "message": HOSTILE}
     patch_status(scene["kube"], scene["pytorchjob"], {"conditions": [succeeded]})
     wait_for(
         "the PyTorchJob row to turn Completed",
