@@ -4,7 +4,7 @@
 "use strict";
 
 const ROW_HEIGHT = 32; // px; matches --row in app.css (2rem at 16px is close; measured below)
-const OVERSCAN = 12;
+const OVERSCAN = 10; // rows drawn above and below the visible ones
 const PAGE = 1000;
 
 const state = {
@@ -20,6 +20,7 @@ const state = {
   renderQueued: false,
   loadedAt: 0,
   rowHeight: ROW_HEIGHT,
+  drawn: null, // {first, last}: the rows in the DOM
 };
 window.kartaUi = state; // for tests and curious users: read-only use
 
@@ -217,12 +218,18 @@ function scheduleRefresh() {
   });
 }
 
-function renderWindow() {
+function renderWindow(force = true) {
   const scroller = $("scroller");
   const height = state.rowHeight;
-  const first = Math.max(0, Math.floor(scroller.scrollTop / height) - OVERSCAN);
-  const count = Math.ceil(scroller.clientHeight / height) + 2 * OVERSCAN;
-  const last = Math.min(state.view.length, first + count);
+  const top = Math.floor(scroller.scrollTop / height);
+  const visible = Math.ceil(scroller.clientHeight / height) + 1;
+  const drawn = state.drawn;
+  if (!force && drawn && top >= drawn.first && Math.min(state.view.length, top + visible) <= drawn.last) {
+    return; // a scroll within the rows already drawn: nothing to do
+  }
+  const first = Math.max(0, top - OVERSCAN);
+  const last = Math.min(state.view.length, top + visible + OVERSCAN);
+  state.drawn = { first, last };
   const body = $("body");
   const rows = [];
   rows.push(spacer(first * height));
@@ -407,8 +414,8 @@ function route() {
 }
 
 function setup() {
-  $("scroller").addEventListener("scroll", () => requestAnimationFrame(renderWindow), { passive: true });
-  window.addEventListener("resize", () => requestAnimationFrame(renderWindow));
+  $("scroller").addEventListener("scroll", () => requestAnimationFrame(() => renderWindow(false)), { passive: true });
+  window.addEventListener("resize", () => requestAnimationFrame(() => renderWindow()));
   for (const [id, key] of [["f-namespace", "namespace"], ["f-kind", "kind"], ["f-status", "status"]]) {
     $(id).addEventListener("change", (event) => {
       state.filters[key] = event.target.value;
