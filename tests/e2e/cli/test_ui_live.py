@@ -6,6 +6,7 @@ renderings, and a status change in the cluster reaches the change stream (server
 from __future__ import annotations
 
 import json
+import signal
 import threading
 import urllib.request
 import uuid
@@ -82,7 +83,7 @@ def workloads(cluster: KubeHTTP, corpus: Path) -> Iterator[dict[str, Any]]:
 
 @pytest.fixture
 def served(cluster: KubeHTTP, tmp_path: Path, workloads: dict[str, Any]) -> Iterator[str]:
-    with kli_ui(cluster.kubeconfig, tmp_path) as url:
+    with kli_ui(cluster.kubeconfig, tmp_path, stop=signal.SIGTERM) as url:
         wait_for(
             "the view to list the workloads", lambda: len(rows(url, namespace=workloads["namespace"])) == 3
         )

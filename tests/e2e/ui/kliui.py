@@ -1,6 +1,6 @@
 """``kli ui`` run as its own process against a test cluster (as a user runs it): started with
-``--port 0``, its URL read from the line it prints, stopped with SIGINT (Ctrl-C), which must end it
-with exit 0. Also small JSON and server-sent-event readers of its API."""
+``--port 0``, its URL read from the line it prints, stopped with SIGINT (Ctrl-C) or SIGTERM, which
+must end it with exit 0. Also small JSON and server-sent-event readers of its API."""
 
 from __future__ import annotations
 
@@ -22,8 +22,10 @@ URL = re.compile(r"Serving the karta web view on (http://\S+)")
 
 
 @contextmanager
-def kli_ui(kubeconfig: Path, scratch: Path, *args: str) -> Iterator[str]:
-    """The URL of a running ``kli ui --kubeconfig KUBECONFIG --port 0 ARGS``."""
+def kli_ui(
+    kubeconfig: Path, scratch: Path, *args: str, stop: signal.Signals = signal.SIGINT
+) -> Iterator[str]:
+    """The URL of a running ``kli ui --kubeconfig KUBECONFIG --port 0 ARGS``, stopped with ``stop``."""
     env = {
         **os.environ,
         "KARTA_DEFINITIONS": str(scratch / "no-definitions"),
@@ -58,7 +60,7 @@ def kli_ui(kubeconfig: Path, scratch: Path, *args: str) -> Iterator[str]:
         yield found.group(1)
     finally:
         if process.poll() is None:
-            process.send_signal(signal.SIGINT)
+            process.send_signal(stop)
         try:
             code = process.wait(timeout=15)
         except subprocess.TimeoutExpired:
@@ -66,7 +68,7 @@ def kli_ui(kubeconfig: Path, scratch: Path, *args: str) -> Iterator[str]:
             process.wait()
             raise AssertionError("kli ui did not stop on SIGINT") from None
         err = process.stderr.read() if process.stderr else ""
-        assert code == 0, f"kli ui exited {code}: {err}"
+        assert code == 0, f"kli ui exited {code} after {stop.name}: {err}"
         assert "Traceback" not in err, err
 
 

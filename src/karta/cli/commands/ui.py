@@ -6,11 +6,13 @@ until Ctrl-C.
 Binds 127.0.0.1 unless ``--address`` says otherwise; ``--port 0`` picks a free port. Only requests
 whose ``Host`` names the bound address (or localhost) are answered, so another web site cannot
 read the view through DNS rebinding. Exit codes: 0 after Ctrl-C, 1 when the cluster cannot be
-reached or the address cannot be bound, 2 for usage errors.
+reached or the address cannot be bound, 2 for usage errors. SIGTERM stops it as Ctrl-C does
+(also when started in the background, where a shell ignores SIGINT).
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -91,14 +93,16 @@ def ui_command(address: str, port: int, config_file: str | None, overrides: Conf
         except ClusterError as exc:
             server.close()
             raise cluster_failure(exc, client=client, doing="API discovery") from None
+        done = threading.Event()
+        for signum in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C, and kill: stop cleanly, exit 0
+            signal.signal(signum, lambda *_: done.set())
         source.start()
         server.start()
         sys.stdout.write(f"Serving the karta web view on {server.url}\n")
         sys.stdout.flush()
         try:
-            threading.Event().wait()
-        except KeyboardInterrupt:
-            pass
+            while not done.wait(1.0):
+                pass
         finally:
             server.close()
             source.stop()
