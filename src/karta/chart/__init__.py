@@ -7,7 +7,8 @@ and checked by the tests (``--check``, ``tests/unit/chart``):
   generated from the model), which ``templates/crd.yaml`` renders with the chart's labels;
 * ``files/rbac.yaml``: for each gang backend, the ClusterRole rules that depend on the
   definitions: the built-in catalog's workload kinds, their pods and owners, the backend's group
-  objects (:func:`karta.controller.rbac.workload_rules`, on :func:`karta.rbac.build_rbac`);
+  objects (:func:`karta.controller.rbac.workload_rules`, on :func:`karta.rbac.build_rbac`); and
+  the read-only rules of ``--ui`` (:func:`karta.controller.rbac.ui_rules`);
 * the README's table of chart values, from ``values.yaml`` (defaults) and ``values.schema.json``
   (descriptions), between the markers :data:`TABLE_BEGIN` and :data:`TABLE_END`.
 
@@ -26,7 +27,7 @@ import yaml
 
 from karta.catalog import catalog_definitions
 from karta.controller.options import BACKENDS
-from karta.controller.rbac import workload_rules
+from karta.controller.rbac import ui_rules, workload_rules
 from karta.crd import render_crd_yaml
 
 __all__ = [
@@ -63,7 +64,8 @@ def crd_text() -> str:
 
 
 def rbac_text() -> str:
-    """``files/rbac.yaml``: ``backends: {name: [rule, ...]}`` for every backend but ``none``."""
+    """``files/rbac.yaml``: ``backends: {name: [rule, ...]}`` for every backend but ``none``, and
+    ``ui: [rule, ...]``, what ``--ui`` reads (:func:`karta.controller.rbac.ui_rules`)."""
     kartas = catalog_definitions()
     backends: dict[str, Any] = {}
     notes: set[str] = set()
@@ -73,7 +75,8 @@ def rbac_text() -> str:
         rules, found = workload_rules(kartas, backend=backend)
         backends[backend] = rules
         notes.update(found)
-    body = yaml.safe_dump({"backends": backends}, sort_keys=False, default_flow_style=None, width=100)
+    generated = {"backends": backends, "ui": ui_rules(kartas)}
+    body = yaml.safe_dump(generated, sort_keys=False, default_flow_style=None, width=100)
     guessed = sorted({note.partition(":")[0] for note in notes})
     lines = textwrap.wrap(", ".join(guessed), width=96, initial_indent="#   ", subsequent_indent="#   ")
     intro = "# Plurals guessed from the kind (the catalog ships no CRDs; tests/unit/chart checks them):\n"

@@ -125,9 +125,35 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
         KartaWebhooks(karta_cache.objects).register(server)
         if options.backend != "none":
             _add_pod_binding(controller, server)
+    if options.ui:
+        _add_ui(controller)
     if options.leader_elect:
         manager.elector = _elector(options, client)
     return controller
+
+
+def _add_ui(controller: Controller) -> None:
+    """``--ui``: the web view on every replica (read-only: it lists and watches, never writes),
+    over the live definitions; its source plans its watches again when they change."""
+    from karta.ui import ClusterSource, RowStore, UiServer
+
+    address = parse_address(controller.options.ui_bind_address)
+    if address is None:
+        return
+    rows = RowStore()
+    source = ClusterSource(
+        controller.client,
+        lambda: controller.definitions.store,
+        store=rows,
+        cluster="in-cluster",
+        after=controller.definitions.synced,
+    )
+    controller.definitions.subscribe(source.reload)
+    server = UiServer(rows, {source.cluster: source.detail}, host=address[0], port=address[1])
+    controller.parts["ui-source"] = source
+    controller.parts["ui-server"] = server
+    controller.manager.add(source)
+    controller.manager.add(server)
 
 
 def _add_tls_and_registration(controller: Controller, server: WebhookServer) -> None:
@@ -250,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         addresses = (
             parse_address(options.health_probe_bind_address),
             parse_address(options.metrics_bind_address),
+            parse_address(options.ui_bind_address),
         )
     except ValueError as exc:
         print(f"karta-controller: error: {exc}", file=sys.stderr)

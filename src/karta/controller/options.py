@@ -53,6 +53,8 @@ class Options:
     shutdown_timeout: float = 30.0
     resync_period: float = 600.0
     workers: int = 4
+    ui: bool = False
+    ui_bind_address: str = ":8082"
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -177,6 +179,13 @@ def parser() -> argparse.ArgumentParser:
     )
     a("--resync-period", type=_positive, default=600.0, metavar="SECONDS")
     a("--workers", type=int, default=4, help="concurrent reconciles per controller")
+    a(
+        "--ui",
+        action="store_true",
+        help="serve the read-only web view and JSON API of every workload (docs/ui.md) on "
+        "--ui-bind-address, with the controller's ServiceAccount; no authentication of its own",
+    )
+    a("--ui-bind-address", default=":8082", help="the web view's [HOST]:PORT (with --ui)")
     return p
 
 

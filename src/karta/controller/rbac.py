@@ -21,6 +21,9 @@ What each part calls, and so needs:
   and update by name) and the two webhook configurations (get and patch by name, for ``caBundle``);
   ``--register-webhooks`` also creates them;
 * ``--leader-elect``: the Lease in its namespace (create; get and update by name).
+* ``--ui`` (the web view, docs/ui.md; read-only): the workload kinds of the definitions and their
+  pods (get, list, watch), the kinds between them (get: the owner walk), Events (list: a workload
+  page's Events) and the group objects of every gang backend (get, list, watch), everywhere.
 
 API discovery (``/api``, ``/apis``) is open to every authenticated user (``system:discovery``).
 """
@@ -38,7 +41,7 @@ if TYPE_CHECKING:
     from karta.controller.options import Options
     from karta.model import Karta
 
-__all__ = ["ControllerRBAC", "controller_rbac", "owner_kinds", "workload_rules"]
+__all__ = ["ControllerRBAC", "controller_rbac", "owner_kinds", "ui_rules", "workload_rules"]
 
 _KARTAS_GROUP = "run.ai"
 _POD = ("", "Pod")
@@ -138,6 +141,8 @@ def controller_rbac(
         _rule("apiextensions.k8s.io", ["customresourcedefinitions"], READ_VERBS[1:]),
         _rule("", ["events"], ["create", "patch"]),
     ]
+    if options.ui:
+        cluster += ui_rules(kartas, plurals=plurals)
     namespaced: list[dict[str, Any]] = []
     if options.enable_webhook and options.webhook_cert_mode == "auto":
         cluster += [
@@ -163,6 +168,30 @@ def controller_rbac(
             _rule("coordination.k8s.io", ["leases"], ["get", "update"], [options.leader_election_id]),
         ]
     return ControllerRBAC(cluster, namespaced, notes)
+
+
+def ui_rules(
+    kartas: Sequence[Karta], *, plurals: Mapping[tuple[str, str], str] | None = None
+) -> list[dict[str, Any]]:
+    """What ``--ui`` reads (see the module docstring), read verbs only: the root kinds and pods
+    (list, watch: :func:`karta.rbac.build_rbac` without owners), the kinds between them
+    (:func:`owner_kinds`, get), Events (list) and every backend's group objects (list, watch)."""
+    from karta.render import BACKENDS
+
+    plurals = plurals or {}
+    (role, *_), _notes = build_rbac(kartas, name="karta-ui", plurals=plurals, owners=False)
+    rules = [dict(r) for r in role["rules"] if r["apiGroups"] != [_KARTAS_GROUP]]
+    read = {r["apiGroups"][0]: set(r["resources"]) for r in rules}
+    owners: dict[str, set[str]] = {}
+    for group, kind in sorted(owner_kinds(kartas)):
+        plural = plurals.get((group, kind)) or plural_guess(kind)
+        if plural not in read.get(group, set()):
+            owners.setdefault(group, set()).add(plural)
+    rules += [_rule(group, sorted(names), ("get",)) for group, names in sorted(owners.items())]
+    rules.append(_rule("", ["events"], ["list"]))
+    for backend in BACKENDS.values():
+        rules.append(_rule(backend.api_group, list(backend.resources), READ_VERBS))
+    return rules
 
 
 def _configurations(options: Options) -> tuple[tuple[str, str], ...]:

@@ -26,11 +26,12 @@ VALUES = Path(__file__).resolve().parent / "values"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE_GOLDEN = bool(os.environ.get("KARTA_UPDATE_GOLDEN"))
 
-# The value sets of the golden and comparison tests: the defaults and two others.
+# The value sets of the golden and comparison tests: the defaults and three others.
 VALUE_SETS: dict[str, tuple[str, ...]] = {
     "default": (),
     "mode-b-cert-manager": ("-f", str(VALUES / "mode-b-cert-manager.yaml")),
     "kai-single": ("-f", str(VALUES / "kai-single.yaml")),
+    "ui": ("-f", str(VALUES / "ui.yaml")),
 }
 
 

@@ -4,7 +4,8 @@ the chart's Deployment (parsed by the controller's own parser; only the addresse
 outside the cluster), through the controller's own scenarios: operator conditions, labels and
 events, the gang objects of a Job and of a PyTorchJob, a pod bound by the pod webhook, the leader
 Lease and the certificate Secret with the caBundle it patches into the chart's webhook
-configurations. The API server never answers 403 to it. Then least privilege: SubjectAccessReviews
+configurations, and the web view (``ui.enabled``) listing and watching every covered type, pods,
+group objects and owners. The API server never answers 403 to it. Then least privilege: SubjectAccessReviews
 say no to other Secrets, to writing workloads and to kinds no definition names, and the rules the
 API server reports for the identity (SelfSubjectRulesReview) are exactly the library's
 (karta.controller.rbac) plus what every account has.
@@ -162,6 +163,7 @@ def setup(
                 "watchNamespaces": [work_ns],
                 "definitions": {"installCatalog": True},
                 "rbac": {"extraRules": extra},
+                "ui": {"enabled": True},  # the web view runs too: its reads must be allowed
             }
         )
     )
@@ -202,6 +204,7 @@ def setup(
                 definitions_dir=workdir / "no-definitions",
                 metrics_bind_address="0",
                 health_probe_bind_address="0",
+                ui_bind_address="127.0.0.1:0",
                 shutdown_timeout=10.0,
             )
             patch.setattr(kube_client_module, "_error_from", recording)
@@ -218,6 +221,8 @@ def setup(
             )
             _point_webhooks_at(cluster, manifest, f"https://127.0.0.1:{controller.webhooks.bound_port}")
             _wait("controller ready", lambda: controller is not None and controller.manager.ready()[0])
+            source = controller.parts["ui-source"]
+            _wait("the web view's first sync", source.synced.is_set)
             yield Setup(release_ns, work_ns, account, controller, client, admin, manifest, forbidden, extra)
         finally:
             if controller is not None:

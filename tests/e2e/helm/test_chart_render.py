@@ -125,6 +125,11 @@ def test_rendered_objects_are_what_the_library_defines(helm: Helm, name: str) ->
     ]
     assert ports["webhook"] == options.webhook_port
     assert ports["healthz"] == int(options.health_probe_bind_address.rpartition(":")[2])
+    assert options.ui == values["ui"]["enabled"]
+    if options.ui:
+        assert ports["ui"] == values["ui"]["port"] == int(options.ui_bind_address.rpartition(":")[2])
+    else:
+        assert "ui" not in ports
     if values["webhook"]["certificates"] == "cert-manager":
         certificate = one(objects, "Certificate")
         assert set(certificate["spec"]["dnsNames"]) == set(

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rbac": ("rbac", "Print the ClusterRole a consumer of some definitions needs."),
     "scaffold": ("scaffold", "Propose a draft Karta from a CRD's OpenAPI schema."),
     "top": ("top", "Show GPUs allocatable and requested, per node or type."),
+    "ui": ("ui_command", "Serve a read-only web view of every workload."),
     "validate": ("validate", "Check a Karta definition file offline."),
     "verify": ("verify", "Check a definition against a manifest and predictions."),
     "version": ("version", "Print the client version and the cluster's."),

@@ -1,0 +1,260 @@
+"""The web view's workload row (issue 14): one top-level workload of any covered type as the JSON
+the list shows, and the list query (filters, sort, page) the API and the page share.
+
+A row is ``{id, cluster, uid, kind, apiVersion, group, name, namespace, status, phases,
+definition, components, pods: {ready, total, desired}, gpus, gang, createdAt, error?}``:
+
+- ``status`` is the primary status (karta-format.md 8.6) and ``phases`` the matched set;
+- ``pods`` counts the live pods placed on the workload's tree (``desired`` from its scales);
+- ``gpus`` the GPUs requested by every desired pod (the request arithmetic of 17.5);
+- ``gang`` is None when the definition has no gang instructions, else ``{gangs, minMember,
+  scheduled, groupObjects, minimumMet}``: the plan's gangs and their summed minimum, the pods
+  bound to a node, the scheduler group objects owned by the workload seen in the cluster, and
+  whether the bound pods reach the minimum;
+- ``error`` says why the definition could not read the object (the row then has what metadata
+  gives).
+
+Pure: objects, pods and definitions in, dicts out. :func:`select_rows` filters, sorts and pages
+rows for :class:`RowQuery`, whose :meth:`RowQuery.parse` reads (and bounds) URL parameters.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from karta.definitions import StoredDefinition
+from karta.errors import KartaError
+from karta.jq import Evaluator
+from karta.report import parse_time, resource_rows, workload_rows
+
+__all__ = [
+    "MAX_PAGE",
+    "MAX_TEXT",
+    "SORT_KEYS",
+    "QueryError",
+    "RowQuery",
+    "gang_minimum",
+    "has_gang",
+    "row_id",
+    "select_rows",
+    "workload_row",
+]
+
+MAX_PAGE = 1000  # rows per page of /api/workloads
+MAX_TEXT = 200  # characters of a filter value
+SORT_KEYS = ("name", "namespace", "kind", "status", "pods", "gpus", "age", "gang")
+
+
+class QueryError(ValueError):
+    """A list query parameter that cannot be used (the message names it)."""
+
+
+def row_id(cluster: str, uid: str) -> str:
+    """The row's key: the cluster's name and the object's UID."""
+    return f"{cluster}/{uid}"
+
+
+def has_gang(definition: StoredDefinition) -> bool:
+    """The definition has gang instructions (a podGroup or podGroups)."""
+    gang = definition.karta.gang
+    return gang is not None and (gang.pod_group is not None or bool(gang.pod_groups))
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _created(meta: Mapping[str, Any]) -> str | None:
+    value = meta.get("creationTimestamp")
+    moment = parse_time(value)
+    if moment is None:
+        return None
+    return moment.astimezone(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def workload_row(
+    obj: Mapping[str, Any],
+    definition: StoredDefinition,
+    *,
+    cluster: str,
+    pods: Sequence[Mapping[str, Any]],
+    evaluator: Evaluator,
+    gpu_resources: Sequence[str],
+    group_objects: int = 0,
+) -> dict[str, Any]:
+    """The row of ``obj`` read through ``definition`` with its live ``pods``; ``group_objects``
+    counts the scheduler group objects the workload owns. A definition with gang instructions
+    also gives the gang plan's gangs and summed minimum (:func:`gang_minimum`)."""
+    meta = _mapping(obj.get("metadata"))
+    api_version = str(obj.get("apiVersion") or "")
+    uid = str(meta.get("uid") or "")
+    row: dict[str, Any] = {
+        "id": row_id(cluster, uid),
+        "cluster": cluster,
+        "uid": uid,
+        "kind": str(obj.get("kind") or ""),
+        "apiVersion": api_version,
+        "group": api_version.rpartition("/")[0],
+        "name": str(meta.get("name") or ""),
+        "namespace": str(meta.get("namespace") or ""),
+        "status": "Undefined",
+        "phases": ["Undefined"],
+        "definition": definition.name,
+        "components": [],
+        "pods": {"ready": 0, "total": len(pods), "desired": 0},
+        "gpus": 0,
+        "gang": None,
+        "createdAt": _created(meta),
+    }
+    try:
+        built = workload_rows(
+            definition.karta,
+            obj,
+            evaluator=evaluator,
+            gpu_resources=gpu_resources,
+            pods=[dict(p) for p in pods],
+        )
+    except KartaError as exc:
+        row["error"] = f"cannot read it with definition {definition.name}: {exc}"
+        return row
+    status = built.tree.status
+    row["phases"] = built.phases
+    row["status"] = str(status.primary) if status is not None else "Undefined"
+    components = resource_rows(built.rows)
+    row["components"] = [{"name": name, "replicas": desired} for name, desired, _ in components]
+    row["gpus"] = sum(r.gpus for _, _, r in components)
+    row["pods"] = {
+        "ready": sum(r.ready for r in built.rows),
+        "total": sum(r.current for r in built.rows),
+        "desired": sum(r.pods_desired for r in built.rows),
+    }
+    if has_gang(definition):
+        scheduled = sum(1 for p in pods if _mapping(p.get("spec")).get("nodeName"))
+        try:
+            gangs, minimum = gang_minimum(definition, obj, pods, evaluator=evaluator)
+        except KartaError as exc:
+            row["error"] = f"cannot compute its gang plan: {exc}"
+            return row
+        row["gang"] = {
+            "gangs": gangs,
+            "minMember": minimum,
+            "scheduled": scheduled,
+            "groupObjects": group_objects,
+            "minimumMet": gangs > 0 and scheduled >= minimum,
+        }
+    return row
+
+
+def gang_minimum(
+    definition: StoredDefinition,
+    obj: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    *,
+    evaluator: Evaluator,
+) -> tuple[int, int]:
+    """``(gangs, minMember summed)`` of the workload's gang plan (gang-backends.md 1.2)."""
+    from karta.extract import ComponentFactory
+    from karta.gang import compute_gang_plan
+
+    factory = ComponentFactory(definition.karta, dict(obj), evaluator=evaluator)
+    plan = compute_gang_plan(factory, pods, evaluator=evaluator)
+    return len(plan.gangs), sum(g.min_member for g in plan.gangs)
+
+
+# ------------------------------------------------------------------------------ the list query
+
+
+@dataclass(frozen=True)
+class RowQuery:
+    """Filters (every one must hold), the sort and the page of a list request."""
+
+    namespace: str = ""
+    kind: str = ""
+    status: str = ""
+    text: str = ""
+    sort: str = "age"
+    descending: bool = False
+    offset: int = 0
+    limit: int = 200
+
+    @classmethod
+    def parse(cls, params: Mapping[str, Sequence[str]]) -> RowQuery:
+        """From URL query parameters (``namespace``, ``kind``, ``status``, ``q``, ``sort``,
+        ``order`` asc|desc, ``offset``, ``limit`` ≤ :data:`MAX_PAGE`); QueryError names a bad one."""
+
+        def one(name: str, default: str = "") -> str:
+            values = params.get(name) or ()
+            value = values[-1] if values else default
+            if len(value) > MAX_TEXT:
+                raise QueryError(f"{name}: at most {MAX_TEXT} characters")
+            return value
+
+        def number(name: str, default: int, high: int) -> int:
+            text = one(name, str(default))
+            if not text.isdigit():
+                raise QueryError(f"{name}: expected a whole number from 0 to {high}, not {text[:40]!r}")
+            value = int(text)
+            if value > high:
+                raise QueryError(f"{name}: at most {high}")
+            return value
+
+        sort = one("sort", "age")
+        if sort not in SORT_KEYS:
+            raise QueryError(f"sort: one of {', '.join(SORT_KEYS)}, not {sort[:40]!r}")
+        order = one("order", "asc")
+        if order not in ("asc", "desc"):
+            raise QueryError(f"order: asc or desc, not {order[:40]!r}")
+        return cls(
+            namespace=one("namespace"),
+            kind=one("kind"),
+            status=one("status"),
+            text=one("q").strip().lower(),
+            sort=sort,
+            descending=order == "desc",
+            offset=number("offset", 0, 10**9),
+            limit=number("limit", 200, MAX_PAGE),
+        )
+
+    def matches(self, row: Mapping[str, Any]) -> bool:
+        if self.namespace and row.get("namespace") != self.namespace:
+            return False
+        if self.kind and row.get("kind") != self.kind:
+            return False
+        if self.status and self.status not in (row.get("phases") or ()):
+            return False
+        if self.text:
+            hay = " ".join(
+                str(row.get(k) or "") for k in ("name", "namespace", "kind", "status", "definition")
+            ).lower()
+            if self.text.lower() not in hay:
+                return False
+        return True
+
+
+def _sort_key(sort: str) -> Callable[[Mapping[str, Any]], Any]:
+    if sort == "pods":
+        return lambda r: (r["pods"]["ready"], r["pods"]["total"])
+    if sort == "gpus":
+        return lambda r: r.get("gpus") or 0
+    if sort == "age":  # ascending age: the newest first
+        return lambda r: -_epoch(r.get("createdAt"))
+    if sort == "gang":
+        return lambda r: (r["gang"] is not None, bool(r["gang"] and r["gang"]["minimumMet"]))
+    return lambda r: str(r.get(sort) or "")
+
+
+def _epoch(value: Any) -> float:
+    moment = parse_time(value)
+    return moment.timestamp() if moment is not None else float("-inf")
+
+
+def select_rows(rows: Iterable[Mapping[str, Any]], query: RowQuery) -> tuple[list[Mapping[str, Any]], int]:
+    """``(page, total)``: the rows matching ``query``, sorted (ties by namespace, name, id), the
+    page from ``offset``; ``total`` counts every match."""
+    matched = [r for r in rows if query.matches(r)]
+    matched.sort(key=lambda r: (str(r.get("namespace")), str(r.get("name")), str(r.get("id"))))
+    matched.sort(key=_sort_key(query.sort), reverse=query.descending)
+    return matched[query.offset : query.offset + query.limit], len(matched)

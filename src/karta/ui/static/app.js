@@ -1,0 +1,452 @@
+// karta web view: the workload list (virtualised), the workload page, live updates (server-sent
+// events). Plain JavaScript, no dependencies. Cluster text is hostile input: it only ever reaches
+// the page through textContent and attribute values (el() below), never as HTML.
+"use strict";
+
+const ROW_HEIGHT = 32; // px; matches --row in app.css (2rem at 16px is close; measured below)
+const OVERSCAN = 10; // rows drawn above and below the visible ones
+const PAGE = 1000;
+
+const state = {
+  rows: new Map(), // id -> row
+  view: [], // rows after filters and sort
+  seq: 0,
+  sort: "age",
+  desc: false,
+  filters: { namespace: "", kind: "", status: "", text: "" },
+  source: null,
+  detailId: null,
+  detailTimer: null,
+  renderQueued: false,
+  loadedAt: 0,
+  rowHeight: ROW_HEIGHT,
+  drawn: null, // {first, last}: the rows in the DOM
+};
+window.kartaUi = state; // for tests and curious users: read-only use
+
+// -- DOM helpers -------------------------------------------------------------------------------
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = String(value);
+    else node.setAttribute(key, String(value));
+  }
+  for (const child of children) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+const $ = (id) => document.getElementById(id);
+
+function age(created) {
+  if (!created) return "";
+  const seconds = Math.max(0, (Date.now() - Date.parse(created)) / 1000);
+  if (!Number.isFinite(seconds)) return "";
+  if (seconds < 120) return `${Math.floor(seconds)}s`;
+  if (seconds < 7200) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 172800) return `${Math.floor(seconds / 3600)}h`;
+  return `${Math.floor(seconds / 86400)}d`;
+}
+
+function gangText(gang) {
+  if (!gang) return "";
+  const group = gang.groupObjects > 0 ? "group" : "no group";
+  const minimum = gang.minimumMet ? "min met" : `${gang.scheduled}/${gang.minMember} bound`;
+  return `${group} · ${minimum}`;
+}
+
+async function getJSON(url) {
+  const response = await fetch(url, { headers: { Accept: "application/json" } });
+  const body = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
+  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+  return body;
+}
+
+function setLive(text, on) {
+  const live = $("live");
+  live.textContent = text;
+  live.className = on ? "live on" : "live off";
+}
+
+// -- loading and live updates ------------------------------------------------------------------
+
+async function loadAll() {
+  const started = performance.now();
+  let rows = new Map();
+  let seq = 0;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    // paged by name; a change between two pages may shift a row across them, so a load during
+    // which the store changed is done again (the change stream brings whatever changes after)
+    rows = new Map();
+    let offset = 0;
+    let last = 0;
+    for (;;) {
+      const page = await getJSON(`/api/workloads?limit=${PAGE}&offset=${offset}&sort=name`);
+      if (offset === 0) seq = page.seq;
+      last = page.seq;
+      for (const row of page.items) rows.set(row.id, row);
+      offset += page.items.length;
+      if (page.items.length === 0 || offset >= page.total) break;
+    }
+    if (last === seq) break;
+  }
+  state.rows = rows;
+  state.seq = seq;
+  await loadFacets();
+  refresh();
+  state.loadedAt = performance.now() - started;
+  document.body.dataset.loaded = "true";
+  document.body.dataset.loadMs = String(Math.round(state.loadedAt));
+  connect();
+}
+
+async function loadFacets() {
+  const facets = await getJSON("/api/facets");
+  fillSelect($("f-namespace"), facets.namespaces, state.filters.namespace);
+  fillSelect($("f-kind"), facets.kinds, state.filters.kind);
+  fillSelect($("f-status"), facets.statuses, state.filters.status);
+  const warnings = $("warnings");
+  const said = facets.clusters.flatMap((c) => c.warnings.map((w) => (facets.clusters.length > 1 ? `${c.name}: ${w}` : w)));
+  warnings.replaceChildren(...said.slice(0, 20).map((w) => el("p", { text: w })));
+  warnings.hidden = said.length === 0;
+  const syncing = facets.clusters.filter((c) => !c.synced).map((c) => c.name);
+  document.body.dataset.synced = syncing.length === 0 ? "true" : "false";
+}
+
+function fillSelect(select, values, chosen) {
+  const options = [el("option", { value: "", text: "all" })];
+  const all = new Set(values);
+  if (chosen) all.add(chosen);
+  for (const value of [...all].sort()) {
+    options.push(el("option", { value, text: value || "(cluster-scoped)", selected: value === chosen ? "selected" : null }));
+  }
+  select.replaceChildren(...options);
+  select.value = chosen;
+}
+
+let facetsTimer = null;
+
+function connect() {
+  if (state.source) state.source.close();
+  const source = new EventSource(`/api/stream?since=${state.seq}`);
+  state.source = source;
+  source.addEventListener("open", () => setLive("live", true));
+  source.addEventListener("change", (message) => {
+    const change = JSON.parse(message.data);
+    for (const row of change.upserts) state.rows.set(row.id, row);
+    for (const id of change.deletes) state.rows.delete(id);
+    state.seq = change.seq;
+    document.body.dataset.seq = String(change.seq);
+    scheduleRefresh();
+    if (!facetsTimer) facetsTimer = setTimeout(() => { facetsTimer = null; loadFacets().catch(() => {}); }, 1000);
+    if (state.detailId && (change.upserts.some((r) => r.id === state.detailId) || change.deletes.includes(state.detailId))) {
+      scheduleDetail();
+    }
+  });
+  source.addEventListener("reset", () => {
+    source.close();
+    state.source = null;
+    loadAll().catch(showLoadError);
+  });
+  source.addEventListener("error", () => {
+    setLive("reconnecting…", false);
+  });
+}
+
+function showLoadError(error) {
+  setLive(`cannot load: ${error.message}`, false);
+  setTimeout(() => loadAll().catch(showLoadError), 3000);
+}
+
+// -- the list ----------------------------------------------------------------------------------
+
+const SORTS = {
+  name: (r) => r.name,
+  namespace: (r) => r.namespace,
+  kind: (r) => r.kind,
+  status: (r) => r.status,
+  pods: (r) => r.pods.ready * 1e6 + r.pods.total,
+  gpus: (r) => r.gpus,
+  age: (r) => -(Date.parse(r.createdAt) || 0),
+  gang: (r) => (r.gang ? (r.gang.minimumMet ? 2 : 1) : 0),
+};
+
+function matches(row) {
+  const f = state.filters;
+  if (f.namespace && row.namespace !== f.namespace) return false;
+  if (f.kind && row.kind !== f.kind) return false;
+  if (f.status && !row.phases.includes(f.status)) return false;
+  if (f.text) {
+    const hay = `${row.name} ${row.namespace} ${row.kind} ${row.status} ${row.definition}`.toLowerCase();
+    if (!hay.includes(f.text)) return false;
+  }
+  return true;
+}
+
+function refresh() {
+  const key = SORTS[state.sort];
+  const view = [];
+  for (const row of state.rows.values()) if (matches(row)) view.push(row);
+  const sign = state.desc ? -1 : 1;
+  view.sort((a, b) => {
+    const x = key(a);
+    const y = key(b);
+    if (x < y) return -sign;
+    if (x > y) return sign;
+    return a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  });
+  state.view = view;
+  $("count").textContent = `${view.length} of ${state.rows.size} workloads`;
+  $("rows").setAttribute("aria-rowcount", String(view.length + 1));
+  for (const th of document.querySelectorAll("#rows th[data-sort]")) {
+    th.setAttribute("aria-sort", th.dataset.sort === state.sort ? (state.desc ? "descending" : "ascending") : "none");
+  }
+  renderWindow();
+}
+
+function scheduleRefresh() {
+  if (state.renderQueued) return;
+  state.renderQueued = true;
+  requestAnimationFrame(() => {
+    state.renderQueued = false;
+    refresh();
+  });
+}
+
+function renderWindow(force = true) {
+  const scroller = $("scroller");
+  const height = state.rowHeight;
+  const top = Math.floor(scroller.scrollTop / height);
+  const visible = Math.ceil(scroller.clientHeight / height) + 1;
+  const drawn = state.drawn;
+  if (!force && drawn && top >= drawn.first && Math.min(state.view.length, top + visible) <= drawn.last) {
+    return; // a scroll within the rows already drawn: nothing to do
+  }
+  const first = Math.max(0, top - OVERSCAN);
+  const last = Math.min(state.view.length, top + visible + OVERSCAN);
+  state.drawn = { first, last };
+  const body = $("body");
+  const rows = [];
+  rows.push(spacer(first * height));
+  for (let i = first; i < last; i++) rows.push(rowElement(state.view[i], i));
+  rows.push(spacer((state.view.length - last) * height));
+  body.replaceChildren(...rows);
+  const sample = body.children[1];
+  if (sample && sample.offsetHeight && Math.abs(sample.offsetHeight - height) > 1) {
+    state.rowHeight = sample.offsetHeight; // the real row height: re-render with it
+    renderWindow();
+  }
+}
+
+function spacer(px) {
+  const tr = el("tr", { class: "spacer", "aria-hidden": "true" }, el("td", { colspan: 9 }));
+  tr.firstChild.style.height = `${px}px`;
+  return tr;
+}
+
+function rowElement(row, index) {
+  const link = el("a", { href: `#/workload/${encodeURIComponent(row.id)}`, title: row.name, text: row.name });
+  const components = row.components.map((c) => `${c.name}×${c.replicas}`).join(", ");
+  const pods = `${row.pods.ready}/${row.pods.desired || row.pods.total}`;
+  const status = el("td", { class: `status s-${row.status}`, title: row.phases.join(", "), text: row.error ? "Error" : row.status });
+  return el(
+    "tr",
+    { "aria-rowindex": index + 2, "data-id": row.id },
+    el("td", { text: row.kind, title: row.apiVersion }),
+    el("td", { text: row.namespace }),
+    el("td", {}, link),
+    status,
+    el("td", { text: components, title: row.error || components }),
+    el("td", { class: "num", text: pods, title: `${row.pods.ready} ready, ${row.pods.total} pods, ${row.pods.desired} desired` }),
+    el("td", { class: "num", text: row.gpus }),
+    el("td", { text: gangText(row.gang), class: row.gang ? (row.gang.minimumMet ? "good" : "bad") : null }),
+    el("td", { class: "num", text: age(row.createdAt), title: row.createdAt || "" }),
+  );
+}
+
+// -- the workload page -------------------------------------------------------------------------
+
+function scheduleDetail() {
+  clearTimeout(state.detailTimer);
+  state.detailTimer = setTimeout(() => showDetail(state.detailId, false), 500);
+}
+
+async function showDetail(id, focus) {
+  const view = $("detail-view");
+  let data;
+  try {
+    data = await getJSON(`/api/workload?id=${encodeURIComponent(id)}`);
+  } catch (error) {
+    view.replaceChildren(backLink(), el("p", { class: "bad", text: `cannot show ${id}: ${error.message}` }));
+    return;
+  }
+  if (state.detailId !== id) return;
+  view.replaceChildren(...detailContent(data));
+  view.dataset.id = id;
+  if (focus) view.querySelector("h2").focus();
+}
+
+function backLink() {
+  return el("a", { class: "back", href: "#/", text: "← all workloads" });
+}
+
+function detailContent(data) {
+  const row = data.row;
+  const out = [backLink()];
+  out.push(el("h2", { tabindex: "-1" }, `${row.kind} ${row.namespace ? row.namespace + "/" : ""}${row.name}`));
+  if (data.error) out.push(el("p", { class: "bad", text: data.error }));
+  if (row.error) out.push(el("p", { class: "bad", text: row.error }));
+  const d = data.describe || {};
+  const facts = el("dl", { class: "facts" });
+  const fact = (name, value, cls) => facts.append(el("dt", { text: name }), el("dd", { text: value, class: cls }));
+  fact("Status", `${row.status}${row.phases.length > 1 || row.phases[0] !== row.status ? ` (matched: ${row.phases.join(", ")})` : ""}`, `status s-${row.status}`);
+  fact("API version", row.apiVersion);
+  fact("Definition", `${row.definition}${data.definition ? ` (${data.definition.origin})` : ""}`);
+  fact("Pods", `${row.pods.ready} ready of ${row.pods.desired} desired (${row.pods.total} present)`);
+  fact("GPUs requested", String(row.gpus));
+  fact("Gang", row.gang ? `${gangText(row.gang)}; ${row.gang.gangs} gang(s), minimum ${row.gang.minMember}` : "no gang instructions");
+  fact("Created", row.createdAt || "");
+  if (row.cluster) fact("Cluster", row.cluster);
+  out.push(facts);
+  if (d.components) {
+    out.push(el("h3", { text: "Components" }));
+    const tree = el("ul", { class: "tree", role: "tree", "aria-label": "component tree" });
+    for (const component of d.components) tree.append(treeNode(component));
+    out.push(tree);
+  }
+  if (d.pendingPods && d.pendingPods.length) {
+    out.push(el("h3", { text: "Pending pods" }));
+    for (const group of d.pendingPods) {
+      out.push(
+        el(
+          "div",
+          { class: "pending" },
+          el("p", {}, el("strong", { text: `${group.count} pod${group.count === 1 ? "" : "s"}` }), ` ${group.reason || "not scheduled yet"}`),
+          group.message ? el("p", { class: "msg", text: group.message }) : null,
+          el("p", { class: "muted", text: group.pods.join(", ") }),
+        ),
+      );
+    }
+  }
+  if (d.conditions && d.conditions.length) {
+    out.push(el("h3", { text: "Conditions" }));
+    out.push(table(["Type", "Status", "Reason", "Message", "Since"], d.conditions.map((c) => [c.type, c.status, c.reason, c.message, c.lastTransitionTime || ""])));
+  }
+  out.push(el("h3", { text: "Events" }));
+  if (d.events === null || d.events === undefined) out.push(el("p", { class: "muted", text: "events could not be read" }));
+  else if (!d.events.length) out.push(el("p", { class: "muted", text: "no recent events" }));
+  else out.push(table(["Type", "Reason", "Object", "Message", "Count", "Last seen"], d.events.map((e) => [e.type, e.reason, e.objects.join(", "), e.message, String(e.count), e.lastSeen || ""])));
+  for (const warning of d.warnings || []) out.push(el("p", { class: "bad", text: warning }));
+  out.push(el("h3", { text: "Gang scheduling" }));
+  out.push(el("p", { text: data.groupObjects.length ? `Group objects in the cluster: ${data.groupObjects.join(", ")}` : "No group object in the cluster owned by this workload." }));
+  if (data.gangPlan) out.push(collapsible("Gang plan", data.gangPlan));
+  for (const [backend, result] of Object.entries(data.gang || {})) {
+    if (result.error) out.push(el("details", {}, el("summary", { text: `${backend}: cannot render` }), el("p", { class: "bad", text: result.error })));
+    else out.push(collapsible(`${backend}: ${result.objects.length} object(s) rendered`, result.objects, result.warnings));
+  }
+  if (data.definition) out.push(collapsible(`Definition ${data.definition.name} (${data.definition.source})`, data.definition.spec));
+  return out;
+}
+
+function collapsible(title, value, warnings) {
+  const box = el("details", {}, el("summary", { text: title }));
+  for (const w of warnings || []) box.append(el("p", { class: "bad", text: w }));
+  box.append(el("pre", { text: JSON.stringify(value, null, 2) }));
+  return box;
+}
+
+function table(headers, rows) {
+  const head = el("tr", {}, ...headers.map((h) => el("th", { scope: "col", text: h })));
+  const body = rows.map((cells) => el("tr", {}, ...cells.map((c, i) => el("td", { text: c, class: headers[i] === "Message" ? "msg" : null }))));
+  return el("table", { class: "plain" }, el("thead", {}, head), el("tbody", {}, ...body));
+}
+
+function treeNode(component) {
+  const replicas = component.replicas || {};
+  const ready = replicas.ready === null || replicas.ready === undefined ? "?" : replicas.ready;
+  const gpus = component.resources && component.resources.gpus ? `, ${component.resources.gpus} GPU` : "";
+  const nodes = component.nodes && component.nodes.length ? `, on ${component.nodes.join(", ")}` : "";
+  const kind = component.kind ? ` ${component.kind.kind}` : "";
+  const item = el(
+    "li",
+    { role: "treeitem", "aria-expanded": "true" },
+    el("span", { class: "node-name", text: component.name }),
+    el("span", { class: "muted", text: `${kind} ` }),
+    `${ready}/${replicas.desired} ready${gpus}${nodes}`,
+  );
+  const children = el("ul", { role: "group" });
+  for (const pod of component.pods || []) {
+    const reason = pod.reason ? ` (${pod.reason})` : "";
+    const mark = pod.ready ? "✓" : pod.phase === "Succeeded" ? "✓" : "✗";
+    children.append(
+      el("li", { role: "treeitem", class: "pod" }, `${mark} ${pod.name} ${pod.phase}${reason}${pod.node ? ` on ${pod.node}` : ""}`),
+    );
+  }
+  for (const child of component.children || []) children.append(treeNode(child));
+  if (children.childNodes.length) item.append(children);
+  return item;
+}
+
+// -- routing and controls ----------------------------------------------------------------------
+
+function route() {
+  const hash = location.hash || "#/";
+  const match = hash.match(/^#\/workload\/(.+)$/);
+  const list = $("list-view");
+  const detail = $("detail-view");
+  if (match) {
+    state.detailId = decodeURIComponent(match[1]);
+    list.hidden = true;
+    detail.hidden = false;
+    detail.replaceChildren(backLink(), el("p", { class: "muted", text: "loading…" }));
+    showDetail(state.detailId, true);
+  } else {
+    state.detailId = null;
+    detail.hidden = true;
+    list.hidden = false;
+    renderWindow();
+  }
+}
+
+function setup() {
+  $("scroller").addEventListener("scroll", () => requestAnimationFrame(() => renderWindow(false)), { passive: true });
+  window.addEventListener("resize", () => requestAnimationFrame(() => renderWindow()));
+  for (const [id, key] of [["f-namespace", "namespace"], ["f-kind", "kind"], ["f-status", "status"]]) {
+    $(id).addEventListener("change", (event) => {
+      state.filters[key] = event.target.value;
+      $("scroller").scrollTop = 0;
+      refresh();
+    });
+  }
+  let typing = null;
+  $("f-text").addEventListener("input", (event) => {
+    clearTimeout(typing);
+    typing = setTimeout(() => {
+      state.filters.text = event.target.value.trim().toLowerCase();
+      $("scroller").scrollTop = 0;
+      refresh();
+    }, 120);
+  });
+  $("filters").addEventListener("submit", (event) => event.preventDefault());
+  for (const th of document.querySelectorAll("#rows th[data-sort]")) {
+    th.querySelector("button").addEventListener("click", () => {
+      if (state.sort === th.dataset.sort) state.desc = !state.desc;
+      else {
+        state.sort = th.dataset.sort;
+        state.desc = false;
+      }
+      refresh();
+    });
+  }
+  window.addEventListener("hashchange", route);
+  route();
+  loadAll().catch(showLoadError);
+  setInterval(() => { if (!state.detailId) renderWindow(); }, 30000); // ages move on
+}
+
+document.addEventListener("DOMContentLoaded", setup);

@@ -1,0 +1,284 @@
+"""The web view in a real browser: headless Chromium (Debian's ``chromium`` and
+``chromium-driver``, driven by Selenium with both paths given, so Selenium Manager downloads
+nothing) on ``kli ui`` against the control plane with kube-controller-manager and kube-scheduler
+(``controllers_cluster``).
+
+The workloads: a corpus PyTorchJob (pods written by the test, as its operator and kubelet would,
+one condition message hostile HTML), the corpus JobSet ``paralleljobs`` (no operator: no status),
+and two batch Jobs whose pods the Job controller creates and the real scheduler places: one on a
+fake GPU Node, one asking for more GPUs than any Node has (Unschedulable, with the scheduler's
+message). The tests check the rows and statuses the list shows against the JSON API, that a status
+change in the cluster reaches the open page without a reload, that the workload page shows the
+tree and the pending reason, that hostile text stays text, and that the browser logged no error.
+Screenshots are saved under pytest's temporary directory (the path is printed) and copied to
+``$KARTA_UI_SCREENS`` when set.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..cli.conftest import RUNNING, ensure_karta_crd, make_pod, patch_status
+from ..conftest import hack_module
+from ..kubehttp import KubeHTTP, load_manifests, ok, wait
+from .kliui import kli_ui, rows, wait_for
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
+
+
+@pytest.fixture(scope="module")
+def scene(controllers_cluster: KubeHTTP, corpus: Path) -> Iterator[dict[str, Any]]:
+    kube = controllers_cluster
+    namespace = f"karta-ui-{uuid.uuid4().hex[:6]}"
+    selector = {"karta-e2e": namespace}
+    ok(
+        kube.post(
+            "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+        )
+    )
+    ensure_karta_crd(kube)
+    for crd_file in ("kubeflow.org_pytorchjobs.yaml", "jobset.x-k8s.io_jobsets.yaml"):
+        (crd,) = load_manifests(corpus / "crds" / crd_file)
+        kube.ensure_crd(crd)
+    from karta.kube import ConfigOverrides, KubeClient
+
+    node = f"{namespace}-gpu"
+    with KubeClient.from_config(ConfigOverrides(kubeconfig=str(kube.kubeconfig))) as client:
+        hack_module("fake_nodes.py").ensure_fake_node(client, node, gpus=4, labels=selector)
+
+    (pt,) = load_manifests(corpus / "workloads" / "kubeflow-training-v1" / "pytorchjob-mnist-nccl-gpu.yaml")
+    base = f"/apis/kubeflow.org/v1/namespaces/{namespace}/pytorchjobs"
+    pt = ok(kube.post(base, pt))
+    name = pt["metadata"]["name"]
+    running = {"type": "Running", "status": "True", "reason": "PyTorchJobRunning", "message": HOSTILE}
+    patch_status(kube, f"{base}/{name}", {"conditions": [running]})
+    for role in ("master", "worker"):
+        labels = {
+            "training.kubeflow.org/job-name": name,
+            "training.kubeflow.org/replica-type": role,
+            "training.kubeflow.org/replica-index": "0",
+        }
+        template = pt["spec"]["pytorchReplicaSpecs"][role.capitalize()]["template"]
+        make_pod(
+            kube,
+            namespace,
+            name=f"{name}-{role}-0",
+            owner=pt,
+            labels=labels,
+            template=template,
+            node=node,
+            status=RUNNING,
+        )
+    (js,) = load_manifests(corpus / "workloads" / "jobset" / "paralleljobs.yaml")
+    ok(kube.post(f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{namespace}/jobsets", js))
+
+    def job(job_name: str, gpus: int) -> dict[str, Any]:
+        container = {"name": "main", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": gpus}}}
+        spec = {"restartPolicy": "Never", "nodeSelector": selector, "containers": [container]}
+        return {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": job_name},
+            "spec": {"template": {"spec": spec}},
+        }
+
+    jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
+    ok(kube.post(jobs, job("fits", 1)))
+    ok(kube.post(jobs, job("too-big", 16)))
+
+    def pods(job_name: str) -> list[dict[str, Any]]:
+        answer = kube.get(
+            f"/api/v1/namespaces/{namespace}/pods", params={"labelSelector": f"job-name={job_name}"}
+        )
+        return list(answer.json()["items"])
+
+    def unschedulable() -> bool:
+        conditions = [c for p in pods("too-big") for c in (p.get("status") or {}).get("conditions") or []]
+        return any(c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable" for c in conditions)
+
+    wait("the too-big pod to be unschedulable", unschedulable)
+    (fits,) = wait("the fits pod to be bound", lambda: [p for p in pods("fits") if p["spec"].get("nodeName")])
+    patch_status(kube, f"/api/v1/namespaces/{namespace}/pods/{fits['metadata']['name']}", RUNNING)
+    yield {"namespace": namespace, "pytorchjob": f"{base}/{name}", "name": name, "kube": kube}
+    kube.delete(f"/api/v1/namespaces/{namespace}")
+    kube.delete(f"/api/v1/nodes/{node}")
+
+
+@pytest.fixture(scope="module")
+def screens(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    where = tmp_path_factory.mktemp("ui-screenshots")
+    print(f"\nweb view screenshots: {where}")
+    yield where
+    target = os.environ.get("KARTA_UI_SCREENS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        for shot in where.glob("*.png"):
+            shutil.copy(shot, Path(target) / shot.name)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    assert CHROMIUM.is_file() and CHROMEDRIVER.is_file(), "apt-get install -y chromium chromium-driver"
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
+    driver.set_script_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture(scope="module")
+def url(scene: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    kube: KubeHTTP = scene["kube"]
+    with kli_ui(kube.kubeconfig, tmp_path_factory.mktemp("kli-ui")) as served:
+        wait_for("the view to list 4 workloads", lambda: len(rows(served, namespace=scene["namespace"])) == 4)
+        yield served
+
+
+def _page_rows(driver: Any) -> dict[str, dict[str, str]]:
+    script = """
+    return [...document.querySelectorAll('#body tr[data-id]')].map(tr => {
+      const c = tr.querySelectorAll('td');
+      return {kind: c[0].textContent, namespace: c[1].textContent, name: c[2].textContent,
+              status: c[3].textContent, pods: c[5].textContent, gpus: c[6].textContent,
+              gang: c[7].textContent};
+    });"""
+    return {f"{r['kind']}/{r['name']}": r for r in driver.execute_script(script)}
+
+
+def _errors(driver: Any) -> list[Any]:
+    return [entry for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]
+
+
+def _filter_namespace(driver: Any, namespace: str) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    wait_for(
+        "the namespace option",
+        lambda: driver.execute_script(
+            "return [...document.querySelectorAll('#f-namespace option')]"
+            ".some(o => o.value === arguments[0])",
+            namespace,
+        ),
+    )
+    Select(driver.find_element("id", "f-namespace")).select_by_value(namespace)
+
+
+def test_the_list_shows_every_kind_and_follows_a_status_change(
+    browser: Any, url: str, scene: dict[str, Any], screens: Path
+) -> None:
+    browser.get(url)
+    wait_for(
+        "the page to load", lambda: browser.execute_script("return document.body.dataset.loaded") == "true"
+    )
+    _filter_namespace(browser, scene["namespace"])
+    wait_for("4 rows", lambda: len(_page_rows(browser)) == 4)
+    shown = _page_rows(browser)
+    api = {f"{r['kind']}/{r['name']}": r for r in rows(url, namespace=scene["namespace"])}
+    assert (
+        set(shown)
+        == set(api)
+        == {f"PyTorchJob/{scene['name']}", "JobSet/paralleljobs", "Job/fits", "Job/too-big"}
+    )
+    for key, row in api.items():
+        assert shown[key]["status"] == row["status"], key
+        assert shown[key]["gpus"] == str(row["gpus"]), key
+    assert shown[f"PyTorchJob/{scene['name']}"]["status"] == "Running"
+    assert shown["Job/too-big"]["pods"] == "0/1" and shown["Job/fits"]["pods"] == "1/1"
+    browser.save_screenshot(str(screens / "1-list.png"))
+
+    marker = browser.execute_script("window.kartaNoReload = 1; return window.kartaNoReload")
+    succeeded = {"type": "Succeeded", "status": "True", "reason": "PyTorchJobSucceeded", "message": HOSTILE}
+    patch_status(scene["kube"], scene["pytorchjob"], {"conditions": [succeeded]})
+    wait_for(
+        "the PyTorchJob row to turn Completed",
+        lambda: _page_rows(browser).get(f"PyTorchJob/{scene['name']}", {}).get("status") == "Completed",
+        timeout=30,
+    )
+    assert browser.execute_script("return window.kartaNoReload") == marker  # the same page: no reload
+    browser.save_screenshot(str(screens / "2-list-after-status-change.png"))
+
+    browser.find_element("id", "f-text").send_keys("too")
+    wait_for("the text filter", lambda: list(_page_rows(browser)) == ["Job/too-big"])
+    browser.find_element("id", "f-text").clear()
+    browser.execute_script("document.getElementById('f-text').dispatchEvent(new Event('input'))")
+    browser.find_element("css selector", "th[data-sort='kind'] button").click()
+    wait_for(
+        "sorted by kind",
+        lambda: (
+            browser.execute_script(
+                "return document.querySelector(\"th[data-sort='kind']\").getAttribute('aria-sort')"
+            )
+            == "ascending"
+        ),
+    )
+    kinds = [r["kind"] for r in _page_rows(browser).values()]
+    assert kinds == sorted(kinds)
+    assert _errors(browser) == []
+
+
+def test_the_workload_page_shows_the_tree_and_the_pending_reason(
+    browser: Any, url: str, scene: dict[str, Any], screens: Path
+) -> None:
+    browser.get(url)
+    wait_for(
+        "the page to load", lambda: browser.execute_script("return document.body.dataset.loaded") == "true"
+    )
+    _filter_namespace(browser, scene["namespace"])
+    wait_for("the too-big row", lambda: "Job/too-big" in _page_rows(browser))
+    browser.find_element("link text", "too-big").click()
+    detail = wait_for(
+        "the workload page",
+        lambda: (lambda e: e if e.is_displayed() and "Pending pods" in e.text else None)(
+            browser.find_element("id", "detail-view")
+        ),
+    )
+    text = detail.text
+    assert "Job too-big" in text or f"Job {scene['namespace']}/too-big" in text
+    assert "Insufficient nvidia.com/gpu" in text and "Unschedulable" in text  # the scheduler's message
+    assert browser.find_elements("css selector", "#detail-view .tree li.pod")  # component → pod tree
+    assert "too-big-" in detail.find_element("css selector", ".tree").text
+    assert "Gang scheduling" in text and "Definition batch-job-v1" in text
+    browser.save_screenshot(str(screens / "3-workload-pending.png"))
+
+    browser.get(url)
+    wait_for(
+        "the page to load", lambda: browser.execute_script("return document.body.dataset.loaded") == "true"
+    )
+    _filter_namespace(browser, scene["namespace"])
+    wait_for("the PyTorchJob row", lambda: f"PyTorchJob/{scene['name']}" in _page_rows(browser))
+    browser.find_element("link text", scene["name"]).click()
+    detail = wait_for(
+        "the PyTorchJob page",
+        lambda: (lambda e: e if e.is_displayed() and "Conditions" in e.text else None)(
+            browser.find_element("id", "detail-view")
+        ),
+    )
+    assert HOSTILE in detail.text  # shown as text
+    assert browser.execute_script("return window.pwned") is None  # never run
+    assert not browser.find_elements("css selector", "#detail-view img, #detail-view script")
+    for summary in browser.find_elements("css selector", "#detail-view details summary")[:2]:
+        summary.click()
+    time.sleep(0.2)
+    browser.save_screenshot(str(screens / "4-workload-tree-gang.png"))
+    assert _errors(browser) == []
