@@ -71,6 +71,8 @@ _EXPORTS: dict[str, str] = {
     "MergedWatch": "karta.kube.fanout",
     "WatchFailed": "karta.kube.fanout",
     "list_many": "karta.kube.fanout",
+    "CrdNotFound": "karta.kube.crds",
+    "served_crd": "karta.kube.crds",
     "Listed": "karta.kube.capacity",
     "list_nodes": "karta.kube.capacity",
     "list_pods": "karta.kube.capacity",
@@ -84,6 +86,7 @@ __all__ = [
     "ClusterKartas",
     "ConfigOverrides",
     "CoveredType",
+    "CrdNotFound",
     "Credentials",
     "Discovery",
     "EventsRead",
@@ -122,6 +125,7 @@ __all__ = [
     "parse_timeout",
     "read_cluster_kartas",
     "resolve_type",
+    "served_crd",
     "workload_pods",
 ]
 
@@ -137,6 +141,7 @@ if TYPE_CHECKING:
         load_config,
         parse_timeout,
     )
+    from karta.kube.crds import CrdNotFound, served_crd
     from karta.kube.discovery import Discovery
     from karta.kube.events import EventsRead, object_events
     from karta.kube.fanout import ListedPage, ListFailed, MergedWatch, WatchFailed, list_many
