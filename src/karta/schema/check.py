@@ -169,7 +169,10 @@ class _Checker:
 
     # -- reads --------------------------------------------------------------------------------
     def reads(self, analysis: Analysis, location: str) -> None:
+        """Every path read, looked up; one finding per failing step, one note per place the
+        schema stops saying what is there (naming every path read below it)."""
         reported: set[Path] = set()
+        stopped: dict[tuple[str, str], list[str]] = {}
         for path in sorted(analysis.reads, key=len):
             outcome = self.lookup(path)
             if outcome.kind == "found":
@@ -192,8 +195,11 @@ class _Checker:
                 )
                 self.emit(Severity.ERROR, message, location, outcome.where)
             else:
-                message = f"not checked: {text} and below ({outcome.where}: {outcome.reason})"
-                self.emit(Severity.NOTE, message, location, outcome.where)
+                stopped.setdefault((outcome.where, outcome.reason), []).append(text)
+        for (where, reason), texts in stopped.items():
+            shown = ", ".join(texts[:5]) + (f" and {len(texts) - 5} more" if len(texts) > 5 else "")
+            message = f"not checked: {shown} and below ({where}: {reason})"
+            self.emit(Severity.NOTE, message, location, where)
 
     # -- results ------------------------------------------------------------------------------
     def results(self, values: Iterable[Value], expects: str, location: str) -> None:

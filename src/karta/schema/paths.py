@@ -249,7 +249,7 @@ class _Analyser:
             return [*target.items, _NULL]
         if isinstance(target, Entry):
             if key is not None and key.has_value and key.value == "key":
-                return [_ANY]
+                return [_STRING]  # a map's keys (the check reads to_entries on lists and maps)
             if key is not None and key.has_value and key.value == "value":
                 return [self.read((*target.path, ENTRY), pos)]
             return (
@@ -288,7 +288,8 @@ class _Analyser:
         if isinstance(target, Unknown):
             return [target]
         values = tuple(self.elements(target, pos))
-        return [Obj((("key", (_ANY,)), ("value", _unique(values))))]
+        key = _NUMBER if isinstance(target, Arr) else _STRING if isinstance(target, Obj) else _ANY
+        return [Obj((("key", (key,)), ("value", _unique(values))))]
 
     # -- evaluation ---------------------------------------------------------------------------
     def run(self, node: A.Node, inputs: Iterable[Value], env: _Env) -> tuple[Value, ...]:
