@@ -71,6 +71,7 @@ _EXPORTS: dict[str, str] = {
     "MergedWatch": "karta.kube.fanout",
     "WatchFailed": "karta.kube.fanout",
     "list_many": "karta.kube.fanout",
+    "CRD_TYPE": "karta.kube.crds",
     "CrdNotFound": "karta.kube.crds",
     "served_crd": "karta.kube.crds",
     "Listed": "karta.kube.capacity",
@@ -79,6 +80,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "CRD_TYPE",
     "FIELD_MANAGER",
     "KARTA_RESOURCE",
     "MAX_DEPTH",
@@ -141,7 +143,7 @@ if TYPE_CHECKING:
         load_config,
         parse_timeout,
     )
-    from karta.kube.crds import CrdNotFound, served_crd
+    from karta.kube.crds import CRD_TYPE, CrdNotFound, served_crd
     from karta.kube.discovery import Discovery
     from karta.kube.events import EventsRead, object_events
     from karta.kube.fanout import ListedPage, ListFailed, MergedWatch, WatchFailed, list_many
