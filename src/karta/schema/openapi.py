@@ -61,6 +61,7 @@ _RESOURCE_FIELDS: dict[str, dict[str, Any]] = {
     "metadata": OBJECT_META,
 }
 _SCALARS = ("string", "integer", "number", "boolean")
+_MAX_SUGGESTED = 10_000  # property names compared for "did you mean" (a hostile schema may have more)
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def type_name(schema: dict[str, Any]) -> str:
         return "int-or-string"
     t = schema.get("type")
     if isinstance(t, str):
-        return t
+        return t if t in (*_SCALARS, "object", "array") else ""
     if _props(schema) or isinstance(schema.get("additionalProperties"), dict):
         return "object"
     return ""
@@ -143,14 +144,20 @@ def _field(
         )
     kind = type_name(schema)
     if kind == "object":
-        close = difflib.get_close_matches(name, [str(k) for k in props], n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        names = [k for k in list(props)[:_MAX_SUGGESTED] if isinstance(k, str) and len(k) <= 253]
+        close = difflib.get_close_matches(name[:253], names, n=1, cutoff=0.6)
+        hint = f"; did you mean {_shown(close[0])}?" if close else ""
         if not props:
-            return f"missing:it declares no fields (the API server drops every field under it){hint}"
-        return f"missing:it has no field {name!r}{hint}"
+            return "missing:it declares no fields (the API server drops every field under it)"
+        return f"missing:it has no field {_shown(name)}{hint}"
     if kind in (*_SCALARS, "int-or-string", "array"):
         return f"mismatch:it is {_a(kind)}, which has no fields"
     return "stopped:the schema does not say what it holds (no type)"
+
+
+def _shown(name: str) -> str:
+    """A field name for a message: quoted, printable, at most 80 characters."""
+    return repr(name[:80]) + ("..." if len(name) > 80 else "")
 
 
 def _a(kind: str) -> str:

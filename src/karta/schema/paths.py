@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from karta.jq import syntax as A
 from karta.jq.builtin_table import BUILTINS, Flow
@@ -30,6 +30,7 @@ from karta.jq.builtin_table import BUILTINS, Flow
 __all__ = [
     "EACH",
     "ENTRY",
+    "MAX_DEPTH",
     "MAX_STEPS",
     "MAX_VALUES",
     "Analysis",
@@ -47,20 +48,21 @@ __all__ = [
 ]
 
 MAX_VALUES = 64  # distinct abstract values one node may yield before it is not followed
-MAX_STEPS = 50_000  # node evaluations per expression
+MAX_STEPS = 20_000  # node evaluations per expression
+MAX_DEPTH = 64  # steps of one object path (a real object is far shallower)
 _MAX_CALL_DEPTH = 8  # nested calls of user-defined functions
 _MAX_REDUCE_ROUNDS = 3
+_MAX_NOTED = 10  # places of one expression noted as not followed
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(NamedTuple):
     """One step of an object path: a ``field``, an array ``index``, ``each`` element or value
     (``[]``), a ``key`` computed by the expression (``.[$k]``), or the value of each ``entry`` of
     ``to_entries`` (which may enumerate an object's fixed fields on purpose)."""
 
     kind: Literal["field", "index", "each", "key", "entry"]
     name: str = ""
-    index: int = 0
+    position: int = 0
 
 
 EACH = Step("each")
@@ -78,7 +80,7 @@ def path_text(path: Path) -> str:
             name = step.name
             out.append(f".{name}" if name.isidentifier() and name.isascii() else f"[{json.dumps(name)}]")
         elif step.kind == "index":
-            out.append(f"[{step.index}]")
+            out.append(f"[{step.position}]")
         elif step.kind == "each":
             out.append("[]")
         elif step.kind == "entry":
@@ -211,13 +213,16 @@ class _Analyser:
         self.steps = 0
 
     # -- recording ----------------------------------------------------------------------------
-    def read(self, path: Path, pos: int) -> Loc:
+    def read(self, path: Path, pos: int) -> Loc | Unknown:
+        if len(path) > MAX_DEPTH:
+            return self.unknown(pos, f"an object path deeper than {MAX_DEPTH} steps")
         self.result.reads.setdefault(path, pos)
         return Loc(path)
 
     def unknown(self, pos: int, reason: str) -> Unknown:
-        if (pos, reason) not in self.result.unfollowed:
-            self.result.unfollowed.append((pos, reason))
+        noted = self.result.unfollowed
+        if len(noted) < _MAX_NOTED and (pos, reason) not in noted:
+            noted.append((pos, reason))
         return Unknown(reason)
 
     # -- values -------------------------------------------------------------------------------
@@ -232,7 +237,7 @@ class _Analyser:
                 and isinstance(key.value, int)
                 and not isinstance(key.value, bool)
             ):
-                return [self.read((*target.path, Step("index", index=key.value)), pos)]
+                return [self.read((*target.path, Step("index", position=key.value)), pos)]
             if key is not None and key.type in ("null", "boolean", "object", "array"):
                 return []  # an error in jq: no output
             return [self.read((*target.path, _KEY), pos)]
