@@ -24,21 +24,7 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # Findings the CRDs prove and that are right as they are: (definition, field of the definition,
 # the object path the finding names) -> why.
-EXPLAINED: dict[tuple[str, str, str], str] = {
-    # One status rule for both DynamoGraphDeployment versions reads the per-component status
-    # under either name: v1beta1 calls it status.components, v1alpha1 status.services. Each
-    # version's schema has only its own name; the other side of the `//` is null there, harmless.
-    (
-        "nvidia-com-dynamographdeployment-v1alpha1",
-        "rootComponent.statusDefinition.statusMappings.running[1].byExpression.expression",
-        ".status.components",
-    ): "the v1beta1 name, read as a fallback",
-    (
-        "nvidia-com-dynamographdeployment-v1beta1",
-        "rootComponent.statusDefinition.statusMappings.running[1].byExpression.expression",
-        ".status.services",
-    ): "the v1alpha1 name, read as a fallback",
-}
+EXPLAINED: dict[tuple[str, str, str], str] = {}
 # Milvus: the stop test applies one rule to every component (its deployment groups when it has
 # any, else its replicas); standalone and cdc have no groups in the schema, so `.groups` is null
 # for them and the rule falls back to replicas, as the operator does.
