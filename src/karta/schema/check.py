@@ -30,7 +30,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from karta.errors import KartaError, ScaffoldError
+from karta.errors import ConversionError, KartaError, ScaffoldError
+from karta.extract.scale import to_replicas
 from karta.model.findings import Finding, Severity
 from karta.model.types import Karta
 from karta.model.validate_expressions import jq_fields
@@ -221,9 +222,12 @@ class _Checker:
                 self.emit(Severity.NOTE, message, location, "")
                 return
             lit_type = "integer" if value.type == "number" else value.type
+            shown = f" ({json.dumps(value.value)[:40]})" if value.has_value else ""
             if lit_type not in _ACCEPTS[expects] or expects in ("template", "podSpec"):
-                shown = f" ({json.dumps(value.value)[:40]})" if value.has_value else ""
                 message = f"the expression yields {_a(value.type)}{shown}, not {what}"
+                self.emit(Severity.ERROR, message, location, "")
+            elif expects == "scale" and value.has_value and not _whole(value.value):
+                message = f"the expression yields{shown}, which is not a replica count (karta-format.md 7)"
                 self.emit(Severity.ERROR, message, location, "")
         elif isinstance(value, Obj):
             if expects == "template":
@@ -309,6 +313,15 @@ class _Checker:
             f"in the schema of {self.kind_text} ({outcome.where})"
         )
         self.emit(Severity.ERROR, message, location, outcome.where)
+
+
+def _whole(value: Any) -> bool:
+    """A scale value the library accepts (:func:`karta.extract.scale.to_replicas`)."""
+    try:
+        to_replicas(value, 0)
+    except ConversionError:
+        return False
+    return True
 
 
 def _a(kind: str) -> str:

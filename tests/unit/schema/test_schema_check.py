@@ -196,6 +196,19 @@ def test_a_scale_path_that_yields_a_boolean() -> None:
     assert message == "the expression yields a boolean, not an integer or a string"
 
 
+@pytest.mark.parametrize(
+    ("scale", "shown"), [("2.5", "2.5"), ('"two"', '"two"'), ("1e12", "1000000000000.0")]
+)
+def test_a_literal_scale_that_is_not_a_replica_count(scale: str, shown: str) -> None:
+    check = run(
+        definition(
+            **{".spec.replicaSpecs.Worker.replicas // 1": f".spec.replicaSpecs.Worker.replicas // {scale}"}
+        )
+    )
+    ((_, _, message),) = errors(check)
+    assert message == f"the expression yields ({shown}), which is not a replica count (karta-format.md 7)"
+
+
 def test_an_iteration_over_a_non_list() -> None:
     check = run(definition(**{"'.spec.tasks[] | .count // 1'": "'.spec.image[] | 1'"}))
     ((location, schema_path, message),) = errors(check)
