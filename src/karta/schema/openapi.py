@@ -29,10 +29,30 @@ __all__ = ["OBJECT_META", "Outcome", "json_type", "resolve", "type_name"]
 
 _STRING: dict[str, Any] = {"type": "string"}
 _STRING_MAP: dict[str, Any] = {"type": "object", "additionalProperties": _STRING}
-_OBJECT_LIST: dict[str, Any] = {
-    "type": "array",
-    "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-}
+_BOOLEAN: dict[str, Any] = {"type": "boolean"}
+
+
+def _objects(**fields: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": {"type": "object", "properties": fields}}
+
+
+_OWNER_REFERENCES = _objects(
+    apiVersion=_STRING,
+    kind=_STRING,
+    name=_STRING,
+    uid=_STRING,
+    controller=_BOOLEAN,
+    blockOwnerDeletion=_BOOLEAN,
+)
+_MANAGED_FIELDS = _objects(
+    manager=_STRING,
+    operation=_STRING,
+    apiVersion=_STRING,
+    time=_STRING,
+    fieldsType=_STRING,
+    fieldsV1={"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+    subresource=_STRING,
+)
 
 #: ObjectMeta as the API server keeps it (k8s.io/apimachinery meta/v1 ObjectMeta's JSON fields).
 OBJECT_META: dict[str, Any] = {
@@ -50,9 +70,9 @@ OBJECT_META: dict[str, Any] = {
         "deletionGracePeriodSeconds": {"type": "integer"},
         "labels": _STRING_MAP,
         "annotations": _STRING_MAP,
-        "ownerReferences": _OBJECT_LIST,
+        "ownerReferences": _OWNER_REFERENCES,
         "finalizers": {"type": "array", "items": _STRING},
-        "managedFields": _OBJECT_LIST,
+        "managedFields": _MANAGED_FIELDS,
     },
 }
 _RESOURCE_FIELDS: dict[str, dict[str, Any]] = {
