@@ -71,7 +71,7 @@ def validate(
     overrides: kube.ConfigOverrides,
 ) -> None:
     """Check the Karta definitions in FILEs (directories of .yaml, .yml and .json files, or - for
-    standard input) offline; every YAML document is one definition.
+    standard input) offline (--crd-from-cluster reads CRDs); every YAML document is one definition.
 
     Prints `OK: <name> is a valid Karta definition (GVK: ...)` per definition, or `INVALID:
     <name>` followed by every finding. Warnings go to stderr and do not fail the check. Unknown
