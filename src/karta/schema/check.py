@@ -127,15 +127,22 @@ def crd_label(crd: dict[str, Any]) -> str:
 
 
 def crd_for(karta: Karta, crds: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
-    """The CRD among ``crds`` that defines the definition's root group and kind (the first one)."""
+    """The CRD among ``crds`` that defines the definition's root group and kind: the first that
+    lists the definition's version, else the first (two CRDs may share a name: MPIJob v1 and
+    v2beta1)."""
     gvk = karta.root.kind
     if gvk is None:
         return None
-    for crd in crds:
-        spec = _dict(crd.get("spec"))
-        if spec.get("group") == gvk.group and _dict(spec.get("names")).get("kind") == gvk.kind:
+    matching = [
+        crd
+        for crd in crds
+        if (spec := _dict(crd.get("spec"))).get("group") == gvk.group
+        and _dict(spec.get("names")).get("kind") == gvk.kind
+    ]
+    for crd in matching:
+        if _served(crd, gvk.version) is not None:
             return crd
-    return None
+    return matching[0] if matching else None
 
 
 def _served(crd: dict[str, Any], version: str) -> bool | None:

@@ -325,6 +325,14 @@ def test_a_version_the_crd_lacks_or_does_not_serve() -> None:
     ]
 
 
+def test_the_crd_that_lists_the_version_is_chosen() -> None:
+    other = crd()
+    other["spec"]["versions"][0]["name"] = "v2"
+    assert crd_for(definition(), [other, crd()]) is not None
+    assert crd_for(definition(), [other, crd()])["spec"]["versions"][0]["name"] == "v1"  # type: ignore[index]
+    assert crd_for(definition(), [other]) is other  # then the version finding says why
+
+
 def test_a_crd_of_another_kind() -> None:
     other = copy.deepcopy(crd())
     other["spec"]["names"]["kind"] = "Other"
