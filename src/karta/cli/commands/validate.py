@@ -19,6 +19,7 @@ notes (what could not be checked) go to stderr, and ``-o json`` rows of it also 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -172,10 +173,14 @@ def _crds_of(paths: tuple[str, ...]) -> list[dict[str, Any]]:
 
 
 def check_schemas(
-    checked: list[Checked], crds: list[dict[str, Any]], *, where: str = "the --crd files"
+    checked: list[Checked],
+    crds: list[dict[str, Any]],
+    *,
+    missing: Mapping[tuple[str, str], str] | None = None,
 ) -> None:
     """Add the schema check of every loaded definition against its CRD among ``crds``; a
-    definition whose root kind no CRD defines gets an error finding (it could not be checked)."""
+    definition whose root kind no CRD defines gets an error finding (it could not be checked),
+    saying why (``missing``: the reason by group and kind, else: the --crd files define none)."""
     for c in checked:
         karta = c.karta
         if karta is None or c.unreadable is not None:
@@ -184,10 +189,11 @@ def check_schemas(
         if crd is None:
             gvk = karta.root.kind
             kind = f"{gvk.group or 'core'}/{gvk.kind}" if gvk is not None else "(no root kind)"
+            known = (missing or {}).get((gvk.group, gvk.kind)) if gvk is not None else None
             c.findings.append(
                 model.Finding(
                     model.Severity.ERROR,
-                    f"not checked against a CRD: {where} define no CRD for {kind}",
+                    f"not checked against a CRD: {known or f'the --crd files define no CRD for {kind}'}",
                     "spec.structureDefinition.rootComponent.kind",
                 )
             )
@@ -232,19 +238,7 @@ def _check_live(checked: list[Checked], overrides: kube.ConfigOverrides) -> None
                 ) from None
     finally:
         client.close()
-    check_schemas(checked, crds, where="the cluster's CRDs")
-    for c in checked:
-        gvk = c.karta.root.kind if c.karta is not None else None
-        reason = missing.get((gvk.group, gvk.kind)) if gvk is not None else None
-        if reason is not None:  # replace the generic "no CRD" finding with the cluster's reason
-            c.findings = [f for f in c.findings if not f.message.startswith("not checked against a CRD")]
-            c.findings.append(
-                model.Finding(
-                    model.Severity.ERROR,
-                    f"not checked against a CRD: {reason}",
-                    "spec.structureDefinition.rootComponent.kind",
-                )
-            )
+    check_schemas(checked, crds, missing=missing)
 
 
 def report(checked: list[Checked], *, output: str) -> None:
