@@ -2,7 +2,7 @@
 and checks what every run must look like whatever the input (issue 9, "A hostile-input suite"):
 
 - it ends, within its time limit, with a documented exit code (0-4), never by a signal;
-- nothing on stderr but ``error:``, ``warning:`` and ``hint:`` lines: no traceback, no
+- nothing on stderr but ``error:``, ``warning:``, ``note:`` and ``hint:`` lines: no traceback, no
   ``internal error``;
 - the canary environment variable of the parent never appears in any output (no expression sees
   the process environment);
@@ -30,7 +30,7 @@ CANARY = "canary-3f1b0e9c-do-not-leak"
 MEMORY_LIMIT = 1536 << 20  # bytes: the child's RLIMIT_AS
 RSS_LIMIT_KIB = 768 << 10  # the child's peak resident memory after any case
 EXIT_CODES = (0, 1, 2, 3, 4)
-LINE_PREFIXES = ("error: ", "warning: ", "hint: ")
+LINE_PREFIXES = ("error: ", "warning: ", "note: ", "hint: ")
 
 
 @dataclass
@@ -77,7 +77,7 @@ class Outcome:
             found.append("traceback or internal error: " + self.err[-800:])
         bad = [line for line in self.err.splitlines() if line and not line.startswith(LINE_PREFIXES)]
         if bad:
-            found.append(f"stderr line not error:/warning:/hint: {bad[0][:200]!r}")
+            found.append(f"stderr line not error:/warning:/note:/hint: {bad[0][:200]!r}")
         if self.rss_kib > RSS_LIMIT_KIB:
             found.append(f"peak memory {self.rss_kib >> 10} MiB (limit {RSS_LIMIT_KIB >> 10} MiB)")
         if CANARY in self.out or CANARY in self.err:

@@ -63,3 +63,8 @@ def emit(data: Any, fmt: str) -> None:
 
 def warn(message: str) -> None:
     sys.stderr.write(f"warning: {one_line(spelled(message))}\n")
+
+
+def note(message: str) -> None:
+    """What a check could not decide (``note: not checked: ...``): never a pass, never a failure."""
+    sys.stderr.write(f"note: {one_line(spelled(message))}\n")

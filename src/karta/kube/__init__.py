@@ -78,12 +78,16 @@ _EXPORTS: dict[str, str] = {
     "context_names": "karta.kube.contexts",
     "per_cluster": "karta.kube.contexts",
     "select_contexts": "karta.kube.contexts",
+    "CRD_TYPE": "karta.kube.crds",
+    "CrdNotFound": "karta.kube.crds",
+    "served_crd": "karta.kube.crds",
     "Listed": "karta.kube.capacity",
     "list_nodes": "karta.kube.capacity",
     "list_pods": "karta.kube.capacity",
 }
 
 __all__ = [
+    "CRD_TYPE",
     "DEFAULT_CLUSTER_TIMEOUT",
     "FIELD_MANAGER",
     "KARTA_RESOURCE",
@@ -94,6 +98,7 @@ __all__ = [
     "ClusterTarget",
     "ConfigOverrides",
     "CoveredType",
+    "CrdNotFound",
     "Credentials",
     "Discovery",
     "EventsRead",
@@ -135,6 +140,7 @@ __all__ = [
     "read_cluster_kartas",
     "resolve_type",
     "select_contexts",
+    "served_crd",
     "workload_pods",
 ]
 
@@ -158,6 +164,7 @@ if TYPE_CHECKING:
         per_cluster,
         select_contexts,
     )
+    from karta.kube.crds import CRD_TYPE, CrdNotFound, served_crd
     from karta.kube.discovery import Discovery
     from karta.kube.events import EventsRead, object_events
     from karta.kube.fanout import ListedPage, ListFailed, MergedWatch, WatchFailed, list_many

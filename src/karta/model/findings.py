@@ -8,7 +8,7 @@ from typing import TypedDict
 
 
 class FindingDict(TypedDict):
-    """A finding in JSON output: ``severity`` is ``error`` or ``warning``."""
+    """A finding in JSON output: ``severity`` is ``error``, ``warning`` or ``note``."""
 
     severity: str
     message: str
@@ -16,8 +16,12 @@ class FindingDict(TypedDict):
 
 
 class Severity(StrEnum):
+    """``note``: something a check could not decide (it says so instead of passing); like a
+    warning it does not fail validation."""
+
     ERROR = "error"
     WARNING = "warning"
+    NOTE = "note"
 
 
 @dataclass(frozen=True, slots=True)

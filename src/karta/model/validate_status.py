@@ -11,7 +11,7 @@ import orjson
 
 from karta.model.findings import Finding, Severity
 from karta.model.types import ComponentDefinition, Karta, StatusDefinition
-from karta.model.validate_structure import component_paths
+from karta.model.validate_structure import action_lists, component_paths
 
 STATUS_KEYS: tuple[str, ...] = (  # statusMappings keys in the order of section 2.1
     "initializing",
@@ -105,24 +105,17 @@ def check_status(karta: Karta) -> list[Finding]:
 def check_action_values(karta: Karta) -> list[Finding]:
     """R2 (warning): every suspend/resume ``value`` should be JSON text (``"true"``, ``"0"``, ``'"x"'``)."""
     findings: list[Finding] = []
-    for path, comp in component_paths(karta):
-        suspend = comp.suspend_definition
-        if suspend is None:
-            continue
-        for alias, actions in (
-            ("suspendActions", suspend.suspend_actions),
-            ("resumeActions", suspend.resume_actions),
-        ):
-            for i, action in enumerate(actions):
-                reason = _json_error(action.value)
-                if reason is not None:
-                    findings.append(
-                        Finding(
-                            Severity.WARNING,
-                            f"{alias}[{i}] of component '{comp.name}': value is not valid JSON "
-                            f"({action.value!r}: {reason}); write JSON text, for example 'true' or "
-                            "'\"Suspended\"'",
-                            f"{path}.suspendDefinition.{alias}[{i}].value",
-                        )
+    for path, comp, alias, actions in action_lists(karta):
+        for i, action in enumerate(actions):
+            reason = _json_error(action.value)
+            if reason is not None:
+                findings.append(
+                    Finding(
+                        Severity.WARNING,
+                        f"{alias}[{i}] of component '{comp.name}': value is not valid JSON "
+                        f"({action.value!r}: {reason}); write JSON text, for example 'true' or "
+                        "'\"Suspended\"'",
+                        f"{path}.suspendDefinition.{alias}[{i}].value",
                     )
+                )
     return findings

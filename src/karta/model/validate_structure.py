@@ -15,13 +15,14 @@ crash later.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from karta.model.base import Model
 from karta.model.findings import Finding, Severity
 from karta.model.names import label_key_error, label_value_error
 from karta.model.schema import join_path
-from karta.model.types import ComponentDefinition, Karta
+from karta.model.types import ComponentDefinition, Karta, SuspendAction
 
 ROOT_PATH = "spec.structureDefinition.rootComponent"
 CHILDREN_PATH = "spec.structureDefinition.childComponents"
@@ -42,6 +43,16 @@ def component_paths(karta: Karta) -> list[tuple[str, ComponentDefinition]]:
     out = [(ROOT_PATH, karta.root)]
     out.extend((f"{CHILDREN_PATH}[{i}]", c) for i, c in enumerate(karta.children))
     return out
+
+
+def action_lists(karta: Karta) -> Iterator[tuple[str, ComponentDefinition, str, tuple[SuspendAction, ...]]]:
+    """Every component's ``suspendActions`` and ``resumeActions``: (component path, component,
+    the list's field name, the list), components in order."""
+    for path, comp in component_paths(karta):
+        suspend = comp.suspend_definition
+        if suspend is not None:
+            yield path, comp, "suspendActions", suspend.suspend_actions
+            yield path, comp, "resumeActions", suspend.resume_actions
 
 
 def _error(message: str, location: str) -> Finding:
@@ -336,19 +347,12 @@ def check_additional_kinds(karta: Karta) -> list[Finding]:
 def check_action_lists(karta: Karta) -> list[Finding]:
     """CRD: ``suspendActions`` and ``resumeActions`` need at least one item."""
     findings = []
-    for path, comp in component_paths(karta):
-        suspend = comp.suspend_definition
-        if suspend is None:
-            continue
-        for alias, actions in (
-            ("suspendActions", suspend.suspend_actions),
-            ("resumeActions", suspend.resume_actions),
-        ):
-            if not actions:
-                findings.append(
-                    _error(
-                        f"component '{comp.name}' has no {alias}: {alias} must have at least 1 item",
-                        join_path(join_path(path, "suspendDefinition"), alias),
-                    )
+    for path, comp, alias, actions in action_lists(karta):
+        if not actions:
+            findings.append(
+                _error(
+                    f"component '{comp.name}' has no {alias}: {alias} must have at least 1 item",
+                    join_path(join_path(path, "suspendDefinition"), alias),
                 )
+            )
     return findings

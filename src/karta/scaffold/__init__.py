@@ -18,6 +18,7 @@ from karta._lazy import lazy_dir, lazy_getattr
 _EXPORTS: dict[str, str] = {
     "CrdVersion": "karta.scaffold.crd",
     "crd_version": "karta.scaffold.crd",
+    "is_crd": "karta.scaffold.crd",
     "select_crd": "karta.scaffold.crd",
     "Draft": "karta.scaffold.draft",
     "Todo": "karta.scaffold.draft",
@@ -45,6 +46,7 @@ __all__ = [
     "build_draft",
     "crd_version",
     "instance_id_path",
+    "is_crd",
     "jq_path",
     "jq_string",
     "scaffold_crd",
@@ -55,7 +57,7 @@ __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 __dir__ = lazy_dir(_EXPORTS, globals())
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from karta.scaffold.crd import CrdVersion, crd_version, select_crd
+    from karta.scaffold.crd import CrdVersion, crd_version, is_crd, select_crd
     from karta.scaffold.draft import Draft, Todo, build_draft, instance_id_path, scaffold_crd
     from karta.scaffold.jqtext import jq_path, jq_string
     from karta.scaffold.schema import PodField, Replicas, SchemaAnalysis, Segment, analyse_schema

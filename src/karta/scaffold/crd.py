@@ -18,7 +18,7 @@ from typing import Any
 from karta.errors import ScaffoldError
 from karta.model.names import dns_label_error, dns_subdomain_error
 
-__all__ = ["CrdVersion", "crd_version", "select_crd"]
+__all__ = ["CrdVersion", "crd_version", "is_crd", "select_crd"]
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,8 @@ class CrdVersion:
     status_replicas_path: str | None = None  # subresources.scale.statusReplicasPath
 
 
-def _is_crd(doc: Any) -> bool:
+def is_crd(doc: Any) -> bool:
+    """An ``apiextensions.k8s.io`` CustomResourceDefinition with a ``spec``."""
     return (
         isinstance(doc, dict)
         and doc.get("kind") == "CustomResourceDefinition"
@@ -80,7 +81,7 @@ def _check_names(crd_name: str, *, group: str, kind: str, version: str) -> None:
 
 def select_crd(documents: list[Any], *, kind: str | None = None) -> dict[str, Any]:
     """The one CRD of ``documents`` (the one whose kind is ``kind`` when given)."""
-    crds: list[dict[str, Any]] = [d for d in documents if _is_crd(d)]
+    crds: list[dict[str, Any]] = [d for d in documents if is_crd(d)]
     if not crds:
         raise ScaffoldError("no CustomResourceDefinition found (expected apiextensions.k8s.io/v1 objects)")
     kinds = [str(_names(c).get("kind", "")) for c in crds]

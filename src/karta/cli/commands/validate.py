@@ -8,27 +8,33 @@ definition, or per input that could not be read), printed as the 17.8 lines or, 
 as one list of findings ``{file, severity, path, message}`` for CI. Exit 2 when an input could not
 be read or parsed, else 1 when any definition has an error finding, else 0.
 
-A further check of a definition (against a CRD, say) adds its findings to :attr:`Checked.findings`
-between :func:`check_path` and :func:`report`.
+A further check of a definition adds its findings to :attr:`Checked.findings` between
+:func:`check_path` and :func:`report`: ``--crd FILE`` (or ``--crd-from-cluster``, the CRD the
+cluster serves, read with kubectl's connection flags) checks every definition against the CRD of
+its root group and kind (:func:`karta.schema.check_definition`); its errors fail the check, its
+notes (what could not be checked) go to stderr, and ``-o json`` rows of it also carry the
+``schemaPath``.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from karta import model
+from karta import kube, model, scaffold, schema
 from karta.cli import exitcodes
+from karta.cli.cluster import cluster_failure, connect, identity
 from karta.cli.commands import short_help
 from karta.cli.errors import CliError, UsageError, format_error
-from karta.cli.inputs import input_files, read_documents, read_text
-from karta.cli.options import format_option
-from karta.cli.output import emit, warn
+from karta.cli.inputs import input_files, parse_documents, read_documents, read_text
+from karta.cli.options import connection_options, format_option
+from karta.cli.output import emit, note, warn
 from karta.cli.text import printable
-from karta.errors import DefinitionError
+from karta.errors import ApiError, ClusterError, DefinitionError
 
 if TYPE_CHECKING:
     from karta.model import Karta
@@ -39,20 +45,56 @@ __all__ = ["Checked", "check_document", "check_path", "report", "validate"]
 @click.command("validate", short_help=short_help("validate"))
 @click.argument("files", nargs=-1, required=True, metavar="FILE|DIR|-...")
 @click.option("-R", "--recursive", is_flag=True, help="Also read the subdirectories of a DIR.")
-@format_option(
-    "text", "json", help="text: OK/INVALID lines; json: a list of findings {file, severity, path, message}."
+@click.option(
+    "--crd",
+    "crd_files",
+    multiple=True,
+    metavar="CRD",
+    help="Also check each definition against the CRD of its root kind in this file (repeatable).",
 )
-def validate(files: tuple[str, ...], recursive: bool, output: str) -> None:
+@click.option(
+    "--crd-from-cluster",
+    is_flag=True,
+    help="Also check each definition against the CRD the cluster serves for its root kind.",
+)
+@format_option(
+    "text",
+    "json",
+    help="text: OK/INVALID lines; json: a list of findings {file, severity, path, message[, schemaPath]}.",
+)
+@connection_options
+def validate(
+    files: tuple[str, ...],
+    recursive: bool,
+    crd_files: tuple[str, ...],
+    crd_from_cluster: bool,
+    output: str,
+    overrides: kube.ConfigOverrides,
+) -> None:
     """Check the Karta definitions in FILEs (directories of .yaml, .yml and .json files, or - for
-    standard input) offline; every YAML document is one definition.
+    standard input) offline (--crd-from-cluster reads CRDs); every YAML document is one definition.
 
     Prints `OK: <name> is a valid Karta definition (GVK: ...)` per definition, or `INVALID:
     <name>` followed by every finding. Warnings go to stderr and do not fail the check. Unknown
     or misspelt fields are findings. -o json prints every finding as {file, severity, path,
     message} (an empty list when all is valid). Exit 0 when valid, 1 when any definition has an
     error, 2 when an input cannot be read or parsed.
+
+    With --crd CRD.yaml (or --crd-from-cluster), every path the definition reads from the
+    workload object is also looked up in the CRD's OpenAPI schema for the definition's version: a
+    field the schema lacks, a pod template or pod spec path that is not PodTemplateSpec- or
+    PodSpec-shaped, a scale path that is not an integer or a string, an iteration over something
+    that is not a list or a map are errors naming the definition's field and the schema path.
+    Where the schema stops saying what is there (x-kubernetes-preserve-unknown-fields) or an
+    expression cannot be followed, a note says so: it is not checked, not passed.
     """
+    if crd_files and crd_from_cluster:
+        raise UsageError("--crd and --crd-from-cluster exclude each other: give one")
     checked = [one for path in files for one in check_path(path, recursive=recursive)]
+    if crd_files:
+        check_schemas(checked, _crds_of(crd_files))
+    elif crd_from_cluster:
+        _check_live(checked, overrides)
     report(checked, output=output)
 
 
@@ -65,6 +107,7 @@ class Checked:
     karta: Karta | None = None
     findings: list[model.Finding] = field(default_factory=list)
     unreadable: UsageError | None = None
+    schema: schema.SchemaCheck | None = None  # the check against a CRD, when asked
 
     @property
     def errors(self) -> list[model.Finding]:
@@ -114,6 +157,90 @@ def check_document(doc: model.Document, *, file: str, label: str | None = None) 
     return Checked(file=file, name=name, karta=karta, findings=findings)
 
 
+def _crds_of(paths: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Every CustomResourceDefinition of the files (a file without one is a usage error)."""
+    crds: list[dict[str, Any]] = []
+    for path in paths:
+        text, name = read_text(path)
+        found = [d for d in parse_documents(text, name) if scaffold.is_crd(d)]
+        if not found:
+            raise UsageError(
+                f"--crd {name}: no CustomResourceDefinition in the file",
+                hint="give a file of apiextensions.k8s.io/v1 CustomResourceDefinition objects",
+            )
+        crds.extend(found)
+    return crds
+
+
+def check_schemas(
+    checked: list[Checked],
+    crds: list[dict[str, Any]],
+    *,
+    missing: Mapping[tuple[str, str], str] | None = None,
+) -> None:
+    """Add the schema check of every loaded definition against its CRD among ``crds``; a
+    definition whose root kind no CRD defines gets an error finding (it could not be checked),
+    saying why (``missing``: the reason by group and kind, else: the --crd files define none)."""
+    for c in checked:
+        karta = c.karta
+        if karta is None or c.unreadable is not None:
+            continue
+        crd = schema.crd_for(karta, crds)
+        if crd is None:
+            gvk = karta.root.kind
+            kind = f"{gvk.group or 'core'}/{gvk.kind}" if gvk is not None else "(no root kind)"
+            known = (missing or {}).get((gvk.group, gvk.kind)) if gvk is not None else None
+            c.findings.append(
+                model.Finding(
+                    model.Severity.ERROR,
+                    f"not checked against a CRD: {known or f'the --crd files define no CRD for {kind}'}",
+                    "spec.structureDefinition.rootComponent.kind",
+                )
+            )
+            continue
+        result = schema.check_definition(karta, crd)
+        c.schema = result
+        c.findings.extend(result.findings)
+
+
+def _check_live(checked: list[Checked], overrides: kube.ConfigOverrides) -> None:
+    """:func:`check_schemas` against the CRDs the cluster serves for the definitions' root kinds."""
+    wanted = {
+        (gvk.group, gvk.kind)
+        for c in checked
+        if c.karta is not None and (gvk := c.karta.root.kind) is not None
+    }
+    if not wanted:
+        return
+    client = connect(overrides)
+    crds: list[dict[str, Any]] = []
+    missing: dict[tuple[str, str], str] = {}
+    try:
+        for group, kind in sorted(wanted):
+            try:
+                crds.append(kube.served_crd(client, group=group, kind=kind))
+            except kube.CrdNotFound as exc:
+                missing[(group, kind)] = str(exc)
+            except ApiError as exc:
+                if exc.status == 403:
+                    raise CliError(
+                        f"{identity(client.config)} may not read the CRD of {group}/{kind} "
+                        f"(403 Forbidden): {exc}",
+                        hint=f"--crd-from-cluster needs get on {kube.CRD_TYPE}; "
+                        "or check against a file with --crd CRD.yaml",
+                    ) from None
+                raise cluster_failure(
+                    exc, client=client, doing=f"reading the CRD of {group}/{kind}"
+                ) from None
+            except ClusterError as exc:
+                raise cluster_failure(
+                    exc, client=client, doing=f"reading the CRD of {group}/{kind}"
+                ) from None
+    finally:
+        client.close()
+    check_schemas(checked, crds, missing=missing)
+
+
 def report(checked: list[Checked], *, output: str) -> None:
     """Print the outcome (see the module docstring) and end with the exit code it calls for."""
     unreadable = [c.unreadable for c in checked if c.unreadable is not None]
@@ -146,21 +273,36 @@ def _print_text(checked: list[Checked]) -> None:
             gvk = c.karta.root.kind
             gvk_text = str(gvk) if gvk is not None else "<none>"
             lines = [f"OK: {c.name} is a valid Karta definition (GVK: {gvk_text}){where}"]
+            if c.schema is not None:
+                lines.append(f"  {_schema_summary(c.schema)}")
         else:
             lines = [f"INVALID: {c.name}{where}"] + [f"  {_line(f)}" for f in c.errors]
         sys.stdout.write("\n".join(printable(line) for line in lines) + "\n")
         for w in c.findings:
-            if w.severity is not model.Severity.ERROR:
+            if w.severity is model.Severity.NOTE:
+                note(_line(w))
+            elif w.severity is not model.Severity.ERROR:
                 warn(_line(w))
+
+
+def _schema_summary(result: schema.SchemaCheck) -> str:
+    notes = len(result.notes)
+    paths = f"{result.paths} object path{'s' if result.paths != 1 else ''}"
+    exprs = f"{result.expressions} expression{'s' if result.expressions != 1 else ''}"
+    head = f"fits CRD {result.crd} ({result.version}): {paths} of {exprs} found in its schema"
+    return head + (f"; {notes} not checked (notes on stderr)" if notes else "")
 
 
 def _rows(c: Checked) -> list[dict[str, Any]]:
     if c.unreadable is not None:
         return [{"file": c.file, "severity": "error", "path": "", "message": str(c.unreadable)}]
-    return [
-        {"file": c.file, "severity": f.severity.value, "path": f.location or "", "message": f.message}
-        for f in c.findings
-    ]
+    rows: list[dict[str, Any]] = []
+    for f in c.findings:
+        row = {"file": c.file, "severity": f.severity.value, "path": f.location or "", "message": f.message}
+        if isinstance(f, schema.SchemaFinding):
+            row["schemaPath"] = f.schema_path
+        rows.append(row)
+    return rows
 
 
 def _line(finding: object) -> str:
