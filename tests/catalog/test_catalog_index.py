@@ -77,3 +77,19 @@ def test_a_stale_entry_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(DefinitionError, match="missing"):
         catalog.catalog_definition("batch-nothing-v1")
     assert catalog.catalog_definition("no-such-slug") is None
+
+
+def test_built_ins_are_not_validated_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tests/catalog validates every file with zero findings: the copies handed out are known valid."""
+    from karta.model import validate as validate_module
+
+    def never(karta: object) -> list[object]:
+        raise AssertionError("the validator ran on a built-in")
+
+    monkeypatch.setattr(validate_module._findings, "_build", never)
+    karta = catalog.catalog_by_gvk("kubeflow.org", "v1", "PyTorchJob")
+    assert validate_module.validate_or_raise(karta) == []
+    assert all(validate_module.validate_or_raise(k) == [] for k in catalog.catalog_definitions())
+    copy = karta.model_copy(deep=True) if karta is not None else None
+    with pytest.raises(AssertionError, match="validator ran"):  # another object: validated as usual
+        validate_module.validate_or_raise(copy)

@@ -157,20 +157,29 @@ def _indexed(directory: Path, slug: str, gvk: GVK) -> Karta:
     return karta
 
 
+def _copy(karta: Karta) -> Karta:
+    """A deep copy, known to the validator as valid (see the module docstring)."""
+    from karta.model import mark_valid
+
+    copy = karta.model_copy(deep=True)
+    mark_valid(copy)
+    return copy
+
+
 def catalog_definition(slug: str) -> Karta | None:
     """The built-in definition named ``slug`` (a copy, safe to mutate), or None; reads that one file."""
     if CATALOG_DATA_DIR != _SHIPPED_DATA_DIR:
         found = [karta for karta in _catalog() if karta.name == slug]
-        return found[0].model_copy(deep=True) if found else None
+        return _copy(found[0]) if found else None
     for entry in _shipped_index():
         if entry.slug == slug:
-            return _indexed(CATALOG_DATA_DIR, entry.slug, entry.gvk).model_copy(deep=True)
+            return _copy(_indexed(CATALOG_DATA_DIR, entry.slug, entry.gvk))
     return None
 
 
 def catalog_definitions() -> list[Karta]:
     """Every built-in definition, sorted by GVK string; deep copies, safe to mutate."""
-    return [karta.model_copy(deep=True) for karta in _catalog()]
+    return [_copy(karta) for karta in _catalog()]
 
 
 def catalog_slugs() -> list[str]:
