@@ -81,7 +81,7 @@ def test_a_stale_entry_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_built_ins_are_not_validated_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """tests/catalog validates every file with zero findings: the copies handed out are known valid."""
-    from karta.model import validate as validate_module
+    from karta.model import validity as validate_module
 
     def never(karta: object) -> list[object]:
         raise AssertionError("the validator ran on a built-in")

@@ -58,7 +58,7 @@ from karta.errors import (
     JqTimeoutError,
     WriteBackError,
 )
-from karta.jq import _libjq, budget, operations, sandbox
+from karta.jq import budget, operations
 from karta.jq import syntax as A
 from karta.jq._values import JqFail, json_type, normalise_output
 from karta.jq.budget import DEFAULT_BUDGET, Budget, Exceeded, Meter
@@ -401,6 +401,8 @@ class Evaluator:
 
     def _libjq(self, plan: Plan, expression: str, data: Any) -> list[Any]:
         """Trusted: libjq in-process (our parser's error when libjq rejects the text too)."""
+        from karta.jq import _libjq  # imported when first needed: most catalog expressions never are
+
         try:
             return _libjq.run_text(expression, self._text(data), max_results=self.max_results)
         except (JqParseError, JqCompileError):
@@ -509,6 +511,8 @@ class Evaluator:
 
         def refund(seconds: float) -> None:  # starting a worker is not charged to the object
             session.time_left += seconds
+
+        from karta.jq import sandbox  # imported when first needed (subprocess, signals, the worker)
 
         return sandbox.run(
             expression,
@@ -627,6 +631,8 @@ class Evaluator:
         wrapped = f"path({expression})"
         try:
             if self.trusted:
+                from karta.jq import _libjq
+
                 results = _libjq.run_text(wrapped, self._text(data), max_results=self.max_results)
             else:
                 results = self._evaluate_untrusted_libjq(wrapped, data)
@@ -714,6 +720,8 @@ def _fail_message(exc: JqFail) -> str:
 def _json_text(data: Any) -> str:
     """The input text for libjq (:func:`karta.jq._libjq.to_json_text`: sorted keys, big integers,
     deep values, all without recursion)."""
+    from karta.jq import _libjq
+
     return _libjq.to_json_text(data)
 
 
