@@ -8,10 +8,16 @@ installed ``kli`` has its caches), alternating with the baselines measured in th
 means no kubeconfig (``KUBECONFIG`` names a file that does not exist) and an empty
 ``$KARTA_DEFINITIONS``, so every command resolves against the built-in catalog alone.
 
-Prints, per command, the median and the 90th percentile in ms, and the median as a ratio to
-``python -c pass`` and to ``kli --help``; then the load average (the figures depend on it: on a
-busy machine, read the ratios). Target (issue 12, item 7): every command ≤ ``--target-ms`` (100 ms)
-median on this machine; ``--json`` prints the figures as JSON too.
+Prints, per command, the median and the 90th percentile of the wall time in ms, the median CPU
+time (user + system of the child: less sensitive to other processes than the wall time), and the
+median wall time as a ratio to ``python -c pass`` and to ``kli --help``; then the load average (the
+figures depend on it: on a busy machine, read the ratios and the CPU times). Target (issue 12,
+item 7): every command ≤ ``--target-ms`` (100 ms) median wall time on this machine; ``--json``
+prints the figures as JSON too.
+
+``--baseline SRC`` also runs every command with ``PYTHONPATH=SRC`` (another checkout's ``src``, e.g.
+``git archive main src | tar -x -C /tmp/base``), interleaved with the current one, and prints the
+CPU time of each and their ratio: the previous approach measured in the same run.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -55,13 +62,20 @@ def _env(scratch: Path) -> dict[str, str]:
     return env
 
 
-def _once(cmd: list[str], env: dict[str, str]) -> float:
+def _cpu_ms() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (usage.ru_utime + usage.ru_stime) * 1000
+
+
+def _once(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one run of ``cmd``."""
+    cpu = _cpu_ms()
     start = time.perf_counter()
     done = subprocess.run(cmd, check=False, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = (time.perf_counter() - start) * 1000
     if done.returncode not in (0, 1):  # 1: verify's or inspect's findings, not a crash
         raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.decode()[-500:]}")
-    return elapsed
+    return elapsed, _cpu_ms() - cpu
 
 
 def _p90(samples: list[float]) -> float:
@@ -73,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/offline.py", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="runs per command (default: %(default)s)")
     parser.add_argument("--target-ms", type=float, default=100.0, help="the target (default: %(default)s)")
+    parser.add_argument("--baseline", metavar="SRC", help="also run every command from this src directory")
     parser.add_argument("--json", action="store_true", help="also print the figures as JSON")
     args = parser.parse_args(argv)
     py = sys.executable
@@ -81,29 +96,45 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(tmp)
         (scratch / "definitions").mkdir()
         env = _env(scratch)
+        envs = {"": env}
+        if args.baseline:
+            envs["baseline"] = {**env, "PYTHONPATH": str(Path(args.baseline).resolve())}
         cases = [("python -c pass", [py, "-c", "pass"]), ("kli --help", [kli, "--help"])]
         cases += [(label, [kli, *arguments]) for label, arguments in COMMANDS]
-        samples: dict[str, list[float]] = {label: [] for label, _ in cases}
-        for _, cmd in cases:
-            _once(cmd, env)  # warm-up: bytecode caches, the page cache
+        walls: dict[tuple[str, str], list[float]] = {(e, label): [] for e in envs for label, _ in cases}
+        cpus: dict[tuple[str, str], list[float]] = {(e, label): [] for e in envs for label, _ in cases}
+        for environment in envs.values():
+            for _, cmd in cases:
+                _once(cmd, environment)  # warm-up: bytecode caches, the page cache
         for _ in range(args.runs):  # interleaved, so that a burst of load hits every case alike
             for label, cmd in cases:
-                samples[label].append(_once(cmd, env))
-    floor = statistics.median(samples["python -c pass"])
-    help_ms = statistics.median(samples["kli --help"])
+                for which, environment in envs.items():
+                    wall, cpu = _once(cmd, environment)
+                    walls[which, label].append(wall)
+                    cpus[which, label].append(cpu)
+    floor = statistics.median(walls["", "python -c pass"])
+    help_ms = statistics.median(walls["", "kli --help"])
     print(f"== offline commands on one object (ms over {args.runs} runs; ratios of the medians)")
-    print(f"{'command':<22}{'median':>9}{'p90':>9}{'/ python':>10}{'/ --help':>10}")
-    figures = {}
+    extra = f"{'baseline cpu':>14}{'cpu/base':>10}" if args.baseline else ""
+    print(f"{'command':<22}{'median':>9}{'p90':>9}{'cpu':>9}{'/ python':>10}{'/ --help':>10}{extra}")
+    figures: dict[str, dict[str, float]] = {}
     missed = []
     for label, _ in cases:
-        median = statistics.median(samples[label])
-        p90 = _p90(samples[label])
-        figures[label] = {"median_ms": round(median, 1), "p90_ms": round(p90, 1)}
-        mark = ""
+        median = statistics.median(walls["", label])
+        p90 = _p90(walls["", label])
+        cpu = statistics.median(cpus["", label])
+        figures[label] = {"median_ms": round(median, 1), "p90_ms": round(p90, 1), "cpu_ms": round(cpu, 1)}
+        line = (
+            f"{label:<22}{median:>9.1f}{p90:>9.1f}{cpu:>9.1f}{median / floor:>9.1f}x{median / help_ms:>9.1f}x"
+        )
+        if args.baseline:
+            base = statistics.median(cpus["baseline", label])
+            figures[label]["baseline_cpu_ms"] = round(base, 1)
+            line += f"{base:>14.1f}{cpu / base:>9.2f}x"
         if label not in ("python -c pass", "kli --help") and median > args.target_ms:
             missed.append(label)
-            mark = "  > target"
-        print(f"{label:<22}{median:>9.1f}{p90:>9.1f}{median / floor:>9.1f}x{median / help_ms:>9.1f}x{mark}")
+            line += "  > target"
+        print(line)
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
     print(f"target: every command <= {args.target_ms:.0f} ms median")
