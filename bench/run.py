@@ -10,7 +10,9 @@ Prints absolute figures and ratios against baselines measured in the same run:
   charging the object's budget; the sandbox worker for the rest). Targets: (a) within 5x of (c);
   (a) at least 20x faster than (b); (d) within about 3x of (a).
 * wall time of ``kli --help`` and ``kli validate`` (target: 150 ms each), with a bare
-  ``python -c pass`` as the floor.
+  ``python -c pass`` as the floor;
+* then every offline command on one object (``bench/offline.py``: ``inspect -f``, ``describe -f``,
+  ``gang -f``, ``validate``, ``verify``, ``definitions``; target: 100 ms each).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import offline  # bench/offline.py: this directory is the script's, first on sys.path
 
 from karta.extract import ComponentFactory
 from karta.gang import compute_gang_plan
@@ -256,7 +260,8 @@ def main() -> int:
     print("target: <= 150 ms each")
     ok = ok and t_help <= 150 and t_validate <= 150
     print("\nall targets met" if ok else "\nsome targets missed")
-    return 0
+    print()
+    return offline.main(["--runs", "7"])
 
 
 if __name__ == "__main__":

@@ -10,7 +10,12 @@ the code runs in is garbage-collected.
 
 ``KARTA_CODEGEN`` (read once, when this module is imported) is a comma-separated list of words:
 
-* ``on`` (also unset or empty): generate code;
+* ``on`` (also unset or empty): generate code, from the second use of what it compiles (an
+  expression, a definition's status or a component's extraction): the first use runs the general
+  code, so that a command that evaluates a definition once (``kli inspect -f``, ``describe -f``,
+  ``gang -f``: one object) does not pay for compiling code it runs once (:func:`due`);
+* ``eager``: generate on the first use (the test suite runs this way, so that every use goes
+  through the generated code);
 * ``off``: generate nothing: every generator's own fallback runs instead (the fast-path closures,
   the general extraction and status code, the composed shape checkers, plain ``__init__``
   methods), with identical results;
@@ -38,9 +43,19 @@ import os
 import sys
 from typing import Any, Final, NamedTuple
 
-__all__ = ["MODE", "Declined", "Mode", "compile_source", "declined", "enabled", "failed", "parse_mode"]
+__all__ = [
+    "MODE",
+    "Declined",
+    "Mode",
+    "compile_source",
+    "declined",
+    "due",
+    "enabled",
+    "failed",
+    "parse_mode",
+]
 
-_WORDS: Final = ("on", "off", "dump", "strict")
+_WORDS: Final = ("on", "off", "dump", "strict", "eager")
 
 
 class Mode(NamedTuple):
@@ -50,13 +65,20 @@ class Mode(NamedTuple):
     dump: bool
     strict: bool
     unknown: tuple[str, ...]
+    eager: bool = False
 
 
 def parse_mode(value: str) -> Mode:
     """The :class:`Mode` of a ``KARTA_CODEGEN`` value."""
     words = [w.strip().lower() for w in value.split(",") if w.strip()]
     unknown = tuple(w for w in words if w not in _WORDS)
-    return Mode(generate="off" not in words, dump="dump" in words, strict="strict" in words, unknown=unknown)
+    return Mode(
+        generate="off" not in words,
+        dump="dump" in words,
+        strict="strict" in words,
+        unknown=unknown,
+        eager="eager" in words,
+    )
 
 
 MODE: Mode = parse_mode(os.environ.get("KARTA_CODEGEN", ""))
@@ -89,6 +111,13 @@ class Declined(Exception):
 def enabled() -> bool:
     """False under ``KARTA_CODEGEN=off``: generators must then take their non-generated path."""
     return MODE.generate
+
+
+def due(uses: int) -> bool:
+    """Whether to generate code for something used ``uses`` times before (counted by the caller):
+    from the second use (``uses >= 1``), or from the first under ``eager``. Before that the
+    caller runs its general code, whose results are the same."""
+    return uses >= 1 or MODE.eager
 
 
 class _Registration:

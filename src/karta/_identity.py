@@ -46,6 +46,10 @@ class IdentityCache(Generic[K, V]):
             self._entries.clear()
         self._entries[id(key)] = (key, value)
 
+    def seed(self, key: K, value: V) -> None:
+        """Store ``value`` as what ``build(key)`` would return (a value known by other means)."""
+        self._store(key, value)
+
     def __len__(self) -> int:
         return len(self._entries)
 

@@ -28,14 +28,81 @@ from karta.jq.parser import parse
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_the_suite_runs_strict() -> None:
+def test_the_suite_runs_strict_and_eager() -> None:
     assert _codegen.MODE.strict and "strict" in os.environ["KARTA_CODEGEN"]
+    assert _codegen.MODE.eager and _codegen.due(0)
 
 
 def test_mode_words() -> None:
     assert _codegen.parse_mode("") == _codegen.Mode(generate=True, dump=False, strict=False, unknown=())
     assert _codegen.parse_mode(" Off , dump") == _codegen.Mode(False, True, False, ())
     assert _codegen.parse_mode("on,strict,bogus") == _codegen.Mode(True, False, True, ("bogus",))
+    assert _codegen.parse_mode("eager") == _codegen.Mode(True, False, False, (), eager=True)
+
+
+def test_generation_waits_for_the_second_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without ``eager`` an expression, a status definition, a component's extraction and a shape
+    checker run the general code on their first use and the generated code from the second on,
+    with the same results (a one-shot ``kli inspect -f`` compiles nothing it runs once)."""
+    from karta.catalog import catalog_by_gvk
+    from karta.extract import ComponentFactory
+    from karta.extract import factory as factory_module
+    from karta.jq import Evaluator
+    from karta.jq.codegen import generated_cache
+    from karta.status.extract import _UNSET, _compiled_status
+
+    monkeypatch.setattr(_codegen, "MODE", _codegen.parse_mode(""))
+    assert not _codegen.due(0) and _codegen.due(1)
+    evaluator = Evaluator(trusted=True)
+    expression = ".second_use_test.a"
+    data = {"second_use_test": {"a": [1]}}
+    assert evaluator.evaluate(expression, data) == [[1]]
+    assert expression not in generated_cache
+    assert evaluator.evaluate(expression, data) == [[1]]
+    assert generated_cache[expression] is not None
+
+    karta = catalog_by_gvk("kubeflow.org", "v1", "PyTorchJob")  # a fresh object: fresh plans
+    assert karta is not None
+    job = _codegen_job()
+    (plans, root) = factory_module._definitions_of(karta)
+    assert root.status_definition is not None
+    compiled = _compiled_status(root.status_definition)
+    views = []
+    for _ in range(3):
+        factory = ComponentFactory(karta, job, evaluator=evaluator)
+        status = factory.root().status()
+        assert status is not None
+        views.append((status.to_dict(), factory.component("worker").extracted_instances()))
+        if len(views) == 1:
+            assert compiled.generated is _UNSET
+            assert plans["worker"][1].generated is factory_module._UNSET
+    assert compiled.generated is not _UNSET and compiled.generated is not None
+    assert plans["worker"][1].generated is not None
+    assert views[0] == views[1] == views[2]
+
+    target = convert.TargetType("test PodSpec", convert.POD_SPEC, dict)
+    first = target._check
+    assert target.convert({"containers": []}, 0) == {"containers": []}
+    assert target._check is first  # the composed checker ran
+    with pytest.raises(Exception, match="expected array"):
+        target.convert({"containers": {}}, 0)
+    assert target._check is not first and "def check(v):" in inspect.getsource(target._check)
+
+
+def _codegen_job() -> dict[str, Any]:
+    template = {"spec": {"containers": [{"name": "pytorch", "image": "x"}]}}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "j", "namespace": "n"},
+        "spec": {
+            "pytorchReplicaSpecs": {
+                "Master": {"replicas": 1, "template": template},
+                "Worker": {"replicas": 2, "template": template},
+            }
+        },
+        "status": {"conditions": [{"type": "Running", "status": "True"}]},
+    }
 
 
 def test_generated_source_is_in_linecache_for_tracebacks_and_inspect() -> None:
@@ -122,11 +189,11 @@ def _run(mode: str) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_codegen_off_gives_the_same_results() -> None:
-    on, off = _run("strict"), _run("off,strict")
-    assert on["mode"] and not off["mode"]
+    on, eager, off = _run("strict"), _run("eager,strict"), _run("off,strict")
+    assert on["mode"] and eager["mode"] and not off["mode"]
     assert on["init"].startswith("<karta-generated-") and not off["init"].startswith("<karta-generated-")
     assert len(on["views"]) > 5
-    assert off["views"] == on["views"]
+    assert off["views"] == on["views"] == eager["views"]
 
 
 def test_unknown_words_are_named_once() -> None:

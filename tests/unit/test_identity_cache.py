@@ -8,7 +8,7 @@ import gc
 from karta._identity import IdentityCache, WeakIdentityCache
 from karta.extract import convert, factory
 from karta.gang import compiled as gang_compiled
-from karta.model import validate
+from karta.model import validity
 from karta.status import extract as status_extract
 
 
@@ -59,9 +59,10 @@ def test_the_definition_caches_are_identity_caches() -> None:
         factory._plan_for,
         factory._definitions_of,
         convert._checker_for,
+        convert._composed_for,
         gang_compiled._compiled,
         status_extract._compiled_status,
-        validate._findings,
+        validity._findings,
     ):
         assert isinstance(cache, IdentityCache)
-    assert isinstance(validate._findings, WeakIdentityCache)
+    assert isinstance(validity._findings, WeakIdentityCache)

@@ -108,3 +108,58 @@ def test_a_commands_help_loads_none_of_the_library(command: str) -> None:
     code, modules = _loaded([command, "--help"])
     assert code == 0
     assert not modules & NEVER_FOR_HELP, sorted(modules & NEVER_FOR_HELP)
+
+
+WORKLOAD = EXAMPLE.parents[1] / "workloads" / "pytorchjob-train-7.yaml"
+
+# what an offline command on one object of a built-in kind must not load (issue 12, item 7): libjq
+# and the sandbox (no catalog expression needs them here), the validator (built-ins are known
+# valid), the whole catalog
+NEVER_FOR_ONE_OBJECT = {
+    "jq",
+    "karta.jq._libjq",
+    "karta.jq.sandbox",
+    "subprocess",
+    "karta.model.validate",
+    "karta.model.dump",
+}
+
+_ONE_OBJECT_PROBE = """
+import contextlib, io, json, os, sys
+os.environ["KUBECONFIG"] = os.devnull + "-none"  # offline
+os.environ["KARTA_DEFINITIONS"] = {empty!r}
+from karta.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main({argv!r})
+from karta import catalog
+print(json.dumps({{"code": code, "modules": sorted(sys.modules),
+    "files": catalog._indexed.cache_info().currsize, "all": catalog._catalog.cache_info().currsize}}))
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["inspect", "-f", str(WORKLOAD)],
+        ["describe", "-f", str(WORKLOAD)],
+        ["gang", "--backend", "kai", "-f", str(WORKLOAD)],
+        ["verify", "--definition", "kubeflow-org-pytorchjob-v1", "--workload", str(WORKLOAD)],
+    ],
+    ids=["inspect", "describe", "gang", "verify"],
+)
+def test_a_command_on_one_object_reads_one_definition(argv: list[str], tmp_path: Path) -> None:
+    script = _ONE_OBJECT_PROBE.format(argv=argv, empty=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["code"] == 0
+    assert (result["files"], result["all"]) == (1, 0)  # one catalog file read, never all of them
+    assert not set(result["modules"]) & NEVER_FOR_ONE_OBJECT, sorted(
+        set(result["modules"]) & NEVER_FOR_ONE_OBJECT
+    )
+
+
+def test_listing_the_catalog_reads_no_definition_file(tmp_path: Path) -> None:
+    script = _ONE_OBJECT_PROBE.format(argv=["definitions"], empty=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert (result["code"], result["files"], result["all"]) == (0, 0, 0)

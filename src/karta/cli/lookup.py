@@ -15,7 +15,6 @@ library's errors to kli's exit codes and hints.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,6 +200,8 @@ def named_definition(
 
 def no_such_definition(store: definitions.DefinitionStore, name: str, *, also: str = "") -> CliError:
     """Exit 4 for an unknown definition name, with the closest names as the hint."""
+    import difflib  # only for a name that is not found
+
     close = difflib.get_close_matches(name, store.names(), n=3, cutoff=0.6)
     return CliError(
         f"no Karta definition named {name!r}{also}",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from karta._generated import write_or_check
 from karta.crd import CRD_FILE, render_crd_yaml
 
 
@@ -24,14 +25,7 @@ def main(argv: list[str]) -> int:
         sys.stdout.write(text)
         return 0
     target = Path(paths[0]) if paths else CRD_FILE
-    if check:
-        current = target.read_text(encoding="utf-8") if target.exists() else ""
-        if current != text:
-            print(f"{target} is stale: run `python -m karta.crd`", file=sys.stderr)
-            return 1
-        return 0
-    target.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(target, text, check=check, command="python -m karta.crd")
 
 
 if __name__ == "__main__":

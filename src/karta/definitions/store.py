@@ -42,12 +42,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karta.errors import AmbiguousDefinitionError, InvalidDefinitionError, NoDefinitionError
 from karta.model import Finding, Karta, Severity, load_kartas
 from karta.model.gvk import GVK, most_stable
 from karta.model.names import plural_guess
+
+if TYPE_CHECKING:
+    from karta.catalog import CatalogEntry
 
 __all__ = [
     "AMBIGUOUS",
@@ -59,6 +62,7 @@ __all__ = [
     "ORIGINS",
     "OVERRIDDEN",
     "USER",
+    "CatalogDefinition",
     "DefinitionStore",
     "Listing",
     "Resolution",
@@ -138,6 +142,17 @@ class StoredDefinition:
         return not self.problems
 
     @property
+    def kind_token(self) -> str | None:
+        """The root kind as ``Kind.version.group`` (None without a root kind name)."""
+        root = self.karta.root.kind
+        return root.gvk.token if root is not None and root.kind else None
+
+    @property
+    def component_names(self) -> tuple[str, ...]:
+        """The component names: the root's, then the children's in definition order."""
+        return tuple(c.name for c in self.karta.components)
+
+    @property
     def ready(self) -> bool:
         """karta-controller's ``Ready=True`` for the current generation (cluster Kartas only)."""
         status = self.karta.status
@@ -151,6 +166,43 @@ class StoredDefinition:
             current = observed is None or generation is None or observed == generation
             return condition.get("status") == "True" and current
         return False
+
+
+class CatalogDefinition(StoredDefinition):
+    """A built-in definition known by its catalog index entry (name, root GVK, component names):
+    its Karta is read from its YAML file on first use of :attr:`karta`, so that a store holding the
+    whole catalog costs nothing until a command needs one of its definitions."""
+
+    entry: CatalogEntry
+
+    def __init__(self, entry: CatalogEntry) -> None:  # the fields without the Karta (frozen)
+        fields = {"entry": entry, "origin": CATALOG, "source": str(entry.path), "trusted": True}
+        for name, value in (*fields.items(), ("load_problems", ())):
+            object.__setattr__(self, name, value)
+
+    @cached_property
+    def karta(self) -> Karta:
+        from karta.catalog import catalog_definition
+
+        karta = catalog_definition(self.entry.slug)
+        assert karta is not None, self.entry  # the index names only shipped files
+        return karta
+
+    @property
+    def name(self) -> str:
+        return self.entry.slug
+
+    @property
+    def gvk(self) -> GVK:
+        return self.entry.gvk
+
+    @property
+    def kind_token(self) -> str:
+        return self.entry.gvk.token
+
+    @property
+    def component_names(self) -> tuple[str, ...]:
+        return self.entry.components
 
 
 @dataclass(frozen=True)
@@ -249,14 +301,9 @@ class DefinitionStore:
         definitions: list[StoredDefinition] = []
         warnings: list[str] = []
         if include_catalog:
-            from karta.catalog import CATALOG_DATA_DIR, catalog_definitions
+            from karta.catalog import catalog_index
 
-            definitions.extend(
-                StoredDefinition(
-                    karta=k, origin=CATALOG, source=str(CATALOG_DATA_DIR / f"{k.name}.yaml"), trusted=True
-                )
-                for k in catalog_definitions()
-            )
+            definitions.extend(CatalogDefinition(entry) for entry in catalog_index())
         user = user_directory if user_directory is not None else default_user_directory()
         if user.is_dir():
             definitions.extend(_load_directory(user, warnings))

@@ -361,6 +361,24 @@ def _build_checker(shape: Shape) -> _Checker:
 
 
 _checker_for: IdentityCache[Shape, _Checker] = IdentityCache(_build_checker, size=256)
+_composed_for: IdentityCache[Shape, _Checker] = IdentityCache(_compile, size=256)
+
+
+def _deferred_checker(target: TargetType) -> _Checker:
+    """The checker of ``target`` until its generated one is due (:func:`karta._codegen.due`): the
+    composed checker on the first use, then the generated one, which replaces it on ``target``."""
+    uses = 0
+
+    def check(value: Any) -> _Problem | None:
+        nonlocal uses
+        if not codegen.due(uses):
+            uses += 1
+            return _composed_for(target.shape)(value)
+        checker = _checker_for(target.shape)
+        object.__setattr__(target, "_check", checker)
+        return checker(value)
+
+    return check
 
 
 def _describe(problem: _Problem | None) -> str | None:
@@ -384,7 +402,9 @@ class TargetType:
     _check: _Checker = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_check", _checker_for(self.shape))
+        generated = isinstance(self.shape, dict | tuple) and codegen.enabled()
+        check = _checker_for(self.shape) if not generated or codegen.due(0) else _deferred_checker(self)
+        object.__setattr__(self, "_check", check)
 
     def convert(self, value: Any, index: int) -> Any:
         """The converted result at position ``index``; ``null`` becomes the empty value."""

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from karta import _codegen as codegen
 from karta._identity import IdentityCache
 from karta.errors import ExtractionError, WriteBackError
 from karta.extract import fragments, scale, suspend, writeback
@@ -187,7 +188,7 @@ class _Plan:
     """What a component definition asks to evaluate, worked out once per definition object.
 
     ``generated`` is the generated extraction function (:mod:`karta.extract.compiled`), built on
-    first use; None when the definition needs the general code."""
+    the second use (:func:`karta._codegen.due`); None when the definition needs the general code."""
 
     name: str
     id_path: str | None
@@ -199,11 +200,16 @@ class _Plan:
     scale_label: str
     status_definition: StatusDefinition | None
     generated: Any = _UNSET
-    generated_status: Any = _UNSET
+    uses: int = 0  # calls of extraction_fn before the function was built
 
     def extraction_fn(self) -> ExtractionFn | None:
+        """The generated extraction function (built on the second use, see
+        :func:`karta._codegen.due`), or None (then the general code runs)."""
         fn = self.generated
         if fn is _UNSET:
+            if not codegen.due(self.uses):
+                self.uses += 1
+                return None
             paths = self.paths
             fn = self.generated = compile_extraction(
                 id_path=self.id_path,
@@ -217,11 +223,10 @@ class _Plan:
         return fn  # type: ignore[no-any-return]
 
     def status_fn(self) -> StatusFn | None:
-        fn = self.generated_status
-        if fn is _UNSET:
-            definition = self.status_definition
-            fn = self.generated_status = None if definition is None else generated_status_fn(definition)
-        return fn  # type: ignore[no-any-return]
+        """The generated status function of the component (built and kept per status
+        definition, from its second use), or None."""
+        definition = self.status_definition
+        return None if definition is None else generated_status_fn(definition)
 
 
 _WHOLE_PARTS = (
@@ -477,7 +482,9 @@ class Component:
                 cached = fn(factory._obj, evaluator.max_results)
             if cached is None:
                 with factory.session():
-                    cached = extract_status(definition, factory._obj, evaluator=evaluator, strict=strict)
+                    cached = extract_status(
+                        definition, factory._obj, evaluator=evaluator, strict=strict, generated=False
+                    )
             self._memo[key] = cached
         return cached
 

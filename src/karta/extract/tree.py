@@ -39,7 +39,7 @@ from karta.extract.types import ExtractedInstance, Scale
 from karta.jq import Evaluator
 from karta.model.findings import Finding, Severity
 from karta.model.types import ComponentDefinition, GroupVersionKind
-from karta.model.validate import validate_or_raise
+from karta.model.validity import validate_or_raise
 from karta.status import StatusResult
 
 __all__ = ["MAX_TREE_NODES", "ComponentNode", "InstanceNode", "WorkloadTree", "build_tree"]

@@ -48,6 +48,7 @@ from functools import lru_cache
 from types import TracebackType
 from typing import Any
 
+from karta import _codegen as codegen
 from karta.errors import (
     JqBudgetError,
     JqCompileError,
@@ -57,11 +58,11 @@ from karta.errors import (
     JqTimeoutError,
     WriteBackError,
 )
-from karta.jq import _libjq, budget, operations, sandbox
+from karta.jq import budget, operations
 from karta.jq import syntax as A
 from karta.jq._values import JqFail, json_type, normalise_output
 from karta.jq.budget import DEFAULT_BUDGET, Budget, Exceeded, Meter
-from karta.jq.codegen import generate, generated_cache, split_iteration
+from karta.jq.codegen import GeneratedFn, generate, generated_cache, split_iteration
 from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node, run_paths
 from karta.jq.fastpath.core import Env
 from karta.jq.parser import parse
@@ -120,6 +121,22 @@ def plan_for(expression: str) -> Plan:
             f"failed to compile JQ expression '{expression}': {detail}", expression=expression
         )
     return Plan(expression, node, None)
+
+
+_used_once: set[str] = set()  # expressions evaluated once (trusted): generated on the next use
+
+
+def _generated_on_reuse(expression: str, node: A.Node | None) -> GeneratedFn | None:
+    """The generated function of ``expression`` from its second evaluation on (the first runs the
+    closures; see :func:`karta._codegen.due`), or None."""
+    if node is None:
+        return None
+    if not codegen.due(expression in _used_once):
+        if len(_used_once) >= 4096:
+            _used_once.clear()
+        _used_once.add(expression)
+        return None
+    return generate(expression, node)
 
 
 @lru_cache(maxsize=4096)
@@ -355,7 +372,7 @@ class Evaluator:
             try:
                 generated = generated_cache.get(expression, _MISSING)
                 if generated is _MISSING:
-                    generated = generate(expression, plan.node) if plan.node is not None else None
+                    generated = _generated_on_reuse(expression, plan.node)
                 out = None
                 if generated is not None:
                     try:
@@ -384,6 +401,8 @@ class Evaluator:
 
     def _libjq(self, plan: Plan, expression: str, data: Any) -> list[Any]:
         """Trusted: libjq in-process (our parser's error when libjq rejects the text too)."""
+        from karta.jq import _libjq  # imported when first needed: most catalog expressions never are
+
         try:
             return _libjq.run_text(expression, self._text(data), max_results=self.max_results)
         except (JqParseError, JqCompileError):
@@ -492,6 +511,8 @@ class Evaluator:
 
         def refund(seconds: float) -> None:  # starting a worker is not charged to the object
             session.time_left += seconds
+
+        from karta.jq import sandbox  # imported when first needed (subprocess, signals, the worker)
 
         return sandbox.run(
             expression,
@@ -610,6 +631,8 @@ class Evaluator:
         wrapped = f"path({expression})"
         try:
             if self.trusted:
+                from karta.jq import _libjq
+
                 results = _libjq.run_text(wrapped, self._text(data), max_results=self.max_results)
             else:
                 results = self._evaluate_untrusted_libjq(wrapped, data)
@@ -697,6 +720,8 @@ def _fail_message(exc: JqFail) -> str:
 def _json_text(data: Any) -> str:
     """The input text for libjq (:func:`karta.jq._libjq.to_json_text`: sorted keys, big integers,
     deep values, all without recursion)."""
+    from karta.jq import _libjq
+
     return _libjq.to_json_text(data)
 
 

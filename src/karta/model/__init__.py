@@ -66,7 +66,8 @@ _EXPORTS: dict[str, str] = {
     "read_bytes": "karta.model.documents",
     "read_documents": "karta.model.documents",
     "validate_karta": "karta.model.validate",
-    "validate_or_raise": "karta.model.validate",
+    "validate_or_raise": "karta.model.validity",
+    "mark_valid": "karta.model.validity",
 }
 
 __all__ = [
@@ -121,6 +122,7 @@ __all__ = [
     "karta_to_yaml",
     "load_karta",
     "load_kartas",
+    "mark_valid",
     "read_bytes",
     "read_documents",
     "validate_karta",
@@ -185,4 +187,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         SuspendDefinition,
         TopologyConstraint,
     )
-    from karta.model.validate import validate_karta, validate_or_raise
+    from karta.model.validate import validate_karta
+    from karta.model.validity import mark_valid, validate_or_raise

@@ -16,8 +16,6 @@ name, sub-group scale) and the CRD list rules (duplicates, empty action lists).
 
 from __future__ import annotations
 
-from karta._identity import WeakIdentityCache
-from karta.errors import ValidationError
 from karta.model.findings import Finding, Severity
 from karta.model.types import Karta
 from karta.model.validate_expressions import check_expressions
@@ -39,8 +37,9 @@ from karta.model.validate_structure import (
     check_root,
     check_unique_names,
 )
+from karta.model.validity import mark_valid, validate_or_raise
 
-__all__ = ["validate_karta", "validate_or_raise"]
+__all__ = ["mark_valid", "validate_karta", "validate_or_raise"]
 
 
 def validate_karta(karta: Karta | None, *, write_back: bool = True) -> list[Finding]:
@@ -74,25 +73,4 @@ def validate_karta(karta: Karta | None, *, write_back: bool = True) -> list[Find
     findings.extend(check_duplicates(karta))
     findings.extend(check_additional_kinds(karta))
     findings.extend(check_action_lists(karta))
-    return findings
-
-
-# Findings per definition object (identity; Kartas are immutable): build_tree validates before every
-# workload, and `kli get` resolves thousands of workloads with a handful of definitions. Weak: an
-# entry goes with its definition.
-_findings: WeakIdentityCache[Karta, list[Finding]] = WeakIdentityCache(validate_karta, size=1024)
-
-
-def _cached_findings(karta: Karta | None) -> list[Finding]:
-    if karta is None:
-        return validate_karta(karta)
-    return list(_findings(karta))
-
-
-def validate_or_raise(karta: Karta | None) -> list[Finding]:
-    """Validate; raise :class:`ValidationError` (``invalid karta: ...``) on errors, else return warnings."""
-    findings = _cached_findings(karta)
-    errors = [f for f in findings if f.is_error]
-    if errors:
-        raise ValidationError("invalid karta: " + "\n".join(f.message for f in errors), findings=list(errors))
     return findings

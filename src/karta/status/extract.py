@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from karta import _codegen as codegen
 from karta._identity import IdentityCache
 from karta.errors import JqBudgetError, KartaError, StatusError
 from karta.jq import Evaluator, json_type
@@ -46,7 +47,7 @@ _Matcher = tuple[str, tuple[tuple[str, str, str], ...], str | None, str]
 class _CompiledStatus:
     """What a status definition asks for, worked out once per definition object."""
 
-    __slots__ = ("conditions", "generated", "mappings", "phase", "uses_conditions")
+    __slots__ = ("conditions", "generated", "mappings", "phase", "uses", "uses_conditions")
 
     def __init__(self, definition: StatusDefinition) -> None:
         self.phase = definition.phase_definition
@@ -69,11 +70,16 @@ class _CompiledStatus:
         self.mappings = tuple(mappings)
         self.uses_conditions = uses_conditions
         self.generated: Any = _UNSET
+        self.uses = 0  # calls of status_fn before the function was built
 
     def status_fn(self) -> StatusFn | None:
-        """The generated status function (built on first use), or None."""
+        """The generated status function (built on the second use, see
+        :func:`karta._codegen.due`), or None (then the general code runs)."""
         fn = self.generated
         if fn is _UNSET:
+            if not codegen.due(self.uses):
+                self.uses += 1
+                return None
             fn = self.generated = compile_status(
                 phase=self.phase,
                 conditions=self.conditions,
@@ -106,15 +112,21 @@ def generated_status_fn(definition: StatusDefinition) -> StatusFn | None:
 
 
 def extract_status(
-    definition: StatusDefinition, obj: Any, *, evaluator: Evaluator, strict: bool = False
+    definition: StatusDefinition,
+    obj: Any,
+    *,
+    evaluator: Evaluator,
+    strict: bool = False,
+    generated: bool = True,
 ) -> StatusResult:
     """Derive the normalised status of ``obj`` under ``definition`` (section 8.2).
 
     Raises :class:`StatusError` for a phase or conditions path that fails or yields the wrong type,
-    and, with ``strict=True``, for a matcher whose expression fails.
+    and, with ``strict=True``, for a matcher whose expression fails. ``generated=False``: the
+    caller already tried the generated function (:func:`generated_status_fn`) on ``obj``.
     """
     compiled = _compiled_status(definition)
-    if evaluator.inlinable:
+    if generated and evaluator.inlinable:
         fn = compiled.status_fn()
         if fn is not None:
             try:

@@ -11,22 +11,18 @@ from karta.cli.views.table import SEP, fit_list, render, widths
 
 if TYPE_CHECKING:
     from karta.definitions import Listing, StoredDefinition
-    from karta.model import Karta
 
 __all__ = ["table"]
 
 
 def _kind_cell(d: StoredDefinition) -> str:
-    root = d.karta.root.kind
-    if root is None or not root.kind:
-        return "<none>"
-    return root.gvk.token
+    return d.kind_token or "<none>"
 
 
-def _components_cell(karta: Karta, limit: int) -> str:
-    children = [c.name for c in karta.children]
+def _components_cell(d: StoredDefinition, limit: int) -> str:
+    root, *children = d.component_names
     shown = children if limit == 0 else children[:limit]
-    cell = ", ".join([karta.root.name, *shown])
+    cell = ", ".join([root, *shown])
     if len(children) > len(shown):
         cell += f", +{len(children) - len(shown)} more"
     return cell
@@ -56,7 +52,7 @@ def table(
                 _kind_cell(e.definition),
                 e.definition.origin,
                 e.text,
-                _components_cell(e.definition.karta, component_limit),
+                _components_cell(e.definition, component_limit),
             )
         ]
         for e in items

@@ -1,0 +1,95 @@
+"""The catalog's index by root GVK (``_index.py``): generated from the YAML files, checked by
+``python -m karta.catalog --check`` (so a stale index fails here), and what lets a command on one
+object read one definition file instead of the whole catalog (issue 12, item 7)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import karta.catalog as catalog
+from karta.catalog.__main__ import main
+from karta.definitions import CATALOG, DefinitionStore
+from karta.errors import DefinitionError
+from karta.model import GVK
+
+
+def test_the_committed_index_is_current() -> None:
+    assert main(["--check"]) == 0, "run `python -m karta.catalog` and commit src/karta/catalog/_index.py"
+
+
+def test_check_fails_on_a_stale_index_and_the_generator_fixes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "_index.py"
+    monkeypatch.setattr(catalog, "INDEX_FILE", target)
+    monkeypatch.setattr("karta.catalog.__main__.INDEX_FILE", target)
+    target.write_text(catalog.INDEX_FILE.name)  # anything else
+    assert main(["--check"]) == 1
+    assert main([]) == 0
+    assert main(["--check"]) == 0
+    assert target.read_text() == catalog.render_index()
+    assert main(["--bogus"]) == 2
+
+
+def test_index_matches_the_files() -> None:
+    entries = catalog.catalog_index()
+    kartas = catalog.catalog_definitions()
+    assert [e.slug for e in entries] == [k.name for k in kartas]
+    assert [e.gvk for e in entries] == [k.root_gvk.gvk for k in kartas if k.root_gvk]
+    assert [e.components for e in entries] == [tuple(c.name for c in k.components) for k in kartas]
+    assert all(e.path.is_file() for e in entries)
+
+
+def test_resolving_one_kind_reads_one_file(tmp_path: Path) -> None:
+    catalog._indexed.cache_clear()
+    catalog._catalog.cache_clear()
+    store = DefinitionStore.offline(user_directory=tmp_path)
+    listed = store.listing()  # the table's cells come from the index
+    assert len(listed) == len(catalog.catalog_index())
+    assert all(e.definition.kind_token and e.definition.component_names for e in listed)
+    assert catalog._indexed.cache_info().currsize == 0
+    chosen = store.definition_for(GVK("kubeflow.org", "v1", "PyTorchJob"))
+    assert chosen.origin == CATALOG and chosen.trusted
+    assert chosen.karta.name == chosen.name == "kubeflow-org-pytorchjob-v1"
+    assert chosen.karta is chosen.karta  # read once per store entry
+    assert catalog._indexed.cache_info().currsize == 1
+    assert catalog._catalog.cache_info().currsize == 0  # the whole catalog was never read
+
+
+def test_a_lazy_entry_equals_the_file_it_names(tmp_path: Path) -> None:
+    store = DefinitionStore.offline(user_directory=tmp_path)
+    (job,) = store.by_gvk("batch", "v1", "Job")
+    assert job.karta == catalog.catalog_by_gvk("batch", "v1", "Job")
+    assert job.kind_token == "Job.v1.batch"
+    assert job.component_names == tuple(c.name for c in job.karta.components)
+
+
+def test_a_stale_entry_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    entry = catalog.CatalogEntry("batch-job-v1", GVK("batch", "v2", "Job"), ("job",))
+    monkeypatch.setattr(catalog, "_shipped_index", lambda: (entry,))
+    catalog._indexed.cache_clear()
+    with pytest.raises(DefinitionError, match="index is stale"):
+        catalog.catalog_by_gvk("batch", "v2", "Job")
+    missing = catalog.CatalogEntry("batch-nothing-v1", GVK("batch", "v1", "Nothing"), ("x",))
+    monkeypatch.setattr(catalog, "_shipped_index", lambda: (missing,))
+    with pytest.raises(DefinitionError, match="missing"):
+        catalog.catalog_definition("batch-nothing-v1")
+    assert catalog.catalog_definition("no-such-slug") is None
+
+
+def test_built_ins_are_not_validated_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tests/catalog validates every file with zero findings: the copies handed out are known valid."""
+    from karta.model import validity as validate_module
+
+    def never(karta: object) -> list[object]:
+        raise AssertionError("the validator ran on a built-in")
+
+    monkeypatch.setattr(validate_module._findings, "_build", never)
+    karta = catalog.catalog_by_gvk("kubeflow.org", "v1", "PyTorchJob")
+    assert validate_module.validate_or_raise(karta) == []
+    assert all(validate_module.validate_or_raise(k) == [] for k in catalog.catalog_definitions())
+    copy = karta.model_copy(deep=True) if karta is not None else None
+    with pytest.raises(AssertionError, match="validator ran"):  # another object: validated as usual
+        validate_module.validate_or_raise(copy)
