@@ -22,6 +22,7 @@ resourceVersion; nothing else is kept between scrapes.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -117,14 +118,20 @@ class PlatformMetrics(Collector):
         try:
             while not stop.is_set() and not self.definitions.synced.wait(0.2):
                 pass
+            next_read = last_read = 0.0
             while not stop.is_set():
-                self._refresh_now.clear()
-                try:
-                    self.refresh_types()
-                except Exception:  # a bug must not stop the metrics: logged, retried
-                    _LOG.exception("cannot refresh the counted types")
-                self._refresh_now.wait(self.types_interval)
-                stop.wait(1.0)  # at most one discovery read a second (Kartas change in bursts)
+                now = time.monotonic()
+                # A definition change reads the types at once, but at most once a second (the
+                # store is rebuilt on every Karta update, status updates included).
+                if now >= next_read or (self._refresh_now.is_set() and now >= last_read + 1.0):
+                    self._refresh_now.clear()
+                    try:
+                        self.refresh_types()
+                    except Exception:  # a bug must not stop the metrics: logged, retried
+                        _LOG.exception("cannot refresh the counted types")
+                    last_read = time.monotonic()
+                    next_read = last_read + self.types_interval
+                stop.wait(0.2)
         finally:
             pods_stop.set()
             with self._lock:

@@ -237,12 +237,17 @@ def test_prometheus_reads_the_platform_series(env: Env) -> None:
     )
     _mark_running(env.client, ns, bound)
     big = "batch.kubernetes.io/job-name=too-big"
-    held = wait(
-        "the gang of too-big held, Unschedulable",
-        lambda: (lambda got: got if len(got) == 4 and all(map(_unschedulable, got)) else None)(
-            pods(kube, ns, big)
-        ),
-    )
+    seen: list[Any] = []
+
+    def gang_held() -> list[dict[str, Any]] | None:
+        got = pods(kube, ns, big)
+        seen[:] = [(p["spec"].get("nodeName"), (p.get("status") or {}).get("conditions")) for p in got]
+        return got if len(got) == 4 and all(map(_unschedulable, got)) else None
+
+    try:
+        held = wait("the gang of too-big held, Unschedulable", gang_held)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; its pods (node, conditions): {seen}") from None
     assert all(p["spec"]["schedulingGroup"]["podGroupName"] == "too-big-job" for p in held)
     wait(
         "the pod of web Unschedulable",
