@@ -16,7 +16,8 @@ through controller references among the cached objects (at most 6 deep).
 
 **Leader only.** The part runs on the leader (its caches are empty elsewhere), so that a sum over
 the replicas counts every workload once. The primary status of each workload is cached per
-resourceVersion; nothing else is kept between scrapes.
+resourceVersion; nothing else is kept between scrapes. The caches drop ``managedFields`` and
+kubectl's last-applied annotation.
 """
 
 from __future__ import annotations
@@ -47,6 +48,25 @@ PART: Final = "platform-metrics"
 _LOG = logger(PART)
 _POD = GroupKind("", "Pod")
 _CONTROLLER_INDEX: Final = "controller"
+
+
+def _trimmed(obj: dict[str, Any]) -> dict[str, Any]:
+    """What the caches keep: the object without ``managedFields`` and kubectl's last-applied
+    annotation (often half of a pod's size; no definition reads them)."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return obj
+    annotations = meta.get("annotations")
+    heavy = annotations if isinstance(annotations, dict) and _LAST_APPLIED in annotations else None
+    if "managedFields" not in meta and heavy is None:
+        return obj
+    meta = {k: v for k, v in meta.items() if k != "managedFields"}
+    if heavy is not None:
+        meta["annotations"] = {k: v for k, v in heavy.items() if k != _LAST_APPLIED}
+    return {**obj, "metadata": meta}
+
+
+_LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 def _controller_index(obj: Mapping[str, Any]) -> list[str]:
@@ -195,6 +215,7 @@ class PlatformMetrics(Collector):
             namespace=namespace,
             retry_s=self.informer_retry_s,
             name=f"{PART}/{rtype.group_resource}" + (f"/{namespace}" if namespace else ""),
+            transform=_trimmed,
         )
         informer.add_index(_CONTROLLER_INDEX, _controller_index)
         return informer

@@ -164,3 +164,19 @@ def test_the_exposition_has_the_three_families_and_drops_what_is_gone() -> None:
     text = generate_latest(registry).decode()
     assert 'kind="Job"' not in text
     assert part._statuses.keys() == {"web", "bare"}  # the cache of statuses forgets the deleted Jobs
+
+
+def test_the_caches_drop_managed_fields_and_the_last_applied_annotation() -> None:
+    part = _part("workload-api")
+    annotations = {"kubectl.kubernetes.io/last-applied-configuration": "{...}", "keep": "me"}
+    pod = _pod("p", "Job/fits", gpus=1)
+    pod["metadata"].update(managedFields=[{"manager": "kubectl"}], annotations=annotations)
+    informer = part._pods[None]
+    assert informer.transform is not None
+    kept = informer.transform(pod)
+    assert kept is not None
+    assert "managedFields" not in kept["metadata"]
+    assert kept["metadata"]["annotations"] == {"keep": "me"}
+    assert informer.transform(kept) == kept  # it accepts its own output
+    assert pod["metadata"]["managedFields"]  # the object given is not changed
+    assert informer.transform({"metadata": "junk"}) == {"metadata": "junk"}
