@@ -16,8 +16,8 @@ through controller references among the cached objects (at most 6 deep).
 
 **Leader only.** The part runs on the leader (its caches are empty elsewhere), so that a sum over
 the replicas counts every workload once. The primary status of each workload is cached per
-resourceVersion; nothing else is kept between scrapes. The caches drop ``managedFields`` and
-kubectl's last-applied annotation.
+resourceVersion, and each pod's GPUs from one scrape to the next; nothing else is kept. The caches
+drop ``managedFields`` and kubectl's last-applied annotation.
 """
 
 from __future__ import annotations
@@ -113,6 +113,7 @@ class PlatformMetrics(Collector):
         self._types: dict[GroupKind, _Type] = {}
         self._pods: dict[str | None, Informer] = {}
         self._statuses: dict[str, tuple[str, int, str]] = {}  # uid → (resourceVersion, id(karta), status)
+        self._gpus: dict[str, tuple[str, int]] = {}  # pod uid → (resourceVersion, GPUs requested)
         self._evaluators: dict[int, tuple[StoredDefinition, jq.Evaluator]] = {}
         self._refresh_now = threading.Event()
         self._refreshed = threading.Event()
@@ -157,6 +158,7 @@ class PlatformMetrics(Collector):
             with self._lock:
                 types, self._types, self._pods = list(self._types.values()), {}, {}
                 self._statuses.clear()
+                self._gpus = {}
             for informer in pods.values():
                 informer.stop()
             for t in types:
@@ -265,6 +267,7 @@ class PlatformMetrics(Collector):
         gang_on = self.backend != "none"
         out: list[report.WorkloadCounts] = []
         seen: set[str] = set()
+        gpus = _PodGpus(self._gpus)
         for t, obj in listed:
             if not _top_level(obj, covered):
                 continue
@@ -278,11 +281,13 @@ class PlatformMetrics(Collector):
                     status=self._status(uid, obj, t.definition),
                     gpu_resources=GPU_RESOURCES,
                     gang=gang_on and gang_format(karta) is not None,
+                    gpus_of=gpus,
                 )
             )
         with self._lock:
             for uid in [u for u in self._statuses if u not in seen]:
                 del self._statuses[uid]
+            self._gpus = gpus.used
         return out
 
     def _status(self, uid: str, obj: Mapping[str, Any], definition: StoredDefinition) -> str:
@@ -324,6 +329,24 @@ class PlatformMetrics(Collector):
             gpus.add_metric([*where, "pending"], t.gpus_pending)
             gang.add_metric(where, t.gang_pods_pending)
         return [workloads, gpus, gang]
+
+
+class _PodGpus:
+    """The GPUs of each pod, from the last scrape's values when its resourceVersion is the same
+    (parsing every pod's quantities is most of a scrape); ``used`` is what the next one reuses."""
+
+    def __init__(self, previous: dict[str, tuple[str, int]]) -> None:
+        self.previous = previous
+        self.used: dict[str, tuple[str, int]] = {}
+
+    def __call__(self, pod: Mapping[str, Any]) -> int:
+        meta = pod.get("metadata") or {}
+        uid, version = str(meta.get("uid") or ""), str(meta.get("resourceVersion") or "")
+        cached = self.previous.get(uid)
+        if cached is None or cached[0] != version or not uid:
+            cached = (version, report.pod_gpus(pod, gpu_resources=GPU_RESOURCES))
+        self.used[uid] = cached
+        return cached[1]
 
 
 _WHERE = ["namespace", "group", "kind"]

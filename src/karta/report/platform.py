@@ -22,7 +22,7 @@ out; no cluster access.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -39,6 +39,7 @@ __all__ = [
     "gang_pending",
     "owned_pods",
     "platform_totals",
+    "pod_gpus",
     "pod_placement",
     "primary_status",
     "workload_counts",
@@ -98,6 +99,11 @@ class WorkloadCounts:
     gang_pods_pending: int = 0
 
 
+def pod_gpus(pod: Mapping[str, Any], *, gpu_resources: Sequence[str]) -> int:
+    """The GPUs the pod requests (its effective request, every resource of ``gpu_resources``)."""
+    return pod_requests(_mapping(pod.get("spec")), gpu_resources=gpu_resources).gpus
+
+
 def workload_counts(
     obj: Mapping[str, Any],
     pods: Iterable[Mapping[str, Any]],
@@ -105,16 +111,18 @@ def workload_counts(
     status: str,
     gpu_resources: Sequence[str],
     gang: bool,
+    gpus_of: Callable[[Mapping[str, Any]], int] | None = None,
 ) -> WorkloadCounts:
     """The counts of ``obj`` whose pods are ``pods`` and primary status ``status``
     (:func:`primary_status`, which callers may cache per resourceVersion); ``gang``: the
-    controller manages the workload's gang, so its Unschedulable pods are gang-pending."""
+    controller manages the workload's gang, so its Unschedulable pods are gang-pending.
+    ``gpus_of``: :func:`pod_gpus` for ``gpu_resources`` unless given (a cache of it)."""
     running = pending = waiting = 0
     for pod in pods:
         where = pod_placement(pod)
         if where is None:
             continue
-        gpus = pod_requests(_mapping(pod.get("spec")), gpu_resources=gpu_resources).gpus
+        gpus = gpus_of(pod) if gpus_of is not None else pod_gpus(pod, gpu_resources=gpu_resources)
         if where == "running":
             running += gpus
         else:

@@ -180,3 +180,20 @@ def test_the_caches_drop_managed_fields_and_the_last_applied_annotation() -> Non
     assert informer.transform(kept) == kept  # it accepts its own output
     assert pod["metadata"]["managedFields"]  # the object given is not changed
     assert informer.transform({"metadata": "junk"}) == {"metadata": "junk"}
+
+
+def test_a_pods_gpus_are_read_again_only_when_its_resource_version_changes() -> None:
+    part = _part("workload-api")
+    _fill(part)
+    assert sum(c.gpus_running for c in part.counts()) == 2
+    pods = part._pods[None]
+    changed = _pod("fits-0", "Job/fits", gpus=3, node="n1")
+    pods.record("MODIFIED", changed)  # same resourceVersion: the count of the last scrape stands
+    assert sum(c.gpus_running for c in part.counts()) == 2
+    changed = _pod("fits-0", "Job/fits", gpus=3, node="n1")
+    changed["metadata"]["resourceVersion"] = "2"
+    pods.record("MODIFIED", changed)
+    assert sum(c.gpus_running for c in part.counts()) == 4
+    pods.replace([])
+    part.counts()
+    assert part._gpus == {}  # pods gone are forgotten
