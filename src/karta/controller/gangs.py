@@ -45,7 +45,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from karta import extract, jq, model, render, report
+from karta import extract, jq, model, render
 from karta.controller.crds import CRD_RESOURCE
 from karta.controller.definitions import LiveDefinitions
 from karta.controller.events import EventRecorder
@@ -60,7 +60,7 @@ from karta.gang import compute_gang_plan
 from karta.kube.client import KubeClient
 from karta.kube.owners import OwnerChains, controller_ref
 from karta.kube.resources import ResourceType
-from karta.kube.workloads import TopLevel, covered_types, workload_pods
+from karta.kube.workloads import CoveredType, TopLevel, covered_types, workload_pods
 from karta.model import Karta
 from karta.model.gvk import GVK, GroupKind
 from karta.render.backends import WORKLOAD_API_VERSIONS, BackendOptions, gang_backend
@@ -71,6 +71,7 @@ __all__ = [
     "GangReconciler",
     "Key",
     "gang_format",
+    "watchable_types",
     "workload_api_version",
 ]
 
@@ -190,11 +191,6 @@ class GangReconciler:
         self._refreshed = threading.Event()
         self._stop = threading.Event()
         self._invalid_reported: set[tuple[str, int]] = set()
-        self._statuses: dict[Key, tuple[str, str, str, str]] = {}
-        self._status_counts: dict[tuple[str, str, str, str], int] = {}
-        self._gpus: dict[Key, tuple[str, int]] = {}  # karta_gpus_requested: (namespace, GPUs) per workload
-        self._gpu_totals: dict[str, int] = {}
-        self._summarizer = report.Summarizer(gpu_resources=GPU_RESOURCES)
         self._missing: dict[GroupKind, int] = {}
         self._deleted_pods: dict[Key, dict[str, Any]] = {}
         definitions.subscribe(self._definitions_changed)
@@ -324,19 +320,11 @@ class GangReconciler:
         """Start and stop informers so that they match the served, covered types."""
         store = self.definitions.store
         try:
-            self.client.discovery.invalidate()
-            covered, warnings = covered_types(self.client, store)
+            wanted = watchable_types(self.client, store, self._usable, log=_LOG.warning)
             resources = self.client.discovery.resources()
         except ClusterError as exc:
             _LOG.warning("cannot read the served types; keeping the informers", extra={"error": str(exc)})
             return
-        for message in warnings:
-            _LOG.warning(message)
-        wanted = {
-            GroupKind(c.resource.group, c.resource.kind): c
-            for c in covered
-            if c.resource.supports("list", "watch") and self._usable(c.definition)
-        }
         self._options = self._backend_options(resources)
         top_level = TopLevel.of(self.client, store)
         requeue: list[_Watched] = []
@@ -404,11 +392,6 @@ class GangReconciler:
                 self._pods = None
         for w in stopped:
             self._stop_watched(w)
-            if w.definition is not None:
-                with self._lock:
-                    gone = [k for k in self._statuses if k.gvk == w.resource.gvk]
-                for key in gone:
-                    self._forget(key)
         for w in started:
             self._start_watched(w)
         for w in requeue:
@@ -519,8 +502,6 @@ class GangReconciler:
         self, rtype: ResourceType, kind: str, obj: dict[str, Any], _old: dict[str, Any] | None
     ) -> None:
         if kind == "DELETED":
-            meta = obj.get("metadata") or {}
-            self._forget(Key(rtype.gvk, str(meta.get("namespace") or ""), str(meta.get("name") or "")))
             return  # the group objects go by garbage collection (ownerReference with the UID)
         self._enqueue_object(rtype.gvk, obj)
 
@@ -560,10 +541,6 @@ class GangReconciler:
                 self._deleted_pods[key] = obj
         self.queue.add(key)
 
-    def _forget(self, key: Key) -> None:
-        self._set_status(key, None)
-        self._set_gpus(key, None)
-
     # -- reconcile ------------------------------------------------------------------------------
     def reconcile(self, key: Key) -> float | None:
         if key.pod:
@@ -578,7 +555,6 @@ class GangReconciler:
             return None  # no usable definition covers the type any more: its objects are left
         obj = w.get(key.namespace, key.name)
         if obj is None:
-            self._forget(key)
             return None  # deleted: garbage collection removes its group objects
         meta = obj.get("metadata") or {}
         if meta.get("deletionTimestamp"):
@@ -589,8 +565,6 @@ class GangReconciler:
         karta = definition.karta
         evaluator = self._trusted if definition.trusted else self._untrusted
         factory = extract.ComponentFactory(karta, obj, evaluator=evaluator)
-        self._record_status(key, w.resource.gvk, factory)
-        self._record_gpus(key, obj, w.definition)
         try:
             model.validate_or_raise(karta)
             pods: list[dict[str, Any]] = []
@@ -694,59 +668,26 @@ class GangReconciler:
                 },
             )
 
-    # -- karta_workloads ------------------------------------------------------------------------
-    def _record_status(self, key: Key, gvk: GVK, factory: extract.ComponentFactory) -> None:
-        try:
-            status = factory.root().status()
-            primary = str(status.primary) if status is not None else "Undefined"
-        except KartaError:
-            primary = "Undefined"
-        self._set_status(key, (gvk.group, gvk.version, gvk.kind, primary))
 
-    # -- karta_gpus_requested -------------------------------------------------------------------
-    def _record_gpus(self, key: Key, obj: Mapping[str, Any], definition: StoredDefinition) -> None:
-        """The GPUs the workload's pods request at their desired replicas (as ``kli get`` counts
-        them; 0 when its rows cannot be built), summed per namespace."""
-        try:
-            gpus = int(self._summarizer.summary(obj, definition)["gpus"] or 0)
-        except KartaError:
-            gpus = 0
-        self._set_gpus(key, (key.namespace, gpus))
-
-    def _set_gpus(self, key: Key, value: tuple[str, int] | None) -> None:
-        with self._lock:
-            old = self._gpus.pop(key, None)
-            if value is not None:
-                self._gpus[key] = value
-            if old == value:
-                return
-            for changed, sign in ((old, -1), (value, 1)):
-                if changed is None:
-                    continue
-                namespace, gpus = changed
-                total = self._gpu_totals.get(namespace, 0) + sign * gpus
-                self._gpu_totals[namespace] = total
-                self.metrics.gpus_requested.labels(namespace=namespace).set(max(total, 0))
-
-    def _set_status(self, key: Key, label: tuple[str, str, str, str] | None) -> None:
-        """``karta_workloads``: the key counted under ``label`` (None: not any more)."""
-        with self._lock:
-            old = self._statuses.pop(key, None)
-            if label is not None:
-                self._statuses[key] = label
-            if old == label:
-                return
-            for changed, delta in ((old, -1), (label, 1)):
-                if changed is None:
-                    continue
-                count = self._status_counts.get(changed, 0) + delta
-                group, version, kind, status = changed
-                gauge = self.metrics.workloads.labels(group=group, version=version, kind=kind, status=status)
-                if count > 0:
-                    self._status_counts[changed] = count
-                else:
-                    self._status_counts.pop(changed, None)
-                gauge.set(max(count, 0))
+def watchable_types(
+    client: KubeClient,
+    store: DefinitionStore,
+    usable: Callable[[StoredDefinition], bool],
+    *,
+    log: Callable[[str], None],
+) -> dict[GroupKind, CoveredType]:
+    """The covered types (discovery read again) that can be listed and watched and whose
+    definition is ``usable``, by GroupKind; the skipped kinds' warnings go to ``log``. Raises
+    :class:`ClusterError` when discovery fails."""
+    client.discovery.invalidate()
+    covered, warnings = covered_types(client, store)
+    for message in warnings:
+        log(message)
+    return {
+        GroupKind(c.resource.group, c.resource.kind): c
+        for c in covered
+        if c.resource.supports("list", "watch") and usable(c.definition)
+    }
 
 
 class _PlanError(KartaError):
@@ -760,7 +701,7 @@ class _WriteError(ClusterError):
 _DISCOVERY_LAG_S: Final = 2.0
 
 GPU_RESOURCES: Final = ("nvidia.com/gpu",)
-"""The resources ``karta_gpus_requested`` counts (``kli``'s default ``gpuResources``)."""
+"""The resources the platform metrics count as GPUs (``kli``'s default ``gpuResources``)."""
 
 _TypedHandler = Callable[[ResourceType, str, dict[str, Any], dict[str, Any] | None], None]
 

@@ -264,6 +264,25 @@ def _add_gang_reconciler(controller: Controller) -> None:
     controller.parts["gangs"] = gangs
     manager.add(gangs, leader_only=True)
     manager.add_ready_check("gangs", lambda: not manager.leading or gangs.ready())
+    _add_platform_metrics(controller)
+
+
+def _add_platform_metrics(controller: Controller) -> None:
+    """The platform metrics (docs/controller/platform-metrics.md), leader-only, read from their own
+    caches of the workloads and pods the gang reconciler's RBAC already lets the controller read;
+    not a readiness check (a metric is not a reason to stop serving webhooks)."""
+    from karta.controller.platform import PART, PlatformMetrics
+
+    options = controller.options
+    platform = PlatformMetrics(
+        controller.client,
+        definitions=controller.definitions,
+        backend=options.backend,
+        namespaces=options.namespaces,
+    )
+    controller.metrics.registry.register(platform)
+    controller.parts[PART] = platform
+    controller.manager.add(platform, leader_only=True)
 
 
 def main(argv: list[str] | None = None) -> int:

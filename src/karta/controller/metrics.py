@@ -8,7 +8,9 @@ controller-runtime names (labels as there): ``workqueue_depth``, ``workqueue_add
 ``workqueue_work_duration_seconds`` (label ``name``: the queue), ``controller_runtime_reconcile_total``
 (``controller``, ``result``: success|error|requeue), ``controller_runtime_reconcile_errors_total``,
 ``controller_runtime_reconcile_time_seconds`` (``controller``), ``leader_election_master_status``
-(``name``). karta's own are prefixed ``karta_``: see the attributes.
+(``name``). karta's own are prefixed ``karta_``: see the attributes, and the platform metrics
+(``karta_workloads``, ``karta_workload_gpus_requested``, ``karta_gang_pods_pending``), a collector
+of :mod:`karta.controller.platform` registered here by ``build()``.
 """
 
 from __future__ import annotations
@@ -113,18 +115,6 @@ class Metrics:
             "karta_unbound_pods",
             "Pods admitted without a gang binding (an error, a timeout or the webhook unreachable).",
             ["reason"],
-            registry=r,
-        )
-        self.workloads = Gauge(
-            "karta_workloads",
-            "Workloads per root GVK and primary status.",
-            ["group", "version", "kind", "status"],
-            registry=r,
-        )
-        self.gpus_requested = Gauge(
-            "karta_gpus_requested",
-            "GPUs requested by the pods of known workloads, per namespace.",
-            ["namespace"],
             registry=r,
         )
         self.kartas = Gauge(

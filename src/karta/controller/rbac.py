@@ -13,7 +13,8 @@ What each part calls, and so needs:
 * the operator's and the gang reconciler's CRD watches: ``customresourcedefinitions`` list, watch;
 * events (Warning events on Kartas in ``default`` and on workloads anywhere): create, patch;
 * with a gang ``--backend``: the workload kinds of the definitions and their pods (read, from
-  :func:`karta.rbac.build_rbac`, as ``kli rbac`` prints them), the kinds between a pod and its
+  :func:`karta.rbac.build_rbac`, as ``kli rbac`` prints them; the gang reconciler's and the
+  platform metrics' caches), the kinds between a pod and its
   workload (``get``: the owner walk of the pod webhook and of alpha gangs), the backend's group
   objects (its registry record's rule), and for ``kai`` ``patch`` on the workload kinds (the
   ``kai.scheduler/skip-podgrouper`` annotation);

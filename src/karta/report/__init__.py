@@ -4,7 +4,8 @@ a live workload's conditions, pending pods and Events (:mod:`.live`, ``kli descr
 the one-row summary (:mod:`.summary`, ``kli get``), everything the engine derives
 (:mod:`.inspect`, ``kli inspect``) and checks against predictions (:mod:`.verify`, ``kli
 verify``), and cluster capacity, allocatable against requested (:mod:`.capacity`, ``kli
-top``); their JSON shapes are TypedDicts (:mod:`.contracts`). Pure: objects and definitions in,
+top``), what a platform counts per workload and per namespace and kind (:mod:`.platform`, the
+controller's metrics); their JSON shapes are TypedDicts (:mod:`.contracts`). Pure: objects and definitions in,
 records out; no cluster access and no text formatting here.
 
 Names are resolved lazily (PEP 562), so that ``kli`` commands can import the package at no cost.
@@ -25,6 +26,16 @@ _EXPORTS: dict[str, str] = {
     "gpu_usage": "karta.report.capacity",
     "gpu_pods": "karta.report.capacity",
     "node_capacity": "karta.report.capacity",
+    "KindTotals": "karta.report.platform",
+    "WorkloadCounts": "karta.report.platform",
+    "controller_uid": "karta.report.platform",
+    "gang_pending": "karta.report.platform",
+    "owned_pods": "karta.report.platform",
+    "platform_totals": "karta.report.platform",
+    "pod_gpus": "karta.report.platform",
+    "pod_placement": "karta.report.platform",
+    "primary_status": "karta.report.platform",
+    "workload_counts": "karta.report.platform",
     "PodRow": "karta.report.pods",
     "natural_key": "karta.report.pods",
     "pod_row": "karta.report.pods",
@@ -65,20 +76,24 @@ __all__ = [
     "GpuTotals",
     "GpuUsage",
     "InspectReport",
+    "KindTotals",
     "LiveDetails",
     "NodeCapacity",
     "PodRow",
     "Row",
     "Summarizer",
     "TopOwner",
+    "WorkloadCounts",
     "WorkloadRows",
     "WorkloadSummary",
     "check_predictions",
+    "controller_uid",
     "describe_report",
     "desired_replicas",
     "error_count",
     "event_rows",
     "event_subjects",
+    "gang_pending",
     "gpu_pods",
     "gpu_totals",
     "gpu_usage",
@@ -87,14 +102,20 @@ __all__ = [
     "live_details",
     "natural_key",
     "node_capacity",
+    "owned_pods",
     "parse_time",
     "pending_groups",
+    "platform_totals",
+    "pod_gpus",
+    "pod_placement",
     "pod_row",
+    "primary_status",
     "resource_rows",
     "run_checks",
     "sort_summaries",
     "total_requests",
     "workload_conditions",
+    "workload_counts",
     "workload_rows",
 ]
 
@@ -121,6 +142,18 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         live_details,
         pending_groups,
         workload_conditions,
+    )
+    from karta.report.platform import (
+        KindTotals,
+        WorkloadCounts,
+        controller_uid,
+        gang_pending,
+        owned_pods,
+        platform_totals,
+        pod_gpus,
+        pod_placement,
+        primary_status,
+        workload_counts,
     )
     from karta.report.pods import PodRow, natural_key, pod_row
     from karta.report.rows import (

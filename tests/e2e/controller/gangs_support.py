@@ -20,6 +20,7 @@ from karta import extract, jq, render
 from karta.controller.gangs import GangReconciler
 from karta.controller.main import Controller, build
 from karta.controller.options import Options
+from karta.controller.platform import PlatformMetrics
 from karta.definitions import DefinitionStore, StoredDefinition
 from karta.kube import ConfigOverrides, KubeClient
 from karta.model.gvk import GVK
@@ -122,6 +123,10 @@ def running_controller(
     assert isinstance(gangs, GangReconciler)
     gangs.types_interval = 1.0
     gangs.informer_retry_s = 0.5
+    platform = controller.parts["platform-metrics"]
+    assert isinstance(platform, PlatformMetrics)
+    platform.types_interval = 1.0
+    platform.informer_retry_s = 0.5
     controller.manager.start()
     try:
         eventually(lambda: controller.manager.ready()[0], what="controller ready")

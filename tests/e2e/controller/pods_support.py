@@ -13,6 +13,8 @@ from typing import Any
 
 from karta.controller.main import Controller, build
 from karta.controller.options import Options
+from karta.controller.platform import PART as PLATFORM
+from karta.controller.platform import PlatformMetrics
 from karta.controller.pods import PATH, pod_webhook
 from karta.kube import ConfigOverrides, KubeClient
 
@@ -25,10 +27,17 @@ WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 
 @contextmanager
 def running_controller(
-    kube: KubeHTTP, workdir: Path, *, backend: str, namespaces: tuple[str, ...] = (), **extra: Any
+    kube: KubeHTTP,
+    workdir: Path,
+    *,
+    backend: str,
+    namespaces: tuple[str, ...] = (),
+    metrics_bind_address: str = "0",
+    **extra: Any,
 ) -> Iterator[tuple[Controller, bytes]]:
     """``karta-controller --backend BACKEND --enable-webhook`` in this process (webhook on a free
-    port of 127.0.0.1, no metrics or probe endpoints); yields the controller and the caBundle."""
+    port of 127.0.0.1, no probe endpoint, metrics only at ``metrics_bind_address``; the platform
+    metrics read the types every second); yields the controller and the caBundle."""
     ca = write_test_certificates(workdir / "certs")
     (workdir / "definitions").mkdir(exist_ok=True)
     options = Options(
@@ -38,7 +47,7 @@ def running_controller(
         webhook_port=0,
         webhook_cert_mode="manual",
         webhook_cert_dir=workdir / "certs",
-        metrics_bind_address="0",
+        metrics_bind_address=metrics_bind_address,
         health_probe_bind_address="0",
         cluster_definitions=False,
         definitions_dir=workdir / "definitions",
@@ -49,6 +58,9 @@ def running_controller(
     client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(kube.kubeconfig)))
     controller = build(options, client)
     assert controller.webhooks is not None
+    platform = controller.parts.get(PLATFORM)
+    if isinstance(platform, PlatformMetrics):
+        platform.types_interval = 1.0
     controller.manager.start()
     try:
         wait("the webhook server", controller.webhooks.serving.is_set, timeout=15)
