@@ -53,6 +53,7 @@ from karta.controller.group_writer import MANAGED_SELECTOR, GroupWriter, WriteRe
 from karta.controller.informer import Handler, Informer, owner_uids
 from karta.controller.logs import logger
 from karta.controller.metrics import Metrics
+from karta.controller.rbac import readable_owner_kinds
 from karta.controller.workqueue import WorkQueue, run_workers
 from karta.definitions import DefinitionStore, StoredDefinition
 from karta.errors import ClusterError, KartaError
@@ -184,8 +185,8 @@ class GangReconciler:
         self._types: dict[GroupKind, _Watched] = {}
         self._groups: dict[GVK, _Watched] = {}  # the backend's served group resources
         self._pods: _Watched | None = None
-        self._top_level = TopLevel(client, ())
-        self._chains = OwnerChains(client)
+        self._top_level = TopLevel(client, (), readable=frozenset())
+        self._chains = OwnerChains(client, readable=frozenset())
         self._options: BackendOptions = render.options_for(self.backend.name)
         self._refresh_now = threading.Event()
         self._refreshed = threading.Event()
@@ -326,13 +327,14 @@ class GangReconciler:
             _LOG.warning("cannot read the served types; keeping the informers", extra={"error": str(exc)})
             return
         self._options = self._backend_options(resources)
-        top_level = TopLevel.of(self.client, store)
+        readable = readable_owner_kinds(d.karta for d in store.definitions)
+        top_level = TopLevel.of(self.client, store, readable=readable)
         requeue: list[_Watched] = []
         stopped: list[_Watched] = []
         started: list[_Watched] = []
         with self._lock:
             self._top_level = top_level
-            self._chains = OwnerChains(self.client)
+            self._chains = OwnerChains(self.client, readable=readable)
             for gk in list(self._types):
                 current = self._types[gk]
                 target = wanted.get(gk)

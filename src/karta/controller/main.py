@@ -135,6 +135,7 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
 def _add_ui(controller: Controller) -> None:
     """``--ui``: the web view on every replica (read-only: it lists and watches, never writes),
     over the live definitions; its source plans its watches again when they change."""
+    from karta.controller.rbac import ReadableOwners
     from karta.ui import ClusterSource, RowStore, UiServer
 
     address = parse_address(controller.options.ui_bind_address)
@@ -147,6 +148,7 @@ def _add_ui(controller: Controller) -> None:
         store=rows,
         cluster="in-cluster",
         after=controller.definitions.synced,
+        readable=ReadableOwners(lambda: controller.definitions.store),
     )
     controller.definitions.subscribe(source.reload)
     server = UiServer(rows, {source.cluster: source.detail}, host=address[0], port=address[1])
@@ -213,6 +215,7 @@ def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
     from karta.controller.escaped import INTERVAL_S, EscapedPods
     from karta.controller.owner_cache import OwnerCache
     from karta.controller.pods import PATH, PodAdmission, PodBinder
+    from karta.controller.rbac import ReadableOwners
 
     options, definitions = controller.options, controller.definitions
     # Admission has its own client (its own connection pool): a pod's answer never waits for a
@@ -220,7 +223,7 @@ def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
     admission_client = controller.client.fork()
     binder = PodBinder(
         store=lambda: definitions.store,
-        owners=OwnerCache(admission_client),
+        owners=OwnerCache(admission_client, readable=ReadableOwners(lambda: definitions.store)),
         backend=options.backend,
         scheduler_name=options.scheduler_name,
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -52,8 +52,10 @@ class OwnerCache:
         ttl: float = TTL_S,
         max_entries: int = MAX_ENTRIES,
         clock: Any = time.monotonic,
+        readable: Container[tuple[str, str]] | None = None,
     ) -> None:
         self.client = client
+        self.readable = readable  # only owners of these (group, kind) are read (see OwnerChains)
         self.ttl = ttl
         self.max_entries = max_entries
         self._clock = clock
@@ -83,6 +85,8 @@ class OwnerCache:
             if deadline is not None and self._clock() > deadline:
                 return OwnerWalk(tuple(links), top, "out of time walking the owner chain")
             api_version, kind = str(ref.get("apiVersion") or ""), str(ref.get("kind") or "")
+            if self.readable is not None and (api_version.rpartition("/")[0], kind) not in self.readable:
+                return OwnerWalk(tuple(links), top)  # a kind no definition names: the chain ends
             name, uid = str(ref.get("name") or ""), str(ref.get("uid") or "")
             if not (api_version and kind and name):
                 return OwnerWalk(tuple(links), top, "an owner reference without apiVersion, kind or name")

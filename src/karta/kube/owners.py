@@ -16,7 +16,7 @@ and why (forbidden, not found, ...), so that callers can say what they could not
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -113,13 +113,25 @@ def controller_ref(obj: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 class OwnerChains:
-    """Owner-chain walks against one cluster, with an owner cache shared by every walk."""
+    """Owner-chain walks against one cluster, with an owner cache shared by every walk.
 
-    def __init__(self, client: KubeClient, *, max_depth: int = MAX_DEPTH) -> None:
+    ``readable``: when given, only owners whose ``(group, kind)`` it contains are read; a reference
+    to any other kind ends the chain below it, complete, without a request. A controller passes
+    the kinds its definitions name (what its RBAC grants), so a pod owned by a kind no definition
+    describes costs no refused read; ``kli`` reads every owner with the user's own rights."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        max_depth: int = MAX_DEPTH,
+        readable: Container[tuple[str, str]] | None = None,
+    ) -> None:
         if not 1 <= max_depth <= MAX_DEPTH:
             raise ValueError(f"max_depth must be between 1 and {MAX_DEPTH}")
         self.client = client
         self.max_depth = max_depth
+        self.readable = readable
         self._cache: dict[tuple[str, str, str, str], dict[str, Any] | ReadFailure] = {}
         self._inflight: dict[tuple[str, str, str, str], threading.Event] = {}
         self._lock = threading.Lock()
@@ -138,6 +150,8 @@ class OwnerChains:
                     tuple(links), complete=False, error=f"owner chain deeper than {self.max_depth}"
                 )
             api_version, kind = str(ref.get("apiVersion", "")), str(ref.get("kind", ""))
+            if self.readable is not None and (api_version.rpartition("/")[0], kind) not in self.readable:
+                return OwnerChain(tuple(links), complete=True)
             name = str(ref.get("name", ""))
             try:
                 owner_ns = self._owner_namespace(api_version, kind, namespace)

@@ -23,7 +23,7 @@ decide how to report them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,15 +139,28 @@ class TopLevel:
     (no controller: top-level; one of a covered kind: nested); otherwise the chain is walked,
     owners read as metadata, cached and shared by every walk of this instance."""
 
-    def __init__(self, client: KubeClient, covered: Iterable[GroupKind]) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        covered: Iterable[GroupKind],
+        *,
+        readable: Container[tuple[str, str]] | None = None,
+    ) -> None:
         self.client = client
         self.covered = frozenset(covered)
+        self.readable = readable  # see OwnerChains
         self._chains: OwnerChains | None = None
 
     @classmethod
-    def of(cls, client: KubeClient, store: DefinitionStore) -> TopLevel:
+    def of(
+        cls,
+        client: KubeClient,
+        store: DefinitionStore,
+        *,
+        readable: Container[tuple[str, str]] | None = None,
+    ) -> TopLevel:
         """The GroupKinds the store's definitions claim."""
-        return cls(client, (gvk.group_kind for gvk in store.gvks()))
+        return cls(client, (gvk.group_kind for gvk in store.gvks()), readable=readable)
 
     def by_reference(self, obj: Mapping[str, Any]) -> bool | None:
         """True: top-level (no controller); False: nested (the controller is of a covered kind);
@@ -162,7 +175,7 @@ class TopLevel:
         """``(top-level, why the walk stopped early)`` per object, its whole owner chain walked; an
         object whose owners cannot all be read counts as top-level (the error says why)."""
         if self._chains is None:
-            self._chains = OwnerChains(self.client)
+            self._chains = OwnerChains(self.client, readable=self.readable)
         chains = self._chains.walk_many(objs)
         return [(not chain.has_owner_of_kind(self.covered), chain.error) for chain in chains]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,8 +70,10 @@ class ClusterSource:
         cluster: str = "default",
         gpu_resources: Sequence[str] = ("nvidia.com/gpu",),
         after: threading.Event | None = None,
+        readable: Container[tuple[str, str]] | None = None,
     ) -> None:
         self.name = f"ui-source/{cluster}"
+        self.readable = readable  # the owner kinds read walking up from a pod (kube.OwnerChains)
         self.client = client
         self.cluster = cluster
         self.definitions = definitions
@@ -143,8 +145,8 @@ class ClusterSource:
         with self._lock:
             self._reset_state()
             self._warnings = [*store.warnings, *skipped]
-            self._top = kube.TopLevel.of(self.client, store)
-            self._chains = kube.OwnerChains(self.client)
+            self._top = kube.TopLevel.of(self.client, store, readable=self.readable)
+            self._chains = kube.OwnerChains(self.client, readable=self.readable)
             for c in covered:
                 self._watched.append(_Watched("workload", c.resource, c.definition))
             self._watched.append(_Watched("pods", self.client.discovery.for_gvk("", "v1", "Pod")))
@@ -306,7 +308,7 @@ class ClusterSource:
 
     def _owner_chains(self) -> kube.OwnerChains:
         if self._chains is None or self._chains.reads > MAX_OWNER_CACHE:
-            self._chains = kube.OwnerChains(self.client)
+            self._chains = kube.OwnerChains(self.client, readable=self.readable)
         return self._chains
 
     def _link_pod(self, uid: str, links: tuple[str, ...]) -> None:

@@ -148,7 +148,22 @@ AGE = re.compile(r"age: \S+$", re.M)
 
 def normalised(text: str) -> str:
     text = AGE.sub("age: <AGE>", GENERATED.sub(r"\1-xxxxx", text))
-    return describe_ages(scheduler_messages(re.sub(r"web-[a-z0-9]{6,10}-xxxxx", "web-<hash>-xxxxx", text)))
+    text = describe_ages(scheduler_messages(re.sub(r"web-[a-z0-9]{6,10}-xxxxx", "web-<hash>-xxxxx", text)))
+    return _events_sorted(text)
+
+
+def _events_sorted(text: str) -> str:
+    """The Events rows sorted as text. The job controller stamps "Created pod" in whole seconds
+    after its create call returns, the scheduler its first FailedScheduling in microseconds: when
+    a second begins between the two, the scheduler's is the older and comes first. That race is
+    the cluster's; the order rule itself is pinned by tests/unit/report (event_rows)."""
+    lines = text.split("\n")
+    if "Events:" not in lines:
+        return text
+    first = lines.index("Events:") + 2  # after the header
+    last = next((i for i in range(first, len(lines)) if not lines[i]), len(lines))
+    lines[first:last] = sorted(lines[first:last], key=lambda line: line.split()[1:])
+    return "\n".join(lines)
 
 
 def run(kli: Callable[..., Any], kube: KubeHTTP, *args: str) -> Any:

@@ -37,8 +37,8 @@ import pytest
 from karta.controller.main import Controller
 from karta.kube import ConfigOverrides, KubeClient
 
-from ..conftest import hack_module
 from ..kubehttp import KubeHTTP, ok
+from ..nodes import dedicated_node, pin
 from .pods_support import (
     batch_job,
     namespace,
@@ -151,6 +151,7 @@ class Env:
 
 def _gpu_job(name: str, node_labels: dict[str, str], *, parallelism: int, **spec: Any) -> dict[str, Any]:
     job = batch_job(name, node_labels, parallelism=parallelism, backoffLimit=0, **spec)
+    job["spec"]["template"]["spec"] = pin(job["spec"]["template"]["spec"], node_labels)
     resources = job["spec"]["template"]["spec"]["containers"][0]["resources"]
     resources["requests"]["nvidia.com/gpu"] = 1
     resources["limits"] = {"nvidia.com/gpu": 1}
@@ -177,9 +178,8 @@ def env(controllers_cluster: KubeHTTP, tmp_path_factory: pytest.TempPathFactory)
     labels = {role: {"karta-e2e-platform": f"{role}-{run}"} for role in ("fits", "big", "none")}
     nodes = [f"platform-{role}-{run}" for role in ("fits", "big")]
     client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(kube.kubeconfig)))
-    fake_nodes = hack_module("fake_nodes.py")
     for node, role in zip(nodes, ("fits", "big"), strict=True):
-        fake_nodes.ensure_fake_node(client, node, gpus=2, cpu="8", memory="16Gi", labels=labels[role])
+        dedicated_node(kube, node, selector=labels[role], gpus=2, cpu="8", memory="16Gi")
     workdir = tmp_path_factory.mktemp("platform-metrics")
     try:
         with running_controller(
@@ -220,6 +220,35 @@ def _unschedulable(pod: dict[str, Any]) -> bool:
     )
 
 
+def _state(kube: KubeHTTP, ns: str) -> str:
+    """What a failed wait should show: the pods (node, gates, group, conditions), the Nodes' GPUs
+    and the namespace's Events."""
+    shown = [
+        (
+            p["metadata"]["name"],
+            p["spec"].get("nodeName"),
+            p["spec"].get("schedulingGates"),
+            p["spec"].get("schedulingGroup"),
+            (p.get("status") or {}).get("conditions"),
+        )
+        for p in pods(kube, ns)
+    ]
+    nodes = [
+        (
+            n["metadata"]["name"],
+            n["metadata"].get("labels"),
+            n["spec"].get("taints"),
+            n["status"].get("allocatable"),
+        )
+        for n in kube.get("/api/v1/nodes").json()["items"]
+    ]
+    events = [
+        (e.get("reason"), (e.get("involvedObject") or {}).get("name"), e.get("message"))
+        for e in kube.get(f"/api/v1/namespaces/{ns}/events").json()["items"]
+    ]
+    return f"pods: {shown}; nodes: {nodes}; events: {events}"
+
+
 def test_prometheus_reads_the_platform_series(env: Env) -> None:
     kube, ns = env.kube, env.ns
     jobs = f"/apis/batch/v1/namespaces/{ns}/jobs"
@@ -229,12 +258,15 @@ def test_prometheus_reads_the_platform_series(env: Env) -> None:
     ok(kube.post(f"/apis/apps/v1/namespaces/{ns}/deployments", _deployment("web", env.labels["none"])))
 
     fits = "batch.kubernetes.io/job-name=fits"
-    bound = wait(
-        "the 2 pods of fits bound",
-        lambda: (lambda got: got if len(got) == 2 and all(p["spec"].get("nodeName") for p in got) else None)(
-            pods(kube, ns, fits)
-        ),
-    )
+    try:
+        bound = wait(
+            "the 2 pods of fits bound",
+            lambda: (
+                lambda got: got if len(got) == 2 and all(p["spec"].get("nodeName") for p in got) else None
+            )(pods(kube, ns, fits)),
+        )
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; {_state(kube, ns)}") from None
     _mark_running(env.client, ns, bound)
     big = "batch.kubernetes.io/job-name=too-big"
     seen: list[Any] = []

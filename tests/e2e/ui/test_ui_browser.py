@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from ..cli.conftest import RUNNING, ensure_karta_crd, make_pod, patch_status
-from ..conftest import hack_module
 from ..kubehttp import KubeHTTP, load_manifests, ok, wait
+from ..nodes import dedicated_node, pin
 from .kliui import kli_ui, rows, wait_for
 
 pytestmark = pytest.mark.slow
@@ -52,11 +52,8 @@ def scene(controllers_cluster: KubeHTTP, corpus: Path) -> Iterator[dict[str, Any
     for crd_file in ("kubeflow.org_pytorchjobs.yaml", "jobset.x-k8s.io_jobsets.yaml"):
         (crd,) = load_manifests(corpus / "crds" / crd_file)
         kube.ensure_crd(crd)
-    from karta.kube import ConfigOverrides, KubeClient
-
     node = f"{namespace}-gpu"
-    with KubeClient.from_config(ConfigOverrides(kubeconfig=str(kube.kubeconfig))) as client:
-        hack_module("fake_nodes.py").ensure_fake_node(client, node, gpus=4, labels=selector)
+    dedicated_node(kube, node, selector=selector, gpus=4)
 
     (pt,) = load_manifests(corpus / "workloads" / "kubeflow-training-v1" / "pytorchjob-mnist-nccl-gpu.yaml")
     base = f"/apis/kubeflow.org/v1/namespaces/{namespace}/pytorchjobs"
@@ -86,7 +83,7 @@ def scene(controllers_cluster: KubeHTTP, corpus: Path) -> Iterator[dict[str, Any
 
     def job(job_name: str, gpus: int) -> dict[str, Any]:
         container = {"name": "main", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": gpus}}}
-        spec = {"restartPolicy": "Never", "nodeSelector": selector, "containers": [container]}
+        spec = pin({"restartPolicy": "Never", "containers": [container]}, selector)
         return {
             "apiVersion": "batch/v1",
             "kind": "Job",

@@ -37,6 +37,10 @@ class FakeType:
     kind: str
     namespaced: bool = True
 
+    @property
+    def group_resource(self) -> str:
+        return f"{self.kind.lower()}s.{self.api_version.rpartition('/')[0]}".rstrip(".")
+
 
 class FakeDiscovery:
     def for_api_version(self, api_version: str, kind: str) -> FakeType:

@@ -12,9 +12,10 @@ from karta.controller.metrics import Metrics
 from karta.controller.options import Options
 from karta.controller.owner_cache import OwnerCache
 from karta.controller.pods import PATH, PodAdmission, PodBinder
+from karta.controller.rbac import ReadableOwners, readable_owner_kinds
 from karta.definitions import DefinitionStore
 from karta.errors import ApiError
-from karta.kube.owners import MAX_DEPTH
+from karta.kube.owners import MAX_DEPTH, OwnerChains
 
 from .pods_support import FakeCluster, job, job_pod, owned_pod
 
@@ -119,3 +120,26 @@ def test_build_registers_the_pod_webhook_and_the_escaped_pass_only_with_a_backen
     assert plain.webhooks is not None and PATH not in plain.webhooks.routes
     assert "escaped-pods" not in plain.parts
     assert build(Options(backend="kai", definitions_dir=tmp_path), cluster.client).webhooks is None
+
+
+def test_owners_of_kinds_no_definition_names_are_not_read(tmp_path: Path) -> None:
+    """The controller's RBAC grants ``get`` on the definitions' kinds only: an owner of another
+    kind (here a CronJob above a Job) ends the chain below it, without a request."""
+    cluster = FakeCluster()
+    store = DefinitionStore.load(user_directory=tmp_path / "none", include_catalog=True)
+    readable = ReadableOwners(lambda: store)
+    assert ("batch", "Job") in readable and ("example.com", "Widget") not in readable
+    owned = job("a")
+    owned["metadata"]["ownerReferences"] = [
+        {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w", "uid": "w", "controller": True}
+    ]
+    first = cluster.add(owned)
+    read: list[str] = []
+    cluster.on_get = lambda kind, name: read.append(kind)
+    walk = OwnerCache(cluster.client, readable=readable).walk(job_pod(first))
+    assert walk.error is None and walk.top == first and [link.kind for link in walk.links] == ["Job"]
+    assert read == ["Job"], read  # the Widget was never asked for
+    chains = OwnerChains(cluster.client, readable=readable_owner_kinds(d.karta for d in store.definitions))
+    chain = chains.walk(job_pod(first))
+    assert chain.complete and [link.kind for link in chain.links] == ["Job"]
+    assert "Widget" not in read
