@@ -251,7 +251,7 @@ def test_the_kubectl_kli_console_script(tmp_path: Path) -> None:
     script = tmp_path / "kubectl-kli"
     script.write_text(
         f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(REPO / 'src')!r})\n"
-        "from karta.cli.main import kubectl_main\nkubectl_main()\n"
+        "from karta.cli.entry import kubectl_main\nkubectl_main()\n"
     )
     script.chmod(0o755)
     env = {**os.environ, "KUBECONFIG": str(tmp_path / "none"), "HOME": str(tmp_path)}
