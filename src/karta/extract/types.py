@@ -2,27 +2,33 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any
+
+from karta._records import record
+
+if TYPE_CHECKING:  # the JSON shapes, for type checkers; at run time plain dicts (no typing
+    # ForwardRef compile per annotation on every start-up)
+    from typing import TypedDict
+
+    class RequestsDict(TypedDict):
+        """:class:`karta.extract.requests.Requests` in JSON output."""
+
+        gpus: int
+        cpuMillis: int
+        memoryBytes: int
+
+    class ScaleDict(TypedDict):
+        """A scale in JSON output (None: absent)."""
+
+        replicas: int | None
+        minReplicas: int | None
+        maxReplicas: int | None
+else:
+    RequestsDict = dict
+    ScaleDict = dict
 
 
-class RequestsDict(TypedDict):
-    """:class:`karta.extract.requests.Requests` in JSON output."""
-
-    gpus: int
-    cpuMillis: int
-    memoryBytes: int
-
-
-class ScaleDict(TypedDict):
-    """A scale in JSON output (None: absent)."""
-
-    replicas: int | None
-    minReplicas: int | None
-    maxReplicas: int | None
-
-
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Scale:
     """Desired / minimum / maximum replicas of one instance; ``None`` = absent (section 7)."""
 
@@ -34,7 +40,7 @@ class Scale:
         return {"replicas": self.replicas, "minReplicas": self.min_replicas, "maxReplicas": self.max_replicas}
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ExtractedInstance:
     """Everything extracted for one instance (section 6.3); parts without a definition are None."""
 

@@ -12,9 +12,10 @@ current one wins. Per-pod problems of the alpha format are reported as diagnosti
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NotRequired, TypedDict, cast
+from dataclasses import field
+from typing import TYPE_CHECKING, Any, cast
 
+from karta._records import record
 from karta.errors import GangError, KartaError, PodQueryError
 from karta.extract.pods import PodQuerier
 from karta.gang._types import FactoryLike
@@ -40,38 +41,44 @@ __all__ = [
 ]
 
 
-class TopologyDict(TypedDict):
-    topologyName: str
-    requiredTopologyLevel: NotRequired[str]
-    preferredTopologyLevel: NotRequired[str]
+if TYPE_CHECKING:  # the JSON shapes, for type checkers; at run time plain dicts (no typing
+    # ForwardRef compile per annotation on every start-up)
+    from typing import NotRequired, TypedDict
+
+    class TopologyDict(TypedDict):
+        topologyName: str
+        requiredTopologyLevel: NotRequired[str]
+        preferredTopologyLevel: NotRequired[str]
+
+    class SubGroupDict(TypedDict):
+        name: str
+        component: str
+        minMember: int
+        topology: NotRequired[TopologyDict]
+
+    class GangDict(TypedDict):
+        """One gang in JSON output (``kli inspect``'s ``gang.gangs[]``)."""
+
+        name: str
+        minMember: int
+        minSubGroup: NotRequired[int]
+        subGroups: NotRequired[list[SubGroupDict]]
+        topology: NotRequired[TopologyDict]
+        group: NotRequired[str]
+        keys: NotRequired[list[str]]
+        members: list[str]
+
+    class GangPlanDict(TypedDict):
+        gangs: list[GangDict]
+        diagnostics: NotRequired[list[FindingDict]]
+else:
+    TopologyDict = dict
+    SubGroupDict = dict
+    GangDict = dict
+    GangPlanDict = dict
 
 
-class SubGroupDict(TypedDict):
-    name: str
-    component: str
-    minMember: int
-    topology: NotRequired[TopologyDict]
-
-
-class GangDict(TypedDict):
-    """One gang in JSON output (``kli inspect``'s ``gang.gangs[]``)."""
-
-    name: str
-    minMember: int
-    minSubGroup: NotRequired[int]
-    subGroups: NotRequired[list[SubGroupDict]]
-    topology: NotRequired[TopologyDict]
-    group: NotRequired[str]
-    keys: NotRequired[list[str]]
-    members: list[str]
-
-
-class GangPlanDict(TypedDict):
-    gangs: list[GangDict]
-    diagnostics: NotRequired[list[FindingDict]]
-
-
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Topology:
     """A topology constraint; empty strings mean unset."""
 
@@ -104,7 +111,7 @@ class Topology:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SubGroupPlan:
     """One sub-group of a current-format gang; ``name`` is the component name."""
 
@@ -124,7 +131,7 @@ class SubGroupPlan:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Gang:
     """One gang.
 
@@ -168,7 +175,7 @@ class Gang:
         return cast("GangDict", out)  # members last, as the contract prints them
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class GangPlan:
     """All gangs of one workload; ``format`` is ``podGroup``, ``podGroups`` or None (no gangs)."""
 
@@ -333,7 +340,7 @@ def _current_format(
     return GangPlan(gangs=(gang,), format="podGroup", diagnostics=tuple(diagnostics))
 
 
-@dataclass(slots=True)
+@record(frozen=False, slots=True)
 class _AlphaGang:
     order: tuple[int, tuple[str, ...]]
     name: str

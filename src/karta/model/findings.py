@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypedDict
+from typing import TYPE_CHECKING
 
+from karta._records import record
 
-class FindingDict(TypedDict):
-    """A finding in JSON output: ``severity`` is ``error``, ``warning`` or ``note``."""
+if TYPE_CHECKING:  # the JSON shapes, for type checkers; at run time plain dicts (no typing
+    # ForwardRef compile per annotation on every start-up)
+    from typing import TypedDict
 
-    severity: str
-    message: str
-    location: str
+    class FindingDict(TypedDict):
+        """A finding in JSON output: ``severity`` is ``error``, ``warning`` or ``note``."""
+
+        severity: str
+        message: str
+        location: str
+else:
+    FindingDict = dict
 
 
 class Severity(StrEnum):
@@ -24,7 +30,7 @@ class Severity(StrEnum):
     NOTE = "note"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Finding:
     """One validation finding or evaluation diagnostic.
 

@@ -4,16 +4,20 @@ controller, a web view) receive. Key order is the printed order; ``NotRequired``
 when empty. The parts that lower layers own are theirs: findings (:mod:`karta.model.findings`),
 scales (:mod:`karta.extract.types`), requests (:mod:`karta.extract.requests`) and gang plans
 (:mod:`karta.gang.plan`).
+
+The TypedDicts exist for type checkers only; at run time each name is :class:`dict` (what the
+reports are). Defining them costs a ``compile`` of every annotation (``typing.ForwardRef``), about
+a millisecond of every command's start-up for a module that holds no behaviour.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any
 
-from karta.extract.types import RequestsDict
+if TYPE_CHECKING:
+    from typing import NotRequired, TypedDict
 
-if TYPE_CHECKING:  # annotations only: the contracts cost nothing to import
-    from karta.extract.types import ScaleDict
+    from karta.extract.types import RequestsDict, ScaleDict
     from karta.gang.plan import GangPlanDict
     from karta.model.findings import FindingDict
 
@@ -40,185 +44,186 @@ __all__ = [
 ]
 
 
-class KindDict(TypedDict):
-    group: str
-    version: str
-    kind: str
+if TYPE_CHECKING:
 
+    class KindDict(TypedDict):
+        group: str
+        version: str
+        kind: str
 
-class WorkloadRef(TypedDict):
-    apiVersion: str | None
-    kind: str | None
-    name: str | None
-    namespace: str | None
+    class WorkloadRef(TypedDict):
+        apiVersion: str | None
+        kind: str | None
+        name: str | None
+        namespace: str | None
 
+    # --- kli inspect ----------------------------------------------------------------------------------
 
-# --- kli inspect ----------------------------------------------------------------------------------
+    class ConditionReport(TypedDict):
+        type: str
+        status: str
+        reason: str | None
+        message: str | None
 
+    class StatusReport(TypedDict):
+        phase: str | None
+        conditions: list[ConditionReport]
+        matched: list[str]
+        primary: str
+        stale: NotRequired[bool]  # present (true) only when observedGeneration < generation
 
-class ConditionReport(TypedDict):
-    type: str
-    status: str
-    reason: str | None
-    message: str | None
+    class InstanceReport(TypedDict):
+        id: str
+        podTemplateSpec: NotRequired[dict[str, Any]]
+        podSpec: NotRequired[dict[str, Any]]
+        metadata: NotRequired[dict[str, Any]]
+        fragmentedPodSpec: NotRequired[dict[str, Any]]
+        scale: ScaleDict
 
+    class ComponentReport(TypedDict):
+        name: str
+        kind: KindDict | None
+        owner: str | None
+        instances: list[InstanceReport]
 
-class StatusReport(TypedDict):
-    phase: str | None
-    conditions: list[ConditionReport]
-    matched: list[str]
-    primary: str
-    stale: NotRequired[bool]  # present (true) only when observedGeneration < generation
+    class PodPlacement(TypedDict):
+        """Where one pod belongs: its component, instance, replica and gang (None: not found)."""
 
+        name: str
+        component: str | None
+        instance: str | None
+        replica: str | None
+        gang: str | None
 
-class InstanceReport(TypedDict):
-    id: str
-    podTemplateSpec: NotRequired[dict[str, Any]]
-    podSpec: NotRequired[dict[str, Any]]
-    metadata: NotRequired[dict[str, Any]]
-    fragmentedPodSpec: NotRequired[dict[str, Any]]
-    scale: ScaleDict
+    class InspectReport(TypedDict):
+        """Everything the engine derives from one workload object and its pods."""
 
+        definition: str
+        workload: WorkloadRef
+        status: StatusReport | None
+        components: list[ComponentReport]
+        gang: GangPlanDict
+        pods: list[PodPlacement]
+        diagnostics: list[FindingDict]
 
-class ComponentReport(TypedDict):
-    name: str
-    kind: KindDict | None
-    owner: str | None
-    instances: list[InstanceReport]
+    # --- kli get --------------------------------------------------------------------------------------
 
+    class ComponentCount(TypedDict):
+        name: str
+        replicas: int
 
-class PodPlacement(TypedDict):
-    """Where one pod belongs: its component, instance, replica and gang (None: not found)."""
+    class WorkloadView(TypedDict):
+        """The fields of karta-format.md 17.4's ``View``: a workload, its definition and phases."""
 
-    name: str
-    component: str | None
-    instance: str | None
-    replica: str | None
-    gang: str | None
+        name: str | None
+        namespace: str | None
+        kind: str | None
+        apiVersion: str | None
+        createdAt: str | None
+        definition: str
+        origin: str
+        phases: list[str]
 
+    class WorkloadSummary(WorkloadView):
+        """One workload as a row (the View, plus GPUs and components)."""
 
-class InspectReport(TypedDict):
-    """Everything the engine derives from one workload object and its pods."""
+        gpus: int
+        components: list[ComponentCount]
 
-    definition: str
-    workload: WorkloadRef
-    status: StatusReport | None
-    components: list[ComponentReport]
-    gang: GangPlanDict
-    pods: list[PodPlacement]
-    diagnostics: list[FindingDict]
+    # --- kli describe ---------------------------------------------------------------------------------
 
+    class PodReport(TypedDict):
+        name: str
+        phase: str
+        ready: bool
+        node: str | None
+        reason: NotRequired[str]
+        resources: RequestsDict
 
-# --- kli get --------------------------------------------------------------------------------------
+    class ReplicaCounts(TypedDict):
+        desired: int
+        current: int | None  # None: the pods could not all be read (``podsComplete`` false)
+        ready: int | None
 
+    class DescribeComponent(TypedDict):
+        name: str
+        kind: NotRequired[KindDict]
+        replicas: ReplicaCounts
+        resources: RequestsDict
+        nodes: NotRequired[list[str]]
+        pods: NotRequired[list[PodReport]]
+        children: NotRequired[list[DescribeComponent]]
 
-class ComponentCount(TypedDict):
-    name: str
-    replicas: int
+    class DescribeResources(RequestsDict):
+        pods: int
 
+    class ConditionDetail(TypedDict):
+        """One of the workload's ``status.conditions``, as ``kubectl describe`` lists them."""
 
-class WorkloadView(TypedDict):
-    """The fields of karta-format.md 17.4's ``View``: a workload, its definition and phases."""
+        type: str
+        status: str
+        reason: str
+        message: str
+        lastTransitionTime: str | None
 
-    name: str | None
-    namespace: str | None
-    kind: str | None
-    apiVersion: str | None
-    createdAt: str | None
-    definition: str
-    origin: str
-    phases: list[str]
+    class PendingPods(TypedDict):
+        """Pending pods not scheduled, for one reason and message of PodScheduled=False (both empty:
+        no scheduling decision yet)."""
 
+        count: int
+        reason: str
+        message: str
+        pods: list[str]
 
-class WorkloadSummary(WorkloadView):
-    """One workload as a row (the View, plus GPUs and components)."""
+    # An Event of the workload or of its pods (identical Events of several pods merged); "from" is a
+    # Python keyword, hence the functional form.
+    EventReport = TypedDict(
+        "EventReport",
+        {
+            "type": str,
+            "reason": str,
+            "from": str,
+            "objects": list[str],
+            "message": str,
+            "count": int,
+            "firstSeen": str | None,
+            "lastSeen": str | None,
+        },
+    )
 
-    gpus: int
-    components: list[ComponentCount]
+    class DescribeReport(WorkloadView):
+        """A workload's component tree with replicas, pods and requests (17.6): the View, plus these.
+        Live only: ``podsComplete`` (false when some pods could not be read, the counts are then
+        unknown), ``conditions``, ``pendingPods``, ``events`` (``eventsOmitted`` older ones left out)
+        and ``warnings`` (what could not be read; also on stderr)."""
 
-
-# --- kli describe ---------------------------------------------------------------------------------
-
-
-class PodReport(TypedDict):
-    name: str
-    phase: str
-    ready: bool
-    node: str | None
-    reason: NotRequired[str]
-    resources: RequestsDict
-
-
-class ReplicaCounts(TypedDict):
-    desired: int
-    current: int | None  # None: the pods could not all be read (``podsComplete`` false)
-    ready: int | None
-
-
-class DescribeComponent(TypedDict):
-    name: str
-    kind: NotRequired[KindDict]
-    replicas: ReplicaCounts
-    resources: RequestsDict
-    nodes: NotRequired[list[str]]
-    pods: NotRequired[list[PodReport]]
-    children: NotRequired[list[DescribeComponent]]
-
-
-class DescribeResources(RequestsDict):
-    pods: int
-
-
-class ConditionDetail(TypedDict):
-    """One of the workload's ``status.conditions``, as ``kubectl describe`` lists them."""
-
-    type: str
-    status: str
-    reason: str
-    message: str
-    lastTransitionTime: str | None
-
-
-class PendingPods(TypedDict):
-    """Pending pods not scheduled, for one reason and message of PodScheduled=False (both empty:
-    no scheduling decision yet)."""
-
-    count: int
-    reason: str
-    message: str
-    pods: list[str]
-
-
-# An Event of the workload or of its pods (identical Events of several pods merged); "from" is a
-# Python keyword, hence the functional form.
-EventReport = TypedDict(
-    "EventReport",
-    {
-        "type": str,
-        "reason": str,
-        "from": str,
-        "objects": list[str],
-        "message": str,
-        "count": int,
-        "firstSeen": str | None,
-        "lastSeen": str | None,
-    },
-)
-
-
-class DescribeReport(WorkloadView):
-    """A workload's component tree with replicas, pods and requests (17.6): the View, plus these.
-    Live only: ``podsComplete`` (false when some pods could not be read, the counts are then
-    unknown), ``conditions``, ``pendingPods``, ``events`` (``eventsOmitted`` older ones left out)
-    and ``warnings`` (what could not be read; also on stderr)."""
-
-    fileMode: bool
-    stale: NotRequired[bool]  # present (true) only when the root status is stale
-    resources: DescribeResources
-    components: list[DescribeComponent]
-    podsComplete: NotRequired[bool]
-    conditions: NotRequired[list[ConditionDetail]]
-    pendingPods: NotRequired[list[PendingPods]]
-    events: NotRequired[list[EventReport] | None]  # None: the Events could not be read
-    eventsOmitted: NotRequired[int]
-    warnings: NotRequired[list[str]]
+        fileMode: bool
+        stale: NotRequired[bool]  # present (true) only when the root status is stale
+        resources: DescribeResources
+        components: list[DescribeComponent]
+        podsComplete: NotRequired[bool]
+        conditions: NotRequired[list[ConditionDetail]]
+        pendingPods: NotRequired[list[PendingPods]]
+        events: NotRequired[list[EventReport] | None]  # None: the Events could not be read
+        eventsOmitted: NotRequired[int]
+        warnings: NotRequired[list[str]]
+else:
+    KindDict = dict
+    WorkloadRef = dict
+    ConditionReport = dict
+    StatusReport = dict
+    InstanceReport = dict
+    ComponentReport = dict
+    PodPlacement = dict
+    InspectReport = dict
+    ComponentCount = dict
+    WorkloadView = dict
+    WorkloadSummary = dict
+    PodReport = dict
+    ReplicaCounts = dict
+    DescribeComponent = dict
+    DescribeResources = dict
+    ConditionDetail = dict
+    PendingPods = dict
+    DescribeReport = dict
+    EventReport = dict
