@@ -30,8 +30,9 @@ from karta.controller.options import Options, parse
 from karta.controller.webhook.server import CertFiles, WebhookServer
 from karta.errors import ApiError, KartaError
 from karta.kube.client import KubeClient
-from karta.kube.config import ConfigOverrides, load_config
+from karta.kube.config import load_config
 from karta.kube.kartas import KARTA_RESOURCE
+from karta.kube.sources import ConfigOverrides
 
 __all__ = ["Controller", "build", "main"]
 

@@ -30,7 +30,7 @@ from karta._lazy import lazy_dir, lazy_getattr
 
 _EXPORTS: dict[str, str] = {
     "ClusterConfig": "karta.kube.config",
-    "ConfigOverrides": "karta.kube.config",
+    "ConfigOverrides": "karta.kube.sources",
     "ExecConfig": "karta.kube.config",
     "load_config": "karta.kube.config",
     "parse_timeout": "karta.kube.config",
@@ -57,7 +57,7 @@ _EXPORTS: dict[str, str] = {
     "KARTA_RESOURCE": "karta.kube.kartas",
     "read_cluster_kartas": "karta.kube.kartas",
     "load_definitions": "karta.kube.kartas",
-    "connect_for_definitions": "karta.kube.kartas",
+    "connect_for_definitions": "karta.kube.sources",
     "ResolvedType": "karta.kube.workloads",
     "CoveredType": "karta.kube.workloads",
     "TopLevel": "karta.kube.workloads",
@@ -150,7 +150,6 @@ if TYPE_CHECKING:
     from karta.kube.client import FIELD_MANAGER, KubeClient, ObjectList, WatchEvent, WatchStream
     from karta.kube.config import (
         ClusterConfig,
-        ConfigOverrides,
         ExecConfig,
         in_cluster_config,
         load_config,
@@ -171,12 +170,12 @@ if TYPE_CHECKING:
     from karta.kube.kartas import (
         KARTA_RESOURCE,
         ClusterKartas,
-        connect_for_definitions,
         load_definitions,
         read_cluster_kartas,
     )
     from karta.kube.owners import MAX_DEPTH, OwnerChain, OwnerChains, OwnerLink, ReadFailure, controller_ref
     from karta.kube.resources import ResourceType
+    from karta.kube.sources import ConfigOverrides, connect_for_definitions
     from karta.kube.watch import ListWatch, SyncEvent
     from karta.kube.workloads import (
         CoveredType,

@@ -27,9 +27,10 @@ import orjson
 
 from karta.errors import ApiError, ClusterError
 from karta.kube.auth import Credentials
-from karta.kube.config import ClusterConfig, ConfigOverrides, load_config
+from karta.kube.config import ClusterConfig, load_config
 from karta.kube.discovery import Discovery
 from karta.kube.resources import ResourceType
+from karta.kube.sources import ConfigOverrides
 from karta.kube.transport import HttpResponse, HttpStream, HttpTransport, Transport
 
 FIELD_MANAGER = "karta"

@@ -1,8 +1,9 @@
 """Where the cluster is and who we are: kubeconfig files, kubectl-style overrides, in-cluster config.
 
-Owns :class:`ConfigOverrides` (the ``--kubeconfig/--context/--cluster/--user/-n/--server/--token/
---as...`` flags), :class:`ClusterConfig` (one resolved context: server, TLS material, credentials,
-impersonation, namespace) and :func:`load_config`.
+Owns :class:`ClusterConfig` (one resolved context: server, TLS material, credentials,
+impersonation, namespace) and :func:`load_config`; :class:`ConfigOverrides` (the
+``--kubeconfig/--context/--cluster/--user/-n/--server/--token/--as...`` flags) and the choice of
+where the connection comes from are :mod:`karta.kube.sources`' (re-exported here).
 
 Rules (those of kubectl/client-go):
 
@@ -29,30 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from karta.errors import KubeConfigError, NoKubeconfigError
+from karta.kube.sources import ConfigOverrides as ConfigOverrides  # re-exported: its home before
+from karta.kube.sources import connection_source
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
-
-
-@dataclass(frozen=True)
-class ConfigOverrides:
-    """kubectl's connection flags; ``None`` means "not given"."""
-
-    kubeconfig: str | None = None
-    context: str | None = None
-    cluster: str | None = None
-    user: str | None = None
-    namespace: str | None = None
-    server: str | None = None
-    token: str | None = None
-    as_user: str | None = None
-    as_groups: tuple[str, ...] = ()
-    as_uid: str | None = None
-    insecure_skip_tls_verify: bool | None = None
-    certificate_authority: str | None = None
-    client_certificate: str | None = None
-    client_key: str | None = None
-    tls_server_name: str | None = None
-    request_timeout: str | None = None
 
 
 @dataclass(frozen=True)
@@ -145,47 +126,16 @@ def load_config(
     """Resolve the connection for ``overrides`` (kubectl's precedence; see the module docstring)."""
     ov = overrides or ConfigOverrides()
     env = os.environ if environ is None else environ
-    paths, existing = existing_kubeconfigs(ov, environ=env, home=home)
-    if existing:
-        merged = merge_kubeconfigs(existing)
-        return config_from_kubeconfig(merged, ov, source="kubeconfig " + os.pathsep.join(map(str, existing)))
-    if ov.server:
-        config = ClusterConfig(server=ov.server, source="flags")
+    source = connection_source(ov, environ=env, home=home)  # raises NoKubeconfigError without one
+    if source.kubeconfigs:
+        merged = merge_kubeconfigs(source.kubeconfigs)
+        return config_from_kubeconfig(
+            merged, ov, source="kubeconfig " + os.pathsep.join(map(str, source.kubeconfigs))
+        )
+    if source.kind == "flags":
+        config = ClusterConfig(server=str(ov.server), source="flags")
         return _apply_tls_flags(config, ov).with_overrides(ov)
-    if env.get("KUBERNETES_SERVICE_HOST") and env.get("KUBERNETES_SERVICE_PORT"):
-        return in_cluster_config(environ=env, service_account_dir=service_account_dir).with_overrides(ov)
-    raise NoKubeconfigError(
-        "no kubeconfig found (looked at "
-        + (", ".join(map(str, paths)) or "nothing")
-        + ") and not running inside a cluster"
-    )
-
-
-def existing_kubeconfigs(
-    overrides: ConfigOverrides, *, environ: Mapping[str, str], home: Path | None = None
-) -> tuple[list[Path], list[Path]]:
-    """The kubeconfig files looked at and those that exist; a missing ``--kubeconfig`` raises."""
-    paths = kubeconfig_paths(overrides, environ=environ, home=home)
-    existing = [p for p in paths if p.is_file()]
-    if overrides.kubeconfig and not existing:
-        raise KubeConfigError(f"kubeconfig {overrides.kubeconfig} does not exist")
-    return paths, existing
-
-
-def kubeconfig_paths(
-    overrides: ConfigOverrides, *, environ: Mapping[str, str], home: Path | None = None
-) -> list[Path]:
-    if overrides.kubeconfig:
-        return [Path(overrides.kubeconfig).expanduser()]
-    listed = environ.get("KUBECONFIG", "")
-    if listed:
-        seen: list[Path] = []
-        for part in listed.split(os.pathsep):
-            if part and Path(part).expanduser() not in seen:
-                seen.append(Path(part).expanduser())
-        return seen
-    base = home if home is not None else Path(environ.get("HOME") or Path.home())
-    return [base / ".kube" / "config"]
+    return in_cluster_config(environ=env, service_account_dir=service_account_dir).with_overrides(ov)
 
 
 @dataclass

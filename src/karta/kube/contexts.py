@@ -35,13 +35,8 @@ from typing import Generic, TypeVar
 
 from karta.errors import KubeConfigError, NoKubeconfigError
 from karta.kube.client import KubeClient
-from karta.kube.config import (
-    ClusterConfig,
-    ConfigOverrides,
-    config_from_kubeconfig,
-    existing_kubeconfigs,
-    merge_kubeconfigs,
-)
+from karta.kube.config import ClusterConfig, config_from_kubeconfig, merge_kubeconfigs
+from karta.kube.sources import ConfigOverrides, existing_kubeconfigs
 
 __all__ = [
     "DEFAULT_CLUSTER_TIMEOUT",

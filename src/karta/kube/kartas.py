@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from karta.errors import ApiError, ClusterError, KartaError, NoKubeconfigError
+from karta.errors import ApiError, ClusterError, KartaError
 from karta.kube.resources import ResourceType
+from karta.kube.sources import UNREADABLE_DEFINITIONS
+from karta.kube.sources import connect_for_definitions as connect_for_definitions  # its home before
 
 if TYPE_CHECKING:
     from karta.definitions import DefinitionStore
     from karta.kube.client import KubeClient
-    from karta.kube.config import ConfigOverrides
     from karta.model import Karta
 
 KARTA_RESOURCE = ResourceType(
@@ -47,7 +48,7 @@ FORBIDDEN = (
     "ask a cluster administrator for permission to list kartas.run.ai cluster-wide; "
     "showing built-in definitions only"
 )
-OTHER = "could not read Karta definitions from the cluster: {err}; showing built-in definitions only"
+OTHER = UNREADABLE_DEFINITIONS
 
 
 @dataclass
@@ -127,24 +128,3 @@ def load_definitions(
         cluster=read.kartas if read.available else None,
         cluster_warnings=read.warnings,
     )
-
-
-def connect_for_definitions(overrides: ConfigOverrides | None = None) -> tuple[KubeClient | None, list[str]]:
-    """A client for :func:`load_definitions`: None and no warning without any kubeconfig (17.3);
-    None and a warning when the kubeconfig is unusable (bad context, missing file...). The
-    configuration is read first, so that offline (the common case of the file commands) the HTTP
-    client is never even imported."""
-    from karta.kube.config import load_config
-
-    try:
-        config = load_config(overrides)
-    except NoKubeconfigError:
-        return None, []
-    except ClusterError as exc:
-        return None, [OTHER.format(err=exc)]
-    from karta.kube.client import KubeClient
-
-    try:
-        return KubeClient(config), []
-    except ClusterError as exc:
-        return None, [OTHER.format(err=exc)]

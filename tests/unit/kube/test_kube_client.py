@@ -19,7 +19,8 @@ from karta.kube import (
     ResourceType,
     read_cluster_kartas,
 )
-from karta.kube.kartas import CRD_MISSING, connect_for_definitions
+from karta.kube.kartas import CRD_MISSING
+from karta.kube.sources import connect_for_definitions
 from karta.kube.transport import HttpResponse, HttpTransport
 
 BUILTIN_ONLY = "showing built-in definitions only"
