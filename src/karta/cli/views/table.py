@@ -11,7 +11,7 @@ what goes to a pipe or a file, and ``-o wide`` never cuts at all.
 
 from __future__ import annotations
 
-import shutil
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -30,7 +30,23 @@ def fit_width() -> int | None:
     isatty = getattr(sys.stdout, "isatty", None)
     if not (isatty and isatty()):
         return None
-    return shutil.get_terminal_size((TABLE_WIDTH, 24)).columns or TABLE_WIDTH
+    return _columns() or TABLE_WIDTH
+
+
+def _columns() -> int:
+    """The terminal's columns as :func:`shutil.get_terminal_size` tells them (``$COLUMNS``, else
+    standard output's terminal), without importing :mod:`shutil` (and its compression modules)
+    on every command's start-up; 0 when unknown."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns
 
 
 def widths(rows: Sequence[Sequence[str]]) -> list[int]:
