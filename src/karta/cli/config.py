@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from karta import model
+from karta._records import record
 from karta.cli.errors import UsageError
 
 __all__ = [
@@ -35,7 +35,7 @@ DEFAULT_GPU_RESOURCES = ("nvidia.com/gpu",)
 _KEYS = ("output", "gpuResources")
 
 
-@dataclass(frozen=True)
+@record
 class Config:
     """The settings of the configuration file; ``source`` is the file read, or None."""
 

@@ -16,11 +16,12 @@ library's errors to kli's exit codes and hints.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from karta import definitions, kube, model, report
+from karta._records import record
 from karta.cli import exitcodes
 from karta.cli.cluster import cluster_failure, connect
 from karta.cli.errors import CliError, UsageError
@@ -470,7 +471,7 @@ def parse_target(args: Sequence[str], *, command: str) -> tuple[str, str]:
     return token, name
 
 
-@dataclass(frozen=True)
+@record
 class LiveWorkload:
     """A workload read from the cluster: how its TYPE resolved, the object and its namespace."""
 
@@ -512,7 +513,7 @@ def fetch_workload(
     return LiveWorkload(resolved=resolved, obj=obj, namespace=ns)
 
 
-@dataclass(frozen=True)
+@record
 class LiveRead:
     """A live workload, its pods and what to warn about (store warnings, pods, owners or Events
     not readable). ``pods_complete`` False: ``pods`` are only some of the workload's (the pod

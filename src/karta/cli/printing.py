@@ -14,11 +14,11 @@ with no newline added.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from karta._records import record
 from karta.cli.errors import UsageError
 from karta.cli.views.table import join, widths
 
@@ -97,7 +97,7 @@ def parse_template(fmt: str) -> Template:
         raise UsageError(f"-o jsonpath: {exc}", hint=JSONPATH_HINT) from None
 
 
-@dataclass(frozen=True)
+@record
 class Columns:
     """``custom-columns=NAME:PATH,...``: the headers and their paths."""
 

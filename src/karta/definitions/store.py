@@ -39,11 +39,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from karta._records import record
 from karta.errors import AmbiguousDefinitionError, InvalidDefinitionError, NoDefinitionError
 from karta.model import Finding, Karta, Severity, load_kartas
 from karta.model.gvk import GVK, most_stable
@@ -94,7 +95,7 @@ def default_user_directory() -> Path:
     return Path.home() / ".karta" / "definitions"
 
 
-@dataclass(frozen=True)
+@record
 class StoredDefinition:
     """One definition and where it came from; ``trusted`` is True for built-ins only.
 
@@ -205,7 +206,7 @@ class CatalogDefinition(StoredDefinition):
         return self.entry.components
 
 
-@dataclass(frozen=True)
+@record
 class Listing:
     """A definition with what it is to the resolution of its root GVK: ``status`` is one of
     :data:`OK`, :data:`INVALID`, :data:`IGNORED`, :data:`OVERRIDDEN`, :data:`AMBIGUOUS`;
@@ -240,7 +241,7 @@ class Listing:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class Resolution:
     """What one root GVK resolves to: ``used`` (None when every definition is invalid, or when
     valid user definitions collide: ``colliding``), each claim's :class:`Listing`, and the

@@ -19,11 +19,11 @@ The returned top-level mappings (id -> value) are fresh and may be modified free
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from karta import _codegen as codegen
 from karta._identity import IdentityCache
+from karta._records import record
 from karta.errors import ExtractionError, WriteBackError
 from karta.extract import fragments, scale, suspend, writeback
 from karta.extract.compiled import ExtractionFn, compile_extraction
@@ -183,7 +183,7 @@ def _build_definitions(karta: Karta) -> tuple[_ByName, ComponentDefinition]:
 _UNSET: Any = object()
 
 
-@dataclass(slots=True)
+@record(frozen=False, slots=True)
 class _Plan:
     """What a component definition asks to evaluate, worked out once per definition object.
 

@@ -8,9 +8,9 @@ in which fields are written back.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from karta._records import record
 from karta.extract.convert import (
     CONTAINER_TYPE,
     CONTAINERS_TYPE,
@@ -25,7 +25,7 @@ from karta.extract.convert import (
 from karta.model.types import FragmentedPodSpecDefinition
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class FragmentField:
     key: str  # the record key, e.g. ``schedulerName``
     attr: str  # the model attribute holding the path, e.g. ``scheduler_name_path``
@@ -86,7 +86,7 @@ def assemble(
     count = max((len(values) for _, values in pairs), default=0)
     records: list[dict[str, Any]] = [{} for _ in range(count)]
     for key, values in pairs:
-        for record, value in zip(records, values, strict=False):
+        for row, value in zip(records, values, strict=False):
             if value:  # converted values are str, dict or list: truthy exactly when not empty
-                record[key] = value
+                row[key] = value
     return records

@@ -25,11 +25,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
+from karta._records import record
 from karta.errors import QuantityError
 from karta.extract.types import RequestsDict
 
@@ -206,7 +206,7 @@ def format_quantity(resource: str, value: Fraction | Decimal | int) -> str:
 _GPUS = "gpus"  # the rounded block's key for the summed GPU resources
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Requests:
     """GPUs, CPU millicores and memory bytes requested (per pod, or summed over pods)."""
 

@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from karta._records import record
 from karta.errors import ExtractionError, PodQueryError
 from karta.extract.factory import ComponentFactory
 from karta.extract.pods import PodQuerier
@@ -55,7 +56,7 @@ def _pod_name(pod: Pod) -> str:
     return str(metadata.get("name") or "") if isinstance(metadata, Mapping) else ""
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class InstanceNode:
     """One instance (or one replica of an instance) of a component.
 
@@ -94,7 +95,7 @@ class InstanceNode:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ComponentNode:
     """One component of the tree; ``kind`` is None for virtual components."""
 
@@ -121,7 +122,7 @@ class ComponentNode:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WorkloadTree:
     """The tree of one workload.
 

@@ -12,10 +12,11 @@ are iterative: a definition nobody validated cannot make them reach Python's rec
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from karta._identity import IdentityCache
+from karta._records import record
 from karta.errors import GangError
 from karta.extract.factory import Component
 from karta.gang._types import FactoryLike
@@ -28,7 +29,7 @@ __all__ = ["CompiledGang", "CompiledSubGroup", "ScaleNode", "compiled_gang", "su
 ScaleNode = tuple[str, bool, tuple[Any, ...]]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class CompiledSubGroup:
     name: str
     covered: tuple[ComponentDefinition, ...]
@@ -36,7 +37,7 @@ class CompiledSubGroup:
     tree: ScaleNode
 
 
-@dataclass(slots=True)
+@record(frozen=False, slots=True)
 class CompiledGang:
     summary: StructureSummary
     pod_group: PodGroup

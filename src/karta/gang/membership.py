@@ -4,8 +4,7 @@ for pod placement in general.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from karta._records import record
 from karta.errors import GangError, PodQueryError
 from karta.extract.pods import PodQuerier
 from karta.gang._types import FactoryLike
@@ -15,7 +14,7 @@ from karta.model.types import PodGroupMember
 __all__ = ["EffectiveMember", "effective_member", "infer_pod_component", "infer_pod_instance"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class EffectiveMember:
     """The alpha member that covers a pod, and the component it names."""
 

@@ -8,15 +8,14 @@ candidate members of every component (12.5).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from karta._records import record
 from karta.errors import GangError
 from karta.model.types import ComponentDefinition, Karta, PodGroupMember
 
 __all__ = ["CandidateMember", "StructureSummary"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class CandidateMember:
     """One alpha member that may cover a component: the member and the pod group naming it."""
 

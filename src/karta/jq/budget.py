@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
+
+from karta._records import record
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -56,7 +57,7 @@ DICT_SLOT = 48
 _BASE = 56  # the header of any container or string
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Budget:
     """What the expressions of one object may spend when the definition is untrusted.
 

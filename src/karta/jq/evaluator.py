@@ -43,12 +43,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import lru_cache
 from types import TracebackType
 from typing import Any
 
 from karta import _codegen as codegen
+from karta._records import record
 from karta.errors import (
     JqBudgetError,
     JqCompileError,
@@ -78,7 +78,7 @@ PathElem = str | int
 _MISSING: Any = object()
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Plan:
     """How one expression text is evaluated (shared by all evaluators).
 
@@ -153,7 +153,7 @@ def metered_for(expression: str) -> Compiled | None:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class IterationSplit:
     """``P[] | S`` (or ``P | .[] | S``, ``P[].a.b``) with a single-valued, variable-free ``S``:
     the outputs are ``[S(x) for x in outputs of P[]]``, so expressions with the same ``P[]`` can

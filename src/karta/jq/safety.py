@@ -24,9 +24,9 @@ included) and three checks:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final, Literal
 
+from karta._records import record
 from karta.jq import syntax
 from karta.jq.builtin_table import BUILTINS, FORMATS, PREDEFINED_VARIABLES, Builtin
 
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@record
 class SafetyIssue:
     """One finding of :func:`check_safety`; ``reason`` is the text after ``failed validation:``."""
 

@@ -39,10 +39,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import IO, Any
 
+from karta._records import record
 from karta.errors import DefinitionError
 
 __all__ = [
@@ -108,7 +109,7 @@ class DocumentError(DefinitionError):
         self.hint = hint
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class DuplicateKey:
     """A mapping key given twice in one mapping: the JSON path of the key, where it is repeated
     (1-based line and column), and what happened (the later value wins, as in PyYAML)."""
@@ -118,7 +119,7 @@ class DuplicateKey:
     column: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Document:
     """One non-empty document of a stream: its 1-based position, its value and its duplicate keys."""
 

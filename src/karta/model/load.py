@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from karta._records import record
 from karta.errors import DefinitionError, ValidationError
 from karta.model.base import ModelValidationError
 from karta.model.documents import Document, DocumentError, DuplicateKey, read_bytes, read_documents
@@ -34,7 +35,7 @@ Source = str | bytes | Path | Mapping[Any, Any]
 _LIST_KINDS = frozenset({"List", "KartaList"})
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class LoadResult:
     """A loaded definition and what the loader found. ``karta`` is ``None`` when types were wrong."""
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import types as _pytypes
 import typing
-from dataclasses import dataclass
 
+from karta._records import record
 from karta.model import types as t
 from karta.model.base import Model
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WireField:
     """One field of a model as it appears on the wire."""
 

@@ -17,8 +17,7 @@ a definition's read-only pod-spec paths make one warning together.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from karta._records import record
 from karta.errors import KartaError
 from karta.model.findings import Finding, Severity
 from karta.model.schema import join_path, wire_fields
@@ -28,7 +27,7 @@ from karta.model.validate_status import STATUS_KEYS
 from karta.model.validate_structure import component_paths
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class JqField:
     """One jq expression of a definition: where it is and whether it is written through."""
 

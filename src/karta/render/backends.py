@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
+from karta._records import record
 from karta.errors import GangError
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ them, server-side apply them (create, patch), and delete those no longer in the 
 objects; karta-controller's gang reconciler)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class BackendOptions:
     """The options of one backend (a subclass per backend)."""
 
@@ -66,7 +67,7 @@ class BackendOptions:
         return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class KaiOptions(BackendOptions):
     """KAI (section 2).
 
@@ -86,7 +87,7 @@ class KaiOptions(BackendOptions):
     group_name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WorkloadApiOptions(BackendOptions):
     """The Kubernetes Workload API (section 3).
 
@@ -107,7 +108,7 @@ class WorkloadApiOptions(BackendOptions):
     group_name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class VolcanoOptions(BackendOptions):
     """Volcano (section 4).
 
@@ -123,7 +124,7 @@ class VolcanoOptions(BackendOptions):
     group_name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class CoschedulingOptions(BackendOptions):
     """scheduler-plugins coscheduling (section 5).
 
@@ -140,7 +141,7 @@ class CoschedulingOptions(BackendOptions):
     group_name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class KueueOptions(BackendOptions):
     """Kueue (section 6): the queue is the workload's label and Kueue binds the pods.
 
@@ -163,7 +164,7 @@ class Renderer(Protocol):
     ) -> Rendering: ...
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class GangBackend:
     """One gang backend.
 

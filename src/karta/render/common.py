@@ -7,9 +7,9 @@ pod → sub-group lookups, and per-pod patches.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from karta._records import record
 from karta.errors import GangError
 from karta.gang import Gang, GangPlan, is_dns1123_label, is_dns1123_subdomain, shorten_name
 from karta.gang.naming import DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN_MAX
@@ -36,7 +36,7 @@ __all__ = [
 MANAGED_BY = {"app.kubernetes.io/managed-by": "karta"}
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class PodPatch:
     """The binding metadata for one pod, as a merge patch ``{metadata: {labels, annotations}, spec}``,
     and the pod's namespace ("" when the pod has none).
@@ -71,7 +71,7 @@ class PodPatch:
         return {key: value for key, value in spec.items() if current.get(key) != value}
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Rendering:
     """The objects to apply (in order), the per-pod patches, a patch of the workload object (KAI
     mode B), and warnings about what the backend cannot express."""
@@ -82,7 +82,7 @@ class Rendering:
     warnings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class TopOwner:
     """The workload object as the top owner of everything we render."""
 

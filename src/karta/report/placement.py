@@ -11,9 +11,9 @@ consulting selectors, 12.5, but a sub-group and KAI Scheduler still use them).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from karta._records import record
 from karta.errors import KartaError
 from karta.extract import ComponentFactory, PodQuerier
 from karta.gang import GangPlan, StructureSummary, infer_pod_component
@@ -23,7 +23,7 @@ from karta.model import Karta
 __all__ = ["Placement", "place_pods", "pod_name"]
 
 
-@dataclass(frozen=True)
+@record
 class Placement:
     """One pod's place: None where it has none (or it could not be computed: ``problems``)."""
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, cast
 
+from karta._records import record
 from karta.extract.requests import Requests, pod_requests
 from karta.report.contracts import PodReport
 
 __all__ = ["PodRow", "natural_key", "pod_row"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class PodRow:
     """One live pod as ``kli describe`` shows it."""
 

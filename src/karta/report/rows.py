@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, cast
 
+from karta._records import record
 from karta.extract import (
     ComponentFactory,
     ComponentNode,
@@ -55,7 +56,7 @@ UNATTRIBUTED = "(unattributed)"
 _MAX_NODES_SHOWN = 3
 
 
-@dataclass
+@record(frozen=False)
 class Row:
     """One line of the component tree (see the module docstring)."""
 
@@ -377,7 +378,7 @@ def describe_report(
     return cast("DescribeReport", report)
 
 
-@dataclass(frozen=True)
+@record
 class WorkloadRows:
     """A workload's tree (pruned) and its rows; ``pods_complete`` False: live, some pods could not
     be read (the rows' counts are unknown)."""

@@ -26,9 +26,9 @@ Every check is one :class:`Check`: ``ok``, ``fail`` or ``warn``, with its subjec
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from karta._records import record
 from karta.errors import KartaError, PredictionError, ValidationError
 from karta.extract import Component, ComponentFactory, Scale
 from karta.gang import GangPlan, compute_gang_plan
@@ -46,7 +46,7 @@ _SPEC_LABEL = {"template": "pod template", "podSpec": "pod spec", "fragmented": 
 _SCALE_ATTR = {"replicas": "replicas", "minReplicas": "min_replicas", "maxReplicas": "max_replicas"}
 
 
-@dataclass
+@record(frozen=False)
 class Check:
     result: str  # "ok", "fail" or "warn"
     subject: str  # "definition", "status", "component <name>", "gang"

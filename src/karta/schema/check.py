@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from karta._records import record
 from karta.errors import ConversionError, KartaError, ScaffoldError
 from karta.extract.scale import to_replicas
 from karta.model.findings import Finding, Severity
@@ -84,7 +85,7 @@ _ACCEPTS: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)  # a record, as its base is
 class SchemaFinding(Finding):
     """A finding of the schema check: ``location`` is the definition's field, ``schema_path`` the
     place in the CRD (``spec.versions[v1].schema.openAPIV3Schema.properties.spec...``)."""

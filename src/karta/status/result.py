@@ -11,9 +11,10 @@ spec (Degraded, Completed, Failed), Initializing when nothing else matched.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from karta._records import record
 from karta.model.findings import Finding
 from karta.model.types import ResourceStatus
 
@@ -93,7 +94,7 @@ def is_stale(obj: Any) -> bool:
     return staleness(obj) is not None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Condition:
     """One condition read from the workload (section 8.2 step 2); absent fields read as ``""``."""
 
@@ -106,7 +107,7 @@ class Condition:
         return {"type": self.type, "status": self.status, "reason": self.reason, "message": self.message}
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class StatusResult:
     """The normalised status of one component.
 

@@ -25,12 +25,13 @@ With ``-o json|yaml`` one workload prints :class:`karta.report.DescribeReport`; 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from karta import jq, kube, model, report
+from karta._records import record
 from karta.cli import exitcodes, printing
 from karta.cli.cluster import cluster_failure, connect
 from karta.cli.commands import short_help
@@ -154,7 +155,7 @@ def describe(
         _describe_files(file, out, recursive=recursive, definition=definition, overrides=overrides)
 
 
-@dataclass
+@record(frozen=False)
 class Out:
     """The reports of one run, printed together (:meth:`flush`), and what to say on stderr."""
 

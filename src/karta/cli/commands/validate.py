@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from karta import kube, model, scaffold, schema
+from karta._records import record
 from karta.cli import exitcodes
 from karta.cli.cluster import cluster_failure, connect, identity
 from karta.cli.commands import short_help
@@ -98,7 +99,7 @@ def validate(
     report(checked, output=output)
 
 
-@dataclass
+@record(frozen=False)
 class Checked:
     """One definition checked, or one input that could not be read (``unreadable``)."""
 
