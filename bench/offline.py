@@ -17,7 +17,10 @@ prints the figures as JSON too.
 
 ``--baseline SRC`` also runs every command with ``PYTHONPATH=SRC`` (another checkout's ``src``, e.g.
 ``git archive main src | tar -x -C /tmp/base``), interleaved with the current one, and prints the
-CPU time of each and their ratio: the previous approach measured in the same run.
+CPU time of each and their ratio: the previous approach measured in the same run. The baseline is
+started as that checkout's console script would start it (``karta.cli.entry`` where it has one,
+else ``karta.cli.main``, as before the entry module existed), since the installed ``kli`` script
+names the current checkout's entry point.
 """
 
 from __future__ import annotations
@@ -54,6 +57,17 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+# how the console script of a checkout without karta.cli.entry started kli
+BASELINE_LAUNCHER = """
+import sys
+try:
+    from karta.cli.entry import main
+except ImportError:
+    from karta.cli.main import main
+sys.exit(main())
+"""
+
+
 def _env(scratch: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["KUBECONFIG"] = str(scratch / "no-kubeconfig")
@@ -76,6 +90,13 @@ def _once(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     if done.returncode not in (0, 1):  # 1: verify's or inspect's findings, not a crash
         raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.decode()[-500:]}")
     return elapsed, _cpu_ms() - cpu
+
+
+def _command(cmd: list[str], which: str, kli: str) -> list[str]:
+    """``cmd`` as run for the current checkout (``which`` empty) or the baseline."""
+    if which and cmd[0] == kli:
+        return [sys.executable, "-c", BASELINE_LAUNCHER, *cmd[1:]]
+    return cmd
 
 
 def _p90(samples: list[float]) -> float:
@@ -103,13 +124,13 @@ def main(argv: list[str] | None = None) -> int:
         cases += [(label, [kli, *arguments]) for label, arguments in COMMANDS]
         walls: dict[tuple[str, str], list[float]] = {(e, label): [] for e in envs for label, _ in cases}
         cpus: dict[tuple[str, str], list[float]] = {(e, label): [] for e in envs for label, _ in cases}
-        for environment in envs.values():
+        for which, environment in envs.items():
             for _, cmd in cases:
-                _once(cmd, environment)  # warm-up: bytecode caches, the page cache
+                _once(_command(cmd, which, kli), environment)  # warm-up: bytecode caches, the page cache
         for _ in range(args.runs):  # interleaved, so that a burst of load hits every case alike
             for label, cmd in cases:
                 for which, environment in envs.items():
-                    wall, cpu = _once(cmd, environment)
+                    wall, cpu = _once(_command(cmd, which, kli), environment)
                     walls[which, label].append(wall)
                     cpus[which, label].append(cpu)
     floor = statistics.median(walls["", "python -c pass"])

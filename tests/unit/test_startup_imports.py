@@ -114,7 +114,9 @@ WORKLOAD = EXAMPLE.parents[1] / "workloads" / "pytorchjob-train-7.yaml"
 
 # what an offline command on one object of a built-in kind must not load (issue 12, item 7): libjq
 # and the sandbox (no catalog expression needs them here), the validator (built-ins are known
-# valid), the whole catalog
+# valid), the whole catalog; without a kubeconfig, neither the kubeconfig reader nor the cluster
+# client (karta.kube.sources decides that it is offline); hashlib (OpenSSL: only for a name too
+# long to keep) and shutil (with its compression modules: only the terminal's width was wanted)
 NEVER_FOR_ONE_OBJECT = {
     "jq",
     "karta.jq._libjq",
@@ -122,6 +124,12 @@ NEVER_FOR_ONE_OBJECT = {
     "subprocess",
     "karta.model.validate",
     "karta.model.dump",
+    "karta.kube.config",
+    "karta.kube.kartas",
+    "karta.kube.client",
+    "ssl",
+    "hashlib",
+    "shutil",
 }
 
 _ONE_OBJECT_PROBE = """
