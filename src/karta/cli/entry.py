@@ -65,8 +65,13 @@ def leave(code: object) -> None:
                 stream.flush()
         except BrokenPipeError:  # the reader went away (``kli get | head``): nothing more to say
             _quiet(stream)
-        except (OSError, ValueError):
+        except OSError as exc:  # a full disk, an I/O error: the output is not all there, so say so
             _quiet(stream)
+            if stream is sys.stdout:
+                _say(f"error: cannot write the output: {exc}\n")
+            status = status or 1
+        except ValueError:  # a stream closed before the exit: nothing left to flush
+            pass
     if _nothing_at_exit():
         os._exit(status)
     sys.exit(status)
@@ -79,6 +84,14 @@ def _status(code: object) -> int:
         return code & 0xFF
     sys.stderr.write(f"{code}\n")  # what sys.exit prints for a message
     return 1
+
+
+def _say(message: str) -> None:
+    try:
+        sys.stderr.write(message)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _nothing_at_exit() -> bool:

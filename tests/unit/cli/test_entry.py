@@ -107,3 +107,15 @@ def test_exit_codes_are_read_as_sys_exit_reads_them(code: object, status: int, s
     script = f"from karta.cli.entry import leave\nleave({code!r})"
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stderr) == (status, stderr)
+
+
+def test_output_that_cannot_be_written_is_an_error() -> None:
+    """A full disk at the last flush: exit 1 with one line, never success with half an output."""
+    code = "print('x' * 100, end='')\nfrom karta.cli.entry import leave\nleave(0)"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # the output waits in the buffer
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-c", code], stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=60
+        )
+    assert done.returncode == 1
+    assert done.stderr == "error: cannot write the output: [Errno 28] No space left on device\n"
