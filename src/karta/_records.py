@@ -23,7 +23,11 @@ other records (base fields first, a redefined field keeps its place), ``__post_i
 ``__match_args__``. Anything else (``order``, ``InitVar``, ``KW_ONLY``, ``init=False`` fields,
 a real dataclass as a base) is a TypeError when the class is defined: use ``@dataclass`` there.
 Errors dataclass reports when a class is defined (a non-default field after a default one, a
-mutable default, a non-frozen record inheriting a frozen one) are reported the same way.
+mutable default, a non-frozen record inheriting a frozen one) are reported the same way. One
+difference is visible to introspection only: until its first instantiation a record's
+``__init__`` is the shared placeholder, so :func:`inspect.signature` of the class says
+``(*args, **kwargs)``; from then on it is dataclass's signature (under ``KARTA_CODEGEN=off``, the
+closure's ``(*args, **kwargs)``).
 ``tests/unit/test_records.py`` compares every behaviour with the real dataclass.
 """
 
@@ -243,6 +247,7 @@ def _make_init(cls: type[Any]) -> Callable[..., None]:
     if init is None:  # KARTA_CODEGEN=off, or the generation failed: the same __init__ as a closure
         init = _plain_init(cls, specs, frozen)
     init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__annotations__ = {s.name: s.annotation for s in specs} | {"return": None}  # as dataclass's
     return init
 
 
