@@ -48,7 +48,6 @@ FORBIDDEN = (
     "ask a cluster administrator for permission to list kartas.run.ai cluster-wide; "
     "showing built-in definitions only"
 )
-OTHER = UNREADABLE_DEFINITIONS
 
 
 @dataclass
@@ -73,10 +72,10 @@ def read_cluster_kartas(client: KubeClient, *, chunk_size: int = 500) -> Cluster
         elif exc.status in (401, 403):
             out.warnings.append(FORBIDDEN.format(err=exc))
         else:
-            out.warnings.append(OTHER.format(err=exc))
+            out.warnings.append(UNREADABLE_DEFINITIONS.format(err=exc))
         return out
     except ClusterError as exc:
-        out.warnings.append(OTHER.format(err=exc))
+        out.warnings.append(UNREADABLE_DEFINITIONS.format(err=exc))
         return out
     out.available = True
     for item in sorted(listed.items, key=_name):
