@@ -29,6 +29,8 @@ from typing import Any
 import pytest
 import yaml
 
+from karta.report.pods import natural_key
+
 from ..kubehttp import KubeHTTP, ok, wait
 from ..nodes import dedicated_node, toleration
 from .conftest import Result, describe_ages, ensure_karta_crd, patch_status, scheduler_messages
@@ -424,7 +426,8 @@ def test_describe_shows_the_schedulers_message_and_events(
             "count": 2,
             "reason": "Unschedulable",
             "message": message,
-            "pods": sorted(p["metadata"]["name"] for p in pods),
+            # in natural order (big-8b5px before big-26vkg), as describe lists names
+            "pods": sorted((p["metadata"]["name"] for p in pods), key=natural_key),
         }
     ]
     assert data["conditions"] == []
