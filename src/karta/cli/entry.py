@@ -64,11 +64,15 @@ def leave(code: object) -> None:
             if stream is not None:
                 stream.flush()
         except BrokenPipeError:  # the reader went away (``kli get | head``): nothing more to say
-            _quiet(stream)
+            from karta.cli.streams import quiet
+
+            quiet(stream)
         except OSError as exc:  # a full disk, an I/O error: the output is not all there, so say so
-            _quiet(stream)
+            from karta.cli.streams import output_error, quiet, say
+
+            quiet(stream)
             if stream is sys.stdout:
-                _say(f"error: cannot write the output: {exc}\n")
+                say(output_error(exc))
             status = status or 1
         except ValueError:  # a stream closed before the exit: nothing left to flush
             pass
@@ -86,14 +90,6 @@ def _status(code: object) -> int:
     return 1
 
 
-def _say(message: str) -> None:
-    try:
-        sys.stderr.write(message)
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-
-
 def _nothing_at_exit() -> bool:
     import atexit
 
@@ -102,16 +98,3 @@ def _nothing_at_exit() -> bool:
         return False
     threading = sys.modules.get("threading")
     return threading is None or threading.active_count() == 1
-
-
-def _quiet(stream: object) -> None:
-    """Point a standard stream that cannot be flushed at /dev/null, so that the interpreter's
-    own final flush says nothing."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        fileno = stream.fileno()  # type: ignore[attr-defined]
-        os.dup2(devnull, fileno)
-    except (AttributeError, OSError, ValueError):
-        pass
-    finally:
-        os.close(devnull)

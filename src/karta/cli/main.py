@@ -117,6 +117,10 @@ def main(argv: list[str] | None = None, *, prog_name: str | None = None) -> int:
         sys.stderr.write("error: interrupted\n")
         return _exit(130, argv)
     except Exception as exc:  # a bug, not a user mistake: say so in one line
+        if _unwritable_output(
+            exc, process=argv is None
+        ):  # a full disk under a large output: not a bug, and not success
+            return _exit(exitcodes.FAILURE, argv)
         if os.environ.get("KARTA_DEBUG"):
             raise
         sys.stderr.write(
@@ -125,6 +129,21 @@ def main(argv: list[str] | None = None, *, prog_name: str | None = None) -> int:
         )
         return _exit(exitcodes.FAILURE, argv)
     return _exit(exitcodes.OK, argv)
+
+
+def _unwritable_output(exc: Exception, *, process: bool) -> bool:
+    """Report a failed write of the output (see :mod:`karta.cli.streams`). Run as the process
+    (``process``), also silence standard output, so that the rest of its buffer is not reported
+    again at exit; called in-process, leave the caller's streams alone."""
+    from karta.cli import streams
+
+    if not streams.unwritable_output(exc):
+        return False
+    assert isinstance(exc, OSError)
+    if process:
+        streams.quiet(sys.stdout)
+    streams.say(streams.output_error(exc))
+    return True
 
 
 def _command_path(exc: click.UsageError, args: list[str]) -> str:

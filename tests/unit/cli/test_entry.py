@@ -119,3 +119,51 @@ def test_output_that_cannot_be_written_is_an_error() -> None:
         )
     assert done.returncode == 1
     assert done.stderr == "error: cannot write the output: [Errno 28] No space left on device\n"
+
+
+@pytest.mark.parametrize("code", [_ENTRY, _MAIN], ids=["console-script", "main"])
+def test_a_large_output_that_cannot_be_written_is_an_error_not_a_bug(code: str, tmp_path: Path) -> None:
+    """A full disk while the command still writes (more than a buffer of output): one line saying
+    the output could not be written, exit 1; not "internal error ... a bug in kli", not success."""
+    command = [sys.executable, "-c", code, "definitions", "-o", "json"]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            command, stdout=full, stderr=subprocess.PIPE, text=True, env=_env(tmp_path), timeout=120
+        )
+    assert done.returncode == 1
+    assert done.stderr == "error: cannot write the output: [Errno 28] No space left on device\n"
+
+
+def test_main_in_process_reports_an_unwritable_output_and_leaves_the_streams_alone(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+
+    from karta.cli.main import main
+
+    class Full:
+        def write(self, text: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def flush(self) -> None:
+            pass
+
+    full = Full()
+    monkeypatch.setattr(sys, "stdout", full)
+    assert main(["definitions"]) == 1
+    assert sys.stdout is full
+    assert capsys.readouterr().err == "error: cannot write the output: [Errno 28] No space left on device\n"
+
+
+def test_only_a_failed_write_of_a_stream_is_the_outputs_fault() -> None:
+    """An OSError naming a file, another errno or a broken pipe keeps its own handling (a bug
+    report line, or quiet for a reader that went away)."""
+    import errno
+
+    from karta.cli import streams
+
+    assert streams.unwritable_output(OSError(errno.ENOSPC, "No space left on device"))
+    assert not streams.unwritable_output(OSError(errno.ENOSPC, "No space left on device", "/tmp/x"))
+    assert not streams.unwritable_output(OSError(errno.ENOENT, "No such file or directory"))
+    assert not streams.unwritable_output(BrokenPipeError(errno.EPIPE, "Broken pipe"))
+    assert not streams.unwritable_output(ValueError("I/O operation on closed file"))
