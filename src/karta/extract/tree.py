@@ -27,11 +27,11 @@ Resource arithmetic and rendering belong to the CLI.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from karta._ordering import natural_key
 from karta._records import record
 from karta.errors import ExtractionError, PodQueryError
 from karta.extract.factory import ComponentFactory
@@ -289,7 +289,7 @@ class _Builder:
             out.setdefault(key, []).append(querier)
         if not out:
             return {None: []}
-        return {key: out[key] for key in sorted(out, key=_natural_key)}
+        return {key: out[key] for key in sorted(out, key=natural_key)}
 
     def node(
         self, definition: ComponentDefinition, pool: list[PodQuerier] | None, *, with_children: bool = True
@@ -331,12 +331,3 @@ class _Builder:
             has_pod_definition=pod_bearing,
             instances=tuple(instances),
         )
-
-
-_DIGITS = re.compile(r"(\d+)")
-
-
-def _natural_key(key: str | None) -> list[tuple[int, int | str]]:
-    """Sort ``2`` before ``10`` (replica indexes are numbers written as strings)."""
-    parts = _DIGITS.split(key or "")
-    return [(0, int(p)) if p.isdigit() else (1, p) for p in parts if p]

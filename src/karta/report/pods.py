@@ -9,10 +9,10 @@ A pod is unhealthy when it is neither ready nor Succeeded.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from karta._ordering import natural_key
 from karta._records import record
 from karta.extract.requests import Requests, pod_requests
 from karta.report.contracts import PodReport
@@ -86,11 +86,3 @@ def pod_row(pod: Mapping[str, Any], *, gpu_resources: Sequence[str]) -> PodRow:
         reason=None if ready else _reason(status),
         resources=pod_requests(spec, gpu_resources=gpu_resources),
     )
-
-
-_DIGITS = re.compile(r"(\d+)")
-
-
-def natural_key(text: str) -> list[tuple[int, int | str]]:
-    """Sort ``worker-2`` before ``worker-10``."""
-    return [(0, int(p)) if p.isdigit() else (1, p) for p in _DIGITS.split(text) if p]

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
-from karta.report.pods import natural_key
+from karta._ordering import natural_key
 
 from ..kubehttp import KubeHTTP, ok, wait
 from ..nodes import dedicated_node, toleration
