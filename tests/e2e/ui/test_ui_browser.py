@@ -16,6 +16,7 @@ Screenshots are saved under pytest's temporary directory (the path is printed) a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -108,6 +109,12 @@ def scene(controllers_cluster: KubeHTTP, corpus: Path) -> Iterator[dict[str, Any
     wait("the too-big pod to be unschedulable", unschedulable)
     (fits,) = wait("the fits pod to be bound", lambda: [p for p in pods("fits") if p["spec"].get("nodeName")])
     patch_status(kube, f"/api/v1/namespaces/{namespace}/pods/{fits['metadata']['name']}", RUNNING)
+    # the Job controller counts the pod ready a moment later; only then is the Job Running, so
+    # the scene is settled before any test compares the page with the API
+    wait(
+        "the Job controller to count the fits pod ready",
+        lambda: (kube.get(f"{jobs}/fits").json().get("status") or {}).get("ready") == 1,
+    )
     yield {"namespace": namespace, "pytorchjob": f"{base}/{name}", "name": name, "kube": kube}
     kube.delete(f"/api/v1/namespaces/{namespace}")
     kube.delete(f"/api/v1/nodes/{node}")
@@ -163,6 +170,12 @@ def _page_rows(driver: Any) -> dict[str, dict[str, str]]:
     return {f"{r['kind']}/{r['name']}": r for r in driver.execute_script(script)}
 
 
+def _pods(row: dict[str, Any]) -> str:
+    """The list's pods cell for an API row: ready of desired (of present when none is desired)."""
+    pods = row["pods"]
+    return f"{pods['ready']}/{pods['desired'] or pods['total']}"
+
+
 def _errors(driver: Any) -> list[Any]:
     return [entry for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]
 
@@ -190,8 +203,23 @@ def test_the_list_shows_every_kind_and_follows_a_status_change(
     )
     _filter_namespace(browser, scene["namespace"])
     wait_for("4 rows", lambda: len(_page_rows(browser)) == 4)
-    shown = _page_rows(browser)
-    api = {f"{r['kind']}/{r['name']}": r for r in rows(url, namespace=scene["namespace"])}
+
+    def api_rows() -> dict[str, dict[str, Any]]:
+        return {f"{r['kind']}/{r['name']}": r for r in rows(url, namespace=scene["namespace"])}
+
+    def agreeing() -> bool:
+        """Whether the page has caught up with every change the API has seen (both follow the
+        same watches, the page a server-sent event later)."""
+        shown, api = _page_rows(browser), api_rows()
+        return set(shown) == set(api) and all(
+            (shown[k]["status"], shown[k]["gpus"], shown[k]["pods"])
+            == (r["status"], str(r["gpus"]), _pods(r))
+            for k, r in api.items()
+        )
+
+    with contextlib.suppress(AssertionError):  # on a timeout, the assertions below say what differs
+        wait_for("the page to show the rows the API gives", agreeing, timeout=30)
+    shown, api = _page_rows(browser), api_rows()
     assert (
         set(shown)
         == set(api)
@@ -200,6 +228,7 @@ def test_the_list_shows_every_kind_and_follows_a_status_change(
     for key, row in api.items():
         assert shown[key]["status"] == row["status"], key
         assert shown[key]["gpus"] == str(row["gpus"]), key
+        assert shown[key]["pods"] == _pods(row), key
     assert shown[f"PyTorchJob/{scene['name']}"]["status"] == "Running"
     assert shown["Job/too-big"]["pods"] == "0/1" and shown["Job/fits"]["pods"] == "1/1"
     browser.save_screenshot(str(screens / "1-list.png"))
