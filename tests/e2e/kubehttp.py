@@ -180,6 +180,36 @@ def wait(what: str, probe: Callable[[], Any], timeout: float = 90.0, interval: f
         time.sleep(interval)
 
 
+def access_review(
+    user: str, *, verb: str, resource: str, group: str = "", namespace: str = ""
+) -> dict[str, Any]:
+    """A SubjectAccessReview: may ``user`` ``verb`` ``resource`` (in ``namespace``, or anywhere)?"""
+    attributes = {"verb": verb, "group": group, "resource": resource}
+    if namespace:
+        attributes["namespace"] = namespace
+    return {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {"user": user, "groups": ["system:authenticated"], "resourceAttributes": attributes},
+    }
+
+
+def wait_allowed(submit: Callable[[dict[str, Any]], dict[str, Any]], review: dict[str, Any]) -> None:
+    """Poll until ``review`` (see :func:`access_review`) is allowed. The RBAC authorizer reads
+    roles and bindings from an informer cache: one just created can be ignored for a moment, and
+    a test run in that moment would see 403s it did not ask for. ``submit`` posts the review to
+    ``/apis/authorization.k8s.io/v1/subjectaccessreviews`` and returns the answer."""
+    user, asked = review["spec"]["user"], review["spec"]["resourceAttributes"]
+    wait(
+        f"RBAC to let {user} {asked['verb']} {asked['resource']}",
+        lambda: bool((submit(review).get("status") or {}).get("allowed")),
+        timeout=30,
+    )
+
+
+REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+
+
 def merged_kubeconfig(path: Path, sources: dict[str, Path], *, namespace: str, dead_port: int) -> Path:
     """One kubeconfig at ``path`` with a context, cluster and user per ``sources`` entry (the
     current context of each file, renamed to the key) and a context ``dead`` (cluster and user

@@ -179,7 +179,7 @@ def access(
 
     def pods(selector: str) -> list[dict[str, Any]]:
         items = kube.get(pods_path, params={"labelSelector": selector}).json()["items"]
-        return sorted(items, key=lambda p: p["metadata"]["name"])
+        return sorted(items, key=lambda p: natural_key(p["metadata"]["name"]))  # as the tree lists pods
 
     def bound(selector: str, count: int) -> list[dict[str, Any]] | None:
         found = pods(selector)

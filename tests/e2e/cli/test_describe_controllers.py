@@ -137,6 +137,27 @@ def kube(controllers_cluster: KubeHTTP) -> Iterator[KubeHTTP]:
         return len(listed) == 5 and phases.count("Running") == 4
 
     wait("the API server's cache to hold the pod statuses", cached)
+
+    def reasons(path: str) -> list[str]:  # the Events of one object, from the cache kli reads
+        uid = kube.get(path).json()["metadata"]["uid"]
+        params = {"fieldSelector": f"involvedObject.uid={uid}", "resourceVersion": "0"}
+        return [
+            e.get("reason")
+            for e in kube.get(f"/api/v1/namespaces/{NS}/events", params=params).json()["items"]
+        ]
+
+    # the Events the goldens show are written by the controllers and the scheduler on their own time
+    pods = f"/api/v1/namespaces/{NS}/pods"
+    (stuck,) = _pods(kube, "job-name=stuck")
+    expected = {
+        f"{jobs}/train": ["SuccessfulCreate", "SuccessfulCreate"],
+        f"{pods}/{train_pods[1]['metadata']['name']}": ["Scheduled"],  # the unhealthy pod's
+        f"{jobs}/stuck": ["SuccessfulCreate"],
+        f"{pods}/{stuck['metadata']['name']}": ["FailedScheduling"],
+        f"/apis/apps/v1/namespaces/{NS}/deployments/web": ["ScalingReplicaSet"],
+    }
+    for path, wanted in expected.items():
+        wait(f"the Events of {path}", lambda path=path, wanted=wanted: sorted(reasons(path)) == wanted)
     yield kube
     kube.delete(f"/api/v1/namespaces/{NS}")
     kube.delete(f"/api/v1/nodes/{NODE}")
@@ -190,6 +211,9 @@ def test_describe_json(kli: Callable[..., Any], golden: Callable[[str, str], Non
     data["createdAt"] = "<CREATED>"
     for event in data["events"]:
         event["firstSeen"] = event["lastSeen"] = "<TIME>"
+    # by reason and object, as _events_sorted does for the table: which of two Events in one
+    # second is the older depends on the cluster's timing (see there)
+    data["events"].sort(key=lambda e: (e["reason"], e["objects"], e["message"]))
     golden("describe-job-train.json", normalised(json.dumps(data, indent=2) + "\n"))
 
 

@@ -26,6 +26,7 @@ from karta.catalog import CATALOG_DATA_DIR
 from karta.kube import ConfigOverrides, KubeClient
 
 from ..kube.conftest import wait_discovered
+from ..kubehttp import REVIEWS, access_review, wait_allowed
 from .conftest import Result
 from .getsupport import (
     check_golden,
@@ -333,6 +334,8 @@ def alice(get_cluster: Path) -> str:
             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}],
         }
     )
+    review = access_review("alice", verb="list", group="kubeflow.org", resource="pytorchjobs", namespace=NS)
+    wait_allowed(lambda body: client.request_json("POST", REVIEWS, body=body), review)
     client.close()
     return "alice"
 

@@ -31,8 +31,9 @@ import yaml
 from karta.kube import ConfigOverrides, KubeClient
 
 from ..kube.conftest import wait_discovered
-from ..kubehttp import KubeHTTP, closed_port, merged_kubeconfig
+from ..kubehttp import REVIEWS, KubeHTTP, access_review, closed_port, merged_kubeconfig, ok, wait_allowed
 from .conftest import Result, ensure_karta_crd
+from .getsupport import create_in_one_second
 
 GROUP = "multi.karta.test"
 CRD = {
@@ -117,15 +118,17 @@ def clusters(
             wait_discovered(client, CRD)
             client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
             client.create(KARTAS[name])
-            for widget, state in WIDGETS[name]:
-                client.create(
-                    {
-                        "apiVersion": f"{GROUP}/v1",
-                        "kind": "Widget",
-                        "metadata": {"name": widget, "namespace": namespace},
-                        "status": {"state": state},
-                    }
-                )
+            # one creationTimestamp second per cluster: rows are newest first, then by kind and name
+            widgets = [
+                {
+                    "apiVersion": f"{GROUP}/v1",
+                    "kind": "Widget",
+                    "metadata": {"name": widget, "namespace": namespace},
+                    "status": {"state": state},
+                }
+                for widget, state in WIDGETS[name]
+            ]
+            create_in_one_second(client, widgets)
     path = merged_kubeconfig(
         tmp_path_factory.mktemp("contexts") / "kubeconfig",
         {name: kube.kubeconfig for name, kube in live.items()},
@@ -329,6 +332,8 @@ def karta_reader(cluster: KubeHTTP) -> Iterator[str]:
     }
     assert cluster.post(f"{rbac}/clusterroles", role).status == 201
     assert cluster.post(f"{rbac}/clusterrolebindings", binding).status == 201
+    review = access_review(user, verb="list", group="run.ai", resource="kartas")
+    wait_allowed(lambda body: ok(cluster.post(REVIEWS, body)), review)
     yield user
     cluster.delete(f"{rbac}/clusterrolebindings/{user}")
     cluster.delete(f"{rbac}/clusterroles/{user}")

@@ -16,7 +16,7 @@ import pytest
 from karta.kube import ConfigOverrides, KubeClient
 
 from ..conftest import hack_module
-from ..kubehttp import KubeHTTP
+from ..kubehttp import REVIEWS, KubeHTTP, access_review, wait_allowed
 from .conftest import RUNNING, SUCCEEDED, UNSCHEDULABLE, Result, make_pod
 
 
@@ -187,6 +187,8 @@ def pod_reader(scene: Scene) -> str:
             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}],
         }
     )
+    review = access_review(name, verb="list", resource="pods")
+    wait_allowed(lambda body: client.request_json("POST", REVIEWS, body=body), review)
     client.close()
     return name
 

@@ -87,6 +87,9 @@ def served(cluster: KubeHTTP, tmp_path: Path, workloads: dict[str, Any]) -> Iter
         wait_for(
             "the view to list the workloads", lambda: len(rows(url, namespace=workloads["namespace"])) == 3
         )
+        # rows are stored at every flush, before every watch (the pods' too) has listed: wait for
+        # the flush that says all are synced, so the rows carry their pods
+        wait_for("every watch to sync", lambda: get_json(f"{url}api/facets")["clusters"][0]["synced"])
         yield url
 
 

@@ -121,11 +121,9 @@ def test_a_lost_lease_stops_the_process_with_exit_code_1(
     try:
         wait_for(part.running.is_set, "replica-a to lead")
         # Another holder overwrites the Lease (as after a partition): a cannot renew, gives up.
-        current = kube_client.get("leases", lease, namespace=namespace)
-        current["spec"]["holderIdentity"] = "usurper"
-        kube_client.request_json(
-            "PUT", f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{lease}", body=current
-        )
+        # A merge patch carries no resourceVersion: a renewal between a read and a write cannot
+        # make it a 409 Conflict.
+        kube_client.patch("leases", lease, {"spec": {"holderIdentity": "usurper"}}, namespace=namespace)
         wait_for(a.manager.stop.is_set, "replica-a to stop")
         assert a.manager.exit_code == 1
         wait_for(lambda: not part.running.is_set(), "the leader-only part to stop")

@@ -314,12 +314,22 @@ def test_prometheus_reads_the_platform_series(env: Env) -> None:
         wait("Prometheus to scrape the expected platform series", scraped, timeout=120, interval=1.0)
     except AssertionError as exc:
         raise AssertionError(f"{exc}; last read through /api/v1/query: {last}") from None
-    # The scrape itself, as Prometheus saw it.
-    assert p.values('up{job="karta-controller"}', by=("job",)) == {("karta-controller",): 1.0}
-    # Aggregations a platform dashboard runs: the GPUs asked for but not held, per namespace.
+    # The scrape itself, as Prometheus saw it, and an aggregation a platform dashboard runs (the
+    # GPUs asked for but not held, per namespace). Polled too: one scrape slower than the 1 s
+    # interval marks the target down and its series stale until the next.
+    wait(
+        "Prometheus to report the scrape up",
+        lambda: p.values('up{job="karta-controller"}', by=("job",)) == {("karta-controller",): 1.0},
+        timeout=30,
+        interval=1.0,
+    )
     promql = f'sum by (namespace) (karta_workload_gpus_requested{{{where},phase="pending"}})'
-    pending = p.values(promql, by=("namespace",))
-    assert pending == {(ns,): 5.0}
+    wait(
+        "the pending GPUs per namespace",
+        lambda: p.values(promql, by=("namespace",)) == {(ns,): 5.0},
+        timeout=30,
+        interval=1.0,
+    )
 
     # A change reaches Prometheus: delete the gang that cannot fit; its series go down.
     kube.delete(f"{jobs}/too-big", params={"propagationPolicy": "Background"})

@@ -66,8 +66,14 @@ def test_the_controllers_view_shows_the_group_objects_it_made(
 
         found = eventually(row, what="the row with the reconciler's group objects")
         assert found["kind"] == "PyTorchJob" and found["gang"]["minMember"] == 3
-        detail = _get(f"{server.url}api/workload?id={urllib.request.quote(found['id'], safe='')}")
-        assert any(g.startswith("Workload/ui-train") for g in detail["groupObjects"]), detail["groupObjects"]
+        where = f"{server.url}api/workload?id={urllib.request.quote(found['id'], safe='')}"
+
+        def with_workload() -> dict[str, Any] | None:
+            # the Workload and its PodGroups arrive through watches of their own, in any order
+            detail: dict[str, Any] = _get(where)
+            return detail if any(g.startswith("Workload/ui-train") for g in detail["groupObjects"]) else None
+
+        eventually(with_workload, what="the workload page to list the Workload object")
         request = urllib.request.Request(f"{server.url}api/workloads", method="POST", data=b"{}")
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request, timeout=10)
