@@ -94,7 +94,9 @@ class ClusterSource:
         self._pods: dict[str, dict[str, Any]] = {}
         self._pod_links: dict[str, tuple[str, ...]] = {}
         self._pods_of: dict[str, set[str]] = {}
-        self._groups: dict[str, tuple[str, tuple[str, ...]]] = {}  # uid -> (Kind/name, owner uids)
+        # uid -> (Kind/name, owner uids, index of the watch it came from: a type's re-list replaces
+        # that type's group objects only)
+        self._groups: dict[str, tuple[str, tuple[str, ...], int]] = {}
         self._groups_of: dict[str, set[str]] = {}
         self._dirty: set[str] = set()
         self._unlinked: dict[str, dict[str, Any]] = {}  # pods held until the workloads are listed
@@ -209,10 +211,10 @@ class ClusterSource:
             self._add_pods(items)
             return
         kept = {_uid(o) for o in items}
-        for uid in [u for u, _ in self._groups.items() if u not in kept]:
+        for uid in [u for u, entry in self._groups.items() if entry[2] == index and u not in kept]:
             self._drop_group(uid)
         for obj in items:
-            self._put_group(obj)
+            self._put_group(index, obj)
 
     def _upsert(self, index: int, watched: _Watched, obj: dict[str, Any]) -> None:
         if watched.role == "workload":
@@ -221,7 +223,7 @@ class ClusterSource:
         elif watched.role == "pods":
             self._add_pods([obj])
         else:
-            self._put_group(obj)
+            self._put_group(index, obj)
 
     def _delete(self, watched: _Watched, obj: dict[str, Any]) -> None:
         uid = _uid(obj)
@@ -339,7 +341,7 @@ class ClusterSource:
         return sorted(found, key=lambda p: str(_meta(p).get("name") or ""))
 
     # -- group objects ----------------------------------------------------------------------------
-    def _put_group(self, obj: dict[str, Any]) -> None:
+    def _put_group(self, index: int, obj: dict[str, Any]) -> None:
         uid = _uid(obj)
         self._drop_group(uid)
         refs = _meta(obj).get("ownerReferences")
@@ -347,7 +349,7 @@ class ClusterSource:
             str(r.get("uid")) for r in (refs if isinstance(refs, list) else ()) if isinstance(r, Mapping)
         )
         label = f"{obj.get('kind')}/{_meta(obj).get('name')} ({obj.get('apiVersion')})"
-        self._groups[uid] = (label, owners)
+        self._groups[uid] = (label, owners, index)
         for owner in owners:
             self._groups_of.setdefault(owner, set()).add(uid)
             if owner in self._workloads:

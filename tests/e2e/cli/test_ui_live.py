@@ -16,6 +16,9 @@ from typing import Any
 
 import pytest
 
+from karta.kube import ConfigOverrides, KubeClient
+
+from ..controller.gangs_support import expected_objects
 from ..kubehttp import KubeHTTP, load_manifests, ok
 from ..ui.kliui import get_json, kli_ui, rows, wait_for
 from .conftest import RUNNING, UNSCHEDULABLE, Result, ensure_karta_crd, make_pod, patch_status
@@ -167,3 +170,33 @@ def test_a_status_change_reaches_the_stream(
                 if mine and mine[0]["status"] == "Completed":
                     break
     timer.join()
+
+
+def test_group_objects_of_several_types_listed_at_start_are_all_kept(
+    cluster: KubeHTTP, workloads: dict[str, Any], tmp_path: Path
+) -> None:
+    """The Workload and the PodGroup the workload-api backend makes, there before ``kli ui``
+    starts: each arrives in its own type's initial list, and one type's list must not replace
+    the group objects of another (it did: the page showed whichever type was listed last)."""
+    pt = ok(cluster.get(workloads["path"]))
+    with KubeClient.from_config(ConfigOverrides(kubeconfig=str(cluster.kubeconfig))) as client:
+        made = expected_objects(client, pt, backend="workload-api")
+    assert sorted(o["kind"] for o in made) == ["PodGroup", "Workload"]
+    namespace = workloads["namespace"]
+    paths = {
+        o["kind"]: f"/apis/scheduling.k8s.io/v1beta1/namespaces/{namespace}/{o['kind'].lower()}s"
+        for o in made
+    }
+    for obj in made:
+        ok(cluster.post(paths[obj["kind"]], obj))
+    try:
+        with kli_ui(cluster.kubeconfig, tmp_path, stop=signal.SIGTERM) as url:
+            wait_for("every watch to sync", lambda: get_json(f"{url}api/facets")["clusters"][0]["synced"])
+            (row,) = rows(url, namespace=namespace, kind="PyTorchJob")
+            detail = get_json(f"{url}api/workload?id={urllib.request.quote(row['id'], safe='')}")
+            names = sorted(g.split(" ")[0] for g in detail["groupObjects"])
+            assert names == sorted(f"{o['kind']}/{o['metadata']['name']}" for o in made)
+            assert row["gang"]["groupObjects"] == 2
+    finally:
+        for obj in made:
+            cluster.delete(f"{paths[obj['kind']]}/{obj['metadata']['name']}")

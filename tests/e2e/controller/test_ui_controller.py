@@ -71,7 +71,9 @@ def test_the_controllers_view_shows_the_group_objects_it_made(
         def with_workload() -> dict[str, Any] | None:
             # the Workload and its PodGroups arrive through watches of their own, in any order
             detail: dict[str, Any] = _get(where)
-            return detail if any(g.startswith("Workload/ui-train") for g in detail["groupObjects"]) else None
+            objects = detail["groupObjects"]
+            assert any(g.startswith("Workload/ui-train") for g in objects), objects  # the last one is shown
+            return detail
 
         eventually(with_workload, what="the workload page to list the Workload object")
         request = urllib.request.Request(f"{server.url}api/workloads", method="POST", data=b"{}")
