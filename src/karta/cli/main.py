@@ -139,7 +139,6 @@ def _unwritable_output(exc: Exception, *, process: bool) -> bool:
 
     if not streams.unwritable_output(exc):
         return False
-    assert isinstance(exc, OSError)
     if process:
         streams.quiet(sys.stdout)
     streams.say(streams.output_error(exc))

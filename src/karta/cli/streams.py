@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
+from typing import TypeGuard
 
 __all__ = ["output_error", "quiet", "say", "unwritable_output"]
 
@@ -19,7 +20,7 @@ __all__ = ["output_error", "quiet", "say", "unwritable_output"]
 _WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
-def unwritable_output(exc: BaseException) -> bool:
+def unwritable_output(exc: BaseException) -> TypeGuard[OSError]:
     """Whether ``exc`` is a failed write of a standard stream rather than of a named file (whose
     error carries its file name) or a broken pipe."""
     return (

@@ -120,22 +120,14 @@ def connect_for_definitions(overrides: ConfigOverrides | None = None) -> tuple[K
     the HTTP client is imported."""
     ov = overrides or ConfigOverrides()
     try:
-        connection_source(ov)
-    except NoKubeconfigError:
-        return None, []
-    except ClusterError as exc:
-        return None, [UNREADABLE_DEFINITIONS.format(err=exc)]
-    from karta.kube.config import load_config
+        connection_source(ov)  # offline, this raises before anything heavy is imported
+        from karta.kube.config import load_config
 
-    try:
-        config = load_config(ov)
-    except NoKubeconfigError:
-        return None, []
-    except ClusterError as exc:
-        return None, [UNREADABLE_DEFINITIONS.format(err=exc)]
-    from karta.kube.client import KubeClient
+        config = load_config(ov)  # a bad context raises before the HTTP client is imported
+        from karta.kube.client import KubeClient
 
-    try:
         return KubeClient(config), []
+    except NoKubeconfigError:
+        return None, []
     except ClusterError as exc:
         return None, [UNREADABLE_DEFINITIONS.format(err=exc)]
