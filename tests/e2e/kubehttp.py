@@ -181,20 +181,29 @@ def wait(what: str, probe: Callable[[], Any], timeout: float = 90.0, interval: f
 
 
 def access_review(
-    user: str, *, verb: str, resource: str, group: str = "", namespace: str = ""
+    user: str,
+    *,
+    verb: str,
+    resource: str,
+    group: str = "",
+    namespace: str = "",
+    groups: tuple[str, ...] = ("system:authenticated",),
 ) -> dict[str, Any]:
-    """A SubjectAccessReview: may ``user`` ``verb`` ``resource`` (in ``namespace``, or anywhere)?"""
+    """A SubjectAccessReview: may ``user`` (a member of ``groups``) ``verb`` ``resource`` (in
+    ``namespace``, or anywhere)?"""
     attributes = {"verb": verb, "group": group, "resource": resource}
     if namespace:
         attributes["namespace"] = namespace
     return {
         "apiVersion": "authorization.k8s.io/v1",
         "kind": "SubjectAccessReview",
-        "spec": {"user": user, "groups": ["system:authenticated"], "resourceAttributes": attributes},
+        "spec": {"user": user, "groups": list(groups), "resourceAttributes": attributes},
     }
 
 
-def wait_allowed(submit: Callable[[dict[str, Any]], dict[str, Any]], review: dict[str, Any]) -> None:
+def wait_allowed(
+    submit: Callable[[dict[str, Any]], dict[str, Any]], review: dict[str, Any], *, timeout: float = 30.0
+) -> None:
     """Poll until ``review`` (see :func:`access_review`) is allowed. The RBAC authorizer reads
     roles and bindings from an informer cache: one just created can be ignored for a moment, and
     a test run in that moment would see 403s it did not ask for. ``submit`` posts the review to
@@ -203,7 +212,7 @@ def wait_allowed(submit: Callable[[dict[str, Any]], dict[str, Any]], review: dic
     wait(
         f"RBAC to let {user} {asked['verb']} {asked['resource']}",
         lambda: bool((submit(review).get("status") or {}).get("allowed")),
-        timeout=30,
+        timeout=timeout,
     )
 
 

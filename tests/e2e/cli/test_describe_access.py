@@ -31,7 +31,7 @@ import yaml
 
 from karta._ordering import natural_key
 
-from ..kubehttp import KubeHTTP, ok, wait
+from ..kubehttp import REVIEWS, KubeHTTP, access_review, ok, wait, wait_allowed
 from ..nodes import dedicated_node, toleration
 from .conftest import Result, describe_ages, ensure_karta_crd, patch_status, scheduler_messages
 
@@ -104,23 +104,17 @@ def _bind(kube: KubeHTTP, role: dict[str, Any], *, namespace: str, account: str)
     ok(kube.post(f"{RBAC}/clusterrolebindings", binding))
 
 
-def _allowed(kube: KubeHTTP, namespace: str, account: str, verb: str, group: str, resource: str) -> bool:
-    review = {
-        "apiVersion": "authorization.k8s.io/v1",
-        "kind": "SubjectAccessReview",
-        "spec": {
-            "user": f"system:serviceaccount:{namespace}:{account}",
-            "groups": ["system:serviceaccounts", "system:authenticated"],
-            "resourceAttributes": {
-                "namespace": namespace,
-                "verb": verb,
-                "group": group,
-                "resource": resource,
-            },
-        },
-    }
-    answer = ok(kube.post("/apis/authorization.k8s.io/v1/subjectaccessreviews", review))
-    return bool(answer["status"].get("allowed"))
+def _wait_allowed(kube: KubeHTTP, namespace: str, account: str, verb: str, group: str, resource: str) -> None:
+    """Until the ServiceAccount ``account`` may ``verb`` ``resource`` in ``namespace``."""
+    review = access_review(
+        f"system:serviceaccount:{namespace}:{account}",
+        groups=("system:serviceaccounts", "system:authenticated"),
+        verb=verb,
+        group=group,
+        resource=resource,
+        namespace=namespace,
+    )
+    wait_allowed(lambda body: ok(kube.post(REVIEWS, body)), review, timeout=90)
 
 
 def _read_role(name: str) -> dict[str, Any]:
@@ -269,8 +263,8 @@ def access(
     role, binding = (d for d in yaml.safe_load_all(printed.out) if d)
     ok(kube.post(f"{RBAC}/clusterroles", role))
     ok(kube.post(f"{RBAC}/clusterrolebindings", binding))
-    wait("the kli rbac role to be in force", lambda: _allowed(kube, ns, "kli-rbac", "list", "", "events"))
-    wait("the old role to be in force", lambda: _allowed(kube, ns, "old-role", "list", "apps", "deployments"))
+    _wait_allowed(kube, ns, "kli-rbac", "list", "", "events")  # the kli rbac role in force
+    _wait_allowed(kube, ns, "old-role", "list", "apps", "deployments")  # the old role in force
     yield Access(kube, ns, kubeconfigs)
     kube.delete(f"/api/v1/namespaces/{ns}")
     for node in NODES:  # other tests of the session schedule onto whatever Nodes there are
