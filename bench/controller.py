@@ -178,7 +178,7 @@ def wait_ready(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: flo
 def serving_cert(directory: Path) -> bytes:
     """A CA and a serving certificate for 127.0.0.1 in ``directory`` (the controller's own
     certificate functions); the CA's PEM."""
-    from karta.controller.certs import new_ca, new_leaf
+    from karta.controller.parts.certs import new_ca, new_leaf
 
     now = datetime.datetime.now(datetime.UTC)
     ca = new_ca(now=now, validity=86400, name="bench-ca")

@@ -20,6 +20,7 @@ from typing import Any
 from karta import model
 from karta._records import record
 from karta.cli.errors import UsageError
+from karta.extract.requests import DEFAULT_GPU_RESOURCES
 
 __all__ = [
     "DEFAULT_GPU_RESOURCES",
@@ -31,7 +32,6 @@ __all__ = [
 ]
 
 OUTPUT_FORMATS = ("table", "wide", "json", "yaml")
-DEFAULT_GPU_RESOURCES = ("nvidia.com/gpu",)
 _KEYS = ("output", "gpuResources")
 
 

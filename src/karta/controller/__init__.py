@@ -1,14 +1,16 @@
-"""``karta-controller``: the Karta operator, its admission webhooks and the gang reconciler.
+"""``karta-controller``: the Karta operator, its admission webhooks, the gang reconciler, pod binding
+and the platform metrics.
 
 A thin process over the library and :mod:`karta.kube` (DESIGN.md section 2; it never imports
-:mod:`karta.cli`, nor the reverse). The modules:
+:mod:`karta.cli`, nor the reverse), in two packages and the wiring:
 
-* :mod:`~karta.controller.options`: the command line (controller-runtime's flag names);
-* :mod:`~karta.controller.manager`: the runnables, leader-only or not, the health and metrics
-  endpoints, signals and graceful shutdown;
-* :mod:`~karta.controller.definitions`: the usable definitions, live (cluster Kartas over a
-  directory over the catalog, per root GVK, as ``kli``);
-* :mod:`~karta.controller.metrics`, :mod:`~karta.controller.events`, :mod:`~karta.controller.logs`:
-  what it tells operators;
-* :mod:`~karta.controller.webhook`: the HTTPS admission server.
+* :mod:`~karta.controller.runtime`: the framework every part runs on (manager, informers and
+  their covered-types tracker, work queue, leader election, events, logs, metrics, the live
+  definitions, the webhook server). It never imports a part;
+* :mod:`~karta.controller.parts`: what the controller does (the Karta operator and webhooks, the
+  gang reconciler, pod binding and escaped pods, platform metrics, catalog install,
+  certificates), each independent of the others;
+* :mod:`~karta.controller.options` (the command line, controller-runtime's flag names),
+  :mod:`~karta.controller.main` (wires the parts into a manager), :mod:`~karta.controller.rbac` and
+  :mod:`~karta.controller.registration` (what the parts need from the cluster).
 """

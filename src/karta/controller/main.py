@@ -17,17 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 
-from karta.controller.catalog_install import CatalogInstaller
-from karta.controller.definitions import LiveDefinitions
-from karta.controller.events import EventRecorder
-from karta.controller.informer import Informer
-from karta.controller.karta_webhooks import KartaWebhooks
-from karta.controller.logs import configure, logger
-from karta.controller.manager import Elector, Manager, parse_address
-from karta.controller.metrics import Metrics
-from karta.controller.operator import KartaOperator
 from karta.controller.options import Options, parse
-from karta.controller.webhook.server import CertFiles, WebhookServer
+from karta.controller.parts.catalog_install import CatalogInstaller
+from karta.controller.parts.kartas.operator import KartaOperator
+from karta.controller.parts.kartas.webhooks import KartaWebhooks
+from karta.controller.runtime.definitions import LiveDefinitions
+from karta.controller.runtime.events import EventRecorder
+from karta.controller.runtime.informer import Informer
+from karta.controller.runtime.logs import configure, logger
+from karta.controller.runtime.manager import Elector, Manager, parse_address
+from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.webhook.server import CertFiles, WebhookServer
 from karta.errors import ApiError, KartaError
 from karta.kube.client import KubeClient
 from karta.kube.config import load_config
@@ -136,7 +136,7 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
 def _add_ui(controller: Controller) -> None:
     """``--ui``: the web view on every replica (read-only: it lists and watches, never writes),
     over the live definitions; its source plans its watches again when they change."""
-    from karta.controller.rbac import ReadableOwners
+    from karta.controller.runtime.owners import ReadableOwners
     from karta.ui import ClusterSource, RowStore, UiServer
 
     address = parse_address(controller.options.ui_bind_address)
@@ -162,8 +162,8 @@ def _add_ui(controller: Controller) -> None:
 def _add_tls_and_registration(controller: Controller, server: WebhookServer) -> None:
     """The certificate part before the server (auto mode: it writes the files the server waits
     for), and the registration of the webhook configurations with ``--register-webhooks``."""
-    from karta.controller.certs import CertManager, MountedCerts, serving_hosts
-    from karta.controller.webhook.registration import Registration
+    from karta.controller.parts.certs import CertManager, MountedCerts, serving_hosts
+    from karta.controller.registration import Registration
 
     options, client = controller.options, controller.client
     namespace = options.webhook_namespace  # None: the client's, read when the parts run
@@ -198,7 +198,7 @@ def _add_tls_and_registration(controller: Controller, server: WebhookServer) -> 
 
 
 def _elector(options: Options, client: KubeClient) -> Elector:
-    from karta.controller.leader import LeaseElector
+    from karta.controller.runtime.leader import LeaseElector
 
     return LeaseElector(
         client,
@@ -213,10 +213,9 @@ def _elector(options: Options, client: KubeClient) -> Elector:
 
 def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
     """The pod webhook (mode B, option 2) and the leader-only pass reporting pods that escaped it."""
-    from karta.controller.escaped import INTERVAL_S, EscapedPods
-    from karta.controller.owner_cache import OwnerCache
-    from karta.controller.pods import PATH, PodAdmission, PodBinder
-    from karta.controller.rbac import ReadableOwners
+    from karta.controller.parts.pod_binding.admission import PATH, PodAdmission, PodBinder
+    from karta.controller.parts.pod_binding.escaped import INTERVAL_S, EscapedPods
+    from karta.controller.runtime.owners import OwnerCache, ReadableOwners
 
     options, definitions = controller.options, controller.definitions
     # Admission has its own client (its own connection pool): a pod's answer never waits for a
@@ -251,7 +250,7 @@ def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
 def _add_gang_reconciler(controller: Controller) -> None:
     """Mode B (``--backend``): the gang reconciler, leader-only; ready once its informers synced
     (a standby replica, not leading, is ready without them)."""
-    from karta.controller.gangs import GangReconciler
+    from karta.controller.parts.gangs import GangReconciler
 
     options, manager = controller.options, controller.manager
     gangs = GangReconciler(
@@ -275,7 +274,7 @@ def _add_platform_metrics(controller: Controller) -> None:
     """The platform metrics (docs/controller/platform-metrics.md), leader-only, read from their own
     caches of the workloads and pods the gang reconciler's RBAC already lets the controller read;
     not a readiness check (a metric is not a reason to stop serving webhooks)."""
-    from karta.controller.platform import PART, PlatformMetrics
+    from karta.controller.parts.platform import PART, PlatformMetrics
 
     options = controller.options
     platform = PlatformMetrics(

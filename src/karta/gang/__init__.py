@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "subtree_desired": "karta.gang.scale",
     "subtree_scale": "karta.gang.scale",
     "CandidateMember": "karta.gang.structure",
+    "gang_format": "karta.gang.format",
     "StructureSummary": "karta.gang.structure",
 }
 
@@ -48,6 +49,7 @@ __all__ = [
     "effective_member",
     "effective_min",
     "flat_min",
+    "gang_format",
     "infer_pod_component",
     "infer_pod_instance",
     "is_dns1123_label",

@@ -27,6 +27,7 @@ from typing import Any
 from karta import kube, report
 from karta.definitions import DefinitionStore, StoredDefinition
 from karta.errors import KartaError
+from karta.extract.requests import DEFAULT_GPU_RESOURCES
 from karta.jq import Evaluator
 from karta.render import BACKENDS
 from karta.ui.detail import workload_detail
@@ -68,7 +69,7 @@ class ClusterSource:
         *,
         store: RowStore,
         cluster: str = "default",
-        gpu_resources: Sequence[str] = ("nvidia.com/gpu",),
+        gpu_resources: Sequence[str] = DEFAULT_GPU_RESOURCES,
         after: threading.Event | None = None,
         readable: Container[tuple[str, str]] | None = None,
     ) -> None:

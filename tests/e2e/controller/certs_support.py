@@ -27,10 +27,10 @@ from typing import Any
 
 import pytest
 
-from karta.controller.certs import new_ca, new_leaf
 from karta.controller.main import Controller
 from karta.controller.options import Options
-from karta.controller.webhook.review import Answer, allow, deny
+from karta.controller.parts.certs import new_ca, new_leaf
+from karta.controller.runtime.webhook.review import Answer, allow, deny
 from karta.errors import ApiError
 from karta.kube import ConfigOverrides, KubeClient
 from tests.hang_guard import HANG_GUARD_S
@@ -257,7 +257,8 @@ class Process:
 
 def write_test_certificates(directory: Path, host: str = "127.0.0.1") -> bytes:
     """``tls.crt``/``tls.key`` for ``host`` in ``directory``, signed by a fresh CA made with the
-    controller's own :func:`~karta.controller.certs.new_ca`/:func:`~karta.controller.certs.new_leaf`
+    controller's own :func:`~karta.controller.parts.certs.new_ca` and
+    :func:`~karta.controller.parts.certs.new_leaf`
     (valid for a day); the CA's PEM, the webhooks' caBundle."""
     now = datetime.datetime.now(datetime.UTC)
     ca = new_ca(now=now, validity=86400, name="karta-e2e-webhook-ca")

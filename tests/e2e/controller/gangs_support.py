@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from karta import extract, jq, render
-from karta.controller.gangs import GangReconciler
 from karta.controller.main import Controller, build
 from karta.controller.options import Options
-from karta.controller.platform import PlatformMetrics
+from karta.controller.parts.gangs import GangReconciler
+from karta.controller.parts.platform import PlatformMetrics
 from karta.definitions import DefinitionStore, StoredDefinition
 from karta.kube import ConfigOverrides, KubeClient
 from karta.model.gvk import GVK

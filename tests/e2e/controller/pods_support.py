@@ -13,9 +13,9 @@ from typing import Any
 
 from karta.controller.main import Controller, build
 from karta.controller.options import Options
-from karta.controller.platform import PART as PLATFORM
-from karta.controller.platform import PlatformMetrics
-from karta.controller.pods import PATH, pod_webhook
+from karta.controller.parts.platform import PART as PLATFORM
+from karta.controller.parts.platform import PlatformMetrics
+from karta.controller.parts.pod_binding.admission import PATH, pod_webhook
 from karta.kube import ConfigOverrides, KubeClient
 
 from ..kubehttp import KubeHTTP, ok, wait

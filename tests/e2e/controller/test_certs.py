@@ -12,11 +12,11 @@ from typing import Any
 
 from cryptography import x509
 
-from karta.controller.certs import CertManager, new_ca, new_leaf, write_atomically
 from karta.controller.main import build
-from karta.controller.webhook.registration import apply as apply_configurations
-from karta.controller.webhook.registration import webhook_configurations
-from karta.controller.webhook.server import CertFiles
+from karta.controller.parts.certs import CertManager, new_ca, new_leaf, write_atomically
+from karta.controller.registration import apply as apply_configurations
+from karta.controller.registration import webhook_configurations
+from karta.controller.runtime.webhook.server import CertFiles
 from karta.errors import ApiError
 from karta.kube import KubeClient
 

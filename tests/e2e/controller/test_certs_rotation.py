@@ -9,8 +9,8 @@ from pathlib import Path
 
 from cryptography import x509
 
-from karta.controller.certs import CertManager, Validity
 from karta.controller.main import build
+from karta.controller.parts.certs import CertManager, Validity
 from karta.errors import ApiError
 from karta.kube import KubeClient
 

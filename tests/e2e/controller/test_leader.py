@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from karta.controller.leader import LeaseElector
 from karta.controller.main import Controller, build
+from karta.controller.runtime.leader import LeaseElector
 from karta.kube import KubeClient
 
 from .certs_support import base_options, kube_client, lease_holder, unique, wait_for

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from karta.controller.karta_webhooks import IMMUTABLE_MESSAGE, duplicate_message, label_message
 from karta.controller.main import Controller
-from karta.controller.operator import crd_not_found_message, validation_text
+from karta.controller.parts.kartas.operator import crd_not_found_message, validation_text
+from karta.controller.parts.kartas.webhooks import IMMUTABLE_MESSAGE, duplicate_message, label_message
 from karta.model import GVK
 
 from ..kubehttp import KubeHTTP

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from karta.catalog import catalog_slugs
-from karta.controller.catalog_install import CatalogInstaller
 from karta.controller.main import Controller
+from karta.controller.parts.catalog_install import CatalogInstaller
 from karta.definitions import MANAGED_BY
 
 from ..kubehttp import KubeHTTP
@@ -79,7 +79,7 @@ def test_the_catalog_is_applied_except_over_a_users_karta(
 def test_installing_again_changes_nothing_and_still_skips_the_users_karta(
     cluster: KubeHTTP, installed: Controller, user_karta: str
 ) -> None:
-    from karta.controller.catalog_install import install_catalog
+    from karta.controller.parts.catalog_install import install_catalog
 
     first = installed.parts["catalog-installer"]
     assert isinstance(first, CatalogInstaller) and first.result is not None

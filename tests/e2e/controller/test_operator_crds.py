@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from karta.controller.crds import CRDIndex, CRDRecord
+from karta.controller.runtime.crds import CRDIndex, CRDRecord
 from karta.kube import ConfigOverrides, KubeClient
 
 from ..kubehttp import KubeHTTP, load_manifests
@@ -62,7 +62,7 @@ def test_large_crds_are_kept_as_records(
 def test_a_paged_list_is_trimmed_page_by_page(
     cluster: KubeHTTP, index: tuple[CRDIndex, list[tuple[str, str]]]
 ) -> None:
-    from karta.controller.crds import CRD_RESOURCE, _TrimmingListWatch
+    from karta.controller.runtime.crds import CRD_RESOURCE, _TrimmingListWatch
 
     client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(cluster.kubeconfig)))
     try:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from karta.controller.operator import KartaOperator
+from karta.controller.parts.kartas.operator import KartaOperator
 
 from ..kubehttp import KubeHTTP
 from .operator_support import (

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from karta.controller.informer import Informer, object_key
 from karta.controller.main import build
-from karta.controller.workqueue import WorkQueue, run_workers
+from karta.controller.runtime.informer import Informer, object_key
+from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.kube import KubeClient
 
 from .certs_support import base_options, kube_client, lease_holder, unique, wait_for

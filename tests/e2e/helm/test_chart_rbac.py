@@ -30,9 +30,9 @@ import yaml
 
 import karta.kube.client as kube_client_module
 from karta.catalog import catalog_definitions, catalog_slugs
-from karta.controller.catalog_install import CatalogInstaller
-from karta.controller.gangs import GangReconciler
 from karta.controller.main import Controller, build, identity
+from karta.controller.parts.catalog_install import CatalogInstaller
+from karta.controller.parts.gangs import GangReconciler
 from karta.controller.rbac import controller_rbac
 from karta.crd import load_crd
 from karta.errors import ApiError

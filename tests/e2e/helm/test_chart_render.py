@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from karta.catalog import catalog_definitions
-from karta.controller.certs import serving_hosts
+from karta.controller.parts.certs import serving_hosts
 from karta.controller.rbac import controller_rbac
-from karta.controller.webhook.registration import webhook_configurations
+from karta.controller.registration import webhook_configurations
 from karta.crd import load_crd
 
 from .helm_support import (

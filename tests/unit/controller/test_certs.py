@@ -1,4 +1,4 @@
-"""karta.controller.certs: names, generation, the renewal plan (pure parts; the Secret, the
+"""karta.controller.parts.certs: names, generation, the renewal plan (pure parts; the Secret, the
 caBundle and the files against a real API server are in tests/e2e/controller/test_certs.py)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cryptography import x509
 
-from karta.controller.certs import (
+from karta.controller.parts.certs import (
     DAY,
     KeyPair,
     SecretState,
@@ -22,7 +22,7 @@ from karta.controller.certs import (
     serving_hosts,
     write_atomically,
 )
-from karta.controller.webhook.server import CertFiles
+from karta.controller.runtime.webhook.server import CertFiles
 
 NOW = dt.datetime(2026, 12, 2, 1, 0, tzinfo=dt.UTC)
 HOSTS = serving_hosts("karta-operator-webhook", "karta-system", "https://127.0.0.1:9443")

@@ -9,7 +9,8 @@ import pytest
 
 from karta.catalog import catalog_by_gvk, catalog_definitions
 from karta.controller.options import Options
-from karta.controller.rbac import controller_rbac, owner_kinds, workload_rules
+from karta.controller.rbac import controller_rbac, workload_rules
+from karta.controller.runtime.owners import owner_kinds
 
 
 def _allows(

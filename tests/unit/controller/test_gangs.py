@@ -9,14 +9,15 @@ from typing import Any
 import pytest
 
 from karta.catalog import catalog_definitions
-from karta.controller.gangs import Key, gang_format, workload_api_version
-from karta.controller.group_writer import (
+from karta.controller.parts.gangs import Key, workload_api_version
+from karta.controller.runtime.group_writer import (
     MANAGED_SELECTOR,
     age_s,
     immutable_differences,
     owned_by,
     stale_objects,
 )
+from karta.gang import gang_format
 from karta.model.gvk import GVK
 
 

@@ -9,7 +9,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from karta.controller.group_writer import GroupWriter
+from karta.controller.runtime.group_writer import GroupWriter
 from karta.errors import ApiError
 from karta.kube.client import ObjectList
 from karta.kube.resources import ResourceType

@@ -23,7 +23,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from karta.catalog import CATALOG_DATA_DIR
-from karta.controller.karta_webhooks import (
+from karta.controller.parts.kartas.operator import validation_text
+from karta.controller.parts.kartas.webhooks import (
     IMMUTABLE_MESSAGE,
     MUTATE_PATH,
     VALIDATE_PATH,
@@ -31,10 +32,9 @@ from karta.controller.karta_webhooks import (
     duplicate_message,
     label_message,
 )
-from karta.controller.metrics import Metrics
-from karta.controller.operator import validation_text
-from karta.controller.webhook.review import Answer, response
-from karta.controller.webhook.server import CertFiles, WebhookServer
+from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.webhook.review import Answer, response
+from karta.controller.runtime.webhook.server import CertFiles, WebhookServer
 from karta.model import GVK
 
 LABELS = {"run.ai/karta-group": "batch", "run.ai/karta-version": "v1", "run.ai/karta-kind": "Job"}

@@ -1,4 +1,4 @@
-"""karta.controller.leader: client-go's acquire/renew decision with a fake clock (pure); the
+"""karta.controller.runtime.leader: client-go's acquire/renew decision with a fake clock (pure); the
 Lease on a real API server and real processes are in tests/e2e/controller/test_leader.py."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from karta.controller.leader import LeaseElector, LeaseRecord, micro_time, step
+from karta.controller.runtime.leader import LeaseElector, LeaseRecord, micro_time, step
 
 WALL = dt.datetime(2026, 12, 2, 1, 0, 0, 123456, tzinfo=dt.UTC)
 STAMP = "2026-12-02T01:00:00.123456Z"

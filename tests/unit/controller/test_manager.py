@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from karta.controller.manager import Manager, parse_address
-from karta.controller.metrics import Metrics
+from karta.controller.runtime.manager import Manager, parse_address
+from karta.controller.runtime.metrics import Metrics
 
 
 class Part:

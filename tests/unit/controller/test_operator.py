@@ -13,11 +13,8 @@ import yaml
 from tests.hang_guard import HANG_GUARD_S
 
 from karta.catalog import CATALOG_DATA_DIR, catalog_slugs
-from karta.controller.catalog_install import plan
-from karta.controller.crds import CRDIndex, CRDRecord, slim_crd, trim_crd
-from karta.controller.events import EventRecorder
-from karta.controller.metrics import Metrics
-from karta.controller.operator import (
+from karta.controller.parts.catalog_install import plan
+from karta.controller.parts.kartas.operator import (
     Condition,
     KartaOperator,
     crd_not_found_message,
@@ -25,6 +22,9 @@ from karta.controller.operator import (
     merge_conditions,
     validation_text,
 )
+from karta.controller.runtime.crds import CRDIndex, CRDRecord, slim_crd, trim_crd
+from karta.controller.runtime.events import EventRecorder
+from karta.controller.runtime.metrics import Metrics
 from karta.definitions import MANAGED_BY, catalog_objects, index_labels, root_gvk
 from karta.kube.client import KubeClient
 from karta.kube.config import ClusterConfig

@@ -9,7 +9,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import generate_latest
 
-from karta.controller.platform import PlatformMetrics, _Type
+from karta.controller.parts.platform import PlatformMetrics, _Type
 from karta.definitions import DefinitionStore
 from karta.kube import KubeClient
 from karta.kube.config import ClusterConfig

@@ -1,4 +1,5 @@
-"""The pod admission handler (karta.controller.pods) on an in-memory cluster: the binding per
+"""The pod admission handler (karta.controller.parts.pod_binding.admission) on an in-memory
+cluster: the binding per
 backend as a JSON patch, the group objects applied before the answer, and every failure (owner,
 definition, extraction, jq budget, API, timeout, hostile input) allowed unchanged, counted and
 reported on the workload."""
@@ -12,10 +13,7 @@ from typing import Any
 
 import pytest
 
-from karta.controller.events import EventRecorder
-from karta.controller.metrics import Metrics
-from karta.controller.owner_cache import OwnerCache
-from karta.controller.pods import (
+from karta.controller.parts.pod_binding.admission import (
     EVENT_REASON,
     PodAdmission,
     PodBinder,
@@ -23,7 +21,10 @@ from karta.controller.pods import (
     missing_binding,
     pod_webhook,
 )
-from karta.controller.webhook.review import Answer, response
+from karta.controller.runtime.events import EventRecorder
+from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.owners import OwnerCache
+from karta.controller.runtime.webhook.review import Answer, response
 from karta.definitions import DefinitionStore
 from karta.errors import ApiError
 from karta.model.load import load_karta

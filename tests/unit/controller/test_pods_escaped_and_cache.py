@@ -1,18 +1,18 @@
-"""The escaped-pod pass (karta.controller.escaped), the owner cache (karta.controller.owner_cache)
+"""The escaped-pod pass (karta.controller.parts.pod_binding.escaped), the owner cache
+(karta.controller.runtime.owners)
 and the wiring of both into the controller (karta.controller.main.build)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from karta.controller.escaped import EVENT_REASON, EscapedPods
-from karta.controller.events import EventRecorder
 from karta.controller.main import build
-from karta.controller.metrics import Metrics
 from karta.controller.options import Options
-from karta.controller.owner_cache import OwnerCache
-from karta.controller.pods import PATH, PodAdmission, PodBinder
-from karta.controller.rbac import ReadableOwners, readable_owner_kinds
+from karta.controller.parts.pod_binding.admission import PATH, PodAdmission, PodBinder
+from karta.controller.parts.pod_binding.escaped import EVENT_REASON, EscapedPods
+from karta.controller.runtime.events import EventRecorder
+from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.owners import OwnerCache, ReadableOwners, readable_owner_kinds
 from karta.definitions import DefinitionStore
 from karta.errors import ApiError
 from karta.kube.owners import MAX_DEPTH, OwnerChains

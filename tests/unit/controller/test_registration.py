@@ -1,11 +1,11 @@
-"""karta.controller.webhook.registration: the webhook configuration objects (pure)."""
+"""karta.controller.registration: the webhook configuration objects (pure)."""
 
 from __future__ import annotations
 
 import base64
 
 from karta.controller.options import Options, parse
-from karta.controller.webhook.registration import webhook_configurations
+from karta.controller.registration import webhook_configurations
 
 
 def test_karta_webhooks_on_the_service_by_default() -> None:

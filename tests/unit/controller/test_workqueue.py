@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from karta.controller.metrics import Metrics
-from karta.controller.workqueue import WorkQueue, run_workers
+from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.workqueue import WorkQueue, run_workers
 
 
 def test_a_key_added_many_times_is_processed_once() -> None:

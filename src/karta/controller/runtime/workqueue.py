@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-from karta.controller.logs import logger
-from karta.controller.metrics import Metrics
+from karta.controller.runtime.logs import logger
+from karta.controller.runtime.metrics import Metrics
 
 __all__ = ["WorkQueue", "run_workers"]
 

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
 
-from karta.controller.logs import logger
+from karta.controller.runtime.logs import logger
 from karta.errors import ApiError, ClusterError
 from karta.kube.client import KubeClient
 from karta.kube.resources import ResourceType

@@ -2,7 +2,7 @@
 CREATE at :data:`PATH` that points each pod of a covered workload at its gang's group object.
 
 From the pod alone (its owner references and labels: the workload's own controller is never waited
-for) :class:`PodBinder` resolves the top owner (:class:`~karta.controller.owner_cache.OwnerCache`),
+for) :class:`PodBinder` resolves the top owner (:class:`~karta.controller.runtime.owners.OwnerCache`),
 the definition for the top owner's GVK (:class:`~karta.definitions.DefinitionStore`), and renders the
 backend's objects and this pod's binding with the library (:func:`karta.render.render` with the pod,
 so alpha gangs, discoverable only from pods, are rendered too). :class:`PodAdmission` is the webhook
@@ -40,12 +40,12 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from karta.controller.events import EventRecorder
-from karta.controller.group_writer import FIELD_MANAGER, fingerprint
-from karta.controller.logs import logger
-from karta.controller.metrics import Metrics
-from karta.controller.owner_cache import OwnerCache, OwnerWalk
-from karta.controller.webhook.review import Answer, allow, json_pointer
+from karta.controller.runtime.events import EventRecorder
+from karta.controller.runtime.group_writer import FIELD_MANAGER, fingerprint
+from karta.controller.runtime.logs import logger
+from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.owners import OwnerCache, OwnerWalk
+from karta.controller.runtime.webhook.review import Answer, allow, json_pointer
 from karta.definitions import DefinitionStore, StoredDefinition
 from karta.errors import (
     ApiError,
@@ -285,7 +285,7 @@ def conflicting_group(pod: Mapping[str, Any], merge: Mapping[str, Any]) -> bool:
 
 
 class PodAdmission:
-    """The webhook handler (:data:`~karta.controller.webhook.review.Handler`) for :data:`PATH`."""
+    """The webhook handler (:data:`~karta.controller.runtime.webhook.review.Handler`) for :data:`PATH`."""
 
     def __init__(
         self,

@@ -17,18 +17,31 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Container, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from karta.errors import ClusterError
 from karta.kube.client import KubeClient
 from karta.kube.owners import MAX_DEPTH, OwnerLink, controller_ref
 
-__all__ = ["MAX_ENTRIES", "TTL_S", "OwnerCache", "OwnerWalk"]
+if TYPE_CHECKING:
+    from karta.definitions import DefinitionStore
+    from karta.model import Karta
+
+__all__ = [
+    "MAX_ENTRIES",
+    "TTL_S",
+    "OwnerCache",
+    "OwnerWalk",
+    "ReadableOwners",
+    "owner_kinds",
+    "readable_owner_kinds",
+]
 
 TTL_S: Final = 10.0
 MAX_ENTRIES: Final = 2048
+_POD = ("", "Pod")
 
 
 @dataclass(frozen=True)
@@ -127,3 +140,62 @@ class OwnerCache:
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
         return owner
+
+
+def owner_kinds(kartas: Iterable[Karta]) -> set[tuple[str, str]]:
+    """``(group, kind)`` of what may stand between a pod and its root workload: every ancestor of
+    a pod-bearing component (itself included) and of a ``Pod`` component (itself excluded), below
+    the root, and every ``additionalChildKinds`` entry (what the workload creates, e.g. Knative's
+    Configuration between a Service and its Revisions). Core-group kinds (Services, claims, pods)
+    control no pod and are left out, as are the roots."""
+    out: set[tuple[str, str]] = set()
+    for karta in kartas:
+        by_name = {c.name: c for c in karta.components}
+        root = karta.root
+        for component in karta.components:
+            kind = component.kind
+            is_pod = kind is not None and (kind.group, kind.kind) == _POD
+            if not (is_pod or component.is_pod_bearing):
+                continue
+            current = by_name.get(component.owner_ref or "") if is_pod else component
+            seen: set[str] = set()
+            while current is not None and current is not root and current.name not in seen:
+                seen.add(current.name)
+                if current.kind is not None and current.kind.kind:
+                    out.add((current.kind.group, current.kind.kind))
+                current = by_name.get(current.owner_ref or "")
+        out.update((gvk.group, gvk.kind) for gvk in karta.spec.structure_definition.additional_child_kinds)
+    return {(group, kind) for group, kind in out if group}
+
+
+def readable_owner_kinds(kartas: Iterable[Karta]) -> frozenset[tuple[str, str]]:
+    """``(group, kind)`` of the owners the controller reads walking up from a pod: the definitions'
+    root kinds and :func:`owner_kinds`, the kinds its rules let it ``get``. A walk ends below any
+    other kind (a CronJob above a Job, an operator's own kind no definition describes) without a
+    request: nothing above it can be a described workload's, and the read would be refused."""
+    out = set()
+    for karta in kartas:
+        kind = karta.root.kind
+        if kind is not None and kind.kind:
+            out.add((kind.group, kind.kind))
+        out |= owner_kinds([karta])
+    return frozenset(out)
+
+
+class ReadableOwners:
+    """:func:`readable_owner_kinds` of the store's current definitions, as the ``readable`` of an
+    owner walk: recomputed when the definitions change (the store is replaced)."""
+
+    def __init__(self, store: Callable[[], DefinitionStore]) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._for: tuple[object, frozenset[tuple[str, str]]] | None = None
+
+    def __contains__(self, item: object) -> bool:
+        store = self._store()
+        with self._lock:
+            cached = self._for
+            if cached is None or cached[0] is not store:
+                cached = (store, readable_owner_kinds(d.karta for d in store.definitions))
+                self._for = cached
+        return item in cached[1]

@@ -4,7 +4,7 @@ because their gang cannot fit, computed at each scrape from this part's informer
 
 **Caches.** Every ``types_interval`` seconds, and at once when the definitions change, API discovery
 is read (:func:`karta.kube.workloads.covered_types`) and every covered type whose definition
-validates gets one :class:`~karta.controller.informer.Informer` (one per ``--namespace`` when
+validates gets one :class:`~karta.controller.runtime.informer.Informer` (one per ``--namespace`` when
 given); pods have one informer of their own (the ``Pod`` type, when a definition covers it, reads
 the same cache). A scrape makes no API call: it reads the caches, links objects to their
 controllers by UID, and counts each top-level workload once (:mod:`karta.report.platform`).
@@ -32,12 +32,14 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from karta import jq, model, report
-from karta.controller.definitions import LiveDefinitions
-from karta.controller.gangs import GPU_RESOURCES, gang_format, watchable_types
-from karta.controller.informer import Informer
-from karta.controller.logs import logger
+from karta.controller.runtime.definitions import LiveDefinitions
+from karta.controller.runtime.informer import Informer
+from karta.controller.runtime.logs import logger
+from karta.controller.runtime.tracker import watchable_types
 from karta.definitions import StoredDefinition
 from karta.errors import ClusterError, KartaError
+from karta.extract.requests import DEFAULT_GPU_RESOURCES
+from karta.gang import gang_format
 from karta.kube.client import KubeClient
 from karta.kube.resources import ResourceType
 from karta.model.gvk import GroupKind
@@ -279,7 +281,7 @@ class PlatformMetrics(Collector):
                     obj,
                     report.owned_pods(obj, children),
                     status=self._status(uid, obj, t.definition),
-                    gpu_resources=GPU_RESOURCES,
+                    gpu_resources=DEFAULT_GPU_RESOURCES,
                     gang=gang_on and gang_format(karta) is not None,
                     gpus_of=gpus,
                 )
@@ -344,7 +346,7 @@ class _PodGpus:
         uid, version = str(meta.get("uid") or ""), str(meta.get("resourceVersion") or "")
         cached = self.previous.get(uid)
         if cached is None or cached[0] != version or not uid:
-            cached = (version, report.pod_gpus(pod, gpu_resources=GPU_RESOURCES))
+            cached = (version, report.pod_gpus(pod, gpu_resources=DEFAULT_GPU_RESOURCES))
         self.used[uid] = cached
         return cached[1]
 

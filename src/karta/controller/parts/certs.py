@@ -8,7 +8,7 @@ replica can sign the next serving certificate). Every replica runs the same loop
 what is due (an update with the Secret's resourceVersion, so concurrent replicas never both
 rotate: the loser reads the winner's), patch ``caBundle`` into every webhook of the two webhook
 configurations that exist, and only then write ``tls.crt``/``tls.key`` into the certificate
-directory (temporary file + rename; :class:`~karta.controller.webhook.server.CertFiles` reloads
+directory (temporary file + rename; :class:`~karta.controller.runtime.webhook.server.CertFiles` reloads
 them per connection). Requests are never dropped by a rotation:
 
 * a serving-certificate rotation keeps the CA, so the API server trusts the new leaf at once;
@@ -44,8 +44,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from karta.controller.logs import logger
-from karta.controller.webhook.server import CertFiles
+from karta.controller.runtime.logs import logger
+from karta.controller.runtime.webhook.server import CertFiles
 from karta.errors import ApiError, ClusterError
 from karta.kube.client import KubeClient
 

@@ -25,12 +25,12 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final
 
-from karta.controller.karta_webhooks import MUTATE_PATH as KARTA_MUTATE_PATH
-from karta.controller.karta_webhooks import VALIDATE_PATH as KARTA_VALIDATE_PATH
-from karta.controller.logs import logger
 from karta.controller.options import Options
-from karta.controller.pods import PATH as POD_MUTATE_PATH
-from karta.controller.pods import pod_webhook
+from karta.controller.parts.kartas.webhooks import MUTATE_PATH as KARTA_MUTATE_PATH
+from karta.controller.parts.kartas.webhooks import VALIDATE_PATH as KARTA_VALIDATE_PATH
+from karta.controller.parts.pod_binding.admission import PATH as POD_MUTATE_PATH
+from karta.controller.parts.pod_binding.admission import pod_webhook
+from karta.controller.runtime.logs import logger
 from karta.errors import ClusterError
 from karta.kube.client import KubeClient
 
@@ -98,8 +98,8 @@ def webhook_configurations(
         }
     ]
     if options.backend != "none":
-        # The entry the pod binding defines (karta.controller.pods), outside our own namespace too:
-        # the controller's pods must start while it is down.
+        # The entry the pod binding defines (karta.controller.parts.pod_binding.admission), outside
+        # our own namespace too: the controller's pods must start while it is down.
         mutating.append(
             pod_webhook(
                 client_config=cc(POD_MUTATE_PATH),

@@ -9,8 +9,8 @@ a definition the library cannot even read is reported as not validated, never re
 
 The decisions are pure functions (:func:`validation_text`, :func:`desired_conditions`,
 :func:`merge_conditions`; the root GVK and its index labels come from ``karta.definitions``); the
-class only watches (Kartas through an :class:`~karta.controller.informer.Informer`, CRDs through
-:class:`~karta.controller.crds.CRDIndex`) and writes. Definitions come from the cluster and are
+class only watches (Kartas through an :class:`~karta.controller.runtime.informer.Informer`, CRDs through
+:class:`~karta.controller.runtime.crds.CRDIndex`) and writes. Definitions come from the cluster and are
 untrusted: the library validator has its own budgets, and anything it raises becomes a
 ``ValidationFailed`` message instead of a crash.
 """
@@ -23,12 +23,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from karta.controller.crds import CRDIndex
-from karta.controller.events import EventRecorder
-from karta.controller.informer import Informer, object_key
-from karta.controller.logs import logger
-from karta.controller.metrics import Metrics
-from karta.controller.workqueue import WorkQueue, run_workers
+from karta.controller.runtime.crds import CRDIndex
+from karta.controller.runtime.events import EventRecorder
+from karta.controller.runtime.informer import Informer, object_key
+from karta.controller.runtime.logs import logger
+from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.definitions import INDEX_LABELS, index_labels, root_gvk
 from karta.errors import ApiError, ClusterError, KartaError
 from karta.kube.client import KubeClient

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Final
 
-from karta.controller.logs import logger
+from karta.controller.runtime.logs import logger
 from karta.errors import KartaError
 from karta.kube.client import KubeClient
 

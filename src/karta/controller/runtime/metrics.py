@@ -10,7 +10,7 @@ controller-runtime names (labels as there): ``workqueue_depth``, ``workqueue_add
 ``controller_runtime_reconcile_time_seconds`` (``controller``), ``leader_election_master_status``
 (``name``). karta's own are prefixed ``karta_``: see the attributes, and the platform metrics
 (``karta_workloads``, ``karta_workload_gpus_requested``, ``karta_gang_pods_pending``), a collector
-of :mod:`karta.controller.platform` registered here by ``build()``.
+of :mod:`karta.controller.parts.platform` registered here by ``build()``.
 """
 
 from __future__ import annotations

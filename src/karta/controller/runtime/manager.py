@@ -3,7 +3,7 @@
 Like controller-runtime's manager: parts (:class:`Runnable`) are started at once, or only while
 this process leads (``leader_only``, when an elector is set); ``/healthz`` answers while the
 process lives, ``/readyz`` only once every readiness check passes (caches synced, the webhook
-server serving); ``/metrics`` serves :class:`~karta.controller.metrics.Metrics`. SIGTERM or SIGINT
+server serving); ``/metrics`` serves :class:`~karta.controller.runtime.metrics.Metrics`. SIGTERM or SIGINT
 sets the stop event: every part is asked to stop, and the manager waits up to
 ``shutdown_timeout`` seconds for them (a part still running then is abandoned, the process
 exits). Losing the lease stops the process too (exit code 1), so that a new leader never races
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
-from karta.controller.logs import logger
-from karta.controller.metrics import Metrics
+from karta.controller.runtime.logs import logger
+from karta.controller.runtime.metrics import Metrics
 
 __all__ = ["Elector", "Manager", "Runnable", "parse_address"]
 

@@ -1,7 +1,7 @@
 """The definitions the controller uses, kept current: catalog < directory < cluster Kartas.
 
 The same precedence per root GVK as ``kli`` (karta-format.md 17.3, :class:`DefinitionStore`).
-Cluster Kartas come from an :class:`~karta.controller.informer.Informer` on ``kartas.run.ai``;
+Cluster Kartas come from an :class:`~karta.controller.runtime.informer.Informer` on ``kartas.run.ai``;
 every change rebuilds the store (a new immutable snapshot, swapped atomically) and calls the
 subscribers with it. A Karta that does not decode is left out, with a warning in the log (the
 operator reports it on the object). Without the Kartas CRD (404) or the right to list them,
@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from karta.controller.informer import Informer
-from karta.controller.logs import logger
+from karta.controller.runtime.informer import Informer
+from karta.controller.runtime.logs import logger
 from karta.definitions import DefinitionStore
 from karta.errors import ApiError, KartaError
 from karta.kube.client import KubeClient

@@ -21,9 +21,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Final
 
-from karta.controller.logs import logger
-from karta.controller.metrics import Metrics
-from karta.controller.webhook.review import Answer, Handler, response
+from karta.controller.runtime.logs import logger
+from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.webhook.review import Answer, Handler, response
 
 __all__ = ["MAX_BODY", "CertFiles", "WebhookServer"]
 

@@ -5,7 +5,8 @@ A pod escapes the webhook when it is created while the webhook is unreachable (f
 (``spec.schedulingGroup`` is immutable; the other backends read their keys when the pod is first
 queued), so the scheduler places it alone. :class:`EscapedPods` finds them: a periodic pass (a
 leader-only part of the manager, one report per pod) that lists the pods that are not finished,
-resolves each to its workload exactly as the webhook does (:class:`~karta.controller.pods.PodBinder`,
+resolves each to its workload exactly as the webhook does
+(:class:`~karta.controller.parts.pod_binding.admission.PodBinder`,
 one rendering per workload with all its pods), and reports each pod whose binding is missing with a
 Warning event ``PodEscapedBinding`` on the workload and ``karta_unbound_pods{reason="escaped"}``.
 Nothing is written to the pod: deleting it lets its controller re-create it through the webhook.
@@ -18,11 +19,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from karta.controller.events import EventRecorder
-from karta.controller.logs import logger
-from karta.controller.metrics import Metrics
-from karta.controller.owner_cache import OwnerWalk
-from karta.controller.pods import BindingFailure, PodBinder, conflicting_group, missing_binding
+from karta.controller.parts.pod_binding.admission import (
+    BindingFailure,
+    PodBinder,
+    conflicting_group,
+    missing_binding,
+)
+from karta.controller.runtime.events import EventRecorder
+from karta.controller.runtime.logs import logger
+from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.owners import OwnerWalk
 from karta.definitions import StoredDefinition
 from karta.errors import KartaError
 from karta.kube.client import KubeClient

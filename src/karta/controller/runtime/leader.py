@@ -1,6 +1,6 @@
 """Leader election on a ``coordination.k8s.io/v1`` Lease, with client-go's semantics.
 
-:class:`LeaseElector` implements the manager's :class:`~karta.controller.manager.Elector`:
+:class:`LeaseElector` implements the manager's :class:`~karta.controller.runtime.manager.Elector`:
 
 * **acquire**: every ``retry_period`` (with jitter), read the Lease; take it when it is absent
   (create), released (empty ``holderIdentity``) or expired. Expiry is judged as client-go does, on
@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from karta.controller.logs import logger
+from karta.controller.runtime.logs import logger
 from karta.errors import ApiError, ClusterError
 from karta.kube.client import KubeClient
 

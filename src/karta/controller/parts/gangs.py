@@ -5,7 +5,7 @@ top-level workload of every type a usable definition describes.
 (:meth:`LiveDefinitions.subscribe`) and when a CRD is created, changed or deleted (a
 metadata-only watch of CRDs), API discovery is read again and the covered types
 (:func:`karta.kube.workloads.covered_types`) whose definition validates and has gang instructions
-get one :class:`~karta.controller.informer.Informer` each (one per ``--namespace`` when given);
+get one :class:`~karta.controller.runtime.informer.Informer` each (one per ``--namespace`` when given);
 types no longer served or covered lose theirs. Alpha-format definitions (gangs found from pods)
 add an informer on pods; every backend adds informers on its own group resources (label
 ``app.kubernetes.io/managed-by=karta``), so that an edit or deletion of one of our objects brings
@@ -19,7 +19,7 @@ rate-limited retries on API errors, every key again each ``--resync-period``.
 trusted evaluator for the catalog and a budgeted, untrusted one otherwise. The plan and the
 rendering are computed in full before anything is written: an error (or an error diagnostic of
 the plan) is a Warning event ``GangRenderFailed`` and ``karta_gang_render_errors``, and nothing is
-written. The objects are then written by :class:`~karta.controller.group_writer.GroupWriter`
+written. The objects are then written by :class:`~karta.controller.runtime.group_writer.GroupWriter`
 (server-side apply with force as ``karta``, immutable fields never forced, stale objects deleted).
 A workload being deleted is left alone: its group objects carry an ownerReference with its UID and
 go with it by garbage collection. Suspended workloads keep their group objects on every backend,
@@ -46,23 +46,23 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from karta import extract, jq, model, render
-from karta.controller.crds import CRD_RESOURCE
-from karta.controller.definitions import LiveDefinitions
-from karta.controller.events import EventRecorder
-from karta.controller.group_writer import MANAGED_SELECTOR, GroupWriter, WriteResult
-from karta.controller.informer import Handler, Informer, owner_uids
-from karta.controller.logs import logger
-from karta.controller.metrics import Metrics
-from karta.controller.rbac import readable_owner_kinds
-from karta.controller.workqueue import WorkQueue, run_workers
+from karta.controller.runtime.crds import CRD_RESOURCE
+from karta.controller.runtime.definitions import LiveDefinitions
+from karta.controller.runtime.events import EventRecorder
+from karta.controller.runtime.group_writer import MANAGED_SELECTOR, GroupWriter, WriteResult
+from karta.controller.runtime.informer import Handler, Informer, owner_uids
+from karta.controller.runtime.logs import logger
+from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.owners import readable_owner_kinds
+from karta.controller.runtime.tracker import watchable_types
+from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.definitions import DefinitionStore, StoredDefinition
 from karta.errors import ClusterError, KartaError
-from karta.gang import compute_gang_plan
+from karta.gang import compute_gang_plan, gang_format
 from karta.kube.client import KubeClient
 from karta.kube.owners import OwnerChains, controller_ref
 from karta.kube.resources import ResourceType
-from karta.kube.workloads import CoveredType, TopLevel, covered_types, workload_pods
-from karta.model import Karta
+from karta.kube.workloads import TopLevel, workload_pods
 from karta.model.gvk import GVK, GroupKind
 from karta.render.backends import WORKLOAD_API_VERSIONS, BackendOptions, gang_backend
 
@@ -71,8 +71,6 @@ __all__ = [
     "CONTROLLER",
     "GangReconciler",
     "Key",
-    "gang_format",
-    "watchable_types",
     "workload_api_version",
 ]
 
@@ -97,16 +95,6 @@ class Key:
     def __str__(self) -> str:
         what = "Pod" if self.pod else self.gvk.kind
         return f"{what} {self.namespace}/{self.name}" if self.namespace else f"{what} {self.name}"
-
-
-def gang_format(karta: Karta) -> str | None:
-    """``podGroup`` (current format, wins when both are given), ``podGroups`` (alpha) or None."""
-    gang = karta.gang
-    if gang is None:
-        return None
-    if gang.pod_group is not None:
-        return "podGroup"
-    return "podGroups" if gang.pod_groups else None
 
 
 def workload_api_version(served: Mapping[str, bool]) -> str | None:
@@ -671,27 +659,6 @@ class GangReconciler:
             )
 
 
-def watchable_types(
-    client: KubeClient,
-    store: DefinitionStore,
-    usable: Callable[[StoredDefinition], bool],
-    *,
-    log: Callable[[str], None],
-) -> dict[GroupKind, CoveredType]:
-    """The covered types (discovery read again) that can be listed and watched and whose
-    definition is ``usable``, by GroupKind; the skipped kinds' warnings go to ``log``. Raises
-    :class:`ClusterError` when discovery fails."""
-    client.discovery.invalidate()
-    covered, warnings = covered_types(client, store)
-    for message in warnings:
-        log(message)
-    return {
-        GroupKind(c.resource.group, c.resource.kind): c
-        for c in covered
-        if c.resource.supports("list", "watch") and usable(c.definition)
-    }
-
-
 class _PlanError(KartaError):
     """An error diagnostic of the gang plan (a pod the plan could not place)."""
 
@@ -701,9 +668,6 @@ class _WriteError(ClusterError):
 
 
 _DISCOVERY_LAG_S: Final = 2.0
-
-GPU_RESOURCES: Final = ("nvidia.com/gpu",)
-"""The resources the platform metrics count as GPUs (``kli``'s default ``gpuResources``)."""
 
 _TypedHandler = Callable[[ResourceType, str, dict[str, Any], dict[str, Any] | None], None]
 

@@ -6,7 +6,7 @@ Listing every CRD can exhaust memory in clusters with large CRDs (their OpenAPI 
 megabytes), and ``PartialObjectMetadata`` lacks ``spec.group``/``names``/``versions``, so full
 objects are read but each one is trimmed on arrival: a page of the list at a time, a watch event at
 a time; nothing but the records is retained. The list-watch, re-list differences and retries are
-an :class:`~karta.controller.informer.Informer`'s.
+an :class:`~karta.controller.runtime.informer.Informer`'s.
 
 ``on_change(group, kind)`` is called whenever a CRD appears, disappears or changes what it serves
 (the operator re-queues the Kartas of that group and kind). :meth:`CRDIndex.serves` answers the
@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from karta.controller.informer import Informer
-from karta.controller.logs import logger
+from karta.controller.runtime.informer import Informer
+from karta.controller.runtime.logs import logger
 from karta.errors import ApiError, KartaError
 from karta.kube.client import KubeClient
 from karta.kube.resources import ResourceType
@@ -124,7 +124,7 @@ class _TrimmingListWatch(ListWatch):
 
 @dataclass
 class CRDIndex:
-    """The cluster's CRDs as records (an :class:`~karta.controller.informer.Informer` keeping
+    """The cluster's CRDs as records (an :class:`~karta.controller.runtime.informer.Informer` keeping
     :func:`slim_crd` items); ``synced`` once the first list arrived, or once listing CRDs is
     refused (403, 404: nothing better will come, Kartas of CRD kinds read as not found)."""
 

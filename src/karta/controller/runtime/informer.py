@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from karta.controller.logs import logger
+from karta.controller.runtime.logs import logger
 from karta.errors import KartaError
 from karta.kube.client import KubeClient
 from karta.kube.resources import ResourceType

@@ -1,6 +1,7 @@
 """The admission webhooks for Karta objects (karta-format.md 14.4, 15.3).
 
-Owns :class:`KartaWebhooks`, two handlers for the :class:`~karta.controller.webhook.server.WebhookServer`:
+Owns :class:`KartaWebhooks`, two handlers for the
+:class:`~karta.controller.runtime.webhook.server.WebhookServer`:
 
 - mutating (``mkarta.run.ai``, :data:`MUTATE_PATH`), on create: stamps the three index labels
   (a JSON patch; label keys hold ``/``, escaped as JSON pointers);
@@ -18,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from karta.controller.operator import validation_text
-from karta.controller.webhook.review import Answer, allow, deny, json_pointer
-from karta.controller.webhook.server import WebhookServer
+from karta.controller.parts.kartas.operator import validation_text
+from karta.controller.runtime.webhook.review import Answer, allow, deny, json_pointer
+from karta.controller.runtime.webhook.server import WebhookServer
 from karta.definitions import index_labels, root_gvk
 from karta.model import GVK
 

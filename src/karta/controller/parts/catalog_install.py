@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from karta.controller.logs import logger
+from karta.controller.runtime.logs import logger
 from karta.definitions import MANAGED_BY, MANAGED_BY_VALUE, catalog_objects, root_gvk
 from karta.errors import ClusterError
 from karta.kube.client import FIELD_MANAGER, KubeClient
