@@ -216,6 +216,11 @@ class GangReconciler:
             daemon=True,
         )
         workers.start()
+        # The loop below sleeps on ``_refresh_now`` (up to ``types_interval``): stopping wakes it,
+        # so that an idle controller stops at once instead of at the next types read.
+        threading.Thread(
+            target=lambda: (stop.wait(), self._refresh_now.set()), name=f"{CONTROLLER}-stop", daemon=True
+        ).start()
         self._watch_crds(stop)
         while not stop.is_set() and not self.definitions.synced.wait(0.2):
             pass
