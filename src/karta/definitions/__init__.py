@@ -43,6 +43,8 @@ _EXPORTS: dict[str, str] = {
     "index_labels": "karta.definitions.visibility",
     "kai_visibility_warnings": "karta.definitions.visibility",
     "root_gvk": "karta.definitions.visibility",
+    "EvaluatorPool": "karta.definitions.evaluators",
+    "evaluator_for": "karta.definitions.evaluators",
     "MANAGED_BY": "karta.definitions.objects",
     "MANAGED_BY_VALUE": "karta.definitions.objects",
     "catalog_objects": "karta.definitions.objects",
@@ -62,6 +64,7 @@ __all__ = [
     "OVERRIDDEN",
     "USER",
     "DefinitionStore",
+    "EvaluatorPool",
     "Listing",
     "Resolution",
     "StoredDefinition",
@@ -69,6 +72,7 @@ __all__ = [
     "catalog_objects",
     "default_user_directory",
     "describe_definition",
+    "evaluator_for",
     "expected_labels",
     "index_labels",
     "kai_visibility_warnings",
@@ -79,6 +83,7 @@ __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 __dir__ = lazy_dir(_EXPORTS, globals())
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from karta.definitions.evaluators import EvaluatorPool, evaluator_for
     from karta.definitions.objects import MANAGED_BY, MANAGED_BY_VALUE, catalog_objects
     from karta.definitions.store import (
         AMBIGUOUS,

@@ -1,7 +1,9 @@
 """Reports on one workload, computed by the library for every consumer (``kli``, the controller, a
 web view): the component rows with replicas, pods and requests (:mod:`.rows`, ``kli describe``),
-a live workload's conditions, pending pods and Events (:mod:`.live`, ``kli describe``),
-the one-row summary (:mod:`.summary`, ``kli get``), everything the engine derives
+a live workload's conditions, pending pods and Events (:mod:`.live`), a workload described, live
+or from a file (:mod:`.describe`, ``kli describe`` and the web view's workload page), the one-row
+summary read once (:mod:`.summary`, ``kli get`` and the web view's rows) with the gang state
+(:mod:`.gang_state`, sub-group minimums counted), everything the engine derives
 (:mod:`.inspect`, ``kli inspect``) and checks against predictions (:mod:`.verify`, ``kli
 verify``), and cluster capacity, allocatable against requested (:mod:`.capacity`, ``kli
 top``), what a platform counts per workload and per namespace and kind (:mod:`.platform`, the
@@ -55,6 +57,14 @@ _EXPORTS: dict[str, str] = {
     "workload_conditions": "karta.report.live",
     "PHASES": "karta.report.summary",
     "Summarizer": "karta.report.summary",
+    "Summary": "karta.report.summary",
+    "created_at": "karta.report.summary",
+    "summarize": "karta.report.summary",
+    "GangState": "karta.report.gang_state",
+    "Described": "karta.report.describe",
+    "describe_file": "karta.report.describe",
+    "describe_live": "karta.report.describe",
+    "workload_gang": "karta.report.gang_state",
     "has_phase": "karta.report.summary",
     "parse_time": "karta.report.summary",
     "sort_summaries": "karta.report.summary",
@@ -73,6 +83,8 @@ __all__ = [
     "UNATTRIBUTED",
     "Check",
     "DescribeReport",
+    "Described",
+    "GangState",
     "GpuTotals",
     "GpuUsage",
     "InspectReport",
@@ -82,12 +94,16 @@ __all__ = [
     "PodRow",
     "Row",
     "Summarizer",
+    "Summary",
     "TopOwner",
     "WorkloadCounts",
     "WorkloadRows",
     "WorkloadSummary",
     "check_predictions",
     "controller_uid",
+    "created_at",
+    "describe_file",
+    "describe_live",
     "describe_report",
     "desired_replicas",
     "error_count",
@@ -113,9 +129,11 @@ __all__ = [
     "resource_rows",
     "run_checks",
     "sort_summaries",
+    "summarize",
     "total_requests",
     "workload_conditions",
     "workload_counts",
+    "workload_gang",
     "workload_rows",
 ]
 
@@ -134,6 +152,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         node_capacity,
     )
     from karta.report.contracts import DescribeReport, InspectReport, WorkloadSummary
+    from karta.report.describe import Described, describe_file, describe_live
+    from karta.report.gang_state import GangState, workload_gang
     from karta.report.inspect import error_count, inspect_report
     from karta.report.live import (
         LiveDetails,
@@ -166,5 +186,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         total_requests,
         workload_rows,
     )
-    from karta.report.summary import PHASES, Summarizer, has_phase, parse_time, sort_summaries
+    from karta.report.summary import (
+        PHASES,
+        Summarizer,
+        Summary,
+        created_at,
+        has_phase,
+        parse_time,
+        sort_summaries,
+        summarize,
+    )
     from karta.report.verify import Check, check_predictions, run_checks

@@ -125,10 +125,12 @@ if TYPE_CHECKING:
         phases: list[str]
 
     class WorkloadSummary(WorkloadView):
-        """One workload as a row (the View, plus GPUs and components)."""
+        """One workload as a row (the View, plus GPUs and components; with ``--gang`` its gang
+        state, None without gang instructions)."""
 
         gpus: int
         components: list[ComponentCount]
+        gang: NotRequired[dict[str, Any] | None]
 
     # --- kli describe ---------------------------------------------------------------------------------
 
@@ -195,7 +197,7 @@ if TYPE_CHECKING:
         """A workload's component tree with replicas, pods and requests (17.6): the View, plus these.
         Live only: ``podsComplete`` (false when some pods could not be read, the counts are then
         unknown), ``conditions``, ``pendingPods``, ``events`` (``eventsOmitted`` older ones left out)
-        and ``warnings`` (what could not be read; also on stderr)."""
+        ``warnings`` (what could not be read; also on stderr) and, with ``--gang``, ``gang``."""
 
         fileMode: bool
         stale: NotRequired[bool]  # present (true) only when the root status is stale
@@ -207,6 +209,7 @@ if TYPE_CHECKING:
         events: NotRequired[list[EventReport] | None]  # None: the Events could not be read
         eventsOmitted: NotRequired[int]
         warnings: NotRequired[list[str]]
+        gang: NotRequired[dict[str, Any] | None]  # --gang: the gang state (None: no gang instructions)
 else:
     KindDict = dict
     WorkloadRef = dict

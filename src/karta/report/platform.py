@@ -15,6 +15,10 @@ of its pods wait because their gang cannot fit:
   definition has gang instructions). A pod the scheduler has not tried yet, or rejected for another
   reason (``SchedulingGated``), is not counted.
 
+Per workload with gang instructions, its gang state (:mod:`karta.report.gang_state`: bound pods
+against the minimum, sub-group minimums counted), summed per namespace and kind as the workloads
+whose minimum is met or not, their bound pods and their minimums.
+
 GPUs are the requests of :func:`karta.extract.requests.pod_requests` (the effective request of a
 pod, every configured GPU resource summed), as ``kli top`` counts them. Pure: objects in, records
 out; no cluster access.
@@ -24,13 +28,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from karta.errors import KartaError
 from karta.extract import ComponentFactory
 from karta.extract.requests import pod_requests
 from karta.jq import Evaluator
 from karta.model import Karta
+
+if TYPE_CHECKING:
+    from karta.report.gang_state import GangState
 
 __all__ = [
     "KindTotals",
@@ -88,7 +95,8 @@ def gang_pending(pod: Mapping[str, Any]) -> bool:
 @dataclass(frozen=True, slots=True)
 class WorkloadCounts:
     """One workload: where it is counted (namespace, root group and kind), its primary status, the
-    GPUs of its running and pending pods, and its gang-pending pods."""
+    GPUs of its running and pending pods, its gang-pending pods and its gang state (None: no gang
+    instructions)."""
 
     namespace: str
     group: str
@@ -97,6 +105,7 @@ class WorkloadCounts:
     gpus_running: int = 0
     gpus_pending: int = 0
     gang_pods_pending: int = 0
+    gang: GangState | None = None
 
 
 def pod_gpus(pod: Mapping[str, Any], *, gpu_resources: Sequence[str]) -> int:
@@ -112,11 +121,14 @@ def workload_counts(
     gpu_resources: Sequence[str],
     gang: bool,
     gpus_of: Callable[[Mapping[str, Any]], int] | None = None,
+    gang_state: GangState | None = None,
 ) -> WorkloadCounts:
     """The counts of ``obj`` whose pods are ``pods`` and primary status ``status``
     (:func:`primary_status`, which callers may cache per resourceVersion); ``gang``: the
     controller manages the workload's gang, so its Unschedulable pods are gang-pending.
-    ``gpus_of``: :func:`pod_gpus` for ``gpu_resources`` unless given (a cache of it)."""
+    ``gpus_of``: :func:`pod_gpus` for ``gpu_resources`` unless given (a cache of it).
+    ``gang_state``: the workload's gang state (:func:`karta.report.workload_gang`), None without
+    gang instructions."""
     running = pending = waiting = 0
     for pod in pods:
         where = pod_placement(pod)
@@ -130,13 +142,16 @@ def workload_counts(
             waiting += int(gang and gang_pending(pod))
     group = str(obj.get("apiVersion") or "").rpartition("/")[0]
     namespace = str(_mapping(obj.get("metadata")).get("namespace") or "")
-    return WorkloadCounts(namespace, group, str(obj.get("kind") or ""), status, running, pending, waiting)
+    kind = str(obj.get("kind") or "")
+    return WorkloadCounts(namespace, group, kind, status, running, pending, waiting, gang_state)
 
 
 @dataclass(slots=True)
 class KindTotals:
     """The workloads of one root kind in one namespace: how many per primary status, the GPUs of
-    their running and pending pods, their gang-pending pods."""
+    their running and pending pods, their gang-pending pods, and of those with gang instructions:
+    how many reach their gang minimum (``gangs["met"]``) or not (``gangs["not met"]``), their bound
+    pods and their minimums summed."""
 
     namespace: str
     group: str
@@ -145,6 +160,9 @@ class KindTotals:
     gpus_running: int = 0
     gpus_pending: int = 0
     gang_pods_pending: int = 0
+    gangs: dict[str, int] = field(default_factory=dict)  # "met" / "not met": workloads with a gang
+    gang_pods_bound: int = 0
+    gang_pods_minimum: int = 0
 
 
 def platform_totals(records: Iterable[WorkloadCounts]) -> list[KindTotals]:
@@ -158,6 +176,11 @@ def platform_totals(records: Iterable[WorkloadCounts]) -> list[KindTotals]:
         t.gpus_running += r.gpus_running
         t.gpus_pending += r.gpus_pending
         t.gang_pods_pending += r.gang_pods_pending
+        if r.gang is not None:
+            state = "met" if r.gang.met else "not met"
+            t.gangs[state] = t.gangs.get(state, 0) + 1
+            t.gang_pods_bound += r.gang.bound
+            t.gang_pods_minimum += r.gang.minimum
     return [totals[key] for key in sorted(totals)]
 
 

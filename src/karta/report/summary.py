@@ -1,26 +1,43 @@
-"""One workload as one row (karta-format.md 17.4 ``View``): what ``kli get`` lists and what a
-platform counts per workload (phases, GPUs, pods per component).
+"""One workload as one row (karta-format.md 17.4 ``View``), read once for every consumer: what ``kli
+get`` lists and the web view's rows show (status, phases, GPUs, pods per component, pods ready and,
+read with its pods, the gang state of :mod:`karta.report.gang_state`).
+
+:func:`summarize` reads a workload (with its pods, when given) into a :class:`Summary`;
+:class:`Summarizer` turns it into ``kli get``'s row.
 
 A summary is ``{name, namespace, kind, apiVersion, createdAt, definition, origin, phases, gpus,
 components}``: ``phases`` the matched statuses (``["Undefined"]`` when none), ``gpus`` the GPUs of
 all desired pods (from the pod templates, per the request arithmetic of 17.5), ``components`` the
-pod-bearing components with their desired pod counts. Also the ``--phase`` filter rule
-(:func:`has_phase`) and the listing order (:func:`sort_summaries`).
+pod-bearing components with their desired pod counts; ``kli get --gang`` adds ``gang``. Also the
+``--phase`` filter rule (:func:`has_phase`) and the listing order (:func:`sort_summaries`).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from karta.definitions import StoredDefinition
-from karta.jq import Evaluator
+from karta._records import record
 from karta.model import ResourceStatus
-from karta.report.contracts import WorkloadSummary
-from karta.report.rows import resource_rows, workload_rows
+from karta.report.contracts import ComponentCount, WorkloadSummary
+from karta.report.rows import WorkloadRows, resource_rows, workload_rows
 
-__all__ = ["PHASES", "Summarizer", "has_phase", "parse_time", "sort_summaries"]
+if TYPE_CHECKING:
+    from karta.definitions import StoredDefinition
+    from karta.jq import Evaluator
+    from karta.report.gang_state import GangState
+
+__all__ = [
+    "PHASES",
+    "Summarizer",
+    "Summary",
+    "created_at",
+    "has_phase",
+    "parse_time",
+    "sort_summaries",
+    "summarize",
+]
 
 PHASES: tuple[str, ...] = tuple(
     status.value
@@ -71,34 +88,124 @@ def parse_time(value: Any) -> _dt.datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=_dt.UTC)
 
 
+@record
+class Summary:
+    """One workload read once through its definition: the tree and rows (``built``), the GPUs of
+    every desired pod, the pod-bearing components with their desired pods and, when it was read
+    with its pods and the definition has gang instructions, its gang state (or why the gang plan
+    could not be computed, ``gang_error``)."""
+
+    built: WorkloadRows
+    gpus: int
+    components: list[ComponentCount]
+    gang: GangState | None = None
+    gang_error: str | None = None
+
+    @property
+    def phases(self) -> list[str]:
+        return self.built.phases
+
+    @property
+    def status(self) -> str:
+        """The primary status (karta-format.md 8.6), ``Undefined`` when none matched."""
+        status = self.built.tree.status
+        return str(status.primary) if status is not None else "Undefined"
+
+    def gang_report(self) -> dict[str, Any] | None:
+        """The ``gang`` field of ``kli get --gang`` and ``kli describe --gang``:
+        :meth:`~karta.report.gang_state.GangState.to_report`, ``{error}`` when the plan could not
+        be computed, None without gang instructions."""
+        if self.gang_error is not None:
+            return {"error": self.gang_error}
+        return self.gang.to_report() if self.gang is not None else None
+
+    @property
+    def pods(self) -> dict[str, int]:
+        """``{ready, total, desired}`` pods over the rows."""
+        rows = self.built.rows
+        return {
+            "ready": sum(r.ready for r in rows),
+            "total": sum(r.current for r in rows),
+            "desired": sum(r.pods_desired for r in rows),
+        }
+
+
+def summarize(
+    definition: StoredDefinition,
+    obj: Mapping[str, Any],
+    *,
+    gpu_resources: Sequence[str],
+    pods: Sequence[Mapping[str, Any]] | None = None,
+    pods_complete: bool = True,
+    evaluator: Evaluator | None = None,
+) -> Summary:
+    """The :class:`Summary` of ``obj`` read through ``definition`` (with its live ``pods`` when
+    given: then the rows count them and the gang state is computed; ``pods_complete`` False: they
+    are only some of its pods, the counts are unknown); ``evaluator`` defaults to the
+    process's for the definition. Raises :class:`~karta.errors.KartaError` when the definition
+    is invalid or extraction fails (a gang plan that fails is ``gang_error``)."""
+    from karta.definitions.evaluators import evaluator_for
+    from karta.errors import KartaError
+    from karta.report.gang_state import workload_gang
+
+    evaluator = evaluator if evaluator is not None else evaluator_for(definition)
+    pod_list = None if pods is None else [dict(p) for p in pods]
+    built = workload_rows(
+        definition.karta,
+        obj,
+        evaluator=evaluator,
+        gpu_resources=gpu_resources,
+        pods=pod_list,
+        pods_complete=pods_complete,
+    )
+    components = resource_rows(built.rows)
+    gang: GangState | None = None
+    gang_error: str | None = None
+    if pod_list is not None:
+        try:
+            gang = workload_gang(definition.karta, obj, pod_list, evaluator=evaluator)
+        except KartaError as exc:
+            gang_error = f"cannot compute its gang plan: {exc}"
+    return Summary(
+        built=built,
+        gpus=sum(r.gpus for _, _, r in components),
+        components=[{"name": name, "replicas": desired} for name, desired, _ in components],
+        gang=gang,
+        gang_error=gang_error,
+    )
+
+
+def created_at(meta: Mapping[str, Any]) -> str | None:
+    """The object's ``creationTimestamp`` as RFC 3339 UTC (a datetime, as YAML loads one, written
+    as one); None when absent or unreadable."""
+    moment = parse_time(meta.get("creationTimestamp"))
+    return moment.astimezone(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if moment is not None else None
+
+
 class Summarizer:
-    """Summaries of workload objects; one jq evaluator per definition, shared by all its objects."""
+    """The ``kli get`` rows of workload objects (:func:`summarize`)."""
 
     def __init__(self, *, gpu_resources: Sequence[str]) -> None:
         self.gpu_resources = tuple(gpu_resources)
-        self._evaluators: dict[int, tuple[StoredDefinition, Evaluator]] = {}
 
-    def _evaluator(self, definition: StoredDefinition) -> Evaluator:
-        key = id(definition.karta)
-        found = self._evaluators.get(key)
-        if found is None or found[0].karta is not definition.karta:
-            found = self._evaluators[key] = (definition, Evaluator(trusted=definition.trusted))
-        return found[1]
-
-    def summary(self, obj: Mapping[str, Any], definition: StoredDefinition) -> WorkloadSummary:
-        """The row of ``obj`` resolved through ``definition``; raises
+    def summary(
+        self,
+        obj: Mapping[str, Any],
+        definition: StoredDefinition,
+        *,
+        pods: Sequence[Mapping[str, Any]] | None = None,
+    ) -> WorkloadSummary:
+        """The row of ``obj`` resolved through ``definition``; with ``pods`` (``kli get
+        --gang``) also its ``gang`` (:meth:`GangState.to_report`, None without gang
+        instructions, ``{error}`` when the plan cannot be computed). Raises
         :class:`~karta.errors.KartaError` when the definition is invalid or extraction fails."""
-        built = workload_rows(
-            definition.karta, obj, evaluator=self._evaluator(definition), gpu_resources=self.gpu_resources
-        )
-        components = resource_rows(built.rows)
+        read = summarize(definition, obj, gpu_resources=self.gpu_resources, pods=pods)
         meta = obj.get("metadata")
         meta = meta if isinstance(meta, Mapping) else {}
         created = meta.get("creationTimestamp")
         if isinstance(created, _dt.datetime):
-            moment = parse_time(created)
-            created = moment.astimezone(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
-        return {
+            created = created_at(meta)
+        out: WorkloadSummary = {
             "name": meta.get("name"),
             "namespace": meta.get("namespace"),
             "kind": obj.get("kind"),
@@ -106,7 +213,10 @@ class Summarizer:
             "createdAt": created or None,
             "definition": definition.name,
             "origin": definition.origin,
-            "phases": built.phases,
-            "gpus": sum(r.gpus for _, _, r in components),
-            "components": [{"name": name, "replicas": desired} for name, desired, _ in components],
+            "phases": read.phases,
+            "gpus": read.gpus,
+            "components": read.components,
         }
+        if pods is not None:
+            out["gang"] = read.gang_report()
+        return out

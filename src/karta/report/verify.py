@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from karta._records import record
+from karta.definitions import evaluator_for
 from karta.errors import KartaError, PredictionError, ValidationError
 from karta.extract import Component, ComponentFactory, Scale
 from karta.gang import GangPlan, compute_gang_plan
@@ -367,7 +368,7 @@ def run_checks(
             f"is for {gvk.kind} ({gvk.api_version}) but the workload is {obj.get('kind')} "
             f"({obj.get('apiVersion')})",
         )
-    evaluator = Evaluator(trusted=trusted)
+    evaluator = evaluator_for(trusted=trusted)
     factory = ComponentFactory(karta, obj, evaluator=evaluator)
     _status_checks(factory.root(), checks, predictions)
     predicted_components = predictions.get("components") or {}

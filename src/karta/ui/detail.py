@@ -1,6 +1,7 @@
 """The web view's workload page as JSON: what ``kli describe`` reports about a live workload (the
 component → instance → replica → pod tree of :func:`karta.report.workload_rows`, the pending pods
-with the scheduler's message, conditions and recent Events: :func:`karta.report.describe_report`),
+with the scheduler's message, conditions, recent Events and the gang state:
+:func:`karta.report.describe_live`, what ``kli describe --gang`` prints),
 plus the row, the scheduler group objects seen in the cluster, the gang plan, the objects every
 gang backend of the registry would render for it (:func:`karta.render.render`; a backend that
 cannot express it says why) and the definition used (:func:`karta.model.karta_to_dict`).
@@ -15,11 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from karta import model, report
-from karta.definitions import StoredDefinition
+from karta.definitions import StoredDefinition, evaluator_for
 from karta.errors import KartaError
-from karta.jq import Evaluator
+from karta.gang import gang_format
 from karta.render import BACKENDS, render
-from karta.ui.rows import has_gang
 
 __all__ = ["workload_detail"]
 
@@ -39,22 +39,20 @@ def workload_detail(
     """``{row, describe, groupObjects, gangPlan, gang: {backend: {objects}|{error}}, definition}``."""
     if definition.problems:
         raise KartaError("; ".join(definition.problems[:3]))
-    evaluator = Evaluator(trusted=definition.trusted)
+    evaluator = evaluator_for(definition)
     pod_list = [dict(p) for p in pods]
-    built = report.workload_rows(
-        definition.karta, obj, evaluator=evaluator, gpu_resources=gpu_resources, pods=pod_list
+    described = report.describe_live(
+        definition,
+        obj,
+        pod_list,
+        events,
+        events_read=events_read,
+        warnings=warnings,
+        gpu_resources=gpu_resources,
+        gang=True,
+        evaluator=evaluator,
     )
-    live = report.live_details(obj, pod_list, events, warnings=warnings, events_read=events_read)
-    describe = report.describe_report(
-        obj=obj,
-        definition=definition.name,
-        origin=definition.origin,
-        tree=built.tree,
-        rows=built.rows,
-        file_mode=False,
-        live=live,
-        pods_complete=built.pods_complete,
-    )
+    describe = described.report
     out: dict[str, Any] = {
         "row": dict(row),
         "describe": describe,
@@ -68,7 +66,7 @@ def workload_detail(
             "spec": model.karta_to_dict(definition.karta),
         },
     }
-    if has_gang(definition):
+    if gang_format(definition.karta) is not None:
         from karta.extract import ComponentFactory
         from karta.gang import compute_gang_plan
 

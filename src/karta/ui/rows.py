@@ -8,19 +8,20 @@ definition, components, pods: {ready, total, desired}, gpus, gang, createdAt, er
 - ``pods`` counts the live pods placed on the workload's tree (``desired`` from its scales);
 - ``gpus`` the GPUs requested by every desired pod (the request arithmetic of 17.5);
 - ``gang`` is None when the definition has no gang instructions, else ``{gangs, minMember,
-  scheduled, groupObjects, minimumMet}``: the plan's gangs and their summed minimum, the pods
-  bound to a node, the scheduler group objects owned by the workload seen in the cluster, and
-  whether the bound pods reach the minimum;
+  scheduled, groupObjects, minimumMet}``: the plan's gangs and their effective minimums summed
+  (a gang with sub-groups: the sub-groups' minimums), the pods bound to a node, the scheduler
+  group objects owned by the workload seen in the cluster, and whether the bound pods reach every
+  gang's and sub-group's minimum (:mod:`karta.report.gang_state`);
 - ``error`` says why the definition could not read the object (the row then has what metadata
   gives).
 
-Pure: objects, pods and definitions in, dicts out. :func:`select_rows` filters, sorts and pages
+The row is read by :func:`karta.report.summarize`, as ``kli get``'s is. Pure: objects, pods and
+definitions in, dicts out. :func:`select_rows` filters, sorts and pages
 rows for :class:`RowQuery`, whose :meth:`RowQuery.parse` reads (and bounds) URL parameters.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,7 @@ from typing import Any
 from karta.definitions import StoredDefinition
 from karta.errors import KartaError
 from karta.jq import Evaluator
-from karta.report import parse_time, resource_rows, workload_rows
+from karta.report import created_at, parse_time, summarize
 
 __all__ = [
     "MAX_PAGE",
@@ -36,8 +37,6 @@ __all__ = [
     "SORT_KEYS",
     "QueryError",
     "RowQuery",
-    "gang_minimum",
-    "has_gang",
     "row_id",
     "select_rows",
     "workload_row",
@@ -57,22 +56,8 @@ def row_id(cluster: str, uid: str) -> str:
     return f"{cluster}/{uid}"
 
 
-def has_gang(definition: StoredDefinition) -> bool:
-    """The definition has gang instructions (a podGroup or podGroups)."""
-    gang = definition.karta.gang
-    return gang is not None and (gang.pod_group is not None or bool(gang.pod_groups))
-
-
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def _created(meta: Mapping[str, Any]) -> str | None:
-    value = meta.get("creationTimestamp")
-    moment = parse_time(value)
-    if moment is None:
-        return None
-    return moment.astimezone(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def workload_row(
@@ -81,13 +66,13 @@ def workload_row(
     *,
     cluster: str,
     pods: Sequence[Mapping[str, Any]],
-    evaluator: Evaluator,
     gpu_resources: Sequence[str],
     group_objects: int = 0,
+    evaluator: Evaluator | None = None,
 ) -> dict[str, Any]:
-    """The row of ``obj`` read through ``definition`` with its live ``pods``; ``group_objects``
-    counts the scheduler group objects the workload owns. A definition with gang instructions
-    also gives the gang plan's gangs and summed minimum (:func:`gang_minimum`)."""
+    """The row of ``obj`` read through ``definition`` with its live ``pods``
+    (:func:`karta.report.summarize`, ``evaluator`` defaulting to the process's for the
+    definition); ``group_objects`` counts the scheduler group objects the workload owns."""
     meta = _mapping(obj.get("metadata"))
     api_version = str(obj.get("apiVersion") or "")
     uid = str(meta.get("uid") or "")
@@ -107,61 +92,25 @@ def workload_row(
         "pods": {"ready": 0, "total": len(pods), "desired": 0},
         "gpus": 0,
         "gang": None,
-        "createdAt": _created(meta),
+        "createdAt": created_at(meta),
     }
     try:
-        built = workload_rows(
-            definition.karta,
-            obj,
-            evaluator=evaluator,
-            gpu_resources=gpu_resources,
-            pods=[dict(p) for p in pods],
-        )
+        read = summarize(definition, obj, gpu_resources=gpu_resources, pods=pods, evaluator=evaluator)
     except KartaError as exc:
         row["error"] = f"cannot read it with definition {definition.name}: {exc}"
         return row
-    status = built.tree.status
-    row["phases"] = built.phases
-    row["status"] = str(status.primary) if status is not None else "Undefined"
-    components = resource_rows(built.rows)
-    row["components"] = [{"name": name, "replicas": desired} for name, desired, _ in components]
-    row["gpus"] = sum(r.gpus for _, _, r in components)
-    row["pods"] = {
-        "ready": sum(r.ready for r in built.rows),
-        "total": sum(r.current for r in built.rows),
-        "desired": sum(r.pods_desired for r in built.rows),
-    }
-    if has_gang(definition):
-        scheduled = sum(1 for p in pods if _mapping(p.get("spec")).get("nodeName"))
-        try:
-            gangs, minimum = gang_minimum(definition, obj, pods, evaluator=evaluator)
-        except KartaError as exc:
-            row["error"] = f"cannot compute its gang plan: {exc}"
-            return row
-        row["gang"] = {
-            "gangs": gangs,
-            "minMember": minimum,
-            "scheduled": scheduled,
-            "groupObjects": group_objects,
-            "minimumMet": gangs > 0 and scheduled >= minimum,
-        }
+    row["phases"] = read.phases
+    row["status"] = read.status
+    row["components"] = read.components
+    row["gpus"] = read.gpus
+    row["pods"] = read.pods
+    if read.gang_error is not None:
+        row["error"] = read.gang_error
+    elif read.gang is not None:
+        state = read.gang.to_dict()
+        met = state.pop("minimumMet")
+        row["gang"] = {**state, "groupObjects": group_objects, "minimumMet": met}
     return row
-
-
-def gang_minimum(
-    definition: StoredDefinition,
-    obj: Mapping[str, Any],
-    pods: Sequence[Mapping[str, Any]],
-    *,
-    evaluator: Evaluator,
-) -> tuple[int, int]:
-    """``(gangs, minMember summed)`` of the workload's gang plan (gang-backends.md 1.2)."""
-    from karta.extract import ComponentFactory
-    from karta.gang import compute_gang_plan
-
-    factory = ComponentFactory(definition.karta, dict(obj), evaluator=evaluator)
-    plan = compute_gang_plan(factory, pods, evaluator=evaluator)
-    return len(plan.gangs), sum(g.min_member for g in plan.gangs)
 
 
 # ------------------------------------------------------------------------------ the list query

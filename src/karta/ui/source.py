@@ -28,7 +28,6 @@ from karta import kube, report
 from karta.definitions import DefinitionStore, StoredDefinition
 from karta.errors import KartaError
 from karta.extract.requests import DEFAULT_GPU_RESOURCES
-from karta.jq import Evaluator
 from karta.render import BACKENDS
 from karta.ui.detail import workload_detail
 from karta.ui.rows import row_id, workload_row
@@ -102,7 +101,6 @@ class ClusterSource:
         self._dirty: set[str] = set()
         self._unlinked: dict[str, dict[str, Any]] = {}  # pods held until the workloads are listed
         self._synced_indexes: set[int] = set()
-        self._evaluators: dict[int, Evaluator] = {}
         self._warnings: list[str] = []
         self._top: kube.TopLevel | None = None
         self._chains: kube.OwnerChains | None = None
@@ -374,13 +372,6 @@ class ClusterSource:
             return sorted(self._groups[g][0] for g in self._groups_of.get(uid, ()) if g in self._groups)
 
     # -- rows -------------------------------------------------------------------------------------
-    def _evaluator(self, definition: StoredDefinition) -> Evaluator:
-        key = id(definition)
-        found = self._evaluators.get(key)
-        if found is None:
-            found = self._evaluators[key] = Evaluator(trusted=definition.trusted)
-        return found
-
     def _flush(self) -> None:
         with self._lock:
             if self._unlinked and self._workloads_listed():
@@ -405,7 +396,6 @@ class ClusterSource:
 
     def row(self, uid: str, obj: dict[str, Any], definition: StoredDefinition) -> dict[str, Any]:
         pods = self.pods_of(uid)
-        evaluator = self._evaluator(definition)
         with self._lock:
             groups = len(self._groups_of.get(uid, ()))
         return workload_row(
@@ -413,7 +403,6 @@ class ClusterSource:
             definition,
             cluster=self.cluster,
             pods=pods,
-            evaluator=evaluator,
             gpu_resources=self.gpu_resources,
             group_objects=groups,
         )

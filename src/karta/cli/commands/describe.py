@@ -8,7 +8,9 @@ controller-owner chains and placed on the workload tree (17.5). The output is, p
 header with the age, the component tree with ``ready/desired``, GPUs, nodes and one line per pod
 (with the reason a pod is not ready), the Phase line, why pods are pending (their PodScheduled
 messages), the Resources table, the workload's conditions and the recent Events of the workload
-and its unhealthy pods (:mod:`karta.report.live`); workloads are separated by two blank lines, as
+and its unhealthy pods (:mod:`karta.report.live`) and, with ``--gang``, the gang state
+(:mod:`karta.report.gang_state`); the report is :func:`karta.report.describe_live`, the web
+view's workload page's too. Workloads are separated by two blank lines, as
 kubectl separates them. What could not be read (the pod list, owners, Events) is a warning, and
 counts made from an incomplete pod set show as unknown.
 
@@ -30,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from karta import jq, kube, model, report
+from karta import kube, model, report
 from karta._records import record
 from karta.cli import exitcodes, printing
 from karta.cli.cluster import cluster_failure, connect
@@ -56,11 +58,11 @@ from karta.cli.views.describe import render_table
 from karta.errors import ApiError, ClusterError, KartaError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from karta.definitions import DefinitionStore, StoredDefinition
     from karta.kube import ConfigOverrides
-    from karta.report import LiveDetails, WorkloadRows
+    from karta.report import WorkloadRows
 
 __all__ = ["describe"]
 
@@ -89,6 +91,11 @@ NO_DEFINITION_HINT = (
     default=0,
     help="Components shown per level, those with unhealthy or missing pods first (0 = all; table output).",
 )
+@click.option(
+    "--gang",
+    is_flag=True,
+    help="Live: add the gang state (pods bound against the gang's minimum, sub-groups' included).",
+)
 @output_options("table", "json", "yaml", printing.JSONPATH)
 @connection_options
 def describe(
@@ -100,6 +107,7 @@ def describe(
     definition: str | None,
     pod_limit: int,
     component_limit: int,
+    gang: bool,
     output: str | None,
     config_file: str | None,
     overrides: ConfigOverrides,
@@ -122,6 +130,10 @@ def describe(
 
     --definition NAME|FILE describes the workloads with that definition instead of the one their
     type resolves to (a name from `kli definitions`, or a file).
+
+    --gang adds, live, the gang state after the Phase line (a "gang" field in -o json|yaml): the
+    pods bound to a node against the minimum of the workload's gangs, a gang with sub-groups
+    counting every sub-group's minimum, e.g. "0/12 bound, min 12 not met (master 0/1, worker 0/11)".
     """
 
     if file is not None and args:
@@ -132,6 +144,8 @@ def describe(
         )
     if recursive and file is None:
         raise UsageError("-R/--recursive goes with -f DIR")
+    if gang and file is not None:
+        raise UsageError("--gang reads the live pods: not with -f")
     targets = parse_targets(args, command="describe") if args else ()
     named = any(names for _, names in targets)
     if (selector or all_namespaces) and (file is not None or named):
@@ -141,6 +155,7 @@ def describe(
         fmt=resolve_output(output, config=config, allowed=("table", "json", "yaml")),  # or jsonpath=
         limits=(pod_limit, component_limit),
         gpu_resources=config.gpu_resources,
+        gang=gang,
     )
     if file is None:
         _describe_live(
@@ -162,6 +177,7 @@ class Out:
     fmt: str
     limits: tuple[int, int]  # --pod-limit, --component-limit
     gpu_resources: tuple[str, ...]
+    gang: bool = False  # --gang: the gang state of live workloads
     texts: list[str] = field(default_factory=list)
     reports: list[Any] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -175,21 +191,30 @@ class Out:
         file_mode: bool,
         pods: list[dict[str, Any]] | None = None,
         pods_complete: bool = True,
-        live: LiveDetails | None = None,
+        events: Sequence[dict[str, Any]] = (),
+        events_read: bool = True,
+        said: Sequence[str] = (),
     ) -> None:
-        built = _rows(
-            chosen, obj, name, gpu_resources=self.gpu_resources, pods=pods, pods_complete=pods_complete
-        )
-        view = report.describe_report(
-            obj=obj,
-            definition=chosen.name,
-            origin=chosen.origin,
-            tree=built.tree,
-            rows=built.rows,
-            file_mode=file_mode,
-            live=live,
-            pods_complete=built.pods_complete,
-        )
+        """One workload: from a file (``file_mode``), else live with its ``pods`` and ``events``
+        (``events_read`` False: they could not be read; ``said``: what could not be read)."""
+        try:
+            if file_mode:
+                described = report.describe_file(chosen, obj, gpu_resources=self.gpu_resources)
+            else:
+                described = report.describe_live(
+                    chosen,
+                    obj,
+                    pods or [],
+                    events,
+                    events_read=events_read,
+                    warnings=said,
+                    gpu_resources=self.gpu_resources,
+                    pods_complete=pods_complete,
+                    gang=self.gang,
+                )
+        except KartaError as exc:
+            raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
+        view, built = described.report, described.built
         self.reports.append(view)
         if self.fmt == "table":
             self.texts.append(_text(view, obj, built, limits=self.limits))
@@ -265,9 +290,6 @@ def _describe_live(
             events = kube.object_events(client, namespace, report.event_subjects(obj, pods.pods))
             said = [*pods.warnings, *events.warnings]
             out.warnings.extend(said)
-            details = report.live_details(
-                obj, pods.pods, events.events, warnings=said, events_read=events.failure is None
-            )
             label = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
             chosen = resolved.definition
             if definition is not None:  # --definition NAME|FILE instead of the type's own
@@ -281,7 +303,9 @@ def _describe_live(
                 file_mode=False,
                 pods=pods.pods,
                 pods_complete=pods.complete,
-                live=details,
+                events=events.events,
+                events_read=events.failure is None,
+                said=said,
             )
     single = sum(len(names) for _, names in targets) == 1
     if found or not missing:
@@ -408,28 +432,6 @@ def _describe_files(
             hint=FILE_NO_DEFINITION_HINT,
         )
     out.flush(single=not several)
-
-
-def _rows(
-    chosen: StoredDefinition,
-    obj: dict[str, Any],
-    name: str,
-    *,
-    gpu_resources: tuple[str, ...],
-    pods: list[dict[str, Any]] | None = None,
-    pods_complete: bool = True,
-) -> WorkloadRows:
-    try:
-        return report.workload_rows(
-            chosen.karta,
-            obj,
-            evaluator=jq.Evaluator(trusted=chosen.trusted),
-            gpu_resources=gpu_resources,
-            pods=pods,
-            pods_complete=pods_complete,
-        )
-    except KartaError as exc:
-        raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
 
 
 FILE_NO_DEFINITION_HINT = (

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
-from karta import extract, jq, model, render
+from karta import definitions, extract, model, render
 from karta.cli import exitcodes
 from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
@@ -38,6 +38,7 @@ from karta.cli.lookup import (
 from karta.cli.options import connection_options, format_option, manifest_options
 from karta.cli.output import dump_json, dump_yaml, warn
 from karta.errors import KartaError
+from karta.gang import gang_format
 from karta.render.backends import BACKENDS, WORKLOAD_API_VERSIONS
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ def gang(
                 d["message"] for d in diagnostics if d["severity"] in ("warning", "error") and d not in seen
             )
             seen.extend(diagnostics)
-            if len(objects) > 1 and not _has_gang(chosen):
+            if len(objects) > 1 and gang_format(chosen.karta) is None:
                 warnings.append(
                     f"skipping {obj_name}: definition {chosen.name} has no gang-scheduling instructions"
                 )
@@ -283,11 +284,6 @@ def _print_pod_patches(
     ]
 
 
-def _has_gang(chosen: StoredDefinition) -> bool:
-    gang = chosen.karta.gang
-    return gang is not None and (gang.pod_group is not None or bool(gang.pod_groups))
-
-
 def _render(
     backend: str,
     obj: dict[str, Any],
@@ -299,13 +295,13 @@ def _render(
 ) -> Rendering:
     """One workload's objects for ``backend``; a definition without gang instructions, or one
     the backend cannot render, is an error naming the workload."""
-    if not _has_gang(chosen):
+    if gang_format(chosen.karta) is None:
         raise CliError(
             f"definition {chosen.name} has no gang-scheduling instructions "
             "(spec.optimizationInstructions.gangScheduling)",
             hint="add a podGroup (karta-format.md section 12), or pass another one with --definition",
         )
-    factory = extract.ComponentFactory(chosen.karta, obj, evaluator=jq.Evaluator(trusted=chosen.trusted))
+    factory = extract.ComponentFactory(chosen.karta, obj, evaluator=definitions.evaluator_for(chosen))
     try:
         model.validate_or_raise(chosen.karta)  # a definition from the store is evaluated only once valid
         return render.render(backend, factory, pods=pods, options=options)

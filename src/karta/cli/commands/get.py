@@ -10,7 +10,8 @@ of a covered kind). Each object becomes a row (:class:`karta.report.WorkloadSumm
 :mod:`karta.cli.views.get`); ``--phase`` keeps rows with any listed phase; rows are sorted newest
 first, then by Kind and name. Pages are fetched in background threads (:func:`karta.kube.list_many`)
 while the objects already received are resolved, so extraction overlaps the API server's work.
-``-w`` then prints a row per change until Ctrl-C or ``--watch-timeout``
+``--gang`` reads each gang workload's pods (:func:`karta.kube.find_pods`) and adds its gang state
+(:mod:`karta.report.gang_state`). ``-w`` then prints a row per change until Ctrl-C or ``--watch-timeout``
 (:class:`karta.kube.MergedWatch`). ``--sort-by`` reorders the rows by a field of the objects
 ``-o json`` prints; ``-o name|jsonpath=|custom-columns=`` and ``--no-headers`` print them as
 kubectl would (:mod:`karta.cli.printing`). With ``--all-types``, a type the cluster refuses to list
@@ -49,6 +50,7 @@ from karta.cli.progress import Progress
 from karta.cli.views.get import Table
 from karta.cli.views.table import fit_width
 from karta.errors import ApiError, ClusterError, KartaError, KubeConfigError, NoKubeconfigError
+from karta.gang import gang_format
 
 if TYPE_CHECKING:
     from karta.definitions import DefinitionStore, StoredDefinition
@@ -86,6 +88,11 @@ FORMATS = ("table", "wide", "json", "yaml")
     metavar="DURATION",
     help="Stop watching after this long (seconds or e.g. 5m; default: until Ctrl-C).",
 )
+@click.option(
+    "--gang",
+    is_flag=True,
+    help="Read each workload's pods and add its gang state (bound pods against the gang's minimum).",
+)
 @output_options(*FORMATS, objects=True)
 @list_options
 @multi_cluster_options
@@ -98,6 +105,7 @@ def get(
     all_namespaces: bool,
     watch: bool,
     watch_timeout: str | None,
+    gang: bool,
     output: str | None,
     config_file: str | None,
     no_headers: bool,
@@ -118,6 +126,11 @@ def get(
     every one is refused, nothing could be listed and kli exits 1. Exit codes: 1 a list refused
     (every list, with --all-types), 3 workload (or its type) not found, 4 no Karta definition
     covers TYPE.
+
+    --gang reads the pods of each workload whose definition has gang instructions and adds a GANG
+    column (a "gang" field in -o json|yaml, null without gang instructions): the pods bound to a
+    node against the minimum of its gangs, a gang with sub-groups counting every sub-group's
+    minimum, e.g. "0/12 bound, min 12 not met (master 0/1, worker 0/11)".
 
     Several clusters: --context A --context B (or --all-contexts, every context of the
     kubeconfig) lists each in parallel, with a CLUSTER column first (the context) and a
@@ -154,6 +167,7 @@ def get(
             overrides=overrides,
             headers=not no_headers,
             sort_by=sort_path,
+            gang=gang,
             **extra,
         )
 
@@ -412,6 +426,8 @@ class Run:
     top_level: TopLevel | None = None
     builder: Summarizer | None = None
     resource_versions: dict[int, str] = field(default_factory=dict)
+    gang: bool = False  # --gang: each row's gang state, read with its pods
+    chains: kube.OwnerChains | None = None  # --gang: owner reads shared by every workload's pods
     progress: bool = True  # a progress line on a terminal (off when several clusters list at once)
     clusters: list[dict[str, Any]] | None = None  # several clusters: the CLUSTER column, -o json's
 
@@ -517,7 +533,7 @@ class Run:
                     missing.append((target.token, name, error))
                     continue
                 try:
-                    view = self.builder.summary(obj, target.definition)
+                    view = self._summary(obj, target)
                 except KartaError as exc:
                     raise CliError(f"could not resolve {target.resource.kind}/{name}: {exc}") from None
                 if report.has_phase(view, self.phases):
@@ -659,13 +675,29 @@ class Run:
     def _view(
         self, obj: Mapping[str, Any], target: Target, said: list[str] | None = None
     ) -> WorkloadSummary | None:
-        assert self.builder is not None
         try:
-            return self.builder.summary(obj, target.definition)
+            return self._summary(obj, target)
         except KartaError as exc:
             sink = self.warnings if said is None else said
             sink.append(f"could not resolve {target.resource.kind}/{_name(obj)}: {exc}")
             return None
+
+    def _summary(self, obj: Mapping[str, Any], target: Target) -> WorkloadSummary:
+        """The row of ``obj``; with ``--gang``, read with its pods (those of a definition with
+        gang instructions: the gang state needs them, the other rows say ``gang: null``)."""
+        assert self.builder is not None and self.client is not None
+        if not self.gang:
+            return self.builder.summary(obj, target.definition)
+        if gang_format(target.definition.karta) is None:
+            return self.builder.summary(obj, target.definition, pods=())
+        if self.chains is None:
+            self.chains = kube.OwnerChains(self.client)
+        found = kube.find_pods(self.client, obj, chains=self.chains)
+        self.warnings.extend(w for w in found.warnings if w not in self.warnings)
+        view = self.builder.summary(obj, target.definition, pods=found.pods)
+        if not found.complete:  # counted from some of its pods: not a state to trust
+            view["gang"] = {"error": "some of its pods could not be read"}
+        return view
 
     # -- output -------------------------------------------------------------------------------
     def _table(self) -> Table:
@@ -676,6 +708,7 @@ class Run:
             show_namespace=self.all_namespaces,
             headers=self.headers,
             wide=self.fmt == "wide",
+            show_gang=self.gang,
             type_label=self._type_label,
             colour=colour,
             width=fit_width() if self.fmt == "table" else None,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from karta import jq, report
+from karta import definitions, report
 from karta.cli import exitcodes
 from karta.cli.commands import short_help
 from karta.cli.errors import CliError, UsageError
@@ -78,7 +78,7 @@ def inspect(
                 raise
             warn(f"skipping {obj_name}: {exc}")
             continue
-        evaluator = jq.Evaluator(trusted=chosen.trusted)
+        evaluator = definitions.evaluator_for(chosen)
         try:
             view = report.inspect_report(
                 chosen.karta, obj, pods, evaluator=evaluator, diagnostics=diagnostics

@@ -1,6 +1,7 @@
 """The ``kli describe`` text (section 17.6): the header with the age, the component tree with
 ``ready/desired`` (``?/desired`` when some pods could not be read), GPUs, nodes and one line per
-pod (with the reason a pod is not ready), the Phase line, the Resources table and, live, as
+pod (with the reason a pod is not ready), the Phase line (with ``--gang``, the Gang line after it:
+bound pods against the gang's minimum, :mod:`karta.report.gang_state`), the Resources table and, live, as
 ``kubectl describe`` shows them: the pending pods' scheduling messages (after the Phase line), the
 workload's Conditions and its recent Events (at the end), over the library's rows
 (:func:`karta.report.workload_rows`) and report (:func:`karta.report.describe_report`).
@@ -66,6 +67,8 @@ def render_table(
         if view.get("stale"):
             phase += _stale_note(staleness)
         lines.extend(["", printable(phase)])
+        if "gang" in view:  # --gang
+            lines.append(printable(f"Gang: {_gang(view.get('gang'))}"))
         lines.extend(_pending(view.get("pendingPods") or []))
     lines.extend(["", "Resources:"])
     table = [["COMPONENT", "REPLICAS", "GPU", "CPU", "MEMORY"]]
@@ -77,6 +80,15 @@ def render_table(
         lines.extend(_conditions(view.get("conditions") or [], now=now))
         lines.extend(_events(view.get("events"), int(view.get("eventsOmitted") or 0), now=now))
     return "\n".join(lines) + "\n"
+
+
+def _gang(gang: Any) -> str:
+    """The ``Gang:`` line of ``--gang``: the library's text, the plan's error, or none."""
+    if not isinstance(gang, Mapping):
+        return "<none> (no gang instructions)"
+    if gang.get("error"):
+        return f"unknown ({gang['error']})"
+    return str(gang.get("text") or "")
 
 
 def _pending(groups: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -1,7 +1,8 @@
 """The ``kli get`` table (karta-format.md 17.4): ``[CLUSTER] [NAMESPACE] NAME [TYPE] PHASE GPU
 COMPONENTS AGE [ORIGIN]`` over :class:`karta.report.WorkloadSummary` rows. CLUSTER (the row's
 ``cluster``: its kubeconfig context) comes first when several clusters are listed; as kubectl,
-NAMESPACE comes next and only with ``-A``, ``-o wide`` adds ORIGIN, and nothing is cut unless a
+NAMESPACE comes next and only with ``-A``, ``--gang`` adds GANG (after COMPONENTS), ``-o wide``
+adds ORIGIN, and nothing is cut unless a
 width is given (a terminal's, for ``-o table``: COMPONENTS is then cut with ``+N``); phases are
 coloured on a terminal; every cell with its control characters escaped."""
 
@@ -17,7 +18,7 @@ from karta.cli.text import printable
 from karta.cli.views.age import human_age
 from karta.cli.views.table import SEP, fit_list, join, widths
 
-__all__ = ["Table", "components_cell"]
+__all__ = ["Table", "components_cell", "gang_cell"]
 
 _COLOURS = {
     "Running": "green",
@@ -34,6 +35,15 @@ _COLOURS = {
 def components_cell(summary: Mapping[str, Any]) -> str:
     parts = [f"{c['name']}:{c['replicas']}" for c in summary.get("components") or ()]
     return ",".join(parts) if parts else "<none>"
+
+
+def gang_cell(summary: Mapping[str, Any]) -> str:
+    """The GANG cell (``--gang``): the gang state's text, ``unknown`` when it could not be
+    computed, ``<none>`` without gang instructions."""
+    gang = summary.get("gang")
+    if not isinstance(gang, Mapping):
+        return "<none>"
+    return "unknown" if gang.get("error") else str(gang.get("text") or "")
 
 
 def _shorten(cell: str, width: int) -> str:
@@ -63,10 +73,12 @@ class Table:
         now: Callable[[], _dt.datetime] | None = None,
         colour: bool = False,
         width: int | None = None,
+        show_gang: bool = False,
     ) -> None:
         self.show_type = show_type
         self.show_namespace = show_namespace
         self.show_cluster = show_cluster
+        self.show_gang = show_gang
         self.headers = headers
         self.wide = wide
         self.type_label = type_label or (lambda v: str(v.get("kind") or ""))
@@ -81,6 +93,7 @@ class Table:
             "PHASE",
             "GPU",
             "COMPONENTS",
+            *(["GANG"] if show_gang else []),
             "AGE",
         ]
         if wide:
@@ -100,6 +113,7 @@ class Table:
             ",".join(summary.get("phases") or ["Undefined"]),
             str(summary.get("gpus", 0)),
             components_cell(summary),
+            *([gang_cell(summary)] if self.show_gang else []),
             human_age(summary.get("createdAt"), now=now or self.now()),
         ]
         if self.wide:

@@ -45,7 +45,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from karta import extract, jq, model, render
+from karta import extract, model, render
 from karta.controller.runtime.crds import CRD_RESOURCE
 from karta.controller.runtime.definitions import LiveDefinitions
 from karta.controller.runtime.events import EventRecorder
@@ -56,7 +56,7 @@ from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import readable_owner_kinds
 from karta.controller.runtime.tracker import watchable_types
 from karta.controller.runtime.workqueue import WorkQueue, run_workers
-from karta.definitions import DefinitionStore, StoredDefinition
+from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
 from karta.errors import ClusterError, KartaError
 from karta.gang import compute_gang_plan, gang_format
 from karta.kube.client import KubeClient
@@ -167,8 +167,6 @@ class GangReconciler:
         self.alpha_stale_grace_s = ALPHA_STALE_GRACE_S
         self.queue: WorkQueue[Key] = WorkQueue(CONTROLLER, metrics)
         self.writer = GroupWriter(client, self._group_resources, cache=self)
-        self._trusted = jq.Evaluator(trusted=True)
-        self._untrusted = jq.Evaluator(trusted=False)
         self._lock = threading.RLock()
         self._types: dict[GroupKind, _Watched] = {}
         self._groups: dict[GVK, _Watched] = {}  # the backend's served group resources
@@ -558,7 +556,7 @@ class GangReconciler:
             return None
         definition = w.definition
         karta = definition.karta
-        evaluator = self._trusted if definition.trusted else self._untrusted
+        evaluator = evaluator_for(definition)
         factory = extract.ComponentFactory(karta, obj, evaluator=evaluator)
         try:
             model.validate_or_raise(karta)

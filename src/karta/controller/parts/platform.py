@@ -1,6 +1,8 @@
 """Platform metrics (docs/controller/platform-metrics.md): per namespace and root kind, the
-workloads by primary status, the GPUs their running and pending pods request, and the pods pending
-because their gang cannot fit, computed at each scrape from this part's informer caches.
+workloads by primary status, the GPUs their running and pending pods request, the pods pending
+because their gang cannot fit, and the gang state of the workloads with gang instructions (bound
+pods against the gang minimum, sub-group minimums counted: :mod:`karta.report.gang_state`),
+computed at each scrape from this part's informer caches.
 
 **Caches.** Every ``types_interval`` seconds, and at once when the definitions change, API discovery
 is read (:func:`karta.kube.workloads.covered_types`) and every covered type whose definition
@@ -16,7 +18,8 @@ through controller references among the cached objects (at most 6 deep).
 
 **Leader only.** The part runs on the leader (its caches are empty elsewhere), so that a sum over
 the replicas counts every workload once. The primary status of each workload is cached per
-resourceVersion, and each pod's GPUs from one scrape to the next; nothing else is kept. The caches
+resourceVersion, its gang state until it, its definition or one of its pods changes, and each
+pod's GPUs from one scrape to the next; nothing else is kept. The caches
 drop ``managedFields`` and kubectl's last-applied annotation.
 """
 
@@ -31,12 +34,12 @@ from typing import Any, Final
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from karta import jq, model, report
+from karta import model, report
 from karta.controller.runtime.definitions import LiveDefinitions
 from karta.controller.runtime.informer import Informer
 from karta.controller.runtime.logs import logger
 from karta.controller.runtime.tracker import watchable_types
-from karta.definitions import StoredDefinition
+from karta.definitions import StoredDefinition, evaluator_for
 from karta.errors import ClusterError, KartaError
 from karta.extract.requests import DEFAULT_GPU_RESOURCES
 from karta.gang import gang_format
@@ -116,7 +119,8 @@ class PlatformMetrics(Collector):
         self._pods: dict[str | None, Informer] = {}
         self._statuses: dict[str, tuple[str, int, str]] = {}  # uid → (resourceVersion, id(karta), status)
         self._gpus: dict[str, tuple[str, int]] = {}  # pod uid → (resourceVersion, GPUs requested)
-        self._evaluators: dict[int, tuple[StoredDefinition, jq.Evaluator]] = {}
+        # uid → ((resourceVersion, id(karta), its pods' uids and resourceVersions), gang state)
+        self._gangs: dict[str, tuple[tuple[Any, ...], report.GangState | None]] = {}
         self._refresh_now = threading.Event()
         self._refreshed = threading.Event()
         definitions.subscribe(lambda _store: self._refresh_now.set())
@@ -160,6 +164,7 @@ class PlatformMetrics(Collector):
             with self._lock:
                 types, self._types, self._pods = list(self._types.values()), {}, {}
                 self._statuses.clear()
+                self._gangs.clear()
                 self._gpus = {}
             for informer in pods.values():
                 informer.stop()
@@ -276,19 +281,23 @@ class PlatformMetrics(Collector):
             uid = str((obj.get("metadata") or {}).get("uid") or "")
             seen.add(uid)
             karta = t.definition.karta
+            owned = report.owned_pods(obj, children)
             out.append(
                 report.workload_counts(
                     obj,
-                    report.owned_pods(obj, children),
+                    owned,
                     status=self._status(uid, obj, t.definition),
                     gpu_resources=DEFAULT_GPU_RESOURCES,
                     gang=gang_on and gang_format(karta) is not None,
                     gpus_of=gpus,
+                    gang_state=self._gang(uid, obj, t.definition, owned),
                 )
             )
         with self._lock:
             for uid in [u for u in self._statuses if u not in seen]:
                 del self._statuses[uid]
+            for uid in [u for u in self._gangs if u not in seen]:
+                del self._gangs[uid]
             self._gpus = gpus.used
         return out
 
@@ -299,25 +308,48 @@ class PlatformMetrics(Collector):
             cached = self._statuses.get(uid)
         if cached is not None and cached[:2] == (version, id(karta)):
             return cached[2]
-        status = report.primary_status(karta, obj, evaluator=self._evaluator(definition))
+        status = report.primary_status(karta, obj, evaluator=evaluator_for(definition))
         with self._lock:
             self._statuses[uid] = (version, id(karta), status)
         return status
 
-    def _evaluator(self, definition: StoredDefinition) -> jq.Evaluator:
-        key = id(definition.karta)
+    def _gang(
+        self, uid: str, obj: Mapping[str, Any], definition: StoredDefinition, pods: list[Mapping[str, Any]]
+    ) -> report.GangState | None:
+        """The workload's gang state (None: no gang instructions, or a plan that cannot be
+        computed), cached until the object, its definition or one of its pods changes."""
+        karta = definition.karta
+        if gang_format(karta) is None:
+            return None
+        key = (
+            str((obj.get("metadata") or {}).get("resourceVersion") or ""),
+            id(karta),
+            *sorted(
+                (
+                    str((p.get("metadata") or {}).get("uid")),
+                    str((p.get("metadata") or {}).get("resourceVersion")),
+                )
+                for p in pods
+            ),
+        )
         with self._lock:
-            found = self._evaluators.get(key)
-            if found is None or found[0].karta is not definition.karta:
-                found = self._evaluators[key] = (definition, jq.Evaluator(trusted=definition.trusted))
-            return found[1]
+            cached = self._gangs.get(uid)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        try:
+            state = report.workload_gang(karta, obj, pods, evaluator=evaluator_for(definition))
+        except KartaError:
+            state = None
+        with self._lock:
+            self._gangs[uid] = (key, state)
+        return state
 
     # -- the collector ----------------------------------------------------------------------------
     def describe(self) -> Iterable[Metric]:
         return _families()
 
     def collect(self) -> Iterable[Metric]:
-        workloads, gpus, gang = _families()
+        workloads, gpus, gang, gangs, bound, minimum = _families()
         try:
             totals = report.platform_totals(self.counts())
         except Exception:  # never a failed scrape: the other metrics are still served
@@ -330,7 +362,12 @@ class PlatformMetrics(Collector):
             gpus.add_metric([*where, "running"], t.gpus_running)
             gpus.add_metric([*where, "pending"], t.gpus_pending)
             gang.add_metric(where, t.gang_pods_pending)
-        return [workloads, gpus, gang]
+            if t.gangs:
+                for state in ("met", "not met"):
+                    gangs.add_metric([*where, state.replace(" ", "_")], t.gangs.get(state, 0))
+                bound.add_metric(where, t.gang_pods_bound)
+                minimum.add_metric(where, t.gang_pods_minimum)
+        return [workloads, gpus, gang, gangs, bound, minimum]
 
 
 class _PodGpus:
@@ -373,7 +410,34 @@ def _families() -> list[GaugeMetricFamily]:
             "(PodScheduled False, reason Unschedulable, not bound).",
             labels=_WHERE,
         ),
+        GaugeMetricFamily(
+            "karta_gangs",
+            "Top-level workloads whose definition has gang instructions, per namespace, root group and "
+            "kind, and whether their pods bound to a Node reach every gang's minimum (a gang with "
+            "sub-groups: every sub-group's): minimum met or not_met.",
+            labels=[*_WHERE, "minimum"],
+        ),
+        GaugeMetricFamily(
+            "karta_gang_pods_bound",
+            "Pods bound to a Node of the workloads with gang instructions, per namespace, root group "
+            "and kind.",
+            labels=_WHERE,
+        ),
+        GaugeMetricFamily(
+            "karta_gang_pods_minimum",
+            "The gang minimums of the workloads with gang instructions summed (a gang with sub-groups: "
+            "its sub-groups' minimums), per namespace, root group and kind.",
+            labels=_WHERE,
+        ),
     ]
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("uid") or "")
+
+
+def _version(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
 def _top_level(obj: Mapping[str, Any], covered: set[GroupKind]) -> bool:

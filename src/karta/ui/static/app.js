@@ -309,7 +309,8 @@ function detailContent(data) {
   fact("Definition", `${row.definition}${data.definition ? ` (${data.definition.origin})` : ""}`);
   fact("Pods", `${row.pods.ready} ready of ${row.pods.desired} desired (${row.pods.total} present)`);
   fact("GPUs requested", String(row.gpus));
-  fact("Gang", row.gang ? `${gangText(row.gang)}; ${row.gang.gangs} gang(s), minimum ${row.gang.minMember}` : "no gang instructions");
+  const gangState = d.gang && d.gang.text ? d.gang.text : row.gang ? `minimum ${row.gang.minMember}` : "";
+  fact("Gang", row.gang ? `${gangText(row.gang)}; ${row.gang.gangs} gang(s), ${gangState}` : "no gang instructions");
   fact("Created", row.createdAt || "");
   if (row.cluster) fact("Cluster", row.cluster);
   out.push(facts);

@@ -46,7 +46,7 @@ from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import OwnerCache, OwnerWalk
 from karta.controller.runtime.webhook.review import Answer, allow, json_pointer
-from karta.definitions import DefinitionStore, StoredDefinition
+from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
 from karta.errors import (
     ApiError,
     ClusterError,
@@ -60,7 +60,7 @@ from karta.errors import (
     ResolutionError,
 )
 from karta.extract import ComponentFactory
-from karta.jq import Evaluator
+from karta.gang import gang_format
 from karta.kube.client import KubeClient
 from karta.model import GVK
 from karta.render import BackendOptions, options_for, render
@@ -160,7 +160,7 @@ class PodBinder:
 
     def covers_anything(self) -> bool:
         """Whether any definition has gang instructions (else no pod can need a binding)."""
-        return any(d.karta.gang is not None for d in self.store().definitions)
+        return any(gang_format(d.karta) is not None for d in self.store().definitions)
 
     def top(self, pod: Mapping[str, Any], *, deadline: float | None = None) -> OwnerWalk:
         return self.owners.walk(pod, deadline=deadline)
@@ -193,14 +193,14 @@ class PodBinder:
             if workload is None:
                 return None
             raise BindingFailure("definition", str(exc), workload) from exc
-        return stored if stored.karta.gang is not None else None
+        return stored if gang_format(stored.karta) is not None else None
 
     def bind(self, walk: OwnerWalk, stored: StoredDefinition, pods: Sequence[Mapping[str, Any]]) -> Binding:
         """Render the workload's objects and the bindings of ``pods`` (pods of that workload)."""
         workload = walk.top
         assert workload is not None
         try:
-            factory = ComponentFactory(stored.karta, workload, evaluator=Evaluator(trusted=stored.trusted))
+            factory = ComponentFactory(stored.karta, workload, evaluator=evaluator_for(stored))
             rendering = render(self.backend, factory, pods=pods, options=self.options)
         except JqBudgetError as exc:
             raise BindingFailure("budget", f"{stored.name}: {exc}", workload) from exc

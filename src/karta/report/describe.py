@@ -1,0 +1,96 @@
+"""One workload described (karta-format.md 17.6): the ``kli describe`` report and the web view's
+workload page both come from here, live (:func:`describe_live`: the object, its pods and Events) or
+from a file (:func:`describe_file`: desired replicas, no pods).
+
+The workload is read once (:func:`karta.report.summarize`); the report is
+:func:`karta.report.describe_report` with, live, :func:`karta.report.live_details` and, when asked
+(``gang``), the gang state of :mod:`karta.report.gang_state` as ``gang`` (None without gang
+instructions; ``{error}`` when the plan cannot be computed). Pure: objects in, records out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from karta._records import record
+from karta.report.live import LiveDetails, live_details
+from karta.report.rows import describe_report
+from karta.report.summary import Summary, summarize
+
+if TYPE_CHECKING:
+    from karta.definitions import StoredDefinition
+    from karta.jq import Evaluator
+    from karta.report.contracts import DescribeReport
+    from karta.report.gang_state import GangState
+    from karta.report.rows import WorkloadRows
+
+__all__ = ["Described", "describe_file", "describe_live"]
+
+
+@record
+class Described:
+    """The report, and what a text view renders it with (the tree and rows, the gang state)."""
+
+    report: DescribeReport
+    built: WorkloadRows
+    gang: GangState | None = None
+
+
+def describe_live(
+    definition: StoredDefinition,
+    obj: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    events: Iterable[Mapping[str, Any]],
+    *,
+    events_read: bool,
+    warnings: Sequence[str],
+    gpu_resources: Sequence[str],
+    pods_complete: bool = True,
+    gang: bool = False,
+    evaluator: Evaluator | None = None,
+) -> Described:
+    """A live workload with its ``pods`` (``pods_complete`` False: only some could be read) and
+    ``events`` (``events_read`` False: they could not be read); ``warnings`` say what could not be
+    read. Raises :class:`~karta.errors.KartaError` when the definition cannot read the object."""
+    read = summarize(
+        definition,
+        obj,
+        gpu_resources=gpu_resources,
+        pods=pods,
+        pods_complete=pods_complete,
+        evaluator=evaluator,
+    )
+    live = live_details(obj, [dict(p) for p in pods], events, warnings=warnings, events_read=events_read)
+    report = _report(definition, obj, read, live=live)
+    if gang:
+        report["gang"] = read.gang_report()
+    return Described(report, read.built, read.gang)
+
+
+def describe_file(
+    definition: StoredDefinition,
+    obj: Mapping[str, Any],
+    *,
+    gpu_resources: Sequence[str],
+    evaluator: Evaluator | None = None,
+) -> Described:
+    """A workload read from a file: its tree with desired replicas, no pods, no live details."""
+    read = summarize(definition, obj, gpu_resources=gpu_resources, evaluator=evaluator)
+    return Described(_report(definition, obj, read), read.built)
+
+
+def _report(
+    definition: StoredDefinition, obj: Mapping[str, Any], read: Summary, *, live: LiveDetails | None = None
+) -> DescribeReport:
+    """The report of a workload read (live when ``live`` is given, else file mode)."""
+    return describe_report(
+        obj=obj,
+        definition=definition.name,
+        origin=definition.origin,
+        tree=read.built.tree,
+        rows=read.built.rows,
+        file_mode=live is None,
+        live=live,
+        pods_complete=read.built.pods_complete,
+    )

@@ -1,0 +1,132 @@
+"""A live workload's gang state: how many of its pods are bound to a Node against the minimum its
+gang plan asks for, sub-group minimums included (gang-backends.md 1.2). The one answer ``kli get
+--gang``, ``kli describe --gang``, the web view's rows and the platform metrics give.
+
+A gang's effective minimum is :func:`karta.gang.flat_min`: its own ``minMember``, or, when it has
+sub-groups (whose gang-level ``minMember`` is 0 and ``minSubGroup`` is every sub-group), the sum of
+the sub-groups' minimums. A gang's minimum is met when its bound members reach that minimum and
+every sub-group's bound members reach the sub-group's; the workload's when it has a gang and every
+gang's is met. A pod is bound when ``spec.nodeName`` is set.
+
+Pure: a definition, an object and its pods in, a :class:`GangState` out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from karta._records import record
+
+if TYPE_CHECKING:
+    from karta.gang.plan import GangPlan
+    from karta.jq import Evaluator
+    from karta.model import Karta
+
+__all__ = ["GangState", "SubGroupState", "gang_state", "workload_gang"]
+
+
+@record(slots=True)
+class SubGroupState:
+    """One sub-group of a gang: its minimum and its bound members."""
+
+    name: str
+    minimum: int
+    bound: int
+
+    @property
+    def met(self) -> bool:
+        return self.bound >= self.minimum
+
+
+@record(slots=True)
+class GangState:
+    """The gangs of one workload: ``minimum`` the effective minimums summed, ``bound`` the bound
+    pods, ``pods`` the pods seen, ``met`` whether every gang's minimum (and every sub-group's) is
+    met; ``sub_groups`` those of every gang, in plan order."""
+
+    gangs: int
+    minimum: int
+    bound: int
+    pods: int
+    met: bool
+    sub_groups: tuple[SubGroupState, ...] = ()
+
+    def text(self) -> str:
+        """``3/12 bound, min 12 not met (master 1/1, worker 2/11)``: the sub-groups in
+        parentheses (bound/minimum) when the minimum is not met."""
+        out = f"{self.bound}/{self.pods} bound, min {self.minimum} {'met' if self.met else 'not met'}"
+        if not self.met and self.sub_groups:
+            out += " (" + ", ".join(f"{s.name} {s.bound}/{s.minimum}" for s in self.sub_groups) + ")"
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{gangs, minMember, scheduled, minimumMet}``: the keys the web view's row has."""
+        return {
+            "gangs": self.gangs,
+            "minMember": self.minimum,
+            "scheduled": self.bound,
+            "minimumMet": self.met,
+        }
+
+    def to_report(self) -> dict[str, Any]:
+        """The ``gang`` of ``kli get --gang`` and ``kli describe --gang`` JSON: :meth:`to_dict`,
+        the pods seen, ``subGroups`` (name, minMember, scheduled) when any, and the text."""
+        out = {**self.to_dict(), "pods": self.pods}
+        if self.sub_groups:
+            out["subGroups"] = [
+                {"name": s.name, "minMember": s.minimum, "scheduled": s.bound} for s in self.sub_groups
+            ]
+        out["text"] = self.text()
+        return out
+
+
+def _bound(pod: Mapping[str, Any]) -> bool:
+    spec = pod.get("spec")
+    return isinstance(spec, Mapping) and bool(spec.get("nodeName"))
+
+
+def _name(pod: Mapping[str, Any]) -> str:
+    meta = pod.get("metadata")
+    return str(meta.get("name") or "") if isinstance(meta, Mapping) else ""
+
+
+def gang_state(plan: GangPlan, pods: Sequence[Mapping[str, Any]]) -> GangState:
+    """The state of ``plan`` (computed with ``pods``, so that its members are their names)."""
+    from karta.gang.plan import flat_min
+
+    bound_names = {_name(p) for p in pods if _bound(p)}
+    subs: list[SubGroupState] = []
+    met = bool(plan.gangs)
+    for gang in plan.gangs:
+        here = [
+            SubGroupState(sub.name, sub.min_member, sum(m in bound_names for m in sub.members))
+            for sub in gang.sub_groups
+        ]
+        members_bound = sum(m in bound_names for m in gang.members)
+        met = met and members_bound >= flat_min(gang) and all(s.met for s in here)
+        subs.extend(here)
+    return GangState(
+        gangs=len(plan.gangs),
+        minimum=sum(flat_min(g) for g in plan.gangs),
+        bound=sum(1 for p in pods if _bound(p)),
+        pods=len(pods),
+        met=met,
+        sub_groups=tuple(subs),
+    )
+
+
+def workload_gang(
+    karta: Karta, obj: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], *, evaluator: Evaluator
+) -> GangState | None:
+    """The gang state of ``obj`` and its ``pods`` read through ``karta``; None when the definition
+    has no gang instructions. Raises :class:`~karta.errors.KartaError` when the plan cannot be
+    computed."""
+    from karta.extract import ComponentFactory
+    from karta.gang import compute_gang_plan, gang_format
+
+    if gang_format(karta) is None:
+        return None
+    factory = ComponentFactory(karta, dict(obj), evaluator=evaluator)
+    pod_list = [dict(p) for p in pods]
+    return gang_state(compute_gang_plan(factory, pod_list, evaluator=evaluator), pod_list)
