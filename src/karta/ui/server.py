@@ -145,6 +145,9 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
     protocol_version = "HTTP/1.1"
     timeout = SOCKET_TIMEOUT
+    # Kept-alive connections: without TCP_NODELAY, Nagle's algorithm holds the body (a second
+    # write) until the browser's delayed ACK of the headers, up to 40 ms per answer.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: kli prints the URL, the controller logs its own way

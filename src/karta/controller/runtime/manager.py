@@ -234,7 +234,10 @@ class Manager:
 
 
 class _Quiet(BaseHTTPRequestHandler):
-    """No access log on stderr; one helper to answer."""
+    """No access log on stderr; one helper to answer; TCP_NODELAY (headers and body are two
+    writes, which Nagle's algorithm and a delayed ACK would hold apart)."""
+
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
