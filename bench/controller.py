@@ -11,10 +11,18 @@ RayCluster; 2,000 by default, ``--workloads N``). Prints:
   (sequential creates, measured in the same run);
 * the controller's peak RSS (``VmHWM`` of the process);
 * with ``--webhook``: the pod webhook's latency at 50 pod creations per second (p50 and p99 from
-  the controller's ``karta_webhook_latency_seconds`` histogram, and as the client saw it).
+  the controller's ``karta_webhook_latency_seconds`` histogram, and as the client saw it);
+* with ``--admission`` instead (issue 21 item 6): pod admission isolated from load. The bench
+  itself is the webhook's HTTPS client, as the API server is: AdmissionReviews of pods owned by
+  real Jobs at 50 per second (each timed from its due time, so a slow answer delays no later
+  measurement), exact client-side quantiles, in three phases of one controller process:
+  ``idle``; ``burst`` (while the 2,000-workload burst reconciles); ``hostile`` (while a cluster
+  Karta whose status matchers each spend the time budget covers 500 objects of its CRD). Every
+  phase also times ``/healthz``, ``/readyz`` and ``/metrics`` twice a second (a scrape too
+  slow counts at its 10 s timeout).
 
 Targets on the 2-core machine: at most 30 s and 300 MB for 2,000 workloads; webhook p99 at most
-50 ms.
+50 ms in every phase; probes and scrapes within 100 ms.
 """
 
 from __future__ import annotations
@@ -435,7 +443,18 @@ def main() -> int:
     p.add_argument("--workers", type=int, default=4)
     p.add_argument("--timeout", type=float, default=300.0)
     p.add_argument("--webhook", action="store_true", help="also measure the pod webhook's latency")
+    p.add_argument(
+        "--admission",
+        action="store_true",
+        help="measure pod admission idle, under the burst and next to a hostile Karta (issue 21 item 6)",
+    )
+    p.add_argument("--hostile-objects", type=int, default=500)
+    p.add_argument("--phase-seconds", type=float, default=20.0, help="idle and hostile phases (s)")
     args = p.parse_args()
+    if args.admission:
+        from admission import run_admission
+
+        return run_admission(args, print)
     return run(args, print)
 
 

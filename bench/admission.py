@@ -1,0 +1,433 @@
+"""Pod admission isolated from load (issue 21 item 6): ``bench/controller.py --admission``.
+
+One control plane, one ``karta-controller --backend workload-api --enable-webhook`` process, three
+phases, each measured the same way:
+
+* **admissions**: the bench is the pod webhook's HTTPS client, as the API server is: one
+  AdmissionReview every 1/50 s (a pod owned by one of 25 real Jobs, so every answer resolves the
+  owner, the definition and the gang and, the first time, writes the group objects), sent by a
+  pool of keep-alive connections; each latency runs from the request's *due* time, so a slow
+  answer is charged to every request it delays (no coordinated omission). Exact quantiles of
+  every sample, not histogram buckets;
+* **endpoints**: ``/healthz``, ``/readyz`` and ``/metrics`` twice a second, each timed (a request
+  that does not answer within 10 s counts as 10 s).
+
+Phases: ``idle`` (everything synced, nothing to do), ``burst`` (while 2,000 workloads of five
+kinds are created and reconciled; the phase lasts until every one has its group objects) and
+``hostile`` (while a cluster Karta whose three status matchers each spend the whole time budget
+covers ``--hostile-objects`` objects of its CRD).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import ssl
+import statistics
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from controller import (
+    controlplane,
+    create_all,
+    group_objects,
+    install_crds,
+    owners,
+    peak_rss_mb,
+    serving_cert,
+    wait_ready,
+    workloads,
+)
+
+from karta.controller.parts.pod_binding.admission import PATH
+from karta.crd import load_crd
+from karta.kube import ConfigOverrides, KubeClient
+
+RATE = 50.0
+CONNECTIONS = 8
+TARGET_P99_S = 0.050
+ENDPOINT_TARGET_S = 0.100
+ENDPOINT_TIMEOUT_S = 10.0
+HOSTILE_GROUP = "hostile.bench.karta.dev"
+SPIN = "until(false; .) | true"  # runs until the time budget stops it
+
+
+def hostile_crd() -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"spinners.{HOSTILE_GROUP}"},
+        "spec": {
+            "group": HOSTILE_GROUP,
+            "scope": "Namespaced",
+            "names": {
+                "kind": "Spinner",
+                "plural": "spinners",
+                "singular": "spinner",
+                "listKind": "SpinnerList",
+            },
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        },
+    }
+
+
+def hostile_karta() -> dict[str, Any]:
+    """A valid definition of Spinner whose three status matchers each spin until the time budget."""
+    return {
+        "apiVersion": "run.ai/v1alpha1",
+        "kind": "Karta",
+        "metadata": {"name": "bench-spinner"},
+        "spec": {
+            "structureDefinition": {
+                "rootComponent": {
+                    "name": "spinner",
+                    "kind": {"group": HOSTILE_GROUP, "version": "v1", "kind": "Spinner"},
+                    "specDefinition": {"podTemplateSpecPath": ".spec.template"},
+                    "scaleDefinition": {"replicasPath": ".spec.replicas"},
+                    "statusDefinition": {
+                        "statusMappings": {
+                            "running": [{"byExpression": {"expression": SPIN, "expectedResult": "true"}}],
+                            "failed": [{"byExpression": {"expression": SPIN, "expectedResult": "true"}}],
+                            "completed": [{"byExpression": {"expression": SPIN, "expectedResult": "true"}}],
+                        }
+                    },
+                }
+            },
+            "optimizationInstructions": {"gangScheduling": {"podGroup": {"name": "spinner"}}},
+        },
+    }
+
+
+def spinner(i: int) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{HOSTILE_GROUP}/v1",
+        "kind": "Spinner",
+        "metadata": {"name": f"spinner-{i}", "namespace": "hostile"},
+        "spec": {
+            "replicas": 2,
+            "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+        },
+        "status": {"phase": "Running"},
+    }
+
+
+def quantile(samples: list[float], q: float) -> float:
+    """The exact q-quantile (nearest rank) of ``samples``."""
+    ordered = sorted(samples)
+    rank = max(1, min(len(ordered), int(-(-q * len(ordered) // 1))))
+    return ordered[rank - 1]
+
+
+class Admissions:
+    """AdmissionReviews at :data:`RATE` per second over keep-alive HTTPS connections."""
+
+    def __init__(self, port: int, ca: bytes, jobs: list[dict[str, Any]]) -> None:
+        self.port, self.jobs = port, jobs
+        self.context = ssl.create_default_context(cadata=ca.decode())
+        self._local = threading.local()
+        self._count = 0
+        self.bound = 0
+        self.errors: list[str] = []
+        self._lock = threading.Lock()
+
+    def _connection(self) -> http.client.HTTPSConnection:
+        conn: http.client.HTTPSConnection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.context, timeout=15)
+            self._local.conn = conn
+        return conn
+
+    def _review(self) -> bytes:
+        with self._lock:
+            self._count += 1
+            i = self._count
+        job = self.jobs[i % len(self.jobs)]
+        name, uid = job["metadata"]["name"], job["metadata"]["uid"]
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-{i}",
+                "namespace": "pods",
+                "labels": {"batch.kubernetes.io/job-name": name, "batch.kubernetes.io/controller-uid": uid},
+                "ownerReferences": [
+                    {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": uid, "controller": True}
+                ],
+            },
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]},
+        }
+        review = {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": str(uuid.uuid4()),
+                "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "operation": "CREATE",
+                "namespace": "pods",
+                "name": pod["metadata"]["name"],
+                "object": pod,
+                "dryRun": False,
+                "userInfo": {"username": "system:serviceaccount:kube-system:job-controller"},
+            },
+        }
+        return json.dumps(review).encode()
+
+    def _send(self, due: float) -> float:
+        body = self._review()
+        now = time.monotonic()
+        if due > now:
+            time.sleep(due - now)
+        for attempt in (1, 2):
+            conn = self._connection()
+            try:
+                conn.request("POST", PATH, body=body, headers={"Content-Type": "application/json"})
+                resp = conn.getresponse()
+                data = resp.read()
+                break
+            except (OSError, http.client.HTTPException) as exc:
+                conn.close()
+                self._local.conn = None
+                if attempt == 2:
+                    with self._lock:
+                        self.errors.append(str(exc))
+                    return time.monotonic() - due
+        took = time.monotonic() - due
+        answer = json.loads(data).get("response") or {}
+        with self._lock:
+            if resp.status != 200 or not answer.get("allowed"):
+                self.errors.append(f"HTTP {resp.status}: {data[:200]!r}")
+            elif answer.get("patch"):
+                self.bound += 1
+        return took
+
+    def run(self, seconds: float, *, until: Callable[[], bool] | None = None) -> list[float]:
+        """Send for ``seconds`` (and, with ``until``, until it is true); the latencies."""
+        started = time.monotonic()
+        futures = []
+        with ThreadPoolExecutor(CONNECTIONS, thread_name_prefix="admission") as pool:
+            i = 0
+            while True:
+                due = started + i / RATE
+                if due - started >= seconds and (until is None or until()):
+                    break
+                now = time.monotonic()
+                if due > now + 0.002:
+                    time.sleep(due - now - 0.002)
+                futures.append(pool.submit(self._send, due))
+                i += 1
+        return [f.result() for f in futures]
+
+
+class Endpoints(threading.Thread):
+    """``/healthz``, ``/readyz`` and ``/metrics`` twice a second until stopped; their latencies."""
+
+    def __init__(self, probe_port: int, metrics_port: int) -> None:
+        super().__init__(name="endpoints", daemon=True)
+        self.urls = {
+            "/healthz": f"http://127.0.0.1:{probe_port}/healthz",
+            "/readyz": f"http://127.0.0.1:{probe_port}/readyz",
+            "/metrics": f"http://127.0.0.1:{metrics_port}/metrics",
+        }
+        self.samples: dict[str, list[float]] = {k: [] for k in self.urls}
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.5):
+            for key, url in self.urls.items():
+                t = time.monotonic()
+                try:
+                    with urllib.request.urlopen(url, timeout=ENDPOINT_TIMEOUT_S) as resp:
+                        resp.read()
+                    took = time.monotonic() - t
+                except urllib.error.HTTPError:
+                    took = time.monotonic() - t  # /readyz 500 is an answer
+                except OSError:
+                    took = ENDPOINT_TIMEOUT_S
+                self.samples[key].append(took)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:7.1f}"
+
+
+def report(phase: str, latencies: list[float], endpoints: Endpoints, emit: Callable[[str], None]) -> bool:
+    p50, p99, top = quantile(latencies, 0.5), quantile(latencies, 0.99), max(latencies)
+    emit(
+        f"{phase:8s} admission  n={len(latencies):5d}  p50 {_ms(p50)} ms  p99 {_ms(p99)} ms  "
+        f"max {_ms(top)} ms  mean {_ms(statistics.fmean(latencies))} ms"
+    )
+    ok = p99 <= TARGET_P99_S
+    for key, samples in endpoints.samples.items():
+        if not samples:
+            emit(f"{phase:8s} {key:9s}  no sample")
+            ok = False
+            continue
+        worst = max(samples)
+        p50 = quantile(samples, 0.5)
+        emit(f"{phase:8s} {key:9s}  n={len(samples):5d}  p50 {_ms(p50)} ms  max {_ms(worst)} ms")
+        ok = ok and worst <= ENDPOINT_TARGET_S
+    return ok
+
+
+def run_admission(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
+    import subprocess
+    import sys
+
+    cp_mod = controlplane()
+    config = cp_mod.ControlPlaneConfig(bin_dir=cp_mod.build_binaries(), controllers=False)
+    with (
+        tempfile.TemporaryDirectory(prefix="karta-bench-") as tmp,
+        cp_mod.ControlPlane(config=config, workdir=Path(tmp) / "cp") as cp,
+    ):
+        client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(cp.kubeconfig)))
+        install_crds(
+            client,
+            [
+                "kubeflow.org_pytorchjobs.yaml",
+                "jobset.x-k8s.io_jobsets.yaml",
+                "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+                "ray.io_rayclusters.yaml",
+            ],
+        )
+        for crd in (load_crd(), hostile_crd()):
+            crd.get("metadata", {}).pop("annotations", None)
+            client.apply(crd, force=True)
+        for ns in ("bench", "pods", "hostile"):
+            client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        deadline = time.monotonic() + 60
+        while not (
+            client.discovery.find("run.ai", "v1alpha1", "Karta")
+            and client.discovery.find(HOSTILE_GROUP, "v1", "Spinner")
+        ):
+            if time.monotonic() > deadline:
+                raise SystemExit("the Karta and Spinner CRDs are not served after 60 s")
+            time.sleep(0.2)
+            client.discovery.invalidate()
+        probe, metrics, webhook = cp_mod.free_port(), cp_mod.free_port(), cp_mod.free_port()
+        ca = serving_cert(Path(tmp) / "certs")
+        cmd = [
+            sys.executable,
+            "-m",
+            "karta.controller",
+            "--kubeconfig",
+            str(cp.kubeconfig),
+            "--backend",
+            "workload-api",
+            "--metrics-bind-address",
+            f"127.0.0.1:{metrics}",
+            "--health-probe-bind-address",
+            f"127.0.0.1:{probe}",
+            "--log-level",
+            "warning",
+            "--workers",
+            str(args.workers),
+            "--enable-webhook",
+            "--webhook-host",
+            "127.0.0.1",
+            "--webhook-port",
+            str(webhook),
+            "--webhook-cert-mode",
+            "manual",
+            "--webhook-cert-dir",
+            str(Path(tmp) / "certs"),
+        ]
+        log = Path(tmp) / "controller.log"
+        proc = subprocess.Popen(cmd, stderr=open(log, "wb"))  # noqa: SIM115
+        ok = True
+        try:
+            wait_ready(probe, proc, log)
+            jobs = [
+                client.create(
+                    {
+                        "apiVersion": "batch/v1",
+                        "kind": "Job",
+                        "metadata": {"name": f"j{j}", "namespace": "pods"},
+                        "spec": {
+                            "parallelism": 40,
+                            "completions": 40,
+                            "suspend": True,
+                            "template": {
+                                "spec": {
+                                    "restartPolicy": "Never",
+                                    "containers": [{"name": "c", "image": "busybox"}],
+                                }
+                            },
+                        },
+                    }
+                )
+                for j in range(25)
+            ]
+            admissions = Admissions(webhook, ca, jobs)
+            admissions.run(2.0)  # connections, owner cache, the Jobs' group objects: not measured
+            emit(
+                f"== pod admission at {RATE:.0f}/s, exact client-side quantiles "
+                "(target p99 <= 50 ms; endpoints <= 100 ms)"
+            )
+
+            def phase(name: str, seconds: float, until: Callable[[], bool] | None = None) -> bool:
+                endpoints = Endpoints(probe, metrics)
+                endpoints.start()
+                try:
+                    latencies = admissions.run(seconds, until=until)
+                finally:
+                    endpoints.stop.set()
+                    endpoints.join()
+                return report(name, latencies, endpoints, emit)
+
+            ok = phase("idle", args.phase_seconds) and ok
+
+            objs = list(workloads(args.workloads, "bench"))
+            converged: list[float] = []
+            started = time.monotonic()
+
+            def burst() -> None:
+                create_all(client, objs)
+                while time.monotonic() - started < args.timeout:
+                    if len(owners(group_objects(client, "bench"))) >= args.workloads:
+                        converged.append(time.monotonic() - started)
+                        return
+                    time.sleep(0.5)
+
+            creator = threading.Thread(target=burst, name="burst", daemon=True)
+            creator.start()
+            ok = phase("burst", 5.0, until=lambda: not creator.is_alive()) and ok
+            emit(
+                f"burst    {args.workloads} workloads converged in "
+                + (f"{converged[0]:.1f} s" if converged else f"more than {args.timeout:.0f} s (INCOMPLETE)")
+            )
+            ok = ok and bool(converged)
+
+            create_all(client, [spinner(i) for i in range(args.hostile_objects)])
+            client.apply(hostile_karta(), force=True)
+            ok = phase("hostile", args.phase_seconds) and ok
+            emit(
+                f"admissions bound {admissions.bound}, errors {len(admissions.errors)}"
+                + (f": {admissions.errors[:3]}" if admissions.errors else "")
+            )
+            emit(f"controller peak RSS {peak_rss_mb(proc.pid):.0f} MB")
+            emit("all targets met" if ok and not admissions.errors else "some targets missed")
+            return 0
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
