@@ -116,6 +116,9 @@ class WorkloadApiOptions(BackendOptions):
     - ``group_name``: the name of the object pods point at, instead of the one of 1.3: the PodGroup
       (1.36+), the CompositePodGroup (``composite``; its PodGroups ``<name>-<sub-group>``), the
       Workload (1.35, whose pods name it in ``workloadRef``); the workload must have one gang.
+    - ``api_version``: 1.37 only; write the Workload and PodGroups at ``v1alpha3``, the alpha
+      version that carries 1.37's shapes, instead of ``v1beta1`` (a cluster that serves the alpha
+      API only: ``--runtime-config=scheduling.k8s.io/v1beta1=false,scheduling.k8s.io/v1alpha3=true``).
     """
 
     k8s_version: str = "1.37"
@@ -123,6 +126,7 @@ class WorkloadApiOptions(BackendOptions):
     topology_gate: bool = True
     topology_level_map: Mapping[str, str] = field(default_factory=dict)
     group_name: str | None = None
+    api_version: str | None = None
 
 
 @record(slots=True)
@@ -297,14 +301,18 @@ _DEFAULT_RELEASE = "1.37"
 
 
 def _workload_api_discovered(served: Iterable[ServedResource]) -> dict[str, Any]:
-    """The release of the served Workload API (the newest; 1.37 when none is served, so that the
-    writes fail naming the missing v1beta1 rather than rendering nothing)."""
+    """The release of the served Workload API (the newest); 1.37's objects at ``v1alpha3`` when
+    only that alpha version is served (a 1.37 API server without v1beta1); 1.37 when none is
+    served, so that the writes fail naming the missing v1beta1 rather than rendering nothing."""
     versions = {r.version: True for r in served if r.group == _WORKLOAD_API_GROUP and r.kind == "Workload"}
-    return {"k8s_version": workload_api_version(versions) or _DEFAULT_RELEASE}
+    release = workload_api_version(versions)
+    if release is None and versions.get(_COMPOSITE_VERSION):
+        return {"k8s_version": _DEFAULT_RELEASE, "api_version": _COMPOSITE_VERSION}
+    return {"k8s_version": release or _DEFAULT_RELEASE, "api_version": None}
 
 
 def _workload_api_versions(options: WorkloadApiOptions) -> dict[str, str]:
-    version = WORKLOAD_API_VERSIONS.get(options.k8s_version, "")
+    version = options.api_version or WORKLOAD_API_VERSIONS.get(options.k8s_version, "")
     return {"Workload": version, "PodGroup": version, "CompositePodGroup": _COMPOSITE_VERSION}
 
 
