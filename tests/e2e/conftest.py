@@ -49,9 +49,18 @@ def corpus() -> Path:
     return CORPUS
 
 
-def _local_cluster(tmp_path_factory: pytest.TempPathFactory, *, controllers: bool) -> Iterator[KubeHTTP]:
+def local_cluster(
+    tmp_path_factory: pytest.TempPathFactory,
+    *,
+    controllers: bool,
+    runtime_config: tuple[str, ...] | None = None,
+) -> Iterator[KubeHTTP]:
+    """A control plane of its own (``runtime_config``: the API server's ``--runtime-config``
+    entries instead of the default ones), as a KubeHTTP; stopped when the iterator is closed."""
     cp_mod = _controlplane()
     config = cp_mod.ControlPlaneConfig(bin_dir=cp_mod.build_binaries(), controllers=controllers)
+    if runtime_config is not None:
+        config.runtime_config = runtime_config
     workdir = tmp_path_factory.mktemp("control-plane")
     with cp_mod.ControlPlane(config=config, workdir=workdir) as cp:
         yield from_kubeconfig(
@@ -68,7 +77,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeHTTP]:
     if external:
         yield from_kubeconfig(Path(external), scratch=tmp_path_factory.mktemp("kube-credentials"))
         return
-    yield from _local_cluster(tmp_path_factory, controllers=False)
+    yield from local_cluster(tmp_path_factory, controllers=False)
 
 
 @pytest.fixture(scope="session")
@@ -78,7 +87,7 @@ def controllers_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ku
     Started only when a test asks for it; not available against KARTA_TEST_KUBECONFIG."""
     if os.environ.get("KARTA_TEST_KUBECONFIG"):
         pytest.skip("needs the local control plane: fake Nodes are not created in an existing cluster")
-    yield from _local_cluster(tmp_path_factory, controllers=True)
+    yield from local_cluster(tmp_path_factory, controllers=True)
 
 
 @pytest.fixture(scope="session")

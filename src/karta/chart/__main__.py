@@ -1,7 +1,8 @@
 """``python -m karta.chart [--check] [--chart-dir DIR]``: write (or verify) the chart's generated files.
 
-Rewrites ``files/kartas.run.ai.yaml``, ``files/rbac.yaml`` and the README's values table (the
-README beside ``charts/``) from the library; ``--check`` changes nothing and exits 1 naming each
+Rewrites ``files/kartas.run.ai.yaml``, ``files/rbac.yaml``, the ``backend`` enum of
+``values.schema.json`` and the README's values table (the README beside ``charts/``) from the
+library; ``--check`` changes nothing and exits 1 naming each
 stale file. Exit 2 for a usage error or a chart directory that is not there (an installed package
 has no chart: run it from a source checkout).
 """
@@ -15,18 +16,29 @@ from pathlib import Path
 
 import yaml
 
-from karta.chart import CHART_DIR, CRD_PATH, RBAC_PATH, crd_text, rbac_text, update_readme, values_table
+from karta.chart import (
+    CHART_DIR,
+    CRD_PATH,
+    RBAC_PATH,
+    SCHEMA_PATH,
+    crd_text,
+    rbac_text,
+    schema_text,
+    update_readme,
+    values_table,
+)
 
 
 def generated(chart: Path) -> dict[Path, str]:
     """Each generated file of the chart at ``chart`` and its expected text."""
     values = yaml.safe_load((chart / "values.yaml").read_text(encoding="utf-8"))
-    schema = json.loads((chart / "values.schema.json").read_text(encoding="utf-8"))
+    schema = schema_text(json.loads((chart / SCHEMA_PATH).read_text(encoding="utf-8")))
     readme = chart.parents[1] / "README.md"
     return {
         chart / CRD_PATH: crd_text(),
         chart / RBAC_PATH: rbac_text(),
-        readme: update_readme(readme.read_text(encoding="utf-8"), values_table(values, schema)),
+        chart / SCHEMA_PATH: schema,
+        readme: update_readme(readme.read_text(encoding="utf-8"), values_table(values, json.loads(schema))),
     }
 
 

@@ -216,16 +216,22 @@ def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
     from karta.controller.parts.pod_binding.admission import PATH, PodAdmission, PodBinder
     from karta.controller.parts.pod_binding.escaped import INTERVAL_S, EscapedPods
     from karta.controller.runtime.owners import OwnerCache, ReadableOwners
+    from karta.controller.runtime.served import ServedOptions
 
     options, definitions = controller.options, controller.definitions
     # Admission has its own client (its own connection pool): a pod's answer never waits for a
     # connection behind the reconcilers' requests, and its latency is measured on its own.
     admission_client = controller.client.fork()
+    # The gang reconciler's options, from the served resources, read in the background.
+    served = ServedOptions(controller.client.fork(), options.backend, scheduler_name=options.scheduler_name)
+    controller.manager.add(served)
+    controller.manager.add_ready_check("served-options", served.ready.is_set)
     binder = PodBinder(
         store=lambda: definitions.store,
         owners=OwnerCache(admission_client, readable=ReadableOwners(lambda: definitions.store)),
         backend=options.backend,
         scheduler_name=options.scheduler_name,
+        options=served.current,
     )
     admission = PodAdmission(
         binder,
@@ -244,7 +250,7 @@ def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
         interval=min(INTERVAL_S, options.resync_period),
     )
     controller.manager.add(escaped, leader_only=True)
-    controller.parts.update({"pod-admission": admission, "escaped-pods": escaped})
+    controller.parts.update({"pod-admission": admission, "escaped-pods": escaped, served.name: served})
 
 
 def _add_gang_reconciler(controller: Controller) -> None:

@@ -11,16 +11,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from karta.render.backends import CONTROLLER_BACKENDS, NO_BACKEND
+
 __all__ = ["BACKENDS", "Options", "parse"]
 
-BACKENDS: Final = ("none", "workload-api", "volcano", "coscheduling", "kai")
+BACKENDS: Final = CONTROLLER_BACKENDS  # from the registry: none, then the backends it runs
 
 
 @dataclass(frozen=True)
 class Options:
     kubeconfig: str | None = None
     context: str | None = None
-    backend: str = "none"
+    backend: str = NO_BACKEND
     namespaces: tuple[str, ...] = ()
     scheduler_name: str | None = None
     leader_elect: bool = False
@@ -93,7 +95,7 @@ def parser() -> argparse.ArgumentParser:
     a(
         "--backend",
         choices=BACKENDS,
-        default="none",
+        default=NO_BACKEND,
         help="the gang backend to create group objects for (default none: operator only); kai only "
         "where KAI Scheduler's own pod-grouper is disabled, since KAI groups pods itself (mode A)",
     )

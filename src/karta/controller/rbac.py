@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from karta.controller.runtime.owners import owner_kinds
 from karta.model.names import plural_guess
 from karta.rbac import READ_VERBS, build_rbac
+from karta.render.backends import NO_BACKEND, gang_backend
 
 if TYPE_CHECKING:
     from karta.controller.options import Options
@@ -80,8 +81,8 @@ def workload_rules(
     """The rules that depend on the definitions and the gang backend (none for ``none``): the
     workloads and their pods read (:func:`karta.rbac.build_rbac`, without its Karta rule, which
     :func:`controller_rbac` widens), the owner kinds (``get``), the backend's group objects, and
-    for ``kai`` patch on the workloads."""
-    if backend == "none":
+    the record's ``workload_verbs`` on the workloads (``kai``: patch)."""
+    if backend == NO_BACKEND:
         return [], []
     plurals = plurals or {}
     (role, *_), notes = build_rbac(
@@ -97,9 +98,10 @@ def workload_rules(
         if plural not in read.get(group, set()):
             owners.setdefault(group, set()).add(plural)
     rules[-1:-1] = [_rule(group, sorted(names), ("get",)) for group, names in sorted(owners.items())]
-    if backend == "kai":
+    verbs = gang_backend(backend).workload_verbs  # KAI: patch (the skip-podgrouper annotation)
+    if verbs:
         rules.extend(
-            _rule(group, sorted(names - {"pods"} if group == "" else names), ("patch",))
+            _rule(group, sorted(names - {"pods"} if group == "" else names), verbs)
             for group, names in sorted(read.items())
             if names - ({"pods"} if group == "" else set())
         )

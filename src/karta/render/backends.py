@@ -1,7 +1,18 @@
 """The gang-backend registry: one record per backend of gang-backends.md (sections 2-6) with its name,
 the API group and resources of the objects it creates, the verbs RBAC must allow on them, its
 options type and its renderer. It is the only list of backends: :func:`karta.render.render`,
-``kli gang --backend``, ``kli rbac --backend`` and :func:`karta.rbac.build_rbac` all read it.
+``kli gang --backend``, ``kli rbac --backend``, :func:`karta.rbac.build_rbac`, karta-controller
+(``--backend`` and its chart's schema, :data:`CONTROLLER_BACKENDS`) all read it.
+
+A record also holds every fact karta-controller needs about its backend (mode B): whether the
+controller runs it, the options it always renders with and those it learns from API discovery
+(:func:`controller_options`, the one options function of the gang reconciler and the pod webhook:
+the Workload API version is that of the served ``Workload``), the versions of its group resources
+it renders (:meth:`GangBackend.renders_version`), the fields of its objects that cannot change
+once they exist (:class:`Immutable`), what pod admission writes only when missing
+(``create_only``) and adds to a pod's binding (:meth:`GangBackend.admission_patch`), the pod
+fields naming a group that only a pod's creation sets (``pod_group_fields``), and the verbs it
+needs on the workloads themselves (``workload_verbs``, RBAC).
 
 Options are one frozen dataclass per backend holding only what that backend reads, every default
 the documented one. Their fields share one vocabulary (a name means the same for every backend
@@ -15,7 +26,7 @@ its renderer as ``module:function``, imported on first use.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, Self
@@ -30,20 +41,26 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BACKENDS",
+    "CONTROLLER_BACKENDS",
     "GROUP_OBJECT_VERBS",
+    "NO_BACKEND",
     "OPTION_NAMES",
     "WORKLOAD_API_VERSIONS",
     "BackendOptions",
     "CoschedulingOptions",
     "GangBackend",
+    "Immutable",
     "KaiOptions",
     "KueueOptions",
     "Renderer",
+    "ServedResource",
     "VolcanoOptions",
     "WorkloadApiOptions",
     "check_group_name",
+    "controller_options",
     "gang_backend",
     "options_for",
+    "workload_api_version",
 ]
 
 WORKLOAD_API_VERSIONS: Mapping[str, str] = MappingProxyType(
@@ -99,6 +116,9 @@ class WorkloadApiOptions(BackendOptions):
     - ``group_name``: the name of the object pods point at, instead of the one of 1.3: the PodGroup
       (1.36+), the CompositePodGroup (``composite``; its PodGroups ``<name>-<sub-group>``), the
       Workload (1.35, whose pods name it in ``workloadRef``); the workload must have one gang.
+    - ``api_version``: 1.37 only; write the Workload and PodGroups at ``v1alpha3``, the alpha
+      version that carries 1.37's shapes, instead of ``v1beta1`` (a cluster that serves the alpha
+      API only: ``--runtime-config=scheduling.k8s.io/v1beta1=false,scheduling.k8s.io/v1alpha3=true``).
     """
 
     k8s_version: str = "1.37"
@@ -106,6 +126,7 @@ class WorkloadApiOptions(BackendOptions):
     topology_gate: bool = True
     topology_level_map: Mapping[str, str] = field(default_factory=dict)
     group_name: str | None = None
+    api_version: str | None = None
 
 
 @record(slots=True)
@@ -151,6 +172,31 @@ class KueueOptions(BackendOptions):
     group_name: str | None = None
 
 
+class ServedResource(Protocol):
+    """A resource the API server serves, as discovery lists it (:class:`karta.kube.ResourceType`)."""
+
+    @property
+    def group(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+
+@record(slots=True)
+class Immutable:
+    """A field of a backend's ``kind`` that cannot change once the object exists (in ``version``
+    only, when given): the value at ``path``, or with ``names_only`` the set of entry names of the
+    list-map at ``path`` (entries may change, none may be added or removed)."""
+
+    kind: str
+    path: tuple[str, ...]
+    version: str | None = None
+    names_only: bool = False
+
+
 class Renderer(Protocol):
     """A backend's renderer: the objects for a workload's gang plan, and the pod bindings."""
 
@@ -171,6 +217,15 @@ class GangBackend:
     ``api_group`` and ``resources`` (plurals) are those of every object its renderer emits;
     ``renderer`` is ``module:function``, a :class:`Renderer` taking ``options_type`` options;
     ``label_valued_name``: pods carry the group object's name as a label value (63 characters).
+
+    What karta-controller needs (mode B): ``controller``, whether it runs the backend;
+    ``controller_values``, the options it always renders with; ``discovered``, the options it
+    learns from the served resources; ``rendered_versions``, kind → the version of each group
+    resource the options render; ``immutable``, the fields that never change once written;
+    ``create_only``, the kinds pod admission writes only when missing (their content is the
+    workload's, and one pod's rendering may carry another gang's values); ``admission_annotations``,
+    what admission adds to every bound pod; ``pod_group_fields``, the pod spec fields naming a
+    group (set at creation only); ``workload_verbs``, the verbs on the workload kinds.
     """
 
     name: str
@@ -180,6 +235,15 @@ class GangBackend:
     renderer: str
     verbs: tuple[str, ...] = GROUP_OBJECT_VERBS
     label_valued_name: bool = False
+    controller: bool = True
+    controller_values: tuple[tuple[str, Any], ...] = ()
+    discovered: Callable[[Iterable[ServedResource]], Mapping[str, Any]] | None = None
+    rendered_versions: Callable[[Any], Mapping[str, str]] | None = None
+    immutable: tuple[Immutable, ...] = ()
+    create_only: tuple[str, ...] = ()
+    admission_annotations: tuple[tuple[str, str], ...] = ()
+    pod_group_fields: tuple[str, ...] = ()
+    workload_verbs: tuple[str, ...] = ()
 
     def load_renderer(self) -> Renderer:
         module, _, function = self.renderer.partition(":")
@@ -190,6 +254,89 @@ class GangBackend:
         """The ClusterRole rule for the group objects (gang-backends.md 1.5)."""
         return {"apiGroups": [self.api_group], "resources": list(self.resources), "verbs": list(self.verbs)}
 
+    def renders_version(self, options: BackendOptions, kind: str, version: str) -> bool:
+        """Whether ``options`` render ``kind`` at ``version`` (every version when the backend has one)."""
+        if self.rendered_versions is None:
+            return True
+        return self.rendered_versions(options).get(kind) == version
+
+    def immutable_fields(self, api_version: str, kind: str) -> tuple[Immutable, ...]:
+        """The immutable fields of a ``kind`` object of ``api_version`` (one of this backend's)."""
+        version = api_version.rpartition("/")[2]
+        return tuple(
+            rule
+            for rule in self.immutable
+            if rule.kind == kind and (rule.version is None or rule.version == version)
+        )
+
+    def admission_patch(
+        self, patch: Mapping[str, Any], *, scheduler_name: str | None = None
+    ) -> dict[str, Any]:
+        """A pod's binding as pod admission sends it: the rendered merge ``patch`` (copied), the
+        backend's admission annotations and, when the controller has one, the scheduler name."""
+        import copy
+
+        out: dict[str, Any] = copy.deepcopy(dict(patch))
+        if self.admission_annotations:
+            annotations = out.setdefault("metadata", {}).setdefault("annotations", {})
+            annotations.update(self.admission_annotations)
+        if scheduler_name:
+            out.setdefault("spec", {})["schedulerName"] = scheduler_name
+        return out
+
+
+def workload_api_version(served: Mapping[str, bool]) -> str | None:
+    """The Kubernetes release whose Workload API to render, from the versions of
+    ``scheduling.k8s.io`` Workload the cluster serves (``{version: served}``): the newest of
+    v1beta1, v1alpha2, v1alpha1 (gang-backends.md 3.5); None when none is served."""
+    for release, version in sorted(WORKLOAD_API_VERSIONS.items(), reverse=True):
+        if served.get(version):
+            return release
+    return None
+
+
+_WORKLOAD_API_GROUP = "scheduling.k8s.io"
+_COMPOSITE_VERSION = "v1alpha3"
+_DEFAULT_RELEASE = "1.37"
+
+
+def _workload_api_discovered(served: Iterable[ServedResource]) -> dict[str, Any]:
+    """The release of the served Workload API (the newest); 1.37's objects at ``v1alpha3`` when
+    only that alpha version is served (a 1.37 API server without v1beta1); 1.37 when none is
+    served, so that the writes fail naming the missing v1beta1 rather than rendering nothing."""
+    versions = {r.version: True for r in served if r.group == _WORKLOAD_API_GROUP and r.kind == "Workload"}
+    release = workload_api_version(versions)
+    if release is None and versions.get(_COMPOSITE_VERSION):
+        return {"k8s_version": _DEFAULT_RELEASE, "api_version": _COMPOSITE_VERSION}
+    return {"k8s_version": release or _DEFAULT_RELEASE, "api_version": None}
+
+
+def _workload_api_versions(options: WorkloadApiOptions) -> dict[str, str]:
+    version = options.api_version or WORKLOAD_API_VERSIONS.get(options.k8s_version, "")
+    return {"Workload": version, "PodGroup": version, "CompositePodGroup": _COMPOSITE_VERSION}
+
+
+# gang-backends.md 3.3/3.4: the Workload's controllerRef and its set of template names (v1alpha1:
+# the whole list; v1alpha2: the templates as a whole; v1beta1 lets minCount change), the
+# PodGroup's back-reference, policy and constraints. KAI, Volcano and coscheduling declare no
+# immutable field: their CRDs carry no CEL rule (checked on the corpus CRDs) and their controllers
+# resize groups in place.
+_WORKLOAD_API_IMMUTABLE = (
+    Immutable("Workload", ("spec", "controllerRef")),
+    Immutable("Workload", ("spec", "podGroups")),
+    Immutable("Workload", ("spec", "podGroupTemplates"), version="v1alpha2"),
+    Immutable("Workload", ("spec", "podGroupTemplates"), names_only=True),
+    Immutable("Workload", ("spec", "compositePodGroupTemplates"), names_only=True),
+    Immutable("PodGroup", ("spec", "workloadRef")),
+    Immutable("PodGroup", ("spec", "podGroupTemplateRef")),
+    Immutable("PodGroup", ("spec", "parentCompositePodGroupName")),
+    Immutable("PodGroup", ("spec", "schedulingPolicy")),
+    Immutable("PodGroup", ("spec", "schedulingConstraints")),
+    Immutable("CompositePodGroup", ("spec", "workloadRef")),
+    Immutable("CompositePodGroup", ("spec", "parentCompositePodGroupName")),
+    Immutable("CompositePodGroup", ("spec", "schedulingPolicy")),
+)
+
 
 _ALL = (
     GangBackend(
@@ -198,6 +345,12 @@ _ALL = (
         resources=("podgroups",),
         options_type=KaiOptions,
         renderer="karta.render.kai:render_kai",
+        # Mode B: we create the PodGroups, so KAI's own pod-grouper must leave the pods alone: the
+        # annotation goes on the workload (the owner patch, hence patch on the workload kinds)
+        # and, at admission, on the pod (KAI reads it on the pod or any owner).
+        controller_values=(("kai_managed", True),),
+        admission_annotations=(("kai.scheduler/skip-podgrouper", "true"),),
+        workload_verbs=("patch",),
     ),
     GangBackend(
         name="workload-api",
@@ -205,6 +358,11 @@ _ALL = (
         resources=("compositepodgroups", "podgroups", "workloads"),
         options_type=WorkloadApiOptions,
         renderer="karta.render.workload_api:render_workload_api",
+        discovered=_workload_api_discovered,
+        rendered_versions=_workload_api_versions,
+        immutable=_WORKLOAD_API_IMMUTABLE,
+        create_only=("Workload",),
+        pod_group_fields=("schedulingGroup", "workloadRef"),
     ),
     GangBackend(
         name="volcano",
@@ -227,11 +385,19 @@ _ALL = (
         resources=("workloads",),
         options_type=KueueOptions,
         renderer="karta.render.kueue:render_kueue",
+        controller=False,  # Kueue admits the workload and binds the pods itself
     ),
 )
 
 BACKENDS: Mapping[str, GangBackend] = MappingProxyType({backend.name: backend for backend in _ALL})
 """Backend name → record, in the order of gang-backends.md."""
+
+NO_BACKEND = "none"
+"""karta-controller's ``--backend`` without a gang backend (mode A: the operator only)."""
+
+CONTROLLER_BACKENDS: tuple[str, ...] = (NO_BACKEND, *(b.name for b in _ALL if b.controller))
+"""karta-controller's ``--backend`` choices (its chart's ``backend`` enum): none, then every
+backend the controller runs, in registry order."""
 
 OPTION_NAMES = frozenset(f.name for backend in _ALL for f in fields(backend.options_type))
 """Every option name some backend reads."""
@@ -253,6 +419,22 @@ def options_for(backend: str, values: Mapping[str, Any] | None = None) -> Backen
     if unknown:
         raise TypeError(f"unknown render option(s): {', '.join(unknown)}")
     return gang_backend(backend).options_type.from_values(values)
+
+
+def controller_options(
+    backend: str, served: Iterable[ServedResource] = (), *, scheduler_name: str | None = None
+) -> BackendOptions:
+    """The options karta-controller renders ``backend`` with, given the resources the API server
+    serves: the record's ``controller_values``, the scheduler name when one is configured and what
+    the record learns from ``served`` (the Workload API release). The gang reconciler and the pod
+    webhook both call it, so they render the same objects and bindings."""
+    record = gang_backend(backend)
+    values: dict[str, Any] = dict(record.controller_values)
+    if scheduler_name:
+        values["scheduler_name"] = scheduler_name
+    if record.discovered is not None:
+        values.update(record.discovered(served))
+    return record.options_type.from_values(values)
 
 
 def check_group_name(backend: str, options: BackendOptions) -> None:

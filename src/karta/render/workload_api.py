@@ -55,10 +55,18 @@ class _Renderer:
                 f"unsupported Kubernetes version {options.k8s_version} for the Workload API; "
                 f"one of {', '.join(VERSIONS)}"
             )
+        if options.api_version not in (None, version, COMPOSITE_VERSION) or (
+            options.api_version == COMPOSITE_VERSION and version != "v1beta1"
+        ):
+            raise GangError(
+                f"Workload API {options.api_version} cannot carry the {options.k8s_version} objects; "
+                f"only 1.37's may be written at {COMPOSITE_VERSION}"
+            )
         self.factory = factory
         self.plan = plan
         self.options = options
-        self.version = version
+        self.version = version  # the shapes
+        self.api_version = f"{API_GROUP}/{options.api_version or version}"  # what the objects say
         self.owner: TopOwner = top_owner(factory.obj)
         check_group_name("workload-api", options)
         one_gang_for(plan, options.group_name)
@@ -195,11 +203,9 @@ class _Renderer:
             objects=tuple(objects), pod_patches=pod_patches(pods, self.binding), warnings=tuple(self.warnings)
         )
 
-    def workload(
-        self, spec_key: str, templates: list[dict[str, Any]], version: str | None = None
-    ) -> dict[str, Any]:
+    def workload(self, spec_key: str, templates: list[dict[str, Any]]) -> dict[str, Any]:
         return {
-            "apiVersion": f"{API_GROUP}/{version or self.version}",
+            "apiVersion": self.api_version,
             "kind": "Workload",
             "metadata": self.metadata(self.workload_name),
             "spec": {"controllerRef": self.controller_ref(), spec_key: templates},
@@ -246,7 +252,7 @@ class _Renderer:
                 pod_group = gang_object_name(self.owner, gang, given=self.group_name)
                 objects.append(
                     {
-                        "apiVersion": f"{API_GROUP}/{self.version}",
+                        "apiVersion": self.api_version,
                         "kind": "PodGroup",
                         "metadata": self.metadata(pod_group),
                         "spec": {

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from karta.catalog import catalog_definitions
-from karta.controller.parts.gangs import Key, workload_api_version
+from karta.controller.parts.gangs import Key
 from karta.controller.runtime.group_writer import (
     MANAGED_SELECTOR,
     age_s,
@@ -19,6 +19,7 @@ from karta.controller.runtime.group_writer import (
 )
 from karta.gang import gang_format
 from karta.model.gvk import GVK
+from karta.render.backends import workload_api_version
 
 
 def _workload(templates: list[dict[str, Any]], version: str = "v1beta1") -> dict[str, Any]:

@@ -64,14 +64,13 @@ from karta.kube.owners import OwnerChains, controller_ref
 from karta.kube.resources import ResourceType
 from karta.kube.workloads import TopLevel, workload_pods
 from karta.model.gvk import GVK, GroupKind
-from karta.render.backends import WORKLOAD_API_VERSIONS, BackendOptions, gang_backend
+from karta.render.backends import BackendOptions, controller_options, gang_backend
 
 __all__ = [
     "ALPHA_STALE_GRACE_S",
     "CONTROLLER",
     "GangReconciler",
     "Key",
-    "workload_api_version",
 ]
 
 CONTROLLER: Final = "gangs"
@@ -95,16 +94,6 @@ class Key:
     def __str__(self) -> str:
         what = "Pod" if self.pod else self.gvk.kind
         return f"{what} {self.namespace}/{self.name}" if self.namespace else f"{what} {self.name}"
-
-
-def workload_api_version(served: Mapping[str, bool]) -> str | None:
-    """The Kubernetes release whose Workload API to render, from the versions of
-    ``scheduling.k8s.io`` Workload the cluster serves (``{version: served}``): the newest of
-    v1beta1, v1alpha2, v1alpha1 (gang-backends.md 3.5); None when none is served."""
-    for release, version in sorted(WORKLOAD_API_VERSIONS.items(), reverse=True):
-        if served.get(version):
-            return release
-    return None
 
 
 @dataclass
@@ -173,7 +162,7 @@ class GangReconciler:
         self._pods: _Watched | None = None
         self._top_level = TopLevel(client, (), readable=frozenset())
         self._chains = OwnerChains(client, readable=frozenset())
-        self._options: BackendOptions = render.options_for(self.backend.name)
+        self._options: BackendOptions = controller_options(self.backend.name, scheduler_name=scheduler_name)
         self._refresh_now = threading.Event()
         self._refreshed = threading.Event()
         self._stop = threading.Event()
@@ -216,9 +205,11 @@ class GangReconciler:
         workers.start()
         # The loop below sleeps on ``_refresh_now`` (up to ``types_interval``): stopping wakes it,
         # so that an idle controller stops at once instead of at the next types read.
-        threading.Thread(
-            target=lambda: (stop.wait(), self._refresh_now.set()), name=f"{CONTROLLER}-stop", daemon=True
-        ).start()
+        def wake_on_stop() -> None:
+            stop.wait()
+            self._refresh_now.set()
+
+        threading.Thread(target=wake_on_stop, name=f"{CONTROLLER}-stop", daemon=True).start()
         self._watch_crds(stop)
         while not stop.is_set() and not self.definitions.synced.wait(0.2):
             pass
@@ -393,22 +384,10 @@ class GangReconciler:
 
     def _group_version(self, rtype: ResourceType) -> bool:
         """The one version of the group resources we render (Workload API: the chosen release)."""
-        if self.backend.name != "workload-api":
-            return True
-        release = getattr(self._options, "k8s_version", None)
-        version = WORKLOAD_API_VERSIONS.get(str(release))
-        return rtype.version == version or (rtype.kind == "CompositePodGroup" and rtype.version == "v1alpha3")
+        return self.backend.renders_version(self._options, rtype.kind, rtype.version)
 
     def _backend_options(self, resources: list[ResourceType]) -> BackendOptions:
-        values: dict[str, Any] = {"scheduler_name": self.scheduler_name}
-        if self.backend.name == "kai":
-            values["kai_managed"] = True
-        if self.backend.name == "workload-api":
-            served = {
-                r.version: True for r in resources if r.group == "scheduling.k8s.io" and r.kind == "Workload"
-            }
-            values["k8s_version"] = workload_api_version(served) or "1.37"
-        return render.options_for(self.backend.name, values)
+        return controller_options(self.backend.name, resources, scheduler_name=self.scheduler_name)
 
     def _group_resources(self) -> list[ResourceType]:
         with self._lock:

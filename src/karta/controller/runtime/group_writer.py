@@ -4,7 +4,8 @@
 never hands over a half-computed set) and makes the cluster match them:
 
 - each object is read, compared with the live one on the backend's **immutable fields**
-  (:func:`immutable_differences`; gang-backends.md 1.5 and 3.4) and, when one differs, skipped with
+  (:func:`immutable_differences`, from the backend's registry record; gang-backends.md 1.5 and
+  3.4) and, when one differs, skipped with
   a Warning event on the workload and ``karta_gang_immutable_changes``: never forced;
 - otherwise it is written by server-side apply as field manager ``karta`` **with force**: the fields
   we set are ours, so when another field manager changed one of them the next reconcile takes it
@@ -23,6 +24,14 @@ burst cheap: each workload is reconciled again when its own group objects appear
 touches every workload. A cached object may be a little behind the server, so a difference on an
 immutable field seen in the cache is confirmed with a GET before it is reported.
 
+**Admission mode** (:meth:`GroupWriter.ensure`, the pod webhook: the objects must exist before the
+pod is answered, within its deadline, and the gang reconciler stays the one that converges them):
+no read before an apply, no force (an object another manager, or an immutable field, holds with
+other values is used as it is: a 409 or 422 on an object that exists is ``unchanged``), the kinds
+of the backend's record ``create_only`` (the Workload API's Workload) only created when missing,
+nothing deleted, an object applied alike less than :data:`APPLIED_TTL_S` ago not applied again,
+and it stops at the first failure or once the deadline has passed (``out_of_time``).
+
 The pure parts (:func:`immutable_differences`, :func:`owned_by`, :func:`stale_objects`) are unit
 tested; the writing needs a cluster.
 """
@@ -35,6 +44,7 @@ import json
 import math
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
@@ -43,9 +53,11 @@ from karta.controller.runtime.logs import logger
 from karta.errors import ApiError, ClusterError
 from karta.kube.client import KubeClient
 from karta.kube.resources import ResourceType
+from karta.render.backends import BACKENDS, GangBackend
 from karta.render.common import MANAGED_BY
 
 __all__ = [
+    "APPLIED_TTL_S",
     "FIELD_MANAGER",
     "MANAGED_SELECTOR",
     "GroupCache",
@@ -59,49 +71,22 @@ __all__ = [
 ]
 
 FIELD_MANAGER: Final = "karta"
+APPLIED_TTL_S: Final = 30.0  # admission mode: an object applied alike this recently is not applied again
+_ADMISSION_MEMO: Final = 4096
 MANAGED_SELECTOR: Final = ",".join(f"{k}={v}" for k, v in MANAGED_BY.items())
 _LOG = logger("gangs")
 
 _MISSING = object()
 
-# (API group, kind) → the spec paths that cannot change once the object exists (gang-backends.md
-# 3.3/3.4: Workload controllerRef, the set of template names; PodGroup back-reference, policy and
-# constraints). KAI, Volcano and coscheduling declare no immutable field: their CRDs carry no CEL
-# rule (checked on the corpus CRDs) and their controllers resize groups in place.
-_IMMUTABLE: Mapping[tuple[str, str], tuple[tuple[str, ...], ...]] = {
-    ("scheduling.k8s.io", "Workload"): (
-        ("spec", "controllerRef"),
-        ("spec", "podGroups"),  # v1alpha1: the whole list is immutable
-    ),
-    ("scheduling.k8s.io", "PodGroup"): (
-        ("spec", "workloadRef"),
-        ("spec", "podGroupTemplateRef"),
-        ("spec", "parentCompositePodGroupName"),
-        ("spec", "schedulingPolicy"),
-        ("spec", "schedulingConstraints"),
-    ),
-    ("scheduling.k8s.io", "CompositePodGroup"): (
-        ("spec", "workloadRef"),
-        ("spec", "parentCompositePodGroupName"),
-        ("spec", "schedulingPolicy"),
-    ),
-}
-# Per version: v1alpha2's templates are immutable as a whole (v1beta1 lets minCount change).
-_IMMUTABLE_IN_VERSION: Mapping[tuple[str, str], tuple[tuple[str, ...], ...]] = {
-    ("scheduling.k8s.io/v1alpha2", "Workload"): (("spec", "podGroupTemplates"),),
-}
-# List-maps whose entries cannot be added or removed (the names are fixed; entries may change).
-_FIXED_NAMES: Mapping[tuple[str, str], tuple[tuple[str, ...], ...]] = {
-    ("scheduling.k8s.io", "Workload"): (
-        ("spec", "podGroupTemplates"),
-        ("spec", "compositePodGroupTemplates"),
-    ),
-}
-
 
 def _group_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
     group = str(obj.get("apiVersion") or "").rpartition("/")[0]
     return group, str(obj.get("kind") or "")
+
+
+def _backend(group: str) -> GangBackend | None:
+    """The registry record of the backend whose objects are of API ``group``."""
+    return next((b for b in BACKENDS.values() if b.api_group == group), None)
 
 
 def _at(obj: Mapping[str, Any], path: Sequence[str]) -> Any:
@@ -139,22 +124,26 @@ def _covers(live: Any, desired: Any) -> bool:
 
 def immutable_differences(live: Mapping[str, Any], desired: Mapping[str, Any]) -> list[str]:
     """The immutable fields of ``desired`` that differ from the live object, as ``spec.x`` paths
-    (empty: the apply may go ahead). A field we do not set is not compared."""
-    gk = _group_kind(desired)
+    (empty: the apply may go ahead): those its backend's record declares
+    (:meth:`karta.render.GangBackend.immutable_fields`). A field we do not set is not compared."""
+    group, kind = _group_kind(desired)
+    backend = _backend(group)
+    if backend is None:
+        return []
     out: list[str] = []
-    versioned = _IMMUTABLE_IN_VERSION.get((str(desired.get("apiVersion") or ""), gk[1]), ())
-    for path in (*_IMMUTABLE.get(gk, ()), *versioned):
-        want = _at(desired, path)
+    for rule in backend.immutable_fields(str(desired.get("apiVersion") or ""), kind):
+        if rule.names_only:
+            want_names = _names(_at(desired, rule.path))
+            have_names = _names(_at(live, rule.path))
+            if want_names is not None and have_names is not None and sorted(want_names) != sorted(have_names):
+                out.append(f"{'.'.join(rule.path)}[*].name")
+            continue
+        want = _at(desired, rule.path)
         if want is _MISSING:
             continue
-        have = _at(live, path)
+        have = _at(live, rule.path)
         if have is _MISSING or not _covers(have, want):
-            out.append(".".join(path))
-    for path in _FIXED_NAMES.get(gk, ()):
-        want_names = _names(_at(desired, path))
-        have_names = _names(_at(live, path))
-        if want_names is not None and have_names is not None and sorted(want_names) != sorted(have_names):
-            out.append(f"{'.'.join(path)}[*].name")
+            out.append(".".join(rule.path))
     return out
 
 
@@ -227,6 +216,10 @@ class WriteResult:
     immutable: list[str] = field(default_factory=list)  # "<Kind>/<name>: <fields>"
     failed: list[str] = field(default_factory=list)  # "<Kind>/<name>: <error>"
     deferred: float | None = None  # seconds until a young stale object may be deleted
+    out_of_time: bool = False  # admission mode: the deadline passed before every object was written
+    kept: list[str] = field(
+        default_factory=list
+    )  # admission mode: written alike lately, or create-only and there
 
 
 @dataclass
@@ -241,8 +234,10 @@ class GroupWriter:
     # cache has not seen yet is found on the next reconcile, which its own watch event triggers.
     cache: GroupCache | None = None
     # (apiVersion, kind, namespace, name) -> (fingerprint of the object we applied, the
-    # resourceVersion the apply returned): what our last apply left.
-    _applied: dict[tuple[str, str, str, str], tuple[str, str]] = field(default_factory=dict)
+    # resourceVersion the apply returned, when: time.monotonic()): what our last apply left.
+    _applied: OrderedDict[tuple[str, str, str, str], tuple[str, str, float]] = field(
+        default_factory=OrderedDict
+    )
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def forget(self, api_version: str, kind: str, namespace: str, name: str) -> None:
@@ -324,7 +319,7 @@ class GroupWriter:
                 rv = str((live.get("metadata") or {}).get("resourceVersion") or "")
                 with self._lock:
                     last = self._applied.get(memo_key)
-                if last == (digest, rv):
+                if last is not None and last[:2] == (digest, rv):
                     result.unchanged.append(label)
                     return
         if live is not None:
@@ -344,6 +339,69 @@ class GroupWriter:
                 return
             raise
         after = str((applied.get("metadata") or {}).get("resourceVersion") or "")
-        with self._lock:
-            self._applied[memo_key] = (digest, after)
+        self._remember(memo_key, digest, after)
         (result.unchanged if live is not None and before == after else result.applied).append(label)
+
+    def _remember(
+        self, key: tuple[str, str, str, str], digest: str, rv: str, *, bounded: bool = False
+    ) -> None:
+        with self._lock:
+            self._applied[key] = (digest, rv, time.monotonic())
+            self._applied.move_to_end(key)
+            while bounded and len(self._applied) > _ADMISSION_MEMO:
+                self._applied.popitem(last=False)
+
+    # -- admission mode ---------------------------------------------------------------------------
+    def ensure(self, objects: Sequence[Mapping[str, Any]], *, deadline: float | None = None) -> WriteResult:
+        """Admission mode (module docstring): make sure ``objects`` exist, without force, the
+        record's ``create_only`` kinds only when missing; stop at the first failure, or when
+        ``deadline`` (``time.monotonic()``) has passed (``out_of_time``)."""
+        result = WriteResult()
+        for obj in objects:
+            if deadline is not None and time.monotonic() > deadline:
+                result.out_of_time = True
+                return result
+            meta = obj.get("metadata") or {}
+            namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+            label = f"{obj.get('kind')}/{name}"
+            try:
+                self._ensure_one(obj, namespace, name, label, result)
+            except (ApiError, ClusterError) as exc:
+                result.failed.append(f"{label}: {exc}")
+                return result
+        return result
+
+    def _ensure_one(
+        self, obj: Mapping[str, Any], namespace: str, name: str, label: str, result: WriteResult
+    ) -> None:
+        api_version, kind = str(obj.get("apiVersion")), str(obj.get("kind"))
+        key = (api_version, kind, namespace, name)
+        digest = fingerprint(obj)
+        with self._lock:
+            last = self._applied.get(key)
+        if last is not None and last[0] == digest and time.monotonic() - last[2] < APPLIED_TTL_S:
+            result.kept.append(label)
+            return
+        rtype = self.client.discovery.for_api_version(api_version, kind)
+        backend = _backend(_group_kind(obj)[0])
+        if backend is not None and kind in backend.create_only and self._exists(rtype, name, namespace):
+            self._remember(key, digest, "", bounded=True)
+            result.kept.append(label)
+            return
+        try:
+            self.client.apply(obj, field_manager=self.field_manager)
+        except ApiError as exc:
+            if exc.status not in (409, 422) or not self._exists(rtype, name, namespace):
+                raise
+            # Held with other values (another manager, or an immutable field): used as it is.
+            _LOG.info("group object kept as it is", extra={"object": label, "error": str(exc)})
+            result.unchanged.append(label)
+        else:
+            result.applied.append(label)
+        self._remember(key, digest, "", bounded=True)
+
+    def _exists(self, rtype: ResourceType, name: str, namespace: str) -> bool:
+        try:
+            return self._live(rtype, name, namespace) is not None
+        except ClusterError:
+            return False

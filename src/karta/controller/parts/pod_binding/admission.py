@@ -6,20 +6,24 @@ for) :class:`PodBinder` resolves the top owner (:class:`~karta.controller.runtim
 the definition for the top owner's GVK (:class:`~karta.definitions.DefinitionStore`), and renders the
 backend's objects and this pod's binding with the library (:func:`karta.render.render` with the pod,
 so alpha gangs, discoverable only from pods, are rendered too). :class:`PodAdmission` is the webhook
-handler: it server-side applies the rendered group objects (field manager ``karta``; an object the
-API server already holds with other values is accepted as it is, since immutable fields are never
-forced; a Workload API Workload is only created when missing, see :func:`_create_only`) so that the
+handler: it writes the rendered group objects with the gang reconciler's writer in admission mode
+(:meth:`~karta.controller.runtime.group_writer.GroupWriter.ensure`: server-side apply as ``karta``
+without force, an object the API server already holds with other values accepted as it is, the
+record's ``create_only`` kinds, a Workload API Workload, only created when missing) so that the
 pod never points at a group that does not exist, then answers with a JSON patch:
 
 - Workload API: ``spec.schedulingGroup.podGroupName`` (immutable after creation, the reason this
   webhook exists);
 - Volcano: annotations ``scheduling.k8s.io/group-name`` and ``volcano.sh/task-spec``;
 - coscheduling: label ``scheduling.x-k8s.io/pod-group``;
-- KAI (mode B): annotation ``pod-group-name``, label ``kai.scheduler/subgroup-name`` and
-  ``kai.scheduler/skip-podgrouper: "true"`` on the pod (KAI's pod-grouper reads it on the pod or
-  any owner; on the pod we need not patch the workload);
+- KAI (mode B): annotation ``pod-group-name``, label ``kai.scheduler/subgroup-name`` and the
+  record's admission annotation ``kai.scheduler/skip-podgrouper: "true"`` on the pod (KAI's
+  pod-grouper reads it on the pod or any owner; on the pod we need not patch the workload);
 
-plus ``spec.schedulerName`` (the backend's, or ``--scheduler-name``). A pod that belongs to no covered
+plus ``spec.schedulerName`` (the backend's, or ``--scheduler-name``). The options are the gang
+reconciler's (:func:`karta.render.backends.controller_options`), from the resources the API server
+serves (:class:`~karta.controller.runtime.served.ServedOptions`: the Workload API version), so
+that both render the same objects and bindings. A pod that belongs to no covered
 workload is allowed unchanged. Every failure (an owner that cannot be read, an ambiguous
 definition, an extraction or jq budget error, an API error, more than :data:`HANDLING_TIMEOUT_S`
 seconds) allows the pod unchanged, counts ``karta_unbound_pods{reason}`` and writes a Warning event
@@ -30,10 +34,7 @@ Dry-run requests get the patch without any object being written.
 from __future__ import annotations
 
 import contextlib
-import json
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -41,15 +42,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from karta.controller.runtime.events import EventRecorder
-from karta.controller.runtime.group_writer import FIELD_MANAGER, fingerprint
+from karta.controller.runtime.group_writer import GroupWriter, WriteResult
 from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import OwnerCache, OwnerWalk
 from karta.controller.runtime.webhook.review import Answer, allow, json_pointer
 from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
 from karta.errors import (
-    ApiError,
-    ClusterError,
     ExtractionError,
     GangError,
     JqBudgetError,
@@ -63,7 +62,8 @@ from karta.extract import ComponentFactory
 from karta.gang import gang_format
 from karta.kube.client import KubeClient
 from karta.model import GVK
-from karta.render import BackendOptions, options_for, render
+from karta.render import BackendOptions, render
+from karta.render.backends import controller_options, gang_backend
 
 __all__ = [
     "EVENT_REASON",
@@ -78,15 +78,12 @@ __all__ = [
     "conflicting_group",
     "missing_binding",
     "pod_webhook",
-    "render_options",
 ]
 
 PATH: Final = "/mutate--v1-pod"
 WEBHOOK_NAME: Final = "pods.karta.run.ai"
 HANDLING_TIMEOUT_S: Final = 4.0  # the API server gives the webhook 5 s
 EVENT_REASON: Final = "PodNotBound"
-KAI_SKIP_PODGROUPER: Final = "kai.scheduler/skip-podgrouper"
-APPLIED_TTL_S: Final = 30.0
 _LOG = logger("pods")
 
 
@@ -116,15 +113,8 @@ class Binding:
         return self.patches.get(pod_name)
 
 
-def render_options(backend: str, *, scheduler_name: str | None = None) -> BackendOptions:
-    """The options the controller renders ``backend`` with: KAI in mode B (we create its PodGroups),
-    the scheduler name when one is configured."""
-    values: dict[str, Any] = {}
-    if scheduler_name and backend != "workload-api":
-        values["scheduler_name"] = scheduler_name
-    if backend == "kai":
-        values["kai_managed"] = True
-    return options_for(backend, values)
+def _fixed(options: BackendOptions) -> Callable[[], BackendOptions]:
+    return lambda: options
 
 
 def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -148,14 +138,16 @@ class PodBinder:
         owners: OwnerCache,
         backend: str,
         scheduler_name: str | None = None,
-        options: BackendOptions | None = None,
+        options: Callable[[], BackendOptions] | None = None,
     ) -> None:
         self.store = store
         self.owners = owners
         self.backend = backend
+        self.record = gang_backend(backend)
         self.scheduler_name = scheduler_name
-        self.options = (
-            options if options is not None else render_options(backend, scheduler_name=scheduler_name)
+        # The controller's options for the served resources; without a source, those for none.
+        self.options: Callable[[], BackendOptions] = options or _fixed(
+            controller_options(backend, scheduler_name=scheduler_name)
         )
 
     def covers_anything(self) -> bool:
@@ -201,7 +193,7 @@ class PodBinder:
         assert workload is not None
         try:
             factory = ComponentFactory(stored.karta, workload, evaluator=evaluator_for(stored))
-            rendering = render(self.backend, factory, pods=pods, options=self.options)
+            rendering = render(self.backend, factory, pods=pods, options=self.options())
         except JqBudgetError as exc:
             raise BindingFailure("budget", f"{stored.name}: {exc}", workload) from exc
         except (ExtractionError, JqError, PodQueryError) as exc:
@@ -215,14 +207,10 @@ class PodBinder:
             raise BindingFailure(
                 "extraction", f"{stored.name}: cannot evaluate the workload: {exc}", workload
             ) from exc
-        patches: dict[str, dict[str, Any]] = {}
-        for item in rendering.pod_patches:
-            patch = json.loads(json.dumps(item.patch))
-            if self.backend == "kai":
-                patch.setdefault("metadata", {}).setdefault("annotations", {})[KAI_SKIP_PODGROUPER] = "true"
-            if self.scheduler_name:
-                patch.setdefault("spec", {})["schedulerName"] = self.scheduler_name
-            patches[item.pod] = patch
+        patches = {
+            item.pod: self.record.admission_patch(item.patch, scheduler_name=self.scheduler_name)
+            for item in rendering.pod_patches
+        }
         return Binding(
             workload=workload,
             definition=stored,
@@ -272,12 +260,13 @@ def missing_binding(pod: Mapping[str, Any], merge: Mapping[str, Any]) -> list[st
     return out
 
 
-def conflicting_group(pod: Mapping[str, Any], merge: Mapping[str, Any]) -> bool:
-    """The pod already names a different group in an immutable field (set by its creator)."""
+def conflicting_group(pod: Mapping[str, Any], merge: Mapping[str, Any], fields: Sequence[str]) -> bool:
+    """The pod already names a different group in one of ``fields``, immutable spec fields (the
+    backend record's ``pod_group_fields``), set by its creator."""
     spec = pod.get("spec")
     if not isinstance(spec, Mapping):
         return False
-    for key in ("schedulingGroup", "workloadRef"):
+    for key in fields:
         wanted = (merge.get("spec") or {}).get(key)
         if wanted is not None and spec.get(key) not in (None, wanted):
             return True
@@ -306,8 +295,8 @@ class PodAdmission:
         self.namespaces = frozenset(namespaces)  # empty: every namespace
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pod-admission")
         self._event_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pod-admission-events")
-        self._applied_lock = threading.Lock()
-        self._applied: OrderedDict[tuple[str, ...], tuple[float, str]] = OrderedDict()
+        # The gang reconciler's writer, in admission mode (no stale objects: resources unused).
+        self.writer = GroupWriter(client, lambda: ())
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -368,7 +357,7 @@ class PodAdmission:
         merge = binding.patch_for(name)
         if merge is None:
             return allow()  # not in any gang of the workload (e.g. a component outside the gang)
-        if conflicting_group(pod, merge):
+        if conflicting_group(pod, merge, self.binder.record.pod_group_fields):
             return allow(
                 warnings=[f"karta: the pod already names a scheduling group; left as it is ({name})"]
             )
@@ -381,60 +370,22 @@ class PodAdmission:
     # --- group objects --------------------------------------------------------------------------
 
     def _ensure_objects(self, binding: Binding, deadline: float) -> None:
-        for obj in binding.objects:
-            if time.monotonic() > deadline:
-                raise BindingFailure("timeout", "out of time writing the group objects", binding.workload)
-            meta = _metadata(obj)
-            key = (
-                str(obj.get("apiVersion")),
-                str(obj.get("kind")),
-                str(meta.get("namespace")),
-                str(meta.get("name")),
-            )
-            digest = fingerprint(obj)
-            now = time.monotonic()
-            with self._applied_lock:
-                seen = self._applied.get(key)
-                if seen is not None and seen[1] == digest and now - seen[0] < APPLIED_TTL_S:
-                    continue
-            if _create_only(obj) and self._exists(obj):
-                with self._applied_lock:
-                    self._applied[key] = (time.monotonic(), digest)
-                continue
-            try:
-                self.client.apply(obj, field_manager=FIELD_MANAGER)
-                outcome = "applied"
-            except ApiError as exc:
-                if exc.status not in (409, 422) or not self._exists(obj):
-                    self.metrics.gang_objects.labels(backend=self.binder.backend, outcome="failed").inc()
-                    raise BindingFailure(
-                        "api", f"cannot write {key[1]} {key[3]}: {exc}", binding.workload
-                    ) from exc
-                # Held with other values (another manager, or an immutable field): used as it is.
-                _LOG.info(
-                    "group object kept as it is", extra={"object": f"{key[1]}/{key[3]}", "error": str(exc)}
-                )
-                outcome = "unchanged"
-            except ClusterError as exc:
-                self.metrics.gang_objects.labels(backend=self.binder.backend, outcome="failed").inc()
-                raise BindingFailure(
-                    "api", f"cannot write {key[1]} {key[3]}: {exc}", binding.workload
-                ) from exc
-            self.metrics.gang_objects.labels(backend=self.binder.backend, outcome=outcome).inc()
-            with self._applied_lock:
-                self._applied[key] = (time.monotonic(), digest)
-                self._applied.move_to_end(key)
-                while len(self._applied) > 4096:
-                    self._applied.popitem(last=False)
+        """The group objects exist (the writer's admission mode), or a BindingFailure."""
+        result = self.writer.ensure(binding.objects, deadline=deadline)
+        self._count(result)
+        if result.out_of_time:
+            raise BindingFailure("timeout", "out of time writing the group objects", binding.workload)
+        if result.failed:
+            raise BindingFailure("api", f"cannot write {result.failed[0]}", binding.workload)
 
-    def _exists(self, obj: Mapping[str, Any]) -> bool:
-        meta = _metadata(obj)
-        try:
-            rtype = self.client.discovery.for_api_version(str(obj.get("apiVersion")), str(obj.get("kind")))
-            self.client.get(rtype, str(meta.get("name")), namespace=str(meta.get("namespace") or "") or None)
-        except ClusterError:
-            return False
-        return True
+    def _count(self, result: WriteResult) -> None:
+        for outcome, items in (
+            ("applied", result.applied),
+            ("unchanged", result.unchanged),
+            ("failed", result.failed),
+        ):
+            if items:
+                self.metrics.gang_objects.labels(backend=self.binder.backend, outcome=outcome).inc(len(items))
 
     # --- failures -------------------------------------------------------------------------------
 
@@ -453,13 +404,6 @@ class PodAdmission:
             with contextlib.suppress(RuntimeError):  # shutting down
                 self._event_pool.submit(self.events.warning, failure.workload, EVENT_REASON, message)
         return Answer(True, warnings=(f"karta: {message}"[:512],), outcome="unbound")
-
-
-def _create_only(obj: Mapping[str, Any]) -> bool:
-    """A Workload is written only when missing: its templates are shared by every gang of the
-    workload (an alpha template carries the first gang's minimum, and this pod's gang may be another),
-    so rewriting it per pod would flip values the gang reconciler keeps."""
-    return str(obj.get("apiVersion") or "").startswith("scheduling.k8s.io/") and obj.get("kind") == "Workload"
 
 
 def _pod_of(request: Mapping[str, Any]) -> dict[str, Any] | None:

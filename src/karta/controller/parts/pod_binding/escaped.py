@@ -126,7 +126,7 @@ class EscapedPods:
             for pod in members:
                 meta = pod.get("metadata") or {}
                 merge = binding.patch_for(str(meta.get("name") or ""))
-                if merge is None or conflicting_group(pod, merge):
+                if merge is None or conflicting_group(pod, merge, self.binder.record.pod_group_fields):
                     continue  # in no gang, or bound to a group of its creator's choosing
                 missing = missing_binding(pod, merge)
                 if not missing:
