@@ -203,6 +203,7 @@ class GangReconciler:
             daemon=True,
         )
         workers.start()
+
         # The loop below sleeps on ``_refresh_now`` (up to ``types_interval``): stopping wakes it,
         # so that an idle controller stops at once instead of at the next types read.
         def wake_on_stop() -> None:
