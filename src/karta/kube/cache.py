@@ -230,6 +230,11 @@ class SharedCache:
         with self._lock:
             return {key: entry.refs for key, entry in self._entries.items()}
 
+    def informers(self) -> dict[WatchKey, Informer]:
+        """Every informer kept (a test feeds a cache built with ``start=False`` through them)."""
+        with self._lock:
+            return {key: entry.informer for key, entry in self._entries.items()}
+
     # -- running -----------------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
         """Start every informer (now and as they come) until ``stop``, then stop them all."""
