@@ -13,12 +13,13 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import generate_latest
-from tests.subgroup_gang import NOT_MET, definition, job, pods
+from tests.subgroup_gang import EXAMPLES, NOT_MET, definition, job, pods
 
 from karta import report
 from karta.cli.views.describe import render_table
 from karta.cli.views.get import Table
 from karta.controller.parts.platform import PlatformMetrics, _Type
+from karta.definitions import DefinitionStore
 from karta.kube import KubeClient
 from karta.kube.config import ClusterConfig
 from karta.kube.resources import ResourceType
@@ -131,7 +132,7 @@ def _evaluator() -> Any:
 
 class _Definitions:
     def __init__(self) -> None:
-        self.store = type("S", (), {"gvks": staticmethod(lambda: [definition().gvk])})()
+        self.store = DefinitionStore.offline(user_directory=EXAMPLES / "definitions")
         self.synced = threading.Event()
         self.synced.set()
 
@@ -147,6 +148,9 @@ def _part() -> PlatformMetrics:
     part._pods = {None: part._informer(pod_type, None)}
     part._types[GroupKind("kubeflow.org", "PyTorchJob")] = _Type(
         jobs, definition(), {None: part._informer(jobs, None)}
+    )
+    part._types[GroupKind("", "Pod")] = _Type(
+        pod_type, part.definitions.store.definition_for(pod_type.gvk), part._pods, shared=True
     )
     part._types[GroupKind("kubeflow.org", "PyTorchJob")].informers[None].replace([job()])
     part._pods[None].replace(pods())

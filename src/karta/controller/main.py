@@ -21,18 +21,20 @@ from karta.controller.options import Options, parse
 from karta.controller.parts.catalog_install import CatalogInstaller
 from karta.controller.parts.kartas.operator import KartaOperator
 from karta.controller.parts.kartas.webhooks import KartaWebhooks
+from karta.controller.runtime.crds import CRDIndex
 from karta.controller.runtime.definitions import LiveDefinitions
 from karta.controller.runtime.events import EventRecorder
-from karta.controller.runtime.informer import Informer
 from karta.controller.runtime.logs import configure, logger
 from karta.controller.runtime.manager import Elector, Manager, parse_address
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.webhook.server import CertFiles, WebhookServer
 from karta.errors import ApiError, KartaError
+from karta.kube.cache import SharedCache
 from karta.kube.client import KubeClient
 from karta.kube.config import load_config
 from karta.kube.kartas import KARTA_RESOURCE
 from karta.kube.sources import ConfigOverrides
+from karta.kube.tracker import CoveredTypes
 
 __all__ = ["Controller", "build", "main"]
 
@@ -59,6 +61,9 @@ class Controller:
     manager: Manager
     events: EventRecorder
     definitions: LiveDefinitions
+    cache: SharedCache
+    crds: CRDIndex
+    types: CoveredTypes
     webhooks: WebhookServer | None = None
     parts: dict[str, object] = field(default_factory=dict)
 
@@ -72,13 +77,22 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
         metrics_address=parse_address(options.metrics_bind_address),
         shutdown_timeout=options.shutdown_timeout,
     )
+    # One cache, one watch of CRDs, one tracker of the covered types for every part: on the leader
+    # each resource is listed and watched once, whichever parts read it.
+    cache = SharedCache(client, log=logger("cache"))
+    manager.add(cache)
     definitions = LiveDefinitions(
         client,
         user_directory=options.definitions_dir,
         include_catalog=options.catalog,
         cluster=options.cluster_definitions,
+        cache=cache,
     )
     manager.add(definitions)
+    crds = CRDIndex(client)
+    types = CoveredTypes(client, lambda: definitions.store, after=definitions.synced, log=logger("types"))
+    definitions.subscribe(types.poke)
+    crds.listen(types.crds_changed)
     manager.add_ready_check("definitions", definitions.synced.is_set)
     controller = Controller(
         options=options,
@@ -87,9 +101,15 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
         manager=manager,
         events=EventRecorder(client, instance=identity()),
         definitions=definitions,
+        cache=cache,
+        crds=crds,
+        types=types,
     )
     # The Karta operator (15.1), leader-only; --install-catalog applies the catalog once.
-    operator = KartaOperator(client, events=controller.events, metrics=metrics, workers=options.workers)
+    operator = KartaOperator(
+        client, events=controller.events, metrics=metrics, workers=options.workers, cache=cache, crds=crds
+    )
+    manager.add(crds, leader_only=True)
     manager.add(operator, leader_only=True)
     manager.add_ready_check("karta-operator", lambda: not manager.leading or operator.synced())
     controller.parts["karta-operator"] = operator
@@ -118,8 +138,7 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
                 if isinstance(exc, ApiError) and exc.status in (403, 404):
                     absent.set()
 
-            karta_cache = Informer(client, KARTA_RESOURCE, name="informer/kartas-webhook", on_error=on_error)
-            manager.add(karta_cache)
+            karta_cache = cache.watch(KARTA_RESOURCE, on_error=on_error).informer
             manager.add_ready_check(
                 "karta-webhook-cache", lambda: karta_cache.synced.is_set() or absent.is_set()
             )
@@ -259,6 +278,7 @@ def _add_gang_reconciler(controller: Controller) -> None:
     from karta.controller.parts.gangs import GangReconciler
 
     options, manager = controller.options, controller.manager
+    manager.add(controller.types, leader_only=True)  # the types gangs and platform metrics follow
     gangs = GangReconciler(
         controller.client,
         definitions=controller.definitions,
@@ -269,6 +289,8 @@ def _add_gang_reconciler(controller: Controller) -> None:
         scheduler_name=options.scheduler_name,
         workers=options.workers,
         resync_period=options.resync_period,
+        cache=controller.cache,
+        tracker=controller.types,
     )
     controller.parts["gangs"] = gangs
     manager.add(gangs, leader_only=True)
@@ -288,6 +310,8 @@ def _add_platform_metrics(controller: Controller) -> None:
         definitions=controller.definitions,
         backend=options.backend,
         namespaces=options.namespaces,
+        cache=controller.cache,
+        tracker=controller.types,
     )
     controller.metrics.registry.register(platform)
     controller.parts[PART] = platform

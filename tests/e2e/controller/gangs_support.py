@@ -82,6 +82,26 @@ def wait_served(client: KubeClient, gvks: list[tuple[str, str, str]]) -> None:
     eventually(served, what=f"{gvks} discovered")
 
 
+# What the gang tests' CRDs serve, once installed (:func:`served_kube` waits for all of it).
+SERVED = [
+    ("kubeflow.org", "v1", "PyTorchJob"),
+    ("jobset.x-k8s.io", "v1alpha2", "JobSet"),
+    ("scheduling.run.ai", "v2alpha2", "PodGroup"),
+    ("scheduling.volcano.sh", "v1beta1", "PodGroup"),
+    ("scheduling.x-k8s.io", "v1alpha1", "PodGroup"),
+    ("scheduling.k8s.io", "v1beta1", "Workload"),
+]
+
+
+def served_kube(cluster: KubeHTTP, corpus: Path) -> Iterator[KubeClient]:
+    """A client once the CRDs are installed and served (a module fixture's body)."""
+    install_crds(cluster, corpus)
+    client = client_for(cluster)
+    wait_served(client, SERVED)
+    yield client
+    client.close()
+
+
 def new_namespace(cluster: KubeHTTP) -> str:
     name = f"karta-gangs-{uuid.uuid4().hex[:8]}"
     created = cluster.post(

@@ -15,6 +15,7 @@ from karta.kube import KubeClient
 
 from ..kubehttp import KubeHTTP
 from .gangs_support import (
+    SERVED,
     alpha_jobset_definitions,
     client_for,
     events_for,
@@ -31,29 +32,18 @@ from .gangs_support import (
     new_namespace,
     pytorchjob,
     running_controller,
+    served_kube,
     wait_served,
 )
 
 PYTORCHJOBS = "pytorchjobs.kubeflow.org"
 JOBSET_LABELS = {"group": "jobset.x-k8s.io", "kind": "JobSet"}
 BACKENDS = ("kai", "volcano", "coscheduling", "workload-api")
-SERVED = [
-    ("kubeflow.org", "v1", "PyTorchJob"),
-    ("jobset.x-k8s.io", "v1alpha2", "JobSet"),
-    ("scheduling.run.ai", "v2alpha2", "PodGroup"),
-    ("scheduling.volcano.sh", "v1beta1", "PodGroup"),
-    ("scheduling.x-k8s.io", "v1alpha1", "PodGroup"),
-    ("scheduling.k8s.io", "v1beta1", "Workload"),
-]
 
 
 @pytest.fixture(scope="module")
 def kube(cluster: KubeHTTP, corpus: Path) -> Iterator[KubeClient]:
-    install_crds(cluster, corpus)
-    client = client_for(cluster)
-    wait_served(client, SERVED)
-    yield client
-    client.close()
+    yield from served_kube(cluster, corpus)
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from karta.controller.main import build
-from karta.controller.runtime.informer import Informer, object_key
 from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.kube import KubeClient
+from karta.kube.informer import Informer, object_key
 
 from .certs_support import base_options, kube_client, lease_holder, unique, wait_for
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from karta.controller.runtime.informer import Informer, owner_uids
+from karta.kube.informer import Informer, owner_uids
 from karta.kube.resources import ResourceType
 
 PODGROUPS = ResourceType(

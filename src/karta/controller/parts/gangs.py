@@ -1,15 +1,14 @@
 """The gang reconciler (mode B, gang-backends.md 1.1): the backend's group objects for every
 top-level workload of every type a usable definition describes.
 
-**Types.** Every ``types_interval`` seconds, at once when the definitions change
-(:meth:`LiveDefinitions.subscribe`) and when a CRD is created, changed or deleted (a
-metadata-only watch of CRDs), API discovery is read again and the covered types
-(:func:`karta.kube.workloads.covered_types`) whose definition validates and has gang instructions
-get one :class:`~karta.controller.runtime.informer.Informer` each (one per ``--namespace`` when given);
-types no longer served or covered lose theirs. Alpha-format definitions (gangs found from pods)
-add an informer on pods; every backend adds informers on its own group resources (label
-``app.kubernetes.io/managed-by=karta``), so that an edit or deletion of one of our objects brings
-its workload back to the queue.
+**Types.** The covered-types tracker (:class:`karta.kube.tracker.CoveredTypes`, shared with the
+other parts: it reads discovery every ``types_interval`` seconds, when the definitions change and
+when a CRD does) gives the covered types; those whose definition validates and has gang
+instructions get a reference on the shared cache's informer (:class:`karta.kube.cache.SharedCache`,
+one per ``--namespace`` when given); types no longer served or covered release theirs.
+Alpha-format definitions (gangs found from pods) add a reference on pods; every backend adds ones
+on its own group resources (label ``app.kubernetes.io/managed-by=karta``, indexed by owner UID), so
+that an edit or deletion of one of our objects brings its workload back to the queue.
 
 **Queue.** Keys are :class:`Key` (GVK, namespace, name): deduplicated, never two workers on one key,
 rate-limited retries on API errors, every key again each ``--resync-period``.
@@ -27,7 +26,7 @@ updated like any other (our rule: a group without running pods asks nothing of t
 nothing is deleted and re-created across suspend and resume). For alpha-format plans a young
 stale group (:data:`ALPHA_STALE_GRACE_S`) is kept until it is older: the pod webhook may create it
 before its pod is listed. Types are dropped only when missing from two discovery reads in a row
-(after an API-server restart CRDs are served a moment later than built-in types).
+(the tracker's rule: after an API-server restart CRDs are served a moment later than built-in types).
 
 **Definitions going away.** When a Karta is deleted, the type resolves again through the store: the
 next definition (the directory's, else the catalog's) takes over, and the reconcile replaces what the
@@ -46,22 +45,23 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from karta import extract, model, render
-from karta.controller.runtime.crds import CRD_RESOURCE
 from karta.controller.runtime.definitions import LiveDefinitions
 from karta.controller.runtime.events import EventRecorder
+from karta.controller.runtime.follow import FollowsTypes
 from karta.controller.runtime.group_writer import MANAGED_SELECTOR, GroupWriter, WriteResult
-from karta.controller.runtime.informer import Handler, Informer, owner_uids
 from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import readable_owner_kinds
-from karta.controller.runtime.tracker import watchable_types
 from karta.controller.runtime.workqueue import WorkQueue, run_workers
-from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
+from karta.definitions import StoredDefinition, evaluator_for
 from karta.errors import ClusterError, KartaError
 from karta.gang import compute_gang_plan, gang_format
+from karta.kube.cache import OWNER_INDEX, SharedCache, Watch
 from karta.kube.client import KubeClient
+from karta.kube.informer import Handler, Informer
 from karta.kube.owners import OwnerChains, controller_ref
 from karta.kube.resources import ResourceType
+from karta.kube.tracker import Coverage, CoveredTypes, same_definition
 from karta.kube.workloads import TopLevel, workload_pods
 from karta.model.gvk import GVK, GroupKind
 from karta.render.backends import BackendOptions, controller_options, gang_backend
@@ -76,9 +76,6 @@ __all__ = [
 CONTROLLER: Final = "gangs"
 _LOG = logger(CONTROLLER)
 _POD = GVK("", "v1", "Pod")
-_MISSES_TO_DROP = 2
-_MIN_REFRESH_S = 1.0
-_OWNER_INDEX: Final = "owner"
 ALPHA_STALE_GRACE_S: Final = 30.0
 
 
@@ -98,31 +95,38 @@ class Key:
 
 @dataclass
 class _Watched:
-    """One covered type: its served resource, its definition, its informers."""
+    """One covered type: its served resource, its definition, its references on the shared cache."""
 
     resource: ResourceType
     definition: StoredDefinition | None  # None: the backend's group objects, or pods
-    informers: dict[str | None, Informer]
-    stop: threading.Event = field(default_factory=threading.Event)
+    watches: dict[str | None, Watch] = field(default_factory=dict)
+
+    @property
+    def informers(self) -> dict[str | None, Informer]:
+        return {ns: w.informer for ns, w in self.watches.items()}
 
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
         key = f"{namespace}/{name}" if namespace else name
-        for ns, informer in self.informers.items():
+        for ns, watch in self.watches.items():
             if ns is None or ns == namespace:
-                found = informer.get(key)
+                found = watch.get(key)
                 if found is not None:
                     return found
         return None
 
     def objects(self) -> list[dict[str, Any]]:
-        return [obj for informer in self.informers.values() for obj in informer.objects()]
+        return [obj for watch in self.watches.values() for obj in watch.objects()]
 
     @property
     def synced(self) -> bool:
-        return all(informer.synced.is_set() for informer in self.informers.values())
+        return all(watch.synced.is_set() for watch in self.watches.values())
+
+    def release(self) -> None:
+        for watch in self.watches.values():
+            watch.release()
 
 
-class GangReconciler:
+class GangReconciler(FollowsTypes):
     """The gang reconciler as a leader-only manager part (``run`` blocks until ``stop``)."""
 
     name = CONTROLLER
@@ -141,8 +145,19 @@ class GangReconciler:
         resync_period: float = 600.0,
         types_interval: float = 30.0,
         informer_retry_s: float = 5.0,
+        cache: SharedCache | None = None,
+        tracker: CoveredTypes | None = None,
     ) -> None:
         self.client = client
+        self._init_following(
+            client,
+            definitions,
+            cache=cache,
+            tracker=tracker,
+            types_interval=types_interval,
+            retry_s=informer_retry_s,
+            log=_LOG,
+        )
         self.definitions = definitions
         self.backend = gang_backend(backend)
         self.metrics = metrics
@@ -151,8 +166,6 @@ class GangReconciler:
         self.scheduler_name = scheduler_name
         self.workers = workers
         self.resync_period = resync_period
-        self.types_interval = types_interval
-        self.informer_retry_s = informer_retry_s
         self.alpha_stale_grace_s = ALPHA_STALE_GRACE_S
         self.queue: WorkQueue[Key] = WorkQueue(CONTROLLER, metrics)
         self.writer = GroupWriter(client, self._group_resources, cache=self)
@@ -163,13 +176,10 @@ class GangReconciler:
         self._top_level = TopLevel(client, (), readable=frozenset())
         self._chains = OwnerChains(client, readable=frozenset())
         self._options: BackendOptions = controller_options(self.backend.name, scheduler_name=scheduler_name)
-        self._refresh_now = threading.Event()
         self._refreshed = threading.Event()
         self._stop = threading.Event()
         self._invalid_reported: set[tuple[str, int]] = set()
-        self._missing: dict[GroupKind, int] = {}
         self._deleted_pods: dict[Key, dict[str, Any]] = {}
-        definitions.subscribe(self._definitions_changed)
 
     # -- readiness and introspection ------------------------------------------------------------
     def ready(self) -> bool:
@@ -204,68 +214,23 @@ class GangReconciler:
         )
         workers.start()
 
-        # The loop below sleeps on ``_refresh_now`` (up to ``types_interval``): stopping wakes it,
-        # so that an idle controller stops at once instead of at the next types read.
-        def wake_on_stop() -> None:
-            stop.wait()
-            self._refresh_now.set()
-
-        threading.Thread(target=wake_on_stop, name=f"{CONTROLLER}-stop", daemon=True).start()
-        self._watch_crds(stop)
-        while not stop.is_set() and not self.definitions.synced.wait(0.2):
-            pass
-        next_resync = time.monotonic() + self.resync_period
-        next_types = last_types = 0.0
-        try:
-            while not stop.is_set():
-                now = time.monotonic()
-                # A definition change reads the types at once, but at most once a second (the
-                # store is rebuilt on every Karta update, status updates included).
-                early = self._refresh_now.is_set() and now >= last_types + _MIN_REFRESH_S
-                if now >= next_types or early:
-                    self._refresh_now.clear()
-                    try:
-                        self.refresh_types()
-                    except Exception:  # a bug must not stop the reconciler: logged, retried
-                        _LOG.exception("cannot refresh the watched types")
-                    last_types = time.monotonic()
-                    next_types = last_types + self.types_interval
-                if now >= next_resync:
+        def resyncing() -> None:
+            next_resync = time.monotonic() + self.resync_period
+            while not stop.wait(min(0.5, max(0.05, next_resync - time.monotonic()))):
+                if time.monotonic() >= next_resync:
                     self.resync()
-                    next_resync = now + self.resync_period
-                wait = max(0.05, min(next_types, next_resync) - time.monotonic())
-                if self._refresh_now.is_set():
-                    stop.wait(max(0.05, last_types + _MIN_REFRESH_S - time.monotonic()))
-                else:
-                    self._refresh_now.wait(wait)
+                    next_resync = time.monotonic() + self.resync_period
+
+        try:
+            self._follow(stop, resyncing)
         finally:
             stop.set()
             with self._lock:
                 watched = self._all_watched()
                 self._types, self._groups, self._pods = {}, {}, None
             for w in watched:
-                self._stop_watched(w)
+                w.release()
             workers.join(timeout=30)
-
-    def _definitions_changed(self, _store: DefinitionStore) -> None:
-        self._refresh_now.set()
-
-    def _watch_crds(self, stop: threading.Event) -> None:
-        """Read the types again when a CRD is created, changed or deleted (metadata only), not
-        only every ``types_interval``: a workload of a CRD installed after start-up is handled at
-        once. Discovery serves a new CRD a moment after it is established, so the types are read
-        again two seconds later as well."""
-        crds = Informer(self.client, CRD_RESOURCE, metadata_only=True, name="informer/crds-gangs")
-
-        def changed(_kind: str, _obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
-            if crds.synced.is_set():
-                self._refresh_now.set()
-                timer = threading.Timer(_DISCOVERY_LAG_S, self._refresh_now.set)
-                timer.daemon = True
-                timer.start()
-
-        crds.add_handler(changed)
-        threading.Thread(target=crds.run, args=(stop,), name="gangs-crds", daemon=True).start()
 
     def resync(self) -> None:
         """Every workload of every watched type back into the queue."""
@@ -300,45 +265,33 @@ class GangReconciler:
             return False
         return True
 
-    def refresh_types(self) -> None:
-        """Start and stop informers so that they match the served, covered types."""
-        store = self.definitions.store
-        try:
-            wanted = watchable_types(self.client, store, self._usable, log=_LOG.warning)
-            resources = self.client.discovery.resources()
-        except ClusterError as exc:
-            _LOG.warning("cannot read the served types; keeping the informers", extra={"error": str(exc)})
-            return
+    def _coverage(self, coverage: Coverage) -> None:
+        """Take and release references so that they match the served, covered, usable types."""
+        store = coverage.store
+        wanted = {gk: c for gk, c in coverage.types.items() if self._usable(c.definition)}
+        resources = list(coverage.resources)
         self._options = self._backend_options(resources)
         readable = readable_owner_kinds(d.karta for d in store.definitions)
         top_level = TopLevel.of(self.client, store, readable=readable)
         requeue: list[_Watched] = []
         stopped: list[_Watched] = []
-        started: list[_Watched] = []
+        started: list[tuple[_Watched, _TypedHandler, dict[str, Any]]] = []
         with self._lock:
             self._top_level = top_level
             self._chains = OwnerChains(self.client, readable=readable)
             for gk in list(self._types):
                 current = self._types[gk]
                 target = wanted.get(gk)
-                if target is None:
-                    # Dropped only when missing from two reads in a row: right after an API-server
-                    # restart discovery serves the CRDs a moment later than the built-in types.
-                    self._missing[gk] = self._missing.get(gk, 0) + 1
-                    if self._missing[gk] < _MISSES_TO_DROP:
-                        continue
-                self._missing.pop(gk, None)
                 if target is None or target.resource.gvk != current.resource.gvk:
                     stopped.append(self._types.pop(gk))
                     _LOG.info("type no longer reconciled", extra={"type": current.resource.token})
-                elif current.definition is None or _changed(current.definition, target.definition):
+                elif current.definition is None or not same_definition(current.definition, target.definition):
                     current.definition = target.definition
                     requeue.append(current)
             for gk, target in wanted.items():
                 if gk not in self._types:
-                    w = self._watch(target.resource, target.definition, self._workload_handler)
-                    self._types[gk] = w
-                    started.append(w)
+                    w = self._types[gk] = _Watched(target.resource, target.definition)
+                    started.append((w, self._workload_handler, {}))
                     _LOG.info(
                         "reconciling type",
                         extra={"type": target.resource.token, "definition": target.definition.name},
@@ -357,11 +310,14 @@ class GangReconciler:
                     stopped.append(self._groups.pop(gvk))
             for gvk, rtype in group_gvks.items():
                 if gvk not in self._groups:
-                    w = self._watch(rtype, None, self._group_handler, label_selector=MANAGED_SELECTOR)
-                    for informer in w.informers.values():
-                        informer.add_index(_OWNER_INDEX, owner_uids)
-                    self._groups[gvk] = w
-                    started.append(w)
+                    w = self._groups[gvk] = _Watched(rtype, None)
+                    started.append(
+                        (
+                            w,
+                            self._group_handler,
+                            {"label_selector": MANAGED_SELECTOR, "indexes": (OWNER_INDEX,)},
+                        )
+                    )
             # Pods, when a definition finds its gangs from them.
             alpha = any(
                 w.definition is not None and gang_format(w.definition.karta) == "podGroups"
@@ -370,15 +326,16 @@ class GangReconciler:
             if alpha and self._pods is None:
                 pod_type = next((r for r in resources if r.gvk == _POD), None)
                 if pod_type is not None:
-                    self._pods = self._watch(pod_type, None, self._pod_handler, metadata_only=True)
-                    started.append(self._pods)
+                    # Full pods, not metadata: the platform metrics read the same cache.
+                    self._pods = _Watched(pod_type, None)
+                    started.append((self._pods, self._pod_handler, {}))
             elif not alpha and self._pods is not None:
                 stopped.append(self._pods)
                 self._pods = None
         for w in stopped:
-            self._stop_watched(w)
-        for w in started:
-            self._start_watched(w)
+            w.release()
+        for w, handler, how in started:
+            self._watch(w, handler, **how)
         for w in requeue:
             self._enqueue_all(w)
         self._refreshed.set()
@@ -417,58 +374,29 @@ class GangReconciler:
         return [
             obj
             for informer in w.informers.values()
-            for obj in informer.by_index(_OWNER_INDEX, uid)
+            for obj in informer.by_index(OWNER_INDEX, uid)
             if (obj.get("metadata") or {}).get("namespace") == namespace
         ]
 
     def _watch(
         self,
-        rtype: ResourceType,
-        definition: StoredDefinition | None,
+        w: _Watched,
         handler: _TypedHandler,
         *,
         label_selector: str | None = None,
-        metadata_only: bool = False,
-    ) -> _Watched:
-        namespaces = self.namespaces if rtype.namespaced else (None,)
-        informers: dict[str | None, Informer] = {}
-        for ns in namespaces:
-            informer = Informer(
-                self.client,
+        indexes: tuple[str, ...] = (),
+    ) -> None:
+        """References on the shared cache for ``w``: one per watched namespace (the handler is
+        given the objects already cached first)."""
+        rtype = w.resource
+        for ns in self.namespaces if rtype.namespaced else (None,):
+            w.watches[ns] = self.cache.watch(
                 rtype,
                 namespace=ns,
                 label_selector=label_selector,
-                metadata_only=metadata_only,
-                retry_s=self.informer_retry_s,
-                name=f"gangs/{rtype.group_resource}" + (f"/{ns}" if ns else ""),
+                handler=_bound(handler, rtype),
+                indexes=indexes,
             )
-            informer.add_handler(_bound(handler, rtype))
-            informers[ns] = informer
-        return _Watched(resource=rtype, definition=definition, informers=informers)
-
-    def _start_watched(self, w: _Watched) -> None:
-        for informer in w.informers.values():
-            threading.Thread(
-                target=self._run_informer, args=(informer, w.stop), name=informer.name, daemon=True
-            ).start()
-
-    def _run_informer(self, informer: Informer, stop: threading.Event) -> None:
-        """``informer.run`` until ``stop``. Stopping closes the watch's socket under the reading
-        thread, which http.client may answer with any exception: expected then, retried before."""
-        while not stop.is_set():
-            try:
-                informer.run(stop)
-            except Exception:
-                if stop.is_set():
-                    return
-                _LOG.exception("informer failed; restarting", extra={"informer": informer.name})
-                stop.wait(self.informer_retry_s)
-
-    @staticmethod
-    def _stop_watched(w: _Watched) -> None:
-        w.stop.set()
-        for informer in w.informers.values():
-            informer.stop()
 
     # -- event handlers (informer threads: quick) ------------------------------------------------
     def _workload_handler(
@@ -650,8 +578,6 @@ class _WriteError(ClusterError):
     """Some group objects could not be written; the reconcile is retried."""
 
 
-_DISCOVERY_LAG_S: Final = 2.0
-
 _TypedHandler = Callable[[ResourceType, str, dict[str, Any], dict[str, Any] | None], None]
 
 
@@ -660,15 +586,6 @@ def _bound(handler: _TypedHandler, rtype: ResourceType) -> Handler:
         handler(rtype, kind, obj, old)
 
     return bound
-
-
-def _changed(old: StoredDefinition, new: StoredDefinition) -> bool:
-    """Whether the type's definition is another one (the store is rebuilt on every Karta change,
-    status updates included: equal definitions must not requeue every workload of the type)."""
-    if old.karta is new.karta:
-        return False
-    where = (old.origin, old.source, old.trusted) != (new.origin, new.source, new.trusted)
-    return where or old.karta != new.karta
 
 
 def _label(obj: Mapping[str, Any]) -> str:

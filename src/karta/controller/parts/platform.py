@@ -4,31 +4,33 @@ because their gang cannot fit, and the gang state of the workloads with gang ins
 pods against the gang minimum, sub-group minimums counted: :mod:`karta.report.gang_state`),
 computed at each scrape from this part's informer caches.
 
-**Caches.** Every ``types_interval`` seconds, and at once when the definitions change, API discovery
-is read (:func:`karta.kube.workloads.covered_types`) and every covered type whose definition
-validates gets one :class:`~karta.controller.runtime.informer.Informer` (one per ``--namespace`` when
-given); pods have one informer of their own (the ``Pod`` type, when a definition covers it, reads
-the same cache). A scrape makes no API call: it reads the caches, links objects to their
-controllers by UID, and counts each top-level workload once (:mod:`karta.report.platform`).
+**Caches.** The covered-types tracker (:class:`karta.kube.tracker.CoveredTypes`, shared with the
+gang reconciler) gives the covered types; every one whose definition validates gets a reference on
+the shared cache's informer (:class:`karta.kube.cache.SharedCache`: the gang reconciler's objects,
+one list and one watch for both; one per ``--namespace`` when given); pods have one reference of
+their own (the ``Pod`` type, when a definition covers it, reads the same cache). A scrape makes no
+API call: it reads the caches, links objects to their controllers by UID, and counts each
+top-level workload once (:mod:`karta.report.platform`).
 
-**Top-level, in the caches.** A workload is top-level when it has no controller, or its controller
-is of a kind no definition claims (the chain is not walked further for metrics: e.g. the
-Deployments Knative Revisions control count as Deployments). Its pods are the pods found below it
-through controller references among the cached objects (at most 6 deep).
+**Top-level.** The rule of every other view (:class:`karta.kube.workloads.TopLevel`): none of the
+controllers in the owner chain is of a covered kind. The nearest controller reference decides
+most objects at scrape time; an object whose controller is of a kind no definition claims has its
+chain walked (owners read once and cached) by the part's own thread, never by a scrape: until that
+walk is done, it counts as top-level. Its pods are the pods found below it through controller
+references among the cached objects (at most 6 deep).
 
 **Leader only.** The part runs on the leader (its caches are empty elsewhere), so that a sum over
 the replicas counts every workload once. The primary status of each workload is cached per
 resourceVersion, its gang state until it, its definition or one of its pods changes, and each
-pod's GPUs from one scrape to the next; nothing else is kept. The caches
-drop ``managedFields`` and kubectl's last-applied annotation.
+pod's GPUs from one scrape to the next; nothing else is kept. The caches drop ``managedFields`` and
+kubectl's last-applied annotation (the shared cache's transform).
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -36,15 +38,19 @@ from prometheus_client.registry import Collector
 
 from karta import model, report
 from karta.controller.runtime.definitions import LiveDefinitions
-from karta.controller.runtime.informer import Informer
+from karta.controller.runtime.follow import FollowsTypes
 from karta.controller.runtime.logs import logger
-from karta.controller.runtime.tracker import watchable_types
-from karta.definitions import StoredDefinition, evaluator_for
+from karta.controller.runtime.owners import readable_owner_kinds
+from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
 from karta.errors import ClusterError, KartaError
 from karta.extract.requests import DEFAULT_GPU_RESOURCES
 from karta.gang import gang_format
+from karta.kube.cache import SharedCache, Watch
 from karta.kube.client import KubeClient
+from karta.kube.informer import Informer
 from karta.kube.resources import ResourceType
+from karta.kube.tracker import Coverage, CoveredTypes
+from karta.kube.workloads import TopLevel
 from karta.model.gvk import GroupKind
 
 __all__ = ["PART", "PlatformMetrics"]
@@ -52,31 +58,6 @@ __all__ = ["PART", "PlatformMetrics"]
 PART: Final = "platform-metrics"
 _LOG = logger(PART)
 _POD = GroupKind("", "Pod")
-_CONTROLLER_INDEX: Final = "controller"
-
-
-def _trimmed(obj: dict[str, Any]) -> dict[str, Any]:
-    """What the caches keep: the object without ``managedFields`` and kubectl's last-applied
-    annotation (often half of a pod's size; no definition reads them)."""
-    meta = obj.get("metadata")
-    if not isinstance(meta, dict):
-        return obj
-    annotations = meta.get("annotations")
-    heavy = annotations if isinstance(annotations, dict) and _LAST_APPLIED in annotations else None
-    if "managedFields" not in meta and heavy is None:
-        return obj
-    meta = {k: v for k, v in meta.items() if k != "managedFields"}
-    if heavy is not None:
-        meta["annotations"] = {k: v for k, v in heavy.items() if k != _LAST_APPLIED}
-    return {**obj, "metadata": meta}
-
-
-_LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
-
-
-def _controller_index(obj: Mapping[str, Any]) -> list[str]:
-    uid = report.controller_uid(obj)
-    return [uid] if uid else []
 
 
 @dataclass
@@ -86,14 +67,13 @@ class _Type:
     resource: ResourceType
     definition: StoredDefinition
     informers: dict[str | None, Informer]
-    shared: bool = False  # the pod informers: not started or stopped with the type
-    stop: threading.Event = field(default_factory=threading.Event)
+    shared: bool = False  # the pod informers: not released with the type
 
     def objects(self) -> list[dict[str, Any]]:
         return [obj for informer in self.informers.values() for obj in informer.objects()]
 
 
-class PlatformMetrics(Collector):
+class PlatformMetrics(FollowsTypes, Collector):
     """The platform metrics as a leader-only manager part and a Prometheus collector."""
 
     name = PART
@@ -107,23 +87,34 @@ class PlatformMetrics(Collector):
         namespaces: tuple[str, ...] = (),
         types_interval: float = 30.0,
         informer_retry_s: float = 5.0,
+        cache: SharedCache | None = None,
+        tracker: CoveredTypes | None = None,
     ) -> None:
         self.client = client
         self.definitions = definitions
         self.backend = backend
         self.namespaces: tuple[str | None, ...] = tuple(namespaces) or (None,)
-        self.types_interval = types_interval
-        self.informer_retry_s = informer_retry_s
+        self._init_following(
+            client,
+            definitions,
+            cache=cache,
+            tracker=tracker,
+            types_interval=types_interval,
+            retry_s=informer_retry_s,
+            log=_LOG,
+        )
         self._lock = threading.Lock()
+        self._held: dict[tuple[GroupKind, str | None], Watch] = {}
+        self._top = self._top_level(definitions.store)
+        self._walked: dict[str, tuple[str, bool]] = {}  # uid → (controller uid, top-level)
+        self._to_walk: dict[str, dict[str, Any]] = {}  # uid → object whose chain is to be walked
         self._types: dict[GroupKind, _Type] = {}
         self._pods: dict[str | None, Informer] = {}
         self._statuses: dict[str, tuple[str, int, str]] = {}  # uid → (resourceVersion, id(karta), status)
         self._gpus: dict[str, tuple[str, int]] = {}  # pod uid → (resourceVersion, GPUs requested)
         # uid → ((resourceVersion, id(karta), its pods' uids and resourceVersions), gang state)
         self._gangs: dict[str, tuple[tuple[Any, ...], report.GangState | None]] = {}
-        self._refresh_now = threading.Event()
         self._refreshed = threading.Event()
-        definitions.subscribe(lambda _store: self._refresh_now.set())
 
     # -- running --------------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
@@ -139,37 +130,22 @@ class PlatformMetrics(Collector):
         pods = {ns: self._informer(pod_type, ns) for ns in self.namespaces}
         with self._lock:
             self._pods = pods
-        pods_stop = threading.Event()
-        for informer in pods.values():
-            self._start(informer, pods_stop)
+
+        def walking() -> None:
+            while not stop.wait(0.2):
+                self._walk_pending()
+
         try:
-            while not stop.is_set() and not self.definitions.synced.wait(0.2):
-                pass
-            next_read = last_read = 0.0
-            while not stop.is_set():
-                now = time.monotonic()
-                # A definition change reads the types at once, but at most once a second (the
-                # store is rebuilt on every Karta update, status updates included).
-                if now >= next_read or (self._refresh_now.is_set() and now >= last_read + 1.0):
-                    self._refresh_now.clear()
-                    try:
-                        self.refresh_types()
-                    except Exception:  # a bug must not stop the metrics: logged, retried
-                        _LOG.exception("cannot refresh the counted types")
-                    last_read = time.monotonic()
-                    next_read = last_read + self.types_interval
-                stop.wait(0.2)
+            self._follow(stop, walking)
         finally:
-            pods_stop.set()
             with self._lock:
-                types, self._types, self._pods = list(self._types.values()), {}, {}
+                held, self._held = list(self._held.values()), {}
+                self._types, self._pods = {}, {}
                 self._statuses.clear()
                 self._gangs.clear()
                 self._gpus = {}
-            for informer in pods.values():
-                informer.stop()
-            for t in types:
-                self._stop_type(t)
+            for watch in held:
+                watch.release()
 
     def synced(self) -> bool:
         """The types were read once and every cache holds its first list."""
@@ -182,73 +158,84 @@ class PlatformMetrics(Collector):
         with self._lock:
             return sorted(self._types)
 
-    def refresh_types(self) -> None:
-        """Start and stop informers so that they match the served, covered, valid types."""
-        try:
-            wanted = watchable_types(self.client, self.definitions.store, _valid, log=_LOG.debug)
-        except ClusterError as exc:
-            _LOG.warning("cannot read the served types; keeping the caches", extra={"error": str(exc)})
-            return
-        started: list[_Type] = []
+    def _coverage(self, coverage: Coverage) -> None:
+        """Take and release references so that they match the served, covered, valid types."""
+        wanted = {gk: c for gk, c in coverage.types.items() if _valid(c.definition)}
+        top = self._top_level(coverage.store)
         stopped: list[_Type] = []
         with self._lock:
+            if top.covered != self._top.covered:
+                self._top, self._walked, self._to_walk = top, {}, {}
             for gk in list(self._types):
                 target = wanted.get(gk)
                 if target is None or target.resource.gvk != self._types[gk].resource.gvk:
                     stopped.append(self._types.pop(gk))
                 else:
                     self._types[gk].definition = target.definition
-            for gk, target in wanted.items():
-                if gk in self._types:
-                    continue
-                if gk == _POD:
-                    self._types[gk] = _Type(target.resource, target.definition, self._pods, shared=True)
-                    continue
-                informers = {
-                    ns: self._informer(target.resource, ns)
-                    for ns in (self.namespaces if target.resource.namespaced else (None,))
-                }
-                self._types[gk] = t = _Type(target.resource, target.definition, informers)
-                started.append(t)
+            started = {gk: target for gk, target in wanted.items() if gk not in self._types}
         for t in stopped:
-            self._stop_type(t)
-        for t in started:
-            for informer in t.informers.values():
-                self._start(informer, t.stop)
+            self._release(t)
+        for gk, target in started.items():
+            if gk == _POD:
+                with self._lock:
+                    self._types[gk] = _Type(target.resource, target.definition, self._pods, shared=True)
+                continue
+            informers = {
+                ns: self._informer(target.resource, ns)
+                for ns in (self.namespaces if target.resource.namespaced else (None,))
+            }
+            with self._lock:
+                self._types[gk] = _Type(target.resource, target.definition, informers)
         self._refreshed.set()
 
+    def _top_level(self, store: DefinitionStore) -> TopLevel:
+        readable = readable_owner_kinds(d.karta for d in store.definitions)
+        return TopLevel.of(self.client, store, readable=readable)
+
     def _informer(self, rtype: ResourceType, namespace: str | None) -> Informer:
-        informer = Informer(
-            self.client,
-            rtype,
-            namespace=namespace,
-            retry_s=self.informer_retry_s,
-            name=f"{PART}/{rtype.group_resource}" + (f"/{namespace}" if namespace else ""),
-            transform=_trimmed,
-        )
-        informer.add_index(_CONTROLLER_INDEX, _controller_index)
-        return informer
+        """The shared cache's informer of ``rtype`` in ``namespace`` (a reference, held)."""
+        watch = self.cache.watch(rtype, namespace=namespace)
+        with self._lock:
+            self._held[(rtype.gvk.group_kind, namespace)] = watch
+        return watch.informer
 
-    def _start(self, informer: Informer, stop: threading.Event) -> None:
-        def body() -> None:
-            while not stop.is_set():
-                try:
-                    informer.run(stop)
-                except Exception:  # closing the watch under the reader may raise anything
-                    if stop.is_set():
-                        return
-                    _LOG.exception("informer failed; restarting", extra={"informer": informer.name})
-                    stop.wait(self.informer_retry_s)
-
-        threading.Thread(target=body, name=informer.name, daemon=True).start()
-
-    @staticmethod
-    def _stop_type(t: _Type) -> None:
+    def _release(self, t: _Type) -> None:
         if t.shared:
             return
-        t.stop.set()
-        for informer in t.informers.values():
-            informer.stop()
+        with self._lock:
+            held = [self._held.pop((t.resource.gvk.group_kind, ns), None) for ns in t.informers]
+        for watch in held:
+            if watch is not None:
+                watch.release()
+
+    # -- top-level ----------------------------------------------------------------------------------
+    def _is_top_level(self, obj: Mapping[str, Any], top: TopLevel) -> bool:
+        """:class:`TopLevel`'s answer without an API call: from the controller reference, else from
+        the walk this part's thread made (not made yet: top-level, and the walk is asked for)."""
+        decided = top.by_reference(obj)
+        if decided is not None:
+            return decided
+        uid = str((obj.get("metadata") or {}).get("uid") or "")
+        owner = report.controller_uid(obj) or ""
+        with self._lock:
+            walked = self._walked.get(uid)
+            if walked is not None and walked[0] == owner:
+                return walked[1]
+            self._to_walk[uid] = dict(obj)
+        return True
+
+    def _walk_pending(self) -> None:
+        with self._lock:
+            pending, self._to_walk = self._to_walk, {}
+            top = self._top
+        if not pending:
+            return
+        decided = top.walk(list(pending.values()))
+        with self._lock:
+            if top is not self._top:
+                return  # the types changed meanwhile: walked again when asked
+            for (uid, obj), (is_top, _error) in zip(pending.items(), decided, strict=True):
+                self._walked[uid] = (report.controller_uid(obj) or "", is_top)
 
     # -- counting (scrape threads) --------------------------------------------------------------
     def counts(self) -> list[report.WorkloadCounts]:
@@ -256,7 +243,7 @@ class PlatformMetrics(Collector):
         with self._lock:
             types = list(self._types.values())
             pods = [p for informer in self._pods.values() for p in informer.objects()]
-        covered = {gvk.group_kind for gvk in self.definitions.store.gvks()}
+            top = self._top
         children: dict[str, list[Mapping[str, Any]]] = {}
         listed: list[tuple[_Type, dict[str, Any]]] = []
         for t in types:
@@ -276,7 +263,7 @@ class PlatformMetrics(Collector):
         seen: set[str] = set()
         gpus = _PodGpus(self._gpus)
         for t, obj in listed:
-            if not _top_level(obj, covered):
+            if not self._is_top_level(obj, top):
                 continue
             uid = str((obj.get("metadata") or {}).get("uid") or "")
             seen.add(uid)
@@ -298,6 +285,8 @@ class PlatformMetrics(Collector):
                 del self._statuses[uid]
             for uid in [u for u in self._gangs if u not in seen]:
                 del self._gangs[uid]
+            for uid in [u for u in self._walked if u not in seen]:
+                del self._walked[uid]
             self._gpus = gpus.used
         return out
 
@@ -430,23 +419,6 @@ def _families() -> list[GaugeMetricFamily]:
             labels=_WHERE,
         ),
     ]
-
-
-def _uid(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("uid") or "")
-
-
-def _version(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-
-
-def _top_level(obj: Mapping[str, Any], covered: set[GroupKind]) -> bool:
-    """No controller, or a controller of a kind no definition covers (not walked further)."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
-        if isinstance(ref, Mapping) and ref.get("controller") is True:
-            group = str(ref.get("apiVersion") or "").rpartition("/")[0]
-            return GroupKind(group, str(ref.get("kind") or "")) not in covered
-    return True
 
 
 def _valid(definition: StoredDefinition) -> bool:

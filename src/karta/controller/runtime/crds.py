@@ -6,10 +6,12 @@ Listing every CRD can exhaust memory in clusters with large CRDs (their OpenAPI 
 megabytes), and ``PartialObjectMetadata`` lacks ``spec.group``/``names``/``versions``, so full
 objects are read but each one is trimmed on arrival: a page of the list at a time, a watch event at
 a time; nothing but the records is retained. The list-watch, re-list differences and retries are
-an :class:`~karta.controller.runtime.informer.Informer`'s.
+an :class:`~karta.kube.informer.Informer`'s.
 
-``on_change(group, kind)`` is called whenever a CRD appears, disappears or changes what it serves
-(the operator re-queues the Kartas of that group and kind). :meth:`CRDIndex.serves` answers the
+``on_change(group, kind)`` and every callback given to :meth:`CRDIndex.listen` are called whenever
+a CRD appears, disappears or changes what it serves (the operator re-queues the Kartas of that
+group and kind; the covered-types tracker reads discovery again). It is the process's one watch of
+CRDs: the controller runs one index for all its parts. :meth:`CRDIndex.serves` answers the
 ``CRDExists`` question for a root GVK: a CRD with that group and kind serves that version, or the
 kind is built in (served by discovery with list and watch, and never seen as a CRD's kind).
 """
@@ -22,10 +24,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from karta.controller.runtime.informer import Informer
 from karta.controller.runtime.logs import logger
 from karta.errors import ApiError, KartaError
 from karta.kube.client import KubeClient
+from karta.kube.informer import Informer
 from karta.kube.resources import ResourceType
 from karta.kube.watch import ListWatch, SyncEvent
 
@@ -124,7 +126,7 @@ class _TrimmingListWatch(ListWatch):
 
 @dataclass
 class CRDIndex:
-    """The cluster's CRDs as records (an :class:`~karta.controller.runtime.informer.Informer` keeping
+    """The cluster's CRDs as records (an :class:`~karta.kube.informer.Informer` keeping
     :func:`slim_crd` items); ``synced`` once the first list arrived, or once listing CRDs is
     refused (403, 404: nothing better will come, Kartas of CRD kinds read as not found)."""
 
@@ -137,6 +139,7 @@ class CRDIndex:
     _seen_group_kinds: set[tuple[str, str]] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _discovered_at: float = 0.0
+    _listeners: list[Callable[[str, str], None]] = field(default_factory=list)
     informer: Informer = field(init=False)
 
     def __post_init__(self) -> None:
@@ -149,8 +152,13 @@ class CRDIndex:
             on_error=self._refused,
             list_watch=lambda: _TrimmingListWatch(self.client, CRD_RESOURCE),
             transform=slim_crd,
+            log=_LOG,
         )
         self.informer.add_handler(self._handle)
+
+    def listen(self, callback: Callable[[str, str], None]) -> None:
+        """``callback(group, kind)`` on every change, besides ``on_change``."""
+        self._listeners.append(callback)
 
     # -- queries --------------------------------------------------------------------------------
     def records(self) -> list[CRDRecord]:
@@ -207,11 +215,13 @@ class CRDIndex:
         self._changed(before, after)
 
     def _changed(self, before: CRDRecord | None, after: CRDRecord | None) -> None:
-        if before == after or self.on_change is None:
+        callbacks = [c for c in (self.on_change, *self._listeners) if c is not None]
+        if before == after or not callbacks:
             return
         kinds = {(r.group, r.kind): r.name for r in (before, after) if r is not None}
         for (group, kind), name in kinds.items():  # once per group and kind
-            try:
-                self.on_change(group, kind)
-            except Exception:
-                _LOG.exception("CRD change handler failed", extra={"crd": name})
+            for callback in callbacks:
+                try:
+                    callback(group, kind)
+                except Exception:
+                    _LOG.exception("CRD change handler failed", extra={"crd": name})

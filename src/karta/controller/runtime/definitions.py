@@ -1,7 +1,8 @@
 """The definitions the controller uses, kept current: catalog < directory < cluster Kartas.
 
 The same precedence per root GVK as ``kli`` (karta-format.md 17.3, :class:`DefinitionStore`).
-Cluster Kartas come from an :class:`~karta.controller.runtime.informer.Informer` on ``kartas.run.ai``;
+Cluster Kartas come from the shared cache's informer on ``kartas.run.ai``
+(:class:`karta.kube.cache.SharedCache`: the Karta operator and the Karta webhooks read the same one);
 every change rebuilds the store (a new immutable snapshot, swapped atomically) and calls the
 subscribers with it. A Karta that does not decode is left out, with a warning in the log (the
 operator reports it on the object). Without the Kartas CRD (404) or the right to list them,
@@ -15,11 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from karta.controller.runtime.informer import Informer
 from karta.controller.runtime.logs import logger
 from karta.definitions import DefinitionStore
 from karta.errors import ApiError, KartaError
+from karta.kube.cache import SharedCache
 from karta.kube.client import KubeClient
+from karta.kube.informer import Informer
 from karta.kube.kartas import KARTA_RESOURCE, decode_cluster_karta
 from karta.model import Karta
 
@@ -40,12 +42,19 @@ class LiveDefinitions:
         user_directory: Path | None = None,
         include_catalog: bool = True,
         cluster: bool = True,
+        cache: SharedCache | None = None,
     ) -> None:
         self.user_directory = user_directory
         self.include_catalog = include_catalog
         self.cluster = cluster
-        self.informer = Informer(client, KARTA_RESOURCE, on_error=self._on_error, name="informer/kartas")
-        self.informer.add_handler(self._changed)
+        self._own_cache = cache is None
+        self.cache = cache or SharedCache(client, log=_LOG)
+        self.informer: Informer
+        if cluster:
+            watch = self.cache.watch(KARTA_RESOURCE, handler=self._changed, on_error=self._on_error)
+            self.informer = watch.informer
+        else:  # never run: the cluster's Kartas are not read
+            self.informer = Informer(client, KARTA_RESOURCE, name="informer/kartas")
         self._lock = threading.Lock()
         self._subscribers: list[Callable[[DefinitionStore], None]] = []
         self._base = DefinitionStore.load(
@@ -110,4 +119,7 @@ class LiveDefinitions:
                 self.synced.set()
 
         threading.Thread(target=first_sync, name="definitions-sync", daemon=True).start()
-        self.informer.run(stop)
+        if self._own_cache:
+            self.cache.run(stop)
+        else:
+            stop.wait()

@@ -9,8 +9,9 @@ a definition the library cannot even read is reported as not validated, never re
 
 The decisions are pure functions (:func:`validation_text`, :func:`desired_conditions`,
 :func:`merge_conditions`; the root GVK and its index labels come from ``karta.definitions``); the
-class only watches (Kartas through an :class:`~karta.controller.runtime.informer.Informer`, CRDs through
-:class:`~karta.controller.runtime.crds.CRDIndex`) and writes. Definitions come from the cluster and are
+class only watches (Kartas through the shared cache, :class:`karta.kube.cache.SharedCache`, the
+same informer as the live definitions'; CRDs through :class:`~karta.controller.runtime.crds.CRDIndex`,
+the process's one) and writes. Definitions come from the cluster and are
 untrusted: the library validator has its own budgets, and anything it raises becomes a
 ``ValidationFailed`` message instead of a crash.
 """
@@ -25,13 +26,14 @@ from typing import Any, Final
 
 from karta.controller.runtime.crds import CRDIndex
 from karta.controller.runtime.events import EventRecorder
-from karta.controller.runtime.informer import Informer, object_key
 from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.definitions import INDEX_LABELS, index_labels, root_gvk
 from karta.errors import ApiError, ClusterError, KartaError
+from karta.kube.cache import SharedCache
 from karta.kube.client import KubeClient
+from karta.kube.informer import object_key
 from karta.kube.kartas import KARTA_RESOURCE
 from karta.model import GVK
 
@@ -225,6 +227,7 @@ class KartaOperator:
         workers: int = 2,
         crds: CRDIndex | None = None,
         drain_timeout: float = 30.0,
+        cache: SharedCache | None = None,
     ) -> None:
         self.client = client
         self.events = events
@@ -232,12 +235,14 @@ class KartaOperator:
         self.workers = workers
         self.drain_timeout = drain_timeout
         self.queue: WorkQueue[str] = WorkQueue("karta", metrics)
-        self.kartas = Informer(
-            client, KARTA_RESOURCE, on_error=self._on_error, name="informer/kartas-operator"
-        )
-        self.kartas.add_handler(self._karta_changed)
+        # Without a shared cache or CRD index (a part on its own), its own ones, run with it.
+        self._own_cache = cache is None
+        self.cache = cache or SharedCache(client, log=_LOG)
+        self._kartas = self.cache.watch(KARTA_RESOURCE, handler=self._karta_changed, on_error=self._on_error)
+        self.kartas = self._kartas.informer
+        self._own_crds = crds is None
         self.crds = crds or CRDIndex(client)
-        self.crds.on_change = self._crd_changed
+        self.crds.listen(self._crd_changed)
         self._missing_crd = threading.Event()  # the Kartas CRD itself is absent: nothing to wait for
         self._summary: dict[str, tuple[tuple[str, str], ...]] = {}
         self._summary_lock = threading.Lock()
@@ -398,7 +403,8 @@ class KartaOperator:
 
     # -- running ----------------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
-        for part in (self.kartas, self.crds):
+        owned = [p for p, own in ((self.cache, self._own_cache), (self.crds, self._own_crds)) if own]
+        for part in owned:
             threading.Thread(target=part.run, args=(stop,), name=part.name, daemon=True).start()
         while not self.synced():
             if stop.wait(0.05):

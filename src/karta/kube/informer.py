@@ -1,12 +1,20 @@
 """A cache of one resource type kept current by :class:`karta.kube.ListWatch` (an informer).
 
+It sits in the library (the only I/O layer) so that the controller's shared cache
+(:mod:`karta.kube.cache`), the web view and ``kli get -w`` can all build on one copy.
+
 :class:`Informer` holds the objects by key (``namespace/name``, or ``name`` for cluster-scoped
 types), is ``synced`` once the first list arrived, and calls its handlers with
 ``(event_type, obj, old)`` for every change: ``ADDED``/``MODIFIED``/``DELETED`` from the watch,
 and after a re-list (a 410, a restart) the differences against the cache, so that nothing is
 lost or duplicated across re-lists. Errors the watch cannot retry (403, 404: the type is gone)
 are reported to ``on_error`` and retried after ``retry_s``. Handlers run on the informer's thread;
-they must be quick (enqueue work, update an index).
+they must be quick (enqueue work, update an index). A handler added to a running informer may ask
+for the cached objects first (``replay``: one ``ADDED`` each, as client-go's ``AddEventHandler``),
+with no event of the watch delivered between them; :meth:`Informer.remove_handler` takes it away.
+
+What is kept of each object is ``transform``'s; :func:`trim_object` (the shared cache's default)
+drops ``managedFields`` and kubectl's last-applied annotation, often half of an object's size.
 
 Indexes (client-go's indexers): :meth:`Informer.add_index` names a function from an object to the
 values it is found under (e.g. its owners' UIDs); :meth:`Informer.by_index` returns the cached
@@ -20,19 +28,35 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-from karta.controller.runtime.logs import logger
 from karta.errors import KartaError
 from karta.kube.client import KubeClient
 from karta.kube.resources import ResourceType
 from karta.kube.watch import ListWatch, SyncEvent
 
-__all__ = ["Handler", "IndexFunc", "Informer", "object_key", "owner_uids"]
+__all__ = ["LAST_APPLIED", "Handler", "IndexFunc", "Informer", "object_key", "owner_uids", "trim_object"]
 
 Handler = Callable[[str, dict[str, Any], dict[str, Any] | None], None]
 IndexFunc = Callable[[Mapping[str, Any]], list[str]]
-_LOG = logger("informer")
+LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
+_LOG = logging.getLogger("karta.kube.informer")  # the controller gives its own (``log``)
+
+
+def trim_object(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object without ``metadata.managedFields`` and kubectl's last-applied annotation (no
+    definition reads them); ``obj`` itself is not changed, and the function accepts its own output."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return obj
+    annotations = meta.get("annotations")
+    heavy = annotations if isinstance(annotations, dict) and LAST_APPLIED in annotations else None
+    if "managedFields" not in meta and heavy is None:
+        return obj
+    meta = {k: v for k, v in meta.items() if k != "managedFields"}
+    if heavy is not None:
+        meta["annotations"] = {k: v for k, v in heavy.items() if k != LAST_APPLIED}
+    return {**obj, "metadata": meta}
 
 
 def object_key(obj: Mapping[str, Any]) -> str:
@@ -65,8 +89,12 @@ class Informer:
     transform: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
     handlers: list[Handler] = field(default_factory=list)
     synced: threading.Event = field(default_factory=threading.Event)
+    log: logging.Logger = _LOG
     _objects: dict[str, dict[str, Any]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # Held while the cache changes and the handlers hear of it, and while a new handler is given
+    # the cached objects: a handler sees every change once, in order.
+    _dispatch: threading.RLock = field(default_factory=threading.RLock)
     _watch: ListWatch | None = None
     _index_funcs: dict[str, IndexFunc] = field(default_factory=dict)
     _indexes: dict[str, dict[str, set[str]]] = field(default_factory=dict)
@@ -75,8 +103,18 @@ class Informer:
         if not self.name:
             self.name = f"informer/{self.rtype.plural}.{self.rtype.group or 'core'}"
 
-    def add_handler(self, handler: Handler) -> None:
-        self.handlers.append(handler)
+    def add_handler(self, handler: Handler, *, replay: bool = False) -> None:
+        """Call ``handler`` for every change from now on; ``replay``: first with ``ADDED`` for each
+        object already cached."""
+        with self._dispatch:
+            self.handlers = [*self.handlers, handler]
+            if replay:
+                for obj in self.objects():
+                    self._call(handler, "ADDED", obj, None)
+
+    def remove_handler(self, handler: Handler) -> None:
+        with self._dispatch:
+            self.handlers = [h for h in self.handlers if h is not handler]
 
     def add_index(self, name: str, func: IndexFunc) -> None:
         """Keep index ``name``: every cached object under each value ``func`` returns for it."""
@@ -87,6 +125,10 @@ class Informer:
                 for value in func(obj):
                     index.setdefault(value, set()).add(key)
             self._indexes[name] = index
+
+    def has_index(self, name: str) -> bool:
+        with self._lock:
+            return name in self._index_funcs
 
     def by_index(self, name: str, value: str) -> list[dict[str, Any]]:
         """The cached objects index ``name`` holds under ``value``."""
@@ -130,16 +172,23 @@ class Informer:
 
     def _emit(self, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         for handler in self.handlers:
-            try:
-                handler(kind, obj, old)
-            except Exception:
-                _LOG.exception(
-                    "informer handler failed", extra={"key": object_key(obj), "informer": self.name}
-                )
+            self._call(handler, kind, obj, old)
+
+    def _call(self, handler: Handler, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        try:
+            handler(kind, obj, old)
+        except Exception:
+            self.log.exception(
+                "informer handler failed", extra={"key": object_key(obj), "informer": self.name}
+            )
 
     def replace(self, items: list[dict[str, Any]]) -> None:
         """The complete state (a list or re-list): the cache becomes ``items``, the handlers see
         the differences, and the informer is synced."""
+        with self._dispatch:
+            self._replace(items)
+
+    def _replace(self, items: list[dict[str, Any]]) -> None:
         fresh = {object_key(o): o for o in items}
         with self._lock:
             old, self._objects = self._objects, dict(fresh)
@@ -164,9 +213,10 @@ class Informer:
 
     def record(self, event_type: str, obj: dict[str, Any]) -> None:
         """One watch event (``ADDED``, ``MODIFIED``, ``DELETED``): into the cache, then to the handlers."""
-        with self._lock:
-            before = self._store(object_key(obj), None if event_type == "DELETED" else obj)
-        self._emit(event_type, obj, before)
+        with self._dispatch:
+            with self._lock:
+                before = self._store(object_key(obj), None if event_type == "DELETED" else obj)
+            self._emit(event_type, obj, before)
 
     def _new_watch(self) -> ListWatch:
         if self.list_watch is not None:
@@ -223,7 +273,7 @@ class Informer:
                 # The same error again (a CRD not installed yet) is logged once, then at debug level.
                 level = logging.DEBUG if str(exc) == last_error else logging.WARNING
                 last_error = str(exc)
-                _LOG.log(
+                self.log.log(
                     level,
                     "cannot list or watch; retrying",
                     extra={"informer": self.name, "error": str(exc), "retry_s": self.retry_s},
