@@ -62,8 +62,8 @@ def test_kli_get_wide_shows_it() -> None:
     )
     table = Table(show_type=False, wide=True, now=lambda: dt.datetime(2026, 1, 2, 4, tzinfo=dt.UTC))
     text = table.render([view])
-    assert text.splitlines()[0].split() == ["NAME", "PHASE", "GPU", "COMPONENTS", "AGE", "ORIGIN", "GANG"]
-    assert text.splitlines()[1].endswith(f"{NOT_MET} (master 0/1, worker 0/11)")
+    assert text.splitlines()[0].split() == ["NAME", "PHASE", "GPU", "COMPONENTS", "AGE", "GANG", "ORIGIN"]
+    assert f"   {NOT_MET} (master 0/1, worker 0/11)   user" in text.splitlines()[1]
     plain = Table(show_type=False, wide=False, now=lambda: dt.datetime(2026, 1, 2, 4, tzinfo=dt.UTC))
     assert "GANG" not in plain.render([view]) and NOT_MET not in plain.render([view])
 
@@ -72,9 +72,16 @@ def test_a_gang_read_from_some_of_its_pods_or_none_is_unknown() -> None:
     partial = report.gang_report(definition(), job(), pods()[:3], pods_complete=False)
     assert partial == {"error": "some of its pods could not be read"}
     assert report.gang_report(definition(), job(), None) == {"error": "read without its pods"}
-    view = {"name": "train-12", "phases": ["Running"], "gpus": 0, "components": [], "gang": partial}
+    view = {
+        "name": "train-12",
+        "phases": ["Running"],
+        "gpus": 0,
+        "components": [],
+        "gang": partial,
+        "origin": "user",
+    }
     table = Table(show_type=False, wide=True, now=lambda: dt.datetime(2026, 1, 2, 4, tzinfo=dt.UTC))
-    assert table.render([view]).splitlines()[1].endswith("unknown (some of its pods could not be read)")
+    assert "   unknown (some of its pods could not be read)   " in table.render([view]).splitlines()[1]
 
 
 def test_kli_describe_shows_it_live_and_says_unknown_from_a_file() -> None:

@@ -114,8 +114,8 @@ def get(
 
     TYPE is what kubectl takes (plural, singular, short name, resource.group) or a definition's
     Kind; several NAMEs (or TYPE/NAME pairs) read those workloads. Columns: [NAMESPACE] NAME
-    [TYPE] PHASE GPU COMPONENTS AGE [ORIGIN GANG]; NAMESPACE appears with -A, TYPE with
-    --all-types, ORIGIN and GANG with -o wide. Nothing is cut unless stdout is a terminal (and
+    [TYPE] PHASE GPU COMPONENTS AGE [GANG ORIGIN]; NAMESPACE appears with -A, TYPE with
+    --all-types, GANG and ORIGIN with -o wide. Nothing is cut unless stdout is a terminal (and
     -o wide never cuts).
     -o json|yaml prints {"items": [...], "count": N}, or the row alone for one named workload;
     -o name, -o jsonpath=TEMPLATE and -o custom-columns=NAME:.path,... work on those objects, as

@@ -1,8 +1,8 @@
 """The ``kli get`` table (karta-format.md 17.4): ``[CLUSTER] [NAMESPACE] NAME [TYPE] PHASE GPU
 COMPONENTS AGE [ORIGIN]`` over :class:`karta.report.WorkloadSummary` rows. CLUSTER (the row's
 ``cluster``: its kubeconfig context) comes first when several clusters are listed; as kubectl,
-NAMESPACE comes next and only with ``-A``, ``-o wide`` adds ORIGIN and GANG (the gang state, its
-longest cell last), and nothing is cut unless a
+NAMESPACE comes next and only with ``-A``, ``-o wide`` adds GANG (the gang state) and ORIGIN, and
+nothing is cut unless a
 width is given (a terminal's, for ``-o table``: COMPONENTS is then cut with ``+N``); phases are
 coloured on a terminal; every cell with its control characters escaped."""
 
@@ -58,7 +58,7 @@ class Table:
     """The table: :meth:`render` sets the column widths; :meth:`line` formats one more row with
     them (``--watch``). CLUSTER appears with ``show_cluster`` (several contexts), NAMESPACE with
     ``show_namespace`` (``-A``), TYPE with
-    ``show_type`` (``--all-types``), ORIGIN and GANG with ``wide``; ``headers=False`` leaves the header
+    ``show_type`` (``--all-types``), GANG and ORIGIN with ``wide``; ``headers=False`` leaves the header
     line out (``--no-headers``); ``width`` (None: no limit) is what COMPONENTS is cut to fit."""
 
     def __init__(
@@ -94,7 +94,7 @@ class Table:
             "AGE",
         ]
         if wide:
-            self.header += ["ORIGIN", "GANG"]
+            self.header += ["GANG", "ORIGIN"]
         self.widths = [len(h) if headers else 0 for h in self.header]
         self._components = self.header.index("COMPONENTS")
         self._phase = self.header.index("PHASE")
@@ -113,7 +113,7 @@ class Table:
             human_age(summary.get("createdAt"), now=now or self.now()),
         ]
         if self.wide:
-            cells += [str(summary.get("origin") or ""), gang_cell(summary)]
+            cells += [gang_cell(summary), str(summary.get("origin") or "")]
         return [printable(cell) for cell in cells]  # escaped before they are measured and cut
 
     def render(self, summaries: Sequence[Mapping[str, Any]]) -> str:
