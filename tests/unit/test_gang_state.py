@@ -1,7 +1,9 @@
 """The gang state read once in the library (issue 21 item 4) and what every consumer shows of it:
 a gang with sub-groups (gang-level minMember 0) and none of its 12 pods bound is "0/12 bound, min
-12 not met" in ``kli get --gang``, ``kli describe --gang``, the web view's rows (its JSON API) and
-the platform metrics; the web view said "min met" before."""
+12 not met" in ``kli get -o wide``, ``kli describe``, the web view's rows (its JSON API) and the
+platform metrics; the web view said "min met" before. Without every pod (from a file, a pod list
+refused) it is unknown, never counted from what was seen. The same on the real API server and in
+a browser: tests/e2e/controller/test_platform_metrics.py."""
 
 from __future__ import annotations
 
@@ -49,34 +51,67 @@ def test_a_sub_group_short_of_its_minimum_is_not_met_even_when_the_total_is() ->
     assert state is not None and state.met and state.text() == "12/12 bound, min 12 met"
 
 
-def test_kli_get_gang_shows_it() -> None:
-    view = report.Summarizer(gpu_resources=GPU).summary(job(), definition(), pods=pods())
+def test_kli_get_wide_shows_it() -> None:
+    view = report.Summarizer(gpu_resources=GPU).summary(job(), definition())
+    assert "gang" not in view  # read without its pods: kli get adds it where the output shows it
+    view["gang"] = report.gang_report(definition(), job(), pods())
     assert view["gang"] is not None and view["gang"]["text"].startswith(NOT_MET)
     assert (view["gang"]["minMember"], view["gang"]["scheduled"], view["gang"]["minimumMet"]) == (
         12,
         0,
         False,
     )
-    table = Table(
-        show_type=False, wide=False, show_gang=True, now=lambda: dt.datetime(2026, 1, 2, 4, tzinfo=dt.UTC)
-    )
+    table = Table(show_type=False, wide=True, now=lambda: dt.datetime(2026, 1, 2, 4, tzinfo=dt.UTC))
     text = table.render([view])
-    assert text.splitlines()[0].split() == ["NAME", "PHASE", "GPU", "COMPONENTS", "GANG", "AGE"]
-    assert NOT_MET in text.splitlines()[1]
-    assert "gang" not in report.Summarizer(gpu_resources=GPU).summary(job(), definition())  # without --gang
+    assert text.splitlines()[0].split() == ["NAME", "PHASE", "GPU", "COMPONENTS", "AGE", "GANG", "ORIGIN"]
+    assert f"   {NOT_MET} (master 0/1, worker 0/11)   user" in text.splitlines()[1]
+    plain = Table(show_type=False, wide=False, now=lambda: dt.datetime(2026, 1, 2, 4, tzinfo=dt.UTC))
+    assert "GANG" not in plain.render([view]) and NOT_MET not in plain.render([view])
 
 
-def test_kli_describe_gang_shows_it() -> None:
+def test_a_gang_read_from_some_of_its_pods_or_none_is_unknown() -> None:
+    partial = report.gang_report(definition(), job(), pods()[:3], pods_complete=False)
+    assert partial == {"error": "some of its pods could not be read"}
+    assert report.gang_report(definition(), job(), None) == {"error": "read without its pods"}
+    view = {
+        "name": "train-12",
+        "phases": ["Running"],
+        "gpus": 0,
+        "components": [],
+        "gang": partial,
+        "origin": "user",
+    }
+    table = Table(show_type=False, wide=True, now=lambda: dt.datetime(2026, 1, 2, 4, tzinfo=dt.UTC))
+    assert "   unknown (some of its pods could not be read)   " in table.render([view]).splitlines()[1]
+
+
+def test_kli_describe_shows_it_live_and_says_unknown_from_a_file() -> None:
     described = report.describe_live(
-        definition(), job(), pods(), [], events_read=True, warnings=[], gpu_resources=GPU, gang=True
+        definition(), job(), pods(), [], events_read=True, warnings=[], gpu_resources=GPU
     )
     assert described.report["gang"] is not None and described.report["gang"]["text"].startswith(NOT_MET)
     text = render_table(described.report, described.built.rows)
-    assert f"Gang: {NOT_MET} (master 0/1, worker 0/11)" in text.splitlines()
-    plain = report.describe_live(
-        definition(), job(), pods(), [], events_read=True, warnings=[], gpu_resources=GPU
+    lines = text.splitlines()
+    assert f"Gang: {NOT_MET} (master 0/1, worker 0/11)" in lines
+    assert lines[lines.index(f"Gang: {NOT_MET} (master 0/1, worker 0/11)") - 1].startswith("Phase: ")
+    partial = report.describe_live(
+        definition(),
+        job(),
+        pods()[:3],
+        [],
+        events_read=True,
+        warnings=[],
+        gpu_resources=GPU,
+        pods_complete=False,
     )
-    assert "gang" not in plain.report and "Gang:" not in render_table(plain.report, plain.built.rows)
+    assert partial.report["gang"] == {"error": "some of its pods could not be read"}
+    assert "Gang: unknown (some of its pods could not be read)" in render_table(
+        partial.report, partial.built.rows
+    )
+    offline = report.describe_file(definition(), job(), gpu_resources=GPU)
+    assert offline.report["gang"] == {"error": "no pods in file mode"}
+    text = render_table(offline.report, offline.built.rows)
+    assert "Gang: unknown (no pods in file mode)" in text.splitlines() and "bound" not in text
 
 
 def test_the_web_views_api_says_not_met() -> None:
@@ -87,6 +122,7 @@ def test_the_web_views_api_says_not_met() -> None:
         "scheduled": 0,
         "groupObjects": 0,
         "minimumMet": False,
+        "text": f"{NOT_MET} (master 0/1, worker 0/11)",
     }
     store = RowStore()
     store.put(row)

@@ -65,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     "covered_types": "karta.kube.workloads",
     "workload_pods": "karta.kube.workloads",
     "find_pods": "karta.kube.workloads",
+    "find_pods_many": "karta.kube.workloads",
     "UnreadOwners": "karta.kube.workloads",
     "WorkloadPods": "karta.kube.workloads",
     "ListedPage": "karta.kube.fanout",
@@ -128,6 +129,7 @@ __all__ = [
     "controller_ref",
     "covered_types",
     "find_pods",
+    "find_pods_many",
     "in_cluster_config",
     "list_many",
     "list_nodes",
@@ -185,6 +187,7 @@ if TYPE_CHECKING:
         WorkloadPods,
         covered_types,
         find_pods,
+        find_pods_many,
         resolve_type,
         workload_pods,
     )

@@ -13,7 +13,8 @@ same definition as its manifest read from a file.
   kind (17.4 ``--all-types``; a controller must not make gangs for a JobSet's Jobs either).
 - :func:`find_pods`: the pods whose controller-owner chain reaches a workload (17.5 rules 1-2),
   and what could not be read (:class:`WorkloadPods`: the pod list refused, owners forbidden), so
-  that a report never shows a partial pod set as the whole; :func:`workload_pods` the same as a
+  that a report never shows a partial pod set as the whole; :func:`find_pods_many` the same for
+  several workloads, each namespace's pods listed once; :func:`workload_pods` the same as a
   ``(pods, warnings)`` pair for the controller.
 
 Errors are the library's: :class:`~karta.errors.NoDefinitionError`,
@@ -25,12 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from karta.definitions import DefinitionStore, StoredDefinition
 from karta.errors import AmbiguousDefinitionError, ClusterError, NoDefinitionError, UnknownResourceTypeError
 from karta.kube.client import KubeClient
-from karta.kube.owners import OwnerChains, ReadFailure, controller_ref, read_failure
+from karta.kube.owners import OwnerChain, OwnerChains, ReadFailure, controller_ref, read_failure
 from karta.kube.resources import ResourceType
 from karta.model.gvk import GVK, GroupKind, version_key
 
@@ -42,6 +43,7 @@ __all__ = [
     "WorkloadPods",
     "covered_types",
     "find_pods",
+    "find_pods_many",
     "resolve_type",
     "workload_pods",
 ]
@@ -241,34 +243,71 @@ def find_pods(
     refuses, and pods whose chain stops at an owner that exists but cannot be read (forbidden, the
     server failing), are recorded, never raised; an owner that no longer exists (not found, kind
     not served, replaced) means the pod is not owned through it."""
-    label = f"{obj.get('kind')}/{_name(obj)}"
-    if obj.get("kind") == "Pod" and str(obj.get("apiVersion")) == "v1":
-        return WorkloadPods(label, [dict(obj)])
-    meta = obj.get("metadata") or {}
-    uid = str(meta.get("uid") or "")
-    namespace = str(meta.get("namespace") or "") or None
+    return find_pods_many(client, [obj], chains=chains)[0]
+
+
+def find_pods_many(
+    client: KubeClient, objs: Sequence[Mapping[str, Any]], *, chains: OwnerChains | None = None
+) -> list[WorkloadPods]:
+    """:func:`find_pods` of each of ``objs``, in order, with each namespace's pods listed once
+    (a cluster-scoped workload's: every namespace's) and each pod's owner chain walked once."""
+    out: list[WorkloadPods | None] = [None] * len(objs)
+    by_namespace: dict[str | None, list[int]] = {}
+    for index, obj in enumerate(objs):
+        if obj.get("kind") == "Pod" and str(obj.get("apiVersion")) == "v1":
+            out[index] = WorkloadPods(_label(obj), [dict(obj)])
+            continue
+        namespace = str((obj.get("metadata") or {}).get("namespace") or "") or None
+        by_namespace.setdefault(namespace, []).append(index)
+    walker = chains if chains is not None else OwnerChains(client)
+    for namespace, indexes in by_namespace.items():
+        for index, found in zip(
+            indexes, _namespace_pods(client, namespace, [objs[i] for i in indexes], walker), strict=True
+        ):
+            out[index] = found
+    assert all(found is not None for found in out)
+    return cast("list[WorkloadPods]", out)
+
+
+def _namespace_pods(
+    client: KubeClient, namespace: str | None, objs: Sequence[Mapping[str, Any]], walker: OwnerChains
+) -> list[WorkloadPods]:
+    """:func:`find_pods` of ``objs``, every one in ``namespace``: one pod list, one walk per pod."""
+    labels = [_label(obj) for obj in objs]
     try:
         pod_type = client.discovery.for_gvk("", "v1", "Pod")
         listed = client.list(pod_type, namespace=namespace, resource_version="0")
     except ClusterError as exc:
         failure = read_failure(exc, resource="pods", namespace=namespace or "", verb="list")
-        return WorkloadPods(label, [], list_failure=failure)
-    candidates = [p for p in listed.items if controller_ref(p) is not None]
-    if not uid or not candidates:
-        return WorkloadPods(label, [])
-    walker = chains if chains is not None else OwnerChains(client)
-    owned: list[dict[str, Any]] = []
-    unread: dict[tuple[str, str, str, str], tuple[ReadFailure, list[str]]] = {}
-    for pod, chain in zip(candidates, walker.walk_many(candidates), strict=True):
-        if chain.reaches(uid):
-            owned.append(pod)
-        elif chain.failure is not None and not chain.failure.missing:
-            failure = chain.failure
-            key = (failure.verb, failure.resource, failure.namespace, failure.reason)
-            unread.setdefault(key, (failure, []))[1].append(_name(pod))
-    owned.sort(key=_name)
-    groups = tuple(UnreadOwners(failure, tuple(sorted(names))) for failure, names in unread.values())
-    return WorkloadPods(label, owned, unread=groups)
+        return [WorkloadPods(label, [], list_failure=failure) for label in labels]
+    uids = [str((obj.get("metadata") or {}).get("uid") or "") for obj in objs]
+    candidates = [p for p in listed.items if controller_ref(p) is not None] if any(uids) else []
+    reached: dict[str, list[dict[str, Any]]] = {}  # an owner's UID: the pods whose chain reaches it
+    stopped: list[tuple[dict[str, Any], OwnerChain]] = []  # chains an unreadable owner stopped
+    for pod, chain in zip(candidates, walker.walk_many(candidates) if candidates else [], strict=True):
+        for uid in {link.uid for link in chain.links if link.uid}:
+            reached.setdefault(uid, []).append(pod)
+        if chain.failure is not None and not chain.failure.missing:
+            stopped.append((pod, chain))
+    out: list[WorkloadPods] = []
+    for uid, label in zip(uids, labels, strict=True):
+        if not uid:
+            out.append(WorkloadPods(label, []))
+            continue
+        owned = sorted(reached.get(uid, ()), key=_name)
+        unread: dict[tuple[str, str, str, str], tuple[ReadFailure, list[str]]] = {}
+        for pod, chain in stopped:
+            if not chain.reaches(uid) and chain.failure is not None:
+                failure = chain.failure
+                key = (failure.verb, failure.resource, failure.namespace, failure.reason)
+                unread.setdefault(key, (failure, []))[1].append(_name(pod))
+        groups = tuple(UnreadOwners(failure, tuple(sorted(names))) for failure, names in unread.values())
+        out.append(WorkloadPods(label, owned, unread=groups))
+    return out
+
+
+def _label(obj: Mapping[str, Any]) -> str:
+    return f"{obj.get('kind')}/{_name(obj)}"
 
 
 def workload_pods(

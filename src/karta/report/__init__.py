@@ -65,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     "describe_file": "karta.report.describe",
     "describe_live": "karta.report.describe",
     "workload_gang": "karta.report.gang_state",
+    "gang_report": "karta.report.gang_state",
     "has_phase": "karta.report.summary",
     "parse_time": "karta.report.summary",
     "sort_summaries": "karta.report.summary",
@@ -110,6 +111,7 @@ __all__ = [
     "event_rows",
     "event_subjects",
     "gang_pending",
+    "gang_report",
     "gpu_pods",
     "gpu_totals",
     "gpu_usage",
@@ -153,7 +155,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from karta.report.contracts import DescribeReport, InspectReport, WorkloadSummary
     from karta.report.describe import Described, describe_file, describe_live
-    from karta.report.gang_state import GangState, workload_gang
+    from karta.report.gang_state import GangState, gang_report, workload_gang
     from karta.report.inspect import error_count, inspect_report
     from karta.report.live import (
         LiveDetails,

@@ -125,12 +125,13 @@ if TYPE_CHECKING:
         phases: list[str]
 
     class WorkloadSummary(WorkloadView):
-        """One workload as a row (the View, plus GPUs and components; with ``--gang`` its gang
-        state, None without gang instructions)."""
+        """One workload as a row (the View, plus GPUs and components; in ``kli get -o
+        wide|json|yaml``, when its definition has gang instructions, its gang state, ``{error}``
+        when unknown)."""
 
         gpus: int
         components: list[ComponentCount]
-        gang: NotRequired[dict[str, Any] | None]
+        gang: NotRequired[dict[str, Any]]
 
     # --- kli describe ---------------------------------------------------------------------------------
 
@@ -197,7 +198,8 @@ if TYPE_CHECKING:
         """A workload's component tree with replicas, pods and requests (17.6): the View, plus these.
         Live only: ``podsComplete`` (false when some pods could not be read, the counts are then
         unknown), ``conditions``, ``pendingPods``, ``events`` (``eventsOmitted`` older ones left out)
-        ``warnings`` (what could not be read; also on stderr) and, with ``--gang``, ``gang``."""
+        ``warnings`` (what could not be read; also on stderr). ``gang`` when the definition has
+        gang instructions: the gang state, ``{error}`` when unknown (from a file: no pods)."""
 
         fileMode: bool
         stale: NotRequired[bool]  # present (true) only when the root status is stale
@@ -209,7 +211,7 @@ if TYPE_CHECKING:
         events: NotRequired[list[EventReport] | None]  # None: the Events could not be read
         eventsOmitted: NotRequired[int]
         warnings: NotRequired[list[str]]
-        gang: NotRequired[dict[str, Any] | None]  # --gang: the gang state (None: no gang instructions)
+        gang: NotRequired[dict[str, Any]]  # gang instructions: the gang state ({error}: unknown)
 else:
     KindDict = dict
     WorkloadRef = dict

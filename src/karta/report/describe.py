@@ -3,9 +3,11 @@ workload page both come from here, live (:func:`describe_live`: the object, its 
 from a file (:func:`describe_file`: desired replicas, no pods).
 
 The workload is read once (:func:`karta.report.summarize`); the report is
-:func:`karta.report.describe_report` with, live, :func:`karta.report.live_details` and, when asked
-(``gang``), the gang state of :mod:`karta.report.gang_state` as ``gang`` (None without gang
-instructions; ``{error}`` when the plan cannot be computed). Pure: objects in, records out.
+:func:`karta.report.describe_report` with, live, :func:`karta.report.live_details` and, when the
+definition has gang instructions, ``gang``: live, the gang state of :mod:`karta.report.gang_state`
+(``{error}`` when it is unknown: some pods could not be read, the plan cannot be computed); from a
+file, ``{"error": "no pods in file mode"}``: bound pods are never guessed without the pods. Pure:
+objects in, records out.
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ if TYPE_CHECKING:
     from karta.report.gang_state import GangState
     from karta.report.rows import WorkloadRows
 
-__all__ = ["Described", "describe_file", "describe_live"]
+__all__ = ["FILE_MODE_GANG", "Described", "describe_file", "describe_live"]
+
+FILE_MODE_GANG = "no pods in file mode"
+"""Why a workload described from a file has no gang state (its pods are not known)."""
 
 
 @record
@@ -47,7 +52,6 @@ def describe_live(
     warnings: Sequence[str],
     gpu_resources: Sequence[str],
     pods_complete: bool = True,
-    gang: bool = False,
     evaluator: Evaluator | None = None,
 ) -> Described:
     """A live workload with its ``pods`` (``pods_complete`` False: only some could be read) and
@@ -63,8 +67,9 @@ def describe_live(
     )
     live = live_details(obj, [dict(p) for p in pods], events, warnings=warnings, events_read=events_read)
     report = _report(definition, obj, read, live=live)
-    if gang:
-        report["gang"] = read.gang_report()
+    gang = read.gang_report()
+    if gang is not None:
+        report["gang"] = gang
     return Described(report, read.built, read.gang)
 
 
@@ -75,9 +80,13 @@ def describe_file(
     gpu_resources: Sequence[str],
     evaluator: Evaluator | None = None,
 ) -> Described:
-    """A workload read from a file: its tree with desired replicas, no pods, no live details."""
+    """A workload read from a file: its tree with desired replicas, no pods, no live details, and
+    a gang state that is unknown (:data:`FILE_MODE_GANG`) when the definition has gang instructions."""
     read = summarize(definition, obj, gpu_resources=gpu_resources, evaluator=evaluator)
-    return Described(_report(definition, obj, read), read.built)
+    report = _report(definition, obj, read)
+    if read.gang_error is not None:  # gang instructions, and no pods to count
+        report["gang"] = {"error": FILE_MODE_GANG}
+    return Described(report, read.built)
 
 
 def _report(

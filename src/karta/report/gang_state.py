@@ -1,12 +1,16 @@
 """A live workload's gang state: how many of its pods are bound to a Node against the minimum its
 gang plan asks for, sub-group minimums included (gang-backends.md 1.2). The one answer ``kli get
---gang``, ``kli describe --gang``, the web view's rows and the platform metrics give.
+-o wide|json|yaml``, ``kli describe``, the web view's rows and the platform metrics give.
 
 A gang's effective minimum is :func:`karta.gang.flat_min`: its own ``minMember``, or, when it has
 sub-groups (whose gang-level ``minMember`` is 0 and ``minSubGroup`` is every sub-group), the sum of
 the sub-groups' minimums. A gang's minimum is met when its bound members reach that minimum and
 every sub-group's bound members reach the sub-group's; the workload's when it has a gang and every
 gang's is met. A pod is bound when ``spec.nodeName`` is set.
+
+The state is only ever computed from every pod of the workload: read without its pods, or with only
+some of them (a pod list refused, owners unreadable), it is unknown (:func:`read_gang` says why),
+never a count of what happened to be seen.
 
 Pure: a definition, an object and its pods in, a :class:`GangState` out.
 """
@@ -19,11 +23,24 @@ from typing import TYPE_CHECKING, Any
 from karta._records import record
 
 if TYPE_CHECKING:
+    from karta.definitions import StoredDefinition
     from karta.gang.plan import GangPlan
     from karta.jq import Evaluator
     from karta.model import Karta
 
-__all__ = ["GangState", "SubGroupState", "gang_state", "workload_gang"]
+__all__ = [
+    "INCOMPLETE_PODS",
+    "GangState",
+    "SubGroupState",
+    "gang_report",
+    "gang_state",
+    "read_gang",
+    "report_of",
+    "workload_gang",
+]
+
+INCOMPLETE_PODS = "some of its pods could not be read"
+"""Why the gang state of a workload whose pods were only partly read is unknown."""
 
 
 @record(slots=True)
@@ -70,7 +87,7 @@ class GangState:
         }
 
     def to_report(self) -> dict[str, Any]:
-        """The ``gang`` of ``kli get --gang`` and ``kli describe --gang`` JSON: :meth:`to_dict`,
+        """The ``gang`` of ``kli get`` and ``kli describe`` JSON: :meth:`to_dict`,
         the pods seen, ``subGroups`` (name, minMember, scheduled) when any, and the text."""
         out = {**self.to_dict(), "pods": self.pods}
         if self.sub_groups:
@@ -130,3 +147,54 @@ def workload_gang(
     factory = ComponentFactory(karta, dict(obj), evaluator=evaluator)
     pod_list = [dict(p) for p in pods]
     return gang_state(compute_gang_plan(factory, pod_list, evaluator=evaluator), pod_list)
+
+
+def read_gang(
+    karta: Karta,
+    obj: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]] | None,
+    *,
+    pods_complete: bool = True,
+    evaluator: Evaluator,
+) -> tuple[GangState | None, str | None]:
+    """``(state, None)``; ``(None, why)`` when the state is unknown (read without its pods, ``pods``
+    None; only some of them, ``pods_complete`` False; the plan cannot be computed); ``(None,
+    None)`` when the definition has no gang instructions."""
+    from karta.errors import KartaError
+    from karta.gang import gang_format
+
+    if gang_format(karta) is None:
+        return None, None
+    if pods is None:
+        return None, "read without its pods"
+    if not pods_complete:
+        return None, INCOMPLETE_PODS
+    try:
+        return workload_gang(karta, obj, pods, evaluator=evaluator), None
+    except KartaError as exc:
+        return None, f"cannot compute its gang plan: {exc}"
+
+
+def report_of(state: GangState | None, unknown: str | None) -> dict[str, Any] | None:
+    """The ``gang`` field of ``kli get`` and ``kli describe`` JSON for a :func:`read_gang` answer:
+    :meth:`GangState.to_report`, ``{error}`` when unknown, None without gang instructions."""
+    if unknown is not None:
+        return {"error": unknown}
+    return state.to_report() if state is not None else None
+
+
+def gang_report(
+    definition: StoredDefinition,
+    obj: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]] | None,
+    *,
+    pods_complete: bool = True,
+    evaluator: Evaluator | None = None,
+) -> dict[str, Any] | None:
+    """:func:`report_of` :func:`read_gang` for ``obj`` read through ``definition`` (``evaluator``
+    defaulting to the process's for the definition): what ``kli get`` adds to a row it read
+    without its pods once they are known."""
+    from karta.definitions.evaluators import evaluator_for
+
+    chosen = evaluator if evaluator is not None else evaluator_for(definition)
+    return report_of(*read_gang(definition.karta, obj, pods, pods_complete=pods_complete, evaluator=chosen))

@@ -8,8 +8,9 @@ read with its pods, the gang state of :mod:`karta.report.gang_state`).
 A summary is ``{name, namespace, kind, apiVersion, createdAt, definition, origin, phases, gpus,
 components}``: ``phases`` the matched statuses (``["Undefined"]`` when none), ``gpus`` the GPUs of
 all desired pods (from the pod templates, per the request arithmetic of 17.5), ``components`` the
-pod-bearing components with their desired pod counts; ``kli get --gang`` adds ``gang``. Also the
-``--phase`` filter rule (:func:`has_phase`) and the listing order (:func:`sort_summaries`).
+pod-bearing components with their desired pod counts; ``kli get -o wide|json|yaml`` adds ``gang``
+(:func:`karta.report.gang_report`, once it has read the pods). Also the ``--phase`` filter rule
+(:func:`has_phase`) and the listing order (:func:`sort_summaries`).
 """
 
 from __future__ import annotations
@@ -91,9 +92,9 @@ def parse_time(value: Any) -> _dt.datetime | None:
 @record
 class Summary:
     """One workload read once through its definition: the tree and rows (``built``), the GPUs of
-    every desired pod, the pod-bearing components with their desired pods and, when it was read
-    with its pods and the definition has gang instructions, its gang state (or why the gang plan
-    could not be computed, ``gang_error``)."""
+    every desired pod, the pod-bearing components with their desired pods and, when the definition
+    has gang instructions, its gang state, or why it is unknown (``gang_error``: read without its
+    pods or with only some of them, or the gang plan could not be computed)."""
 
     built: WorkloadRows
     gpus: int
@@ -112,12 +113,10 @@ class Summary:
         return str(status.primary) if status is not None else "Undefined"
 
     def gang_report(self) -> dict[str, Any] | None:
-        """The ``gang`` field of ``kli get --gang`` and ``kli describe --gang``:
-        :meth:`~karta.report.gang_state.GangState.to_report`, ``{error}`` when the plan could not
-        be computed, None without gang instructions."""
-        if self.gang_error is not None:
-            return {"error": self.gang_error}
-        return self.gang.to_report() if self.gang is not None else None
+        """The ``gang`` field of ``kli describe``: :func:`karta.report.gang_state.report_of`."""
+        from karta.report.gang_state import report_of
+
+        return report_of(self.gang, self.gang_error)
 
     @property
     def pods(self) -> dict[str, int]:
@@ -141,12 +140,11 @@ def summarize(
 ) -> Summary:
     """The :class:`Summary` of ``obj`` read through ``definition`` (with its live ``pods`` when
     given: then the rows count them and the gang state is computed; ``pods_complete`` False: they
-    are only some of its pods, the counts are unknown); ``evaluator`` defaults to the
-    process's for the definition. Raises :class:`~karta.errors.KartaError` when the definition
-    is invalid or extraction fails (a gang plan that fails is ``gang_error``)."""
+    are only some of its pods, the counts and the gang state are unknown); ``evaluator`` defaults
+    to the process's for the definition. Raises :class:`~karta.errors.KartaError` when the
+    definition is invalid or extraction fails (a gang plan that fails is ``gang_error``)."""
     from karta.definitions.evaluators import evaluator_for
-    from karta.errors import KartaError
-    from karta.report.gang_state import workload_gang
+    from karta.report.gang_state import read_gang
 
     evaluator = evaluator if evaluator is not None else evaluator_for(definition)
     pod_list = None if pods is None else [dict(p) for p in pods]
@@ -159,13 +157,9 @@ def summarize(
         pods_complete=pods_complete,
     )
     components = resource_rows(built.rows)
-    gang: GangState | None = None
-    gang_error: str | None = None
-    if pod_list is not None:
-        try:
-            gang = workload_gang(definition.karta, obj, pod_list, evaluator=evaluator)
-        except KartaError as exc:
-            gang_error = f"cannot compute its gang plan: {exc}"
+    gang, gang_error = read_gang(
+        definition.karta, obj, pod_list, pods_complete=pods_complete, evaluator=evaluator
+    )
     return Summary(
         built=built,
         gpus=sum(r.gpus for _, _, r in components),
@@ -188,18 +182,11 @@ class Summarizer:
     def __init__(self, *, gpu_resources: Sequence[str]) -> None:
         self.gpu_resources = tuple(gpu_resources)
 
-    def summary(
-        self,
-        obj: Mapping[str, Any],
-        definition: StoredDefinition,
-        *,
-        pods: Sequence[Mapping[str, Any]] | None = None,
-    ) -> WorkloadSummary:
-        """The row of ``obj`` resolved through ``definition``; with ``pods`` (``kli get
-        --gang``) also its ``gang`` (:meth:`GangState.to_report`, None without gang
-        instructions, ``{error}`` when the plan cannot be computed). Raises
+    def summary(self, obj: Mapping[str, Any], definition: StoredDefinition) -> WorkloadSummary:
+        """The row of ``obj`` resolved through ``definition``, read without its pods (``kli get``
+        adds ``gang`` when it shows it: :func:`karta.report.gang_report`). Raises
         :class:`~karta.errors.KartaError` when the definition is invalid or extraction fails."""
-        read = summarize(definition, obj, gpu_resources=self.gpu_resources, pods=pods)
+        read = summarize(definition, obj, gpu_resources=self.gpu_resources)
         meta = obj.get("metadata")
         meta = meta if isinstance(meta, Mapping) else {}
         created = meta.get("creationTimestamp")
@@ -217,6 +204,4 @@ class Summarizer:
             "gpus": read.gpus,
             "components": read.components,
         }
-        if pods is not None:
-            out["gang"] = read.gang_report()
         return out

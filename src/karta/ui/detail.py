@@ -1,7 +1,7 @@
 """The web view's workload page as JSON: what ``kli describe`` reports about a live workload (the
 component → instance → replica → pod tree of :func:`karta.report.workload_rows`, the pending pods
 with the scheduler's message, conditions, recent Events and the gang state:
-:func:`karta.report.describe_live`, what ``kli describe --gang`` prints),
+:func:`karta.report.describe_live`, what ``kli describe`` prints),
 plus the row, the scheduler group objects seen in the cluster, the gang plan, the objects every
 gang backend of the registry would render for it (:func:`karta.render.render`; a backend that
 cannot express it says why) and the definition used (:func:`karta.model.karta_to_dict`).
@@ -49,7 +49,6 @@ def workload_detail(
         events_read=events_read,
         warnings=warnings,
         gpu_resources=gpu_resources,
-        gang=True,
         evaluator=evaluator,
     )
     describe = described.report

@@ -8,10 +8,11 @@ definition, components, pods: {ready, total, desired}, gpus, gang, createdAt, er
 - ``pods`` counts the live pods placed on the workload's tree (``desired`` from its scales);
 - ``gpus`` the GPUs requested by every desired pod (the request arithmetic of 17.5);
 - ``gang`` is None when the definition has no gang instructions, else ``{gangs, minMember,
-  scheduled, groupObjects, minimumMet}``: the plan's gangs and their effective minimums summed
-  (a gang with sub-groups: the sub-groups' minimums), the pods bound to a node, the scheduler
-  group objects owned by the workload seen in the cluster, and whether the bound pods reach every
-  gang's and sub-group's minimum (:mod:`karta.report.gang_state`);
+  scheduled, groupObjects, minimumMet, text}``: the plan's gangs and their effective minimums
+  summed (a gang with sub-groups: the sub-groups' minimums), the pods bound to a node, the
+  scheduler group objects owned by the workload seen in the cluster, whether the bound pods reach
+  every gang's and sub-group's minimum, and the text ``kli get -o wide`` and ``kli describe``
+  print (``0/12 bound, min 12 not met (master 0/1, worker 0/11)``; :mod:`karta.report.gang_state`);
 - ``error`` says why the definition could not read the object (the row then has what metadata
   gives).
 
@@ -109,7 +110,7 @@ def workload_row(
     elif read.gang is not None:
         state = read.gang.to_dict()
         met = state.pop("minimumMet")
-        row["gang"] = {**state, "groupObjects": group_objects, "minimumMet": met}
+        row["gang"] = {**state, "groupObjects": group_objects, "minimumMet": met, "text": read.gang.text()}
     return row
 
 

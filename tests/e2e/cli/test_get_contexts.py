@@ -176,12 +176,12 @@ def test_two_live_clusters_and_a_dead_one(get: Callable[..., Result]) -> None:
     result = get("widgets", "--context", "east", "--context", "west", "--context", "dead", "-o", "wide")
     assert result.code == 0, result.err
     assert _ages(result.out) == (
-        "CLUSTER   NAME    PHASE       GPU   COMPONENTS   AGE   ORIGIN\n"
-        "east      alpha   Running     0     <none>       <age> cluster\n"
-        "east      beta    Failed      0     <none>       <age> cluster\n"
-        "east      both    Undefined   0     <none>       <age> cluster\n"
-        "west      both    Completed   0     <none>       <age> cluster\n"
-        "west      gamma   Running     0     <none>       <age> cluster\n"
+        "CLUSTER   NAME    PHASE       GPU   COMPONENTS   AGE   GANG     ORIGIN\n"
+        "east      alpha   Running     0     <none>       <age> <none>   cluster\n"
+        "east      beta    Failed      0     <none>       <age> <none>   cluster\n"
+        "east      both    Undefined   0     <none>       <age> <none>   cluster\n"
+        "west      both    Completed   0     <none>       <age> <none>   cluster\n"
+        "west      gamma   Running     0     <none>       <age> <none>   cluster\n"
     )
     (dead,) = _warnings(result.err)
     assert DEAD.match(dead), dead

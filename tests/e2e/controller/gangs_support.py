@@ -124,19 +124,21 @@ def running_controller(
     definitions_dir: Path,
     cluster_definitions: bool = False,
     resync_period: float = 600.0,
+    **extra: Any,
 ) -> Iterator[Controller]:
     """The controller of ``build()`` for ``backend``, watching ``namespace`` only, started and
-    ready; shut down afterwards. Types are re-read every second (the default is 30 s)."""
+    ready; shut down afterwards. Types are re-read every second (the default is 30 s). ``extra``:
+    more :class:`Options` (e.g. ``ui=True``, a ``metrics_bind_address`` to serve ``/metrics``)."""
     client = client_for(cluster)
     options = Options(
         backend=backend,
         namespaces=(namespace,),
-        metrics_bind_address="0",
         health_probe_bind_address="0",
         definitions_dir=definitions_dir,
         cluster_definitions=cluster_definitions,
         resync_period=resync_period,
         shutdown_timeout=15.0,
+        **{"metrics_bind_address": "0", **extra},
     )
     controller = build(options, client)
     gangs = controller.parts["gangs"]

@@ -30,12 +30,11 @@ import pytest
 from ..cli.conftest import RUNNING, ensure_karta_crd, make_pod, patch_status
 from ..kubehttp import KubeHTTP, load_manifests, ok, wait
 from ..nodes import dedicated_node, pin
+from .browser import errors, filter_namespace, headless_chromium, load, page_rows
 from .kliui import kli_ui, rows, wait_for
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
 
 
@@ -134,21 +133,8 @@ def screens(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    assert CHROMIUM.is_file() and CHROMEDRIVER.is_file(), "apt-get install -y chromium chromium-driver"
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
-    driver.set_script_timeout(30)
-    try:
+    with headless_chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture(scope="module")
@@ -159,50 +145,18 @@ def url(scene: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iter
         yield served
 
 
-def _page_rows(driver: Any) -> dict[str, dict[str, str]]:
-    script = """
-    return [...document.querySelectorAll('#body tr[data-id]')].map(tr => {
-      const c = tr.querySelectorAll('td');
-      return {kind: c[0].textContent, namespace: c[1].textContent, name: c[2].textContent,
-              status: c[3].textContent, pods: c[5].textContent, gpus: c[6].textContent,
-              gang: c[7].textContent};
-    });"""
-    return {f"{r['kind']}/{r['name']}": r for r in driver.execute_script(script)}
-
-
 def _pods(row: dict[str, Any]) -> str:
     """The list's pods cell for an API row: ready of desired (of present when none is desired)."""
     pods = row["pods"]
     return f"{pods['ready']}/{pods['desired'] or pods['total']}"
 
 
-def _errors(driver: Any) -> list[Any]:
-    return [entry for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]
-
-
-def _filter_namespace(driver: Any, namespace: str) -> None:
-    from selenium.webdriver.support.ui import Select
-
-    wait_for(
-        "the namespace option",
-        lambda: driver.execute_script(
-            "return [...document.querySelectorAll('#f-namespace option')]"
-            ".some(o => o.value === arguments[0])",
-            namespace,
-        ),
-    )
-    Select(driver.find_element("id", "f-namespace")).select_by_value(namespace)
-
-
 def test_the_list_shows_every_kind_and_follows_a_status_change(
     browser: Any, url: str, scene: dict[str, Any], screens: Path
 ) -> None:
-    browser.get(url)
-    wait_for(
-        "the page to load", lambda: browser.execute_script("return document.body.dataset.loaded") == "true"
-    )
-    _filter_namespace(browser, scene["namespace"])
-    wait_for("4 rows", lambda: len(_page_rows(browser)) == 4)
+    load(browser, url)
+    filter_namespace(browser, scene["namespace"])
+    wait_for("4 rows", lambda: len(page_rows(browser)) == 4)
 
     def api_rows() -> dict[str, dict[str, Any]]:
         return {f"{r['kind']}/{r['name']}": r for r in rows(url, namespace=scene["namespace"])}
@@ -210,7 +164,7 @@ def test_the_list_shows_every_kind_and_follows_a_status_change(
     def agreeing() -> bool:
         """Whether the page has caught up with every change the API has seen (both follow the
         same watches, the page a server-sent event later)."""
-        shown, api = _page_rows(browser), api_rows()
+        shown, api = page_rows(browser), api_rows()
         return set(shown) == set(api) and all(
             (shown[k]["status"], shown[k]["gpus"], shown[k]["pods"])
             == (r["status"], str(r["gpus"]), _pods(r))
@@ -219,7 +173,7 @@ def test_the_list_shows_every_kind_and_follows_a_status_change(
 
     with contextlib.suppress(AssertionError):  # on a timeout, the assertions below say what differs
         wait_for("the page to show the rows the API gives", agreeing, timeout=30)
-    shown, api = _page_rows(browser), api_rows()
+    shown, api = page_rows(browser), api_rows()
     assert (
         set(shown)
         == set(api)
@@ -238,14 +192,14 @@ def test_the_list_shows_every_kind_and_follows_a_status_change(
     patch_status(scene["kube"], scene["pytorchjob"], {"conditions": [succeeded]})
     wait_for(
         "the PyTorchJob row to turn Completed",
-        lambda: _page_rows(browser).get(f"PyTorchJob/{scene['name']}", {}).get("status") == "Completed",
+        lambda: page_rows(browser).get(f"PyTorchJob/{scene['name']}", {}).get("status") == "Completed",
         timeout=30,
     )
     assert browser.execute_script("return window.kartaNoReload") == marker  # the same page: no reload
     browser.save_screenshot(str(screens / "2-list-after-status-change.png"))
 
     browser.find_element("id", "f-text").send_keys("too")
-    wait_for("the text filter", lambda: list(_page_rows(browser)) == ["Job/too-big"])
+    wait_for("the text filter", lambda: list(page_rows(browser)) == ["Job/too-big"])
     browser.find_element("id", "f-text").clear()
     browser.execute_script("document.getElementById('f-text').dispatchEvent(new Event('input'))")
     browser.find_element("css selector", "th[data-sort='kind'] button").click()
@@ -258,20 +212,17 @@ def test_the_list_shows_every_kind_and_follows_a_status_change(
             == "ascending"
         ),
     )
-    kinds = [r["kind"] for r in _page_rows(browser).values()]
+    kinds = [r["kind"] for r in page_rows(browser).values()]
     assert kinds == sorted(kinds)
-    assert _errors(browser) == []
+    assert errors(browser) == []
 
 
 def test_the_workload_page_shows_the_tree_and_the_pending_reason(
     browser: Any, url: str, scene: dict[str, Any], screens: Path
 ) -> None:
-    browser.get(url)
-    wait_for(
-        "the page to load", lambda: browser.execute_script("return document.body.dataset.loaded") == "true"
-    )
-    _filter_namespace(browser, scene["namespace"])
-    wait_for("the too-big row", lambda: "Job/too-big" in _page_rows(browser))
+    load(browser, url)
+    filter_namespace(browser, scene["namespace"])
+    wait_for("the too-big row", lambda: "Job/too-big" in page_rows(browser))
     browser.find_element("link text", "too-big").click()
     detail = wait_for(
         "the workload page",
@@ -287,12 +238,9 @@ def test_the_workload_page_shows_the_tree_and_the_pending_reason(
     assert "Gang scheduling" in text and "Definition batch-job-v1" in text
     browser.save_screenshot(str(screens / "3-workload-pending.png"))
 
-    browser.get(url)
-    wait_for(
-        "the page to load", lambda: browser.execute_script("return document.body.dataset.loaded") == "true"
-    )
-    _filter_namespace(browser, scene["namespace"])
-    wait_for("the PyTorchJob row", lambda: f"PyTorchJob/{scene['name']}" in _page_rows(browser))
+    load(browser, url)
+    filter_namespace(browser, scene["namespace"])
+    wait_for("the PyTorchJob row", lambda: f"PyTorchJob/{scene['name']}" in page_rows(browser))
     browser.find_element("link text", scene["name"]).click()
     detail = wait_for(
         "the PyTorchJob page",
@@ -307,4 +255,4 @@ def test_the_workload_page_shows_the_tree_and_the_pending_reason(
         summary.click()
     time.sleep(0.2)
     browser.save_screenshot(str(screens / "4-workload-tree-gang.png"))
-    assert _errors(browser) == []
+    assert errors(browser) == []

@@ -369,12 +369,22 @@ def _view(name: str, components: int = 2, **extra: Any) -> dict[str, Any]:
 
 
 def test_table_columns_and_width() -> None:
-    """NAMESPACE first and only with -A, as kubectl; -o wide adds ORIGIN and never cuts; only a
+    """NAMESPACE first and only with -A, as kubectl; -o wide adds GANG and ORIGIN and never cuts; only a
     width (a terminal's) cuts COMPONENTS."""
     views = [_view("short"), _view("x" * 12, components=12)]
     table = Table(show_type=True, show_namespace=True, wide=True, now=lambda: NOW, width=100)
     lines = table.render(views).splitlines()
-    assert lines[0].split() == ["NAMESPACE", "NAME", "TYPE", "PHASE", "GPU", "COMPONENTS", "AGE", "ORIGIN"]
+    assert lines[0].split() == [
+        "NAMESPACE",
+        "NAME",
+        "TYPE",
+        "PHASE",
+        "GPU",
+        "COMPONENTS",
+        "AGE",
+        "GANG",
+        "ORIGIN",
+    ]
     assert lines[1].split() == [
         "ml",
         "short",
@@ -383,6 +393,7 @@ def test_table_columns_and_width() -> None:
         "8",
         "component-0:0,component-1:1",
         "60s",
+        "<none>",  # no gang state in the row
         "catalog",
     ]
     full = ",".join(f"component-{i}:{i}" for i in range(12))

@@ -155,9 +155,9 @@ def test_the_cluster_column_comes_first() -> None:
     }
     table = Table(show_cluster=True, show_namespace=True, show_type=False, wide=True, now=lambda: NOW)
     assert table.render([row, {**row, "cluster": "west-long-name"}]).splitlines() == [
-        "CLUSTER          NAMESPACE   NAME    PHASE     GPU   COMPONENTS   AGE   ORIGIN",
-        "east             ml          train   Running   2     job:1        60m   catalog",
-        "west-long-name   ml          train   Running   2     job:1        60m   catalog",
+        "CLUSTER          NAMESPACE   NAME    PHASE     GPU   COMPONENTS   AGE   GANG     ORIGIN",
+        "east             ml          train   Running   2     job:1        60m   <none>   catalog",
+        "west-long-name   ml          train   Running   2     job:1        60m   <none>   catalog",
     ]
     plain = Table(show_cluster=False, show_type=False, wide=False, headers=False, now=lambda: NOW)
     assert plain.render([row]) == "train   Running   2   job:1   60m\n"

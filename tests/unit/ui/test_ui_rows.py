@@ -97,10 +97,24 @@ def test_gang_state_comes_from_the_plan_and_the_group_objects() -> None:
     job = _job("g", parallelism=3)
     pods = [_pod(job, f"g-{i}", ready=True, node="n1") for i in range(2)]
     row = _row(job, pods, group_objects=1)
-    assert row["gang"] == {"gangs": 1, "minMember": 3, "scheduled": 2, "groupObjects": 1, "minimumMet": False}
+    assert row["gang"] == {
+        "gangs": 1,
+        "minMember": 3,
+        "scheduled": 2,
+        "groupObjects": 1,
+        "minimumMet": False,
+        "text": "2/2 bound, min 3 not met",
+    }
     pods.append(_pod(job, "g-2", ready=False, node="n2"))
     row = _row(job, pods)
-    assert row["gang"] == {"gangs": 1, "minMember": 3, "scheduled": 3, "groupObjects": 0, "minimumMet": True}
+    assert row["gang"] == {
+        "gangs": 1,
+        "minMember": 3,
+        "scheduled": 3,
+        "groupObjects": 0,
+        "minimumMet": True,
+        "text": "3/3 bound, min 3 met",
+    }
 
 
 def test_an_object_the_definition_cannot_read_is_a_row_with_an_error() -> None:

@@ -8,16 +8,17 @@ controller-owner chains and placed on the workload tree (17.5). The output is, p
 header with the age, the component tree with ``ready/desired``, GPUs, nodes and one line per pod
 (with the reason a pod is not ready), the Phase line, why pods are pending (their PodScheduled
 messages), the Resources table, the workload's conditions and the recent Events of the workload
-and its unhealthy pods (:mod:`karta.report.live`) and, with ``--gang``, the gang state
-(:mod:`karta.report.gang_state`); the report is :func:`karta.report.describe_live`, the web
-view's workload page's too. Workloads are separated by two blank lines, as
-kubectl separates them. What could not be read (the pod list, owners, Events) is a warning, and
-counts made from an incomplete pod set show as unknown.
+and its unhealthy pods (:mod:`karta.report.live`) and, when the definition has gang instructions,
+the gang state after the Phase line (:mod:`karta.report.gang_state`); the report is
+:func:`karta.report.describe_live`, the web view's workload page's too. Workloads are separated
+by two blank lines, as kubectl separates them. What could not be read (the pod list, owners,
+Events) is a warning, and counts made from an incomplete pod set show as unknown.
 
 File mode reads every object of ``-f`` (several documents, a directory, ``-`` for standard
 input; :func:`karta.cli.inputs.read_labelled_objects`), resolves each object's type by the one rule
 every command uses (exact GVK, then the most stable other version of its group and kind), builds
-the tree without pods and prints desired replicas instead. Among several objects, those no
+the tree without pods and prints desired replicas instead (the gang state is unknown there: no
+pods). Among several objects, those no
 definition covers are skipped with a warning (none covered: exit 4).
 
 With ``-o json|yaml`` one workload prints :class:`karta.report.DescribeReport`; several print
@@ -91,11 +92,6 @@ NO_DEFINITION_HINT = (
     default=0,
     help="Components shown per level, those with unhealthy or missing pods first (0 = all; table output).",
 )
-@click.option(
-    "--gang",
-    is_flag=True,
-    help="Live: add the gang state (pods bound against the gang's minimum, sub-groups' included).",
-)
 @output_options("table", "json", "yaml", printing.JSONPATH)
 @connection_options
 def describe(
@@ -107,7 +103,6 @@ def describe(
     definition: str | None,
     pod_limit: int,
     component_limit: int,
-    gang: bool,
     output: str | None,
     config_file: str | None,
     overrides: ConfigOverrides,
@@ -131,9 +126,11 @@ def describe(
     --definition NAME|FILE describes the workloads with that definition instead of the one their
     type resolves to (a name from `kli definitions`, or a file).
 
-    --gang adds, live, the gang state after the Phase line (a "gang" field in -o json|yaml): the
-    pods bound to a node against the minimum of the workload's gangs, a gang with sub-groups
-    counting every sub-group's minimum, e.g. "0/12 bound, min 12 not met (master 0/1, worker 0/11)".
+    A workload whose definition has gang instructions gets a Gang line after the Phase line (a
+    "gang" field in -o json|yaml): the pods bound to a node
+    against the minimum of its gangs, a gang with sub-groups counting every sub-group's minimum,
+    e.g. "0/12 bound, min 12 not met (master 0/1, worker 0/11)"; "unknown" when some pods could
+    not be read, and with -f (no pods).
     """
 
     if file is not None and args:
@@ -144,8 +141,6 @@ def describe(
         )
     if recursive and file is None:
         raise UsageError("-R/--recursive goes with -f DIR")
-    if gang and file is not None:
-        raise UsageError("--gang reads the live pods: not with -f")
     targets = parse_targets(args, command="describe") if args else ()
     named = any(names for _, names in targets)
     if (selector or all_namespaces) and (file is not None or named):
@@ -155,7 +150,6 @@ def describe(
         fmt=resolve_output(output, config=config, allowed=("table", "json", "yaml")),  # or jsonpath=
         limits=(pod_limit, component_limit),
         gpu_resources=config.gpu_resources,
-        gang=gang,
     )
     if file is None:
         _describe_live(
@@ -177,7 +171,6 @@ class Out:
     fmt: str
     limits: tuple[int, int]  # --pod-limit, --component-limit
     gpu_resources: tuple[str, ...]
-    gang: bool = False  # --gang: the gang state of live workloads
     texts: list[str] = field(default_factory=list)
     reports: list[Any] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -210,7 +203,6 @@ class Out:
                     warnings=said,
                     gpu_resources=self.gpu_resources,
                     pods_complete=pods_complete,
-                    gang=self.gang,
                 )
         except KartaError as exc:
             raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
@@ -283,9 +275,9 @@ def _describe_live(
             for warning in out.warnings:  # they may explain it
                 warn(warning)
             raise
-        chains = kube.OwnerChains(client)  # owner reads shared by every workload's pods
-        for resolved, obj in found:
-            pods = kube.find_pods(client, obj, chains=chains)
+        # every workload's pods, each namespace's listed once, owner reads shared
+        found_pods = kube.find_pods_many(client, [obj for _, obj in found])
+        for (resolved, obj), pods in zip(found, found_pods, strict=True):
             namespace = str((obj.get("metadata") or {}).get("namespace") or "") or None
             events = kube.object_events(client, namespace, report.event_subjects(obj, pods.pods))
             said = [*pods.warnings, *events.warnings]

@@ -10,8 +10,10 @@ of a covered kind). Each object becomes a row (:class:`karta.report.WorkloadSumm
 :mod:`karta.cli.views.get`); ``--phase`` keeps rows with any listed phase; rows are sorted newest
 first, then by Kind and name. Pages are fetched in background threads (:func:`karta.kube.list_many`)
 while the objects already received are resolved, so extraction overlaps the API server's work.
-``--gang`` reads each gang workload's pods (:func:`karta.kube.find_pods`) and adds its gang state
-(:mod:`karta.report.gang_state`). ``-w`` then prints a row per change until Ctrl-C or ``--watch-timeout``
+Where the output shows the gang state (``-o wide``'s GANG column, the ``gang`` field of every other
+format but ``-o name``) and some row's definition has gang instructions, the pods of those rows
+are read once per namespace (:func:`karta.kube.find_pods_many`) and each gets its gang state
+(:func:`karta.report.gang_report`). ``-w`` then prints a row per change until Ctrl-C or ``--watch-timeout``
 (:class:`karta.kube.MergedWatch`). ``--sort-by`` reorders the rows by a field of the objects
 ``-o json`` prints; ``-o name|jsonpath=|custom-columns=`` and ``--no-headers`` print them as
 kubectl would (:mod:`karta.cli.printing`). With ``--all-types``, a type the cluster refuses to list
@@ -88,11 +90,6 @@ FORMATS = ("table", "wide", "json", "yaml")
     metavar="DURATION",
     help="Stop watching after this long (seconds or e.g. 5m; default: until Ctrl-C).",
 )
-@click.option(
-    "--gang",
-    is_flag=True,
-    help="Read each workload's pods and add its gang state (bound pods against the gang's minimum).",
-)
 @output_options(*FORMATS, objects=True)
 @list_options
 @multi_cluster_options
@@ -105,7 +102,6 @@ def get(
     all_namespaces: bool,
     watch: bool,
     watch_timeout: str | None,
-    gang: bool,
     output: str | None,
     config_file: str | None,
     no_headers: bool,
@@ -118,8 +114,9 @@ def get(
 
     TYPE is what kubectl takes (plural, singular, short name, resource.group) or a definition's
     Kind; several NAMEs (or TYPE/NAME pairs) read those workloads. Columns: [NAMESPACE] NAME
-    [TYPE] PHASE GPU COMPONENTS AGE [ORIGIN]; NAMESPACE appears with -A, TYPE with --all-types,
-    ORIGIN with -o wide. Nothing is cut unless stdout is a terminal (and -o wide never cuts).
+    [TYPE] PHASE GPU COMPONENTS AGE [GANG ORIGIN]; NAMESPACE appears with -A, TYPE with
+    --all-types, GANG and ORIGIN with -o wide. Nothing is cut unless stdout is a terminal (and
+    -o wide never cuts).
     -o json|yaml prints {"items": [...], "count": N}, or the row alone for one named workload;
     -o name, -o jsonpath=TEMPLATE and -o custom-columns=NAME:.path,... work on those objects, as
     does --sort-by=.path. With --all-types a type you may not list is skipped with a warning; if
@@ -127,10 +124,11 @@ def get(
     (every list, with --all-types), 3 workload (or its type) not found, 4 no Karta definition
     covers TYPE.
 
-    --gang reads the pods of each workload whose definition has gang instructions and adds a GANG
-    column (a "gang" field in -o json|yaml, null without gang instructions): the pods bound to a
-    node against the minimum of its gangs, a gang with sub-groups counting every sub-group's
-    minimum, e.g. "0/12 bound, min 12 not met (master 0/1, worker 0/11)".
+    GANG (a "gang" field in -o json|yaml) is the gang state of a workload whose definition has
+    gang instructions (<none> and no field without): the pods bound to a node against the minimum
+    of its gangs, a gang with sub-groups counting every sub-group's minimum, e.g. "0/12 bound, min
+    12 not met (master 0/1, worker 0/11)"; "unknown" when some of its pods could not be read. The
+    pods are read (once per namespace) only then, and not for -o table or -o name.
 
     Several clusters: --context A --context B (or --all-contexts, every context of the
     kubeconfig) lists each in parallel, with a CLUSTER column first (the context) and a
@@ -167,7 +165,6 @@ def get(
             overrides=overrides,
             headers=not no_headers,
             sort_by=sort_path,
-            gang=gang,
             **extra,
         )
 
@@ -426,8 +423,11 @@ class Run:
     top_level: TopLevel | None = None
     builder: Summarizer | None = None
     resource_versions: dict[int, str] = field(default_factory=dict)
-    gang: bool = False  # --gang: each row's gang state, read with its pods
-    chains: kube.OwnerChains | None = None  # --gang: owner reads shared by every workload's pods
+    chains: kube.OwnerChains | None = None  # owner reads shared by every read of pods
+    # rows whose gang state is still to be read (with their object and definition)
+    gang_pending: list[tuple[WorkloadSummary, Mapping[str, Any], StoredDefinition]] = field(
+        default_factory=list
+    )
     progress: bool = True  # a progress line on a terminal (off when several clusters list at once)
     clusters: list[dict[str, Any]] | None = None  # several clusters: the CLUSTER column, -o json's
 
@@ -477,8 +477,11 @@ class Run:
         elif not self._plan_types():
             return Collected([], watchable=False)
         if self.request.named:
-            return self._get_named()
+            got = self._get_named()
+            self._read_gangs()
+            return got
         views, versions = self._list_all()
+        self._read_gangs()
         return Collected(report.sort_summaries(views), versions)
 
     def _covered_kinds(self) -> None:
@@ -682,22 +685,37 @@ class Run:
             sink.append(f"could not resolve {target.resource.kind}/{_name(obj)}: {exc}")
             return None
 
+    @property
+    def shows_gang(self) -> bool:
+        """The output shows the gang state: ``-o wide`` and every format that prints the rows'
+        fields (json, yaml, jsonpath, custom-columns), not ``-o table`` or ``-o name``."""
+        return self.fmt not in ("table", "name")
+
     def _summary(self, obj: Mapping[str, Any], target: Target) -> WorkloadSummary:
-        """The row of ``obj``; with ``--gang``, read with its pods (those of a definition with
-        gang instructions: the gang state needs them, the other rows say ``gang: null``)."""
-        assert self.builder is not None and self.client is not None
-        if not self.gang:
-            return self.builder.summary(obj, target.definition)
-        if gang_format(target.definition.karta) is None:
-            return self.builder.summary(obj, target.definition, pods=())
+        """The row of ``obj``; when the output shows the gang state and the definition has gang
+        instructions, the row is kept for :meth:`_read_gangs`, which adds ``gang`` (it needs the
+        pods)."""
+        assert self.builder is not None
+        view = self.builder.summary(obj, target.definition)
+        if self.shows_gang and gang_format(target.definition.karta) is not None:
+            self.gang_pending.append((view, obj, target.definition))
+        return view
+
+    def _read_gangs(self) -> None:
+        """The gang state of the rows :meth:`_summary` kept: their pods read once per namespace,
+        a state that some unread pods would change shown as unknown (a warning says which)."""
+        if not self.gang_pending:
+            return
+        assert self.client is not None
+        pending, self.gang_pending = self.gang_pending, []
         if self.chains is None:
             self.chains = kube.OwnerChains(self.client)
-        found = kube.find_pods(self.client, obj, chains=self.chains)
-        self.warnings.extend(w for w in found.warnings if w not in self.warnings)
-        view = self.builder.summary(obj, target.definition, pods=found.pods)
-        if not found.complete:  # counted from some of its pods: not a state to trust
-            view["gang"] = {"error": "some of its pods could not be read"}
-        return view
+        found = kube.find_pods_many(self.client, [obj for _, obj, _ in pending], chains=self.chains)
+        for (view, obj, definition), pods in zip(pending, found, strict=True):
+            self.warnings.extend(w for w in pods.warnings if w not in self.warnings)
+            gang = report.gang_report(definition, obj, pods.pods, pods_complete=pods.complete)
+            if gang is not None:
+                view["gang"] = gang
 
     # -- output -------------------------------------------------------------------------------
     def _table(self) -> Table:
@@ -708,7 +726,6 @@ class Run:
             show_namespace=self.all_namespaces,
             headers=self.headers,
             wide=self.fmt == "wide",
-            show_gang=self.gang,
             type_label=self._type_label,
             colour=colour,
             width=fit_width() if self.fmt == "table" else None,
@@ -844,7 +861,9 @@ class Run:
         self.resource_versions[key] = rv
         if self.request.all_types and not self._top_level().is_top_level(obj):
             return None
-        return self._view(obj, target)
+        view = self._view(obj, target)
+        self._read_gangs()  # its pods as they are now: pods changing print no row
+        return view
 
 
 def _name(obj: Mapping[str, Any]) -> str:

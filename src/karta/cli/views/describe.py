@@ -1,7 +1,8 @@
 """The ``kli describe`` text (section 17.6): the header with the age, the component tree with
 ``ready/desired`` (``?/desired`` when some pods could not be read), GPUs, nodes and one line per
-pod (with the reason a pod is not ready), the Phase line (with ``--gang``, the Gang line after it:
-bound pods against the gang's minimum, :mod:`karta.report.gang_state`), the Resources table and, live, as
+pod (with the reason a pod is not ready), the Phase line, the Gang line when the definition has gang
+instructions (bound pods against the gang's minimum, :mod:`karta.report.gang_state`; from a file:
+unknown, there are no pods), the Resources table and, live, as
 ``kubectl describe`` shows them: the pending pods' scheduling messages (after the Phase line), the
 workload's Conditions and its recent Events (at the end), over the library's rows
 (:func:`karta.report.workload_rows`) and report (:func:`karta.report.describe_report`).
@@ -66,10 +67,10 @@ def render_table(
         phase = f"Phase: {','.join(view.get('phases') or ['Undefined'])}"
         if view.get("stale"):
             phase += _stale_note(staleness)
-        lines.extend(["", printable(phase)])
-        if "gang" in view:  # --gang
-            lines.append(printable(f"Gang: {_gang(view.get('gang'))}"))
+        lines.extend(["", printable(phase), *_gang(view.get("gang"))])
         lines.extend(_pending(view.get("pendingPods") or []))
+    elif view.get("gang") is not None:
+        lines.extend(["", *_gang(view.get("gang"))])
     lines.extend(["", "Resources:"])
     table = [["COMPONENT", "REPLICAS", "GPU", "CPU", "MEMORY"]]
     for name, desired, resources in report.resource_rows(rows):
@@ -82,13 +83,14 @@ def render_table(
     return "\n".join(lines) + "\n"
 
 
-def _gang(gang: Any) -> str:
-    """The ``Gang:`` line of ``--gang``: the library's text, the plan's error, or none."""
+def _gang(gang: Any) -> list[str]:
+    """The ``Gang:`` line: the library's text, or why the state is unknown; none without gang
+    instructions."""
     if not isinstance(gang, Mapping):
-        return "<none> (no gang instructions)"
+        return []
     if gang.get("error"):
-        return f"unknown ({gang['error']})"
-    return str(gang.get("text") or "")
+        return [printable(f"Gang: unknown ({gang['error']})")]
+    return [printable(f"Gang: {gang.get('text') or ''}")]
 
 
 def _pending(groups: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -1,8 +1,8 @@
 """The ``kli get`` table (karta-format.md 17.4): ``[CLUSTER] [NAMESPACE] NAME [TYPE] PHASE GPU
 COMPONENTS AGE [ORIGIN]`` over :class:`karta.report.WorkloadSummary` rows. CLUSTER (the row's
 ``cluster``: its kubeconfig context) comes first when several clusters are listed; as kubectl,
-NAMESPACE comes next and only with ``-A``, ``--gang`` adds GANG (after COMPONENTS), ``-o wide``
-adds ORIGIN, and nothing is cut unless a
+NAMESPACE comes next and only with ``-A``, ``-o wide`` adds GANG (the gang state) and ORIGIN, and
+nothing is cut unless a
 width is given (a terminal's, for ``-o table``: COMPONENTS is then cut with ``+N``); phases are
 coloured on a terminal; every cell with its control characters escaped."""
 
@@ -38,12 +38,12 @@ def components_cell(summary: Mapping[str, Any]) -> str:
 
 
 def gang_cell(summary: Mapping[str, Any]) -> str:
-    """The GANG cell (``--gang``): the gang state's text, ``unknown`` when it could not be
+    """The GANG cell (``-o wide``): the gang state's text, ``unknown (why)`` when it could not be
     computed, ``<none>`` without gang instructions."""
     gang = summary.get("gang")
     if not isinstance(gang, Mapping):
         return "<none>"
-    return "unknown" if gang.get("error") else str(gang.get("text") or "")
+    return f"unknown ({gang['error']})" if gang.get("error") else str(gang.get("text") or "")
 
 
 def _shorten(cell: str, width: int) -> str:
@@ -58,7 +58,7 @@ class Table:
     """The table: :meth:`render` sets the column widths; :meth:`line` formats one more row with
     them (``--watch``). CLUSTER appears with ``show_cluster`` (several contexts), NAMESPACE with
     ``show_namespace`` (``-A``), TYPE with
-    ``show_type`` (``--all-types``), ORIGIN with ``wide``; ``headers=False`` leaves the header
+    ``show_type`` (``--all-types``), GANG and ORIGIN with ``wide``; ``headers=False`` leaves the header
     line out (``--no-headers``); ``width`` (None: no limit) is what COMPONENTS is cut to fit."""
 
     def __init__(
@@ -73,12 +73,10 @@ class Table:
         now: Callable[[], _dt.datetime] | None = None,
         colour: bool = False,
         width: int | None = None,
-        show_gang: bool = False,
     ) -> None:
         self.show_type = show_type
         self.show_namespace = show_namespace
         self.show_cluster = show_cluster
-        self.show_gang = show_gang
         self.headers = headers
         self.wide = wide
         self.type_label = type_label or (lambda v: str(v.get("kind") or ""))
@@ -93,11 +91,10 @@ class Table:
             "PHASE",
             "GPU",
             "COMPONENTS",
-            *(["GANG"] if show_gang else []),
             "AGE",
         ]
         if wide:
-            self.header.append("ORIGIN")
+            self.header += ["GANG", "ORIGIN"]
         self.widths = [len(h) if headers else 0 for h in self.header]
         self._components = self.header.index("COMPONENTS")
         self._phase = self.header.index("PHASE")
@@ -113,11 +110,10 @@ class Table:
             ",".join(summary.get("phases") or ["Undefined"]),
             str(summary.get("gpus", 0)),
             components_cell(summary),
-            *([gang_cell(summary)] if self.show_gang else []),
             human_age(summary.get("createdAt"), now=now or self.now()),
         ]
         if self.wide:
-            cells.append(str(summary.get("origin") or ""))
+            cells += [gang_cell(summary), str(summary.get("origin") or "")]
         return [printable(cell) for cell in cells]  # escaped before they are measured and cut
 
     def render(self, summaries: Sequence[Mapping[str, Any]]) -> str:

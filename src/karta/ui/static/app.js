@@ -56,8 +56,7 @@ function age(created) {
 function gangText(gang) {
   if (!gang) return "";
   const group = gang.groupObjects > 0 ? "group" : "no group";
-  const minimum = gang.minimumMet ? "min met" : `${gang.scheduled}/${gang.minMember} bound`;
-  return `${group} · ${minimum}`;
+  return `${group} · ${gang.text}`;
 }
 
 async function getJSON(url) {
@@ -309,8 +308,7 @@ function detailContent(data) {
   fact("Definition", `${row.definition}${data.definition ? ` (${data.definition.origin})` : ""}`);
   fact("Pods", `${row.pods.ready} ready of ${row.pods.desired} desired (${row.pods.total} present)`);
   fact("GPUs requested", String(row.gpus));
-  const gangState = d.gang && d.gang.text ? d.gang.text : row.gang ? `minimum ${row.gang.minMember}` : "";
-  fact("Gang", row.gang ? `${gangText(row.gang)}; ${row.gang.gangs} gang(s), ${gangState}` : "no gang instructions");
+  fact("Gang", row.gang ? `${gangText(row.gang)}; ${row.gang.gangs} gang(s)` : "no gang instructions");
   fact("Created", row.createdAt || "");
   if (row.cluster) fact("Cluster", row.cluster);
   out.push(facts);
