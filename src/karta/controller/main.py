@@ -78,8 +78,10 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
         shutdown_timeout=options.shutdown_timeout,
     )
     # One cache, one watch of CRDs, one tracker of the covered types for every part: on the leader
-    # each resource is listed and watched once, whichever parts read it.
-    cache = SharedCache(client, log=logger("cache"))
+    # each resource is listed and watched once, whichever parts read it. With the web view (every
+    # namespace, every group object) the cache is wide: the parts' narrower requests (a
+    # --namespace, the managed-by selector) are served from the view's informers.
+    cache = SharedCache(client, log=logger("cache"), wide=options.ui)
     manager.add(cache)
     definitions = LiveDefinitions(
         client,
@@ -147,6 +149,10 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
             _add_pod_binding(controller, server)
     if options.ui:
         _add_ui(controller)
+    if options.ui or options.backend != "none":
+        # The types the gang reconciler and the platform metrics follow (leader-only), and the web
+        # view on every replica.
+        manager.add(types, leader_only=not options.ui)
     if options.leader_elect:
         manager.elector = _elector(options, client)
     return controller
@@ -154,7 +160,7 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
 
 def _add_ui(controller: Controller) -> None:
     """``--ui``: the web view on every replica (read-only: it lists and watches, never writes),
-    over the live definitions; its source plans its watches again when they change."""
+    over the live definitions, on the controller's cache and covered-types tracker."""
     from karta.controller.runtime.owners import ReadableOwners
     from karta.ui import ClusterSource, RowStore, UiServer
 
@@ -169,8 +175,9 @@ def _add_ui(controller: Controller) -> None:
         cluster="in-cluster",
         after=controller.definitions.synced,
         readable=ReadableOwners(lambda: controller.definitions.store),
+        cache=controller.cache,
+        tracker=controller.types,
     )
-    controller.definitions.subscribe(source.reload)
     server = UiServer(rows, {source.cluster: source.detail}, host=address[0], port=address[1])
     controller.parts["ui-source"] = source
     controller.parts["ui-server"] = server
@@ -278,7 +285,6 @@ def _add_gang_reconciler(controller: Controller) -> None:
     from karta.controller.parts.gangs import GangReconciler
 
     options, manager = controller.options, controller.manager
-    manager.add(controller.types, leader_only=True)  # the types gangs and platform metrics follow
     gangs = GangReconciler(
         controller.client,
         definitions=controller.definitions,

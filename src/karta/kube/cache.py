@@ -13,6 +13,14 @@ no kubectl last-applied annotation). Indexes are named and shared: a consumer as
 reads (:data:`OWNER_INDEX`, :data:`CONTROLLER_INDEX`, or its own); an index another consumer added
 under the same name is the same function.
 
+**Wide** (``wide=True``, the controller with its web view): every request is served from the
+informer of its type in all namespaces without a label selector, the namespace and the selector
+applied in the process (:func:`~karta.kube.selectors.label_matcher`: a selector it cannot parse is
+left to the server). A consumer that wants every object of a type (the web view) and one that
+wants only some (the gang reconciler's own group objects, one ``--namespace``) then share one list
+and one watch; the :class:`Watch` of each shows it only what it asked for, its handler hears an
+object that starts or stops matching as ``ADDED`` or ``DELETED``, as a selected watch would.
+
 Informers start when the cache runs (:meth:`SharedCache.run`, a controller part) or at once when
 it already does; ``start=False`` builds a cache whose informers never touch the API server (fed by
 ``Informer.replace``/``record``: the controller's unit tests use it as their fake cluster cache).
@@ -32,6 +40,7 @@ from karta.kube.client import KubeClient
 from karta.kube.informer import Handler, IndexFunc, Informer, owner_uids, trim_object
 from karta.kube.owners import controller_ref
 from karta.kube.resources import ResourceType
+from karta.kube.selectors import label_matcher
 
 __all__ = ["CONTROLLER_INDEX", "OWNER_INDEX", "SharedCache", "Watch", "WatchKey", "controller_uids"]
 
@@ -81,32 +90,82 @@ class _Entry:
     error_listeners: list[Callable[[KartaError], None]] = field(default_factory=list)
 
 
+Match = Callable[[Mapping[str, Any]], bool]
+
+
+def _matcher(namespace: str | None, label_selector: str | None) -> Match | None:
+    """What a wide cache's :class:`Watch` keeps of its informer's objects (None: everything);
+    a selector that cannot be matched here raises ValueError."""
+    labels = label_matcher(label_selector) if label_selector else None
+    if namespace is None:
+        return labels
+    if labels is None:
+        return lambda obj: (obj.get("metadata") or {}).get("namespace") == namespace
+    return lambda obj: (obj.get("metadata") or {}).get("namespace") == namespace and labels(obj)
+
+
+def _filtered(handler: Handler, match: Match) -> Handler:
+    """``handler`` hearing only the objects ``match`` keeps: one that starts matching is
+    ``ADDED``, one that stops is ``DELETED`` (what a server-side selected watch sends)."""
+
+    def on_event(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        now = match(obj)
+        if kind != "MODIFIED":
+            if now:
+                handler(kind, obj, old)
+            return
+        before = old is not None and match(old)
+        if now and before:
+            handler(kind, obj, old)
+        elif now:
+            handler("ADDED", obj, None)
+        elif before:
+            handler("DELETED", obj, None)
+
+    return on_event
+
+
 class Watch:
-    """One consumer's reference on a shared informer: read the cache, then :meth:`release`."""
+    """One consumer's reference on a shared informer: read the cache, then :meth:`release`.
+    ``match`` (a wide cache): the objects of the informer this reference sees."""
 
     def __init__(
-        self, cache: SharedCache, key: WatchKey, informer: Informer, handler: Handler | None
+        self,
+        cache: SharedCache,
+        key: WatchKey,
+        informer: Informer,
+        handler: Handler | None,
+        *,
+        match: Match | None = None,
+        on_error: Callable[[KartaError], None] | None = None,
     ) -> None:
         self.cache = cache
         self.key = key
         self.informer = informer
         self.resource = informer.rtype
         self.handler = handler
+        self.match = match
+        self.on_error = on_error
         self.released = False
 
     @property
     def synced(self) -> threading.Event:
         return self.informer.synced
 
+    def _kept(self, objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        match = self.match
+        return objs if match is None else [obj for obj in objs if match(obj)]
+
     def get(self, key: str) -> dict[str, Any] | None:
         """The cached object under ``namespace/name`` (``name``: cluster-scoped)."""
-        return self.informer.get(key)
+        found = self.informer.get(key)
+        return found if found is None or self.match is None or self.match(found) else None
 
     def objects(self) -> list[dict[str, Any]]:
-        return self.informer.objects()
+        return self._kept(self.informer.objects())
 
     def by_index(self, name: str, value: str) -> list[dict[str, Any]]:
-        return self.informer.by_index(name, value)
+        return self._kept(self.informer.by_index(name, value))
 
     def release(self) -> None:
         """Stop hearing of changes; the informer stops with its last reference. Idempotent."""
@@ -125,11 +184,13 @@ class SharedCache:
         retry_s: float = 5.0,
         log: logging.Logger = _LOG,
         start: bool = True,
+        wide: bool = False,
     ) -> None:
         self.client = client
         self.retry_s = retry_s
         self.log = log
         self.start = start
+        self.wide = wide
         self._lock = threading.Lock()
         self._entries: dict[WatchKey, _Entry] = {}
         self._running = False
@@ -152,14 +213,19 @@ class SharedCache:
         with ``handler`` added (given the cached objects first) and the named indexes kept: the
         standard ones by name (``indexes``), others with their function (``extra_indexes``).
         ``on_error`` hears the errors the watch cannot retry (403, 404)."""
-        key = WatchKey(
-            rtype.group,
-            rtype.version,
-            rtype.plural,
-            namespace if rtype.namespaced else None,
-            label_selector or None,
-            metadata_only,
-        )
+        namespace = namespace if rtype.namespaced else None
+        label_selector = label_selector or None
+        match: Match | None = None
+        if self.wide and (namespace or label_selector):
+            try:
+                match = _matcher(namespace, label_selector)
+            except ValueError:  # not a selector we can match: the server selects
+                pass
+            else:
+                namespace = label_selector = None
+        key = WatchKey(rtype.group, rtype.version, rtype.plural, namespace, label_selector, metadata_only)
+        if handler is not None and match is not None:
+            handler = _filtered(handler, match)
         wanted = {name: _STANDARD_INDEXES[name] for name in indexes}
         wanted.update(extra_indexes or {})
         with self._lock:
@@ -179,7 +245,7 @@ class SharedCache:
             informer.add_handler(handler, replay=True)
         if start:
             self._start(entry)
-        return Watch(self, key, informer, handler)
+        return Watch(self, key, informer, handler, match=match, on_error=on_error)
 
     def _new_entry(self, key: WatchKey, rtype: ResourceType) -> _Entry:
         entry: _Entry
@@ -216,6 +282,8 @@ class SharedCache:
             if entry is None:
                 return
             entry.refs -= 1
+            if watch.on_error is not None:
+                entry.error_listeners = [e for e in entry.error_listeners if e is not watch.on_error]
             last = entry.refs <= 0
             if last:
                 del self._entries[watch.key]

@@ -1,7 +1,9 @@
 """Many resource types at once: paged lists in parallel, and their watches merged into one stream.
 
-Owns :func:`list_many` and :class:`MergedWatch`, what ``kli get --all-types [-w]``, the web view
-and the controller need to follow every type a definition covers. Each type keeps the policies of
+Owns :func:`list_many` and :class:`MergedWatch`, what ``kli get --all-types [-w]`` needs to list
+and then follow every type a definition covers in one short-lived command (it resumes from its own
+list's resourceVersions; the long-running consumers, the controller and the web view, keep their
+objects in the shared cache instead: :mod:`karta.kube.cache`). Each type keeps the policies of
 the single-type primitives, so there is one of each:
 
 - lists page through :meth:`KubeClient.iter_pages`, whose 410 rule (an expired continue token

@@ -25,9 +25,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 from karta.definitions import DefinitionStore, StoredDefinition
 from karta.errors import ClusterError
@@ -42,6 +43,7 @@ __all__ = [
     "MISSES_TO_DROP",
     "Coverage",
     "CoveredTypes",
+    "following",
     "same_definition",
 ]
 
@@ -221,3 +223,32 @@ class CoveredTypes:
                 stop.wait(max(0.05, min(wake, last_read + MIN_INTERVAL_S) - time.monotonic()))
             else:
                 self._now.wait(min(0.5, max(0.05, wake - time.monotonic())))  # and see ``stop``
+
+
+class _Runnable(Protocol):
+    name: str
+
+    def run(self, stop: threading.Event) -> None: ...
+
+
+@contextmanager
+def following(
+    tracker: CoveredTypes,
+    callback: Callable[[Coverage], None],
+    stop: threading.Event,
+    *,
+    own: Sequence[_Runnable] = (),
+) -> Iterator[None]:
+    """``callback`` hears every coverage of ``tracker`` inside the block; the parts a consumer
+    built for itself (``own``: its cache, its tracker, when none was shared with it) run in
+    threads until ``stop``, and are waited for when the block ends."""
+    threads = [threading.Thread(target=part.run, args=(stop,), name=part.name, daemon=True) for part in own]
+    for thread in threads:
+        thread.start()
+    tracker.subscribe(callback)
+    try:
+        yield
+    finally:
+        tracker.unsubscribe(callback)
+        for thread in threads:
+            thread.join(timeout=5)

@@ -1,15 +1,24 @@
-"""One cluster as a source of web-view rows: watches of every covered workload type, of the pods and
-of the scheduler group objects, kept in memory and turned into rows (:mod:`karta.ui.rows`) in a
-:class:`~karta.ui.store.RowStore`.
+"""One cluster as a source of web-view rows: every covered workload type, the pods and the
+scheduler group objects, read from the shared cache and turned into rows (:mod:`karta.ui.rows`)
+in a :class:`~karta.ui.store.RowStore`.
 
-Owns :class:`ClusterSource`. Its thread lists and watches (:class:`karta.kube.MergedWatch`: resume,
-re-list on 410, reconnect) the covered types (:func:`karta.kube.covered_types`), ``v1`` Pods and the
-group-object resources of every gang backend the cluster serves (the registry,
-:data:`karta.render.BACKENDS`), all namespaces. A workload is shown when it is top-level
-(:class:`karta.kube.TopLevel`); a pod counts for every object of its controller-owner chain (the
-direct owner from its reference, deeper ones read once and cached, :class:`karta.kube.OwnerChains`),
-a group object for the objects its owner references name. Changes mark workloads dirty; their rows
-are recomputed at most every :data:`FLUSH_SECONDS`, so a burst of pod events costs one row each.
+Owns :class:`ClusterSource`. The types come from the covered-types tracker
+(:class:`karta.kube.tracker.CoveredTypes`: read again as definitions, CRDs and discovery change);
+the objects from references on the shared informer cache (:class:`karta.kube.cache.SharedCache`)
+of each covered type, of ``v1`` Pods and of the group-object resources of every gang backend the
+cluster serves (the registry, :data:`karta.render.BACKENDS`: those the controller made and any
+other, e.g. a Volcano Job's own PodGroup), all namespaces. In ``karta-controller --ui`` the cache
+and the tracker are the controller's (one list and one watch of each resource, whichever parts
+read it); ``kli ui`` gives none, and the source makes and runs its own.
+
+A workload is shown when it is top-level (:class:`karta.kube.TopLevel`); a pod counts for every
+object of its controller-owner chain (the direct owner from its reference, deeper ones read once
+and cached, :class:`karta.kube.OwnerChains`), a group object for the objects its owner references
+name. The cache's handlers only queue what changed; the source's thread applies it (owner reads
+included, never on an informer's thread). Changes mark workloads dirty; their rows are recomputed
+at most every :data:`FLUSH_SECONDS`, so a burst of pod events costs one row each. When the covered
+types change, the source takes references for the new plan (the objects already cached are
+replayed, nothing is listed again) and releases the old ones.
 
 Several clusters are several sources writing into one store (each row carries its cluster's
 name): the store, the server and the page need nothing else. The workload page
@@ -18,6 +27,7 @@ name): the store, the server and the page need nothing else. The workload page
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable, Container, Mapping, Sequence
@@ -28,6 +38,9 @@ from karta import kube, report
 from karta.definitions import DefinitionStore, StoredDefinition
 from karta.errors import KartaError
 from karta.extract.requests import DEFAULT_GPU_RESOURCES
+from karta.kube.cache import SharedCache, Watch
+from karta.kube.informer import Handler
+from karta.kube.tracker import Coverage, CoveredTypes, following
 from karta.render import BACKENDS
 from karta.ui.detail import workload_detail
 from karta.ui.rows import row_id, workload_row
@@ -37,6 +50,11 @@ __all__ = ["FLUSH_SECONDS", "MAX_OWNER_CACHE", "ClusterSource"]
 
 FLUSH_SECONDS = 0.25
 MAX_OWNER_CACHE = 20000  # owner reads cached before the cache starts again
+BATCH = 2000  # queued events applied at once (between flushes)
+
+# What a handler queues: (plan generation, index of the watch, event type, object), or the error
+# of the watch at that index (type "ERROR").
+_Event = tuple[int, int, str, Any]
 
 
 @dataclass(frozen=True)
@@ -57,9 +75,22 @@ def _uid(obj: Mapping[str, Any]) -> str:
     return str(_meta(obj).get("uid") or "")
 
 
+def group_resources(resources: Sequence[kube.ResourceType]) -> list[kube.ResourceType]:
+    """The served group-object resources of every backend of the registry, one version each
+    (the first watchable one discovery gives)."""
+    wanted = {(b.api_group, plural) for b in BACKENDS.values() for plural in b.resources}
+    best: dict[tuple[str, str], kube.ResourceType] = {}
+    for r in resources:
+        key = (r.group, r.plural)
+        if key in wanted and r.supports("list", "watch") and key not in best:
+            best[key] = r
+    return [best[k] for k in sorted(best)]
+
+
 class ClusterSource:
     """The rows of one cluster (see the module docstring); ``run(stop)`` blocks, as a controller
-    part does; :meth:`start` runs it in a thread for ``kli ui``."""
+    part does; :meth:`start` runs it in a thread for ``kli ui``. ``cache`` and ``tracker``: the
+    controller's, shared; None: the source's own (``definitions`` is then read by its tracker)."""
 
     def __init__(
         self,
@@ -71,6 +102,8 @@ class ClusterSource:
         gpu_resources: Sequence[str] = DEFAULT_GPU_RESOURCES,
         after: threading.Event | None = None,
         readable: Container[tuple[str, str]] | None = None,
+        cache: SharedCache | None = None,
+        tracker: CoveredTypes | None = None,
     ) -> None:
         self.name = f"ui-source/{cluster}"
         self.readable = readable  # the owner kinds read walking up from a pod (kube.OwnerChains)
@@ -79,10 +112,20 @@ class ClusterSource:
         self.definitions = definitions
         self.store = store
         self.gpu_resources = tuple(gpu_resources)
-        self.after = after  # set when the definitions are ready (the controller's first sync)
+        self.cache = cache or SharedCache(client)
+        self.tracker = tracker or CoveredTypes(client, definitions, after=after)
+        self._own: list[SharedCache | CoveredTypes] = []
+        if cache is None:
+            self._own.append(self.cache)
+        if tracker is None:
+            self._own.append(self.tracker)
         self.synced = threading.Event()
         self._lock = threading.RLock()
-        self._reload = threading.Event()
+        self._events: queue.Queue[_Event] = queue.Queue()
+        self._coverage: Coverage | None = None  # the last one heard, not planned yet
+        self._plan_key: tuple[Any, ...] | None = None
+        self._generation = 0
+        self._watches: list[Watch] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._reset_state()
@@ -90,18 +133,17 @@ class ClusterSource:
     def _reset_state(self) -> None:
         self._watched: list[_Watched] = []
         self._workloads: dict[str, tuple[dict[str, Any], StoredDefinition]] = {}
-        self._by_index: dict[int, set[str]] = {}
         self._pods: dict[str, dict[str, Any]] = {}
         self._pod_links: dict[str, tuple[str, ...]] = {}
         self._pods_of: dict[str, set[str]] = {}
-        # uid -> (Kind/name, owner uids, index of the watch it came from: a type's re-list replaces
-        # that type's group objects only)
-        self._groups: dict[str, tuple[str, tuple[str, ...], int]] = {}
+        # uid -> (Kind/name, owner uids)
+        self._groups: dict[str, tuple[str, tuple[str, ...]]] = {}
         self._groups_of: dict[str, set[str]] = {}
         self._dirty: set[str] = set()
         self._unlinked: dict[str, dict[str, Any]] = {}  # pods held until the workloads are listed
         self._synced_indexes: set[int] = set()
         self._warnings: list[str] = []
+        self._failed: dict[int, str] = {}  # the watches the cluster refuses, with the error
         self._top: kube.TopLevel | None = None
         self._chains: kube.OwnerChains | None = None
         self._fresh = True  # no complete sync since the plan: the store may hold rows of an older one
@@ -117,112 +159,152 @@ class ClusterSource:
         if self._thread is not None:
             self._thread.join(timeout)
 
-    def reload(self, _store: object = None) -> None:
-        """The definitions changed: plan the watched types again (from any thread)."""
-        self._reload.set()
-
     def run(self, stop: threading.Event) -> None:
-        while self.after is not None and not self.after.wait(0.5):
-            if stop.is_set():
-                return
-        while not stop.is_set():
-            self._reload.clear()
-            try:
-                merged = self._plan()
-            except KartaError as exc:  # discovery failed, or a definition could not be resolved
-                self.store.set_state(self.cluster, synced=False, warnings=[f"cannot list the types: {exc}"])
-                stop.wait(5.0)
-                continue
-            with merged:
-                try:
-                    self._follow(merged, stop)
-                except KartaError as exc:  # not expected (rows catch their own): plan again
-                    self.store.set_state(self.cluster, synced=False, warnings=[f"watching stopped: {exc}"])
-                    stop.wait(1.0)
+        self.store.set_state(self.cluster, synced=False, warnings=[])
+        try:
+            with following(self.tracker, self._covered, stop, own=self._own):
+                self._follow(stop)
+        finally:
+            self._release(self._watches)
+            self._watches = []
 
-    def _plan(self) -> kube.MergedWatch:
-        store = self.definitions()
-        covered, skipped = kube.covered_types(self.client, store)
+    def _covered(self, coverage: Coverage) -> None:
+        """A read of the types (the tracker's thread): planned by the source's thread."""
         with self._lock:
-            self._reset_state()
-            self._warnings = [*store.warnings, *skipped]
-            self._top = kube.TopLevel.of(self.client, store, readable=self.readable)
-            self._chains = kube.OwnerChains(self.client, readable=self.readable)
-            for c in covered:
-                self._watched.append(_Watched("workload", c.resource, c.definition))
-            self._watched.append(_Watched("pods", self.client.discovery.for_gvk("", "v1", "Pod")))
-            for rtype in self._group_types():
-                self._watched.append(_Watched("groups", rtype))
-        self.store.set_state(self.cluster, synced=False, warnings=self._warnings)
-        return kube.MergedWatch(self.client, [w.resource for w in self._watched])
+            self._coverage = coverage
 
-    def _group_types(self) -> list[kube.ResourceType]:
-        wanted = {(b.api_group, plural) for b in BACKENDS.values() for plural in b.resources}
-        best: dict[tuple[str, str], kube.ResourceType] = {}
-        for r in self.client.discovery.resources():
-            key = (r.group, r.plural)
-            if key in wanted and r.supports("watch") and key not in best:
-                best[key] = r
-        return [best[k] for k in sorted(best)]
-
-    def _follow(self, merged: kube.MergedWatch, stop: threading.Event) -> None:
+    def _follow(self, stop: threading.Event) -> None:
         last_flush = time.monotonic()
-        while not stop.is_set() and not self._reload.is_set():
-            entry = merged.next(FLUSH_SECONDS)
-            if entry is not None:
-                self._apply(entry)
+        while not stop.is_set():
+            with self._lock:
+                coverage, self._coverage = self._coverage, None
+            if coverage is not None:
+                self._plan(coverage)
+            try:
+                first: _Event | None = self._events.get(timeout=FLUSH_SECONDS)
+            except queue.Empty:
+                first = None
+            if first is not None:
+                self._apply([first, *self._queued(BATCH)])
             now = time.monotonic()
-            if now - last_flush >= FLUSH_SECONDS or entry is None:
+            if now - last_flush >= FLUSH_SECONDS or first is None:
                 self._flush()
                 last_flush = now
 
-    # -- events -----------------------------------------------------------------------------------
-    def _apply(self, entry: tuple[int, kube.SyncEvent | kube.WatchEvent] | kube.WatchFailed) -> None:
-        if isinstance(entry, kube.WatchFailed):
-            watched = self._watched[entry.index]
-            with self._lock:
-                self._warnings.append(f"stopped watching {watched.resource.group_resource}: {entry.error}")
-                self._synced_indexes.add(entry.index)
-            return
-        index, event = entry
-        if event.type == "BOOKMARK":
-            return
-        watched = self._watched[index]
+    def _queued(self, most: int | None = None) -> list[_Event]:
+        """The events queued now (at most ``most``), without waiting."""
+        out: list[_Event] = []
+        while most is None or len(out) < most:
+            try:
+                out.append(self._events.get_nowait())
+            except queue.Empty:
+                break
+        return out
+
+    # -- the plan ---------------------------------------------------------------------------------
+    def _plan(self, coverage: Coverage) -> None:
+        """Follow what ``coverage`` says is covered: the same plan keeps its references (only the
+        warnings change); another takes new ones (the cached objects replayed) and releases the
+        old ones after, so that a shared informer never stops in between."""
+        store = coverage.store
+        pods = coverage.resource("", "v1", "Pod")
+        watched = [
+            _Watched("workload", c.resource, c.definition)
+            for _, c in sorted(coverage.types.items(), key=lambda item: item[0])
+        ]
+        if pods is not None:
+            watched.append(_Watched("pods", pods))
+        watched.extend(_Watched("groups", r) for r in group_resources(coverage.resources))
+        key = (
+            tuple((w.role, w.resource.gvk) for w in watched),
+            tuple(coverage.types[gk].definition for gk in sorted(coverage.types)),
+            tuple(sorted(str(gvk) for gvk in store.gvks())),
+        )
+        warnings = [*store.warnings, *coverage.warnings]
         with self._lock:
-            if isinstance(event, kube.SyncEvent):
-                self._resync(index, watched, event.items)
-                self._synced_indexes.add(index)
-            elif event.type == "DELETED":
-                self._delete(watched, event.object)
-            else:
-                self._upsert(index, watched, event.object)
+            if key == self._plan_key:
+                self._warnings = warnings + list(self._failed.values())
+                return
+            self._plan_key = key
+            self._generation += 1
+            generation = self._generation
+            self._reset_state()
+            self._warnings = warnings
+            self._watched = watched
+            self._top = kube.TopLevel.of(self.client, store, readable=self.readable)
+            self._chains = kube.OwnerChains(self.client, readable=self.readable)
+        self.store.set_state(self.cluster, synced=False, warnings=warnings)
+        old, self._watches = self._watches, []
+        for index, w in enumerate(watched):
+            self._watches.append(
+                self.cache.watch(
+                    w.resource,
+                    handler=self._handler(generation, index),
+                    on_error=self._error_handler(generation, index),
+                )
+            )
+        self._release(old)
 
-    def _resync(self, index: int, watched: _Watched, items: list[dict[str, Any]]) -> None:
-        if watched.role == "workload":
-            for uid in list(self._by_index.get(index, ())):
-                self._drop_workload(uid)
-            if watched.definition is not None:
-                self._add_workloads(index, watched.definition, items)
-            return
-        if watched.role == "pods":
-            for uid in list(self._pods):
-                self._drop_pod(uid)
-            self._add_pods(items)
-            return
-        kept = {_uid(o) for o in items}
-        for uid in [u for u, entry in self._groups.items() if entry[2] == index and u not in kept]:
-            self._drop_group(uid)
-        for obj in items:
-            self._put_group(index, obj)
+    def _handler(self, generation: int, index: int) -> Handler:
+        def queued(kind: str, obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
+            self._events.put((generation, index, kind, obj))
 
-    def _upsert(self, index: int, watched: _Watched, obj: dict[str, Any]) -> None:
+        return queued
+
+    def _error_handler(self, generation: int, index: int) -> Callable[[KartaError], None]:
+        return lambda exc: self._events.put((generation, index, "ERROR", exc))
+
+    @staticmethod
+    def _release(watches: list[Watch]) -> None:
+        for watch in watches:
+            watch.release()
+
+    # -- events -----------------------------------------------------------------------------------
+    def _apply(self, entries: list[_Event]) -> None:
+        """Apply queued events in order; a run of changes of one watch is applied together (one
+        owner walk for a list's objects)."""
+        with self._lock:
+            run: list[dict[str, Any]] = []
+            run_index = -1
+            for generation, index, kind, obj in entries:
+                if generation != self._generation:
+                    continue  # a reference of an older plan, released
+                if run and (index != run_index or kind in ("ERROR", "DELETED")):
+                    self._upsert(self._watched[run_index], run)
+                    run = []
+                watched = self._watched[index]
+                if kind == "ERROR":
+                    if index not in self._failed:
+                        self._failed[index] = f"cannot watch {watched.resource.group_resource}: {obj}"
+                        self._warnings.append(self._failed[index])
+                    self._synced_indexes.add(index)  # refused: nothing to wait for (retried meanwhile)
+                elif kind == "DELETED":
+                    self._delete(watched, obj)
+                else:
+                    run.append(obj)
+                    run_index = index
+            if run:
+                self._upsert(self._watched[run_index], run)
+
+    def _drain(self) -> None:
+        """Every queued event applied, and the watches synced before it marked so: an informer
+        queues its whole list before it says it is synced."""
+        with self._lock:
+            synced = [i for i, watch in enumerate(self._watches) if watch.synced.is_set()]
+        self._apply(self._queued())
+        with self._lock:
+            self._synced_indexes.update(synced)
+
+    def _upsert(self, watched: _Watched, objs: list[dict[str, Any]]) -> None:
+        objs = list({_uid(obj) or str(id(obj)): obj for obj in objs}.values())  # each one as it is now
         if watched.role == "workload":
             if watched.definition is not None:
-                self._add_workloads(index, watched.definition, [obj])
+                self._add_workloads(watched.definition, objs)
         elif watched.role == "pods":
-            self._add_pods([obj])
+            self._add_pods(objs)
         else:
-            self._put_group(index, obj)
+            for obj in objs:
+                self._put_group(obj)
 
     def _delete(self, watched: _Watched, obj: dict[str, Any]) -> None:
         uid = _uid(obj)
@@ -234,7 +316,7 @@ class ClusterSource:
             self._drop_group(uid)
 
     # -- workloads --------------------------------------------------------------------------------
-    def _add_workloads(self, index: int, definition: StoredDefinition, objs: list[dict[str, Any]]) -> None:
+    def _add_workloads(self, definition: StoredDefinition, objs: list[dict[str, Any]]) -> None:
         assert self._top is not None
         undecided: list[dict[str, Any]] = []
         for obj in objs:
@@ -242,28 +324,25 @@ class ClusterSource:
             if decided is None:
                 undecided.append(obj)
             elif decided:
-                self._keep_workload(index, definition, obj)
+                self._keep_workload(definition, obj)
             else:
                 self._drop_workload(_uid(obj))
         if undecided:
             for obj, (top, _error) in zip(undecided, self._top.walk(undecided), strict=True):
                 if top:
-                    self._keep_workload(index, definition, obj)
+                    self._keep_workload(definition, obj)
                 else:
                     self._drop_workload(_uid(obj))
 
-    def _keep_workload(self, index: int, definition: StoredDefinition, obj: dict[str, Any]) -> None:
+    def _keep_workload(self, definition: StoredDefinition, obj: dict[str, Any]) -> None:
         uid = _uid(obj)
         if not uid:
             return
         self._workloads[uid] = (obj, definition)
-        self._by_index.setdefault(index, set()).add(uid)
         self._dirty.add(uid)
 
     def _drop_workload(self, uid: str) -> None:
         if self._workloads.pop(uid, None) is not None:
-            for uids in self._by_index.values():
-                uids.discard(uid)
             self._dirty.add(uid)
 
     # -- pods -------------------------------------------------------------------------------------
@@ -340,7 +419,7 @@ class ClusterSource:
         return sorted(found, key=lambda p: str(_meta(p).get("name") or ""))
 
     # -- group objects ----------------------------------------------------------------------------
-    def _put_group(self, index: int, obj: dict[str, Any]) -> None:
+    def _put_group(self, obj: dict[str, Any]) -> None:
         uid = _uid(obj)
         self._drop_group(uid)
         refs = _meta(obj).get("ownerReferences")
@@ -348,7 +427,7 @@ class ClusterSource:
             str(r.get("uid")) for r in (refs if isinstance(refs, list) else ()) if isinstance(r, Mapping)
         )
         label = f"{obj.get('kind')}/{_meta(obj).get('name')} ({obj.get('apiVersion')})"
-        self._groups[uid] = (label, owners, index)
+        self._groups[uid] = (label, owners)
         for owner in owners:
             self._groups_of.setdefault(owner, set()).add(uid)
             if owner in self._workloads:
@@ -373,12 +452,13 @@ class ClusterSource:
 
     # -- rows -------------------------------------------------------------------------------------
     def _flush(self) -> None:
+        self._drain()
         with self._lock:
             if self._unlinked and self._workloads_listed():
                 self._link_unlinked()
             dirty, self._dirty = self._dirty, set()
             work = [(uid, self._workloads.get(uid)) for uid in dirty]
-            synced = len(self._synced_indexes) >= len(self._watched)
+            synced = self._plan_key is not None and len(self._synced_indexes) >= len(self._watched)
             warnings = list(self._warnings)
         for uid, found in work:
             if found is None:

@@ -93,19 +93,19 @@ def _part(backend: str) -> PlatformMetrics:
 
 
 def _fill(part: PlatformMetrics) -> None:
-    part._types[GroupKind("batch", "Job")].informers[None].replace(
+    part._types[GroupKind("batch", "Job")].informers[None].informer.replace(
         [
             _obj("batch/v1", "Job", "fits", status={"ready": 2, "active": 2}),
             _obj("batch/v1", "Job", "big", status={"active": 2, "ready": 0}),
         ]
     )
-    part._types[GroupKind("apps", "Deployment")].informers[None].replace(
+    part._types[GroupKind("apps", "Deployment")].informers[None].informer.replace(
         [_obj("apps/v1", "Deployment", "web")]
     )
-    part._types[GroupKind("apps", "ReplicaSet")].informers[None].replace(
+    part._types[GroupKind("apps", "ReplicaSet")].informers[None].informer.replace(
         [_obj("apps/v1", "ReplicaSet", "web-1", owner="Deployment/web")]
     )
-    part._pods[None].replace(
+    part._pods[None].informer.replace(
         [
             _pod("fits-0", "Job/fits", gpus=1, node="n1"),
             _pod("fits-1", "Job/fits", gpus=1, node="n1"),
@@ -160,7 +160,7 @@ def test_the_exposition_has_the_three_families_and_drops_what_is_gone() -> None:
     )
     assert 'karta_gang_pods_pending{group="batch",kind="Job",namespace="ns"} 1.0' in text
     assert 'karta_workload_gpus_requested{group="",kind="Pod",namespace="ns",phase="running"} 0.0' in text
-    part._types[GroupKind("batch", "Job")].informers[None].replace([])
+    part._types[GroupKind("batch", "Job")].informers[None].informer.replace([])
     text = generate_latest(registry).decode()
     assert 'kind="Job"' not in text
     assert part._statuses.keys() == {"web", "bare"}  # the cache of statuses forgets the deleted Jobs
@@ -171,7 +171,7 @@ def test_the_caches_drop_managed_fields_and_the_last_applied_annotation() -> Non
     annotations = {"kubectl.kubernetes.io/last-applied-configuration": "{...}", "keep": "me"}
     pod = _pod("p", "Job/fits", gpus=1)
     pod["metadata"].update(managedFields=[{"manager": "kubectl"}], annotations=annotations)
-    informer = part._pods[None]
+    informer = part._pods[None].informer
     assert informer.transform is not None
     kept = informer.transform(pod)
     assert kept is not None
@@ -186,7 +186,7 @@ def test_a_pods_gpus_are_read_again_only_when_its_resource_version_changes() -> 
     part = _part("workload-api")
     _fill(part)
     assert sum(c.gpus_running for c in part.counts()) == 2
-    pods = part._pods[None]
+    pods = part._pods[None].informer
     changed = _pod("fits-0", "Job/fits", gpus=3, node="n1")
     pods.record("MODIFIED", changed)  # same resourceVersion: the count of the last scrape stands
     assert sum(c.gpus_running for c in part.counts()) == 2

@@ -58,7 +58,7 @@ from karta.errors import ClusterError, KartaError
 from karta.gang import compute_gang_plan, gang_format
 from karta.kube.cache import OWNER_INDEX, SharedCache, Watch
 from karta.kube.client import KubeClient
-from karta.kube.informer import Handler, Informer
+from karta.kube.informer import Handler
 from karta.kube.owners import OwnerChains, controller_ref
 from karta.kube.resources import ResourceType
 from karta.kube.tracker import Coverage, CoveredTypes, same_definition
@@ -100,10 +100,6 @@ class _Watched:
     resource: ResourceType
     definition: StoredDefinition | None  # None: the backend's group objects, or pods
     watches: dict[str | None, Watch] = field(default_factory=dict)
-
-    @property
-    def informers(self) -> dict[str | None, Informer]:
-        return {ns: w.informer for ns, w in self.watches.items()}
 
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
         key = f"{namespace}/{name}" if namespace else name
@@ -373,8 +369,8 @@ class GangReconciler(FollowsTypes):
             return None
         return [
             obj
-            for informer in w.informers.values()
-            for obj in informer.by_index(OWNER_INDEX, uid)
+            for watch in w.watches.values()
+            for obj in watch.by_index(OWNER_INDEX, uid)
             if (obj.get("metadata") or {}).get("namespace") == namespace
         ]
 

@@ -47,7 +47,6 @@ from karta.extract.requests import DEFAULT_GPU_RESOURCES
 from karta.gang import gang_format
 from karta.kube.cache import SharedCache, Watch
 from karta.kube.client import KubeClient
-from karta.kube.informer import Informer
 from karta.kube.resources import ResourceType
 from karta.kube.tracker import Coverage, CoveredTypes
 from karta.kube.workloads import TopLevel
@@ -66,7 +65,7 @@ class _Type:
 
     resource: ResourceType
     definition: StoredDefinition
-    informers: dict[str | None, Informer]
+    informers: dict[str | None, Watch]
     shared: bool = False  # the pod informers: not released with the type
 
     def objects(self) -> list[dict[str, Any]]:
@@ -109,7 +108,7 @@ class PlatformMetrics(FollowsTypes, Collector):
         self._walked: dict[str, tuple[str, bool]] = {}  # uid → (controller uid, top-level)
         self._to_walk: dict[str, dict[str, Any]] = {}  # uid → object whose chain is to be walked
         self._types: dict[GroupKind, _Type] = {}
-        self._pods: dict[str | None, Informer] = {}
+        self._pods: dict[str | None, Watch] = {}
         self._statuses: dict[str, tuple[str, int, str]] = {}  # uid → (resourceVersion, id(karta), status)
         self._gpus: dict[str, tuple[str, int]] = {}  # pod uid → (resourceVersion, GPUs requested)
         # uid → ((resourceVersion, id(karta), its pods' uids and resourceVersions), gang state)
@@ -192,12 +191,13 @@ class PlatformMetrics(FollowsTypes, Collector):
         readable = readable_owner_kinds(d.karta for d in store.definitions)
         return TopLevel.of(self.client, store, readable=readable)
 
-    def _informer(self, rtype: ResourceType, namespace: str | None) -> Informer:
-        """The shared cache's informer of ``rtype`` in ``namespace`` (a reference, held)."""
+    def _informer(self, rtype: ResourceType, namespace: str | None) -> Watch:
+        """A reference, held, on the shared cache's informer of ``rtype`` in ``namespace`` (read
+        through the reference: a wide cache's informer holds every namespace)."""
         watch = self.cache.watch(rtype, namespace=namespace)
         with self._lock:
             self._held[(rtype.gvk.group_kind, namespace)] = watch
-        return watch.informer
+        return watch
 
     def _release(self, t: _Type) -> None:
         if t.shared:

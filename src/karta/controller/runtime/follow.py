@@ -15,7 +15,7 @@ from collections.abc import Callable
 from karta.controller.runtime.definitions import LiveDefinitions
 from karta.kube.cache import SharedCache
 from karta.kube.client import KubeClient
-from karta.kube.tracker import Coverage, CoveredTypes
+from karta.kube.tracker import Coverage, CoveredTypes, following
 
 __all__ = ["FollowsTypes"]
 
@@ -77,18 +77,9 @@ class FollowsTypes:
 
     def _follow(self, stop: threading.Event, body: Callable[[], None]) -> None:
         """Run the owned cache and tracker, hear every coverage, run ``body`` until it returns."""
-        threads = [
-            threading.Thread(target=part.run, args=(stop,), name=part.name, daemon=True)
-            for part in self._own_parts
-        ]
-        for thread in threads:
-            thread.start()
         self._subscribed = True
-        self.tracker.subscribe(self._coverage)
         try:
-            body()
+            with following(self.tracker, self._coverage, stop, own=self._own_parts):
+                body()
         finally:
-            self.tracker.unsubscribe(self._coverage)
             self._subscribed = False
-            for thread in threads:
-                thread.join(timeout=5)
