@@ -119,6 +119,7 @@ def test_the_platform_metrics_say_not_met() -> None:
     (counts,) = part.counts()
     assert counts.gang is not None and counts.gang.text().startswith(NOT_MET)
     part._pods[None].replace(pods(bound=frozenset(p["metadata"]["name"] for p in pods())))
+    part.drain()
     text = generate_latest(registry).decode()
     assert f"{gangs.format('met')} 1.0" in text  # the cache follows the pods
     assert f"karta_gang_pods_bound{{{where}}} 12.0" in text
@@ -154,4 +155,5 @@ def _part() -> PlatformMetrics:
     )
     part._types[GroupKind("kubeflow.org", "PyTorchJob")].informers[None].replace([job()])
     part._pods[None].replace(pods())
+    part.drain()  # the part's workers' evaluations (a scrape evaluates nothing)
     return part

@@ -27,6 +27,7 @@ from karta.controller.runtime.events import EventRecorder
 from karta.controller.runtime.logs import configure, logger
 from karta.controller.runtime.manager import Elector, Manager, parse_address
 from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.quarantine import Quarantine
 from karta.controller.runtime.webhook.server import CertFiles, WebhookServer
 from karta.errors import ApiError, KartaError
 from karta.kube.cache import SharedCache
@@ -64,6 +65,7 @@ class Controller:
     cache: SharedCache
     crds: CRDIndex
     types: CoveredTypes
+    quarantine: Quarantine
     webhooks: WebhookServer | None = None
     parts: dict[str, object] = field(default_factory=dict)
 
@@ -104,10 +106,20 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
         cache=cache,
         crds=crds,
         types=types,
+        # One record of the definitions quarantined for their budget breaches, for every part.
+        quarantine=Quarantine(
+            breaches=options.quarantine_budget_breaches, window=options.quarantine_window, metrics=metrics
+        ),
     )
     # The Karta operator (15.1), leader-only; --install-catalog applies the catalog once.
     operator = KartaOperator(
-        client, events=controller.events, metrics=metrics, workers=options.workers, cache=cache, crds=crds
+        client,
+        events=controller.events,
+        metrics=metrics,
+        workers=options.workers,
+        cache=cache,
+        crds=crds,
+        quarantine=controller.quarantine,
     )
     manager.add(crds, leader_only=True)
     manager.add(operator, leader_only=True)
@@ -251,6 +263,7 @@ def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
         backend=options.backend,
         scheduler_name=options.scheduler_name,
         options=served.current,
+        quarantine=controller.quarantine,
     )
     admission = PodAdmission(
         binder,
@@ -291,6 +304,7 @@ def _add_gang_reconciler(controller: Controller) -> None:
         resync_period=options.resync_period,
         cache=controller.cache,
         tracker=controller.types,
+        quarantine=controller.quarantine,
     )
     controller.parts["gangs"] = gangs
     manager.add(gangs, leader_only=True)
@@ -300,7 +314,8 @@ def _add_gang_reconciler(controller: Controller) -> None:
 
 def _add_platform_metrics(controller: Controller) -> None:
     """The platform metrics (docs/controller/platform-metrics.md), leader-only, read from their own
-    caches of the workloads and pods the gang reconciler's RBAC already lets the controller read;
+    caches of the workloads and pods the gang reconciler's RBAC already lets the controller read,
+    their statuses computed by its own workers;
     not a readiness check (a metric is not a reason to stop serving webhooks)."""
     from karta.controller.parts.platform import PART, PlatformMetrics
 
@@ -312,6 +327,8 @@ def _add_platform_metrics(controller: Controller) -> None:
         namespaces=options.namespaces,
         cache=controller.cache,
         tracker=controller.types,
+        metrics=controller.metrics,
+        quarantine=controller.quarantine,
     )
     controller.metrics.registry.register(platform)
     controller.parts[PART] = platform

@@ -92,7 +92,8 @@ def _part(backend: str) -> PlatformMetrics:
     return part
 
 
-def _fill(part: PlatformMetrics) -> None:
+def _fill(part: PlatformMetrics, *, drain: bool = True) -> None:
+    """The caches as a list fills them; the part's workers' evaluations done (``drain``)."""
     part._types[GroupKind("batch", "Job")].informers[None].replace(
         [
             _obj("batch/v1", "Job", "fits", status={"ready": 2, "active": 2}),
@@ -117,6 +118,8 @@ def _fill(part: PlatformMetrics) -> None:
             ),
         ]
     )
+    if drain:
+        part.drain()
 
 
 def test_counts_are_per_top_level_workload_with_the_pods_below_it() -> None:
