@@ -9,6 +9,7 @@ start-up, a part fails or the lease is lost, 2 for usage errors.
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 import sys
@@ -40,6 +41,8 @@ from karta.kube.tracker import CoveredTypes
 __all__ = ["Controller", "build", "main"]
 
 _LOG = logger()
+SWITCH_INTERVAL_S = 0.001
+GC_THRESHOLD = 50_000
 
 
 def _version() -> str:
@@ -341,6 +344,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"karta-controller {_version()}")
         return 0
     configure(options.log_format, options.log_level)
+    # Probes, scrapes and webhook requests are short I/O-bound threads next to CPU-bound reconcile
+    # workers: each time such a thread takes the GIL back it may wait a whole switch interval
+    # (5 ms by default), a dozen times per request. 1 ms keeps them well within 100 ms under load.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
         addresses = (
             parse_address(options.health_probe_bind_address),
@@ -360,5 +367,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"karta-controller: error: {exc}", file=sys.stderr)
         return 1
     controller = build(options, client)
+    # What start-up made (modules, classes, the catalog) lives as long as the process: out of the
+    # collector's reach, a full collection walks only the caches, so its pause stays short; and a
+    # young collection every GC_THRESHOLD allocations, not 700 (karta.cli.entry does the same).
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD)
     _LOG.info("starting", extra={"version": _version(), "backend": options.backend, "identity": identity()})
     return controller.manager.run()

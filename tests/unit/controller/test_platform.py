@@ -164,6 +164,7 @@ def test_the_exposition_has_the_three_families_and_drops_what_is_gone() -> None:
     assert 'karta_gang_pods_pending{group="batch",kind="Job",namespace="ns"} 1.0' in text
     assert 'karta_workload_gpus_requested{group="",kind="Pod",namespace="ns",phase="running"} 0.0' in text
     part._types[GroupKind("batch", "Job")].informers[None].replace([])
+    part.drain()  # the part's thread counts again (scrapes serve the last count)
     text = generate_latest(registry).decode()
     assert 'kind="Job"' not in text
     assert part._statuses.keys() == {"web", "bare"}  # the cache of statuses forgets the deleted Jobs

@@ -14,10 +14,13 @@ status and gang state) is computed by this part's reconcile path: the caches' ev
 workload on a work queue (:func:`~karta.controller.runtime.workqueue.run_workers`; a pod's change
 puts the workloads above it there, at most once a second each), and a worker evaluates it, within
 the definition's budget, caching the result per object version (and, for the gang state, per
-version of its pods). A scrape (:meth:`PlatformMetrics.collect`) evaluates nothing and makes no
-API call: it reads the caches and the cached results, links objects to their controllers by UID,
-and counts each top-level workload once (:mod:`karta.report.platform`); a workload whose status
-was not computed yet is left out of ``karta_workloads`` (its GPUs are counted). Budget breaches go
+version of its pods). The part's thread counts (:meth:`PlatformMetrics.refresh`, at most every
+:data:`TOTALS_EVERY_S` seconds, when something changed): it reads the caches and the cached
+results, links objects to their controllers by UID, and counts each top-level workload once
+(:mod:`karta.report.platform`); a workload whose status was not computed yet is left out of
+``karta_workloads`` (its GPUs are counted). A scrape (:meth:`PlatformMetrics.collect`) evaluates
+nothing, counts nothing and makes no API call: it serves the last totals, so its cost does not
+grow with the cluster. Budget breaches go
 to the process's :class:`~karta.controller.runtime.quarantine.Quarantine`; a quarantined
 definition is not evaluated, its workloads keep their last computed status (``Undefined`` when
 there was none).
@@ -30,7 +33,7 @@ done, it counts as top-level. Its pods are the pods found below it through contr
 among the cached objects (at most 6 deep).
 
 **Leader only.** The part runs on the leader (its caches are empty elsewhere), so that a sum over
-the replicas counts every workload once. Each pod's GPUs are cached from one scrape to the next;
+the replicas counts every workload once. Each pod's GPUs are cached from one count to the next;
 nothing else is kept. The caches drop ``managedFields`` and kubectl's last-applied annotation (the
 shared cache's transform).
 """
@@ -38,6 +41,7 @@ shared cache's transform).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -73,6 +77,7 @@ _LOG = logger(PART)
 _POD = GroupKind("", "Pod")
 _UNDEFINED: Final = "Undefined"
 POD_DELAY_S: Final = 1.0  # a workload is evaluated again at most this often for its pods' changes
+TOTALS_EVERY_S: Final = 1.0  # the totals scrapes serve are at most this old (and something changed)
 _Key = tuple[GroupKind, str]  # a workload: its kind and namespace/name
 
 
@@ -147,6 +152,8 @@ class PlatformMetrics(FollowsTypes, Collector):
         self._above: dict[str, tuple[_Key, str]] = {}  # uid → (its key, its controller's uid)
         self._delayed: set[_Key] = set()  # keys re-added after POD_DELAY_S for their pods
         self._gpus: dict[str, tuple[str, int]] = {}  # pod uid → (resourceVersion, GPUs requested)
+        self._totals: list[report.KindTotals] = []  # what scrapes serve (refresh)
+        self._changed = threading.Event()  # since the totals were counted
         self._refreshed = threading.Event()
 
     # -- running --------------------------------------------------------------------------------
@@ -173,8 +180,12 @@ class PlatformMetrics(FollowsTypes, Collector):
         workers.start()
 
         def walking() -> None:
+            counted = 0.0
             while not stop.wait(0.2):
                 self._walk_pending()
+                if self._changed.is_set() and time.monotonic() - counted >= TOTALS_EVERY_S:
+                    counted = time.monotonic()
+                    self.refresh()
 
         try:
             self._follow(stop, walking)
@@ -187,6 +198,7 @@ class PlatformMetrics(FollowsTypes, Collector):
                 self._gangs.clear()
                 self._above.clear()
                 self._gpus = {}
+                self._totals = []
             for watch in held:
                 watch.release()
             workers.join(timeout=30)
@@ -238,6 +250,7 @@ class PlatformMetrics(FollowsTypes, Collector):
             gk = t.resource.gvk.group_kind
             for obj in t.objects():
                 self.queue.add((gk, object_key(obj)))
+        self._changed.set()
         self._refreshed.set()
 
     def _top_level(self, store: DefinitionStore) -> TopLevel:
@@ -280,9 +293,11 @@ class PlatformMetrics(FollowsTypes, Collector):
             with self._lock:
                 if kind == "DELETED":
                     self._forget({uid})
+                    self._changed.set()
                     return
                 if uid:
                     self._above[uid] = (key, report.controller_uid(obj) or "")
+            self._changed.set()
             self.queue.add(key)
 
         return handler
@@ -306,6 +321,7 @@ class PlatformMetrics(FollowsTypes, Collector):
                     self._delayed.add(found[0])
                     above.append(found[0])
                 owner = found[1]
+        self._changed.set()
         if pod_covered and kind != "DELETED":
             self.queue.add(key)
         for workload in above:
@@ -340,7 +356,17 @@ class PlatformMetrics(FollowsTypes, Collector):
             for (uid, obj), (is_top, _error) in zip(pending.items(), decided, strict=True):
                 self._walked[uid] = (report.controller_uid(obj) or "", is_top)
 
-    # -- counting (scrape threads) --------------------------------------------------------------
+    # -- counting (the part's thread) -----------------------------------------------------------
+    def refresh(self) -> None:
+        """Count the caches now; scrapes serve these totals until the next count."""
+        self._changed.clear()
+        try:
+            totals = report.platform_totals(self.counts())
+        except Exception:  # the last totals stay served
+            _LOG.exception("cannot compute the platform metrics")
+            return
+        self._totals = totals  # replaced whole, read without the lock (collect)
+
     def counts(self) -> list[report.WorkloadCounts]:
         """One record per top-level workload in the caches."""
         with self._lock:
@@ -394,7 +420,8 @@ class PlatformMetrics(FollowsTypes, Collector):
     # -- the reconcile path (workers) ---------------------------------------------------------------
     def drain(self) -> None:
         """Evaluate every workload queued (the delayed ones too) in this thread, until none is
-        left; for a part that does not run (a test feeding the caches by hand)."""
+        left, then count (:meth:`refresh`); for a part that does not run (a test feeding the caches
+        by hand)."""
         with self._lock:
             delayed = list(self._delayed)
         for key in delayed:
@@ -402,11 +429,12 @@ class PlatformMetrics(FollowsTypes, Collector):
         while True:
             queued = self.queue.get(timeout=0)
             if queued is None:
-                return
+                break
             try:
                 self.reconcile(queued)
             finally:
                 self.queue.done(queued)
+        self.refresh()
 
     def reconcile(self, key: _Key) -> None:
         """Compute the workload's primary status and gang state when its object, its definition
@@ -457,6 +485,7 @@ class PlatformMetrics(FollowsTypes, Collector):
                 primary = _UNDEFINED
             with self._lock:
                 self._statuses[uid] = (version, primary)
+            self._changed.set()
         if gang_due:
             try:
                 state = report.workload_gang(karta, obj, pods, evaluator=evaluator)
@@ -465,18 +494,18 @@ class PlatformMetrics(FollowsTypes, Collector):
                 state = None
             with self._lock:
                 self._gangs[uid] = (gang_key, state)
+            self._changed.set()
 
     # -- the collector ----------------------------------------------------------------------------
     def describe(self) -> Iterable[Metric]:
         return _families()
 
     def collect(self) -> Iterable[Metric]:
+        """The last totals (:meth:`refresh`): nothing is evaluated or counted here."""
         workloads, gpus, gang, gangs, bound, minimum = _families()
-        try:
-            totals = report.platform_totals(self.counts())
-        except Exception:  # never a failed scrape: the other metrics are still served
-            _LOG.exception("cannot compute the platform metrics")
-            totals = []
+        # One reference read, without the part's lock: the count takes it many times over, and
+        # a scrape must not queue behind it.
+        totals = self._totals
         for t in totals:
             where = [t.namespace, t.group, t.kind]
             for status, count in sorted(t.workloads.items()):
@@ -493,8 +522,8 @@ class PlatformMetrics(FollowsTypes, Collector):
 
 
 class _PodGpus:
-    """The GPUs of each pod, from the last scrape's values when its resourceVersion is the same
-    (parsing every pod's quantities is most of a scrape); ``used`` is what the next one reuses."""
+    """The GPUs of each pod, from the last count's values when its resourceVersion is the same
+    (parsing every pod's quantities is most of a count); ``used`` is what the next one reuses."""
 
     def __init__(self, previous: dict[str, tuple[str, int]]) -> None:
         self.previous = previous
