@@ -154,7 +154,8 @@ def test_the_platform_metrics_say_not_met() -> None:
     assert f"karta_gang_pods_minimum{{{where}}} 12.0" in text
     (counts,) = part.counts()
     assert counts.gang is not None and counts.gang.text().startswith(NOT_MET)
-    part._pods[None].replace(pods(bound=frozenset(p["metadata"]["name"] for p in pods())))
+    part._pods[None].informer.replace(pods(bound=frozenset(p["metadata"]["name"] for p in pods())))
+    part.drain()
     text = generate_latest(registry).decode()
     assert f"{gangs.format('met')} 1.0" in text  # the cache follows the pods
     assert f"karta_gang_pods_bound{{{where}}} 12.0" in text
@@ -188,6 +189,7 @@ def _part() -> PlatformMetrics:
     part._types[GroupKind("", "Pod")] = _Type(
         pod_type, part.definitions.store.definition_for(pod_type.gvk), part._pods, shared=True
     )
-    part._types[GroupKind("kubeflow.org", "PyTorchJob")].informers[None].replace([job()])
-    part._pods[None].replace(pods())
+    part._types[GroupKind("kubeflow.org", "PyTorchJob")].informers[None].informer.replace([job()])
+    part._pods[None].informer.replace(pods())
+    part.drain()  # the part's workers' evaluations (a scrape evaluates nothing)
     return part

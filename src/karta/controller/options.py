@@ -55,6 +55,8 @@ class Options:
     shutdown_timeout: float = 30.0
     resync_period: float = 600.0
     workers: int = 4
+    quarantine_budget_breaches: int = 5
+    quarantine_window: float = 60.0
     ui: bool = False
     ui_bind_address: str = ":8082"
     extra: dict[str, str] = field(default_factory=dict)
@@ -182,6 +184,21 @@ def parser() -> argparse.ArgumentParser:
     a("--resync-period", type=_positive, default=600.0, metavar="SECONDS")
     a("--workers", type=int, default=4, help="concurrent reconciles per controller")
     a(
+        "--quarantine-budget-breaches",
+        type=int,
+        default=5,
+        metavar="N",
+        help="quarantine a definition whose evaluations breach their per-object budget N times "
+        "within --quarantine-window: no part evaluates it until its Karta changes (0: never)",
+    )
+    a(
+        "--quarantine-window",
+        type=_positive,
+        default=60.0,
+        metavar="SECONDS",
+        help="the window of --quarantine-budget-breaches (default 60)",
+    )
+    a(
         "--ui",
         action="store_true",
         help="serve the read-only web view and JSON API of every workload (docs/ui.md) on "
@@ -198,4 +215,6 @@ def parse(argv: list[str] | None = None) -> tuple[Options, bool]:
     values["namespaces"] = tuple(values["namespaces"])
     if values["workers"] < 1:
         parser().error("--workers must be at least 1")
+    if values["quarantine_budget_breaches"] < 0:
+        parser().error("--quarantine-budget-breaches must be at least 0")
     return Options(**values), bool(ns.version)

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from karta.errors import KartaError
+from karta.errors import JqBudgetError, KartaError
 from karta.extract import ComponentFactory
 from karta.extract.requests import pod_requests
 from karta.jq import Evaluator
@@ -62,11 +62,19 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def primary_status(karta: Karta, obj: Mapping[str, Any], *, evaluator: Evaluator | None = None) -> str:
+def primary_status(
+    karta: Karta, obj: Mapping[str, Any], *, evaluator: Evaluator | None = None, raise_budget: bool = False
+) -> str:
     """The workload's primary status as its definition maps it; ``Undefined`` when nothing
-    matches or the definition cannot compute it (an invalid expression, a budget exceeded)."""
+    matches or the definition cannot compute it (an invalid expression, a budget exceeded:
+    ``raise_budget`` raises :class:`~karta.errors.JqBudgetError` then, for a caller that counts
+    breaches)."""
     try:
         status = ComponentFactory(karta, obj, evaluator=evaluator).root().status()
+    except JqBudgetError:
+        if raise_budget:
+            raise
+        return UNDEFINED
     except KartaError:
         return UNDEFINED
     return str(status.primary) if status is not None else UNDEFINED
@@ -94,14 +102,14 @@ def gang_pending(pod: Mapping[str, Any]) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class WorkloadCounts:
-    """One workload: where it is counted (namespace, root group and kind), its primary status, the
-    GPUs of its running and pending pods, its gang-pending pods and its gang state (None: no gang
-    instructions)."""
+    """One workload: where it is counted (namespace, root group and kind), its primary status (None:
+    not computed yet, not counted by status), the GPUs of its running and pending pods, its
+    gang-pending pods and its gang state (None: no gang instructions)."""
 
     namespace: str
     group: str
     kind: str
-    status: str
+    status: str | None
     gpus_running: int = 0
     gpus_pending: int = 0
     gang_pods_pending: int = 0
@@ -117,7 +125,7 @@ def workload_counts(
     obj: Mapping[str, Any],
     pods: Iterable[Mapping[str, Any]],
     *,
-    status: str,
+    status: str | None,
     gpu_resources: Sequence[str],
     gang: bool,
     gpus_of: Callable[[Mapping[str, Any]], int] | None = None,
@@ -172,7 +180,8 @@ def platform_totals(records: Iterable[WorkloadCounts]) -> list[KindTotals]:
         t = totals.get((r.namespace, r.group, r.kind))
         if t is None:
             t = totals[(r.namespace, r.group, r.kind)] = KindTotals(r.namespace, r.group, r.kind)
-        t.workloads[r.status] = t.workloads.get(r.status, 0) + 1
+        if r.status is not None:
+            t.workloads[r.status] = t.workloads.get(r.status, 0) + 1
         t.gpus_running += r.gpus_running
         t.gpus_pending += r.gpus_pending
         t.gang_pods_pending += r.gang_pods_pending
@@ -193,13 +202,15 @@ def controller_uid(obj: Mapping[str, Any]) -> str | None:
 
 
 def owned_pods(
-    obj: Mapping[str, Any], children: Mapping[str, Sequence[Mapping[str, Any]]]
+    obj: Mapping[str, Any],
+    children: Mapping[str, Sequence[Mapping[str, Any]]] | Callable[[str], Sequence[Mapping[str, Any]]],
 ) -> list[Mapping[str, Any]]:
     """The pods under ``obj`` through controller references, at most :data:`MAX_OWNER_DEPTH` deep:
     ``children`` maps a UID to the objects it controls (pods and the objects between, e.g. the
-    Jobs of a JobSet); a bare Pod is its own pod."""
+    Jobs of a JobSet), as a mapping or a function (a cache's index); a bare Pod is its own pod."""
     if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
         return [obj]
+    lookup = children if callable(children) else (lambda uid: children.get(uid, ()))
     out: list[Mapping[str, Any]] = []
     seen: set[str] = set()
     level = [str(_mapping(obj.get("metadata")).get("uid") or "")]
@@ -209,7 +220,7 @@ def owned_pods(
             if not uid or uid in seen:
                 continue
             seen.add(uid)
-            for child in children.get(uid, ()):
+            for child in lookup(uid):
                 if child.get("kind") == "Pod" and child.get("apiVersion") == "v1":
                     out.append(child)
                 else:

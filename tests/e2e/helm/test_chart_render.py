@@ -216,7 +216,7 @@ def test_the_release_name_names_every_object(helm: Helm) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--set", "backend=slurm"), "at '/backend': value must be one of 'none', 'workload-api'"),
+        (("--set", "backend=slurm"), "at '/backend': value must be one of 'none', 'kai', 'workload-api'"),
         (
             ("--set", "backend=volcano", "--set", "webhook.enabled=false"),
             "at '/webhook/enabled': value must be true",

@@ -28,6 +28,10 @@ stale group (:data:`ALPHA_STALE_GRACE_S`) is kept until it is older: the pod web
 before its pod is listed. Types are dropped only when missing from two discovery reads in a row
 (the tracker's rule: after an API-server restart CRDs are served a moment later than built-in types).
 
+**Quarantine.** A definition the process's :class:`~karta.controller.runtime.quarantine.Quarantine`
+holds is not evaluated: its workloads keep the group objects last written for them (nothing is
+updated or deleted) until its Karta changes; every budget breach of a reconcile is told to it.
+
 **Definitions going away.** When a Karta is deleted, the type resolves again through the store: the
 next definition (the directory's, else the catalog's) takes over, and the reconcile replaces what the
 old plan made (new objects applied, the old ones deleted as stale). When no usable definition covers
@@ -52,6 +56,7 @@ from karta.controller.runtime.group_writer import MANAGED_SELECTOR, GroupWriter,
 from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import readable_owner_kinds
+from karta.controller.runtime.quarantine import Quarantine
 from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.definitions import StoredDefinition, evaluator_for
 from karta.errors import ClusterError, KartaError
@@ -143,8 +148,10 @@ class GangReconciler(FollowsTypes):
         informer_retry_s: float = 5.0,
         cache: SharedCache | None = None,
         tracker: CoveredTypes | None = None,
+        quarantine: Quarantine | None = None,
     ) -> None:
         self.client = client
+        self.quarantine = quarantine or Quarantine(metrics=metrics)
         self._init_following(
             client,
             definitions,
@@ -459,6 +466,8 @@ class GangReconciler(FollowsTypes):
         if not top_level.is_top_level(obj):
             return None
         definition = w.definition
+        if self.quarantine.holds(definition):
+            return None  # not evaluated: its group objects stay as last written
         karta = definition.karta
         evaluator = evaluator_for(definition)
         factory = extract.ComponentFactory(karta, obj, evaluator=evaluator)
@@ -477,6 +486,7 @@ class GangReconciler(FollowsTypes):
         except ClusterError:
             raise  # the cluster, not the workload: retried with back-off
         except KartaError as exc:
+            self.quarantine.breached(definition, exc, part=CONTROLLER)
             self._render_failed(obj, w.resource.gvk, definition, str(exc))
             return None  # the workload or the definition must change first (or the next resync)
         if rendering.owner_patch is not None:

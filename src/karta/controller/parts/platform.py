@@ -1,34 +1,47 @@
 """Platform metrics (docs/controller/platform-metrics.md): per namespace and root kind, the
 workloads by primary status, the GPUs their running and pending pods request, the pods pending
 because their gang cannot fit, and the gang state of the workloads with gang instructions (bound
-pods against the gang minimum, sub-group minimums counted: :mod:`karta.report.gang_state`),
-computed at each scrape from this part's informer caches.
+pods against the gang minimum, sub-group minimums counted: :mod:`karta.report.gang_state`).
 
 **Caches.** The covered-types tracker (:class:`karta.kube.tracker.CoveredTypes`, shared with the
 gang reconciler) gives the covered types; every one whose definition validates gets a reference on
 the shared cache's informer (:class:`karta.kube.cache.SharedCache`: the gang reconciler's objects,
 one list and one watch for both; one per ``--namespace`` when given); pods have one reference of
-their own (the ``Pod`` type, when a definition covers it, reads the same cache). A scrape makes no
-API call: it reads the caches, links objects to their controllers by UID, and counts each
-top-level workload once (:mod:`karta.report.platform`).
+their own (the ``Pod`` type, when a definition covers it, reads the same cache).
+
+**Evaluation off the scrape.** What needs a definition's expressions (each workload's primary
+status and gang state) is computed by this part's reconcile path: the caches' events put the
+workload on a work queue (:func:`~karta.controller.runtime.workqueue.run_workers`; a pod's change
+puts the workloads above it there, at most once a second each), and a worker evaluates it, within
+the definition's budget, caching the result per object version (and, for the gang state, per
+version of its pods). The part's thread counts (:meth:`PlatformMetrics.refresh`, at most every
+:data:`TOTALS_EVERY_S` seconds, when something changed): it reads the caches and the cached
+results, links objects to their controllers by UID, and counts each top-level workload once
+(:mod:`karta.report.platform`); a workload whose status was not computed yet is left out of
+``karta_workloads`` (its GPUs are counted). A scrape (:meth:`PlatformMetrics.collect`) evaluates
+nothing, counts nothing and makes no API call: it serves the last totals, so its cost does not
+grow with the cluster. Budget breaches go
+to the process's :class:`~karta.controller.runtime.quarantine.Quarantine`; a quarantined
+definition is not evaluated, its workloads keep their last computed status (``Undefined`` when
+there was none).
 
 **Top-level.** The rule of every other view (:class:`karta.kube.workloads.TopLevel`): none of the
 controllers in the owner chain is of a covered kind. The nearest controller reference decides
-most objects at scrape time; an object whose controller is of a kind no definition claims has its
-chain walked (owners read once and cached) by the part's own thread, never by a scrape: until that
-walk is done, it counts as top-level. Its pods are the pods found below it through controller
-references among the cached objects (at most 6 deep).
+most objects; an object whose controller is of a kind no definition claims has its chain walked
+(owners read once and cached) by the part's own thread, never by a scrape: until that walk is
+done, it counts as top-level. Its pods are the pods found below it through controller references
+among the cached objects (at most 6 deep).
 
 **Leader only.** The part runs on the leader (its caches are empty elsewhere), so that a sum over
-the replicas counts every workload once. The primary status of each workload is cached per
-resourceVersion, its gang state until it, its definition or one of its pods changes, and each
-pod's GPUs from one scrape to the next; nothing else is kept. The caches drop ``managedFields`` and
-kubectl's last-applied annotation (the shared cache's transform).
+the replicas counts every workload once. Each pod's GPUs are cached from one count to the next;
+nothing else is kept. The caches drop ``managedFields`` and kubectl's last-applied annotation (the
+shared cache's transform).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -40,23 +53,32 @@ from karta import model, report
 from karta.controller.runtime.definitions import LiveDefinitions
 from karta.controller.runtime.follow import FollowsTypes
 from karta.controller.runtime.logs import logger
+from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import readable_owner_kinds
+from karta.controller.runtime.quarantine import Quarantine, definition_version
+from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
-from karta.errors import ClusterError, KartaError
+from karta.errors import ClusterError, JqBudgetError, KartaError
 from karta.extract.requests import DEFAULT_GPU_RESOURCES
 from karta.gang import gang_format
-from karta.kube.cache import SharedCache, Watch
+from karta.kube.cache import CONTROLLER_INDEX, SharedCache, Watch
 from karta.kube.client import KubeClient
+from karta.kube.informer import Handler, object_key
 from karta.kube.resources import ResourceType
-from karta.kube.tracker import Coverage, CoveredTypes
+from karta.kube.tracker import Coverage, CoveredTypes, same_definition
 from karta.kube.workloads import TopLevel
 from karta.model.gvk import GroupKind
+from karta.report.platform import MAX_OWNER_DEPTH
 
 __all__ = ["PART", "PlatformMetrics"]
 
 PART: Final = "platform-metrics"
 _LOG = logger(PART)
 _POD = GroupKind("", "Pod")
+_UNDEFINED: Final = "Undefined"
+POD_DELAY_S: Final = 1.0  # a workload is evaluated again at most this often for its pods' changes
+TOTALS_EVERY_S: Final = 1.0  # the totals scrapes serve are at most this old (and something changed)
+_Key = tuple[GroupKind, str]  # a workload: its kind and namespace/name
 
 
 @dataclass
@@ -70,6 +92,13 @@ class _Type:
 
     def objects(self) -> list[dict[str, Any]]:
         return [obj for informer in self.informers.values() for obj in informer.objects()]
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        for informer in self.informers.values():
+            found = informer.get(key)
+            if found is not None:
+                return found
+        return None
 
 
 class PlatformMetrics(FollowsTypes, Collector):
@@ -88,10 +117,17 @@ class PlatformMetrics(FollowsTypes, Collector):
         informer_retry_s: float = 5.0,
         cache: SharedCache | None = None,
         tracker: CoveredTypes | None = None,
+        metrics: Metrics | None = None,
+        quarantine: Quarantine | None = None,
+        workers: int = 2,
     ) -> None:
         self.client = client
         self.definitions = definitions
         self.backend = backend
+        self.metrics = metrics
+        self.quarantine = quarantine or Quarantine(metrics=metrics)
+        self.workers = workers
+        self.queue: WorkQueue[_Key] = WorkQueue(PART, metrics)
         self.namespaces: tuple[str | None, ...] = tuple(namespaces) or (None,)
         self._init_following(
             client,
@@ -109,10 +145,15 @@ class PlatformMetrics(FollowsTypes, Collector):
         self._to_walk: dict[str, dict[str, Any]] = {}  # uid → object whose chain is to be walked
         self._types: dict[GroupKind, _Type] = {}
         self._pods: dict[str | None, Watch] = {}
-        self._statuses: dict[str, tuple[str, int, str]] = {}  # uid → (resourceVersion, id(karta), status)
+        # The reconcile path's results: uid → (object and definition version, primary status), and
+        # uid → ((object and definition version, its pods' uids and resourceVersions), gang state).
+        self._statuses: dict[str, tuple[tuple[Any, ...] | None, str]] = {}
+        self._gangs: dict[str, tuple[tuple[Any, ...] | None, report.GangState | None]] = {}
+        self._above: dict[str, tuple[_Key, str]] = {}  # uid → (its key, its controller's uid)
+        self._delayed: set[_Key] = set()  # keys re-added after POD_DELAY_S for their pods
         self._gpus: dict[str, tuple[str, int]] = {}  # pod uid → (resourceVersion, GPUs requested)
-        # uid → ((resourceVersion, id(karta), its pods' uids and resourceVersions), gang state)
-        self._gangs: dict[str, tuple[tuple[Any, ...], report.GangState | None]] = {}
+        self._totals: list[report.KindTotals] = []  # what scrapes serve (refresh)
+        self._changed = threading.Event()  # since the totals were counted
         self._refreshed = threading.Event()
 
     # -- running --------------------------------------------------------------------------------
@@ -129,22 +170,38 @@ class PlatformMetrics(FollowsTypes, Collector):
         pods = {ns: self._informer(pod_type, ns) for ns in self.namespaces}
         with self._lock:
             self._pods = pods
+        workers = threading.Thread(
+            target=run_workers,
+            args=(self.queue, self.reconcile),
+            kwargs={"workers": self.workers, "stop": stop, "controller": PART, "metrics": self.metrics},
+            name=f"{PART}-workers",
+            daemon=True,
+        )
+        workers.start()
 
         def walking() -> None:
+            counted = 0.0
             while not stop.wait(0.2):
                 self._walk_pending()
+                if self._changed.is_set() and time.monotonic() - counted >= TOTALS_EVERY_S:
+                    counted = time.monotonic()
+                    self.refresh()
 
         try:
             self._follow(stop, walking)
         finally:
+            stop.set()
             with self._lock:
                 held, self._held = list(self._held.values()), {}
                 self._types, self._pods = {}, {}
                 self._statuses.clear()
                 self._gangs.clear()
+                self._above.clear()
                 self._gpus = {}
+                self._totals = []
             for watch in held:
                 watch.release()
+            workers.join(timeout=30)
 
     def synced(self) -> bool:
         """The types were read once and every cache holds its first list."""
@@ -162,6 +219,7 @@ class PlatformMetrics(FollowsTypes, Collector):
         wanted = {gk: c for gk, c in coverage.types.items() if _valid(c.definition)}
         top = self._top_level(coverage.store)
         stopped: list[_Type] = []
+        changed: list[_Type] = []
         with self._lock:
             if top.covered != self._top.covered:
                 self._top, self._walked, self._to_walk = top, {}, {}
@@ -169,22 +227,30 @@ class PlatformMetrics(FollowsTypes, Collector):
                 target = wanted.get(gk)
                 if target is None or target.resource.gvk != self._types[gk].resource.gvk:
                     stopped.append(self._types.pop(gk))
-                else:
+                elif not same_definition(self._types[gk].definition, target.definition):
                     self._types[gk].definition = target.definition
+                    changed.append(self._types[gk])
             started = {gk: target for gk, target in wanted.items() if gk not in self._types}
         for t in stopped:
             self._release(t)
         for gk, target in started.items():
             if gk == _POD:
                 with self._lock:
-                    self._types[gk] = _Type(target.resource, target.definition, self._pods, shared=True)
+                    t = self._types[gk] = _Type(target.resource, target.definition, self._pods, shared=True)
+                changed.append(t)
                 continue
             informers = {
                 ns: self._informer(target.resource, ns)
                 for ns in (self.namespaces if target.resource.namespaced else (None,))
             }
             with self._lock:
-                self._types[gk] = _Type(target.resource, target.definition, informers)
+                t = self._types[gk] = _Type(target.resource, target.definition, informers)
+            changed.append(t)  # queued by the handler before the type was known: again now
+        for t in changed:  # evaluated again with the new definition (or first, for pods)
+            gk = t.resource.gvk.group_kind
+            for obj in t.objects():
+                self.queue.add((gk, object_key(obj)))
+        self._changed.set()
         self._refreshed.set()
 
     def _top_level(self, store: DefinitionStore) -> TopLevel:
@@ -193,8 +259,11 @@ class PlatformMetrics(FollowsTypes, Collector):
 
     def _informer(self, rtype: ResourceType, namespace: str | None) -> Watch:
         """A reference, held, on the shared cache's informer of ``rtype`` in ``namespace`` (read
-        through the reference: a wide cache's informer holds every namespace)."""
-        watch = self.cache.watch(rtype, namespace=namespace)
+        through the reference: a wide cache's informer holds every namespace), its events heard
+        (:meth:`_pod_event` for pods, else :meth:`_workload_event`)."""
+        gk = rtype.gvk.group_kind
+        handler = self._pod_event if gk == _POD else self._workload_event(gk)
+        watch = self.cache.watch(rtype, namespace=namespace, handler=handler, indexes=(CONTROLLER_INDEX,))
         with self._lock:
             self._held[(rtype.gvk.group_kind, namespace)] = watch
         return watch
@@ -202,11 +271,62 @@ class PlatformMetrics(FollowsTypes, Collector):
     def _release(self, t: _Type) -> None:
         if t.shared:
             return
+        uids = {str((o.get("metadata") or {}).get("uid") or "") for o in t.objects()}
         with self._lock:
             held = [self._held.pop((t.resource.gvk.group_kind, ns), None) for ns in t.informers]
+            self._forget(uids)
         for watch in held:
             if watch is not None:
                 watch.release()
+
+    def _forget(self, uids: set[str]) -> None:
+        """Drop what is kept of objects gone (with the lock held)."""
+        for uid in uids:
+            self._statuses.pop(uid, None)
+            self._gangs.pop(uid, None)
+            self._above.pop(uid, None)
+
+    # -- events (informer threads: quick) -----------------------------------------------------------
+    def _workload_event(self, gk: GroupKind) -> Handler:
+        def handler(kind: str, obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
+            uid = str((obj.get("metadata") or {}).get("uid") or "")
+            key = (gk, object_key(obj))
+            with self._lock:
+                if kind == "DELETED":
+                    self._forget({uid})
+                    self._changed.set()
+                    return
+                if uid:
+                    self._above[uid] = (key, report.controller_uid(obj) or "")
+            self._changed.set()
+            self.queue.add(key)
+
+        return handler
+
+    def _pod_event(self, kind: str, pod: dict[str, Any], _old: dict[str, Any] | None) -> None:
+        """A pod changed: itself (a bare pod is a workload when ``Pod`` is covered) now, and the
+        workloads above it (their gang state counts its pods) after :data:`POD_DELAY_S`."""
+        key = (_POD, object_key(pod))
+        uid = str((pod.get("metadata") or {}).get("uid") or "")
+        above: list[_Key] = []
+        with self._lock:
+            if kind == "DELETED":
+                self._forget({uid})
+            pod_covered = _POD in self._types
+            owner = report.controller_uid(pod) or ""
+            for _ in range(MAX_OWNER_DEPTH):
+                found = self._above.get(owner) if owner else None
+                if found is None:
+                    break
+                if found[0] not in self._delayed:
+                    self._delayed.add(found[0])
+                    above.append(found[0])
+                owner = found[1]
+        self._changed.set()
+        if pod_covered and kind != "DELETED":
+            self.queue.add(key)
+        for workload in above:
+            self.queue.add_after(workload, POD_DELAY_S)
 
     # -- top-level ----------------------------------------------------------------------------------
     def _is_top_level(self, obj: Mapping[str, Any], top: TopLevel) -> bool:
@@ -237,7 +357,17 @@ class PlatformMetrics(FollowsTypes, Collector):
             for (uid, obj), (is_top, _error) in zip(pending.items(), decided, strict=True):
                 self._walked[uid] = (report.controller_uid(obj) or "", is_top)
 
-    # -- counting (scrape threads) --------------------------------------------------------------
+    # -- counting (the part's thread) -----------------------------------------------------------
+    def refresh(self) -> None:
+        """Count the caches now; scrapes serve these totals until the next count."""
+        self._changed.clear()
+        try:
+            totals = report.platform_totals(self.counts())
+        except Exception:  # the last totals stay served
+            _LOG.exception("cannot compute the platform metrics")
+            return
+        self._totals = totals  # replaced whole, read without the lock (collect)
+
     def counts(self) -> list[report.WorkloadCounts]:
         """One record per top-level workload in the caches."""
         with self._lock:
@@ -262,88 +392,121 @@ class PlatformMetrics(FollowsTypes, Collector):
         out: list[report.WorkloadCounts] = []
         seen: set[str] = set()
         gpus = _PodGpus(self._gpus)
+        with self._lock:
+            statuses, gangs = dict(self._statuses), dict(self._gangs)
         for t, obj in listed:
             if not self._is_top_level(obj, top):
                 continue
             uid = str((obj.get("metadata") or {}).get("uid") or "")
             seen.add(uid)
-            karta = t.definition.karta
-            owned = report.owned_pods(obj, children)
+            status = statuses.get(uid)
+            gang = gangs.get(uid)
             out.append(
                 report.workload_counts(
                     obj,
-                    owned,
-                    status=self._status(uid, obj, t.definition),
+                    report.owned_pods(obj, children),
+                    status=status[1] if status is not None else None,
                     gpu_resources=DEFAULT_GPU_RESOURCES,
-                    gang=gang_on and gang_format(karta) is not None,
+                    gang=gang_on and gang_format(t.definition.karta) is not None,
                     gpus_of=gpus,
-                    gang_state=self._gang(uid, obj, t.definition, owned),
+                    gang_state=gang[1] if gang is not None else None,
                 )
             )
         with self._lock:
-            for uid in [u for u in self._statuses if u not in seen]:
-                del self._statuses[uid]
-            for uid in [u for u in self._gangs if u not in seen]:
-                del self._gangs[uid]
             for uid in [u for u in self._walked if u not in seen]:
                 del self._walked[uid]
             self._gpus = gpus.used
         return out
 
-    def _status(self, uid: str, obj: Mapping[str, Any], definition: StoredDefinition) -> str:
-        version = str((obj.get("metadata") or {}).get("resourceVersion") or "")
-        karta = definition.karta
+    # -- the reconcile path (workers) ---------------------------------------------------------------
+    def drain(self) -> None:
+        """Evaluate every workload queued (the delayed ones too) in this thread, until none is
+        left, then count (:meth:`refresh`); for a part that does not run (a test feeding the caches
+        by hand)."""
         with self._lock:
-            cached = self._statuses.get(uid)
-        if cached is not None and cached[:2] == (version, id(karta)):
-            return cached[2]
-        status = report.primary_status(karta, obj, evaluator=evaluator_for(definition))
-        with self._lock:
-            self._statuses[uid] = (version, id(karta), status)
-        return status
+            delayed = list(self._delayed)
+        for key in delayed:
+            self.queue.add(key)
+        while True:
+            queued = self.queue.get(timeout=0)
+            if queued is None:
+                break
+            try:
+                self.reconcile(queued)
+            finally:
+                self.queue.done(queued)
+        self.refresh()
 
-    def _gang(
-        self, uid: str, obj: Mapping[str, Any], definition: StoredDefinition, pods: list[Mapping[str, Any]]
-    ) -> report.GangState | None:
-        """The workload's gang state (None: no gang instructions, or a plan that cannot be
-        computed), cached until the object, its definition or one of its pods changes."""
+    def reconcile(self, key: _Key) -> None:
+        """Compute the workload's primary status and gang state when its object, its definition
+        or (for the gang state) its pods changed since they were last computed."""
+        gk, name = key
+        with self._lock:
+            self._delayed.discard(key)
+            t = self._types.get(gk)
+            top = self._top
+            informers = [*self._pods.values()]
+            informers += [i for x in self._types.values() if not x.shared for i in x.informers.values()]
+        obj = t.get(name) if t is not None else None
+        if t is None or obj is None or not self._is_top_level(obj, top):
+            return
+        meta = obj.get("metadata") or {}
+        uid = str(meta.get("uid") or "")
+        definition = t.definition
         karta = definition.karta
-        if gang_format(karta) is None:
-            return None
-        key = (
-            str((obj.get("metadata") or {}).get("resourceVersion") or ""),
-            id(karta),
-            *sorted(
-                (
-                    str((p.get("metadata") or {}).get("uid")),
-                    str((p.get("metadata") or {}).get("resourceVersion")),
-                )
-                for p in pods
-            ),
-        )
+        version = (str(meta.get("resourceVersion") or ""), definition_version(definition))
+        gang_key: tuple[Any, ...] | None = None
+        if gang_format(karta) is not None:
+
+            def children(owner: str) -> list[dict[str, Any]]:
+                return [o for i in informers for o in i.by_index(CONTROLLER_INDEX, owner)]
+
+            pods = report.owned_pods(obj, children)
+            gang_key = (version, *sorted(_pod_version(p) for p in pods))
         with self._lock:
-            cached = self._gangs.get(uid)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        try:
-            state = report.workload_gang(karta, obj, pods, evaluator=evaluator_for(definition))
-        except KartaError:
-            state = None
-        with self._lock:
-            self._gangs[uid] = (key, state)
-        return state
+            status = self._statuses.get(uid)
+            gang = self._gangs.get(uid)
+        status_due = status is None or status[0] != version
+        gang_due = gang_key is not None and (gang is None or gang[0] != gang_key)
+        if not (status_due or gang_due):
+            return
+        if self.quarantine.holds(definition):
+            # Not evaluated: the last results stand (Undefined when there were none), computed
+            # again once the definition changes (its types' objects are queued then).
+            with self._lock:
+                if uid not in self._statuses:
+                    self._statuses[uid] = (None, _UNDEFINED)
+            return
+        evaluator = evaluator_for(definition)
+        if status_due:
+            try:
+                primary = report.primary_status(karta, obj, evaluator=evaluator, raise_budget=True)
+            except JqBudgetError as exc:
+                self.quarantine.breached(definition, exc, part=PART)
+                primary = _UNDEFINED
+            with self._lock:
+                self._statuses[uid] = (version, primary)
+            self._changed.set()
+        if gang_due:
+            try:
+                state = report.workload_gang(karta, obj, pods, evaluator=evaluator)
+            except KartaError as exc:
+                self.quarantine.breached(definition, exc, part=PART)
+                state = None
+            with self._lock:
+                self._gangs[uid] = (gang_key, state)
+            self._changed.set()
 
     # -- the collector ----------------------------------------------------------------------------
     def describe(self) -> Iterable[Metric]:
         return _families()
 
     def collect(self) -> Iterable[Metric]:
+        """The last totals (:meth:`refresh`): nothing is evaluated or counted here."""
         workloads, gpus, gang, gangs, bound, minimum = _families()
-        try:
-            totals = report.platform_totals(self.counts())
-        except Exception:  # never a failed scrape: the other metrics are still served
-            _LOG.exception("cannot compute the platform metrics")
-            totals = []
+        # One reference read, without the part's lock: the count takes it many times over, and
+        # a scrape must not queue behind it.
+        totals = self._totals
         for t in totals:
             where = [t.namespace, t.group, t.kind]
             for status, count in sorted(t.workloads.items()):
@@ -360,8 +523,8 @@ class PlatformMetrics(FollowsTypes, Collector):
 
 
 class _PodGpus:
-    """The GPUs of each pod, from the last scrape's values when its resourceVersion is the same
-    (parsing every pod's quantities is most of a scrape); ``used`` is what the next one reuses."""
+    """The GPUs of each pod, from the last count's values when its resourceVersion is the same
+    (parsing every pod's quantities is most of a count); ``used`` is what the next one reuses."""
 
     def __init__(self, previous: dict[str, tuple[str, int]]) -> None:
         self.previous = previous
@@ -419,6 +582,11 @@ def _families() -> list[GaugeMetricFamily]:
             labels=_WHERE,
         ),
     ]
+
+
+def _pod_version(pod: Mapping[str, Any]) -> tuple[str, str]:
+    meta = pod.get("metadata") or {}
+    return (str(meta.get("uid")), str(meta.get("resourceVersion")))
 
 
 def _valid(definition: StoredDefinition) -> bool:

@@ -10,7 +10,9 @@ controller-runtime names (labels as there): ``workqueue_depth``, ``workqueue_add
 ``controller_runtime_reconcile_time_seconds`` (``controller``), ``leader_election_master_status``
 (``name``). karta's own are prefixed ``karta_``: see the attributes, and the platform metrics
 (``karta_workloads``, ``karta_workload_gpus_requested``, ``karta_gang_pods_pending``), a collector
-of :mod:`karta.controller.parts.platform` registered here by ``build()``.
+of :mod:`karta.controller.parts.platform` registered here by ``build()``. The quarantine's
+(``karta_definition_budget_breaches_total``, ``karta_definition_quarantined``) are set by
+:mod:`karta.controller.runtime.quarantine`.
 """
 
 from __future__ import annotations
@@ -121,6 +123,21 @@ class Metrics:
             "karta_definitions",
             "Karta objects per condition (Ready, Validated, CRDExists) and value.",
             ["condition", "status"],
+            registry=r,
+        )
+        # Quarantine (docs/controller/quarantine.md, runtime/quarantine.py).
+        self.definition_budget_breaches = Counter(
+            "karta_definition_budget_breaches",
+            "Evaluations of a definition's expressions that breached their per-object budget, per "
+            "definition and budget (time, memory, output, steps).",
+            ["definition", "budget"],
+            registry=r,
+        )
+        self.definition_quarantined = Gauge(
+            "karta_definition_quarantined",
+            "1 while the definition is quarantined (its evaluations breached their budget too often: "
+            "no part evaluates it until its Karta changes), 0 once lifted.",
+            ["definition"],
             registry=r,
         )
 

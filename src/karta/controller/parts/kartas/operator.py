@@ -7,6 +7,12 @@ root kind's CRD is missing, and keeps the three index labels equal to the root G
 Status goes through the ``status`` subresource. Only API errors re-queue a Karta (rate-limited);
 a definition the library cannot even read is reported as not validated, never retried.
 
+While the process's :class:`~karta.controller.runtime.quarantine.Quarantine` holds the Karta
+(its evaluations breached their budget too often, docs/controller/quarantine.md), a fourth
+condition ``Degraded=True``, reason ``BudgetExceeded``, says so (with a Warning event); once a new
+generation lifts it, ``Degraded=False`` (reason ``WithinBudget``). A Karta never quarantined has
+no ``Degraded`` condition.
+
 The decisions are pure functions (:func:`validation_text`, :func:`desired_conditions`,
 :func:`merge_conditions`; the root GVK and its index labels come from ``karta.definitions``); the
 class only watches (Kartas through the shared cache, :class:`karta.kube.cache.SharedCache`, the
@@ -28,6 +34,14 @@ from karta.controller.runtime.crds import CRDIndex
 from karta.controller.runtime.events import EventRecorder
 from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.quarantine import (
+    BUDGET_EXCEEDED,
+    DEGRADED,
+    WITHIN_BUDGET,
+    Quarantine,
+    Quarantined,
+    degraded_message,
+)
 from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.definitions import INDEX_LABELS, index_labels, root_gvk
 from karta.errors import ApiError, ClusterError, KartaError
@@ -46,6 +60,7 @@ __all__ = [
     "Condition",
     "KartaOperator",
     "crd_not_found_message",
+    "degraded_condition",
     "desired_conditions",
     "merge_conditions",
     "validation_text",
@@ -135,6 +150,17 @@ def desired_conditions(validation: str, gvk: GVK | None, *, served: bool) -> lis
     else:
         ready = Condition(READY, "False", NOT_READY, NOT_READY_MESSAGE)
     return [validated, crd, ready]
+
+
+def degraded_condition(quarantined: str | None, existing: Any) -> Condition | None:
+    """``Degraded`` for the quarantine's message (None: not quarantined): True with reason
+    ``BudgetExceeded`` while quarantined; False once lifted; absent on a Karta never quarantined."""
+    if quarantined is not None:
+        return Condition(DEGRADED, "True", BUDGET_EXCEEDED, quarantined[:MAX_MESSAGE])
+    current = existing if isinstance(existing, list) else []
+    if not any(_is_condition(c) and c["type"] == DEGRADED for c in current):
+        return None
+    return Condition(DEGRADED, "False", WITHIN_BUDGET, "no budget breach quarantines this generation")
 
 
 def _now() -> str:
@@ -228,9 +254,12 @@ class KartaOperator:
         crds: CRDIndex | None = None,
         drain_timeout: float = 30.0,
         cache: SharedCache | None = None,
+        quarantine: Quarantine | None = None,
     ) -> None:
         self.client = client
         self.events = events
+        self.quarantine = quarantine or Quarantine(metrics=metrics)
+        self.quarantine.listen(self._quarantine_changed)
         self.metrics = metrics
         self.workers = workers
         self.drain_timeout = drain_timeout
@@ -265,6 +294,10 @@ class KartaOperator:
             return
         self.queue.add(key)
 
+    def _quarantine_changed(self, entry: Quarantined, _held: bool) -> None:
+        if entry.origin == "cluster":
+            self.queue.add(entry.definition)
+
     def _crd_changed(self, group: str, kind: str) -> None:
         for obj in self.kartas.objects():
             labels = _labels_of(obj)
@@ -291,6 +324,7 @@ class KartaOperator:
 
     def _forget(self, key: str, uid: Any = None) -> None:
         self._record(key, None)
+        self.quarantine.forget(key)
         if isinstance(uid, str):
             with self._summary_lock:
                 self._validated.pop(uid, None)
@@ -314,6 +348,9 @@ class KartaOperator:
         desired = desired_conditions(validation, gvk, served=served)
         generation = _generation(obj)
         existing = _conditions_of(obj)
+        degraded = degraded_condition(self._quarantine_message(name, meta, generation, existing), existing)
+        if degraded is not None:
+            desired.append(degraded)
         previous = {
             c["type"]: c for c in (existing if isinstance(existing, list) else []) if _is_condition(c)
         }
@@ -331,6 +368,8 @@ class KartaOperator:
                     self.events.warning(obj, VALIDATION_FAILED, condition.message)
                 elif condition.reason == CRD_NOT_FOUND:
                     self.events.warning(obj, CRD_NOT_FOUND, condition.message)
+            if condition.reason == BUDGET_EXCEEDED and changed:
+                self.events.warning(obj, BUDGET_EXCEEDED, condition.message)
 
         resource_version = meta.get("resourceVersion")
         labels = index_labels(gvk)
@@ -361,8 +400,20 @@ class KartaOperator:
             if resource_version:
                 body["metadata"] = {"resourceVersion": resource_version}
             self._write(lambda: self.client.patch(KARTA_RESOURCE, name, body, subresource="status"))
-        self._record(key, desired)
+        self._record(key, [c for c in desired if c.type in CONDITION_TYPES])
         return requeue
+
+    def _quarantine_message(
+        self, name: str, meta: Mapping[str, Any], generation: int | None, existing: Any
+    ) -> str | None:
+        """The quarantine's message for this Karta at this generation: the process's record, else
+        the ``BudgetExceeded`` condition already written for this generation (kept: a restart or
+        another leader does not lift a quarantine, a new generation does)."""
+        uid = meta.get("uid") if isinstance(meta.get("uid"), str) else None
+        entry = self.quarantine.for_karta(name, uid=uid, generation=generation)
+        if entry is not None:
+            return entry.message
+        return degraded_message(existing if isinstance(existing, list) else (), generation)
 
     def _validation(self, obj: Mapping[str, Any], meta: Mapping[str, Any]) -> str:
         """The validator text, once per spec: our own status and label writes re-queue the Karta,

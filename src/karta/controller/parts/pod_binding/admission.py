@@ -27,7 +27,9 @@ that both render the same objects and bindings. A pod that belongs to no covered
 workload is allowed unchanged. Every failure (an owner that cannot be read, an ambiguous
 definition, an extraction or jq budget error, an API error, more than :data:`HANDLING_TIMEOUT_S`
 seconds) allows the pod unchanged, counts ``karta_unbound_pods{reason}`` and writes a Warning event
-on the workload (asynchronously: the answer never waits for it). Hostile input never raises.
+on the workload (asynchronously: the answer never waits for it). Hostile input never raises. A
+definition the process's :class:`~karta.controller.runtime.quarantine.Quarantine` holds is not
+evaluated (reason ``quarantined``); every budget breach is told to it.
 Dry-run requests get the patch without any object being written.
 """
 
@@ -46,6 +48,7 @@ from karta.controller.runtime.group_writer import GroupWriter, WriteResult
 from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import OwnerCache, OwnerWalk
+from karta.controller.runtime.quarantine import Quarantine
 from karta.controller.runtime.webhook.review import Answer, allow, json_pointer
 from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
 from karta.errors import (
@@ -139,8 +142,10 @@ class PodBinder:
         backend: str,
         scheduler_name: str | None = None,
         options: Callable[[], BackendOptions] | None = None,
+        quarantine: Quarantine | None = None,
     ) -> None:
         self.store = store
+        self.quarantine = quarantine or Quarantine()
         self.owners = owners
         self.backend = backend
         self.record = gang_backend(backend)
@@ -191,10 +196,17 @@ class PodBinder:
         """Render the workload's objects and the bindings of ``pods`` (pods of that workload)."""
         workload = walk.top
         assert workload is not None
+        if self.quarantine.holds(stored):
+            raise BindingFailure(
+                "quarantined",
+                f"{stored.name}: the definition is quarantined (its evaluations breached their budget)",
+                workload,
+            )
         try:
             factory = ComponentFactory(stored.karta, workload, evaluator=evaluator_for(stored))
             rendering = render(self.backend, factory, pods=pods, options=self.options())
         except JqBudgetError as exc:
+            self.quarantine.breached(stored, exc, part="pod-binding")
             raise BindingFailure("budget", f"{stored.name}: {exc}", workload) from exc
         except (ExtractionError, JqError, PodQueryError) as exc:
             raise BindingFailure("extraction", f"{stored.name}: {exc}", workload) from exc
