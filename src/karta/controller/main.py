@@ -416,8 +416,9 @@ def main(argv: list[str] | None = None) -> int:
     if show_version:
         print(f"karta-controller {_version()}")
         return 0
-    configure(options.log_format, options.log_level)
-    if options.role == ADMISSION_ROLE:
+    child = options.role == ADMISSION_ROLE
+    configure(options.log_format, options.log_level, fields={"role": ADMISSION_ROLE} if child else None)
+    if child:
         from karta.controller.runtime.child import die_with_parent
 
         die_with_parent()

@@ -5,6 +5,8 @@ child process (started, readiness polled, restarted with back-off, stopped with 
 from __future__ import annotations
 
 import io
+import json
+import logging
 import socket
 import sys
 import textwrap
@@ -17,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from karta.controller.options import ADMISSION_ROLE, Options, parse, to_argv
 from karta.controller.runtime.child import ChildPorts, ChildProcess, announce, parse_announcement
+from karta.controller.runtime.logs import LOGGER_NAME, configure, logger
 from karta.controller.runtime.metrics import Metrics, merge_families
 
 
@@ -214,3 +217,18 @@ def test_the_child_is_started_restarted_with_back_off_and_stopped(tmp_path: Path
     assert time.monotonic() - began < 2.0
     assert not thread.is_alive() and child.pid is None and not child.serving.is_set()
     assert child.exposition() is None
+
+
+def test_the_child_logs_say_which_process_wrote_them(capsys: pytest.CaptureFixture[str]) -> None:
+    root = logging.getLogger(LOGGER_NAME)
+    saved = (list(root.handlers), root.level, root.propagate)
+    try:
+        configure("json", "info", fields={"role": "admission"})
+        logger("webhook").info("webhook server serving", extra={"address": "127.0.0.1:1"})
+        configure("text", "info")
+        logger("webhook").info("from the parent")
+    finally:
+        root.handlers[:], root.level, root.propagate = saved
+    child, parent = capsys.readouterr().err.splitlines()
+    assert json.loads(child)["role"] == "admission" and json.loads(child)["address"] == "127.0.0.1:1"
+    assert "role=" not in parent
