@@ -158,11 +158,17 @@ def owners(objs: list[dict[str, Any]]) -> set[str]:
     return {ref["uid"] for o in objs for ref in (o.get("metadata") or {}).get("ownerReferences") or []}
 
 
-def children(pid: int) -> list[int]:
-    """The child processes of ``pid`` (the controller's admission child)."""
+def children(pid: int, marker: bytes = b"--role=admission") -> list[int]:
+    """The child processes of ``pid`` whose command line has ``marker`` (the admission child, not
+    the evaluation workers)."""
     found = []
     for task in Path(f"/proc/{pid}/task").glob("*/children"):
-        found += [int(c) for c in task.read_text().split()]
+        for child in task.read_text().split():
+            try:
+                if marker in Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0"):
+                    found.append(int(child))
+            except OSError:
+                continue
     return found
 
 
