@@ -1,7 +1,8 @@
 """Pod admission isolated from load (issue 21 item 6): ``bench/controller.py --admission``.
 
-One control plane, one ``karta-controller --backend workload-api --enable-webhook`` process, three
-phases, each measured the same way:
+One control plane, one ``karta-controller --backend workload-api --enable-webhook`` process (which
+serves the webhooks from its admission child unless ``--controller-arg=--admission-process=false``),
+three phases, each measured the same way:
 
 * **admissions**: the bench is the pod webhook's HTTPS client, as the API server is: one
   AdmissionReview every 1/50 s (a pod owned by one of 25 real Jobs, so every answer resolves the
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from controller import (
+    children,
     controlplane,
     create_all,
     group_objects,
@@ -364,6 +366,7 @@ def run_admission(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
             "manual",
             "--webhook-cert-dir",
             str(Path(tmp) / "certs"),
+            *args.controller_arg,
         ]
         log = Path(tmp) / "controller.log"
         proc = subprocess.Popen(cmd, stderr=open(log, "wb"))  # noqa: SIM115
@@ -440,7 +443,10 @@ def run_admission(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
                 f"admissions bound {admissions.bound}, errors {len(admissions.errors)}"
                 + (f": {admissions.errors[:3]}" if admissions.errors else "")
             )
-            emit(f"controller peak RSS {peak_rss_mb(proc.pid):.0f} MB")
+            emit(
+                f"controller peak RSS {peak_rss_mb(proc.pid):.0f} MB"
+                + "".join(f", admission child {peak_rss_mb(pid):.0f} MB" for pid in children(proc.pid))
+            )
             emit("all targets met" if ok and not admissions.errors else "some targets missed")
             return 0
         finally:

@@ -158,6 +158,20 @@ def owners(objs: list[dict[str, Any]]) -> set[str]:
     return {ref["uid"] for o in objs for ref in (o.get("metadata") or {}).get("ownerReferences") or []}
 
 
+def children(pid: int, marker: bytes = b"--role=admission") -> list[int]:
+    """The child processes of ``pid`` whose command line has ``marker`` (the admission child, not
+    the evaluation workers)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        for child in task.read_text().split():
+            try:
+                if marker in Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0"):
+                    found.append(int(child))
+            except OSError:
+                continue
+    return found
+
+
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -255,6 +269,7 @@ def run(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
             str(Path(tmp) / "none"),
             "--workers",
             str(args.workers),
+            *args.controller_arg,
         ]
         metrics_port = int(cmd[cmd.index("--metrics-bind-address") + 1].rsplit(":", 1)[1])
         webhook_port = cp_mod.free_port()
@@ -450,6 +465,14 @@ def main() -> int:
     )
     p.add_argument("--hostile-objects", type=int, default=500)
     p.add_argument("--phase-seconds", type=float, default=20.0, help="idle and hostile phases (s)")
+    p.add_argument(
+        "--controller-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="one more argument for karta-controller (repeatable; e.g. "
+        "--controller-arg=--admission-process=false: the webhooks in the controller's own process)",
+    )
     args = p.parse_args()
     if args.admission:
         from admission import run_admission

@@ -3,6 +3,14 @@
 :func:`build` makes the :class:`Controller` (every part, not started) from options and a client,
 so that tests run the same wiring in-process; :func:`main` is the console script.
 
+With ``--enable-webhook`` the webhooks are served by a child process (``--admission-process``,
+default true; only where :func:`build` may spawn, as :func:`main` lets it). :func:`build` with
+``role=admission`` is that child's wiring (live definitions, the webhook server with the Karta
+webhooks and pod admission, events, its own metrics; no leader election, reconcilers,
+registration or certificates); the parent supervises it
+(:class:`~karta.controller.runtime.child.ChildProcess`): its readiness check ``webhook`` is "the
+child serves", and its ``/metrics`` includes the child's.
+
 Exit codes: 0 after a clean shutdown (SIGTERM/SIGINT), 1 when the cluster cannot be reached at
 start-up, a part fails or the lease is lost, 2 for usage errors.
 """
@@ -17,8 +25,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
-from karta.controller.options import Options, parse
+from karta.controller.options import ADMISSION_ROLE, Options, parse
 from karta.controller.parts.catalog_install import CatalogInstaller
 from karta.controller.parts.kartas.operator import KartaOperator
 from karta.controller.parts.kartas.webhooks import KartaWebhooks
@@ -37,6 +46,9 @@ from karta.kube.config import load_config
 from karta.kube.kartas import KARTA_RESOURCE
 from karta.kube.sources import ConfigOverrides
 from karta.kube.tracker import CoveredTypes
+
+if TYPE_CHECKING:
+    from karta.controller.parts.pod_binding.admission import PodBinder
 
 __all__ = ["Controller", "build", "main"]
 
@@ -73,8 +85,14 @@ class Controller:
     parts: dict[str, object] = field(default_factory=dict)
 
 
-def build(options: Options, client: KubeClient, *, metrics: Metrics | None = None) -> Controller:
-    """Every part of the controller for ``options``, wired, not started."""
+def build(
+    options: Options, client: KubeClient, *, metrics: Metrics | None = None, spawn: bool = False
+) -> Controller:
+    """Every part of the controller for ``options``, wired, not started.
+
+    ``spawn``: whether the controller may run parts in child processes (``--admission-process``).
+    :func:`main` says yes; a test that builds the controller inside its own process gets the
+    webhooks served in that process (at ``controller.webhooks``) unless it asks for a child."""
     metrics = metrics or Metrics()
     manager = Manager(
         metrics=metrics,
@@ -116,6 +134,9 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
             breaches=options.quarantine_budget_breaches, window=options.quarantine_window, metrics=metrics
         ),
     )
+    if options.role == ADMISSION_ROLE:
+        _build_admission_child(controller)
+        return controller
     # The Karta operator (15.1), leader-only; --install-catalog applies the catalog once.
     operator = KartaOperator(
         client,
@@ -136,32 +157,15 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
     if options.backend != "none":
         _add_gang_reconciler(controller)
     if options.enable_webhook:
-        server = WebhookServer(
-            CertFiles(options.webhook_cert_dir),
-            host=options.webhook_host,
-            port=options.webhook_port,
-            metrics=metrics,
-        )
-        controller.webhooks = server
-        _add_tls_and_registration(controller, server)
-        manager.add(server)
-        manager.add_ready_check("webhook", server.serving.is_set)
-        # The Karta webhooks (14.4) on every replica, over a cache of the cluster's Kartas.
-        karta_cache = definitions.informer
-        if not options.cluster_definitions:
-            absent = threading.Event()  # no Karta CRD (404) or no right to list (403): nothing to wait for
-
-            def on_error(exc: KartaError) -> None:
-                if isinstance(exc, ApiError) and exc.status in (403, 404):
-                    absent.set()
-
-            karta_cache = cache.watch(KARTA_RESOURCE, on_error=on_error).informer
-            manager.add_ready_check(
-                "karta-webhook-cache", lambda: karta_cache.synced.is_set() or absent.is_set()
-            )
-        KartaWebhooks(karta_cache.objects).register(server)
+        certs = CertFiles(options.webhook_cert_dir)
+        _add_tls_and_registration(controller, certs)
+        binder = None
+        if options.admission_process and spawn:
+            _add_admission_process(controller)
+        else:
+            binder = _add_webhook_server(controller, certs)
         if options.backend != "none":
-            _add_pod_binding(controller, server)
+            _add_escaped_pods(controller, binder or _pod_binder(controller)[0])
     if options.ui:
         _add_ui(controller)
     if options.ui or options.backend != "none":
@@ -171,6 +175,94 @@ def build(options: Options, client: KubeClient, *, metrics: Metrics | None = Non
     if options.leader_elect:
         manager.elector = _elector(options, client)
     return controller
+
+
+def _add_webhook_server(controller: Controller, certs: CertFiles) -> PodBinder | None:
+    """The webhook server with the Karta webhooks and, with a backend, pod admission; the pod
+    binder it uses (None without a backend)."""
+    options, manager, definitions = controller.options, controller.manager, controller.definitions
+    server = WebhookServer(
+        certs, host=options.webhook_host, port=options.webhook_port, metrics=controller.metrics
+    )
+    controller.webhooks = server
+    manager.add(server)
+    manager.add_ready_check("webhook", server.serving.is_set)
+    # The Karta webhooks (14.4) on every replica, over a cache of the cluster's Kartas.
+    karta_cache = definitions.informer
+    if not options.cluster_definitions:
+        absent = threading.Event()  # no Karta CRD (404) or no right to list (403): nothing to wait for
+
+        def on_error(exc: KartaError) -> None:
+            if isinstance(exc, ApiError) and exc.status in (403, 404):
+                absent.set()
+
+        karta_cache = controller.cache.watch(KARTA_RESOURCE, on_error=on_error).informer
+        manager.add_ready_check("karta-webhook-cache", lambda: karta_cache.synced.is_set() or absent.is_set())
+    KartaWebhooks(karta_cache.objects).register(server)
+    if options.backend == "none":
+        return None
+    binder, admission_client = _pod_binder(controller)
+    from karta.controller.parts.pod_binding.admission import PATH, PodAdmission
+
+    admission = PodAdmission(
+        binder,
+        admission_client,
+        metrics=controller.metrics,
+        events=controller.events,
+        namespaces=options.namespaces,
+    )
+    server.register(PATH, "pods", admission)
+    controller.parts["pod-admission"] = admission
+    return binder
+
+
+def _build_admission_child(controller: Controller) -> None:
+    """``--role=admission``: the webhook server and what it reads, nothing leader-only; its
+    endpoints on loopback ports it announces on stdout for the parent."""
+    from karta.controller.runtime.child import ChildPorts, announce
+
+    manager = controller.manager
+    _add_webhook_server(controller, CertFiles(controller.options.webhook_cert_dir))
+
+    class Announce:
+        name = "announce-ports"
+
+        def run(self, stop: threading.Event) -> None:  # the endpoints listen before parts start
+            announce(ChildPorts(manager.bound_port("probes"), manager.bound_port("metrics")))
+            stop.wait()
+
+    manager.add(Announce())
+
+
+def _add_admission_process(controller: Controller) -> None:
+    """The webhooks in a child process (``--admission-process``): the same command with the
+    same options, in the admission role, its endpoints on loopback ports of its own."""
+    from dataclasses import replace
+
+    from karta.controller.options import to_argv
+    from karta.controller.runtime.child import ChildProcess
+
+    options = replace(
+        controller.options,
+        role=ADMISSION_ROLE,
+        metrics_bind_address="127.0.0.1:0",
+        health_probe_bind_address="127.0.0.1:0",
+        leader_elect=False,
+        register_webhooks=False,
+        install_catalog=False,
+        ui=False,
+    )
+    child = ChildProcess(
+        "admission",
+        [sys.executable, "-m", "karta.controller", *to_argv(options)],
+        metrics=controller.metrics,
+        # The child drains within its own --shutdown-timeout; the parent's is the same.
+        stop_timeout=max(1.0, options.shutdown_timeout - 1.0),
+    )
+    controller.parts["admission-process"] = child
+    controller.metrics.add_source(child.exposition)
+    controller.manager.add(child)
+    controller.manager.add_ready_check("webhook", child.serving.is_set)
 
 
 def _add_ui(controller: Controller) -> None:
@@ -200,7 +292,7 @@ def _add_ui(controller: Controller) -> None:
     controller.manager.add(server)
 
 
-def _add_tls_and_registration(controller: Controller, server: WebhookServer) -> None:
+def _add_tls_and_registration(controller: Controller, files: CertFiles) -> None:
     """The certificate part before the server (auto mode: it writes the files the server waits
     for), and the registration of the webhook configurations with ``--register-webhooks``."""
     from karta.controller.parts.certs import CertManager, MountedCerts, serving_hosts
@@ -212,7 +304,7 @@ def _add_tls_and_registration(controller: Controller, server: WebhookServer) -> 
     if options.webhook_cert_mode == "auto":
         certs = CertManager(
             client,
-            server.certs,
+            files,
             namespace=namespace,
             secret=options.webhook_cert_secret,
             hosts=lambda ns: serving_hosts(options.webhook_service_name, ns, options.webhook_url),
@@ -227,8 +319,8 @@ def _add_tls_and_registration(controller: Controller, server: WebhookServer) -> 
         # Files left in the directory by an earlier run may start the server: ready only once synced.
         controller.manager.add_ready_check("webhook-certs", certs.ready.is_set)
     else:
-        mounted = MountedCerts(server.certs)
-        ca_file = server.certs.cert.parent / "ca.crt"
+        mounted = MountedCerts(files)
+        ca_file = files.cert.parent / "ca.crt"
         bundle = lambda: ca_file.read_bytes() if ca_file.is_file() else b""  # noqa: E731
         controller.parts["certs"] = mounted
         controller.manager.add(mounted)
@@ -252,10 +344,10 @@ def _elector(options: Options, client: KubeClient) -> Elector:
     )
 
 
-def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
-    """The pod webhook (mode B, option 2) and the leader-only pass reporting pods that escaped it."""
-    from karta.controller.parts.pod_binding.admission import PATH, PodAdmission, PodBinder
-    from karta.controller.parts.pod_binding.escaped import INTERVAL_S, EscapedPods
+def _pod_binder(controller: Controller) -> tuple[PodBinder, KubeClient]:
+    """What resolves a pod to its binding (mode B, option 2), for the pod webhook and the pass
+    reporting pods that escaped it, and the client it reads owners with."""
+    from karta.controller.parts.pod_binding.admission import PodBinder
     from karta.controller.runtime.owners import OwnerCache, ReadableOwners
     from karta.controller.runtime.served import ServedOptions
 
@@ -267,6 +359,7 @@ def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
     served = ServedOptions(controller.client.fork(), options.backend, scheduler_name=options.scheduler_name)
     controller.manager.add(served)
     controller.manager.add_ready_check("served-options", served.ready.is_set)
+    controller.parts[served.name] = served
     binder = PodBinder(
         store=lambda: definitions.store,
         owners=OwnerCache(admission_client, readable=ReadableOwners(lambda: definitions.store)),
@@ -275,14 +368,14 @@ def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
         options=served.current,
         quarantine=controller.quarantine,
     )
-    admission = PodAdmission(
-        binder,
-        admission_client,
-        metrics=controller.metrics,
-        events=controller.events,
-        namespaces=options.namespaces,
-    )
-    server.register(PATH, "pods", admission)
+    return binder, admission_client
+
+
+def _add_escaped_pods(controller: Controller, binder: PodBinder) -> None:
+    """The leader-only pass reporting pods that escaped the pod webhook."""
+    from karta.controller.parts.pod_binding.escaped import INTERVAL_S, EscapedPods
+
+    options = controller.options
     escaped = EscapedPods(
         binder,
         controller.client,
@@ -292,7 +385,7 @@ def _add_pod_binding(controller: Controller, server: WebhookServer) -> None:
         interval=min(INTERVAL_S, options.resync_period),
     )
     controller.manager.add(escaped, leader_only=True)
-    controller.parts.update({"pod-admission": admission, "escaped-pods": escaped, served.name: served})
+    controller.parts["escaped-pods"] = escaped
 
 
 def _add_gang_reconciler(controller: Controller) -> None:
@@ -349,7 +442,12 @@ def main(argv: list[str] | None = None) -> int:
     if show_version:
         print(f"karta-controller {_version()}")
         return 0
-    configure(options.log_format, options.log_level)
+    child = options.role == ADMISSION_ROLE
+    configure(options.log_format, options.log_level, fields={"role": ADMISSION_ROLE} if child else None)
+    if child:
+        from karta.controller.runtime.child import die_with_parent
+
+        die_with_parent()
     # Probes, scrapes and webhook requests are short I/O-bound threads next to CPU-bound reconcile
     # workers: each time such a thread takes the GIL back it may wait a whole switch interval
     # (5 ms by default), a dozen times per request. 1 ms keeps them well within 100 ms under load.
@@ -372,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
         _LOG.error("cannot connect to the cluster", extra={"error": str(exc)})
         print(f"karta-controller: error: {exc}", file=sys.stderr)
         return 1
-    controller = build(options, client)
+    controller = build(options, client, spawn=True)
     # What start-up made (modules, classes, the catalog) lives as long as the process: out of the
     # collector's reach, a full collection walks only the caches, so its pause stays short; and a
     # young collection every GC_THRESHOLD allocations, not 700 (karta.cli.entry does the same).

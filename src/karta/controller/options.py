@@ -2,6 +2,7 @@
 
 Parsed with argparse into :class:`Options`. Usage errors exit 2 with one line naming the flag
 (argparse's convention, as kubectl's); ``--version`` prints the version and exits 0.
+:func:`to_argv` is the way back: the command line of a child process with the parent's options.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from typing import Final
 
 from karta.render.backends import CONTROLLER_BACKENDS, NO_BACKEND
 
-__all__ = ["BACKENDS", "Options", "parse"]
+__all__ = ["ADMISSION_ROLE", "BACKENDS", "CONTROLLER_ROLE", "Options", "parse", "to_argv"]
 
 BACKENDS: Final = CONTROLLER_BACKENDS  # from the registry: none, then the backends it runs
+CONTROLLER_ROLE: Final = "controller"
+ADMISSION_ROLE: Final = "admission"  # the child process that serves the webhooks (internal)
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,9 @@ class Options:
     quarantine_window: float = 60.0
     ui: bool = False
     ui_bind_address: str = ":8082"
+    # The webhooks in a child process; only where build() may spawn one (karta.controller.main).
+    admission_process: bool = True
+    role: str = CONTROLLER_ROLE
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -205,6 +211,15 @@ def parser() -> argparse.ArgumentParser:
         "--ui-bind-address, with the controller's ServiceAccount; no authentication of its own",
     )
     a("--ui-bind-address", default=":8082", help="the web view's [HOST]:PORT (with --ui)")
+    a(
+        "--admission-process",
+        type=_bool,
+        default=True,
+        metavar="BOOL",
+        help="with --enable-webhook, serve the webhooks from a child process of this one, so that "
+        "reconcile work never delays an admission answer (default true; false: in this process)",
+    )
+    a("--role", choices=(CONTROLLER_ROLE, ADMISSION_ROLE), default=CONTROLLER_ROLE, help=argparse.SUPPRESS)
     return p
 
 
@@ -218,3 +233,22 @@ def parse(argv: list[str] | None = None) -> tuple[Options, bool]:
     if values["quarantine_budget_breaches"] < 0:
         parser().error("--quarantine-budget-breaches must be at least 0")
     return Options(**values), bool(ns.version)
+
+
+def to_argv(options: Options) -> list[str]:
+    """The command line that :func:`parse` reads back as ``options`` (every flag spelt
+    ``--flag=value``, so that no value is ever read as a flag; ``extra`` has no flag)."""
+    argv: list[str] = []
+    for action in parser()._actions:
+        if not action.option_strings or action.dest in ("help", "version"):
+            continue
+        flag, value = action.option_strings[0], getattr(options, action.dest)
+        if isinstance(action, argparse._AppendAction):
+            argv += [f"{flag}={item}" for item in value]
+        elif action.nargs == 0:  # store_true
+            if value:
+                argv.append(flag)
+        elif value is not None:
+            text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            argv.append(f"{flag}={text}")
+    return argv

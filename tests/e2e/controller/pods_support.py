@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -125,9 +125,14 @@ def unbound(controller: Controller, reason: str) -> float:
 
 
 def wait_webhook_active(kube: KubeHTTP, controller: Controller, namespace: str) -> None:
-    """Until the API server calls the webhook (it picks configurations up asynchronously): dry-run
-    pod creations until one reaches the controller."""
-    before = webhook_requests(controller)
+    """Until the API server calls the webhook (it picks configurations up asynchronously)."""
+    wait_webhook_counted(kube, namespace, lambda: webhook_requests(controller))
+
+
+def wait_webhook_counted(kube: KubeHTTP, namespace: str, requests: Callable[[], float]) -> None:
+    """Dry-run pod creations in ``namespace`` until ``requests()`` (the pod webhook's request
+    count, wherever it is read) grows: the API server calls the webhook."""
+    before = requests()
     probe = {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -137,7 +142,7 @@ def wait_webhook_active(kube: KubeHTTP, controller: Controller, namespace: str) 
 
     def reached() -> bool:
         kube.post(f"/api/v1/namespaces/{namespace}/pods", probe, params={"dryRun": "All"})
-        return webhook_requests(controller) > before
+        return requests() > before
 
     wait("the API server to call the webhook", reached, timeout=30, interval=0.5)
 

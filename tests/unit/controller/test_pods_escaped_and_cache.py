@@ -4,6 +4,7 @@ and the wiring of both into the controller (karta.controller.main.build)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from karta.controller.main import build
@@ -79,6 +80,30 @@ def test_the_owner_cache_expires_is_bounded_and_rereads_a_replaced_owner() -> No
     replaced = cluster.add({**job("a"), "metadata": {"name": "a", "namespace": "team", "uid": "new"}})
     assert cache.walk(job_pod(replaced)).top == replaced  # a reference to the new uid reads again
     assert cache.walk(pod).error is not None  # and the old reference no longer resolves
+
+
+def test_the_owner_cache_reads_an_owner_in_use_again_in_the_background() -> None:
+    """After half its lifetime an entry is still served at once, and read again behind it (one
+    read at a time per entry): a workload whose pods keep coming never waits for the API."""
+    cluster = FakeCluster()
+    now = [0.0]
+    cache = OwnerCache(cluster.client, ttl=10.0, clock=lambda: now[0])
+    first = cluster.add(job("a"))
+    pod = job_pod(first)
+    assert cache.walk(pod).top == first and cache.reads == 1
+    now[0] = 6.0
+    changed = cluster.add({**first, "spec": {"parallelism": 7}})
+    assert cache.walk(pod).top == first  # served from the cache
+    deadline = time.monotonic() + 10
+    while cache.reads < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert cache.reads == 2
+    now[0] = 7.0
+    assert cache.walk(pod).top == changed  # the background read's owner, fresh again
+    time.sleep(0.05)
+    assert cache.reads == 2
+    now[0] = 18.0  # unused past its lifetime: read on the request, as before
+    assert cache.walk(pod).top == changed and cache.reads == 3
 
 
 def test_read_errors_are_not_cached_and_deep_chains_stop() -> None:

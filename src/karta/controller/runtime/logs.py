@@ -10,6 +10,7 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any, Final
 
 __all__ = ["LOGGER_NAME", "configure", "logger"]
@@ -50,10 +51,20 @@ class TextFormatter(logging.Formatter):
         return line
 
 
-def configure(fmt: str = "json", level: str = "info") -> None:
-    """Send the controller's records (and the library's warnings) to stderr in ``fmt``."""
+def configure(fmt: str = "json", level: str = "info", *, fields: Mapping[str, str] | None = None) -> None:
+    """Send the controller's records (and the library's warnings) to stderr in ``fmt``; ``fields``
+    are added to every record (the admission child's ``role=admission``, on the same stderr)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    if fields:
+        constant = dict(fields)
+
+        def add_fields(record: logging.LogRecord) -> bool:
+            for key, value in constant.items():
+                setattr(record, key, value)
+            return True
+
+        handler.addFilter(add_fields)
     root = logging.getLogger(LOGGER_NAME)
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -17,10 +17,19 @@ of :mod:`karta.controller.parts.platform` registered here by ``build()``. The qu
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import generate_latest
+from prometheus_client.metrics_core import Metric
+from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.samples import Sample
 
-__all__ = ["Metrics"]
+from karta.controller.runtime.logs import logger
+
+__all__ = ["Metrics", "merge_families"]
+
+_LOG = logger("metrics")
 
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _QUEUE_BUCKETS = (1e-05, 1e-04, 0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
@@ -119,6 +128,12 @@ class Metrics:
             ["reason"],
             registry=r,
         )
+        self.child_restarts = Counter(
+            "karta_child_process_restarts",
+            "Restarts of a child process of the controller after it exited (e.g. admission).",
+            ["name"],
+            registry=r,
+        )
         self.kartas = Gauge(
             "karta_definitions",
             "Karta objects per condition (Ready, Validated, CRDExists) and value.",
@@ -141,6 +156,92 @@ class Metrics:
             registry=r,
         )
 
+        self._sources: list[Callable[[], str | None]] = []
+
+    def add_source(self, source: Callable[[], str | None]) -> None:
+        """Another process's exposition (e.g. the admission child's), read at every scrape and
+        merged into this one (:func:`merge_families`); None: nothing to add this time. A source
+        must answer quickly: the scrape waits for it."""
+        self._sources.append(source)
+
     def exposition(self) -> bytes:
         """The text format Prometheus scrapes."""
-        return generate_latest(self.registry)
+        others = []
+        for source in self._sources:
+            try:
+                text = source()
+            except Exception:  # a broken source never costs the scrape its own metrics
+                _LOG.exception("metrics source failed")
+                continue
+            if text:
+                others.append(text)
+        if not others:
+            return generate_latest(self.registry)
+        families = list(self.registry.collect())
+        for text in others:
+            try:
+                families = merge_families(families, text_string_to_metric_families(text))
+            except ValueError as exc:
+                _LOG.warning("unreadable metrics from another process", extra={"error": str(exc)})
+        return generate_latest(_Families(list(families)))
+
+
+class _Families:
+    """A fixed list of families, in :func:`generate_latest`'s collector shape."""
+
+    def __init__(self, families: list[Metric]) -> None:
+        self.families = families
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(self.families)
+
+
+def merge_families(ours: Iterable[Metric], theirs: Iterable[Metric]) -> list[Metric]:
+    """One exposition from two processes' families: families of the same name become one (ours
+    first, in order), samples with the same name and labels are summed. ``theirs`` is parsed text
+    (format 0.0.4), in which a counter's or histogram's ``_created`` samples come as a gauge family
+    of their own: those are dropped (they are optional), so that no sample name is exposed by two
+    families. A family of the same name but
+    another type is not merged (ours is kept, the conflict logged)."""
+    theirs = list(theirs)  # parsed first: unreadable text raises before anything is merged
+    merged: dict[str, Metric] = {}
+    for family in ours:
+        merged[family.name] = _copy(family, family.samples)
+    with_created = {f.name + "_created" for f in theirs if f.type in ("counter", "histogram", "summary")}
+    for family in theirs:
+        if family.type == "gauge" and family.name in with_created:
+            continue
+        mine = merged.get(family.name)
+        if mine is None:
+            merged[family.name] = _copy(family, family.samples)
+            continue
+        if mine.type != family.type:
+            _LOG.warning(
+                "metric family of another type in the other process; not merged",
+                extra={"metric": family.name, "ours": mine.type, "theirs": family.type},
+            )
+            continue
+        index = {(s.name, _labels(s)): i for i, s in enumerate(mine.samples)}
+        for sample in family.samples:
+            key = (sample.name, _labels(sample))
+            at = index.get(key)
+            if at is None:
+                index[key] = len(mine.samples)
+                mine.samples.append(sample)
+                continue
+            old = mine.samples[at]
+            value = (
+                min(old.value, sample.value) if sample.name.endswith("_created") else old.value + sample.value
+            )
+            mine.samples[at] = old._replace(value=value)
+    return list(merged.values())
+
+
+def _copy(family: Metric, samples: Iterable[Sample]) -> Metric:
+    copy = Metric(family.name, family.documentation, family.type, family.unit)
+    copy.samples = list(samples)
+    return copy
+
+
+def _labels(sample: Sample) -> frozenset[tuple[str, str]]:
+    return frozenset(sample.labels.items())
