@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 from karta.controller.runtime.metrics import Metrics
-from karta.controller.runtime.workqueue import WorkQueue, run_workers
+from karta.controller.runtime.workqueue import WORKER_NICENESS, WorkQueue, run_workers
 
 
 def test_a_key_added_many_times_is_processed_once() -> None:
@@ -92,3 +93,21 @@ def test_workers_retry_failures_and_count_them() -> None:
     assert 'controller_runtime_reconcile_errors_total{controller="t"} 2.0' in text
     assert 'controller_runtime_reconcile_total{controller="t",result="success"} 1.0' in text
     assert 'workqueue_retries_total{name="t"} 2.0' in text
+
+
+def test_workers_run_below_the_process_priority_and_other_threads_keep_theirs() -> None:
+    """Reconciles (and the expressions they evaluate) yield the CPU to admission, probes and
+    scrapes: each worker thread lowers its own priority, nobody else's."""
+    queue: WorkQueue[str] = WorkQueue("nice")
+    seen: list[int] = []
+    stop = threading.Event()
+
+    def reconcile(_key: str) -> None:
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        stop.set()
+
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    queue.add("k")
+    run_workers(queue, reconcile, workers=1, stop=stop, controller="nice")
+    assert seen == [min(19, before + WORKER_NICENESS)]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before

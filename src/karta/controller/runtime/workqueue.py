@@ -11,13 +11,19 @@ key's own exponential back-off (``base_delay * 2**failures``, capped at ``max_de
 :func:`run_workers` runs ``reconcile(key)`` on ``workers`` threads until the stop event: success
 forgets the key's back-off (a returned number of seconds re-adds it after that long), an
 exception re-adds it rate-limited and is counted (``controller_runtime_reconcile_errors_total``)
-and logged with the key. The queue metrics are controller-runtime's names.
+and logged with the key. The queue metrics are controller-runtime's names. On Linux each worker
+thread lowers its own CPU priority by :data:`WORKER_NICENESS` (a thread's nice value is its own
+there): reconciles and the expressions they evaluate, a hostile definition's included, take the
+CPU after the admission process, the probes and the scrapes, which stay at the process's priority.
+Measured with ``bench/controller.py --admission`` (docs/controller/pod-binding.md).
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -26,7 +32,9 @@ from typing import Generic, TypeVar
 from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 
-__all__ = ["WorkQueue", "run_workers"]
+__all__ = ["WORKER_NICENESS", "WorkQueue", "lower_thread_priority", "run_workers"]
+
+WORKER_NICENESS = 10
 
 K = TypeVar("K", bound=Hashable)
 _LOG = logger("workqueue")
@@ -178,11 +186,14 @@ def run_workers(
     controller: str,
     metrics: Metrics | None = None,
     drain_timeout: float = 30.0,
+    niceness: int = WORKER_NICENESS,
 ) -> None:
     """Drain ``queue`` with ``reconcile`` on ``workers`` threads until ``stop``; then shut the
-    queue down (finishing the reconciles in flight, up to ``drain_timeout`` seconds)."""
+    queue down (finishing the reconciles in flight, up to ``drain_timeout`` seconds). Each worker
+    runs ``niceness`` below the process's CPU priority (:func:`lower_thread_priority`)."""
 
     def work() -> None:
+        lower_thread_priority(niceness)
         while True:
             key = queue.get()
             if key is None:
@@ -231,3 +242,16 @@ def _expected(exc: Exception) -> bool:
     from karta.errors import KartaError
 
     return isinstance(exc, KartaError)
+
+
+def lower_thread_priority(niceness: int) -> None:
+    """Raise the calling thread's nice value by ``niceness`` (at most 19), on Linux, where a
+    thread's priority is its own; elsewhere, or where the system refuses, nothing happens (lowering
+    a priority needs no privilege, but a sandbox may forbid it)."""
+    if niceness <= 0 or sys.platform != "linux":
+        return
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + niceness))
+    except OSError:
+        _LOG.debug("cannot lower a worker thread's priority", exc_info=True)
