@@ -27,7 +27,6 @@ import json
 import multiprocessing
 import ssl
 import statistics
-import tempfile
 import threading
 import time
 import urllib.request
@@ -38,11 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from controller import (
+    bench_cluster,
     children,
-    controlplane,
     create_all,
     group_objects,
-    install_crds,
     owners,
     peak_rss_mb,
     serving_cert,
@@ -309,27 +307,10 @@ def run_admission(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
     import subprocess
     import sys
 
-    cp_mod = controlplane()
-    config = cp_mod.ControlPlaneConfig(bin_dir=cp_mod.build_binaries(), controllers=False)
-    with (
-        tempfile.TemporaryDirectory(prefix="karta-bench-") as tmp,
-        cp_mod.ControlPlane(config=config, workdir=Path(tmp) / "cp") as cp,
-    ):
-        client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(cp.kubeconfig)))
-        install_crds(
-            client,
-            [
-                "kubeflow.org_pytorchjobs.yaml",
-                "jobset.x-k8s.io_jobsets.yaml",
-                "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
-                "ray.io_rayclusters.yaml",
-            ],
-        )
+    with bench_cluster(("bench", "pods", "hostile")) as (cp_mod, tmp, cp, client):
         for crd in (load_crd(), hostile_crd()):
             crd.get("metadata", {}).pop("annotations", None)
             client.apply(crd, force=True)
-        for ns in ("bench", "pods", "hostile"):
-            client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         deadline = time.monotonic() + 60
         while not (
             client.discovery.find("run.ai", "v1alpha1", "Karta")

@@ -28,6 +28,7 @@ Targets on the 2-core machine: at most 30 s and 300 MB for 2,000 workloads; webh
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import datetime
 import importlib.util
@@ -229,7 +230,10 @@ def histogram_quantiles(text: str, name: str, quantiles: tuple[float, ...]) -> l
     return out
 
 
-def run(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
+@contextlib.contextmanager
+def bench_cluster(namespaces: tuple[str, ...]) -> Iterator[tuple[ModuleType, str, Any, KubeClient]]:
+    """A private control plane with the burst's CRDs and ``namespaces``: (the control-plane
+    module, a temporary directory, the control plane, a client)."""
     cp_mod = controlplane()
     config = cp_mod.ControlPlaneConfig(bin_dir=cp_mod.build_binaries(), controllers=False)
     with (
@@ -246,8 +250,13 @@ def run(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
                 "ray.io_rayclusters.yaml",
             ],
         )
-        for ns in ("bench", "floor", "pods"):
+        for ns in namespaces:
             client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        yield cp_mod, tmp, cp, client
+
+
+def run(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
+    with bench_cluster(("bench", "floor", "pods")) as (cp_mod, tmp, cp, client):
         probe = cp_mod.free_port()
         cmd = [
             sys.executable,
