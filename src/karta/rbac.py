@@ -26,9 +26,21 @@ from karta.render.backends import gang_backend
 if TYPE_CHECKING:
     from karta.model import Karta
 
-__all__ = ["INTERMEDIATE_KINDS", "READ_VERBS", "build_rbac", "crd_plurals", "owner_kinds"]
+__all__ = ["INTERMEDIATE_KINDS", "READ_VERBS", "build_rbac", "crd_plurals", "owner_kinds", "rule"]
 
 READ_VERBS = ("get", "list", "watch")
+
+
+def rule(
+    group: str, resources: Sequence[str], verbs: Sequence[str], names: Sequence[str] = ()
+) -> dict[str, Any]:
+    """One PolicyRule: ``verbs`` on ``resources`` of the API group ``group`` (``""``: core),
+    limited to the objects ``names`` when given."""
+    out: dict[str, Any] = {"apiGroups": [group], "resources": list(resources), "verbs": list(verbs)}
+    if names:
+        out["resourceNames"] = list(names)
+    return out
+
 
 #: (group, kind) of the owners most pods are created by (Deployment → ReplicaSet → Pod, StatefulSet,
 #: Job, CronJob → Job): the owner walk of any workload reads them for the pods of its namespace.
@@ -125,11 +137,8 @@ def build_rbac(
                     "pass --crd to use the CRD's"
                 )
         by_group.setdefault(group, set()).add(plural)
-    rules: list[dict[str, Any]] = [
-        {"apiGroups": [group], "resources": sorted(resources), "verbs": list(READ_VERBS)}
-        for group, resources in sorted(by_group.items())
-    ]
-    rules.append({"apiGroups": ["run.ai"], "resources": ["kartas"], "verbs": list(READ_VERBS)})
+    rules = [rule(group, sorted(resources), READ_VERBS) for group, resources in sorted(by_group.items())]
+    rules.append(rule("run.ai", ["kartas"], READ_VERBS))
     rules.extend(gang_backend(backend).rbac_rule() for backend in backends)
     labels = {"app.kubernetes.io/managed-by": "karta"}
     role: dict[str, Any] = {

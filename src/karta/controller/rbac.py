@@ -5,40 +5,52 @@ controller's own namespace (a Role). The Helm chart (``charts/karta``) renders t
 tests compare them with this function for several value sets, and run the controller with the
 chart's ServiceAccount to show they are enough.
 
-What each part calls, and so needs:
+Each module that makes the calls declares its rules, from plain values (a part never reads
+:class:`~karta.controller.options.Options`); this module only picks them by option, in this order:
 
-* the definitions cache, the operator and the Karta webhooks' cache: ``kartas.run.ai`` list,
-  watch; the operator's index labels: patch; its conditions: ``kartas/status`` patch;
-  ``--install-catalog`` (server-side apply): patch and create;
-* the operator's and the gang reconciler's CRD watches: ``customresourcedefinitions`` list, watch;
-* events (Warning events on Kartas in ``default`` and on workloads anywhere): create, patch;
-* with a gang ``--backend``: the workload kinds of the definitions and their pods (read, from
-  :func:`karta.rbac.build_rbac`, as ``kli rbac`` prints them; the gang reconciler's and the
-  platform metrics' caches), the kinds between a pod and its
-  workload (``get``: the owner walk of the pod webhook and of alpha gangs), the backend's group
-  objects (its registry record's rule), and for ``kai`` ``patch`` on the workload kinds (the
-  ``kai.scheduler/skip-podgrouper`` annotation);
-* ``--webhook-cert-mode auto``: the certificate Secret in the controller's namespace (create; get
-  and update by name) and the two webhook configurations (get and patch by name, for ``caBundle``);
-  ``--register-webhooks`` also creates them;
-* ``--leader-elect``: the Lease in its namespace (create; get and update by name).
-* ``--ui`` (the web view, docs/ui.md; read-only): the workload kinds of the definitions and their
-  pods (get, list, watch), the kinds between them (get: the owner walk), Events (list: a workload
-  page's Events) and the group objects of every gang backend (get, list, watch), everywhere.
+* with a gang ``--backend``: :func:`~karta.controller.parts.gangs.workload_rules` (the
+  workload kinds of the definitions and their pods read, as ``kli rbac`` prints them; the owner
+  walk's ``get``, :func:`~karta.controller.runtime.owners.owner_rules`; the backend's group
+  objects; ``kai``: patch on the workload kinds), then the chart's ``extraRules``;
+* ``kartas.run.ai``: list, watch (the definitions cache, the operator's and the Karta webhooks'
+  watch: :func:`~karta.controller.runtime.definitions.definitions_rules`), patch and
+  ``kartas/status`` patch (the operator's index labels and conditions:
+  :func:`~karta.controller.parts.kartas.operator.operator_rules`), create with
+  ``--install-catalog`` (server-side apply:
+  :func:`~karta.controller.parts.catalog_install.catalog_install_rules`), merged into one rule;
+* ``customresourcedefinitions`` list, watch (the CRD index:
+  :func:`~karta.controller.runtime.crds.crd_rules`);
+* Events create, patch (Warning events on Kartas in ``default`` and on workloads anywhere:
+  :func:`~karta.controller.runtime.events.event_rules`);
+* ``--ui`` (the web view, docs/ui.md; read-only, wired by :mod:`karta.controller.main`, not a
+  part): :func:`ui_rules`;
+* ``--webhook-cert-mode auto``: the certificate Secret in the controller's namespace and get and
+  patch by name of the two webhook configurations (:func:`~karta.controller.parts.certs.cert_rules`);
+  ``--register-webhooks``: create and patch them
+  (:func:`~karta.controller.registration.registration_rules`), merged with the former;
+* ``--leader-elect``: the Lease in its namespace
+  (:func:`~karta.controller.runtime.leader.lease_rules`).
 
 API discovery (``/api``, ``/apis``) is open to every authenticated user (``system:discovery``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from karta.controller.runtime.owners import owner_kinds
-from karta.model.names import plural_guess
-from karta.rbac import READ_VERBS, build_rbac
-from karta.render.backends import NO_BACKEND, gang_backend
+from karta.controller.parts.catalog_install import catalog_install_rules
+from karta.controller.parts.certs import cert_rules
+from karta.controller.parts.gangs import workload_rules
+from karta.controller.parts.kartas.operator import operator_rules
+from karta.controller.registration import registration_rules
+from karta.controller.runtime.crds import crd_rules
+from karta.controller.runtime.definitions import definitions_rules
+from karta.controller.runtime.events import event_rules
+from karta.controller.runtime.leader import lease_rules
+from karta.controller.runtime.owners import owner_kinds, owner_rules
+from karta.rbac import READ_VERBS, build_rbac, rule
 
 if TYPE_CHECKING:
     from karta.controller.options import Options
@@ -53,7 +65,6 @@ __all__ = [
 ]
 
 _KARTAS_GROUP = "run.ai"
-_POD = ("", "Pod")
 
 
 @dataclass(frozen=True)
@@ -66,46 +77,17 @@ class ControllerRBAC:
     notes: list[str] = field(default_factory=list)
 
 
-def _rule(
-    group: str, resources: Sequence[str], verbs: Sequence[str], names: Sequence[str] = ()
-) -> dict[str, Any]:
-    rule: dict[str, Any] = {"apiGroups": [group], "resources": list(resources), "verbs": list(verbs)}
-    if names:
-        rule["resourceNames"] = list(names)
-    return rule
-
-
-def workload_rules(
-    kartas: Sequence[Karta], *, backend: str, plurals: Mapping[tuple[str, str], str] | None = None
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """The rules that depend on the definitions and the gang backend (none for ``none``): the
-    workloads and their pods read (:func:`karta.rbac.build_rbac`, without its Karta rule, which
-    :func:`controller_rbac` widens), the owner kinds (``get``), the backend's group objects, and
-    the record's ``workload_verbs`` on the workloads (``kai``: patch)."""
-    if backend == NO_BACKEND:
-        return [], []
-    plurals = plurals or {}
-    (role, *_), notes = build_rbac(
-        kartas, name="karta-controller", backends=(backend,), plurals=plurals, owners=False
-    )
-    rules = [r for r in role["rules"] if r["apiGroups"] != [_KARTAS_GROUP]]
-    read: dict[str, set[str]] = {}
-    for rule in rules[:-1]:  # the last rule is the backend's
-        read.setdefault(rule["apiGroups"][0], set()).update(rule["resources"])
-    owners: dict[str, set[str]] = {}
-    for group, kind in sorted(owner_kinds(kartas)):
-        plural = plurals.get((group, kind)) or plural_guess(kind)
-        if plural not in read.get(group, set()):
-            owners.setdefault(group, set()).add(plural)
-    rules[-1:-1] = [_rule(group, sorted(names), ("get",)) for group, names in sorted(owners.items())]
-    verbs = gang_backend(backend).workload_verbs  # KAI: patch (the skip-podgrouper annotation)
-    if verbs:
-        rules.extend(
-            _rule(group, sorted(names - {"pods"} if group == "" else names), verbs)
-            for group, names in sorted(read.items())
-            if names - ({"pods"} if group == "" else set())
-        )
-    return rules, notes
+def _merged(*groups: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rules of ``groups`` in order, those on the same objects (API groups, resources and
+    names) made one, their verbs in the order first asked."""
+    out: dict[tuple[tuple[str, ...], ...], dict[str, Any]] = {}
+    for each in (r for group in groups for r in group):
+        key = (tuple(each["apiGroups"]), tuple(each["resources"]), tuple(each.get("resourceNames", ())))
+        if key in out:
+            out[key]["verbs"] += [v for v in each["verbs"] if v not in out[key]["verbs"]]
+        else:
+            out[key] = {k: list(v) for k, v in each.items()}
+    return list(out.values())
 
 
 def controller_rbac(
@@ -118,39 +100,27 @@ def controller_rbac(
     """The rules ``karta-controller`` with ``options`` needs, for the definitions ``kartas``."""
     cluster, notes = workload_rules(kartas, backend=options.backend, plurals=plurals)
     cluster = [*cluster, *(dict(r) for r in extra_rules)]
-    karta_verbs = [*READ_VERBS[1:], "patch", *(["create"] if options.install_catalog else [])]
-    cluster += [
-        _rule(_KARTAS_GROUP, ["kartas"], karta_verbs),
-        _rule(_KARTAS_GROUP, ["kartas/status"], ["patch"]),
-        _rule("apiextensions.k8s.io", ["customresourcedefinitions"], READ_VERBS[1:]),
-        _rule("", ["events"], ["create", "patch"]),
-    ]
+    cluster += _merged(
+        definitions_rules(),
+        operator_rules(),
+        catalog_install_rules() if options.install_catalog else (),
+    )
+    cluster += [*crd_rules(), *event_rules()]
     if options.ui:
         cluster += ui_rules(kartas, plurals=plurals)
     namespaced: list[dict[str, Any]] = []
+    configurations = (
+        ("mutatingwebhookconfigurations", options.mutating_webhook_name),
+        ("validatingwebhookconfigurations", options.validating_webhook_name),
+    )
+    webhooks: list[dict[str, Any]] = []
     if options.enable_webhook and options.webhook_cert_mode == "auto":
-        cluster += [
-            _rule("admissionregistration.k8s.io", [r], ["get", "patch"], [n])
-            for r, n in _configurations(options)
-        ]
-        namespaced += [
-            _rule("", ["secrets"], ["create"]),
-            _rule("", ["secrets"], ["get", "update"], [options.webhook_cert_secret]),
-        ]
+        webhooks, namespaced = cert_rules(secret=options.webhook_cert_secret, configurations=configurations)
     if options.enable_webhook and options.register_webhooks:
-        cluster.append(
-            _rule("admissionregistration.k8s.io", [r for r, _ in _configurations(options)], ["create"])
-        )
-        if options.webhook_cert_mode != "auto":
-            cluster += [
-                _rule("admissionregistration.k8s.io", [r], ["patch"], [n])
-                for r, n in _configurations(options)
-            ]
+        webhooks = _merged(webhooks, registration_rules(configurations))
+    cluster += webhooks
     if options.leader_elect:
-        namespaced += [
-            _rule("coordination.k8s.io", ["leases"], ["create"]),
-            _rule("coordination.k8s.io", ["leases"], ["get", "update"], [options.leader_election_id]),
-        ]
+        namespaced += lease_rules(options.leader_election_id)
     return ControllerRBAC(cluster, namespaced, notes)
 
 
@@ -159,27 +129,16 @@ def ui_rules(
 ) -> list[dict[str, Any]]:
     """What ``--ui`` reads (see the module docstring), read verbs only: the root kinds and pods
     (list, watch: :func:`karta.rbac.build_rbac` without owners), the kinds between them
-    (:func:`owner_kinds`, get), Events (list) and every backend's group objects (list, watch)."""
+    (:func:`~karta.controller.runtime.owners.owner_rules`, get), Events (list) and every backend's
+    group objects (list, watch)."""
     from karta.render import BACKENDS
 
     plurals = plurals or {}
     (role, *_), _notes = build_rbac(kartas, name="karta-ui", plurals=plurals, owners=False)
     rules = [dict(r) for r in role["rules"] if r["apiGroups"] != [_KARTAS_GROUP]]
     read = {r["apiGroups"][0]: set(r["resources"]) for r in rules}
-    owners: dict[str, set[str]] = {}
-    for group, kind in sorted(owner_kinds(kartas)):
-        plural = plurals.get((group, kind)) or plural_guess(kind)
-        if plural not in read.get(group, set()):
-            owners.setdefault(group, set()).add(plural)
-    rules += [_rule(group, sorted(names), ("get",)) for group, names in sorted(owners.items())]
-    rules.append(_rule("", ["events"], ["list"]))
+    rules += owner_rules(kartas, read=read, plurals=plurals)
+    rules.append(rule("", ["events"], ["list"]))
     for backend in BACKENDS.values():
-        rules.append(_rule(backend.api_group, list(backend.resources), READ_VERBS))
+        rules.append(rule(backend.api_group, list(backend.resources), READ_VERBS))
     return rules
-
-
-def _configurations(options: Options) -> tuple[tuple[str, str], ...]:
-    return (
-        ("mutatingwebhookconfigurations", options.mutating_webhook_name),
-        ("validatingwebhookconfigurations", options.validating_webhook_name),
-    )

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import base64
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from karta.controller.options import Options
@@ -33,12 +33,14 @@ from karta.controller.parts.pod_binding.admission import pod_webhook
 from karta.controller.runtime.logs import logger
 from karta.errors import ClusterError
 from karta.kube.client import KubeClient
+from karta.rbac import rule
 
 __all__ = [
     "KARTA_MUTATE_PATH",
     "KARTA_VALIDATE_PATH",
     "POD_MUTATE_PATH",
     "Registration",
+    "registration_rules",
     "webhook_configurations",
 ]
 
@@ -160,6 +162,19 @@ def apply(client: KubeClient, objects: list[dict[str, Any]]) -> None:
             body=obj,
             content_type="application/apply-patch+yaml",
         )
+
+
+def registration_rules(configurations: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The RBAC rules of :class:`Registration` (``--register-webhooks``) for the webhook
+    configurations ``configurations`` (``(resource, name)`` pairs): create them, and patch them by
+    name (server-side apply)."""
+    return [
+        rule("admissionregistration.k8s.io", [resource for resource, _ in configurations], ["create"]),
+        *(
+            rule("admissionregistration.k8s.io", [resource], ["patch"], [name])
+            for resource, name in configurations
+        ),
+    ]
 
 
 class Registration:

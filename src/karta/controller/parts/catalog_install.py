@@ -20,8 +20,9 @@ from karta.definitions import MANAGED_BY, MANAGED_BY_VALUE, catalog_objects, roo
 from karta.errors import ClusterError
 from karta.kube.client import FIELD_MANAGER, KubeClient
 from karta.kube.kartas import KARTA_RESOURCE
+from karta.rbac import rule
 
-__all__ = ["CatalogInstaller", "InstallResult", "install_catalog", "plan"]
+__all__ = ["CatalogInstaller", "InstallResult", "catalog_install_rules", "install_catalog", "plan"]
 
 _LOG = logger("catalog")
 
@@ -98,3 +99,9 @@ class CatalogInstaller:
                 stop.wait(delay)
                 delay = min(delay * 2, self.max_retry_s)
         stop.wait()
+
+
+def catalog_install_rules() -> list[dict[str, Any]]:
+    """The RBAC rules of ``--install-catalog`` (server-side apply of the catalog's Kartas): patch
+    and create ``kartas.run.ai``."""
+    return [rule("run.ai", ["kartas"], ["patch", "create"])]

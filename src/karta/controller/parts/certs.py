@@ -48,6 +48,7 @@ from karta.controller.runtime.logs import logger
 from karta.controller.runtime.webhook.server import CertFiles
 from karta.errors import ApiError, ClusterError
 from karta.kube.client import KubeClient
+from karta.rbac import rule
 
 __all__ = [
     "CA_VALIDITY",
@@ -56,6 +57,7 @@ __all__ = [
     "KeyPair",
     "MountedCerts",
     "SecretState",
+    "cert_rules",
     "due",
     "new_ca",
     "new_leaf",
@@ -541,3 +543,18 @@ def wait_until(check: Callable[[], bool], stop: threading.Event, *, poll: float 
         if stop.wait(poll):
             return False
     return True
+
+
+def cert_rules(
+    *, secret: str, configurations: Sequence[tuple[str, str]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The RBAC rules of :class:`CertManager` (``--webhook-cert-mode auto``): the cluster rules
+    (get and patch each webhook configuration by name, for its ``caBundle``; ``configurations``:
+    ``(resource, name)`` pairs) and the rules in its namespace (create the certificate Secret
+    ``secret``, then get and update it by name)."""
+    cluster = [
+        rule("admissionregistration.k8s.io", [resource], ["get", "patch"], [name])
+        for resource, name in configurations
+    ]
+    namespaced = [rule("", ["secrets"], ["create"]), rule("", ["secrets"], ["get", "update"], [secret])]
+    return cluster, namespaced

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -55,7 +55,7 @@ from karta.controller.runtime.follow import FollowsTypes
 from karta.controller.runtime.group_writer import MANAGED_SELECTOR, GroupWriter, WriteResult
 from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
-from karta.controller.runtime.owners import readable_owner_kinds
+from karta.controller.runtime.owners import owner_rules, readable_owner_kinds
 from karta.controller.runtime.quarantine import Quarantine
 from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.definitions import StoredDefinition, evaluator_for
@@ -69,13 +69,15 @@ from karta.kube.resources import ResourceType
 from karta.kube.tracker import Coverage, CoveredTypes, same_definition
 from karta.kube.workloads import TopLevel, workload_pods
 from karta.model.gvk import GVK, GroupKind
-from karta.render.backends import BackendOptions, controller_options, gang_backend
+from karta.rbac import build_rbac, rule
+from karta.render.backends import NO_BACKEND, BackendOptions, controller_options, gang_backend
 
 __all__ = [
     "ALPHA_STALE_GRACE_S",
     "CONTROLLER",
     "GangReconciler",
     "Key",
+    "workload_rules",
 ]
 
 CONTROLLER: Final = "gangs"
@@ -598,3 +600,33 @@ def _label(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     ns, name = meta.get("namespace"), meta.get("name")
     return f"{obj.get('kind')} {ns}/{name}" if ns else f"{obj.get('kind')} {name}"
+
+
+def workload_rules(
+    kartas: Sequence[model.Karta], *, backend: str, plurals: Mapping[tuple[str, str], str] | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The RBAC rules of a gang ``backend`` (none for ``none``) for the definitions ``kartas``, and
+    notes on guessed plurals: the workloads and their pods read (the covered types' caches of this
+    reconciler and of the platform metrics; :func:`karta.rbac.build_rbac` without its Karta rule),
+    the owner walk's ``get`` (:func:`karta.controller.runtime.owners.owner_rules`: the pod webhook
+    and alpha gangs), the backend's group objects (its registry record's rule), and the record's
+    ``workload_verbs`` on the workloads (``kai``: patch, the skip-podgrouper annotation)."""
+    if backend == NO_BACKEND:
+        return [], []
+    plurals = plurals or {}
+    (role, *_), notes = build_rbac(
+        kartas, name="karta-controller", backends=(backend,), plurals=plurals, owners=False
+    )
+    rules = [r for r in role["rules"] if r["apiGroups"] != ["run.ai"]]
+    read: dict[str, set[str]] = {}
+    for each in rules[:-1]:  # the last rule is the backend's
+        read.setdefault(each["apiGroups"][0], set()).update(each["resources"])
+    rules[-1:-1] = owner_rules(kartas, read=read, plurals=plurals)
+    verbs = gang_backend(backend).workload_verbs
+    if verbs:
+        rules.extend(
+            rule(group, sorted(names - {"pods"} if group == "" else names), verbs)
+            for group, names in sorted(read.items())
+            if names - ({"pods"} if group == "" else set())
+        )
+    return rules, notes

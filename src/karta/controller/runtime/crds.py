@@ -30,8 +30,9 @@ from karta.kube.client import KubeClient
 from karta.kube.informer import Informer
 from karta.kube.resources import ResourceType
 from karta.kube.watch import ListWatch, SyncEvent
+from karta.rbac import rule
 
-__all__ = ["CRD_RESOURCE", "CRDIndex", "CRDRecord", "slim_crd", "trim_crd"]
+__all__ = ["CRD_RESOURCE", "CRDIndex", "CRDRecord", "crd_rules", "slim_crd", "trim_crd"]
 
 CRD_RESOURCE: Final = ResourceType(
     group="apiextensions.k8s.io",
@@ -225,3 +226,9 @@ class CRDIndex:
                     callback(group, kind)
                 except Exception:
                     _LOG.exception("CRD change handler failed", extra={"crd": name})
+
+
+def crd_rules() -> list[dict[str, Any]]:
+    """The RBAC rules of the CRD index (the operator's and the covered-types tracker's CRD watch):
+    list and watch ``customresourcedefinitions``."""
+    return [rule("apiextensions.k8s.io", ["customresourcedefinitions"], ["list", "watch"])]

@@ -24,8 +24,9 @@ from karta.kube.client import KubeClient
 from karta.kube.informer import Informer
 from karta.kube.kartas import KARTA_RESOURCE, decode_cluster_karta
 from karta.model import Karta
+from karta.rbac import rule
 
-__all__ = ["LiveDefinitions"]
+__all__ = ["LiveDefinitions", "definitions_rules"]
 
 _LOG = logger("definitions")
 
@@ -123,3 +124,9 @@ class LiveDefinitions:
             self.cache.run(stop)
         else:
             stop.wait()
+
+
+def definitions_rules() -> list[dict[str, Any]]:
+    """The RBAC rules of the definitions cache (and of the Karta watch the operator and the Karta
+    webhooks share): list and watch ``kartas.run.ai``."""
+    return [rule("run.ai", ["kartas"], ["list", "watch"])]

@@ -17,8 +17,9 @@ from typing import Any, Final
 from karta.controller.runtime.logs import logger
 from karta.errors import KartaError
 from karta.kube.client import KubeClient
+from karta.rbac import rule
 
-__all__ = ["AGGREGATE_S", "COMPONENT", "EventRecorder"]
+__all__ = ["AGGREGATE_S", "COMPONENT", "EventRecorder", "event_rules"]
 
 COMPONENT: Final = "karta-controller"
 AGGREGATE_S: Final = 600.0
@@ -107,3 +108,9 @@ class EventRecorder:
                 "cannot write event",
                 extra={"key": f"{namespace}/{name}", "reason": reason, "error": str(exc)},
             )
+
+
+def event_rules() -> list[dict[str, Any]]:
+    """The RBAC rules of :class:`EventRecorder`: create Events and patch them (aggregation), in any
+    namespace."""
+    return [rule("", ["events"], ["create", "patch"])]

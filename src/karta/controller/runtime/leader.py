@@ -36,8 +36,9 @@ from typing import Any
 from karta.controller.runtime.logs import logger
 from karta.errors import ApiError, ClusterError
 from karta.kube.client import KubeClient
+from karta.rbac import rule
 
-__all__ = ["LeaseElector", "LeaseRecord", "Observation", "micro_time", "step"]
+__all__ = ["LeaseElector", "LeaseRecord", "Observation", "lease_rules", "micro_time", "step"]
 
 _LOG = logger("leader")
 
@@ -270,3 +271,12 @@ class LeaseElector:
                 except ClusterError as exc:
                     _LOG.warning("cannot release the leader lease", extra={"error": str(exc)})
             on_stopped()
+
+
+def lease_rules(name: str) -> list[dict[str, Any]]:
+    """The RBAC rules (in the Lease's namespace) of :class:`LeaseElector` for the Lease ``name``:
+    create it, then get and update it by name."""
+    return [
+        rule("coordination.k8s.io", ["leases"], ["create"]),
+        rule("coordination.k8s.io", ["leases"], ["get", "update"], [name]),
+    ]

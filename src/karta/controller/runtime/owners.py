@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any, Final
 from karta.errors import ClusterError
 from karta.kube.client import KubeClient
 from karta.kube.owners import MAX_DEPTH, OwnerLink, controller_ref
+from karta.model.names import plural_guess
+from karta.rbac import rule
 
 if TYPE_CHECKING:
     from karta.definitions import DefinitionStore
@@ -43,6 +45,7 @@ __all__ = [
     "OwnerWalk",
     "ReadableOwners",
     "owner_kinds",
+    "owner_rules",
     "readable_owner_kinds",
 ]
 
@@ -206,6 +209,20 @@ def owner_kinds(kartas: Iterable[Karta]) -> set[tuple[str, str]]:
                 current = by_name.get(current.owner_ref or "")
         out.update((gvk.group, gvk.kind) for gvk in karta.spec.structure_definition.additional_child_kinds)
     return {(group, kind) for group, kind in out if group}
+
+
+def owner_rules(
+    kartas: Iterable[Karta], *, read: Mapping[str, Container[str]], plurals: Mapping[tuple[str, str], str]
+) -> list[dict[str, Any]]:
+    """The RBAC rules of the owner walk for the definitions ``kartas``: ``get`` on the kinds
+    between a pod and its workload (:func:`owner_kinds`, resource names from ``plurals``, else
+    guessed) that ``read`` (API group → resources already read) does not cover, one rule per group."""
+    owners: dict[str, set[str]] = {}
+    for group, kind in sorted(owner_kinds(kartas)):
+        plural = plurals.get((group, kind)) or plural_guess(kind)
+        if plural not in read.get(group, ()):
+            owners.setdefault(group, set()).add(plural)
+    return [rule(group, sorted(names), ("get",)) for group, names in sorted(owners.items())]
 
 
 def readable_owner_kinds(kartas: Iterable[Karta]) -> frozenset[tuple[str, str]]:

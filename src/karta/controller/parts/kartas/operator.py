@@ -50,6 +50,7 @@ from karta.kube.client import KubeClient
 from karta.kube.informer import object_key
 from karta.kube.kartas import KARTA_RESOURCE
 from karta.model import GVK
+from karta.rbac import rule
 
 __all__ = [
     "CONDITION_TYPES",
@@ -63,6 +64,7 @@ __all__ = [
     "degraded_condition",
     "desired_conditions",
     "merge_conditions",
+    "operator_rules",
     "validation_text",
 ]
 
@@ -470,3 +472,10 @@ class KartaOperator:
             metrics=self.metrics,
             drain_timeout=self.drain_timeout,
         )
+
+
+def operator_rules() -> list[dict[str, Any]]:
+    """The RBAC rules of :class:`KartaOperator` beyond the Karta watch
+    (:func:`karta.controller.runtime.definitions.definitions_rules`): patch ``kartas.run.ai`` (the
+    index labels) and ``kartas/status`` (the conditions)."""
+    return [rule("run.ai", ["kartas"], ["patch"]), rule("run.ai", ["kartas/status"], ["patch"])]
