@@ -126,3 +126,53 @@ def test_extra_rules_are_added_as_given() -> None:
     extra = {"apiGroups": ["acme.ai"], "resources": ["finetunes"], "verbs": ["get", "list", "watch"]}
     rbac = controller_rbac(Options(backend="volcano"), [], extra_rules=[extra])
     assert extra in rbac.cluster_rules
+
+
+def test_every_rule_a_part_declares_is_granted() -> None:
+    """controller_rbac composes what the parts and the runtime declare (their *_rules functions):
+    with every option on, each verb each of them asks for is granted, by name where named."""
+    from karta.controller.parts.catalog_install import catalog_install_rules
+    from karta.controller.parts.certs import cert_rules
+    from karta.controller.parts.kartas.operator import operator_rules
+    from karta.controller.registration import registration_rules
+    from karta.controller.runtime.crds import crd_rules
+    from karta.controller.runtime.definitions import definitions_rules
+    from karta.controller.runtime.events import event_rules
+    from karta.controller.runtime.leader import lease_rules
+
+    options = Options(
+        backend="volcano",
+        install_catalog=True,
+        enable_webhook=True,
+        register_webhooks=True,
+        leader_elect=True,
+        leader_election_id="l",
+        webhook_cert_secret="s",
+        mutating_webhook_name="m",
+        validating_webhook_name="v",
+    )
+    rbac = controller_rbac(options, catalog_definitions())
+    configurations = (("mutatingwebhookconfigurations", "m"), ("validatingwebhookconfigurations", "v"))
+    certs_cluster, certs_namespaced = cert_rules(secret="s", configurations=configurations)
+    declared = {
+        "cluster": [
+            *definitions_rules(),
+            *operator_rules(),
+            *catalog_install_rules(),
+            *crd_rules(),
+            *event_rules(),
+            *certs_cluster,
+            *registration_rules(configurations),
+        ],
+        "namespace": [*certs_namespaced, *lease_rules("l")],
+    }
+    granted = {"cluster": rbac.cluster_rules, "namespace": rbac.namespace_rules}
+    for scope, rules in declared.items():
+        for rule in rules:
+            for resource in rule["resources"]:
+                for verb in rule["verbs"]:
+                    for name in rule.get("resourceNames") or [None]:
+                        assert _allows(granted[scope], rule["apiGroups"][0], resource, verb, name), (
+                            scope,
+                            rule,
+                        )
