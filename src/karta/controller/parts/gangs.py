@@ -54,6 +54,7 @@ from karta.controller.runtime.events import EventRecorder
 from karta.controller.runtime.follow import FollowsTypes
 from karta.controller.runtime.group_writer import MANAGED_SELECTOR, GroupWriter, WriteResult
 from karta.controller.runtime.logs import logger
+from karta.controller.runtime.mappers import owner_keys
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import owner_rules, readable_owner_kinds
 from karta.controller.runtime.quarantine import Quarantine
@@ -424,12 +425,9 @@ class GangReconciler(FollowsTypes):
                 str(meta.get("name") or ""),
             )
         with self._lock:
-            types = dict(self._types)
-        for ref in meta.get("ownerReferences") or ():
-            group = str(ref.get("apiVersion") or "").rpartition("/")[0]
-            w = types.get(GroupKind(group, str(ref.get("kind") or "")))
-            if w is not None:
-                self.queue.add(Key(w.resource.gvk, namespace, str(ref.get("name") or "")))
+            reconciled = {gk: w.resource.gvk for gk, w in self._types.items()}
+        for gvk, ns, name in owner_keys(obj, reconciled):
+            self.queue.add(Key(gvk, ns, name))
 
     def _pod_handler(
         self, _rtype: ResourceType, kind: str, obj: dict[str, Any], old: dict[str, Any] | None
