@@ -151,7 +151,8 @@ def test_a_change_missed_while_the_watch_expired_is_found_by_the_relist(
         _converged(kube, ns, ["expired"])
         stored = kube.get(PYTORCHJOBS, "expired", namespace=ns)
         watched = gangs_of(ctl)._types[GroupKind("kubeflow.org", "PyTorchJob")]
-        (informer,) = watched.informers.values()
+        (watch,) = watched.watches.values()
+        informer = watch.informer
         assert informer._watch is not None
         expired_before = informer._watch.stats.expired
 
