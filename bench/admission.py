@@ -39,12 +39,14 @@ from typing import Any
 from controller import (
     bench_cluster,
     children,
+    controller_command,
     create_all,
     group_objects,
     owners,
     peak_rss_mb,
     serving_cert,
     wait_ready,
+    webhook_args,
     workloads,
 )
 
@@ -305,7 +307,6 @@ def burst(kubeconfig: str, count: int, timeout: float, result: Any) -> None:
 
 def run_admission(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
     import subprocess
-    import sys
 
     with bench_cluster(("bench", "pods", "hostile")) as (cp_mod, tmp, cp, client):
         for crd in (load_crd(), hostile_crd()):
@@ -323,30 +324,8 @@ def run_admission(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
         probe, metrics, webhook = cp_mod.free_port(), cp_mod.free_port(), cp_mod.free_port()
         ca = serving_cert(Path(tmp) / "certs")
         cmd = [
-            sys.executable,
-            "-m",
-            "karta.controller",
-            "--kubeconfig",
-            str(cp.kubeconfig),
-            "--backend",
-            "workload-api",
-            "--metrics-bind-address",
-            f"127.0.0.1:{metrics}",
-            "--health-probe-bind-address",
-            f"127.0.0.1:{probe}",
-            "--log-level",
-            "warning",
-            "--workers",
-            str(args.workers),
-            "--enable-webhook",
-            "--webhook-host",
-            "127.0.0.1",
-            "--webhook-port",
-            str(webhook),
-            "--webhook-cert-mode",
-            "manual",
-            "--webhook-cert-dir",
-            str(Path(tmp) / "certs"),
+            *controller_command(cp.kubeconfig, probe=probe, metrics=metrics, workers=args.workers),
+            *webhook_args(webhook, Path(tmp) / "certs"),
             *args.controller_arg,
         ]
         log = Path(tmp) / "controller.log"

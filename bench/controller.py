@@ -40,7 +40,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -255,46 +255,60 @@ def bench_cluster(namespaces: tuple[str, ...]) -> Iterator[tuple[ModuleType, str
         yield cp_mod, tmp, cp, client
 
 
+def controller_command(
+    kubeconfig: Path, *, probe: int, metrics: int, workers: int, extra: Sequence[str] = ()
+) -> list[str]:
+    """``python -m karta.controller`` with the workload-api backend, quiet logs, its probes and
+    metrics on loopback ports, and ``extra``."""
+    return [
+        sys.executable,
+        "-m",
+        "karta.controller",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--backend",
+        "workload-api",
+        "--metrics-bind-address",
+        f"127.0.0.1:{metrics}",
+        "--health-probe-bind-address",
+        f"127.0.0.1:{probe}",
+        "--log-level",
+        "warning",
+        *extra,
+        "--workers",
+        str(workers),
+    ]
+
+
+def webhook_args(port: int, cert_dir: Path) -> list[str]:
+    """The webhook server on 127.0.0.1:``port`` with the mounted certificate of ``cert_dir``."""
+    return [
+        "--enable-webhook",
+        "--webhook-host",
+        "127.0.0.1",
+        "--webhook-port",
+        str(port),
+        "--webhook-cert-mode",
+        "manual",
+        "--webhook-cert-dir",
+        str(cert_dir),
+    ]
+
+
 def run(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
     with bench_cluster(("bench", "floor", "pods")) as (cp_mod, tmp, cp, client):
-        probe = cp_mod.free_port()
-        cmd = [
-            sys.executable,
-            "-m",
-            "karta.controller",
-            "--kubeconfig",
-            str(cp.kubeconfig),
-            "--backend",
-            "workload-api",
-            "--metrics-bind-address",
-            f"127.0.0.1:{cp_mod.free_port()}",
-            "--health-probe-bind-address",
-            f"127.0.0.1:{probe}",
-            "--log-level",
-            "warning",
-            "--cluster-definitions",
-            "false",
-            "--definitions-dir",
-            str(Path(tmp) / "none"),
-            "--workers",
-            str(args.workers),
-            *args.controller_arg,
-        ]
-        metrics_port = int(cmd[cmd.index("--metrics-bind-address") + 1].rsplit(":", 1)[1])
-        webhook_port = cp_mod.free_port()
+        probe, metrics_port, webhook_port = cp_mod.free_port(), cp_mod.free_port(), cp_mod.free_port()
+        cmd = controller_command(
+            cp.kubeconfig,
+            probe=probe,
+            metrics=metrics_port,
+            workers=args.workers,
+            extra=["--cluster-definitions", "false", "--definitions-dir", str(Path(tmp) / "none")],
+        )
         if args.webhook:
             ca = serving_cert(Path(tmp) / "certs")
-            cmd += [
-                "--enable-webhook",
-                "--webhook-host",
-                "127.0.0.1",
-                "--webhook-port",
-                str(webhook_port),
-                "--webhook-cert-mode",
-                "manual",
-                "--webhook-cert-dir",
-                str(Path(tmp) / "certs"),
-            ]
+            cmd += webhook_args(webhook_port, Path(tmp) / "certs")
+        cmd += args.controller_arg
         log = Path(tmp) / "controller.log"
         proc = subprocess.Popen(cmd, stderr=open(log, "wb"))  # noqa: SIM115
         try:
