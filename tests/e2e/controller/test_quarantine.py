@@ -15,8 +15,8 @@ Workload and PodGroup; the hostile objects' group objects, written before the qu
 they are; ``/metrics``, ``/healthz`` and ``/readyz``, each timed 20 times a second throughout,
 answer within 100 ms at the 99th percentile and none ever waits for an evaluation (every answer
 within half of one object's 2 s time budget). The 100 ms figure is a quantile, not a maximum: this
-2-core machine also runs the API server, etcd and this test, and one stall of the whole machine
-(147 ms once in CI, with the controller idle on the probe's thread) is not the controller's. A fixed
+2-core machine also runs the API server, etcd and this test, and a maximum over hundreds of
+samples measures the machine's worst moment (one 147 ms answer in one CI run; 20–80 ms here). A fixed
 Karta (a new generation) lifts it: ``Degraded=False`` and the hostile objects counted as Running.
 The figures (time to quarantine, endpoint latencies) are printed (``pytest -s``)."""
 
