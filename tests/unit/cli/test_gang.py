@@ -360,3 +360,32 @@ def test_readme_pod_patches_example_is_the_real_output(kli: Callable[..., Any], 
     (warning,) = result.err.splitlines()
     before, after = shown[3].split(", ... ")
     assert warning.startswith(before) and warning.endswith(after)
+
+
+CORPUS_WORKLOADS = Path("../shared/corpus/workloads")
+
+
+@pytest.mark.skipif(not CORPUS_WORKLOADS.is_dir(), reason=f"shared corpus not found at {CORPUS_WORKLOADS}")
+@pytest.mark.parametrize(
+    ("manifest", "expected"),
+    [
+        # One PodGroup per LWS group of 4 (issue 22), not one of 12 for the whole set.
+        ("lws/lws-sample.yaml", [(f"leaderworkerset-sample-leaderworkerset-{i}", 4) for i in range(3)]),
+        # InOrder: one per replicated job, the workers' before their pods exist.
+        (
+            "jobset/startup-driver-ready.yaml",
+            [("startup-driver-ready-jobset-driver", 1), ("startup-driver-ready-jobset-workers", 4)],
+        ),
+        ("jobset/paralleljobs.yaml", [("paralleljobs-jobset", 5)]),
+        ("grove/pcs-multi-node-disaggregated.yaml", [("multinode-disaggregated-podcliqueset-0", 8)]),
+    ],
+)
+def test_catalog_gangs_per_replica_of_the_corpus(
+    kli: Callable[..., Any], manifest: str, expected: list[tuple[str, int]]
+) -> None:
+    result = kli("gang", "-f", str(CORPUS_WORKLOADS / manifest), "--backend", "volcano")
+    assert result.code == 0, result.err
+    groups = [doc for doc in yaml.safe_load_all(result.out) if doc]
+    assert [(g["kind"], g["metadata"]["name"], g["spec"]["minMember"]) for g in groups] == [
+        ("PodGroup", name, minimum) for name, minimum in expected
+    ]
