@@ -35,6 +35,7 @@ DEADLINE_S = 90.0  # a hang guard for eventual state, far above what convergence
 CRD_FILES = (
     "kubeflow.org_pytorchjobs.yaml",
     "jobset.x-k8s.io_jobsets.yaml",
+    "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
     "scheduling.run.ai_podgroups.yaml",
     "scheduling.volcano.sh_podgroups.yaml",
     "scheduling.x-k8s.io_podgroups.yaml",
@@ -86,6 +87,7 @@ def wait_served(client: KubeClient, gvks: list[tuple[str, str, str]]) -> None:
 SERVED = [
     ("kubeflow.org", "v1", "PyTorchJob"),
     ("jobset.x-k8s.io", "v1alpha2", "JobSet"),
+    ("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet"),
     ("scheduling.run.ai", "v2alpha2", "PodGroup"),
     ("scheduling.volcano.sh", "v1beta1", "PodGroup"),
     ("scheduling.x-k8s.io", "v1alpha1", "PodGroup"),
@@ -197,7 +199,25 @@ def pytorchjob(name: str, *, workers: int = 4, labels: Mapping[str, str] | None 
     }
 
 
-def jobset(name: str, *, workers: int = 2) -> dict[str, Any]:
+def leaderworkerset(name: str, *, replicas: int = 3, size: int = 4) -> dict[str, Any]:
+    """An LWS of ``replicas`` groups of ``size`` pods (one leader, size-1 workers)."""
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "leaderWorkerTemplate": {
+                "size": size,
+                "workerTemplate": {
+                    "spec": {"containers": [{"name": "main", "image": "registry.example/serve:1.0"}]}
+                },
+            },
+        },
+    }
+
+
+def jobset(name: str, *, workers: int = 2, in_order: bool = False) -> dict[str, Any]:
     def replicated(rj: str, parallelism: int) -> dict[str, Any]:
         return {
             "name": rj,
@@ -220,7 +240,10 @@ def jobset(name: str, *, workers: int = 2) -> dict[str, Any]:
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
         "metadata": {"name": name},
-        "spec": {"replicatedJobs": [replicated("driver", 1), replicated("workers", workers)]},
+        "spec": {
+            "replicatedJobs": [replicated("driver", 1), replicated("workers", workers)],
+            **({"startupPolicy": {"startupPolicyOrder": "InOrder"}} if in_order else {}),
+        },
     }
 
 

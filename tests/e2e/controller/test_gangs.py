@@ -26,6 +26,7 @@ from .gangs_support import (
     install_crds,
     jobset,
     jobset_pod,
+    leaderworkerset,
     matches_plan,
     metric,
     metric_total,
@@ -123,6 +124,64 @@ def test_pytorchjob_objects_appear_and_follow_scale(
         rtype = kube.discovery.for_gvk("scheduling.k8s.io", "v1beta1", "PodGroup")
         live = kube.get(rtype, pod_group["metadata"]["name"], namespace=ns)
         assert live["spec"]["schedulingPolicy"] == {"gang": {"minCount": 5}}
+
+
+def _gang_minimums(objects: list[dict[str, Any]]) -> dict[str, int]:
+    """{group object name: its minimum} of the backend's objects (the Workload API: its PodGroups)."""
+    out: dict[str, int] = {}
+    for obj in objects:
+        spec = obj.get("spec") or {}
+        if obj["kind"] == "Workload":
+            continue
+        if "schedulingPolicy" in spec:  # Workload API PodGroup
+            out[obj["metadata"]["name"]] = spec["schedulingPolicy"]["gang"]["minCount"]
+        else:  # KAI, Volcano, coscheduling
+            out[obj["metadata"]["name"]] = spec["minMember"]
+    return out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_catalog_lws_gangs_per_group_follow_scale(
+    backend: str, cluster: KubeHTTP, kube: KubeClient, ns: str, tmp_path: Path
+) -> None:
+    """The catalog's LeaderWorkerSet (issue 22): one gang per group of ``size``; a scale-up adds the
+    new groups' gangs, a scale-down deletes the removed groups' objects."""
+    lws = "leaderworkersets.leaderworkerset.x-k8s.io"
+    with running_controller(cluster, backend=backend, namespace=ns, definitions_dir=tmp_path) as ctl:
+        obj = _create(kube, leaderworkerset("serve", replicas=3, size=4), ns)
+        for replicas in (3, 5, 2):
+            if replicas != 3:
+                obj = kube.patch(lws, "serve", {"spec": {"replicas": replicas}}, namespace=ns)
+            expected = expected_objects(kube, obj, backend=backend)
+            assert sorted(_gang_minimums(expected).values()) == [4] * replicas, expected
+            eventually(
+                lambda want=expected: matches_plan(kube, backend, ns, want),
+                what=f"one gang per group at {replicas} groups",
+            )
+        _assert_common_rules(
+            group_objects(kube, backend, ns), obj, "leaderworkerset-x-k8s-io-leaderworkerset-v1"
+        )
+        labels = {"group": "leaderworkerset.x-k8s.io", "kind": "LeaderWorkerSet"}
+        assert metric(ctl, "karta_gang_render_errors_total", labels) == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_catalog_jobset_in_order_has_a_gang_per_replicated_job_before_any_pod(
+    backend: str, cluster: KubeHTTP, kube: KubeClient, ns: str, tmp_path: Path
+) -> None:
+    """The catalog's JobSet with startupPolicyOrder InOrder (issue 22): the driver's gang and the
+    workers' gang are both written before any pod exists (JobSet creates the workers' Jobs only once
+    the driver is ready, so a whole-JobSet minimum would never be met)."""
+    with running_controller(cluster, backend=backend, namespace=ns, definitions_dir=tmp_path) as ctl:
+        js = _create(kube, jobset("ordered", workers=3, in_order=True), ns)
+        expected = expected_objects(kube, js, backend=backend)
+        minimums = _gang_minimums(expected)
+        assert sorted(minimums.values()) == [1, 3], expected
+        assert any(name.endswith("-jobset-driver") for name in minimums), minimums
+        assert any(name.endswith("-jobset-workers") for name in minimums), minimums
+        eventually(lambda: matches_plan(kube, backend, ns, expected), what="the driver's and workers' gangs")
+        _assert_common_rules(group_objects(kube, backend, ns), js, "jobset-x-k8s-io-jobset-v1alpha2")
+        assert metric(ctl, "karta_gang_render_errors_total", JOBSET_LABELS) == 0
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
