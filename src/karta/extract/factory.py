@@ -145,6 +145,12 @@ class ComponentFactory:
             session = self._session = self.evaluator.open_session(self._obj)
         return session
 
+    def query(self, path: str) -> list[Any]:
+        """All results of an object-side expression on the current object (evaluated once per
+        object version); jq errors raise :class:`~karta.errors.JqError`."""
+        with self.session():
+            return self._evaluate(path)
+
     def _evaluate(self, path: str) -> list[Any]:
         """All results of ``path`` on the current object, evaluated once per object version."""
         results = self._results.get(path)

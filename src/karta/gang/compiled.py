@@ -55,8 +55,8 @@ def compiled_gang(karta: Karta) -> CompiledGang | None:
 def _compile(karta: Karta) -> CompiledGang | None:
     # Once per definition object (see _compiled below).
     gang = karta.gang
-    if gang is None or gang.pod_group is None:
-        return None
+    if gang is None or gang.pod_group is None or gang.pod_group.split is not None:
+        return None  # a split (extension E1) is planned by karta.gang.split
     summary = StructureSummary(karta)
     if not summary.has_scale_definition:
         return None

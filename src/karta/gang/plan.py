@@ -7,6 +7,8 @@ component (or a descendant of it) their type selector matches. Alpha format (``p
 are discovered from pods, keyed by (alpha group name, group keys), each with
 ``minMember = subtree_scale(effective component, pod instance)``. When both formats are present the
 current one wins. Per-pod problems of the alpha format are reported as diagnostics, never raised.
+A ``podGroup`` with ``split`` (extension E1) is planned by :mod:`karta.gang.split`: one gang per
+replica or instance of a component.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ if TYPE_CHECKING:  # the JSON shapes, for type checkers; at run time plain dicts
         topology: NotRequired[TopologyDict]
         group: NotRequired[str]
         keys: NotRequired[list[str]]
+        split: NotRequired[str]
         members: list[str]
 
     class GangPlanDict(TypedDict):
@@ -139,6 +142,11 @@ class Gang:
     name, whose group keys are in ``alpha_keys`` (None for the current format). ``component`` is
     the component whose subtree the gang covers (the root, or the alpha effective component);
     ``desired`` is the matching subtree_desired.
+
+    Extension E1 (``podGroup.split``, :mod:`karta.gang.split`): ``split`` is ``replica`` or
+    ``instance`` for the gang of one replica or instance of the split component ``component``,
+    whose keys (the instance id and/or the replica index) are ``split_keys``; ``rest`` for the
+    gang of the pods outside its subtree (``split_keys`` empty); "" otherwise.
     """
 
     name: str
@@ -150,17 +158,26 @@ class Gang:
     alpha_keys: tuple[str, ...] | None = None
     component: str = ""
     desired: int = 0
+    split: str = ""
+    split_keys: tuple[str, ...] = ()
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The keys that tell this gang from the others of its template: the alpha group keys, or
+        the split keys (extension E1); empty for a workload's one gang."""
+        return self.alpha_keys or self.split_keys
 
     @property
     def qualified_name(self) -> str:
-        """Unique within a plan: the name, plus ``-<key1>-<key2>…`` for alpha gangs with keys
-        (the naming of gang-backends.md 1.3 without the workload-name prefix)."""
-        return "-".join((self.name, *(self.alpha_keys or ())))
+        """Unique within a plan: the name, plus ``-<key1>-<key2>…`` for alpha gangs with keys and
+        split gangs (the naming of gang-backends.md 1.3 without the workload-name prefix)."""
+        return "-".join((self.name, *self.keys))
 
     def to_dict(self) -> GangDict:
         """``{name, minMember, minSubGroup?, subGroups?, topology?, group?, keys?, members}``;
         ``name`` is :attr:`qualified_name`; ``group`` (the alpha group name) and ``keys`` (its
-        group keys) are present only for alpha-format gangs."""
+        group keys) are present only for alpha-format gangs and split gangs (extension E1), which
+        also have ``split`` (``replica``, ``instance`` or ``rest``)."""
         out: dict[str, Any] = {"name": self.qualified_name, "minMember": self.min_member}
         if self.min_sub_group is not None:
             out["minSubGroup"] = self.min_sub_group
@@ -171,6 +188,10 @@ class Gang:
         if self.alpha_keys is not None:
             out["group"] = self.name
             out["keys"] = list(self.alpha_keys)
+        elif self.split:
+            out["group"] = self.name
+            out["keys"] = list(self.split_keys)
+            out["split"] = self.split
         out["members"] = list(self.members)
         return cast("GangDict", out)  # members last, as the contract prints them
 
@@ -224,6 +245,12 @@ def compute_gang_plan(
     queriers = [PodQuerier(pod, evaluator=evaluator) for pod in pods]
     summary = StructureSummary(factory.karta)
     if gang.pod_group is not None:
+        if gang.pod_group.split is not None:
+            from karta.gang.split import split_plan
+
+            plan = split_plan(factory, summary, gang.pod_group, queriers)
+            if plan is not None:
+                return plan
         return _current_format(factory, summary, gang.pod_group, queriers)
     if gang.pod_groups:
         return _alpha_format(factory, summary, gang.pod_groups, queriers)

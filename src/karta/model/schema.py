@@ -77,6 +77,7 @@ REQUIRED: dict[type[Model], tuple[str, ...]] = {
     t.ConditionMatcher: ("type",),
     t.ExpressionMatcher: ("expression", "expectedResult"),
     t.PodGroup: ("name",),
+    t.GangSplit: ("componentName", "by"),
     t.SubGroup: ("componentName",),
     t.AlphaPodGroup: ("name", "members"),
     t.PodGroupMember: ("componentName",),

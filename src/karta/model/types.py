@@ -205,12 +205,27 @@ class SubGroup(Model):
     topology: TopologyConstraint | None = None
 
 
+SPLIT_BY = ("replica", "instance")
+"""The values of ``split.by`` (extension E1)."""
+
+
+class GangSplit(Model):
+    """Karta extension E1 (docs/format-extensions.md): one gang per replica or per instance of a
+    component, instead of one per workload. KAI's own Karta reader ignores it."""
+
+    component_name: str = ""
+    by: str = ""
+    group_by_key_paths: tuple[str, ...] = ()
+    when: str | None = None
+
+
 class PodGroup(Model):
-    """The current gang format (section 12.3)."""
+    """The current gang format (section 12.3); ``split`` is karta extension E1."""
 
     name: str = ""
     sub_groups: tuple[SubGroup, ...] = ()
     topology: TopologyConstraint | None = None
+    split: GangSplit | None = None
 
 
 class PodGroupMember(Model):

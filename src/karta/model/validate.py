@@ -11,7 +11,8 @@ Order (section 14.1 first, then 14.2, then our [fix] additions of section 19):
 7. alpha pod-group members;
 8. expression safety of every ``{jq}`` field (14.2);
 then R2 (status and action values), R6 (assignability), R10 (sub-groups, topology, pod-group
-name, sub-group scale) and the CRD list rules (duplicates, empty action lists).
+name, sub-group scale), extension E1 (``podGroup.split``) and the CRD list rules (duplicates,
+empty action lists).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from karta.model.validate_gang import (
     check_alpha_members,
     check_duplicates,
     check_pod_group,
+    check_split,
     check_sub_group_scale,
     check_sub_groups,
 )
@@ -70,6 +72,7 @@ def validate_karta(karta: Karta | None, *, write_back: bool = True) -> list[Find
     findings.extend(check_sub_groups(karta))
     findings.extend(check_pod_group(karta))
     findings.extend(check_sub_group_scale(karta))
+    findings.extend(check_split(karta))
     findings.extend(check_duplicates(karta))
     findings.extend(check_additional_kinds(karta))
     findings.extend(check_action_lists(karta))

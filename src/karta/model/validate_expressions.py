@@ -22,7 +22,7 @@ from karta.errors import KartaError
 from karta.model.findings import Finding, Severity
 from karta.model.schema import join_path, wire_fields
 from karta.model.types import ComponentDefinition, FragmentedPodSpecDefinition, Karta, StatusDefinition
-from karta.model.validate_gang import GANG_PATH
+from karta.model.validate_gang import GANG_PATH, SPLIT_PATH, SPLIT_WHEN_PATH
 from karta.model.validate_status import STATUS_KEYS
 from karta.model.validate_structure import component_paths
 
@@ -105,6 +105,11 @@ def jq_fields(karta: Karta) -> list[JqField]:
         _component_fields(out, path, comp)
     gang = karta.gang
     if gang is not None:
+        split = gang.pod_group.split if gang.pod_group is not None else None
+        if split is not None:  # extension E1: key paths pod-side, ``when`` object-side
+            for k, expr in enumerate(split.group_by_key_paths):
+                _field(out, join_path(f"{SPLIT_PATH}.groupByKeyPaths", k), expr)
+            _field(out, SPLIT_WHEN_PATH, split.when)
         for i, group in enumerate(gang.pod_groups):
             for j, member in enumerate(group.members):
                 where = f"{GANG_PATH}.podGroups[{i}].members[{j}]"

@@ -1,6 +1,8 @@
 """Validation of gang-scheduling instructions: section 14.1 step 7 and R10, plus CRD list-map keys.
 
-Owns: alpha member components exist; sub-group components exist, are DNS labels and have a scale
+Owns: alpha member components exist; extension E1 (``podGroup.split``, docs/format-extensions.md):
+the split component, ``by``, the number and source of its keys, its sub-groups, and the note that
+KAI's own Karta reader ignores it; sub-group components exist, are DNS labels and have a scale
 in their subtree; topology constraints (KAI's rules); ``pg-<uid>-<name>`` stays a DNS-1123
 subdomain; duplicate pod-group names, member and sub-group component names, and set entries.
 """
@@ -9,9 +11,11 @@ from __future__ import annotations
 
 from karta.model.findings import Finding, Severity
 from karta.model.names import dns_label_error, dns_subdomain_error
-from karta.model.types import Karta, TopologyConstraint
+from karta.model.types import SPLIT_BY, ComponentDefinition, GangSplit, Karta, TopologyConstraint
 
 GANG_PATH = "spec.optimizationInstructions.gangScheduling"
+SPLIT_PATH = f"{GANG_PATH}.podGroup.split"
+SPLIT_WHEN_PATH = f"{SPLIT_PATH}.when"
 _EXAMPLE_UID = "00000000-0000-0000-0000-000000000000"  # KAI names pod groups pg-<top owner UID>-<name>
 
 
@@ -183,4 +187,129 @@ def check_duplicates(karta: Karta) -> list[Finding]:
                             _error(f"duplicate {alias} entry '{entry}'", f"{mwhere}.{alias}[{k}]")
                         )
                     entries_seen.add(entry)
+    return findings
+
+
+def split_key_count(split: GangSplit, component: ComponentDefinition) -> int:
+    """How many keys a pod of a split gang has (extension E1): the instance id, the replica index,
+    or both (``by: replica`` on a multi-instance component: the id, then the index)."""
+    if split.by == "replica" and component.instance_id_path:
+        return 2
+    return 1
+
+
+def default_key_paths(split: GangSplit, component: ComponentDefinition) -> tuple[str, ...] | None:
+    """The key paths of a split without ``groupByKeyPaths``: the split component's
+    ``componentInstanceSelector.idPath`` and/or ``replicaSelector.keyPath``, in key order; None when
+    the component's pod selector lacks one of them."""
+    selector = component.pod_selector
+    paths: list[str] = []
+    if split.by == "instance" or component.instance_id_path:
+        instance = selector.component_instance_selector if selector is not None else None
+        if instance is None or not instance.id_path:
+            return None
+        paths.append(instance.id_path)
+    if split.by == "replica":
+        replica = selector.replica_selector if selector is not None else None
+        if replica is None or not replica.key_path:
+            return None
+        paths.append(replica.key_path)
+    return tuple(paths)
+
+
+def check_split(karta: Karta) -> list[Finding]:
+    """Extension E1: ``podGroup.split`` names a known component, ``by`` is replica or instance,
+    ``instance`` needs a multi-instance component and ``replica`` one with a scale definition, the
+    key paths (given, or the component's pod selector) are one per key, no sub-group contains the
+    split component; and a note that KAI's own Karta reader ignores the extension. The key paths'
+    and ``when``'s jq are checked with every other expression (14.2)."""
+    gang = karta.gang
+    split = gang.pod_group.split if gang is not None and gang.pod_group is not None else None
+    if split is None:
+        return []
+    findings = [
+        Finding(
+            Severity.NOTE,
+            "podGroup.split is karta extension E1 (one gang per replica or instance): KAI "
+            "Scheduler's own Karta reader ignores it and makes one gang per workload, and a cluster "
+            "whose Karta CRD is not karta's drops the field; karta's renderers and karta-controller "
+            "honour it",
+            SPLIT_PATH,
+        )
+    ]
+    by_name = {c.name: c for c in karta.components}
+    component = by_name.get(split.component_name)
+    if split.by not in SPLIT_BY:
+        findings.append(
+            _error(f"split.by '{split.by}' must be one of {', '.join(SPLIT_BY)}", f"{SPLIT_PATH}.by")
+        )
+    if component is None:
+        findings.append(
+            _error(
+                f"split component '{split.component_name}' is not defined "
+                "(should be a root or child component)",
+                f"{SPLIT_PATH}.componentName",
+            )
+        )
+        return findings
+    if split.by not in SPLIT_BY:
+        return findings
+    name = component.name
+    if split.by == "instance" and not component.instance_id_path:
+        findings.append(
+            _error(
+                f"split by instance needs a multi-instance component; '{name}' has no instanceIdPath",
+                f"{SPLIT_PATH}.by",
+            )
+        )
+        return findings
+    if split.by == "replica" and component.scale_definition is None:
+        findings.append(
+            _error(
+                f"split by replica needs the replica count of component '{name}'; it has no scaleDefinition",
+                f"{SPLIT_PATH}.by",
+            )
+        )
+    expected = split_key_count(split, component)
+    what = "the instance id" if split.by == "instance" else "the replica index"
+    if expected == 2:
+        what = "the instance id, then the replica index"
+    if split.group_by_key_paths:
+        if len(split.group_by_key_paths) != expected:
+            findings.append(
+                _error(
+                    f"split by {split.by} of component '{name}' needs {expected} groupByKeyPaths "
+                    f"({what}); {len(split.group_by_key_paths)} given",
+                    f"{SPLIT_PATH}.groupByKeyPaths",
+                )
+            )
+    elif default_key_paths(split, component) is None:
+        selectors = "replicaSelector.keyPath"
+        if split.by == "instance":
+            selectors = "componentInstanceSelector.idPath"
+        if expected == 2:
+            selectors = "componentInstanceSelector.idPath and replicaSelector.keyPath"
+        findings.append(
+            _error(
+                f"split by {split.by} of component '{name}' has no groupByKeyPaths and the component's "
+                f"podSelector has no {selectors} to take {what} from",
+                f"{SPLIT_PATH}.groupByKeyPaths",
+            )
+        )
+    parents = {c.name: c.owner_ref for c in karta.children}
+    ancestors: set[str] = set()
+    current = parents.get(name)
+    while current and current not in ancestors:
+        ancestors.add(current)
+        current = parents.get(current)
+    assert gang is not None and gang.pod_group is not None
+    for i, sub in enumerate(gang.pod_group.sub_groups):
+        if sub.component_name in ancestors:
+            findings.append(
+                _error(
+                    f"sub-group '{sub.component_name}' contains the split component '{name}': a sub-group "
+                    "of a split gang must be the split component, below it, or outside its subtree",
+                    f"{GANG_PATH}.podGroup.subGroups[{i}].componentName",
+                )
+            )
     return findings

@@ -6,7 +6,10 @@ top owner's labels and annotations copied, queue / priority / preemptibility / t
 owner's labels and annotations (2.6), then the Karta's sizes, sub-groups and topology; nothing of
 ours is added. With ``kai_managed`` (mode B) our labels are added and the workload gets
 ``kai.scheduler/skip-podgrouper: "true"`` so that KAI's pod-grouper leaves its pods alone; the
-PodGroup may then be given another name (``group_name``).
+PodGroup may then be given another name (``group_name``). A split ``podGroup`` (extension E1) gives
+one PodGroup per gang, ``pg-<topOwnerUID>-<podGroup.name>-<keys>`` (the gang of the rest keeps
+``pg-<topOwnerUID>-<podGroup.name>``); KAI's own reader ignores the extension, which the preview
+says in a warning.
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ from typing import Any
 
 from karta.errors import GangError
 from karta.extract import ComponentFactory
-from karta.gang import Gang, GangPlan, Topology, kai_alpha_pod_group_name, kai_pod_group_name
+from karta.gang import (
+    Gang,
+    GangPlan,
+    Topology,
+    is_dns1123_subdomain,
+    kai_alpha_pod_group_name,
+    kai_pod_group_name,
+)
 from karta.render.backends import KaiOptions, check_group_name
 from karta.render.common import (
     Rendering,
@@ -69,7 +79,11 @@ def render_kai(
         if options.group_name is not None:
             name = options.group_name
         elif gang.alpha_keys is None:
-            name = kai_pod_group_name(owner.uid, gang.name)
+            name = kai_pod_group_name(owner.uid, gang.qualified_name)  # split gangs: + -<keys>
+            if gang.split_keys and not is_dns1123_subdomain(name):
+                raise GangError(
+                    f'split keys [{" ".join(gang.split_keys)}] produce invalid KAI PodGroup name "{name}"'
+                )
         else:
             try:
                 name = kai_alpha_pod_group_name(owner.uid, gang.alpha_keys)
@@ -93,6 +107,11 @@ def render_kai(
             if sub is not None:
                 labels["kai.scheduler/subgroup-name"] = sub
             binding[pod] = (labels, {"pod-group-name": name}, {"schedulerName": scheduler})
+    if not options.kai_managed and any(g.split for g in plan.gangs):
+        warnings.append(
+            "podGroup.split is karta extension E1: KAI's own Karta reader ignores it and makes one "
+            "PodGroup for the whole workload; these per-gang PodGroups are what karta creates in mode B"
+        )
     owner_patch = None
     if options.kai_managed and objects:
         owner_patch = {"metadata": {"annotations": {"kai.scheduler/skip-podgrouper": "true"}}}

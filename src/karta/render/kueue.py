@@ -7,6 +7,10 @@ one PodSet; templates assembled whatever the definition's pod-spec style; topolo
 Karta topology (current format); ``queueName`` from the workload's ``kueue.x-k8s.io/queue-name``
 label. Kueue's integration binds the pods, so there are no pod patches.
 
+A split ``podGroup`` (extension E1): Kueue has no per-replica gang, a Workload is admitted whole, so
+the PodSets are those of the unsplit definition (sub-groups gathered from every gang) and a warning
+says so.
+
 Our rule where the section is silent: a component nested under scaled components (an LWS worker
 inside its group) counts its pods across all parent replicas, ``count`` and the minimum being
 multiplied by the parents' own desired and minimum scale, as subtree_scale multiplies them.
@@ -112,9 +116,20 @@ def render_kueue(
     if pods:
         warnings.append("Kueue's own integration binds the pods: there are no pod patches")
     gang = plan.gangs[0] if plan.format == "podGroup" and plan.gangs else None
+    split = [g for g in plan.gangs if g.split in ("replica", "instance")]
+    if split:
+        warnings.append(
+            f"Kueue admits a Workload as one unit: the {len(split)} gangs of split component "
+            f"{split[0].component} (extension E1) are not expressible as Workloads of their own; its "
+            "PodSets count every replica, so Kueue admits all of them or none"
+        )
+    subs: dict[str, SubGroupPlan] = {}  # a split plan's sub-groups are spread over its gangs
+    for one in plan.gangs if plan.format == "podGroup" else ():
+        for sub in one.sub_groups:
+            subs.setdefault(sub.name, sub)
     pod_sets: list[_PodSet] = []
-    if gang is not None and gang.sub_groups:
-        for sub in gang.sub_groups:
+    if gang is not None and subs:
+        for sub in subs.values():
             pod_sets.extend(
                 _sub_group_pod_sets(factory, summary, sub, sub.topology or gang.topology, warnings)
             )

@@ -124,8 +124,12 @@ class _Renderer:
         out: list[tuple[str, list[Gang], dict[str, Any], dict[str, Any]]] = []
         gang_instructions = self.factory.karta.gang
         if self.plan.format == "podGroup":
+            shapes: dict[str, list[Gang]] = {}  # extension E1: split gangs share one template
             for gang in self.plan.gangs:
-                name = dns_label(gang.name, what="pod-group template name")
+                shapes.setdefault(_template_of(gang), []).append(gang)
+            for template, gangs in shapes.items():
+                gang = gangs[0]
+                name = dns_label(template, what="pod-group template name")
                 if gang.sub_groups and not self.composite():
                     self.warnings.append(
                         f"Workload API has no sub-groups: gang {gang.name} is flattened to minCount "
@@ -139,7 +143,7 @@ class _Renderer:
                 out.append(
                     (
                         name,
-                        [gang],
+                        gangs,
                         _policy(flat_min(gang)),
                         self.constraints(gang.topology, f"gang {gang.name}"),
                     )
@@ -193,7 +197,7 @@ class _Renderer:
         if self.options.composite and self.version != "v1beta1":
             self.warnings.append("the CompositePodGroup form needs Kubernetes 1.37; rendered flat")
         templates = self.templates()
-        if self.composite() and any(g.sub_groups for _, gangs, _, _ in templates for g in gangs):
+        if self.composite() and all(g.sub_groups for _, gangs, _, _ in templates for g in gangs):
             objects = self.render_composite(templates)
         elif self.version == "v1alpha1":
             objects = self.render_v1alpha1(templates)
@@ -224,8 +228,8 @@ class _Renderer:
                         f"needs minCount {flat_min(gang)}, template {name} has {_describe(policy)}"
                     )
                 ref: dict[str, str] = {"name": self.workload_name, "podGroup": name}
-                if gang.alpha_keys:
-                    ref["podGroupReplicaKey"] = "-".join(gang.alpha_keys)
+                if gang.keys:
+                    ref["podGroupReplicaKey"] = "-".join(gang.keys)
                 for pod in gang.members:
                     self.binding.setdefault(pod, ({}, {}, {"workloadRef": ref}))
         return [self.workload("podGroups", groups)]
@@ -272,10 +276,8 @@ class _Renderer:
         """1.37 with the CompositePodGroup gate: the gang is a composite of one PodGroup per sub-group."""
         entries: list[dict[str, Any]] = []
         objects: list[dict[str, Any]] = []
-        alpha3 = f"{API_GROUP}/{COMPOSITE_VERSION}"
         for name, gangs, _, constraints in templates:
-            (gang,) = gangs
-            subs = [(dns_label(sub.name, what="pod-group template name"), sub) for sub in gang.sub_groups]
+            subs = [(dns_label(sub.name, what="pod-group template name"), sub) for sub in gangs[0].sub_groups]
             entries.append(
                 {
                     "name": name,
@@ -291,43 +293,58 @@ class _Renderer:
                     ],
                 }
             )
-            composite_name = gang_object_name(self.owner, gang, given=self.group_name)
+            for gang in gangs:  # one composite per gang (extension E1: per replica or instance)
+                self.composite_gang(name, gang, constraints, objects)
+        return [self.workload("compositePodGroupTemplates", entries), *objects]
+
+    def composite_gang(
+        self, template: str, gang: Gang, constraints: dict[str, Any], objects: list[dict[str, Any]]
+    ) -> None:
+        """One gang's CompositePodGroup, its PodGroup per sub-group, and its pods' bindings."""
+        alpha3 = f"{API_GROUP}/{COMPOSITE_VERSION}"
+        subs = [(dns_label(sub.name, what="pod-group template name"), sub) for sub in gang.sub_groups]
+        composite_name = gang_object_name(self.owner, gang, given=self.group_name)
+        objects.append(
+            {
+                "apiVersion": alpha3,
+                "kind": "CompositePodGroup",
+                "metadata": self.metadata(composite_name),
+                "spec": {
+                    "workloadRef": {"workloadName": self.workload_name, "templateName": template},
+                    "schedulingPolicy": {"gang": {"minGroupCount": len(subs)}},
+                    **constraints,
+                },
+            }
+        )
+        for sub_name, sub in subs:
+            pod_group = object_name(f"{composite_name}-{sub_name}", what="PodGroup name")
             objects.append(
                 {
                     "apiVersion": alpha3,
-                    "kind": "CompositePodGroup",
-                    "metadata": self.metadata(composite_name),
+                    "kind": "PodGroup",
+                    "metadata": self.metadata(pod_group),
                     "spec": {
-                        "workloadRef": {"workloadName": self.workload_name, "templateName": name},
-                        "schedulingPolicy": {"gang": {"minGroupCount": len(subs)}},
-                        **constraints,
+                        "parentCompositePodGroupName": composite_name,
+                        "workloadRef": {"workloadName": self.workload_name, "templateName": sub_name},
+                        "schedulingPolicy": _policy(sub.min_member),
                     },
                 }
             )
-            for sub_name, sub in subs:
-                pod_group = object_name(f"{composite_name}-{sub_name}", what="PodGroup name")
-                objects.append(
-                    {
-                        "apiVersion": alpha3,
-                        "kind": "PodGroup",
-                        "metadata": self.metadata(pod_group),
-                        "spec": {
-                            "parentCompositePodGroupName": composite_name,
-                            "workloadRef": {"workloadName": self.workload_name, "templateName": sub_name},
-                            "schedulingPolicy": _policy(sub.min_member),
-                        },
-                    }
-                )
-            for pod in gang.members:
-                member_of = sub_group_of(gang, pod)
-                if member_of is None:
-                    self.warnings.append(f"pod {pod} is in no sub-group of gang {gang.name}: not bound")
-                    continue
-                target = object_name(
-                    f"{composite_name}-{dns_label(member_of, what='pod-group template name')}"
-                )
-                self.binding.setdefault(pod, ({}, {}, {"schedulingGroup": {"podGroupName": target}}))
-        return [self.workload("compositePodGroupTemplates", entries), *objects]
+        for pod in gang.members:
+            member_of = sub_group_of(gang, pod)
+            if member_of is None:
+                self.warnings.append(f"pod {pod} is in no sub-group of gang {gang.name}: not bound")
+                continue
+            target = object_name(f"{composite_name}-{dns_label(member_of, what='pod-group template name')}")
+            self.binding.setdefault(pod, ({}, {}, {"schedulingGroup": {"podGroupName": target}}))
+
+
+def _template_of(gang: Gang) -> str:
+    """The template of a current-format gang: ``podGroup.name``; the gangs of a split (extension E1)
+    share ``<podGroup.name>-<split component>``, the gang of the rest keeps ``podGroup.name``."""
+    if gang.split in ("replica", "instance"):
+        return f"{gang.name}-{gang.component}"
+    return gang.name
 
 
 def _describe(policy: dict[str, Any]) -> str:

@@ -6,7 +6,8 @@ A gang's effective minimum is :func:`karta.gang.flat_min`: its own ``minMember``
 sub-groups (whose gang-level ``minMember`` is 0 and ``minSubGroup`` is every sub-group), the sum of
 the sub-groups' minimums. A gang's minimum is met when its bound members reach that minimum and
 every sub-group's bound members reach the sub-group's; the workload's when it has a gang and every
-gang's is met. A pod is bound when ``spec.nodeName`` is set.
+gang's is met. A workload with several gangs (a split, docs/format-extensions.md E1, or alpha keys)
+also has each gang's bound/minimum (``per_gang``). A pod is bound when ``spec.nodeName`` is set.
 
 The state is only ever computed from every pod of the workload: read without its pods, or with only
 some of them (a pod list refused, owners unreadable), it is unknown (:func:`read_gang` says why),
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INCOMPLETE_PODS",
     "GangState",
+    "OneGangState",
     "SubGroupState",
     "gang_report",
     "gang_state",
@@ -57,6 +59,21 @@ class SubGroupState:
 
 
 @record(slots=True)
+class OneGangState:
+    """One gang of a workload with several (a split, extension E1, or alpha keys): its name, its
+    effective minimum, its bound members and its members seen."""
+
+    name: str
+    minimum: int
+    bound: int
+    pods: int
+
+    @property
+    def met(self) -> bool:
+        return self.bound >= self.minimum
+
+
+@record(slots=True)
 class GangState:
     """The gangs of one workload: ``minimum`` the effective minimums summed, ``bound`` the bound
     pods, ``pods`` the pods seen, ``met`` whether every gang's minimum (and every sub-group's) is
@@ -68,13 +85,18 @@ class GangState:
     pods: int
     met: bool
     sub_groups: tuple[SubGroupState, ...] = ()
+    per_gang: tuple[OneGangState, ...] = ()
 
     def text(self) -> str:
         """``3/12 bound, min 12 not met (master 1/1, worker 2/11)``: the sub-groups in
-        parentheses (bound/minimum) when the minimum is not met."""
+        parentheses (bound/minimum) when the minimum is not met; with several gangs, each gang's
+        bound/minimum after it (``8/12 bound, min 12 not met; gangs: lws-0 4/4, lws-1 4/4,
+        lws-2 0/4``)."""
         out = f"{self.bound}/{self.pods} bound, min {self.minimum} {'met' if self.met else 'not met'}"
         if not self.met and self.sub_groups:
             out += " (" + ", ".join(f"{s.name} {s.bound}/{s.minimum}" for s in self.sub_groups) + ")"
+        if self.per_gang:
+            out += "; gangs: " + ", ".join(f"{g.name} {g.bound}/{g.minimum}" for g in self.per_gang)
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -88,11 +110,23 @@ class GangState:
 
     def to_report(self) -> dict[str, Any]:
         """The ``gang`` of ``kli get`` and ``kli describe`` JSON: :meth:`to_dict`,
-        the pods seen, ``subGroups`` (name, minMember, scheduled) when any, and the text."""
+        the pods seen, ``subGroups`` (name, minMember, scheduled) when any, ``perGang`` (name,
+        minMember, scheduled, pods, minimumMet) when there are several gangs, and the text."""
         out = {**self.to_dict(), "pods": self.pods}
         if self.sub_groups:
             out["subGroups"] = [
                 {"name": s.name, "minMember": s.minimum, "scheduled": s.bound} for s in self.sub_groups
+            ]
+        if self.per_gang:
+            out["perGang"] = [
+                {
+                    "name": g.name,
+                    "minMember": g.minimum,
+                    "scheduled": g.bound,
+                    "pods": g.pods,
+                    "minimumMet": g.met,
+                }
+                for g in self.per_gang
             ]
         out["text"] = self.text()
         return out
@@ -114,6 +148,7 @@ def gang_state(plan: GangPlan, pods: Sequence[Mapping[str, Any]]) -> GangState:
 
     bound_names = {_name(p) for p in pods if _bound(p)}
     subs: list[SubGroupState] = []
+    each: list[OneGangState] = []
     met = bool(plan.gangs)
     for gang in plan.gangs:
         here = [
@@ -123,6 +158,7 @@ def gang_state(plan: GangPlan, pods: Sequence[Mapping[str, Any]]) -> GangState:
         members_bound = sum(m in bound_names for m in gang.members)
         met = met and members_bound >= flat_min(gang) and all(s.met for s in here)
         subs.extend(here)
+        each.append(OneGangState(gang.qualified_name, flat_min(gang), members_bound, len(gang.members)))
     return GangState(
         gangs=len(plan.gangs),
         minimum=sum(flat_min(g) for g in plan.gangs),
@@ -130,6 +166,7 @@ def gang_state(plan: GangPlan, pods: Sequence[Mapping[str, Any]]) -> GangState:
         pods=len(pods),
         met=met,
         sub_groups=tuple(subs),
+        per_gang=tuple(each) if len(each) > 1 else (),
     )
 
 
