@@ -69,7 +69,7 @@ from karta.controller.runtime.mappers import namespace_keys, owner_keys
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import owner_rules, readable_owner_kinds
 from karta.controller.runtime.quarantine import Quarantine
-from karta.controller.runtime.scope import GangScope
+from karta.controller.runtime.scope import GangScope, scope_rules
 from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.definitions import StoredDefinition, evaluator_for
 from karta.errors import ClusterError, KartaError
@@ -679,7 +679,8 @@ def workload_rules(
     reconciler and of the platform metrics; :func:`karta.rbac.build_rbac` without its Karta rule),
     the owner walk's ``get`` (:func:`karta.controller.runtime.owners.owner_rules`: the pod webhook
     and alpha gangs), the backend's group objects (its registry record's rule), and the record's
-    ``workload_verbs`` on the workloads (``kai``: patch, the skip-podgrouper annotation)."""
+    ``workload_verbs`` on the workloads (``kai``: patch, the skip-podgrouper annotation), and the
+    namespaces read by the gang-scheduling scope (:func:`~karta.controller.runtime.scope.scope_rules`)."""
     if backend == NO_BACKEND:
         return [], []
     plurals = plurals or {}
@@ -691,6 +692,7 @@ def workload_rules(
     for each in rules[:-1]:  # the last rule is the backend's
         read.setdefault(each["apiGroups"][0], set()).update(each["resources"])
     rules[-1:-1] = owner_rules(kartas, read=read, plurals=plurals)
+    rules.extend(scope_rules())  # the gang-scheduling scope reads the namespaces' labels
     verbs = gang_backend(backend).workload_verbs
     if verbs:
         rules.extend(
