@@ -166,10 +166,13 @@ class CoschedulingOptions(BackendOptions):
 class KueueOptions(BackendOptions):
     """Kueue (section 6): the queue is the workload's label and Kueue binds the pods.
 
-    - ``group_name``: the Workload's name instead of ``<kind>-<workloadName>``.
+    - ``group_name``: the Workload's name instead of ``<kind>-<workloadName>``;
+    - ``queue``: the LocalQueue when the workload has no ``kueue.x-k8s.io/queue-name`` label (the
+      label wins: it is what Kueue's own integration reads for the workload).
     """
 
     group_name: str | None = None
+    queue: str | None = None
 
 
 class ServedResource(Protocol):
