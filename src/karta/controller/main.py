@@ -49,6 +49,7 @@ from karta.kube.tracker import CoveredTypes
 
 if TYPE_CHECKING:
     from karta.controller.parts.pod_binding.admission import PodBinder
+    from karta.controller.runtime.scope import GangScope
 
 __all__ = ["Controller", "build", "main"]
 
@@ -81,6 +82,7 @@ class Controller:
     crds: CRDIndex
     types: CoveredTypes
     quarantine: Quarantine
+    scope: GangScope | None = None  # with a gang backend: the gang-scheduling scope
     webhooks: WebhookServer | None = None
     parts: dict[str, object] = field(default_factory=dict)
 
@@ -134,6 +136,8 @@ def build(
             breaches=options.quarantine_budget_breaches, window=options.quarantine_window, metrics=metrics
         ),
     )
+    if options.backend != "none":
+        _add_scope(controller)
     if options.role == ADMISSION_ROLE:
         _build_admission_child(controller)
         return controller
@@ -177,6 +181,25 @@ def build(
     return controller
 
 
+def _add_scope(controller: Controller) -> None:
+    """The gang-scheduling scope (``--gang-scope``, ``--exclude-namespace`` and the controller's own
+    namespace in a cluster) over the namespaces' labels, on every replica and in the admission
+    process: ready once the namespaces are listed."""
+    from karta.controller.runtime.scope import GangScope, excluded_namespaces
+
+    options = controller.options
+    scope = GangScope(
+        controller.client,
+        mode=options.gang_scope,
+        excluded=excluded_namespaces(options.exclude_namespaces, client=controller.client),
+        cache=controller.cache,
+    )
+    controller.scope = scope
+    controller.parts[scope.name] = scope
+    controller.manager.add(scope)
+    controller.manager.add_ready_check(scope.name, scope.synced.is_set)
+
+
 def _add_webhook_server(controller: Controller, certs: CertFiles) -> PodBinder | None:
     """The webhook server with the Karta webhooks and, with a backend, pod admission; the pod
     binder it uses (None without a backend)."""
@@ -210,6 +233,7 @@ def _add_webhook_server(controller: Controller, certs: CertFiles) -> PodBinder |
         metrics=controller.metrics,
         events=controller.events,
         namespaces=options.namespaces,
+        scope=controller.scope,
     )
     server.register(PATH, "pods", admission)
     controller.parts["pod-admission"] = admission
@@ -383,6 +407,7 @@ def _add_escaped_pods(controller: Controller, binder: PodBinder) -> None:
         events=controller.events,
         namespaces=options.namespaces,
         interval=min(INTERVAL_S, options.resync_period),
+        scope=controller.scope,
     )
     controller.manager.add(escaped, leader_only=True)
     controller.parts["escaped-pods"] = escaped
@@ -407,6 +432,7 @@ def _add_gang_reconciler(controller: Controller) -> None:
         cache=controller.cache,
         tracker=controller.types,
         quarantine=controller.quarantine,
+        scope=controller.scope,
     )
     controller.parts["gangs"] = gangs
     manager.add(gangs, leader_only=True)
@@ -431,6 +457,7 @@ def _add_platform_metrics(controller: Controller) -> None:
         tracker=controller.types,
         metrics=controller.metrics,
         quarantine=controller.quarantine,
+        scope=controller.scope,
     )
     controller.metrics.registry.register(platform)
     controller.parts[PART] = platform

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from karta.gang.scope import SCOPE_MODES
 from karta.render.backends import CONTROLLER_BACKENDS, NO_BACKEND
 
 __all__ = ["ADMISSION_ROLE", "BACKENDS", "CONTROLLER_ROLE", "Options", "parse", "to_argv"]
@@ -27,6 +28,8 @@ class Options:
     context: str | None = None
     backend: str = NO_BACKEND
     namespaces: tuple[str, ...] = ()
+    gang_scope: str = "opt-in"
+    exclude_namespaces: tuple[str, ...] = ()
     scheduler_name: str | None = None
     leader_elect: bool = False
     leader_election_id: str = "karta-operator.run.ai"
@@ -47,7 +50,7 @@ class Options:
     webhook_url: str | None = None
     mutating_webhook_name: str = "karta-operator-mutating"
     validating_webhook_name: str = "karta-operator-validating"
-    pod_webhook_failure_policy: str = "Ignore"
+    pod_webhook_failure_policy: str = "Fail"
     register_webhooks: bool = False
     log_format: str = "json"
     log_level: str = "info"
@@ -115,6 +118,24 @@ def parser() -> argparse.ArgumentParser:
         metavar="NS",
         help="watch workloads in NS only (repeatable; default: all namespaces)",
     )
+    a(
+        "--gang-scope",
+        choices=SCOPE_MODES,
+        default="opt-in",
+        help="which workloads get gangs (label karta.run.ai/gang-scheduling on namespaces and "
+        "workloads, docs/controller/gang-reconciler.md): opt-in (default), only those of namespaces "
+        "labelled enabled (or opt-in, for workloads labelled enabled); all, every namespace not "
+        "labelled disabled",
+    )
+    a(
+        "--exclude-namespace",
+        action="append",
+        dest="exclude_namespaces",
+        default=[],
+        metavar="NS",
+        help="never gang-schedule in NS (repeatable); the controller's own namespace is excluded "
+        "when it runs in a cluster ($POD_NAMESPACE or its service account's), never a kubeconfig's",
+    )
     a("--scheduler-name", help="set spec.schedulerName of bound pods (default: the backend's scheduler)")
     a("--leader-elect", action="store_true", help="elect a leader with a coordination.k8s.io Lease")
     a("--leader-election-id", default="karta-operator.run.ai", help="the Lease's name")
@@ -147,8 +168,9 @@ def parser() -> argparse.ArgumentParser:
     a(
         "--pod-webhook-failure-policy",
         choices=("Ignore", "Fail"),
-        default="Ignore",
-        help="what the API server does with a pod when the pod webhook cannot answer",
+        default="Fail",
+        help="what the API server does with a pod of the gang-scheduling scope's namespaces when "
+        "the pod webhook cannot answer (default Fail: never a pod placed without its gang)",
     )
     a(
         "--register-webhooks",
@@ -228,6 +250,7 @@ def parse(argv: list[str] | None = None) -> tuple[Options, bool]:
     ns = parser().parse_args(argv)
     values = {k: v for k, v in vars(ns).items() if k != "version"}
     values["namespaces"] = tuple(values["namespaces"])
+    values["exclude_namespaces"] = tuple(values["exclude_namespaces"])
     if values["workers"] < 1:
         parser().error("--workers must be at least 1")
     if values["quarantine_budget_breaches"] < 0:

@@ -9,9 +9,11 @@ compare against it). :class:`Registration` server-side applies them (field manag
   (``/validate-run-ai-v1alpha1-karta``, CREATE and UPDATE) on ``kartas.run.ai``, failurePolicy
   ``Fail``;
 * with a gang backend (``--backend`` not ``none``), ``pods.karta.run.ai`` (``/mutate--v1-pod``,
-  CREATE of pods) with ``--pod-webhook-failure-policy`` (default ``Ignore``: a pod is never
-  blocked because the controller is down), 5 s timeout, never in ``kube-system`` nor the
-  controller's own namespace (its own pods must start without it).
+  CREATE of pods) with ``--pod-webhook-failure-policy`` (default ``Fail``: a pod of a gang is
+  never placed without it while the controller is down), 5 s timeout, its namespaceSelector the
+  gang-scheduling scope's namespaces (:func:`karta.gang.scope.namespace_selector` for
+  ``--gang-scope``), never ``kube-system``, the ``--exclude-namespace`` ones, nor the controller's
+  own namespace when it runs in a cluster (its own pods must start without it; ``excluded``).
 
 ``clientConfig`` is ``url`` (``--webhook-url`` + path) when a URL is given, else the Service
 ``--webhook-service-name`` in ``--webhook-namespace`` on port 443. ``caBundle`` is set when known
@@ -31,7 +33,9 @@ from karta.controller.parts.kartas.webhooks import VALIDATE_PATH as KARTA_VALIDA
 from karta.controller.parts.pod_binding.admission import PATH as POD_MUTATE_PATH
 from karta.controller.parts.pod_binding.admission import pod_webhook
 from karta.controller.runtime.logs import logger
+from karta.controller.runtime.scope import excluded_namespaces
 from karta.errors import ClusterError
+from karta.gang.scope import namespace_selector
 from karta.kube.client import KubeClient
 from karta.rbac import rule
 
@@ -78,10 +82,18 @@ def _karta_rule(operations: list[str]) -> dict[str, Any]:
 
 
 def webhook_configurations(
-    options: Options, *, namespace: str, ca_bundle: bytes | None = None
+    options: Options,
+    *,
+    namespace: str,
+    ca_bundle: bytes | None = None,
+    excluded: tuple[str, ...] | None = None,
 ) -> list[dict[str, Any]]:
     """The MutatingWebhookConfiguration and the ValidatingWebhookConfiguration, in that order.
-    ``namespace``: the controller's (``--webhook-namespace``, else the client's)."""
+    ``namespace``: the controller's (``--webhook-namespace``, else the client's); ``excluded``: the
+    namespaces never gang-scheduled (:func:`karta.controller.runtime.scope.excluded_namespaces`;
+    None: ``--exclude-namespace`` and ``namespace``, as the chart, which runs in the cluster)."""
+    if excluded is None:
+        excluded = (*options.exclude_namespaces, namespace)
 
     def cc(path: str) -> dict[str, Any]:
         return _client_config(options, namespace, path, ca_bundle)
@@ -100,21 +112,13 @@ def webhook_configurations(
         }
     ]
     if options.backend != "none":
-        # The entry the pod binding defines (karta.controller.parts.pod_binding.admission), outside
-        # our own namespace too: the controller's pods must start while it is down.
+        # The entry the pod binding defines (karta.controller.parts.pod_binding.admission), for
+        # the scope's namespaces only (never ours in a cluster: its pods must start while it is down).
         mutating.append(
             pod_webhook(
                 client_config=cc(POD_MUTATE_PATH),
                 failure_policy=options.pod_webhook_failure_policy,
-                namespace_selector={
-                    "matchExpressions": [
-                        {
-                            "key": "kubernetes.io/metadata.name",
-                            "operator": "NotIn",
-                            "values": sorted({"kube-system", namespace}),
-                        }
-                    ]
-                },
+                namespace_selector=namespace_selector(options.gang_scope, excluded=excluded),
             )
         )
     validating: list[dict[str, Any]] = [
@@ -211,7 +215,10 @@ class Registration:
                     apply(
                         self.client,
                         webhook_configurations(
-                            self.options, namespace=self.namespace or self.client.namespace, ca_bundle=bundle
+                            self.options,
+                            namespace=self.namespace or self.client.namespace,
+                            ca_bundle=bundle,
+                            excluded=excluded_namespaces(self.options.exclude_namespaces, client=self.client),
                         ),
                     )
                 except ClusterError as exc:

@@ -33,14 +33,21 @@ _EXPORTS: dict[str, str] = {
     "subtree_scale": "karta.gang.scale",
     "CandidateMember": "karta.gang.structure",
     "gang_format": "karta.gang.format",
+    "SCOPE_LABEL": "karta.gang.scope",
+    "ScopeDecision": "karta.gang.scope",
+    "gang_scope": "karta.gang.scope",
+    "namespace_selector": "karta.gang.scope",
+    "scope_report": "karta.gang.scope",
     "StructureSummary": "karta.gang.structure",
 }
 
 __all__ = [
+    "SCOPE_LABEL",
     "CandidateMember",
     "EffectiveMember",
     "Gang",
     "GangPlan",
+    "ScopeDecision",
     "StructureSummary",
     "SubGroupPlan",
     "Topology",
@@ -50,12 +57,15 @@ __all__ = [
     "effective_min",
     "flat_min",
     "gang_format",
+    "gang_scope",
     "infer_pod_component",
     "infer_pod_instance",
     "is_dns1123_label",
     "is_dns1123_subdomain",
     "kai_alpha_pod_group_name",
     "kai_pod_group_name",
+    "namespace_selector",
+    "scope_report",
     "shorten_name",
     "subtree_desired",
     "subtree_scale",
@@ -80,4 +90,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from karta.gang.plan import Gang, GangPlan, SubGroupPlan, Topology, compute_gang_plan, flat_min
     from karta.gang.scale import effective_desired, effective_min, subtree_desired, subtree_scale
+    from karta.gang.scope import SCOPE_LABEL, ScopeDecision, gang_scope, namespace_selector, scope_report
     from karta.gang.structure import CandidateMember, StructureSummary

@@ -166,10 +166,13 @@ class CoschedulingOptions(BackendOptions):
 class KueueOptions(BackendOptions):
     """Kueue (section 6): the queue is the workload's label and Kueue binds the pods.
 
-    - ``group_name``: the Workload's name instead of ``<kind>-<workloadName>``.
+    - ``group_name``: the Workload's name instead of ``<kind>-<workloadName>``;
+    - ``queue``: the LocalQueue when the workload has no ``kueue.x-k8s.io/queue-name`` label (the
+      label wins: it is what Kueue's own integration reads for the workload).
     """
 
     group_name: str | None = None
+    queue: str | None = None
 
 
 class ServedResource(Protocol):
@@ -225,7 +228,11 @@ class GangBackend:
     ``create_only``, the kinds pod admission writes only when missing (their content is the
     workload's, and one pod's rendering may carry another gang's values); ``admission_annotations``,
     what admission adds to every bound pod; ``pod_group_fields``, the pod spec fields naming a
-    group (set at creation only); ``workload_verbs``, the verbs on the workload kinds.
+    group (set at creation only); ``workload_verbs``, the verbs on the workload kinds;
+    ``holds_missing_group``, the scheduler itself holds a pod whose group object does not exist
+    yet (measured on kube-scheduler 1.37.2 for the Workload API: no condition, bound within a
+    second of the PodGroup's creation), so the pod webhook may admit a bound pod before its group
+    object is written.
     """
 
     name: str
@@ -244,6 +251,7 @@ class GangBackend:
     admission_annotations: tuple[tuple[str, str], ...] = ()
     pod_group_fields: tuple[str, ...] = ()
     workload_verbs: tuple[str, ...] = ()
+    holds_missing_group: bool = False
 
     def load_renderer(self) -> Renderer:
         module, _, function = self.renderer.partition(":")
@@ -363,6 +371,7 @@ _ALL = (
         immutable=_WORKLOAD_API_IMMUTABLE,
         create_only=("Workload",),
         pod_group_fields=("schedulingGroup", "workloadRef"),
+        holds_missing_group=True,
     ),
     GangBackend(
         name="volcano",

@@ -5,7 +5,9 @@ sub-group's pods have several (each counting only that template's pods), else on
 component instance; ``count`` from subtree_desired and the elastic minimum as ``minCount`` on at most
 one PodSet; templates assembled whatever the definition's pod-spec style; topology requests from the
 Karta topology (current format); ``queueName`` from the workload's ``kueue.x-k8s.io/queue-name``
-label. Kueue's integration binds the pods, so there are no pod patches.
+label, else the ``queue`` option (``kli gang --queue``; the label wins, as Kueue's own integration
+reads it), else none and a warning: Kueue admits no Workload without a queue. Kueue's integration
+binds the pods, so there are no pod patches.
 
 A split ``podGroup`` (extension E1): Kueue has no per-replica gang, a Workload is admitted whole, so
 the PodSets are those of the unsplit definition (sub-groups gathered from every gang) and a warning
@@ -166,9 +168,14 @@ def render_kueue(
             "Kueue takes topology levels from the ResourceFlavor: the Karta topologyName is not used"
         )
     spec: dict[str, Any] = {}
-    queue = owner.labels.get(QUEUE_LABEL)
+    queue = owner.labels.get(QUEUE_LABEL) or (options.queue if options is not None else None)
     if queue:
         spec["queueName"] = queue
+    else:
+        warnings.append(
+            f"the workload has no {QUEUE_LABEL} label and no queue was given (--queue): "
+            "Kueue admits no Workload without a queueName"
+        )
     spec["podSets"] = [p.to_dict() for p in pod_sets]
     if options is not None and options.group_name is not None:
         name = check_group_name(options.group_name)

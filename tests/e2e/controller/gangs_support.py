@@ -134,6 +134,7 @@ def running_controller(
     client = client_for(cluster)
     options = Options(
         backend=backend,
+        gang_scope="all",  # these tests predate the opt-in scope (issue 22): every namespace
         namespaces=(namespace,),
         health_probe_bind_address="0",
         definitions_dir=definitions_dir,

@@ -42,6 +42,7 @@ def running_controller(
     (workdir / "definitions").mkdir(exist_ok=True)
     options = Options(
         backend=backend,
+        gang_scope="all",  # these tests predate the opt-in scope (issue 22): every namespace
         enable_webhook=True,
         webhook_host="127.0.0.1",
         webhook_port=0,

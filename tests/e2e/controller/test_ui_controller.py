@@ -43,6 +43,7 @@ def test_the_controllers_view_shows_the_group_objects_it_made(
     wait_served(client, SERVED)
     options = Options(
         backend="workload-api",
+        gang_scope="all",  # predates the opt-in scope (issue 22)
         namespaces=(ns,),
         metrics_bind_address="0",
         health_probe_bind_address="0",

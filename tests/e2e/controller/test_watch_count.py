@@ -101,6 +101,7 @@ def test_on_the_leader_each_resource_is_watched_once(
     recorder = Recorder(client)
     options = Options(
         backend="coscheduling",
+        gang_scope="all",  # predates the opt-in scope (issue 22)
         namespaces=(ns,),
         metrics_bind_address="0",
         health_probe_bind_address="0",

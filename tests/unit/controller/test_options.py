@@ -18,7 +18,9 @@ def test_defaults_are_the_operators() -> None:
     assert options.metrics_bind_address == ":8080" and options.health_probe_bind_address == ":8081"
     assert options.leader_election_id == "karta-operator.run.ai" and options.webhook_port == 9443
     assert options.webhook_cert_secret == "karta-operator-webhook-cert"
-    assert options.backend == "none" and options.pod_webhook_failure_policy == "Ignore"
+    # issue 22: the scoped pod webhook fails closed by default, and gang scheduling is opt-in
+    assert options.backend == "none" and options.pod_webhook_failure_policy == "Fail"
+    assert options.gang_scope == "opt-in" and options.exclude_namespaces == ()
 
 
 def test_flags() -> None:

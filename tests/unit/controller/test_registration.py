@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 from karta.controller.options import Options, parse
 from karta.controller.registration import webhook_configurations
@@ -59,7 +60,7 @@ def test_pod_webhook_only_with_a_backend() -> None:
             "scope": "Namespaced",
         }
     ]
-    assert pods["failurePolicy"] == "Ignore"
+    assert pods["failurePolicy"] == "Fail"  # issue 22: never a pod of a gang placed without it
     assert pods["timeoutSeconds"] == 5
     assert pods["sideEffects"] == "NoneOnDryRun"
     assert pods["reinvocationPolicy"] == "Never"
@@ -69,7 +70,8 @@ def test_pod_webhook_only_with_a_backend() -> None:
                 "key": "kubernetes.io/metadata.name",
                 "operator": "NotIn",
                 "values": ["karta-system", "kube-system"],
-            }
+            },
+            {"key": "karta.run.ai/gang-scheduling", "operator": "In", "values": ["enabled", "opt-in"]},
         ]
     }
 
@@ -82,3 +84,30 @@ def test_pod_failure_policy_flag_and_register_flag() -> None:
     assert mutating["webhooks"][1]["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system"]
     assert parse([])[0].register_webhooks is False
     assert parse(["--register-webhooks=false"])[0].register_webhooks is False
+
+
+def test_pod_webhook_selector_follows_the_scope_and_the_exclusions() -> None:
+    options, _ = parse(["--backend", "volcano", "--gang-scope", "all", "--exclude-namespace", "infra"])
+    (mutating, _) = webhook_configurations(options, namespace="default", excluded=("infra",))
+    assert mutating["webhooks"][1]["namespaceSelector"] == {
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["infra", "kube-system"]},
+            {"key": "karta.run.ai/gang-scheduling", "operator": "NotIn", "values": ["disabled"]},
+        ]
+    }
+
+
+def test_own_namespace_excluded_only_in_a_cluster() -> None:
+    from types import SimpleNamespace
+
+    from karta.controller.runtime.scope import excluded_namespaces
+
+    def client(source: str, namespace: str) -> Any:
+        return SimpleNamespace(config=SimpleNamespace(source=source), namespace=namespace)
+
+    kubeconfig = client("kubeconfig /home/me/.kube/config", "default")
+    assert excluded_namespaces((), client=kubeconfig, environ={}) == ()  # never the kubeconfig's
+    assert excluded_namespaces(("x",), client=kubeconfig, environ={}) == ("x",)
+    assert excluded_namespaces((), client=kubeconfig, environ={"POD_NAMESPACE": "karta"}) == ("karta",)
+    in_cluster = client("in-cluster", "karta-system")
+    assert excluded_namespaces(("x",), client=in_cluster, environ={}) == ("karta-system", "x")

@@ -109,7 +109,7 @@ def test_each_backend_has_its_own_options_with_the_documented_defaults() -> None
     assert CoschedulingOptions() == CoschedulingOptions(
         scheduler_name=None, schedule_timeout_seconds=None, min_resources=False, group_name=None
     )
-    assert [f.name for f in fields(KueueOptions)] == ["group_name"]
+    assert [f.name for f in fields(KueueOptions)] == ["group_name", "queue"]
     assert KueueOptions().group_name is None
 
 
@@ -136,7 +136,7 @@ def test_options_for_takes_what_the_backend_reads_and_rejects_misspellings() -> 
     assert options_for("coscheduling", flags) == CoschedulingOptions(
         scheduler_name="s", schedule_timeout_seconds=5, min_resources=True, group_name="g"
     )
-    assert options_for("kueue", flags) == KueueOptions(group_name="g")
+    assert options_for("kueue", flags) == KueueOptions(group_name="g", queue="q")
     assert options_for("kai") == KaiOptions()
     assert set(flags) <= OPTION_NAMES
     with pytest.raises(TypeError, match="unknown render option"):

@@ -70,7 +70,12 @@ __all__ = ["gang"]
     is_flag=True,
     help="workload-api, 1.37: keep sub-groups as a CompositePodGroup tree (alpha) instead of flattening.",
 )
-@click.option("--queue", metavar="QUEUE", help="Default queue (Volcano; KAI instead of default-queue).")
+@click.option(
+    "--queue",
+    metavar="QUEUE",
+    help="Default queue (Volcano; KAI instead of default-queue; Kueue when the workload has no "
+    "kueue.x-k8s.io/queue-name label, which wins).",
+)
 @click.option("--scheduler-name", "scheduler_name", metavar="NAME", help="Scheduler name written on pods.")
 @click.option(
     "--schedule-timeout",

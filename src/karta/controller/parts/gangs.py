@@ -28,6 +28,17 @@ stale group (:data:`ALPHA_STALE_GRACE_S`) is kept until it is older: the pod web
 before its pod is listed. Types are dropped only when missing from two discovery reads in a row
 (the tracker's rule: after an API-server restart CRDs are served a moment later than built-in types).
 
+**Scope.** With a :class:`~karta.controller.runtime.scope.GangScope` (karta-controller always gives
+one: ``--gang-scope``), only the workloads in the gang-scheduling scope get group objects
+(:func:`karta.gang.scope.gang_scope`: the label ``karta.run.ai/gang-scheduling`` on the workload and
+its namespace). A namespace whose label changes brings its workloads back to the queue at once
+(:func:`~karta.controller.runtime.mappers.namespace_keys`). A workload outside the scope that has
+group objects (it left the scope) has them deleted once none of its pods still waits on them (a
+pod not bound to a Node that names one of them: without its group such a pod would never be
+scheduled); until then they are kept whole, not updated, and a ``GangScopeLeft`` event says why.
+Its new pods are not bound (the webhook lets them through unchanged), so the scheduler places them
+one by one, as any pod outside the scope.
+
 **Quarantine.** A definition the process's :class:`~karta.controller.runtime.quarantine.Quarantine`
 holds is not evaluated: its workloads keep the group objects last written for them (nothing is
 updated or deleted) until its Karta changes; every budget breach of a reconcile is told to it.
@@ -54,10 +65,11 @@ from karta.controller.runtime.events import EventRecorder
 from karta.controller.runtime.follow import FollowsTypes
 from karta.controller.runtime.group_writer import MANAGED_SELECTOR, GroupWriter, WriteResult
 from karta.controller.runtime.logs import logger
-from karta.controller.runtime.mappers import owner_keys
+from karta.controller.runtime.mappers import namespace_keys, owner_keys
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import owner_rules, readable_owner_kinds
 from karta.controller.runtime.quarantine import Quarantine
+from karta.controller.runtime.scope import GangScope, scope_rules
 from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.definitions import StoredDefinition, evaluator_for
 from karta.errors import ClusterError, KartaError
@@ -152,8 +164,10 @@ class GangReconciler(FollowsTypes):
         cache: SharedCache | None = None,
         tracker: CoveredTypes | None = None,
         quarantine: Quarantine | None = None,
+        scope: GangScope | None = None,
     ) -> None:
         self.client = client
+        self.scope = scope
         self.quarantine = quarantine or Quarantine(metrics=metrics)
         self._init_following(
             client,
@@ -206,6 +220,8 @@ class GangReconciler(FollowsTypes):
     # -- running --------------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
         self._stop = stop
+        if self.scope is not None:
+            self.scope.listen(self._namespace_changed)
         workers = threading.Thread(
             target=run_workers,
             args=(self.queue, self.reconcile),
@@ -405,6 +421,14 @@ class GangReconciler(FollowsTypes):
             )
 
     # -- event handlers (informer threads: quick) ------------------------------------------------
+    def _namespace_changed(self, namespace: Mapping[str, Any]) -> None:
+        """A namespace's scope label changed: its workloads come into the scope or leave it."""
+        with self._lock:
+            watched = list(self._types.values())
+        listed = ((w.resource.gvk, obj) for w in watched for obj in w.objects())
+        for gvk, ns, name in namespace_keys(namespace, listed):
+            self.queue.add(Key(gvk, ns, name))
+
     def _workload_handler(
         self, rtype: ResourceType, kind: str, obj: dict[str, Any], _old: dict[str, Any] | None
     ) -> None:
@@ -465,6 +489,9 @@ class GangReconciler(FollowsTypes):
             return None
         if not top_level.is_top_level(obj):
             return None
+        if self.scope is not None and not self.scope.decide(obj).in_scope:
+            self._out_of_scope(obj, key, chains)
+            return None
         definition = w.definition
         if self.quarantine.holds(definition):
             return None  # not evaluated: its group objects stay as last written
@@ -500,6 +527,33 @@ class GangReconciler(FollowsTypes):
         if result.failed:
             raise _WriteError(f"{len(result.failed)} group object(s) not written: {'; '.join(result.failed)}")
         return result.deferred
+
+    def _out_of_scope(self, obj: Mapping[str, Any], key: Key, chains: OwnerChains) -> None:
+        """A workload outside the scope: its group objects, if any, deleted once no pod waits on them."""
+        meta = obj.get("metadata") or {}
+        uid = str(meta.get("uid") or "")
+        owned = [
+            o for r in self._group_resources() for o in (self.owned_objects(r, key.namespace, uid) or [])
+        ]
+        if not owned:
+            return
+        names = {str((o.get("metadata") or {}).get("name") or "") for o in owned}
+        pods, warnings = workload_pods(self.client, obj, chains=chains)
+        if warnings:
+            raise ClusterError("; ".join(warnings))
+        waiting = sorted(str((p.get("metadata") or {}).get("name")) for p in pods if _waits_on(p, names))
+        if waiting:
+            self.events.normal(
+                obj,
+                "GangScopeLeft",
+                f"outside the gang-scheduling scope: its {self.backend.name} group objects are kept "
+                f"until no pod waits on them ({', '.join(waiting[:5])}{' …' if len(waiting) > 5 else ''})",
+            )
+            return
+        result = self.writer.sync(obj, [], namespace=key.namespace)
+        self._report(obj, result)
+        if result.failed:
+            raise _WriteError(f"{len(result.failed)} group object(s) not deleted: {'; '.join(result.failed)}")
 
     def _resolve_pod(self, key: Key) -> None:
         """Enqueue the top-level workload of a pod (its controller chain, depth ≤ 6)."""
@@ -594,6 +648,23 @@ def _bound(handler: _TypedHandler, rtype: ResourceType) -> Handler:
     return bound
 
 
+def _waits_on(pod: Mapping[str, Any], groups: set[str]) -> bool:
+    """A pod not bound to a Node, not finished, that names one of ``groups`` (a label or annotation
+    value, or the Workload API's ``spec.schedulingGroup``/``workloadRef``): without its group the
+    scheduler would never place it."""
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    if spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+        return False
+    meta = pod.get("metadata") or {}
+    values: list[Any] = [*(meta.get("labels") or {}).values(), *(meta.get("annotations") or {}).values()]
+    for field_name in ("schedulingGroup", "workloadRef"):
+        ref = spec.get(field_name)
+        if isinstance(ref, Mapping):
+            values.extend(ref.values())
+    return any(isinstance(v, str) and v in groups for v in values)
+
+
 def _label(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     ns, name = meta.get("namespace"), meta.get("name")
@@ -608,7 +679,8 @@ def workload_rules(
     reconciler and of the platform metrics; :func:`karta.rbac.build_rbac` without its Karta rule),
     the owner walk's ``get`` (:func:`karta.controller.runtime.owners.owner_rules`: the pod webhook
     and alpha gangs), the backend's group objects (its registry record's rule), and the record's
-    ``workload_verbs`` on the workloads (``kai``: patch, the skip-podgrouper annotation)."""
+    ``workload_verbs`` on the workloads (``kai``: patch, the skip-podgrouper annotation), and the
+    namespaces read by the gang-scheduling scope (:func:`~karta.controller.runtime.scope.scope_rules`)."""
     if backend == NO_BACKEND:
         return [], []
     plurals = plurals or {}
@@ -620,6 +692,7 @@ def workload_rules(
     for each in rules[:-1]:  # the last rule is the backend's
         read.setdefault(each["apiGroups"][0], set()).update(each["resources"])
     rules[-1:-1] = owner_rules(kartas, read=read, plurals=plurals)
+    rules.extend(scope_rules())  # the gang-scheduling scope reads the namespaces' labels
     verbs = gang_backend(backend).workload_verbs
     if verbs:
         rules.extend(

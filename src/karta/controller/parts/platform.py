@@ -25,6 +25,10 @@ to the process's :class:`~karta.controller.runtime.quarantine.Quarantine`; a qua
 definition is not evaluated, its workloads keep their last computed status (``Undefined`` when
 there was none).
 
+**Scope.** A workload outside the gang-scheduling scope (``scope``: the gang reconciler's,
+:func:`karta.gang.scope.gang_scope`) counts as one without gang instructions: no group objects are
+written for it, so its pods are neither gang-pending nor part of a gang's bound/minimum.
+
 **Top-level.** The rule of every other view (:class:`karta.kube.workloads.TopLevel`): none of the
 controllers in the owner chain is of a covered kind. The nearest controller reference decides
 most objects; an object whose controller is of a kind no definition claims has its chain walked
@@ -56,6 +60,7 @@ from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import readable_owner_kinds
 from karta.controller.runtime.quarantine import Quarantine, definition_version
+from karta.controller.runtime.scope import GangScope
 from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
 from karta.errors import ClusterError, JqBudgetError, KartaError
@@ -120,8 +125,10 @@ class PlatformMetrics(FollowsTypes, Collector):
         metrics: Metrics | None = None,
         quarantine: Quarantine | None = None,
         workers: int = 2,
+        scope: GangScope | None = None,
     ) -> None:
         self.client = client
+        self.scope = scope
         self.definitions = definitions
         self.backend = backend
         self.metrics = metrics
@@ -407,7 +414,9 @@ class PlatformMetrics(FollowsTypes, Collector):
                     report.owned_pods(obj, children),
                     status=status[1] if status is not None else None,
                     gpu_resources=DEFAULT_GPU_RESOURCES,
-                    gang=gang_on and gang_format(t.definition.karta) is not None,
+                    gang=gang_on
+                    and gang_format(t.definition.karta) is not None
+                    and (self.scope is None or self.scope.decide(obj).in_scope),
                     gpus_of=gpus,
                     gang_state=gang[1] if gang is not None else None,
                 )

@@ -24,10 +24,21 @@ plus ``spec.schedulerName`` (the backend's, or ``--scheduler-name``). The option
 reconciler's (:func:`karta.render.backends.controller_options`), from the resources the API server
 serves (:class:`~karta.controller.runtime.served.ServedOptions`: the Workload API version), so
 that both render the same objects and bindings. A pod that belongs to no covered
-workload is allowed unchanged. Every failure (an owner that cannot be read, an ambiguous
-definition, an extraction or jq budget error, an API error, more than :data:`HANDLING_TIMEOUT_S`
-seconds) allows the pod unchanged, counts ``karta_unbound_pods{reason}`` and writes a Warning event
-on the workload (asynchronously: the answer never waits for it). Hostile input never raises. A
+workload, or to a workload outside the gang-scheduling scope
+(:class:`~karta.controller.runtime.scope.GangScope`, the top owner's labels and its namespace's),
+is allowed unchanged.
+
+**Never a partial gang** (docs/controller/pod-binding.md). Without a scope (``scope`` None) every
+failure (an owner that cannot be read, an ambiguous definition, an extraction or jq budget error,
+an API error, more than :data:`HANDLING_TIMEOUT_S` seconds) allows the pod unchanged. With one,
+only a workload known to be outside the scope fails open; for the others a failure **denies** the
+pod (the workload's controller creates it again, with back-off, and says so in a ``FailedCreate``
+event carrying our message), except that when the binding is known and only the group objects
+could not be written, a backend whose scheduler holds pods of a missing group
+(``holds_missing_group``: the Workload API) gets the bound pod admitted: the gang reconciler writes
+the group and the scheduler binds the gang then. Every failure counts
+``karta_unbound_pods{reason}`` and writes a Warning event on the workload when known
+(asynchronously: the answer never waits for it). Hostile input never raises. A
 definition the process's :class:`~karta.controller.runtime.quarantine.Quarantine` holds is not
 evaluated (reason ``quarantined``); every budget breach is told to it.
 Dry-run requests get the patch without any object being written.
@@ -41,7 +52,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from karta.controller.runtime.events import EventRecorder
 from karta.controller.runtime.group_writer import GroupWriter, WriteResult
@@ -49,7 +60,7 @@ from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import OwnerCache, OwnerWalk
 from karta.controller.runtime.quarantine import Quarantine
-from karta.controller.runtime.webhook.review import Answer, allow, json_pointer
+from karta.controller.runtime.webhook.review import Answer, allow, deny, json_pointer
 from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
 from karta.errors import (
     ExtractionError,
@@ -67,6 +78,9 @@ from karta.kube.client import KubeClient
 from karta.model import GVK
 from karta.render import BackendOptions, render
 from karta.render.backends import controller_options, gang_backend
+
+if TYPE_CHECKING:
+    from karta.controller.runtime.scope import GangScope
 
 __all__ = [
     "EVENT_REASON",
@@ -298,8 +312,10 @@ class PodAdmission:
         timeout: float = HANDLING_TIMEOUT_S,
         workers: int = 16,
         namespaces: tuple[str, ...] = (),
+        scope: GangScope | None = None,
     ) -> None:
         self.binder = binder
+        self.scope = scope
         self.client = client
         self.metrics = metrics
         self.events = events
@@ -327,6 +343,8 @@ class PodAdmission:
             return future.result(timeout=max(0.0, deadline - time.monotonic()))
         except FutureTimeout:
             progress["late"] = True
+            if progress.get("bound") is not None:  # the binding is known, the group objects not
+                return self._bound_without_objects(request, progress)
             return self._unbound(
                 request,
                 BindingFailure(
@@ -341,13 +359,14 @@ class PodAdmission:
             return self._admit(request, deadline, progress)
         except BindingFailure as failure:
             if progress.get("late"):
-                return allow()
-            return self._unbound(request, failure)
-        except Exception as exc:  # never a traceback to the API server: allowed, unbound, logged
+                return allow()  # answered already (__call__)
+            return self._unbound(request, failure, in_scope=progress.get("in_scope", True))
+        except Exception as exc:  # never a traceback to the API server: unbound (or denied), logged
             _LOG.exception("pod admission failed", extra={"pod": _describe(_pod_of(request) or {})})
             if progress.get("late"):
                 return allow()
-            return self._unbound(request, BindingFailure("internal", str(exc), progress.get("workload")))
+            internal = BindingFailure("internal", str(exc), progress.get("workload"))
+            return self._unbound(request, internal, in_scope=progress.get("in_scope", True))
 
     def _admit(self, request: Mapping[str, Any], deadline: float, progress: dict[str, Any]) -> Answer:
         pod = _pod_of(request)
@@ -364,6 +383,11 @@ class PodAdmission:
         if stored is None:
             return allow()
         progress["workload"] = walk.top
+        if self.scope is not None:
+            decision = self.scope.decide(walk.top or {})
+            if not decision.in_scope:
+                return allow()  # outside the gang-scheduling scope: not ours
+            progress["in_scope"] = True
         binding = self.binder.bind(walk, stored, [pod])
         name = str(_metadata(pod).get("name") or "")
         merge = binding.patch_for(name)
@@ -373,11 +397,34 @@ class PodAdmission:
             return allow(
                 warnings=[f"karta: the pod already names a scheduling group; left as it is ({name})"]
             )
+        patch = binding_patch(pod, merge)
+        progress["bound"] = patch
         if not request.get("dryRun"):
-            self._ensure_objects(binding, deadline)
+            try:
+                self._ensure_objects(binding, deadline)
+            except BindingFailure as failure:
+                progress["failure"] = failure
+                return self._bound_without_objects(request, progress)
         if time.monotonic() > deadline:
             raise BindingFailure("timeout", "out of time after writing the group objects", binding.workload)
-        return allow(binding_patch(pod, merge))
+        return allow(patch)
+
+    def _bound_without_objects(self, request: Mapping[str, Any], progress: dict[str, Any]) -> Answer:
+        """The binding is known, the group objects are not written: the pod is admitted bound when
+        its scheduler holds it until its group exists, else it is unbound (no scope) or denied."""
+        failure = progress.get("failure") or BindingFailure(
+            "timeout", f"group objects not written within {self.timeout:g}s", progress.get("workload")
+        )
+        if self.scope is not None and self.binder.record.holds_missing_group:
+            self.metrics.unbound_pods.labels(reason=failure.reason).inc()
+            message = (
+                f"pod {_describe(_sent(request))} admitted with its gang binding before its group object "
+                f"exists ({failure.reason}: {failure.message}); the scheduler holds it until the gang "
+                "reconciler writes the group"
+            )
+            self._event(failure.workload, message)
+            return allow(progress["bound"], warnings=[f"karta: {message}"[:512]])
+        return self._unbound(request, failure, in_scope=bool(progress.get("in_scope")))
 
     # --- group objects --------------------------------------------------------------------------
 
@@ -401,10 +448,24 @@ class PodAdmission:
 
     # --- failures -------------------------------------------------------------------------------
 
-    def _unbound(self, request: Mapping[str, Any], failure: BindingFailure) -> Answer:
-        obj = request.get("object") if isinstance(request, Mapping) else None
-        pod = obj if isinstance(obj, Mapping) else {}  # as sent: no placeholder name in messages
+    def _unbound(
+        self, request: Mapping[str, Any], failure: BindingFailure, *, in_scope: bool = True
+    ) -> Answer:
+        """A failure: the pod admitted unbound without a scope, else denied unless its workload is
+        known to be outside the scope (``in_scope`` False: not decided yet counts as in)."""
+        pod = _sent(request)  # as sent: no placeholder name in messages
         self.metrics.unbound_pods.labels(reason=failure.reason).inc()
+        if self.scope is not None and in_scope:
+            message = (
+                f"pod {_describe(pod)} refused: its gang binding cannot be made now ({failure.reason}): "
+                f"{failure.message}; created again by its controller, it is bound then"
+            )
+            _LOG.warning(
+                "pod refused unbound",
+                extra={"pod": _describe(pod), "reason": failure.reason, "error": failure.message},
+            )
+            self._event(failure.workload, message)
+            return deny(f"karta: {message}"[:1024], code=503)
         message = (
             f"pod {_describe(pod)} admitted without its gang binding ({failure.reason}): {failure.message}"
         )
@@ -412,10 +473,18 @@ class PodAdmission:
             "pod admitted unbound",
             extra={"pod": _describe(pod), "reason": failure.reason, "error": failure.message},
         )
-        if failure.workload is not None:
-            with contextlib.suppress(RuntimeError):  # shutting down
-                self._event_pool.submit(self.events.warning, failure.workload, EVENT_REASON, message)
+        self._event(failure.workload, message)
         return Answer(True, warnings=(f"karta: {message}"[:512],), outcome="unbound")
+
+    def _event(self, workload: Mapping[str, Any] | None, message: str) -> None:
+        if workload is not None:
+            with contextlib.suppress(RuntimeError):  # shutting down
+                self._event_pool.submit(self.events.warning, workload, EVENT_REASON, message)
+
+
+def _sent(request: Mapping[str, Any]) -> Mapping[str, Any]:
+    obj = request.get("object") if isinstance(request, Mapping) else None
+    return obj if isinstance(obj, Mapping) else {}
 
 
 def _pod_of(request: Mapping[str, Any]) -> dict[str, Any] | None:

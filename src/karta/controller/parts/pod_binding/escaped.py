@@ -10,6 +10,7 @@ resolves each to its workload exactly as the webhook does
 one rendering per workload with all its pods), and reports each pod whose binding is missing with a
 Warning event ``PodEscapedBinding`` on the workload and ``karta_unbound_pods{reason="escaped"}``.
 Nothing is written to the pod: deleting it lets its controller re-create it through the webhook.
+Pods of workloads outside the gang-scheduling scope (``scope``) are never reported: nothing binds them.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from karta.controller.runtime.events import EventRecorder
 from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import OwnerWalk
+from karta.controller.runtime.scope import GangScope
 from karta.definitions import StoredDefinition
 from karta.errors import KartaError
 from karta.kube.client import KubeClient
@@ -64,8 +66,10 @@ class EscapedPods:
         events: EventRecorder,
         namespaces: tuple[str, ...] = (),
         interval: float = INTERVAL_S,
+        scope: GangScope | None = None,
     ) -> None:
         self.binder = binder
+        self.scope = scope
         self.client = client
         self.metrics = metrics
         self.events = events
@@ -112,6 +116,8 @@ class EscapedPods:
                 continue  # the workload cannot be read now: the next pass tries again
             if stored is None or walk.top is None:
                 continue
+            if self.scope is not None and not self.scope.decide(walk.top).in_scope:
+                continue  # outside the scope: nothing binds its pods
             top_uid = str((walk.top.get("metadata") or {}).get("uid") or "")
             groups.setdefault(top_uid, (walk, stored, []))[2].append(pod)
         self._reported &= seen  # forget pods that are gone
