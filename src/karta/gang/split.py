@@ -98,12 +98,15 @@ def split_plan(
     key_paths = split.group_by_key_paths or default_key_paths(split, definition)
     if not key_paths:
         raise GangError(f"split of component {target} has no groupByKeyPaths and no pod selector keys")
+    if split.replica_size_path and pod_group.sub_groups:
+        raise GangError("split.replicaSizePath cannot be combined with podGroup.subGroups")
     inside = {target, *summary.descendants(target)}
-    expected = _expected(factory, summary, split, target)
+    expected, sizes = _expected(factory, summary, split, target)
+    joined = [instance for instance, size in sizes.items() if size == 1]
     topology = Topology.from_constraint(pod_group.topology)
     split_subs, rest_subs = _sub_groups(factory, summary, pod_group, target, inside)
-    rest_min, rest_desired = _rest_counts(factory, summary, target, inside)
-    has_rest = rest_min > 0 and any(c not in inside for c in summary.pod_bearing)
+    rest_min, rest_desired = _rest_counts(factory, summary, target, inside, joined)
+    has_rest = rest_min > 0 and (bool(joined) or any(c not in inside for c in summary.pod_bearing))
 
     by_keys = {planned.keys: planned for planned in expected}
     rest_members: list[str] = []
@@ -126,7 +129,33 @@ def split_plan(
                         )
                     )
                 continue
-            keys = tuple(querier.extract_group_keys(member))
+            if sizes and _joins_rest(querier, member, joined, multi=len(key_paths) == 2):
+                if has_rest:
+                    rest_members.append(querier.name)
+                    continue
+                diagnostics.append(
+                    Finding(
+                        Severity.WARNING,
+                        f"pod {label} (component {target}, a replica of one pod) joins the gang of the "
+                        "rest, which the workload does not have (minimum 0): it is in no gang",
+                        f"pods/{label}",
+                    )
+                )
+                continue
+            try:
+                keys = tuple(querier.extract_group_keys(member))
+            except KartaError as exc:
+                if not sizes:
+                    raise
+                diagnostics.append(
+                    Finding(
+                        Severity.ERROR,
+                        f"pod {label}: {exc}; each replica of component {target} "
+                        f"({_sizes_text(sizes)} pods) is one gang, and this pod names none: it is in no gang",
+                        f"pods/{label}",
+                    )
+                )
+                continue
             if split.by == "replica" and _INDEX.match(keys[-1]):
                 keys = (*keys[:-1], str(int(keys[-1])))
             planned = by_keys.get(keys)
@@ -192,8 +221,9 @@ def split_plan(
 
 def _expected(
     factory: FactoryLike, summary: StructureSummary, split: GangSplit, target: str
-) -> list[_Planned]:
-    """The gangs the object asks for, in instance order then replica order."""
+) -> tuple[list[_Planned], dict[str, int]]:
+    """The gangs the object asks for, in instance order then replica order; and, with
+    ``replicaSizePath``, each instance's replica size (those of size 1 join the gang of the rest)."""
     component = factory.component(target)
     ids = list(component.instance_ids())
     out: list[_Planned] = []
@@ -212,7 +242,7 @@ def _expected(
                 )
             )
             _check_count(len(out), target)
-        return out
+        return out, {}
     if summary.components[target].scale_definition is None:
         raise GangError(
             f"split by replica needs the replica count of component {target}; it has no scaleDefinition"
@@ -225,13 +255,71 @@ def _expected(
     per_desired = below_desired if below_desired > 0 else 1
     multi = bool(summary.components[target].instance_id_path)
     scales = component.scales() or {}
+    sizes = _replica_sizes(factory, split, target, ids) if split.replica_size_path else {}
     for instance in ids:
         count = effective_desired(scales.get(instance))
+        size = sizes.get(instance)
+        if size == 1:
+            continue  # one pod per replica: the instance joins the gang of the rest
+        if size is not None:
+            if count % size:
+                raise GangError(
+                    f"split of component {target}: instance {instance or '(single)'} asks for {count} "
+                    f"pods, not a whole number of replicas of {size} (split.replicaSizePath)"
+                )
+            count //= size
         _check_count(len(out) + count, target)
         for index in range(count):
             keys = (instance, str(index)) if multi else (str(index),)
-            out.append(_Planned(keys, per_min, per_desired, []))
-    return out
+            if size is None:
+                out.append(_Planned(keys, per_min, per_desired, []))
+            else:
+                out.append(_Planned(keys, size, size, []))
+    return out, sizes
+
+
+def _replica_sizes(factory: FactoryLike, split: GangSplit, target: str, ids: Sequence[str]) -> dict[str, int]:
+    """``split.replicaSizePath`` on the workload object: one positive integer per instance of the
+    split component, in instance order."""
+    expression = split.replica_size_path
+    query = getattr(factory, "query", None)
+    if query is None or expression is None:
+        raise GangError("split.replicaSizePath needs the workload object's evaluator")
+    try:
+        results: list[Any] = list(query(expression))
+    except JqError as exc:
+        raise GangError(f"failed to evaluate split.replicaSizePath '{expression}': {exc}") from exc
+    bad = [
+        r for r in results if isinstance(r, bool) or not isinstance(r, int | float) or r != int(r) or r < 1
+    ]
+    if len(results) != len(ids) or bad:
+        shown = ", ".join(repr(r) for r in (bad or results)[:3])
+        raise GangError(
+            f"split.replicaSizePath '{expression}' must yield one positive integer per instance of "
+            f"component {target} ({len(ids)}); got {len(results)} results ({shown or 'none'})"
+        )
+    return {instance: int(size) for instance, size in zip(ids, results, strict=True)}
+
+
+def _joins_rest(querier: PodQuerier, member: PodGroupMember, joined: Sequence[str], *, multi: bool) -> bool:
+    """Whether a pod of the split component belongs to an instance of replica size 1 (its instance
+    id, the first key, is one of ``joined``; a single-instance component: whether it joined)."""
+    if not joined:
+        return False
+    if not multi:
+        return True
+    first = PodGroupMember(
+        component_name=member.component_name, group_by_key_paths=member.group_by_key_paths[:1]
+    )
+    try:
+        return querier.extract_group_keys(first)[0] in joined
+    except KartaError:
+        return False  # reported with the pod's full keys
+
+
+def _sizes_text(sizes: Mapping[str, int]) -> str:
+    shown = [f"{instance}: {size}" if instance else str(size) for instance, size in sizes.items() if size > 1]
+    return ", ".join(shown[:4]) + (", …" if len(shown) > 4 else "")
 
 
 def _check_count(count: int, target: str) -> None:
@@ -360,11 +448,12 @@ def _gang(
 
 
 def _rest_counts(
-    factory: FactoryLike, summary: StructureSummary, target: str, inside: set[str]
+    factory: FactoryLike, summary: StructureSummary, target: str, inside: set[str], joined: Sequence[str]
 ) -> tuple[int, int]:
     """(minimum, desired) of the workload without the split component's subtree: 12.6 (and 1.4)
-    over the component tree with that subtree left out, without recursion."""
-    if summary.root_name in inside:
+    over the component tree with that subtree left out, without recursion; the split component's
+    ``joined`` instances (replica size 1) stay in, as a component of those instances only."""
+    if summary.root_name in inside and not joined:
         return 0, 0
     if not summary.has_scale_definition:  # 12.6 by counting: pod-bearing components outside S
         count = 0
@@ -388,9 +477,12 @@ def _rest_counts(
         own_min = own_desired = 0
         if summary.components[name].scale_definition is not None:
             scales: Mapping[str, Any] = factory.component(name).scales() or {}
+            if name == target:
+                scales = {k: v for k, v in scales.items() if k in joined}
             own_min = sum(effective_min(s) for s in scales.values())
             own_desired = sum(effective_desired(s) for s in scales.values())
-        children = [c for c in summary.children.get(name, []) if c not in inside]
+        keep = set(joined) and {target}
+        children = [c for c in summary.children.get(name, []) if c not in inside or c in keep]
         stack.append([name, own_min, own_desired, children, 0, 0, 0])
 
     seen: set[str] = set()

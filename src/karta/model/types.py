@@ -217,6 +217,9 @@ class GangSplit(Model):
     by: str = ""
     group_by_key_paths: tuple[str, ...] = ()
     when: str | None = None
+    replica_size_path: str | None = None
+    """Object-side jq, one positive integer per instance of the split component: the pods of one
+    replica, for a component that counts pods (replicas x hosts). Only with ``by: replica``."""
 
 
 class PodGroup(Model):

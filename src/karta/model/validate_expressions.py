@@ -22,7 +22,7 @@ from karta.errors import KartaError
 from karta.model.findings import Finding, Severity
 from karta.model.schema import join_path, wire_fields
 from karta.model.types import ComponentDefinition, FragmentedPodSpecDefinition, Karta, StatusDefinition
-from karta.model.validate_gang import GANG_PATH, SPLIT_PATH, SPLIT_WHEN_PATH
+from karta.model.validate_gang import GANG_PATH, SPLIT_PATH, SPLIT_SIZE_PATH, SPLIT_WHEN_PATH
 from karta.model.validate_status import STATUS_KEYS
 from karta.model.validate_structure import component_paths
 
@@ -110,6 +110,7 @@ def jq_fields(karta: Karta) -> list[JqField]:
             for k, expr in enumerate(split.group_by_key_paths):
                 _field(out, join_path(f"{SPLIT_PATH}.groupByKeyPaths", k), expr)
             _field(out, SPLIT_WHEN_PATH, split.when)
+            _field(out, SPLIT_SIZE_PATH, split.replica_size_path)
         for i, group in enumerate(gang.pod_groups):
             for j, member in enumerate(group.members):
                 where = f"{GANG_PATH}.podGroups[{i}].members[{j}]"

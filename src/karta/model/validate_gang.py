@@ -16,6 +16,7 @@ from karta.model.types import SPLIT_BY, ComponentDefinition, GangSplit, Karta, T
 GANG_PATH = "spec.optimizationInstructions.gangScheduling"
 SPLIT_PATH = f"{GANG_PATH}.podGroup.split"
 SPLIT_WHEN_PATH = f"{SPLIT_PATH}.when"
+SPLIT_SIZE_PATH = f"{SPLIT_PATH}.replicaSizePath"
 _EXAMPLE_UID = "00000000-0000-0000-0000-000000000000"  # KAI names pod groups pg-<top owner UID>-<name>
 
 
@@ -296,13 +297,14 @@ def check_split(karta: Karta) -> list[Finding]:
                 f"{SPLIT_PATH}.groupByKeyPaths",
             )
         )
+    assert gang is not None and gang.pod_group is not None
+    findings.extend(_check_replica_size(split, name, karta, len(gang.pod_group.sub_groups)))
     parents = {c.name: c.owner_ref for c in karta.children}
     ancestors: set[str] = set()
     current = parents.get(name)
     while current and current not in ancestors:
         ancestors.add(current)
         current = parents.get(current)
-    assert gang is not None and gang.pod_group is not None
     for i, sub in enumerate(gang.pod_group.sub_groups):
         if sub.component_name in ancestors:
             findings.append(
@@ -313,3 +315,30 @@ def check_split(karta: Karta) -> list[Finding]:
                 )
             )
     return findings
+
+
+def _check_replica_size(split: GangSplit, name: str, karta: Karta, sub_groups: int) -> list[Finding]:
+    """``split.replicaSizePath`` (a replica of a component that counts pods) needs ``by: replica``,
+    a split component without children (its own count is the pods) and no ``subGroups``."""
+    if not split.replica_size_path:
+        return []
+    out: list[Finding] = []
+    if split.by != "replica":
+        out.append(_error("split.replicaSizePath needs split.by replica", SPLIT_SIZE_PATH))
+    if any(c.owner_ref == name for c in karta.children):
+        out.append(
+            _error(
+                f"split.replicaSizePath sizes a replica of a component that counts pods; '{name}' has "
+                "child components, whose scales already size its replicas",
+                SPLIT_SIZE_PATH,
+            )
+        )
+    if sub_groups:
+        out.append(
+            _error(
+                "split.replicaSizePath cannot be combined with podGroup.subGroups (the instances of "
+                "replica size 1 join the gang of the rest, which no sub-group would cover)",
+                SPLIT_SIZE_PATH,
+            )
+        )
+    return out

@@ -36,7 +36,7 @@ from karta.extract.scale import to_replicas
 from karta.model.findings import Finding, Severity
 from karta.model.types import Karta
 from karta.model.validate_expressions import jq_fields
-from karta.model.validate_gang import GANG_PATH, SPLIT_WHEN_PATH
+from karta.model.validate_gang import GANG_PATH, SPLIT_SIZE_PATH, SPLIT_WHEN_PATH
 from karta.model.validate_structure import action_lists
 from karta.scaffold.crd import crd_version
 from karta.scaffold.schema import is_pod_spec, is_pod_template
@@ -346,7 +346,7 @@ def _action_values(karta: Karta) -> dict[str, str]:
 
 
 def _object_side(location: str) -> bool:
-    if location == SPLIT_WHEN_PATH:  # extension E1: evaluated on the workload object
+    if location in (SPLIT_WHEN_PATH, SPLIT_SIZE_PATH):  # extension E1: evaluated on the workload object
         return True
     return ".podSelector." not in location and not location.startswith(GANG_PATH)
 
