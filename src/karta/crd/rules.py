@@ -13,7 +13,7 @@ from typing import Any
 
 from karta.model import types as t
 from karta.model.schema import ALWAYS_WRITTEN, wire_fields
-from karta.model.types import SPLIT_BY
+from karta.model.types import SPLIT_BY, SPLIT_INDEXES
 
 __all__ = [
     "CEL_KEYPATH_OR_LABELS",
@@ -51,6 +51,7 @@ def _field_rules() -> dict[tuple[Any, str], dict[str, Any]]:
         (t.StructureDefinition, "additionalChildKinds"): _map("kind"),
         (t.PodGroup, "subGroups"): _map("componentName"),
         (t.GangSplit, "by"): {"enum": list(SPLIT_BY)},
+        (t.GangSplit, "indexes"): {"enum": list(SPLIT_INDEXES)},
         (t.GangSplit, "groupByKeyPaths"): _ATOMIC,  # ordered: the instance id, then the replica index
         (t.GangScheduling, "podGroups"): _map("name"),
         (t.AlphaPodGroup, "members"): _map("componentName"),

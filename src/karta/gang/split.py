@@ -39,7 +39,7 @@ from karta.gang.plan import Gang, GangPlan, SubGroupPlan, Topology
 from karta.gang.scale import effective_desired, effective_min, subtree_desired, subtree_scale
 from karta.gang.structure import StructureSummary
 from karta.model.findings import Finding, Severity
-from karta.model.types import SPLIT_BY, GangSplit, PodGroup, PodGroupMember
+from karta.model.types import SPLIT_BY, SPLIT_INDEXES, GangSplit, PodGroup, PodGroupMember
 from karta.model.validate_gang import default_key_paths
 
 __all__ = ["MAX_SPLIT_GANGS", "split_enabled", "split_plan"]
@@ -98,10 +98,16 @@ def split_plan(
     key_paths = split.group_by_key_paths or default_key_paths(split, definition)
     if not key_paths:
         raise GangError(f"split of component {target} has no groupByKeyPaths and no pod selector keys")
+    if split.indexes is not None and (split.indexes not in SPLIT_INDEXES or split.by != "replica"):
+        raise GangError(
+            f"split.indexes '{split.indexes}' must be one of {', '.join(SPLIT_INDEXES)}, with by replica"
+        )
     if split.replica_size_path and pod_group.sub_groups:
         raise GangError("split.replicaSizePath cannot be combined with podGroup.subGroups")
     inside = {target, *summary.descendants(target)}
-    expected, sizes = _expected(factory, summary, split, target)
+    member = PodGroupMember(component_name=target, group_by_key_paths=tuple(key_paths))
+    observed = _observed(summary, queriers, member, inside) if split.indexes == "observed" else None
+    expected, sizes = _expected(factory, summary, split, target, observed)
     joined = [instance for instance, size in sizes.items() if size == 1]
     topology = Topology.from_constraint(pod_group.topology)
     split_subs, rest_subs = _sub_groups(factory, summary, pod_group, target, inside)
@@ -111,7 +117,6 @@ def split_plan(
     by_keys = {planned.keys: planned for planned in expected}
     rest_members: list[str] = []
     diagnostics: list[Finding] = []
-    member = PodGroupMember(component_name=target, group_by_key_paths=tuple(key_paths))
     for querier in queriers:
         label = f"{querier.namespace}/{querier.name}" if querier.namespace else querier.name
         try:
@@ -219,8 +224,44 @@ def split_plan(
     return GangPlan(gangs=tuple(gangs), format="podGroup", diagnostics=tuple(diagnostics))
 
 
+def _observed(
+    summary: StructureSummary, queriers: Sequence[PodQuerier], member: PodGroupMember, inside: set[str]
+) -> dict[str, set[int]]:
+    """The replica indexes the split component's pods carry, by instance id (the first key of two;
+    "" for a single-instance component). Pods whose keys fail are reported by the assignment."""
+    out: dict[str, set[int]] = {}
+    for querier in queriers:
+        try:
+            if infer_pod_component(summary, querier) not in inside:
+                continue
+            keys = querier.extract_group_keys(member)
+        except KartaError:
+            continue
+        if _INDEX.match(keys[-1]):
+            out.setdefault(keys[0] if len(keys) == 2 else "", set()).add(int(keys[-1]))
+    return out
+
+
+def _indexes(count: int, carried: set[int] | None) -> list[int]:
+    """``0 .. count-1`` (dense), or the ``carried`` indexes completed with the lowest free ones
+    until there are ``count`` (observed; more carried than count: all of them)."""
+    if carried is None:
+        return list(range(count))
+    chosen = set(carried)
+    free = 0
+    while len(chosen) < count:
+        if free not in chosen:
+            chosen.add(free)
+        free += 1
+    return sorted(chosen)
+
+
 def _expected(
-    factory: FactoryLike, summary: StructureSummary, split: GangSplit, target: str
+    factory: FactoryLike,
+    summary: StructureSummary,
+    split: GangSplit,
+    target: str,
+    observed: Mapping[str, set[int]] | None,
 ) -> tuple[list[_Planned], dict[str, int]]:
     """The gangs the object asks for, in instance order then replica order; and, with
     ``replicaSizePath``, each instance's replica size (those of size 1 join the gang of the rest)."""
@@ -269,7 +310,9 @@ def _expected(
                 )
             count //= size
         _check_count(len(out) + count, target)
-        for index in range(count):
+        indexes = _indexes(count, None if observed is None else observed.get(instance, set()))
+        _check_count(len(out) + len(indexes), target)
+        for index in indexes:
             keys = (instance, str(index)) if multi else (str(index),)
             if size is None:
                 out.append(_Planned(keys, per_min, per_desired, []))

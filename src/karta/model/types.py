@@ -208,6 +208,9 @@ class SubGroup(Model):
 SPLIT_BY = ("replica", "instance")
 """The values of ``split.by`` (extension E1)."""
 
+SPLIT_INDEXES = ("dense", "observed")
+"""The values of ``split.indexes`` (extension E1): which replica indexes are the gangs."""
+
 
 class GangSplit(Model):
     """Karta extension E1 (docs/format-extensions.md): one gang per replica or per instance of a
@@ -220,6 +223,9 @@ class GangSplit(Model):
     replica_size_path: str | None = None
     """Object-side jq, one positive integer per instance of the split component: the pods of one
     replica, for a component that counts pods (replicas x hosts). Only with ``by: replica``."""
+    indexes: str | None = None
+    """``dense`` (absent: 0 .. count-1) or ``observed`` (the indexes the pods carry, completed with
+    the lowest free ones: an operator that removes any replica on scale-down). Only with ``by: replica``."""
 
 
 class PodGroup(Model):

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from karta.model.findings import Finding, Severity
 from karta.model.names import dns_label_error, dns_subdomain_error
-from karta.model.types import SPLIT_BY, ComponentDefinition, GangSplit, Karta, TopologyConstraint
+from karta.model.types import (
+    SPLIT_BY,
+    SPLIT_INDEXES,
+    ComponentDefinition,
+    GangSplit,
+    Karta,
+    TopologyConstraint,
+)
 
 GANG_PATH = "spec.optimizationInstructions.gangScheduling"
 SPLIT_PATH = f"{GANG_PATH}.podGroup.split"
@@ -299,6 +306,15 @@ def check_split(karta: Karta) -> list[Finding]:
         )
     assert gang is not None and gang.pod_group is not None
     findings.extend(_check_replica_size(split, name, karta, len(gang.pod_group.sub_groups)))
+    if split.indexes is not None and split.indexes not in SPLIT_INDEXES:
+        findings.append(
+            _error(
+                f"split.indexes '{split.indexes}' must be one of {', '.join(SPLIT_INDEXES)}",
+                f"{SPLIT_PATH}.indexes",
+            )
+        )
+    if split.indexes is not None and split.by != "replica":
+        findings.append(_error("split.indexes needs split.by replica", f"{SPLIT_PATH}.indexes"))
     parents = {c.name: c.owner_ref for c in karta.children}
     ancestors: set[str] = set()
     current = parents.get(name)

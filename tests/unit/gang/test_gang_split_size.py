@@ -205,3 +205,47 @@ def test_sub_groups_are_refused_when_planning_too() -> None:
         compute_gang_plan(
             make_factory(cluster(SPLIT, sub_groups=[{"componentName": "head"}]), obj(("t", 1, 2))), []
         )
+
+
+OBSERVED = {**SPLIT, "indexes": "observed"}
+
+
+def test_observed_indexes_follow_an_operator_that_removes_any_replica() -> None:
+    """KubeRay deletes a random replica on scale-down and gives a new one the lowest free index."""
+    definition = cluster(OBSERVED)
+    three = workers("tpu", 3, 2)
+    kept = [p for p in three if not p["metadata"]["name"].startswith("tpu-1-")]  # replica 1 removed
+    plan = compute_gang_plan(make_factory(definition, obj(("tpu", 2, 2))), kept)
+    assert [(g.qualified_name, len(g.members)) for g in plan.gangs] == [
+        ("rc", 0),
+        ("rc-tpu-0", 2),
+        ("rc-tpu-2", 2),
+    ]
+    assert not plan.diagnostics
+    # Scaled up to 3 again: the new replica is the lowest free index, 1.
+    plan = compute_gang_plan(make_factory(definition, obj(("tpu", 3, 2))), kept)
+    assert [(g.qualified_name, len(g.members)) for g in plan.gangs] == [
+        ("rc", 0),
+        ("rc-tpu-0", 2),
+        ("rc-tpu-1", 0),
+        ("rc-tpu-2", 2),
+    ]
+    # Scale-down in progress (3 carried, 1 desired): every carried index keeps its gang.
+    plan = compute_gang_plan(make_factory(definition, obj(("tpu", 1, 2))), three)
+    assert [g.qualified_name for g in plan.gangs] == ["rc", "rc-tpu-0", "rc-tpu-1", "rc-tpu-2"]
+    # Dense (the default) plans 0 .. count-1 whatever the pods carry.
+    dense = compute_gang_plan(make_factory(cluster(SPLIT), obj(("tpu", 2, 2))), kept)
+    assert [g.qualified_name for g in dense.gangs] == ["rc", "rc-tpu-0", "rc-tpu-1"]
+    assert len(dense.diagnostics) == 2  # replica 2's pods name no expected gang
+
+
+@pytest.mark.parametrize(
+    ("split", "message"),
+    [
+        ({**SPLIT, "indexes": "sparse"}, "split.indexes 'sparse' must be one of dense, observed"),
+        ({**OBSERVED, "by": "instance"}, "split.indexes needs split.by replica"),
+    ],
+)
+def test_indexes_validation(split: dict[str, Any], message: str) -> None:
+    findings = validate_karta(cluster(split))
+    assert any(message in f.message and f.is_error for f in findings), [f.message for f in findings]
