@@ -33,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "subtree_scale": "karta.gang.scale",
     "CandidateMember": "karta.gang.structure",
     "gang_format": "karta.gang.format",
+    "gangs_follow_pods": "karta.gang.format",
     "SCOPE_LABEL": "karta.gang.scope",
     "ScopeDecision": "karta.gang.scope",
     "gang_scope": "karta.gang.scope",
@@ -58,6 +59,7 @@ __all__ = [
     "flat_min",
     "gang_format",
     "gang_scope",
+    "gangs_follow_pods",
     "infer_pod_component",
     "infer_pod_instance",
     "is_dns1123_label",
@@ -75,6 +77,7 @@ __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 __dir__ = lazy_dir(_EXPORTS, globals())
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from karta.gang.format import gang_format, gangs_follow_pods
     from karta.gang.membership import (
         EffectiveMember,
         effective_member,

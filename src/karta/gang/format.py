@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from karta.model import Karta
 
-__all__ = ["gang_format"]
+__all__ = ["gang_format", "gangs_follow_pods"]
 
 
 def gang_format(karta: Karta) -> Literal["podGroup", "podGroups"] | None:
@@ -19,3 +19,18 @@ def gang_format(karta: Karta) -> Literal["podGroup", "podGroups"] | None:
     if gang.pod_group is not None:
         return "podGroup"
     return "podGroups" if gang.pod_groups else None
+
+
+def gangs_follow_pods(karta: Karta) -> bool:
+    """Whether the set of gangs depends on the workload's pods, not only on the object: the alpha
+    format (gangs found from pods), or extension E1 with ``split.indexes: observed`` (the replica
+    indexes the pods carry). A consumer that plans such a definition lists the pods and re-plans
+    when they change."""
+    fmt = gang_format(karta)
+    if fmt == "podGroups":
+        return True
+    if fmt != "podGroup":
+        return False
+    gang = karta.gang
+    split = gang.pod_group.split if gang is not None and gang.pod_group is not None else None
+    return split is not None and split.indexes == "observed"

@@ -36,6 +36,7 @@ CRD_FILES = (
     "kubeflow.org_pytorchjobs.yaml",
     "jobset.x-k8s.io_jobsets.yaml",
     "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+    "ray.io_rayclusters.yaml",
     "scheduling.run.ai_podgroups.yaml",
     "scheduling.volcano.sh_podgroups.yaml",
     "scheduling.x-k8s.io_podgroups.yaml",
@@ -88,6 +89,7 @@ SERVED = [
     ("kubeflow.org", "v1", "PyTorchJob"),
     ("jobset.x-k8s.io", "v1alpha2", "JobSet"),
     ("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet"),
+    ("ray.io", "v1", "RayCluster"),
     ("scheduling.run.ai", "v2alpha2", "PodGroup"),
     ("scheduling.volcano.sh", "v1beta1", "PodGroup"),
     ("scheduling.x-k8s.io", "v1alpha1", "PodGroup"),
@@ -218,6 +220,62 @@ def leaderworkerset(name: str, *, replicas: int = 3, size: int = 4) -> dict[str,
     }
 
 
+def controller_ref_to(owner: Mapping[str, Any]) -> dict[str, Any]:
+    """The controller ownerReference a pod of ``owner`` carries (no controllers run: the workload
+    owns its pods directly)."""
+    meta = owner["metadata"]
+    return {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+    }
+
+
+def raycluster(name: str, *, replicas: int = 2, hosts: int = 2) -> dict[str, Any]:
+    """A RayCluster with a head and one multi-host worker group ``tpu`` of ``replicas`` x ``hosts``."""
+    template = {"spec": {"containers": [{"name": "ray", "image": "rayproject/ray:2.52.0"}]}}
+    group = {"groupName": "tpu", "replicas": replicas, "maxReplicas": 4, "numOfHosts": hosts}
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": name},
+        "spec": {
+            "headGroupSpec": {"rayStartParams": {}, "template": template},
+            "workerGroupSpecs": [{**group, "rayStartParams": {}, "template": template}],
+        },
+    }
+
+
+def ray_pod(owner: Mapping[str, Any], replica: int | None = None, host: int = 0) -> dict[str, Any]:
+    """A pod as KubeRay v1.6 labels it (no controllers run: the RayCluster owns it directly): the
+    head (``replica`` None) or host ``host`` of replica ``replica`` of the group ``tpu``."""
+    meta = owner["metadata"]
+    labels = {"ray.io/cluster": meta["name"], "ray.io/node-type": "head", "ray.io/group": "headgroup"}
+    name = f"{meta['name']}-head"
+    if replica is not None:
+        name = f"{meta['name']}-tpu-worker-{replica}-{host}"
+        labels = {
+            "ray.io/cluster": meta["name"],
+            "ray.io/node-type": "worker",
+            "ray.io/group": "tpu",
+            "ray.io/worker-group-replica-index": str(replica),
+            "ray.io/worker-group-replica-name": f"tpu-x{replica}",
+            "ray.io/replica-host-index": str(host),
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "labels": labels,
+            "ownerReferences": [controller_ref_to(owner)],
+        },
+        "spec": {"containers": [{"name": "ray", "image": "rayproject/ray:2.52.0"}]},
+    }
+
+
 def jobset(name: str, *, workers: int = 2, in_order: bool = False) -> dict[str, Any]:
     def replicated(rj: str, parallelism: int) -> dict[str, Any]:
         return {
@@ -261,15 +319,7 @@ def jobset_pod(owner: Mapping[str, Any], replicated_job: str, index: int) -> dic
                 "jobset.sigs.k8s.io/replicatedjob-name": replicated_job,
                 "jobset.sigs.k8s.io/job-index": "0",
             },
-            "ownerReferences": [
-                {
-                    "apiVersion": owner["apiVersion"],
-                    "kind": owner["kind"],
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                    "controller": True,
-                }
-            ],
+            "ownerReferences": [controller_ref_to(owner)],
         },
         "spec": {"containers": [{"name": "main", "image": "registry.example/jax:1.0"}]},
     }

@@ -15,6 +15,7 @@ from karta.kube import KubeClient
 
 from ..kubehttp import KubeHTTP
 from .gangs_support import (
+    GROUP_RESOURCES,
     SERVED,
     alpha_jobset_definitions,
     client_for,
@@ -32,6 +33,8 @@ from .gangs_support import (
     metric_total,
     new_namespace,
     pytorchjob,
+    ray_pod,
+    raycluster,
     running_controller,
     served_kube,
     wait_served,
@@ -163,6 +166,70 @@ def test_catalog_lws_gangs_per_group_follow_scale(
         )
         labels = {"group": "leaderworkerset.x-k8s.io", "kind": "LeaderWorkerSet"}
         assert metric(ctl, "karta_gang_render_errors_total", labels) == 0
+
+
+def _release_terminating(kube: KubeClient, backend: str, ns: str) -> None:
+    """What kube-controller-manager does once no pod names a deleted Workload API PodGroup: remove
+    its ``podgroup-protection`` finalizer (the ``cluster`` fixture runs no controllers), so that a
+    group object of the same name can be created again."""
+    for api_version, plural in GROUP_RESOURCES[backend]:
+        rtype = f"{plural}.{api_version.rpartition('/')[0]}"
+        for obj in kube.list(rtype, namespace=ns).items:
+            meta = obj["metadata"]
+            if meta.get("deletionTimestamp") and meta.get("finalizers"):
+                kube.patch(rtype, meta["name"], {"metadata": {"finalizers": None}}, namespace=ns)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_catalog_raycluster_multi_host_gangs_follow_the_replicas_kuberay_keeps(
+    backend: str, cluster: KubeHTTP, kube: KubeClient, ns: str, tmp_path: Path
+) -> None:
+    """The catalog's RayCluster (issue 22): one gang per multi-host replica (numOfHosts pods), the
+    head the cluster's gang. KubeRay deletes any replica on scale-down and gives a new one the lowest
+    free index: the gangs follow the indexes the pods carry (split.indexes observed)."""
+    rc_resource = "rayclusters.ray.io"
+    with running_controller(cluster, backend=backend, namespace=ns, definitions_dir=tmp_path) as ctl:
+        rc = _create(kube, raycluster("tpu", replicas=3, hosts=2), ns)
+
+        def converge(pods: list[dict[str, Any]], minimums: list[int], what: str) -> dict[str, int]:
+            eventually(lambda: len(kube.list("pods", namespace=ns).items) == len(pods) or None, what=what)
+            expected = expected_objects(
+                kube, kube.get(rc_resource, "tpu", namespace=ns), backend=backend, pods=pods
+            )
+            got = _gang_minimums(expected)
+            assert sorted(got.values()) == minimums, (what, got)
+            eventually(lambda: matches_plan(kube, backend, ns, expected), what=what)
+            return got
+
+        before = converge([], [1, 2, 2, 2], "the head's gang and replicas 0, 1, 2 before any pod")
+        assert sorted(n[-1] for n in before if "-tpu-" in n) == ["0", "1", "2"]
+        pods = [kube.create(ray_pod(rc), namespace=ns)]
+        pods += [kube.create(ray_pod(rc, r, h), namespace=ns) for r in range(3) for h in range(2)]
+        converge(pods, [1, 2, 2, 2], "every replica's hosts exist")
+        # Scaled to 2: KubeRay deletes replica 0 (a random one) and keeps 1 and 2.
+        rc = kube.patch(
+            rc_resource,
+            "tpu",
+            {"spec": {"workerGroupSpecs": [{**rc["spec"]["workerGroupSpecs"][0], "replicas": 2}]}},
+            namespace=ns,
+        )
+        for pod in pods[1:3]:
+            kube.delete("pods", pod["metadata"]["name"], namespace=ns)
+        pods = [pods[0], *pods[3:]]
+        kept = converge(pods, [1, 2, 2], "replicas 1 and 2 keep their gangs, replica 0's is deleted")
+        assert not any(n.endswith("-tpu-0") for n in kept), kept
+        _release_terminating(kube, backend, ns)
+        # Scaled to 3 again: the new replica will take the lowest free index, 0.
+        kube.patch(
+            rc_resource,
+            "tpu",
+            {"spec": {"workerGroupSpecs": [{**rc["spec"]["workerGroupSpecs"][0], "replicas": 3}]}},
+            namespace=ns,
+        )
+        again = converge(pods, [1, 2, 2, 2], "the lowest free index 0 gets its gang before its pods")
+        assert any(n.endswith("-tpu-0") for n in again), again
+        _assert_common_rules(group_objects(kube, backend, ns), rc, "ray-io-raycluster-v1")
+        assert metric(ctl, "karta_gang_render_errors_total", {"group": "ray.io", "kind": "RayCluster"}) == 0
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -17,7 +17,7 @@ from karta.controller.runtime.group_writer import (
     owned_by,
     stale_objects,
 )
-from karta.gang import gang_format
+from karta.gang import gang_format, gangs_follow_pods
 from karta.model.gvk import GVK
 from karta.render.backends import workload_api_version
 
@@ -143,6 +143,16 @@ def test_gang_format_of_catalog_definitions() -> None:
     assert gang_format(catalog["jobset-x-k8s-io-jobset-v1alpha2"]) == "podGroup"  # one gang per JobSet
     assert gang_format(catalog["agents-x-k8s-io-sandbox-v1beta1"]) == "podGroups"
     assert gang_format(catalog["apps-deployment-v1"]) is None
+
+
+def test_gangs_follow_pods_for_alpha_and_observed_indexes() -> None:
+    """The reconciler lists and watches pods for these: their set of gangs depends on the pods."""
+    catalog = {k.name: k for k in catalog_definitions()}
+    assert gangs_follow_pods(catalog["agents-x-k8s-io-sandbox-v1beta1"])  # alpha
+    assert gangs_follow_pods(catalog["ray-io-raycluster-v1"])  # E1 indexes observed
+    assert not gangs_follow_pods(catalog["leaderworkerset-x-k8s-io-leaderworkerset-v1"])  # E1 dense
+    assert not gangs_follow_pods(catalog["kubeflow-org-pytorchjob-v1"])
+    assert not gangs_follow_pods(catalog["apps-deployment-v1"])
 
 
 def test_keys_are_values() -> None:

@@ -6,7 +6,8 @@ other parts: it reads discovery every ``types_interval`` seconds, when the defin
 when a CRD does) gives the covered types; those whose definition validates and has gang
 instructions get a reference on the shared cache's informer (:class:`karta.kube.cache.SharedCache`,
 one per ``--namespace`` when given); types no longer served or covered release theirs.
-Alpha-format definitions (gangs found from pods) add a reference on pods; every backend adds ones
+Definitions whose gangs follow the pods (:func:`karta.gang.gangs_follow_pods`: the alpha format,
+extension E1 with ``split.indexes: observed``) add a reference on pods; every backend adds ones
 on its own group resources (label ``app.kubernetes.io/managed-by=karta``, indexed by owner UID), so
 that an edit or deletion of one of our objects brings its workload back to the queue.
 
@@ -23,7 +24,7 @@ written. The objects are then written by :class:`~karta.controller.runtime.group
 A workload being deleted is left alone: its group objects carry an ownerReference with its UID and
 go with it by garbage collection. Suspended workloads keep their group objects on every backend,
 updated like any other (our rule: a group without running pods asks nothing of the scheduler, and
-nothing is deleted and re-created across suspend and resume). For alpha-format plans a young
+nothing is deleted and re-created across suspend and resume). For plans that follow the pods a young
 stale group (:data:`ALPHA_STALE_GRACE_S`) is kept until it is older: the pod webhook may create it
 before its pod is listed. Types are dropped only when missing from two discovery reads in a row
 (the tracker's rule: after an API-server restart CRDs are served a moment later than built-in types).
@@ -73,7 +74,7 @@ from karta.controller.runtime.scope import GangScope, scope_rules
 from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.definitions import StoredDefinition, evaluator_for
 from karta.errors import ClusterError, KartaError
-from karta.gang import compute_gang_plan, gang_format
+from karta.gang import compute_gang_plan, gang_format, gangs_follow_pods
 from karta.kube.cache import OWNER_INDEX, SharedCache, Watch
 from karta.kube.client import KubeClient
 from karta.kube.informer import Handler
@@ -340,9 +341,9 @@ class GangReconciler(FollowsTypes):
                             {"label_selector": MANAGED_SELECTOR, "indexes": (OWNER_INDEX,)},
                         )
                     )
-            # Pods, when a definition finds its gangs from them.
+            # Pods, when a definition finds its gangs from them (alpha; E1 indexes observed).
             alpha = any(
-                w.definition is not None and gang_format(w.definition.karta) == "podGroups"
+                w.definition is not None and gangs_follow_pods(w.definition.karta)
                 for w in self._types.values()
             )
             if alpha and self._pods is None:
@@ -501,7 +502,7 @@ class GangReconciler(FollowsTypes):
         try:
             model.validate_or_raise(karta)
             pods: list[dict[str, Any]] = []
-            if gang_format(karta) == "podGroups":
+            if gangs_follow_pods(karta):
                 pods, warnings = workload_pods(self.client, obj, chains=chains)
                 if warnings:
                     raise ClusterError("; ".join(warnings))
@@ -521,7 +522,7 @@ class GangReconciler(FollowsTypes):
         # Alpha gangs come from pods, and the pod-admission webhook may create a pod's group just
         # before the pod is stored (and before pod lists show it): a young group missing from the
         # plan is given time before it counts as stale.
-        grace = self.alpha_stale_grace_s if gang_format(karta) == "podGroups" else 0.0
+        grace = self.alpha_stale_grace_s if gangs_follow_pods(karta) else 0.0
         result = self.writer.sync(obj, list(rendering.objects), namespace=key.namespace, stale_grace_s=grace)
         self._report(obj, result)
         if result.failed:
@@ -573,7 +574,7 @@ class GangReconciler(FollowsTypes):
             w = types.get(GroupKind(link.group, link.kind))
             if w is not None:
                 # Only a definition whose gangs come from pods has a plan that pods change.
-                if w.definition is not None and gang_format(w.definition.karta) == "podGroups":
+                if w.definition is not None and gangs_follow_pods(w.definition.karta):
                     self.queue.add(Key(w.resource.gvk, key.namespace, link.name))
                 return
 
