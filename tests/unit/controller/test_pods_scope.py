@@ -137,3 +137,13 @@ def test_a_workload_that_opts_in_is_bound(store: DefinitionStore) -> None:
     assert ("apply", "PodGroup", "train-train") in cluster.calls or any(
         c[:2] == ("apply", "PodGroup") for c in cluster.calls
     )
+
+
+def test_a_webhook_shutting_down_refuses_in_a_scope(store: DefinitionStore) -> None:
+    """A request on a kept-alive connection after the handler's pool stopped: refused, never unbound."""
+    cluster = _cluster("enabled")
+    owner = cluster.add(job())
+    handler, _ = _admission(cluster, store, backend="volcano")
+    handler.close()
+    answer = handler(review(job_pod(owner)))
+    assert not answer.allowed and answer.code == 503 and "shutting down" in answer.message
