@@ -20,6 +20,7 @@ import pytest
 from karta.controller.parts.gangs import GangReconciler, Key
 from karta.controller.runtime.events import EventRecorder
 from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.scope import GangScope
 from karta.definitions import DefinitionStore
 from karta.errors import ApiError
 from karta.kube.cache import SharedCache
@@ -45,6 +46,9 @@ class _Discovery:
             if r.api_version == api_version and r.kind == kind:
                 return r
         raise ApiError(f"no {kind}", status=404)
+
+    def for_gvk(self, group: str, version: str, kind: str) -> ResourceType:
+        return self.for_api_version(f"{group}/{version}" if group else version, kind)
 
     def resources(self) -> list[ResourceType]:
         return list(RESOURCES)
@@ -199,7 +203,8 @@ class Rig:
         return self.gangs.reconcile(Key(GVK("batch", "v1", "Job"), NS, name))
 
 
-def _rig() -> Rig:
+def _rig(scope: Callable[[KubeClient], GangScope | None] = lambda _client: None) -> Rig:
+    """The reconciler on the fake API (``scope``: its gang-scheduling scope, none by default)."""
     api = FakeApi()
     cache = SharedCache(api.client, start=False)
     api.cache = cache
@@ -213,6 +218,7 @@ def _rig() -> Rig:
         namespaces=(NS,),
         cache=cache,
         tracker=None,
+        scope=scope(api.client),
     )
     rig = Rig(gangs, api, store)
     rig.coverage()

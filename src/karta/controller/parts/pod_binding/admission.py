@@ -337,7 +337,12 @@ class PodAdmission:
         progress: dict[str, Any] = {}
         try:
             future = self._pool.submit(self._handle, request, deadline, progress)
-        except RuntimeError:  # shutting down
+        except RuntimeError:  # shutting down: in a gang scope, refused as if unreachable (never unbound)
+            if self.scope is not None:
+                return deny(
+                    "karta: the pod webhook is shutting down; the pod is created again by its controller",
+                    code=503,
+                )
             return allow()
         try:
             return future.result(timeout=max(0.0, deadline - time.monotonic()))
