@@ -16,6 +16,7 @@ from karta.controller.options import Options
 from karta.controller.parts.platform import PART as PLATFORM
 from karta.controller.parts.platform import PlatformMetrics
 from karta.controller.parts.pod_binding.admission import PATH, pod_webhook
+from karta.gang.scope import namespace_selector
 from karta.kube import ConfigOverrides, KubeClient
 
 from ..kubehttp import KubeHTTP, ok, wait
@@ -33,7 +34,7 @@ def running_controller(
     backend: str,
     namespaces: tuple[str, ...] = (),
     metrics_bind_address: str = "0",
-    gang_scope: str = "all",  # the tests that predate the opt-in scope (issue 22): every namespace
+    gang_scope: str = "all",  # most of these tests predate the opt-in scope (issue 22): every namespace
     webhook_port: int = 0,
     ca: bytes | None = None,
     **extra: Any,
@@ -94,16 +95,19 @@ def registered_webhook(
     ca: bytes,
     namespaces: tuple[str, ...],
     failure_policy: str = "Fail",
-    scope: dict[str, Any] | None = None,
+    scope: str | None = None,
 ) -> Iterator[str]:
-    """A MutatingWebhookConfiguration calling ``url`` for the pods of ``namespaces`` only (and,
-    with ``scope``, a gang scope's namespaceSelector, only those of them it selects)."""
+    """A MutatingWebhookConfiguration calling ``url`` for the pods of ``namespaces`` only (and, with
+    ``scope``, only those the ``--gang-scope`` namespaceSelector selects, as the controller registers
+    it: :func:`karta.gang.scope.namespace_selector`)."""
     name = f"karta-e2e-pods-{uuid.uuid4().hex[:8]}"
-    only = {"key": "kubernetes.io/metadata.name", "operator": "In", "values": list(namespaces)}
+    expressions = [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": list(namespaces)}]
+    if scope is not None:
+        expressions += namespace_selector(scope)["matchExpressions"]
     entry = pod_webhook(
         client_config={"url": url, "caBundle": base64.b64encode(ca).decode()},
         failure_policy=failure_policy,
-        namespace_selector={"matchExpressions": [only, *(scope or {}).get("matchExpressions", [])]},
+        namespace_selector={"matchExpressions": expressions},
     )
     body = {
         "apiVersion": "admissionregistration.k8s.io/v1",
@@ -158,9 +162,10 @@ def wait_webhook_counted(kube: KubeHTTP, namespace: str, requests: Callable[[], 
     wait("the API server to call the webhook", reached, timeout=30, interval=0.5)
 
 
-def namespace(kube: KubeHTTP, prefix: str) -> str:
+def namespace(kube: KubeHTTP, prefix: str, labels: dict[str, str] | None = None) -> str:
     name = f"{prefix}-{uuid.uuid4().hex[:6]}"
-    ok(kube.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+    metadata = {"name": name, **({"labels": labels} if labels else {})}
+    ok(kube.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}))
     return name
 
 

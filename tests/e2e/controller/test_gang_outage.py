@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from karta.controller.parts.pod_binding.admission import PATH
-from karta.gang import SCOPE_LABEL, namespace_selector
+from karta.gang import SCOPE_LABEL
 
 from ..kubehttp import KubeHTTP
 from .certs_support import free_port, write_test_certificates
@@ -100,9 +100,7 @@ def test_no_partial_gang_while_the_controller_is_down(controllers_cluster: KubeH
     }
     url = f"https://127.0.0.1:{port}{PATH}"
     try:
-        with registered_webhook(
-            kube, url=url, ca=ca, namespaces=(inside, outside), scope=namespace_selector("opt-in")
-        ) as hook:
+        with registered_webhook(kube, url=url, ca=ca, namespaces=(inside, outside), scope="opt-in") as hook:
             with running_controller(kube, tmp_path, **controller_args) as (controller, _):
                 assert controller.scope is not None and controller.scope.mode == "opt-in"
                 wait_webhook_active(kube, controller, inside)
