@@ -108,10 +108,12 @@ def test_a_job_pod_is_bound_to_its_podgroup_and_the_group_objects_exist_first(st
     # The other pods of the gang: the owner and the applied objects come from the caches.
     for _ in range(3):
         assert handler(review(job_pod(owner))).patch
-    # (the Workload was looked up once: it is created only when missing)
+    # (the Workload was looked up once: it is created only when missing; the PodGroup once: a
+    # minimum is never lowered at admission)
     assert [c for c in cluster.calls if c[0] == "get"] == [
         ("get", "Job", "train"),
         ("get", "Workload", "train"),
+        ("get", "PodGroup", "train-job"),
     ]
     assert len(cluster.applied) == 2
 
