@@ -63,6 +63,7 @@ class OwnerWalk:
     links: tuple[OwnerLink, ...]
     top: dict[str, Any] | None
     error: str | None = None
+    top_read: bool = False  # ``top`` was read from the server by this walk, not from the cache
 
 
 class OwnerCache:
@@ -104,11 +105,12 @@ class OwnerCache:
         namespace = str(metadata.get("namespace") or "") if isinstance(metadata, Mapping) else ""
         links: list[OwnerLink] = []
         top: dict[str, Any] | None = None
+        top_read = False
         current: Mapping[str, Any] = obj
         while True:
             ref = controller_ref(current) if isinstance(current.get("metadata"), Mapping) else None
             if ref is None:
-                return OwnerWalk(tuple(links), top)
+                return OwnerWalk(tuple(links), top, top_read=top_read)
             if len(links) >= MAX_DEPTH:
                 return OwnerWalk(tuple(links), top, f"owner chain deeper than {MAX_DEPTH}")
             if deadline is not None and self._clock() > deadline:
@@ -127,13 +129,14 @@ class OwnerCache:
             link = OwnerLink(api_version, kind, name, uid, namespace if rtype.namespaced else "")
             links.append(link)
             try:
-                owner = self._read(link, rtype)
+                owner, top_read = self._read(link, rtype)
             except ClusterError as exc:
                 return OwnerWalk(tuple(links), top, f"cannot read {kind} {name}: {exc}")
             top = owner
             current = owner
 
-    def _read(self, link: OwnerLink, rtype: Any) -> dict[str, Any]:
+    def _read(self, link: OwnerLink, rtype: Any) -> tuple[dict[str, Any], bool]:
+        """The owner, and whether it was read from the server (not the cache)."""
         key = (link.namespace, link.api_version, link.kind, link.name)
         now = self._clock()
         with self._lock:
@@ -146,9 +149,13 @@ class OwnerCache:
                     if now - stamp > self.refresh_after and key not in self._refreshing:
                         self._refreshing.add(key)
                         self._schedule(link, rtype)
-                    return owner
+                    return owner, False
                 del self._entries[key]
-        return self._fetch(link, rtype)
+        return self._fetch(link, rtype), True
+
+    def read_fresh(self, link: OwnerLink) -> dict[str, Any]:
+        """``link`` read from the server now (the cache updated with it), not from the cache."""
+        return self._fetch(link, self.client.discovery.for_api_version(link.api_version, link.kind))
 
     def _fetch(self, link: OwnerLink, rtype: Any) -> dict[str, Any]:
         owner = self.client.get(rtype, link.name, namespace=link.namespace or None)
