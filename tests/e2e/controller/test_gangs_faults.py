@@ -342,7 +342,9 @@ def test_an_immutable_change_replaces_the_object_while_no_pod_is_bound(
             eventually(
                 lambda: _templates(kube, ns, "idle") == ["pytorchjob"], what="idle's Workload replaced"
             )
-            (replaced,) = events_for(kube, ns, "idle", "GangObjectReplaced")
+            (replaced,) = eventually(  # reported once the whole sync is done
+                lambda: events_for(kube, ns, "idle", "GangObjectReplaced"), what="idle's replacement reported"
+            )
             assert "Workload/idle" in replaced["message"]
             assert metric(ctl, "karta_gang_objects_total", {"backend": backend, "outcome": "replaced"}) >= 1
 
