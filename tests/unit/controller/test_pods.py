@@ -117,6 +117,7 @@ def test_a_job_pod_is_bound_to_its_podgroup_and_the_group_objects_exist_first(st
         ("get", "PodGroup", "train-job"),
         *[("get", "Job", "train")] * 3,
     ]
+    assert cluster.cache_reads == 3  # from the API server's watch cache: no etcd read
     assert len(cluster.applied) == 2
 
 

@@ -154,11 +154,25 @@ class OwnerCache:
         return self._fetch(link, rtype), True
 
     def read_fresh(self, link: OwnerLink) -> dict[str, Any]:
-        """``link`` read from the server now (the cache updated with it), not from the cache."""
-        return self._fetch(link, self.client.discovery.for_api_version(link.api_version, link.kind))
+        """``link`` read from the server now (the cache updated with it), not from this cache: from
+        the API server's watch cache (``resourceVersion=0``, no etcd read), which holds every change
+        a watcher has been told of, such as the one a workload's controller acted on."""
+        rtype = self.client.discovery.for_api_version(link.api_version, link.kind)
+        key = (link.namespace, link.api_version, link.kind, link.name)
+        with self._lock:
+            entry = self._entries.get(key)
+        owner = self._fetch(link, rtype, resource_version="0")
+        if entry is not None and _version(entry[1]) == _version(owner) != "":
+            # Unchanged: the cached object itself, whose identity keys the evaluations already made.
+            with self._lock:
+                self._entries[key] = (self._clock(), entry[1])
+            return entry[1]
+        return owner
 
-    def _fetch(self, link: OwnerLink, rtype: Any) -> dict[str, Any]:
-        owner = self.client.get(rtype, link.name, namespace=link.namespace or None)
+    def _fetch(self, link: OwnerLink, rtype: Any, *, resource_version: str | None = None) -> dict[str, Any]:
+        owner = self.client.get(
+            rtype, link.name, namespace=link.namespace or None, resource_version=resource_version
+        )
         got_uid = str((owner.get("metadata") or {}).get("uid") or "")
         key = (link.namespace, link.api_version, link.kind, link.name)
         if link.uid and got_uid and got_uid != link.uid:
@@ -190,6 +204,10 @@ class OwnerCache:
             finally:
                 with self._lock:
                     self._refreshing.discard((link.namespace, link.api_version, link.kind, link.name))
+
+
+def _version(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
 def owner_kinds(kartas: Iterable[Karta]) -> set[tuple[str, str]]:
