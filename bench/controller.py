@@ -258,8 +258,8 @@ def bench_cluster(namespaces: tuple[str, ...]) -> Iterator[tuple[ModuleType, str
 def controller_command(
     kubeconfig: Path, *, probe: int, metrics: int, workers: int, extra: Sequence[str] = ()
 ) -> list[str]:
-    """``python -m karta.controller`` with the workload-api backend, quiet logs, its probes and
-    metrics on loopback ports, and ``extra``."""
+    """``python -m karta.controller`` with the workload-api backend and every namespace in the gang
+    scope (``--gang-scope all``), quiet logs, its probes and metrics on loopback ports, and ``extra``."""
     return [
         sys.executable,
         "-m",
@@ -268,6 +268,8 @@ def controller_command(
         str(kubeconfig),
         "--backend",
         "workload-api",
+        "--gang-scope",  # every namespace, as before issue 22: the burst measures the same work
+        "all",
         "--metrics-bind-address",
         f"127.0.0.1:{metrics}",
         "--health-probe-bind-address",

@@ -566,7 +566,11 @@ class ControlPlane:
             f"--root-ca-file={self.pki / 'ca.crt'}",
             "--use-service-account-credentials=false",
             # Fake Node objects have no kubelet heartbeat: keep them Ready (no taints, no evictions).
-            "--controllers=*,-node-lifecycle-controller",
+            # No StatefulSet controller: no LeaderWorkerSet operator runs either, so the tests and
+            # hack/demo/per-replica-gangs.sh create an LWS's StatefulSets and their pods as LWS and
+            # its pod webhook would (the group-index labels); the StatefulSet controller would create
+            # its own pods without those labels, or delete the ones the test made.
+            "--controllers=*,-node-lifecycle-controller,-statefulset-controller",
             "--profiling=false",
             "--v=1",
         ]

@@ -5,6 +5,9 @@
 # Needs: the test cluster with its controllers (eval "$(bash hack/cluster/up.sh --controllers)"),
 # karta-controller running against it with --backend workload-api --enable-webhook
 # --register-webhooks --webhook-url https://127.0.0.1:9443 (README, "karta-controller"), kubectl.
+# Gang scheduling is opt-in (--gang-scope opt-in, the default): the script labels its namespace
+# karta.run.ai/gang-scheduling=enabled, so its workloads are in the scope and the pod webhook,
+# registered for labelled namespaces only, is called for their pods.
 # No training operator and no kubelet run in the test cluster: the script creates the job's pods
 # the way the training operator would, and Nodes are plain objects ("bound" = spec.nodeName set).
 # Cleans up after itself (namespace demo-gang, its Nodes); --keep leaves them for a look.
@@ -36,10 +39,11 @@ YAML
     \"conditions\": [{\"type\": \"Ready\", \"status\": \"True\", \"reason\": \"KubeletReady\"}]}}" >/dev/null
 }
 
-echo "== the PyTorchJob CRD (from $corpus/crds) and namespace $ns"
+echo "== the PyTorchJob CRD (from $corpus/crds) and namespace $ns, opted in to gang scheduling"
 kubectl apply --server-side -f "$corpus/crds/kubeflow.org_pytorchjobs.yaml" >/dev/null
 until kubectl get pytorchjobs -A >/dev/null 2>&1; do sleep 0.5; done
 kubectl create namespace "$ns" >/dev/null
+kubectl label namespace "$ns" karta.run.ai/gang-scheduling=enabled >/dev/null
 
 echo "== a PyTorchJob: 1 master + 3 workers, 1 CPU each"
 kubectl -n "$ns" apply -f - >/dev/null <<YAML

@@ -54,13 +54,17 @@ def local_cluster(
     *,
     controllers: bool,
     runtime_config: tuple[str, ...] | None = None,
+    feature_gates: dict[str, bool] | None = None,
 ) -> Iterator[KubeHTTP]:
     """A control plane of its own (``runtime_config``: the API server's ``--runtime-config``
-    entries instead of the default ones), as a KubeHTTP; stopped when the iterator is closed."""
+    entries instead of the default ones; ``feature_gates``: gates on top of the default ones), as a
+    KubeHTTP; stopped when the iterator is closed."""
     cp_mod = _controlplane()
     config = cp_mod.ControlPlaneConfig(bin_dir=cp_mod.build_binaries(), controllers=controllers)
     if runtime_config is not None:
         config.runtime_config = runtime_config
+    if feature_gates is not None:
+        config.feature_gates = {**config.feature_gates, **feature_gates}
     workdir = tmp_path_factory.mktemp("control-plane")
     with cp_mod.ControlPlane(config=config, workdir=workdir) as cp:
         yield from_kubeconfig(

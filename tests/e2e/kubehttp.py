@@ -169,6 +169,18 @@ def ok(answer: Response, *codes: int) -> dict[str, Any]:
     return answer.body if isinstance(answer.body, dict) else {}
 
 
+def controller_ref(owner: dict[str, Any]) -> dict[str, Any]:
+    """The ``controller: true`` owner reference to ``owner`` (a stored object), as controllers set it."""
+    return {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
 def wait(what: str, probe: Callable[[], Any], timeout: float = 90.0, interval: float = 0.2) -> Any:
     """Poll ``probe`` until it returns something truthy (a bounded wait, not a timing)."""
     deadline = time.monotonic() + timeout

@@ -308,6 +308,8 @@ def _add_ui(controller: Controller) -> None:
         readable=ReadableOwners(lambda: controller.definitions.store),
         cache=controller.cache,
         tracker=controller.types,
+        scope_mode=controller.scope.mode if controller.scope is not None else None,
+        scope_excluded=controller.scope.excluded if controller.scope is not None else (),
     )
     server = UiServer(rows, {source.cluster: source.detail}, host=address[0], port=address[1])
     controller.parts["ui-source"] = source

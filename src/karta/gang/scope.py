@@ -119,14 +119,20 @@ def scope_report(
     namespace: str,
     namespace_labels: Mapping[str, Any] | None,
     workload_labels: Mapping[str, Any] | None,
+    excluded: Collection[str] = (),
 ) -> dict[str, Any]:
     """The scope as ``kli describe`` and the web view show it: ``{inScope, reason}`` plus ``mode``
     when known. A reader that does not know the controller's mode (``mode`` None: kli) gives the
-    decision both modes agree on, else ``inScope`` null and what each mode decides."""
+    decision both modes agree on, else ``inScope`` null and what each mode decides. ``excluded``:
+    the controller's excluded namespaces, when the reader knows them (its web view)."""
     modes = (mode,) if mode is not None else SCOPE_MODES
     decisions = {
         m: gang_scope(
-            mode=m, namespace=namespace, namespace_labels=namespace_labels, workload_labels=workload_labels
+            mode=m,
+            namespace=namespace,
+            namespace_labels=namespace_labels,
+            workload_labels=workload_labels,
+            excluded=excluded,
         )
         for m in modes
     }

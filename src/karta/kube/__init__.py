@@ -6,7 +6,7 @@ discovery and type tokens (:mod:`.discovery`, :mod:`.resources`), get/list/watch
 watched at once (:mod:`.fanout`), several clusters (kubeconfig contexts) worked on at once
 (:mod:`.contexts`), controller-owner chains (:mod:`.owners`), Karta definitions read from the
 cluster (:mod:`.kartas`), workload types and pods seen through them (:mod:`.workloads`) and the
-Events of some objects (:mod:`.events`).
+Events of some objects (:mod:`.events`) and a namespace's labels (:mod:`.namespaces`).
 
 Why no client library: DESIGN.md section 4's measured facts rule each one out for some need —
 ``kubernetes`` (160 MiB, 250–400 ms import), ``kubernetes_asyncio`` (70 MiB, async only),
@@ -53,6 +53,9 @@ _EXPORTS: dict[str, str] = {
     "ReadFailure": "karta.kube.owners",
     "EventsRead": "karta.kube.events",
     "object_events": "karta.kube.events",
+    "NAMESPACE_RESOURCE": "karta.kube.namespaces",
+    "NamespaceRead": "karta.kube.namespaces",
+    "namespace_labels": "karta.kube.namespaces",
     "ClusterKartas": "karta.kube.kartas",
     "KARTA_RESOURCE": "karta.kube.kartas",
     "read_cluster_kartas": "karta.kube.kartas",
@@ -93,6 +96,7 @@ __all__ = [
     "FIELD_MANAGER",
     "KARTA_RESOURCE",
     "MAX_DEPTH",
+    "NAMESPACE_RESOURCE",
     "ClusterConfig",
     "ClusterKartas",
     "ClusterResult",
@@ -110,6 +114,7 @@ __all__ = [
     "Listed",
     "ListedPage",
     "MergedWatch",
+    "NamespaceRead",
     "ObjectList",
     "OwnerChain",
     "OwnerChains",
@@ -136,6 +141,7 @@ __all__ = [
     "list_pods",
     "load_config",
     "load_definitions",
+    "namespace_labels",
     "object_events",
     "parse_timeout",
     "per_cluster",
@@ -175,6 +181,7 @@ if TYPE_CHECKING:
         load_definitions,
         read_cluster_kartas,
     )
+    from karta.kube.namespaces import NAMESPACE_RESOURCE, NamespaceRead, namespace_labels
     from karta.kube.owners import MAX_DEPTH, OwnerChain, OwnerChains, OwnerLink, ReadFailure, controller_ref
     from karta.kube.resources import ResourceType
     from karta.kube.sources import ConfigOverrides, connect_for_definitions

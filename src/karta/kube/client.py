@@ -234,12 +234,15 @@ class KubeClient:
         *,
         namespace: str | None = None,
         metadata_only: bool = False,
+        resource_version: str | None = None,
     ) -> dict[str, Any]:
-        """One object; ``namespace=None`` means the client's default for namespaced types."""
+        """One object; ``namespace=None`` means the client's default for namespaced types;
+        ``resource_version="0"``: from the API server's watch cache (no etcd read)."""
         rtype = self.resource(what)
         obj = self.request_json(
             "GET",
             rtype.object_path(name, self._ns(rtype, namespace)),
+            params={"resourceVersion": resource_version} if resource_version is not None else None,
             accept=METADATA_ACCEPT if metadata_only else JSON,
         )
         if not metadata_only:

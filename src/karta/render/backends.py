@@ -52,6 +52,7 @@ __all__ = [
     "Immutable",
     "KaiOptions",
     "KueueOptions",
+    "Minimum",
     "Renderer",
     "ServedResource",
     "VolcanoOptions",
@@ -191,13 +192,26 @@ class ServedResource(Protocol):
 @record(slots=True)
 class Immutable:
     """A field of a backend's ``kind`` that cannot change once the object exists (in ``version``
-    only, when given): the value at ``path``, or with ``names_only`` the set of entry names of the
-    list-map at ``path`` (entries may change, none may be added or removed)."""
+    only, when given): the value at ``path``; with ``names_only`` the set of entry names of the
+    list-map at ``path`` (entries may change, none may be added or removed); with ``keys_only``
+    the set of keys of the mapping at ``path`` (which one-of member is set: ``gang`` or ``basic``,
+    their values may change). A ``*`` in ``path`` stands for each entry of a list-map, matched by
+    ``name`` (an entry that is new or gone is the ``names_only`` rule's)."""
 
     kind: str
     path: tuple[str, ...]
     version: str | None = None
     names_only: bool = False
+    keys_only: bool = False
+
+
+@record(slots=True)
+class Minimum:
+    """A gang minimum of a backend's ``kind`` at ``path`` (``*`` as in :class:`Immutable`): pod
+    admission never lowers it (only the gang reconciler does, from the workload it watches)."""
+
+    kind: str
+    path: tuple[str, ...]
 
 
 class Renderer(Protocol):
@@ -224,15 +238,18 @@ class GangBackend:
     What karta-controller needs (mode B): ``controller``, whether it runs the backend;
     ``controller_values``, the options it always renders with; ``discovered``, the options it
     learns from the served resources; ``rendered_versions``, kind → the version of each group
-    resource the options render; ``immutable``, the fields that never change once written;
-    ``create_only``, the kinds pod admission writes only when missing (their content is the
-    workload's, and one pod's rendering may carry another gang's values); ``admission_annotations``,
-    what admission adds to every bound pod; ``pod_group_fields``, the pod spec fields naming a
-    group (set at creation only); ``workload_verbs``, the verbs on the workload kinds;
-    ``holds_missing_group``, the scheduler itself holds a pod whose group object does not exist
-    yet (measured on kube-scheduler 1.37.2 for the Workload API: no condition, bound within a
-    second of the PodGroup's creation), so the pod webhook may admit a bound pod before its group
-    object is written.
+    resource the options render; ``immutable``, the fields that never change once written (the
+    API server's or the CRD's rules, docs/controller/gang-reconciler.md); ``minimums``, the gang
+    minimums; ``create_only``, the kinds pod admission writes only when missing (their content is
+    the workload's, and one pod's rendering may carry another gang's values);
+    ``admission_annotations``, what admission adds to every bound pod; ``pod_group_fields``, the
+    pod spec fields naming a group (set at creation only); ``pod_group_ref``, where a bound pod
+    names its group object (of kind ``pod_group_kind``); ``held_while_named``, the kinds whose
+    deletion waits until no pod names the object (a finalizer); ``workload_verbs``, the verbs on
+    the workload kinds; ``holds_missing_group``, the scheduler itself holds a pod whose group
+    object does not exist yet (measured on kube-scheduler 1.37.2 for the Workload API: no
+    condition, bound within a second of the PodGroup's creation), so the pod webhook may admit a
+    bound pod before its group object is written.
     """
 
     name: str
@@ -247,9 +264,13 @@ class GangBackend:
     discovered: Callable[[Iterable[ServedResource]], Mapping[str, Any]] | None = None
     rendered_versions: Callable[[Any], Mapping[str, str]] | None = None
     immutable: tuple[Immutable, ...] = ()
+    minimums: tuple[Minimum, ...] = ()
     create_only: tuple[str, ...] = ()
     admission_annotations: tuple[tuple[str, str], ...] = ()
     pod_group_fields: tuple[str, ...] = ()
+    pod_group_ref: tuple[str, ...] = ()
+    pod_group_kind: str = "PodGroup"
+    held_while_named: tuple[str, ...] = ()
     workload_verbs: tuple[str, ...] = ()
     holds_missing_group: bool = False
 
@@ -276,6 +297,19 @@ class GangBackend:
             for rule in self.immutable
             if rule.kind == kind and (rule.version is None or rule.version == version)
         )
+
+    def minimum_fields(self, kind: str) -> tuple[Minimum, ...]:
+        """The gang minimums of a ``kind`` object (one of this backend's)."""
+        return tuple(rule for rule in self.minimums if rule.kind == kind)
+
+    def pod_group_name(self, pod: Mapping[str, Any]) -> str | None:
+        """The name of the group object ``pod`` names (``pod_group_ref``), None when it names none."""
+        value: Any = pod
+        for part in self.pod_group_ref:
+            if not isinstance(value, Mapping):
+                return None
+            value = value.get(part)
+        return value if isinstance(value, str) and value and self.pod_group_ref else None
 
     def admission_patch(
         self, patch: Mapping[str, Any], *, scheduler_name: str | None = None
@@ -324,26 +358,50 @@ def _workload_api_versions(options: WorkloadApiOptions) -> dict[str, str]:
     return {"Workload": version, "PodGroup": version, "CompositePodGroup": _COMPOSITE_VERSION}
 
 
-# gang-backends.md 3.3/3.4: the Workload's controllerRef and its set of template names (v1alpha1:
-# the whole list; v1alpha2: the templates as a whole; v1beta1 lets minCount change), the
-# PodGroup's back-reference, policy and constraints. KAI, Volcano and coscheduling declare no
-# immutable field: their CRDs carry no CEL rule (checked on the corpus CRDs) and their controllers
-# resize groups in place.
+# The Workload API's immutable fields, each one tried on the 1.37.2 API server (v1beta1 Workload and
+# PodGroup, v1alpha3 CompositePodGroup; tests/e2e/controller/test_immutable_fields.py repeats every
+# try): a Workload's controllerRef, its set of template names (v1alpha2: the templates as a whole;
+# v1alpha1: podGroups), each template's policy kind (gang or basic) and constraints; a PodGroup's
+# workloadRef (v1alpha2: podGroupTemplateRef), parent, policy kind and constraints; a
+# CompositePodGroup's workloadRef, parent, constraints and whole policy (minGroupCount included).
+# Every minCount (PodGroup, template, nested template) and a composite template's minGroupCount
+# may change: "mutable to support workload scaling". KAI, Volcano and coscheduling declare no
+# immutable field: their CRDs carry no CEL rule (the corpus CRDs; tests/unit/render), Volcano's
+# PodGroup webhook checks CREATE only, KAI's re-checks the sub-group structure on UPDATE, and the
+# scheduler-plugins release installs no PodGroup webhook.
 _WORKLOAD_API_IMMUTABLE = (
     Immutable("Workload", ("spec", "controllerRef")),
     Immutable("Workload", ("spec", "podGroups")),
     Immutable("Workload", ("spec", "podGroupTemplates"), version="v1alpha2"),
     Immutable("Workload", ("spec", "podGroupTemplates"), names_only=True),
+    Immutable("Workload", ("spec", "podGroupTemplates", "*", "schedulingPolicy"), keys_only=True),
+    Immutable("Workload", ("spec", "podGroupTemplates", "*", "schedulingConstraints")),
     Immutable("Workload", ("spec", "compositePodGroupTemplates"), names_only=True),
+    Immutable("Workload", ("spec", "compositePodGroupTemplates", "*", "schedulingPolicy"), keys_only=True),
+    Immutable("Workload", ("spec", "compositePodGroupTemplates", "*", "schedulingConstraints")),
+    Immutable("Workload", ("spec", "compositePodGroupTemplates", "*", "podGroupTemplates"), names_only=True),
+    Immutable(
+        "Workload",
+        ("spec", "compositePodGroupTemplates", "*", "podGroupTemplates", "*", "schedulingPolicy"),
+        keys_only=True,
+    ),
+    Immutable(
+        "Workload",
+        ("spec", "compositePodGroupTemplates", "*", "podGroupTemplates", "*", "schedulingConstraints"),
+    ),
     Immutable("PodGroup", ("spec", "workloadRef")),
-    Immutable("PodGroup", ("spec", "podGroupTemplateRef")),
+    Immutable("PodGroup", ("spec", "podGroupTemplateRef"), version="v1alpha2"),
     Immutable("PodGroup", ("spec", "parentCompositePodGroupName")),
-    Immutable("PodGroup", ("spec", "schedulingPolicy")),
+    Immutable("PodGroup", ("spec", "schedulingPolicy"), keys_only=True),
     Immutable("PodGroup", ("spec", "schedulingConstraints")),
     Immutable("CompositePodGroup", ("spec", "workloadRef")),
     Immutable("CompositePodGroup", ("spec", "parentCompositePodGroupName")),
     Immutable("CompositePodGroup", ("spec", "schedulingPolicy")),
+    Immutable("CompositePodGroup", ("spec", "schedulingConstraints")),
 )
+_WORKLOAD_API_MINIMUMS = (Minimum("PodGroup", ("spec", "schedulingPolicy", "gang", "minCount")),)
+# KAI's sub-groups are a list-map by name; Volcano's minTaskMember a map of task → minimum.
+_CRD_MINIMUMS = (Minimum("PodGroup", ("spec", "minMember")),)
 
 
 _ALL = (
@@ -359,6 +417,8 @@ _ALL = (
         controller_values=(("kai_managed", True),),
         admission_annotations=(("kai.scheduler/skip-podgrouper", "true"),),
         workload_verbs=("patch",),
+        minimums=(*_CRD_MINIMUMS, Minimum("PodGroup", ("spec", "subGroups", "*", "minMember"))),
+        pod_group_ref=("metadata", "annotations", "pod-group-name"),
     ),
     GangBackend(
         name="workload-api",
@@ -369,9 +429,14 @@ _ALL = (
         discovered=_workload_api_discovered,
         rendered_versions=_workload_api_versions,
         immutable=_WORKLOAD_API_IMMUTABLE,
+        minimums=_WORKLOAD_API_MINIMUMS,
         create_only=("Workload",),
         pod_group_fields=("schedulingGroup", "workloadRef"),
         holds_missing_group=True,
+        pod_group_ref=("spec", "schedulingGroup", "podGroupName"),
+        # scheduling.k8s.io/podgroup-protection: a deleted PodGroup stays while any pod names it,
+        # bound or not (measured on 1.37.2), and a pod's schedulingGroup cannot change.
+        held_while_named=("PodGroup",),
     ),
     GangBackend(
         name="volcano",
@@ -379,6 +444,8 @@ _ALL = (
         resources=("podgroups",),
         options_type=VolcanoOptions,
         renderer="karta.render.volcano:render_volcano",
+        minimums=(*_CRD_MINIMUMS, Minimum("PodGroup", ("spec", "minTaskMember", "*"))),
+        pod_group_ref=("metadata", "annotations", "scheduling.k8s.io/group-name"),
     ),
     GangBackend(
         name="coscheduling",
@@ -387,6 +454,8 @@ _ALL = (
         options_type=CoschedulingOptions,
         renderer="karta.render.coscheduling:render_coscheduling",
         label_valued_name=True,
+        minimums=_CRD_MINIMUMS,
+        pod_group_ref=("metadata", "labels", "scheduling.x-k8s.io/pod-group"),
     ),
     GangBackend(
         name="kueue",

@@ -64,6 +64,8 @@ _EXPORTS: dict[str, str] = {
     "Described": "karta.report.describe",
     "describe_file": "karta.report.describe",
     "describe_live": "karta.report.describe",
+    "ScopeInput": "karta.report.describe",
+    "gang_scope_report": "karta.report.describe",
     "workload_gang": "karta.report.gang_state",
     "gang_report": "karta.report.gang_state",
     "has_phase": "karta.report.summary",
@@ -94,6 +96,7 @@ __all__ = [
     "NodeCapacity",
     "PodRow",
     "Row",
+    "ScopeInput",
     "Summarizer",
     "Summary",
     "TopOwner",
@@ -112,6 +115,7 @@ __all__ = [
     "event_subjects",
     "gang_pending",
     "gang_report",
+    "gang_scope_report",
     "gpu_pods",
     "gpu_totals",
     "gpu_usage",
@@ -154,7 +158,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         node_capacity,
     )
     from karta.report.contracts import DescribeReport, InspectReport, WorkloadSummary
-    from karta.report.describe import Described, describe_file, describe_live
+    from karta.report.describe import Described, ScopeInput, describe_file, describe_live, gang_scope_report
     from karta.report.gang_state import GangState, gang_report, workload_gang
     from karta.report.inspect import error_count, inspect_report
     from karta.report.live import (

@@ -199,7 +199,9 @@ if TYPE_CHECKING:
         Live only: ``podsComplete`` (false when some pods could not be read, the counts are then
         unknown), ``conditions``, ``pendingPods``, ``events`` (``eventsOmitted`` older ones left out)
         ``warnings`` (what could not be read; also on stderr). ``gang`` when the definition has
-        gang instructions: the gang state, ``{error}`` when unknown (from a file: no pods)."""
+        gang instructions: the gang state, ``{error}`` when unknown (from a file: no pods); live,
+        ``gangScope``: ``{inScope, reason[, mode]}``, whether karta-controller manages its gangs
+        (``inScope`` null: undecided, the reason says what each ``--gang-scope`` decides)."""
 
         fileMode: bool
         stale: NotRequired[bool]  # present (true) only when the root status is stale
@@ -212,6 +214,7 @@ if TYPE_CHECKING:
         eventsOmitted: NotRequired[int]
         warnings: NotRequired[list[str]]
         gang: NotRequired[dict[str, Any]]  # gang instructions: the gang state ({error}: unknown)
+        gangScope: NotRequired[dict[str, Any]]  # live, gang instructions: in the gang scope or not
 else:
     KindDict = dict
     WorkloadRef = dict

@@ -6,8 +6,10 @@ The workload is read once (:func:`karta.report.summarize`); the report is
 :func:`karta.report.describe_report` with, live, :func:`karta.report.live_details` and, when the
 definition has gang instructions, ``gang``: live, the gang state of :mod:`karta.report.gang_state`
 (``{error}`` when it is unknown: some pods could not be read, the plan cannot be computed); from a
-file, ``{"error": "no pods in file mode"}``: bound pods are never guessed without the pods. Pure:
-objects in, records out.
+file, ``{"error": "no pods in file mode"}``: bound pods are never guessed without the pods. Live,
+with gang instructions and the namespace's labels read (:class:`ScopeInput`), ``gangScope``: whether
+karta-controller manages the workload's gangs (:func:`karta.gang.scope.scope_report`; docs/controller/
+gang-reconciler.md "Scope"). Pure: objects in, records out.
 """
 
 from __future__ import annotations
@@ -27,10 +29,50 @@ if TYPE_CHECKING:
     from karta.report.gang_state import GangState
     from karta.report.rows import WorkloadRows
 
-__all__ = ["FILE_MODE_GANG", "Described", "describe_file", "describe_live"]
+__all__ = ["FILE_MODE_GANG", "Described", "ScopeInput", "describe_file", "describe_live", "gang_scope_report"]
 
 FILE_MODE_GANG = "no pods in file mode"
 """Why a workload described from a file has no gang state (its pods are not known)."""
+
+
+@record
+class ScopeInput:
+    """What the gang-scheduling scope of a live workload is decided from, as its reader knows it:
+    the labels of its namespace (None: not read, ``unread`` says why), and the controller's
+    ``--gang-scope`` mode and excluded namespaces when the reader knows them (the controller's web
+    view); ``kli`` does not (``mode`` None: what each mode decides, when they differ)."""
+
+    namespace_labels: Mapping[str, Any] | None
+    unread: str | None = None
+    mode: str | None = None
+    excluded: tuple[str, ...] = ()
+
+
+def gang_scope_report(
+    definition: StoredDefinition, obj: Mapping[str, Any], scope: ScopeInput
+) -> dict[str, Any] | None:
+    """``{inScope, reason[, mode]}`` of a namespaced workload whose definition has gang
+    instructions (None otherwise: no gang to manage); ``inScope`` null when it cannot be decided
+    (the namespace's labels could not be read, or the mode is not known and the modes differ)."""
+    from karta.gang import gang_format
+    from karta.gang.scope import scope_report
+
+    meta = obj.get("metadata")
+    namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
+    if gang_format(definition.karta) is None or not isinstance(namespace, str) or not namespace:
+        return None
+    if scope.namespace_labels is None:
+        out: dict[str, Any] = {"mode": scope.mode} if scope.mode is not None else {}
+        out.update(inScope=None, reason=f"the labels of namespace {namespace} are not known: {scope.unread}")
+        return out
+    labels = meta.get("labels") if isinstance(meta, Mapping) else None
+    return scope_report(
+        mode=scope.mode,
+        namespace=namespace,
+        namespace_labels=scope.namespace_labels,
+        workload_labels=labels if isinstance(labels, Mapping) else None,
+        excluded=scope.excluded,
+    )
 
 
 @record
@@ -53,10 +95,12 @@ def describe_live(
     gpu_resources: Sequence[str],
     pods_complete: bool = True,
     evaluator: Evaluator | None = None,
+    scope: ScopeInput | None = None,
 ) -> Described:
     """A live workload with its ``pods`` (``pods_complete`` False: only some could be read) and
     ``events`` (``events_read`` False: they could not be read); ``warnings`` say what could not be
-    read. Raises :class:`~karta.errors.KartaError` when the definition cannot read the object."""
+    read; ``scope``: its namespace's labels, for ``gangScope`` (None: not shown). Raises
+    :class:`~karta.errors.KartaError` when the definition cannot read the object."""
     read = summarize(
         definition,
         obj,
@@ -70,6 +114,9 @@ def describe_live(
     gang = read.gang_report()
     if gang is not None:
         report["gang"] = gang
+    in_scope = gang_scope_report(definition, obj, scope) if scope is not None else None
+    if in_scope is not None:
+        report["gangScope"] = in_scope
     return Described(report, read.built, read.gang)
 
 

@@ -1,7 +1,7 @@
 """The web view's workload page as JSON: what ``kli describe`` reports about a live workload (the
 component → instance → replica → pod tree of :func:`karta.report.workload_rows`, the pending pods
-with the scheduler's message, conditions, recent Events and the gang state:
-:func:`karta.report.describe_live`, what ``kli describe`` prints),
+with the scheduler's message, conditions, recent Events, the gang state and whether the workload
+is in the gang-scheduling scope: :func:`karta.report.describe_live`, what ``kli describe`` prints),
 plus the row, the scheduler group objects seen in the cluster, the gang plan, the objects every
 gang backend of the registry would render for it (:func:`karta.render.render`; a backend that
 cannot express it says why) and the definition used (:func:`karta.model.karta_to_dict`).
@@ -35,8 +35,10 @@ def workload_detail(
     warnings: Sequence[str],
     group_objects: Sequence[str],
     gpu_resources: Sequence[str],
+    scope: report.ScopeInput | None = None,
 ) -> dict[str, Any]:
-    """``{row, describe, groupObjects, gangPlan, gang: {backend: {objects}|{error}}, definition}``."""
+    """``{row, describe, groupObjects, gangPlan, gang: {backend: {objects}|{error}}, definition}``;
+    ``describe.gangScope`` with ``scope`` (the namespace's labels) and gang instructions."""
     if definition.problems:
         raise KartaError("; ".join(definition.problems[:3]))
     evaluator = evaluator_for(definition)
@@ -50,6 +52,7 @@ def workload_detail(
         warnings=warnings,
         gpu_resources=gpu_resources,
         evaluator=evaluator,
+        scope=scope,
     )
     describe = described.report
     out: dict[str, Any] = {

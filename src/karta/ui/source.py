@@ -22,7 +22,8 @@ replayed, nothing is listed again) and releases the old ones.
 
 Several clusters are several sources writing into one store (each row carries its cluster's
 name): the store, the server and the page need nothing else. The workload page
-(:meth:`ClusterSource.detail`) reads the Events of the workload and its unhealthy pods on request.
+(:meth:`ClusterSource.detail`) reads the Events of the workload and its unhealthy pods on request,
+and the labels of its namespace (whether it is in the gang-scheduling scope).
 """
 
 from __future__ import annotations
@@ -104,8 +105,14 @@ class ClusterSource:
         readable: Container[tuple[str, str]] | None = None,
         cache: SharedCache | None = None,
         tracker: CoveredTypes | None = None,
+        scope_mode: str | None = None,
+        scope_excluded: Sequence[str] = (),
     ) -> None:
         self.name = f"ui-source/{cluster}"
+        # the gang-scheduling scope the workload page shows: the controller's --gang-scope and
+        # excluded namespaces (karta-controller --ui), or unknown (kli ui: what each mode decides)
+        self.scope_mode = scope_mode
+        self.scope_excluded = tuple(scope_excluded)
         self.readable = readable  # the owner kinds read walking up from a pod (kube.OwnerChains)
         self.client = client
         self.cluster = cluster
@@ -499,6 +506,12 @@ class ClusterSource:
         pods = self.pods_of(uid)
         namespace = str(_meta(obj).get("namespace") or "") or None
         events = kube.object_events(self.client, namespace, report.event_subjects(obj, pods))
+        labels = kube.namespace_labels(self.client, namespace) if namespace else None
+        scope = None
+        if labels is not None:
+            scope = report.ScopeInput(
+                labels.labels, unread=labels.unread, mode=self.scope_mode, excluded=self.scope_excluded
+            )
         row = self.store.get(row_id(self.cluster, uid)) or self.row(uid, obj, definition)
         try:
             return workload_detail(
@@ -511,6 +524,7 @@ class ClusterSource:
                 warnings=events.warnings,
                 group_objects=self.group_objects_of(uid),
                 gpu_resources=self.gpu_resources,
+                scope=scope,
             )
         except KartaError as exc:
             return {"row": row, "error": f"cannot describe it with definition {definition.name}: {exc}"}

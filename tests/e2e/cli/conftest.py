@@ -20,7 +20,7 @@ import pytest
 
 from karta.cli.main import main
 
-from ..kubehttp import KubeHTTP
+from ..kubehttp import KubeHTTP, controller_ref
 
 
 @dataclass
@@ -141,17 +141,6 @@ def patch_status(kube: KubeHTTP, path: str, status: dict[str, Any]) -> None:
     assert answer.status == 200, f"{path}/status: HTTP {answer.status} {answer.body}"
 
 
-def _owner(obj: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": obj["apiVersion"],
-        "kind": obj["kind"],
-        "name": obj["metadata"]["name"],
-        "uid": obj["metadata"]["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 RUNNING = {
     "phase": "Running",
     "conditions": [
@@ -197,7 +186,7 @@ def make_pod(
         spec["nodeName"] = node
     metadata: dict[str, Any] = {"name": name, "labels": labels}
     if owner is not None:
-        metadata["ownerReferences"] = [_owner(owner)]
+        metadata["ownerReferences"] = [controller_ref(owner)]
     path = f"/api/v1/namespaces/{namespace}/pods"
     pod = _created(kube, path, {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec})
     if status is not None:
@@ -316,7 +305,7 @@ def training(cluster: KubeHTTP, corpus: Path) -> Iterator[Training]:
             {
                 "apiVersion": "batch/v1",
                 "kind": "Job",
-                "metadata": {"name": job_name, "labels": labels, "ownerReferences": [_owner(js)]},
+                "metadata": {"name": job_name, "labels": labels, "ownerReferences": [controller_ref(js)]},
                 "spec": job_spec,
             },
         )

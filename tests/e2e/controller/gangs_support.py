@@ -202,8 +202,11 @@ def pytorchjob(name: str, *, workers: int = 4, labels: Mapping[str, str] | None 
     }
 
 
-def leaderworkerset(name: str, *, replicas: int = 3, size: int = 4) -> dict[str, Any]:
-    """An LWS of ``replicas`` groups of ``size`` pods (one leader, size-1 workers)."""
+def leaderworkerset(
+    name: str, *, replicas: int = 3, size: int = 4, worker_spec: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """An LWS of ``replicas`` groups of ``size`` pods (one leader, size-1 workers; ``worker_spec``
+    their pod spec)."""
     return {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",
@@ -213,7 +216,8 @@ def leaderworkerset(name: str, *, replicas: int = 3, size: int = 4) -> dict[str,
             "leaderWorkerTemplate": {
                 "size": size,
                 "workerTemplate": {
-                    "spec": {"containers": [{"name": "main", "image": "registry.example/serve:1.0"}]}
+                    "spec": worker_spec
+                    or {"containers": [{"name": "main", "image": "registry.example/serve:1.0"}]}
                 },
             },
         },

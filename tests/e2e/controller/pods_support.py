@@ -16,6 +16,7 @@ from karta.controller.options import Options
 from karta.controller.parts.platform import PART as PLATFORM
 from karta.controller.parts.platform import PlatformMetrics
 from karta.controller.parts.pod_binding.admission import PATH, pod_webhook
+from karta.gang.scope import namespace_selector
 from karta.kube import ConfigOverrides, KubeClient
 
 from ..kubehttp import KubeHTTP, ok, wait
@@ -33,19 +34,25 @@ def running_controller(
     backend: str,
     namespaces: tuple[str, ...] = (),
     metrics_bind_address: str = "0",
+    gang_scope: str = "all",  # most of these tests predate the opt-in scope (issue 22): every namespace
+    webhook_port: int = 0,
+    ca: bytes | None = None,
     **extra: Any,
 ) -> Iterator[tuple[Controller, bytes]]:
-    """``karta-controller --backend BACKEND --enable-webhook`` in this process (webhook on a free
-    port of 127.0.0.1, no probe endpoint, metrics only at ``metrics_bind_address``; the platform
-    metrics read the types every second); yields the controller and the caBundle."""
-    ca = write_test_certificates(workdir / "certs")
+    """``karta-controller --backend BACKEND --enable-webhook`` in this process (webhook on
+    ``webhook_port`` of 127.0.0.1, 0: a free one, no probe endpoint, metrics only at
+    ``metrics_bind_address``; the platform metrics read the types every second); yields the
+    controller and the caBundle. ``ca``: the caBundle of certificates already in ``workdir`` (a
+    restarted controller serves the same ones), else new ones are written."""
+    if ca is None:
+        ca = write_test_certificates(workdir / "certs")
     (workdir / "definitions").mkdir(exist_ok=True)
     options = Options(
         backend=backend,
-        gang_scope="all",  # these tests predate the opt-in scope (issue 22): every namespace
+        gang_scope=gang_scope,
         enable_webhook=True,
         webhook_host="127.0.0.1",
-        webhook_port=0,
+        webhook_port=webhook_port,
         webhook_cert_mode="manual",
         webhook_cert_dir=workdir / "certs",
         metrics_bind_address=metrics_bind_address,
@@ -82,18 +89,25 @@ def webhook_url(controller: Controller) -> str:
 
 @contextmanager
 def registered_webhook(
-    kube: KubeHTTP, *, url: str, ca: bytes, namespaces: tuple[str, ...], failure_policy: str = "Fail"
+    kube: KubeHTTP,
+    *,
+    url: str,
+    ca: bytes,
+    namespaces: tuple[str, ...],
+    failure_policy: str = "Fail",
+    scope: str | None = None,
 ) -> Iterator[str]:
-    """A MutatingWebhookConfiguration calling ``url`` for the pods of ``namespaces`` only."""
+    """A MutatingWebhookConfiguration calling ``url`` for the pods of ``namespaces`` only (and, with
+    ``scope``, only those the ``--gang-scope`` namespaceSelector selects, as the controller registers
+    it: :func:`karta.gang.scope.namespace_selector`)."""
     name = f"karta-e2e-pods-{uuid.uuid4().hex[:8]}"
+    expressions = [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": list(namespaces)}]
+    if scope is not None:
+        expressions += namespace_selector(scope)["matchExpressions"]
     entry = pod_webhook(
         client_config={"url": url, "caBundle": base64.b64encode(ca).decode()},
         failure_policy=failure_policy,
-        namespace_selector={
-            "matchExpressions": [
-                {"key": "kubernetes.io/metadata.name", "operator": "In", "values": list(namespaces)}
-            ]
-        },
+        namespace_selector={"matchExpressions": expressions},
     )
     body = {
         "apiVersion": "admissionregistration.k8s.io/v1",
@@ -148,9 +162,10 @@ def wait_webhook_counted(kube: KubeHTTP, namespace: str, requests: Callable[[], 
     wait("the API server to call the webhook", reached, timeout=30, interval=0.5)
 
 
-def namespace(kube: KubeHTTP, prefix: str) -> str:
+def namespace(kube: KubeHTTP, prefix: str, labels: dict[str, str] | None = None) -> str:
     name = f"{prefix}-{uuid.uuid4().hex[:6]}"
-    ok(kube.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+    metadata = {"name": name, **({"labels": labels} if labels else {})}
+    ok(kube.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}))
     return name
 
 

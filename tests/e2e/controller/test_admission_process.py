@@ -87,6 +87,7 @@ class Controller:
         args = [
             f"--kubeconfig={kube.kubeconfig}",
             "--backend=volcano",
+            "--gang-scope=all",  # predates the opt-in scope (issue 22)
             f"--namespace={ns}",
             "--enable-webhook",
             "--webhook-host=127.0.0.1",

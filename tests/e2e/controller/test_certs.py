@@ -208,7 +208,7 @@ def test_register_webhooks_applies_both_configurations_with_the_ca_bundle(
         live = cluster.get(f"{MWC}/{options.mutating_webhook_name}").json()
         pods = live["webhooks"][1]
         assert pods["name"] == "pods.karta.run.ai"
-        assert pods["failurePolicy"] == "Ignore" and pods["timeoutSeconds"] == 5
+        assert pods["failurePolicy"] == "Fail" and pods["timeoutSeconds"] == 5
         assert pods["sideEffects"] == "NoneOnDryRun" and pods["reinvocationPolicy"] == "Never"
         assert pods["clientConfig"]["url"] == f"https://127.0.0.1:{port}/mutate--v1-pod"
     finally:

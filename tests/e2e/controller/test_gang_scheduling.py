@@ -13,7 +13,13 @@ MutatingWebhookConfiguration itself (``failurePolicy: Fail``, limited to the tes
 - the control experiment: the same Job in a namespace the webhook does not cover, on the same
   capacity: 2 of 4 bind (so the gang is what holds them back above);
 - a PyTorchJob (CRD of the corpus; no training operator runs, so the test creates the pods as the
-  operator would) with a master and 3 workers, on room for 3: none bound; one more Node: all 4.
+  operator would) with a master and 3 workers, on room for 3: none bound; one more Node: all 4;
+- minimums follow scale (issue 22 item 5): a PyTorchJob of 1 master + 4 workers, all 5 bound, is
+  scaled to 8 workers and the 4 new pods created at once, as the operator does, with room for 3
+  more: each new pod is admitted only once the PodGroup's minimum is 9 (updated in place: minCount
+  is mutable in v1beta1; the webhook reads the workload afresh, so it never writes the old
+  minimum), and none binds (with the old minimum of 5, met by the bound pods, 3 would); room for
+  one more: the 4 bind together.
 """
 
 from __future__ import annotations
@@ -191,7 +197,7 @@ def test_without_the_gang_the_same_capacity_binds_a_partial_set(env: Env) -> Non
     print("\ncontrol (no gang): 2/4 bound on room for 2")
 
 
-def _pytorchjob(name: str, node_labels: dict[str, str]) -> dict[str, Any]:
+def _pytorchjob(name: str, node_labels: dict[str, str], workers: int = 3) -> dict[str, Any]:
     def replicas(count: int) -> dict[str, Any]:
         template = pod_template(node_labels)
         template["spec"]["containers"][0]["name"] = "pytorch"
@@ -201,7 +207,7 @@ def _pytorchjob(name: str, node_labels: dict[str, str]) -> dict[str, Any]:
         "apiVersion": "kubeflow.org/v1",
         "kind": "PyTorchJob",
         "metadata": {"name": name},
-        "spec": {"pytorchReplicaSpecs": {"Master": replicas(1), "Worker": replicas(3)}},
+        "spec": {"pytorchReplicaSpecs": {"Master": replicas(1), "Worker": replicas(workers)}},
     }
 
 
@@ -256,4 +262,83 @@ def test_pytorchjob_gang_is_all_or_nothing(env: Env) -> None:
     print(
         f"\nPyTorchJob gang: 0/4 bound for {HOLD_S:g}s on room for 3; "
         f"4/4 bound {took:.1f}s after the last Node"
+    )
+
+
+def _min_count(kube: KubeHTTP, ns: str, name: str) -> int | None:
+    answer = kube.get(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups/{name}")
+    if answer.status != 200:
+        return None
+    return int(answer.json()["spec"]["schedulingPolicy"]["gang"]["minCount"])
+
+
+def _template_min(kube: KubeHTTP, ns: str, name: str) -> int:
+    workload = ok(kube.get(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/workloads/{name}"))
+    return int(workload["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"])
+
+
+def _bound_count(kube: KubeHTTP, ns: str, selector: str, count: int) -> list[dict[str, Any]] | None:
+    items = pods(kube, ns, selector)
+    return items if len(bound(items)) == count else None
+
+
+def test_a_scaled_pytorchjob_gets_its_new_minimum_before_its_new_pods_bind(env: Env) -> None:
+    kube, ns, name = env.kube, env.pytorch_ns, "scale"
+    selector = f"training.kubeflow.org/job-name={name}"
+    labels = env.node("scale", 0, cpu="5")  # room for the master and 4 workers
+    job = ok(kube.post(f"/apis/kubeflow.org/v1/namespaces/{ns}/pytorchjobs", _pytorchjob(name, labels, 4)))
+    first = [("master", 0)] + [("worker", i) for i in range(4)]
+    for replica_type, index in first:
+        ok(kube.post(f"/api/v1/namespaces/{ns}/pods", _operator_pod(job, replica_type, index)))
+    wait("5 of 5 bound", lambda: _bound_count(kube, ns, selector, 5), timeout=90)
+    assert _min_count(kube, ns, f"{name}-pytorchjob") == 5
+
+    env.node("scale", 1, cpu="3")  # room for 3 of the 4 new workers
+    scaled = ok(
+        kube.request(
+            "PATCH",
+            f"/apis/kubeflow.org/v1/namespaces/{ns}/pytorchjobs/{name}",
+            body={"spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 8}}}},
+            content_type="application/merge-patch+json",
+        )
+    )
+    started = time.monotonic()
+    for index in range(4, 8):  # as the operator creates them once it sees the new replicas
+        created = ok(kube.post(f"/api/v1/namespaces/{ns}/pods", _operator_pod(scaled, "worker", index)))
+        assert created["spec"]["schedulingGroup"] == {"podGroupName": f"{name}-pytorchjob"}
+        # The webhook wrote the new minimum before it answered: it holds when the pod exists, whether
+        # or not the reconciler has seen the scale change yet.
+        assert _min_count(kube, ns, f"{name}-pytorchjob") == 9, f"{name}-worker-{index} admitted first"
+    took = time.monotonic() - started
+    # The Workload's template follows too (the reconciler's write: admission only creates a Workload).
+    wait("the Workload's template minCount 9", lambda: _template_min(kube, ns, name) == 9, timeout=30)
+
+    # The scheduler tries the new pods; none may bind while 5 + 3 < 9 (a stale minimum of 5 would
+    # let 3 of them bind one by one).
+    new = [f"{name}-worker-{i}" for i in range(4, 8)]
+
+    def tried() -> bool:
+        items = [p for p in pods(kube, ns, selector) if p["metadata"]["name"] in new]
+        return len(items) == 4 and all(
+            any(
+                c["type"] == "PodScheduled" and c["status"] == "False"
+                for c in p["status"].get("conditions") or ()
+            )
+            for p in items
+        )
+
+    wait("the scheduler to try the new pods", tried, timeout=60)
+    deadline = time.monotonic() + HOLD_S
+    while time.monotonic() < deadline:
+        assert [n for n in bound(pods(kube, ns, selector)) if n in new] == [], "part of the scale-up bound"
+        time.sleep(0.5)
+    assert len(bound(pods(kube, ns, selector))) == 5
+
+    env.node("scale", 2, cpu="1")  # now the 4 new pods fit: together
+    started_bind = time.monotonic()
+    wait("9 of 9 bound", lambda: _bound_count(kube, ns, selector, 9), timeout=90)
+    print(
+        f"\nPyTorchJob 4 -> 8 workers: minCount 9 before each new pod was admitted ({took:.2f}s for 4); "
+        f"0/4 new pods bound for {HOLD_S:g}s on room for 3; 4/4 bound "
+        f"{time.monotonic() - started_bind:.1f}s after the last Node"
     )

@@ -1,7 +1,8 @@
 """The gang reconciler under faults, on a control plane of this module's own (restartable, with the
 garbage collector): another field manager editing our objects, a watch resumed with a compacted
 resourceVersion (410), an API-server restart in the middle of a burst, a Karta deleted while its
-workloads exist, a CRD deleted and re-created. After each fault the group objects are exactly the
+workloads exist (and, with the Workload API, renaming a gang: an immutable change, replaced or
+reported), a CRD deleted and re-created. After each fault the group objects are exactly the
 plan: nothing lost, duplicated or stale."""
 
 from __future__ import annotations
@@ -18,20 +19,24 @@ import pytest
 
 from karta.crd import load_crd
 from karta.definitions import StoredDefinition
+from karta.errors import ApiError
 from karta.kube import KubeClient
 from karta.model import load_karta
 from karta.model.gvk import GroupKind
 
 from ..conftest import REPO, _controlplane
 from ..kubehttp import KubeHTTP, from_kubeconfig, load_manifests
+from ..nodes import dedicated_node
 from .gangs_support import (
     client_for,
+    events_for,
     eventually,
     expected_objects,
     gangs_of,
     group_objects,
     install_crds,
     matches_plan,
+    metric,
     new_namespace,
     pytorchjob,
     running_controller,
@@ -278,3 +283,91 @@ def test_a_crd_deleted_and_recreated_is_noticed_by_its_watch_not_the_periodic_re
         eventually(lambda: ("kubeflow.org", "PyTorchJob") in gangs.watched_types(), what="type watched again")
         kube.create(pytorchjob("late"), namespace=ns)
         _converged(kube, ns, ["late"])
+
+
+def _templates(kube: KubeClient, ns: str, name: str) -> list[str]:
+    """The template names of Workload ``name`` (none while it does not exist)."""
+    try:
+        workload = kube.get("workloads.scheduling.k8s.io", name, namespace=ns)
+    except ApiError as exc:
+        if exc.status != 404:
+            raise
+        return []
+    return [t["name"] for t in workload["spec"]["podGroupTemplates"]]
+
+
+def test_an_immutable_change_replaces_the_object_while_no_pod_is_bound(
+    private: Private, ns: str, tmp_path: Path
+) -> None:
+    """The Workload API: a definition handover renames the gang (the team Karta's "job", the
+    catalog's "pytorchjob"), and a Workload's set of template names is immutable (1.37.2: "item
+    may not be added"). The PyTorchJob with no pod bound gets its Workload replaced (deleted and
+    created, event GangObjectReplaced); the one with a bound pod keeps its Workload, reported
+    (GangImmutableChange, karta_gang_immutable_changes_total), until its pod is gone and it is
+    reconciled again."""
+    kube, backend = private.kube, "workload-api"
+    doc, _ = _team_karta()
+    kube.create(doc)
+    node = f"handover-{ns}"
+    dedicated_node(private.http, node, selector={"karta-e2e-handover": ns}, gpus=8)
+    try:
+        with running_controller(
+            private.http, backend=backend, namespace=ns, definitions_dir=tmp_path, cluster_definitions=True
+        ) as ctl:
+            idle = kube.create(pytorchjob("idle"), namespace=ns)
+            running = kube.create(pytorchjob("running"), namespace=ns)
+            for job in (idle, running):
+                name = job["metadata"]["name"]
+                eventually(lambda n=name: _templates(kube, ns, n) == ["job"], what=f"{name}'s team Workload")
+            owner = {
+                "apiVersion": "kubeflow.org/v1",
+                "kind": "PyTorchJob",
+                "name": "running",
+                "uid": running["metadata"]["uid"],
+                "controller": True,
+            }
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": "running-master-0",
+                    "labels": {"training.kubeflow.org/job-name": "running"},
+                    "ownerReferences": [owner],
+                },
+                "spec": {"nodeName": node, "containers": [{"name": "pytorch", "image": "busybox"}]},
+            }
+            kube.create(pod, namespace=ns)  # bound at creation (no kubelet: it stays so)
+
+            kube.delete("kartas.run.ai", "team-pytorchjob")
+            eventually(
+                lambda: _templates(kube, ns, "idle") == ["pytorchjob"], what="idle's Workload replaced"
+            )
+            (replaced,) = eventually(  # reported once the whole sync is done
+                lambda: events_for(kube, ns, "idle", "GangObjectReplaced"), what="idle's replacement reported"
+            )
+            assert "Workload/idle" in replaced["message"]
+            assert metric(ctl, "karta_gang_objects_total", {"backend": backend, "outcome": "replaced"}) >= 1
+
+            (kept,) = eventually(
+                lambda: events_for(kube, ns, "running", "GangImmutableChange"),
+                what="running's change reported",
+            )
+            assert "kept: pods running-master-0 hold it" in kept["message"]
+            assert _templates(kube, ns, "running") == ["job"]
+            assert metric(ctl, "karta_gang_immutable_changes_total", {"backend": backend}) >= 1
+            assert not events_for(kube, ns, "running", "GangObjectReplaced")
+
+            # The pod goes; the next reconcile (here a change of the workload) replaces it.
+            gone = private.http.request(
+                "DELETE", f"/api/v1/namespaces/{ns}/pods/running-master-0", body={"gracePeriodSeconds": 0}
+            )
+            assert gone.status == 200, gone.body  # at once: no kubelet confirms a graceful deletion
+            eventually(lambda: not kube.list("pods", namespace=ns).items, what="the pod gone")
+            kube.patch(PYTORCHJOBS, "running", {"metadata": {"labels": {"touched": "1"}}}, namespace=ns)
+            eventually(
+                lambda: _templates(kube, ns, "running") == ["pytorchjob"], what="running's Workload replaced"
+            )
+    finally:
+        if kube.list("kartas.run.ai").items:
+            kube.delete("kartas.run.ai", "team-pytorchjob")
+        private.http.delete(f"/api/v1/nodes/{node}")

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from karta.gang import SCOPE_LABEL
+
 from ..kubehttp import KubeHTTP, load_manifests
 from .pods_support import (
     batch_job,
@@ -166,11 +168,14 @@ spec:
 """
 
 
-def test_a_failing_definition_never_blocks_pods_even_with_failure_policy_fail(
+def test_a_failing_definition_refuses_the_pods_of_the_scope_with_a_clear_message(
     controllers_cluster: KubeHTTP, tmp_path: Path
 ) -> None:
-    """A user definition (it wins over the catalog's) whose expression fails: the pods are created
-    unbound although the webhook is registered with ``Fail``, counted and reported on the Job."""
+    """A user definition (it wins over the catalog's) whose expression fails. Before issue 22 the
+    pods were created unbound; inside the gang scope they are now refused (never a partial gang):
+    the Job's FailedCreate event carries the webhook's message, the failure is counted and
+    reported on the Job. The workload opting out (label ``disabled``) lets them be created,
+    unbound and untouched."""
     kube = controllers_cluster
     (tmp_path / "definitions").mkdir()
     (tmp_path / "definitions" / "broken-job.yaml").write_text(BROKEN_JOB)
@@ -181,18 +186,30 @@ def test_a_failing_definition_never_blocks_pods_even_with_failure_policy_fail(
             registered_webhook(kube, url=webhook_url(controller), ca=ca, namespaces=(ns,)),
         ):
             wait_webhook_active(kube, controller, ns)
-            job = ok(
-                kube.post(
-                    f"/apis/batch/v1/namespaces/{ns}/jobs", batch_job("train", NODE_LABELS, parallelism=2)
-                )
-            )
-            items = wait("2 pods", lambda: (lambda got: got if len(got) == 2 else None)(pods(kube, ns)))
-            assert all("schedulingGroup" not in p["spec"] for p in items)
-            assert unbound(controller, "extraction") == 2
+            jobs = f"/apis/batch/v1/namespaces/{ns}/jobs"
+            job = ok(kube.post(jobs, batch_job("train", NODE_LABELS, parallelism=2)))
+            failed = wait("the Job's FailedCreate event", lambda: events(kube, ns, "FailedCreate"))
+            message = failed[0]["message"]
+            assert "refused: its gang binding cannot be made now (extraction)" in message, message
+            assert "no scale for Jobs" in message, message
+            assert pods(kube, ns) == []
+            assert unbound(controller, "extraction") >= 1
             reported = wait("the Warning event", lambda: events(kube, ns, "PodNotBound"))
             assert {e["involvedObject"]["uid"] for e in reported} == {job["metadata"]["uid"]}
             assert "no scale for Jobs" in reported[0]["message"]
             group = kube.get(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups/train-job")
             assert group.status == 404
+            opt_out = {"metadata": {"labels": {SCOPE_LABEL: "disabled"}}}
+            ok(
+                kube.request(
+                    "PATCH", f"{jobs}/train", body=opt_out, content_type="application/merge-patch+json"
+                )
+            )
+            items = wait(
+                "2 pods once the Job opts out",
+                lambda: (lambda got: got if len(got) == 2 else None)(pods(kube, ns)),
+                timeout=120,
+            )
+            assert all("schedulingGroup" not in p["spec"] for p in items)
     finally:
         kube.delete(f"/api/v1/namespaces/{ns}")

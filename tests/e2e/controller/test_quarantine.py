@@ -248,6 +248,8 @@ def test_a_hostile_karta_is_quarantined_next_to_a_normal_burst(
             str(cluster.kubeconfig),
             "--backend",
             "workload-api",
+            "--gang-scope",
+            "all",  # predates the opt-in scope (issue 22)
             "--namespace",
             ns,
             "--definitions-dir",

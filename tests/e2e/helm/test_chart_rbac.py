@@ -36,6 +36,7 @@ from karta.controller.parts.gangs import GangReconciler
 from karta.controller.rbac import controller_rbac
 from karta.crd import load_crd
 from karta.errors import ApiError
+from karta.gang import SCOPE_LABEL
 from karta.kube import ConfigOverrides, KubeClient
 
 from ..controller.gangs_support import (
@@ -78,11 +79,10 @@ class Setup:
     extra_rules: list[dict[str, Any]]
 
 
-def _namespace(cluster: KubeHTTP, prefix: str) -> str:
+def _namespace(cluster: KubeHTTP, prefix: str, labels: dict[str, str] | None = None) -> str:
     name = f"{prefix}-{uuid.uuid4().hex[:6]}"
-    created = cluster.post(
-        "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-    )
+    meta = {"name": name, "labels": labels or {}}
+    created = cluster.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
     assert created.status == 201, created.body
     return name
 
@@ -151,7 +151,8 @@ def setup(
     admin = KubeClient.from_config(ConfigOverrides(kubeconfig=str(cluster.kubeconfig)))
     wait_served(admin, [("kubeflow.org", "v1", "PyTorchJob"), ("scheduling.k8s.io", "v1beta1", "Workload")])
     release_ns = f"karta-rbac-{uuid.uuid4().hex[:6]}"
-    work_ns = _namespace(cluster, "karta-rbac-work")
+    # the chart's gang scope is opt-in (issue 22): the workloads' namespace opts in, as documented
+    work_ns = _namespace(cluster, "karta-rbac-work", {SCOPE_LABEL: "enabled"})
     # A user's definition for a kind of its own (the Widget below) needs its rule: rbac.extraRules.
     extra = [{"apiGroups": [WIDGETS], "resources": ["widgets"], "verbs": ["get", "list", "watch"]}]
     values_file = workdir / "values.yaml"

@@ -203,6 +203,27 @@ def test_optional_objects_follow_their_values(helm: Helm) -> None:
     ]
 
 
+def test_replicas_spread_over_nodes_unless_told_otherwise(helm: Helm) -> None:
+    """Two replicas (the default) of a fail-closed webhook on one Node would go down together:
+    spread by hostname, softly (a one-Node cluster still runs both); one replica, or ``[]``, none;
+    a list of the user's own replaces the default."""
+
+    def spread(*args: str) -> Any:
+        return one(helm.template(*args, namespace=NAMESPACE), "Deployment")["spec"]["template"]["spec"].get(
+            "topologySpreadConstraints"
+        )
+
+    (default,) = spread()
+    assert default["topologyKey"] == "kubernetes.io/hostname"
+    assert default["whenUnsatisfiable"] == "ScheduleAnyway" and default["maxSkew"] == 1
+    pod_labels = one(helm.template(namespace=NAMESPACE), "Deployment")["spec"]["selector"]["matchLabels"]
+    assert default["labelSelector"]["matchLabels"] == pod_labels
+    assert spread("--set", "replicaCount=1") is None
+    assert spread("--set-json", "topologySpreadConstraints=[]") is None
+    own = {"maxSkew": 2, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule"}
+    assert spread("--set-json", f"topologySpreadConstraints=[{json.dumps(own)}]") == [own]
+
+
 def test_the_release_name_names_every_object(helm: Helm) -> None:
     objects = helm.template(release="ml", namespace="gangs")
     names = {(o["kind"], o["metadata"]["name"]) for o in objects}

@@ -9,7 +9,8 @@ and two batch Jobs whose pods the Job controller creates and the real scheduler 
 fake GPU Node, one asking for more GPUs than any Node has (Unschedulable, with the scheduler's
 message). The tests check the rows and statuses the list shows against the JSON API, that a status
 change in the cluster reaches the open page without a reload, that the workload page shows the
-tree and the pending reason, that hostile text stays text, and that the browser logged no error.
+tree, the pending reason and whether the workload is in the gang-scheduling scope (the namespace's
+label read live), that hostile text stays text, and that the browser logged no error.
 Screenshots are saved under pytest's temporary directory (the path is printed) and copied to
 ``$KARTA_UI_SCREENS`` when set.
 """
@@ -26,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from karta.gang import SCOPE_LABEL
 
 from ..cli.conftest import RUNNING, ensure_karta_crd, make_pod, patch_status
 from ..kubehttp import KubeHTTP, load_manifests, ok, wait
@@ -236,6 +239,10 @@ def test_the_workload_page_shows_the_tree_and_the_pending_reason(
     assert browser.find_elements("css selector", "#detail-view .tree li.pod")  # component → pod tree
     assert "too-big-" in detail.find_element("css selector", ".tree").text
     assert "Gang scheduling" in text and "Definition batch-job-v1" in text
+    # kli ui does not know karta-controller's --gang-scope: an unlabelled namespace is in the
+    # scope only with --gang-scope all (issue 22 item 1)
+    assert "Gang scope\nundecided: with --gang-scope opt-in: outside the scope (" in text
+    assert "with --gang-scope all: in the scope (" in text
     browser.save_screenshot(str(screens / "3-workload-pending.png"))
 
     load(browser, url)
@@ -255,4 +262,42 @@ def test_the_workload_page_shows_the_tree_and_the_pending_reason(
         summary.click()
     time.sleep(0.2)
     browser.save_screenshot(str(screens / "4-workload-tree-gang.png"))
+    assert errors(browser) == []
+
+
+MERGE = "application/merge-patch+json"
+
+
+def _label(value: str | None) -> dict[str, Any]:
+    return {"metadata": {"labels": {SCOPE_LABEL: value}}}
+
+
+def test_the_workload_page_says_when_the_workload_is_outside_the_gang_scope(
+    browser: Any, url: str, scene: dict[str, Any]
+) -> None:
+    """The namespace's label is read live, on each page load (issue 22 item 1)."""
+    kube: KubeHTTP = scene["kube"]
+    namespace = f"/api/v1/namespaces/{scene['namespace']}"
+    ok(kube.request("PATCH", namespace, body=_label("disabled"), content_type=MERGE))
+    try:
+        load(browser, url)
+        filter_namespace(browser, scene["namespace"])
+        wait_for("the fits row", lambda: "Job/fits" in page_rows(browser))
+        browser.find_element("link text", "fits").click()
+        detail = wait_for(
+            "the workload page",
+            lambda: (lambda e: e if e.is_displayed() and "Gang scope" in e.text else None)(
+                browser.find_element("id", "detail-view")
+            ),
+        )
+        reason = f"namespace {scene['namespace']} is labelled {SCOPE_LABEL}=disabled"
+        assert f"Gang scope\noutside the scope: {reason}" in detail.text
+        (cell,) = [
+            dd
+            for dd in browser.find_elements("css selector", "#detail-view dl.facts dd")
+            if dd.text.startswith("outside the scope")
+        ]
+        assert "bad" in (cell.get_attribute("class") or "")
+    finally:
+        ok(kube.request("PATCH", namespace, body=_label(None), content_type=MERGE))
     assert errors(browser) == []

@@ -60,6 +60,7 @@ class FakeCluster:
         self.objects: dict[tuple[str, str, str, str], dict[str, Any]] = {}
         self.discovery = FakeDiscovery()
         self.calls: list[tuple[str, str, str]] = []  # (verb, kind, name)
+        self.cache_reads = 0  # reads answered from the API server's watch cache (resourceVersion=0)
         self.applied: list[tuple[dict[str, Any], str]] = []
         self.on_get: Callable[[str, str], None] | None = None
         self.on_apply: Callable[[Mapping[str, Any]], None] | None = None
@@ -80,9 +81,17 @@ class FakeCluster:
         return obj
 
     def get(
-        self, what: Any, name: str, *, namespace: str | None = None, metadata_only: bool = False
+        self,
+        what: Any,
+        name: str,
+        *,
+        namespace: str | None = None,
+        metadata_only: bool = False,
+        resource_version: str | None = None,
     ) -> dict[str, Any]:
         self.calls.append(("get", what.kind, name))
+        if resource_version is not None:
+            self.cache_reads += 1
         if self.on_get is not None:
             self.on_get(what.kind, name)
         obj = self.objects.get((what.api_version, what.kind, namespace or "team", name))

@@ -3,10 +3,10 @@ Workload API version, the gang format of a definition."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
+from tests.immutable_cases import ACCEPTED, REFUSED, pod_group, template, workload
 
 from karta.catalog import catalog_definitions
 from karta.controller.parts.gangs import Key
@@ -22,70 +22,35 @@ from karta.model.gvk import GVK
 from karta.render.backends import workload_api_version
 
 
-def _workload(templates: list[dict[str, Any]], version: str = "v1beta1") -> dict[str, Any]:
-    return {
-        "apiVersion": f"scheduling.k8s.io/{version}",
-        "kind": "Workload",
-        "metadata": {"name": "train"},
-        "spec": {
-            "controllerRef": {"apiGroup": "kubeflow.org", "kind": "PyTorchJob", "name": "train"},
-            "podGroupTemplates": templates,
-        },
-    }
-
-
-def _pod_group(min_count: int, template: str = "job") -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.k8s.io/v1beta1",
-        "kind": "PodGroup",
-        "metadata": {"name": f"train-{template}"},
-        "spec": {
-            "workloadRef": {"workloadName": "train", "templateName": template},
-            "schedulingPolicy": {"gang": {"minCount": min_count}},
-        },
-    }
-
-
-def _template(name: str, min_count: int) -> dict[str, Any]:
-    return {"name": name, "schedulingPolicy": {"gang": {"minCount": min_count}}}
-
-
-def test_workload_template_min_count_may_change_in_v1beta1() -> None:
-    live = _workload([_template("job", 5)])
-    live["spec"]["podGroupTemplates"][0]["disruptionMode"] = {"single": {}}  # a server default
-    assert immutable_differences(live, _workload([_template("job", 7)])) == []
-
-
-def test_workload_templates_cannot_be_added_or_removed() -> None:
-    live = _workload([_template("job", 5)])
-    desired = _workload([_template("job", 5), _template("extra", 1)])
-    assert immutable_differences(live, desired) == ["spec.podGroupTemplates[*].name"]
-    renamed = _workload([_template("pytorchjob", 5)])
-    assert immutable_differences(live, renamed) == ["spec.podGroupTemplates[*].name"]
-
-
 def test_v1alpha2_workload_templates_are_immutable_as_a_whole() -> None:
-    live = _workload([_template("job", 5)], "v1alpha2")
-    assert immutable_differences(live, _workload([_template("job", 7)], "v1alpha2")) == [
+    live = workload([template("job", 5)], "v1alpha2")
+    assert immutable_differences(live, workload([template("job", 7)], "v1alpha2")) == [
         "spec.podGroupTemplates"
     ]
 
 
-def test_workload_controller_ref_is_immutable() -> None:
-    live = _workload([_template("job", 5)])
-    desired = copy.deepcopy(live)
-    desired["spec"]["controllerRef"]["name"] = "other"
-    assert immutable_differences(live, desired) == ["spec.controllerRef"]
-
-
-def test_pod_group_policy_is_immutable_and_server_defaults_are_not_differences() -> None:
-    live = _pod_group(5)
-    live["spec"]["disruptionMode"] = {"single": {}}
-    assert immutable_differences(live, _pod_group(5)) == []
-    assert immutable_differences(live, _pod_group(6)) == ["spec.schedulingPolicy"]
-    basic = _pod_group(5)
+def test_pod_group_min_count_may_change_its_policy_kind_may_not() -> None:
+    # 1.37.2: "minCount ... is mutable to support workload scaling"; gang <-> basic is refused.
+    live = pod_group(5)
+    live["spec"]["disruptionMode"] = {"single": {}}  # a server default
+    assert immutable_differences(live, pod_group(5)) == []
+    assert immutable_differences(live, pod_group(9)) == []
+    assert immutable_differences(live, pod_group(3)) == []
+    basic = pod_group(5)
     basic["spec"]["schedulingPolicy"] = {"basic": {}}
     assert immutable_differences(live, basic) == ["spec.schedulingPolicy"]
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_what_the_api_server_refuses_is_an_immutable_difference(case: str) -> None:
+    live, desired, fields = REFUSED[case]
+    assert immutable_differences(live, desired) == fields
+
+
+@pytest.mark.parametrize("case", ACCEPTED)
+def test_what_the_api_server_accepts_is_no_immutable_difference(case: str) -> None:
+    live, desired = ACCEPTED[case]
+    assert immutable_differences(live, desired) == []
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ import pytest
 from karta.controller.parts.gangs import GangReconciler, Key
 from karta.controller.runtime.events import EventRecorder
 from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.scope import GangScope
 from karta.definitions import DefinitionStore
 from karta.errors import ApiError
 from karta.kube.cache import SharedCache
@@ -45,6 +46,9 @@ class _Discovery:
             if r.api_version == api_version and r.kind == kind:
                 return r
         raise ApiError(f"no {kind}", status=404)
+
+    def for_gvk(self, group: str, version: str, kind: str) -> ResourceType:
+        return self.for_api_version(f"{group}/{version}" if group else version, kind)
 
     def resources(self) -> list[ResourceType]:
         return list(RESOURCES)
@@ -199,7 +203,8 @@ class Rig:
         return self.gangs.reconcile(Key(GVK("batch", "v1", "Job"), NS, name))
 
 
-def _rig() -> Rig:
+def _rig(scope: Callable[[KubeClient], GangScope | None] = lambda _client: None) -> Rig:
+    """The reconciler on the fake API (``scope``: its gang-scheduling scope, none by default)."""
     api = FakeApi()
     cache = SharedCache(api.client, start=False)
     api.cache = cache
@@ -213,6 +218,7 @@ def _rig() -> Rig:
         namespaces=(NS,),
         cache=cache,
         tracker=None,
+        scope=scope(api.client),
     )
     rig = Rig(gangs, api, store)
     rig.coverage()
@@ -240,12 +246,15 @@ def _scale(rig: Rig) -> None:
     before = copy.deepcopy(rig.api.objects)
     rig.job(_job(parallelism=6))
     rig.reconcile()
-    assert _applied(rig) == [("Workload", "train")]
+    # minCount is mutable in v1beta1 (1.37.2: "to support workload scaling"): both updated in place.
+    assert _applied(rig) == [("PodGroup", "train-job"), ("Workload", "train")]
+    assert _deleted(rig) == []
     assert rig.api.objects != before
     (template,) = rig.api.objects["Workload", NS, "train"]["spec"]["podGroupTemplates"]
     assert template["schedulingPolicy"]["gang"]["minCount"] == 6
-    # A v1beta1 PodGroup's policy is immutable: reported, never forced.
-    assert rig.api.events() == ["GangImmutableChange"]
+    policy = rig.api.objects["PodGroup", NS, "train-job"]["spec"]["schedulingPolicy"]
+    assert policy == {"gang": {"minCount": 6}}
+    assert rig.api.events() == []
 
 
 def _suspend(rig: Rig) -> None:
@@ -292,7 +301,8 @@ def _render_error(rig: Rig) -> None:
     assert rig.api.events() == ["GangRenderFailed"]
 
 
-def _immutable_change(rig: Rig) -> None:
+def _diverged_workload(rig: Rig) -> str:
+    """The live Workload holds a template set ours cannot be applied over (an immutable field)."""
     _create(rig)
     (name,) = [n for (k, _, n) in rig.api.objects if k == "Workload"]
     live = rig.api.objects["Workload", NS, name]
@@ -300,10 +310,41 @@ def _immutable_change(rig: Rig) -> None:
     live["metadata"]["resourceVersion"] = "999"
     (watch,) = rig.gangs._groups[WORKLOADS.gvk].watches.values()
     watch.informer.record("MODIFIED", copy.deepcopy(live))
+    return name
+
+
+def _pod(name: str, *, node: str | None) -> dict[str, Any]:
+    """A pod of the Job (its controller reference), bound to ``node`` or pending."""
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": "job-uid", "controller": True}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, "ownerReferences": [owner]},
+        "spec": {"schedulingGroup": {"podGroupName": "train-job"}, **({"nodeName": node} if node else {})},
+    }
+
+
+def _immutable_change(rig: Rig) -> None:
+    # None of the gang's pods is bound: the Workload is replaced (deleted, created).
+    name = _diverged_workload(rig)
+    rig.api.objects["Pod", NS, "train-0"] = _pod("train-0", node=None)
     rig.job(_job(parallelism=6))
     rig.reconcile()
-    assert ("Workload", name) not in _applied(rig)  # never forced
-    assert "GangImmutableChange" in rig.api.events()
+    assert _deleted(rig) == [("Workload", name)]
+    assert ("Workload", name) in _applied(rig)
+    assert [t["name"] for t in rig.api.objects["Workload", NS, name]["spec"]["podGroupTemplates"]] == ["job"]
+    assert rig.api.events() == ["GangObjectReplaced"]
+
+
+def _immutable_change_bound(rig: Rig) -> None:
+    # A pod of the gang is bound: kept as it is and reported, never forced.
+    name = _diverged_workload(rig)
+    rig.api.objects["Pod", NS, "train-0"] = _pod("train-0", node="node-a")
+    rig.job(_job(parallelism=6))
+    rig.reconcile()
+    assert ("Workload", name) not in _applied(rig)
+    assert _deleted(rig) == []
+    assert rig.api.events() == ["GangImmutableChange"]
 
 
 def _deleted_definition(rig: Rig) -> None:
@@ -324,6 +365,7 @@ CASES: dict[str, Callable[[Rig], None]] = {
     "stale object": _stale_object,
     "render error": _render_error,
     "immutable change": _immutable_change,
+    "immutable change, a pod bound": _immutable_change_bound,
     "deleted definition": _deleted_definition,
     "deleted workload": _deleted_workload,
 }

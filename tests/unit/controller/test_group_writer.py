@@ -9,7 +9,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from karta.controller.runtime.group_writer import GroupWriter
+from karta.controller.runtime.group_writer import GroupWriter, holding_pods, lowered_minimums
 from karta.errors import ApiError
 from karta.kube.client import ObjectList
 from karta.kube.resources import ResourceType
@@ -43,7 +43,7 @@ class _Server:
             raise ApiError(f"{name} not found", status=404, reason="NotFound")
         return copy.deepcopy(self.objects[name])
 
-    def apply(self, obj: Mapping[str, Any], *, field_manager: str, force: bool) -> dict[str, Any]:
+    def apply(self, obj: Mapping[str, Any], *, field_manager: str, force: bool = False) -> dict[str, Any]:
         self.calls.append("apply")
         name = obj["metadata"]["name"]
         live = self.objects.get(name)
@@ -158,3 +158,151 @@ def test_without_a_cache_every_object_is_read_first() -> None:
     writer.sync(OWNER, [_group("pg", 4)], namespace="ns")
     writer.sync(OWNER, [_group("pg", 4)], namespace="ns")
     assert server.calls == ["get", "apply", "list", "get", "apply", "list"]
+
+
+# -- immutable changes: replaced while no pod holds the object, else reported -----------------------
+
+WA_PODGROUPS = ResourceType(
+    group="scheduling.k8s.io", version="v1beta1", kind="PodGroup", plural="podgroups", namespaced=True
+)
+
+
+class _WorkloadApiServer(_Server):
+    """The Workload API's answers: a PodGroup with pods naming it stays while they exist (the
+    podgroup-protection finalizer), marked for deletion."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.discovery = self  # type: ignore[assignment]
+        self.held: set[str] = set()
+
+    def for_api_version(self, api_version: str, kind: str) -> ResourceType:
+        return {"PodGroup": WA_PODGROUPS, "Workload": WORKLOADS}[kind]
+
+    def delete(self, rtype: ResourceType, name: str, *, namespace: str | None = None) -> None:
+        self.calls.append("delete")
+        if name in self.held:
+            self.objects[name]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        else:
+            self.objects.pop(name, None)
+
+
+def _wa_group(name: str, policy: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": {"workloadRef": {"workloadName": "w", "templateName": "t"}, "schedulingPolicy": policy},
+    }
+
+
+def _pod(name: str, group: str, node: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulingGroup": {"podGroupName": group}}
+    if node:
+        spec["nodeName"] = node
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def _diverged(server: _WorkloadApiServer) -> GroupWriter:
+    """A live gang PodGroup ``pg`` our plan now wants ``basic`` (the policy kind is immutable)."""
+    server.objects["pg"] = _wa_group("pg", {"gang": {"minCount": 4}})
+    server.objects["pg"]["metadata"]["resourceVersion"] = "1"
+    return GroupWriter(server, lambda: [WA_PODGROUPS])  # type: ignore[arg-type]
+
+
+def test_an_immutable_change_is_replaced_when_no_pod_holds_the_object() -> None:
+    server = _WorkloadApiServer()
+    writer = _diverged(server)
+    other = [_pod("x-0", "other", node="n1")]  # another gang's bound pod: not this one's
+    result = writer.sync(OWNER, [_wa_group("pg", {"basic": {}})], namespace="ns", pods=lambda: other)
+    assert server.calls[:4] == ["get", "delete", "get", "apply"]
+    assert result.replaced == ["PodGroup/pg: spec.schedulingPolicy"] and result.immutable == []
+    assert server.objects["pg"]["spec"]["schedulingPolicy"] == {"basic": {}}
+
+
+def test_an_immutable_change_is_reported_while_a_pod_of_the_gang_is_bound() -> None:
+    server = _WorkloadApiServer()
+    writer = _diverged(server)
+    pods = [_pod("pg-0", "pg", node="n1"), _pod("pg-1", "pg")]
+    result = writer.sync(OWNER, [_wa_group("pg", {"basic": {}})], namespace="ns", pods=lambda: pods)
+    assert "delete" not in server.calls and "apply" not in server.calls
+    assert result.immutable == ["PodGroup/pg: spec.schedulingPolicy; kept: pods pg-0, pg-1 hold it"]
+    # Without the pods (the list was refused, or the caller gave none) nothing is replaced either.
+    result = writer.sync(OWNER, [_wa_group("pg", {"basic": {}})], namespace="ns", pods=lambda: None)
+    assert result.immutable and "could not be listed" in result.immutable[0]
+    result = writer.sync(OWNER, [_wa_group("pg", {"basic": {}})], namespace="ns")
+    assert result.immutable and "delete" not in server.calls
+
+
+def test_a_replacement_held_by_a_finalizer_is_created_once_the_object_is_gone() -> None:
+    server = _WorkloadApiServer()
+    writer = _diverged(server)
+    server.held.add("pg")  # kube-controller-manager has not seen the last pod go yet
+    result = writer.sync(OWNER, [_wa_group("pg", {"basic": {}})], namespace="ns", pods=lambda: [])
+    assert result.deferred is not None and result.replaced and "apply" not in server.calls
+    server.calls.clear()
+    result = writer.sync(OWNER, [_wa_group("pg", {"basic": {}})], namespace="ns", pods=lambda: [])
+    assert server.calls == ["get", "list"] and result.deferred is not None  # being deleted: waited for
+    del server.objects["pg"]  # the finalizer let go
+    result = writer.sync(OWNER, [_wa_group("pg", {"basic": {}})], namespace="ns", pods=lambda: [])
+    assert result.applied == ["PodGroup/pg"] and server.objects["pg"]["spec"]["schedulingPolicy"] == {
+        "basic": {}
+    }
+
+
+def test_holding_pods_per_backend() -> None:
+    pods = [_pod("a", "pg", node="n"), _pod("b", "pg"), _pod("c", "other", node="n"), _pod("d", "other")]
+    # A Workload API PodGroup is held by every pod naming it (its finalizer), bound or not.
+    assert holding_pods(_wa_group("pg", {"gang": {"minCount": 2}}), pods) == ["a", "b"]
+    # A Workload (or CompositePodGroup), which every gang hangs from: every bound pod.
+    workload = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload", "metadata": {"name": "w"}}
+    assert holding_pods(workload, pods) == ["a", "c"]
+    # CRD backends: the bound pods naming it, by the record's pod_group_ref.
+    volcano = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": "pg"}}
+    named = [
+        {
+            "metadata": {"name": "v0", "annotations": {"scheduling.k8s.io/group-name": "pg"}},
+            "spec": {"nodeName": "n"},
+        },
+        {"metadata": {"name": "v1", "annotations": {"scheduling.k8s.io/group-name": "pg"}}, "spec": {}},
+        {
+            "metadata": {"name": "v2", "annotations": {"scheduling.k8s.io/group-name": "x"}},
+            "spec": {"nodeName": "n"},
+        },
+    ]
+    assert holding_pods(volcano, named) == ["v0"]
+
+
+def test_lowered_minimums() -> None:
+    live = _wa_group("pg", {"gang": {"minCount": 9}})
+    assert lowered_minimums(live, _wa_group("pg", {"gang": {"minCount": 5}})) == [
+        "spec.schedulingPolicy.gang.minCount 9 -> 5"
+    ]
+    assert lowered_minimums(live, _wa_group("pg", {"gang": {"minCount": 12}})) == []
+    kai_live = {
+        "apiVersion": "scheduling.run.ai/v2alpha2",
+        "kind": "PodGroup",
+        "spec": {"minMember": 9, "subGroups": [{"name": "worker", "minMember": 8}]},
+    }
+    kai_desired = copy.deepcopy(kai_live)
+    kai_desired["spec"]["subGroups"][0]["minMember"] = 4
+    assert lowered_minimums(kai_live, kai_desired) == ["spec.subGroups[worker].minMember 8 -> 4"]
+    volcano_live = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "spec": {"minMember": 9, "minTaskMember": {"worker": 8}},
+    }
+    volcano_desired = {**volcano_live, "spec": {"minMember": 9, "minTaskMember": {"worker": 4}}}
+    assert lowered_minimums(volcano_live, volcano_desired) == ["spec.minTaskMember[worker] 8 -> 4"]
+
+
+def test_admission_never_lowers_a_minimum_but_raises_it() -> None:
+    server = _WorkloadApiServer()
+    server.objects["pg"] = _wa_group("pg", {"gang": {"minCount": 9}})  # the reconciler's, after a scale-up
+    writer = GroupWriter(server, lambda: ())  # type: ignore[arg-type]
+    result = writer.ensure([_wa_group("pg", {"gang": {"minCount": 5}})])  # rendered from a stale read
+    assert result.kept == ["PodGroup/pg"] and "apply" not in server.calls
+    assert server.objects["pg"]["spec"]["schedulingPolicy"] == {"gang": {"minCount": 9}}
+    result = writer.ensure([_wa_group("pg", {"gang": {"minCount": 12}})])
+    assert result.applied == ["PodGroup/pg"]
+    assert server.objects["pg"]["spec"]["schedulingPolicy"] == {"gang": {"minCount": 12}}

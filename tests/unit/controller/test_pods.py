@@ -105,14 +105,19 @@ def test_a_job_pod_is_bound_to_its_podgroup_and_the_group_objects_exist_first(st
     assert workload["spec"]["podGroupTemplates"][0]["schedulingPolicy"] == {"gang": {"minCount": 4}}
     assert group["metadata"]["ownerReferences"][0]["uid"] == owner["metadata"]["uid"]
     assert _unbound(metrics, "api") == 0
-    # The other pods of the gang: the owner and the applied objects come from the caches.
+    # The other pods of the gang: the applied objects come from the memo; the workload is read
+    # again for each (a cached one may predate a scale-up whose new pods these are).
     for _ in range(3):
         assert handler(review(job_pod(owner))).patch
-    # (the Workload was looked up once: it is created only when missing)
+    # (the Workload was looked up once: it is created only when missing; the PodGroup once: a
+    # minimum is never lowered at admission)
     assert [c for c in cluster.calls if c[0] == "get"] == [
         ("get", "Job", "train"),
         ("get", "Workload", "train"),
+        ("get", "PodGroup", "train-job"),
+        *[("get", "Job", "train")] * 3,
     ]
+    assert cluster.cache_reads == 3  # from the API server's watch cache: no etcd read
     assert len(cluster.applied) == 2
 
 

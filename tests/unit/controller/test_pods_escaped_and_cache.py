@@ -82,6 +82,24 @@ def test_the_owner_cache_expires_is_bounded_and_rereads_a_replaced_owner() -> No
     assert cache.walk(pod).error is not None  # and the old reference no longer resolves
 
 
+def test_a_fresh_read_keeps_the_cached_object_while_it_is_unchanged() -> None:
+    """Pod admission reads the workload afresh (a scale-up's new pods): from the watch cache, and
+    an unchanged one is the cached object itself (its identity keys the evaluations made)."""
+    cluster = FakeCluster()
+    cache = OwnerCache(cluster.client)
+    first = cluster.add({**job("a"), "metadata": {**job("a")["metadata"], "resourceVersion": "1"}})
+    walk = cache.walk(job_pod(first))
+    assert walk.top_read and cache.walk(job_pod(first)).top_read is False  # then from the cache
+    (link,) = walk.links
+    assert cache.read_fresh(link) is walk.top and cluster.cache_reads == 1
+    scaled = cluster.add(
+        {**first, "spec": {"parallelism": 8}, "metadata": {**first["metadata"], "resourceVersion": "2"}}
+    )
+    fresh = cache.read_fresh(link)
+    assert fresh == scaled and fresh is not walk.top
+    assert cache.walk(job_pod(first)).top == scaled  # the cache holds the new one
+
+
 def test_the_owner_cache_reads_an_owner_in_use_again_in_the_background() -> None:
     """After half its lifetime an entry is still served at once, and read again behind it (one
     read at a time per entry): a workload whose pods keep coming never waits for the API."""

@@ -7,10 +7,12 @@ extra RBAC come from the record."""
 from __future__ import annotations
 
 import json
-from typing import NamedTuple
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import click
 import pytest
+import yaml
 
 from karta.chart import CHART_DIR, schema_text
 from karta.cli.commands.gang import gang
@@ -126,3 +128,51 @@ def test_the_1_37_objects_at_the_alpha_version() -> None:
     assert alpha.pod_patches == beta.pod_patches
     with pytest.raises(GangError, match=r"only 1\.37.s may be written at v1alpha3"):
         run("workload-api", k8s_version="1.36", api_version="v1alpha3")
+
+
+CRDS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus" / "crds"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "workloads"
+CRD_FILES = {
+    "kai": "scheduling.run.ai_podgroups.yaml",
+    "volcano": "scheduling.volcano.sh_podgroups.yaml",
+    "coscheduling": "scheduling.x-k8s.io_podgroups.yaml",
+}
+
+
+@pytest.mark.parametrize("backend", CRD_FILES)
+def test_crd_backends_declare_no_immutable_field_because_their_crds_have_none(backend: str) -> None:
+    """The record's empty ``immutable`` is the CRD's: no CEL rule (``x-kubernetes-validations``)
+    anywhere in the corpus CRD of the backend's group object (an API server enforces nothing
+    else on a CRD; their webhooks: docs/controller/gang-reconciler.md)."""
+    crd = yaml.safe_load((CRDS / CRD_FILES[backend]).read_text())
+    assert crd["spec"]["group"] == BACKENDS[backend].api_group
+    assert "x-kubernetes-validations" not in json.dumps(crd)
+    assert BACKENDS[backend].immutable == ()
+
+
+@pytest.mark.parametrize("backend", CONTROLLER_BACKENDS[1:])
+def test_the_records_minimums_are_where_the_renderer_writes_them(backend: str) -> None:
+    """A scale-down's objects lower every minimum the record names (``lowered_minimums`` reads the
+    record's ``minimums``): the paths are the renderer's, so pod admission can keep them."""
+    from karta.catalog import catalog_definitions
+    from karta.controller.runtime.group_writer import lowered_minimums
+    from karta.extract import ComponentFactory
+    from karta.render import render
+
+    (doc,) = yaml.safe_load_all((EXAMPLES / "pytorchjob-train-7.yaml").read_text())
+    doc["metadata"]["uid"] = "0f3c2a4e-1b2d-4c5e-8f90-123456789abc"
+    definition = next(d for d in catalog_definitions() if d.metadata.name == "kubeflow-org-pytorchjob-v1")
+
+    def objects(workers: int) -> list[dict[str, Any]]:
+        doc["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = workers
+        options = controller_options(backend)
+        return [dict(o) for o in render(backend, ComponentFactory(definition, doc), options=options).objects]
+
+    big, small = objects(8), objects(4)
+    lowered = {
+        (o["kind"], path.split(" ")[0])
+        for live, o in zip(big, small, strict=True)
+        for path in lowered_minimums(live, o)
+    }
+    wanted = {(m.kind, ".".join(m.path)) for m in BACKENDS[backend].minimums if "*" not in m.path}
+    assert wanted and wanted <= lowered

@@ -9,7 +9,9 @@ header with the age, the component tree with ``ready/desired``, GPUs, nodes and 
 (with the reason a pod is not ready), the Phase line, why pods are pending (their PodScheduled
 messages), the Resources table, the workload's conditions and the recent Events of the workload
 and its unhealthy pods (:mod:`karta.report.live`) and, when the definition has gang instructions,
-the gang state after the Phase line (:mod:`karta.report.gang_state`); the report is
+the gang state after the Phase line (:mod:`karta.report.gang_state`) and whether karta-controller
+manages the workload's gangs (the Gang scope line, from its namespace's labels read live:
+:func:`karta.report.gang_scope_report`); the report is
 :func:`karta.report.describe_live`, the web view's workload page's too. Workloads are separated
 by two blank lines, as kubectl separates them. What could not be read (the pod list, owners,
 Events) is a warning, and counts made from an incomplete pod set show as unknown.
@@ -130,7 +132,9 @@ def describe(
     "gang" field in -o json|yaml): the pods bound to a node
     against the minimum of its gangs, a gang with sub-groups counting every sub-group's minimum,
     e.g. "0/12 bound, min 12 not met (master 0/1, worker 0/11)"; "unknown" when some pods could
-    not be read, and with -f (no pods).
+    not be read, and with -f (no pods). Live, a Gang scope line ("gangScope") says whether
+    karta-controller manages its gangs, from the label karta.run.ai/gang-scheduling on the
+    workload and its namespace: in, outside, or what each --gang-scope mode decides.
     """
 
     if file is not None and args:
@@ -187,9 +191,11 @@ class Out:
         events: Sequence[dict[str, Any]] = (),
         events_read: bool = True,
         said: Sequence[str] = (),
+        scope: report.ScopeInput | None = None,
     ) -> None:
         """One workload: from a file (``file_mode``), else live with its ``pods`` and ``events``
-        (``events_read`` False: they could not be read; ``said``: what could not be read)."""
+        (``events_read`` False: they could not be read; ``said``: what could not be read) and its
+        namespace's labels (``scope``)."""
         try:
             if file_mode:
                 described = report.describe_file(chosen, obj, gpu_resources=self.gpu_resources)
@@ -203,6 +209,7 @@ class Out:
                     warnings=said,
                     gpu_resources=self.gpu_resources,
                     pods_complete=pods_complete,
+                    scope=scope,
                 )
         except KartaError as exc:
             raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
@@ -277,8 +284,12 @@ def _describe_live(
             raise
         # every workload's pods, each namespace's listed once, owner reads shared
         found_pods = kube.find_pods_many(client, [obj for _, obj in found])
+        scopes: dict[str, report.ScopeInput] = {}  # each namespace's labels read once
         for (resolved, obj), pods in zip(found, found_pods, strict=True):
             namespace = str((obj.get("metadata") or {}).get("namespace") or "") or None
+            if namespace is not None and namespace not in scopes:
+                labels = kube.namespace_labels(client, namespace)
+                scopes[namespace] = report.ScopeInput(labels.labels, unread=labels.unread)
             events = kube.object_events(client, namespace, report.event_subjects(obj, pods.pods))
             said = [*pods.warnings, *events.warnings]
             out.warnings.extend(said)
@@ -298,6 +309,7 @@ def _describe_live(
                 events=events.events,
                 events_read=events.failure is None,
                 said=said,
+                scope=scopes.get(namespace or ""),
             )
     single = sum(len(names) for _, names in targets) == 1
     if found or not missing:

@@ -2,7 +2,8 @@
 ``ready/desired`` (``?/desired`` when some pods could not be read), GPUs, nodes and one line per
 pod (with the reason a pod is not ready), the Phase line, the Gang line when the definition has gang
 instructions (bound pods against the gang's minimum, :mod:`karta.report.gang_state`; from a file:
-unknown, there are no pods), the Resources table and, live, as
+unknown, there are no pods) and, live, the Gang scope line (in or outside karta-controller's
+gang-scheduling scope, and why), the Resources table and, live, as
 ``kubectl describe`` shows them: the pending pods' scheduling messages (after the Phase line), the
 workload's Conditions and its recent Events (at the end), over the library's rows
 (:func:`karta.report.workload_rows`) and report (:func:`karta.report.describe_report`).
@@ -67,7 +68,7 @@ def render_table(
         phase = f"Phase: {','.join(view.get('phases') or ['Undefined'])}"
         if view.get("stale"):
             phase += _stale_note(staleness)
-        lines.extend(["", printable(phase), *_gang(view.get("gang"))])
+        lines.extend(["", printable(phase), *_gang(view.get("gang")), *_scope(view.get("gangScope"))])
         lines.extend(_pending(view.get("pendingPods") or []))
     elif view.get("gang") is not None:
         lines.extend(["", *_gang(view.get("gang"))])
@@ -91,6 +92,16 @@ def _gang(gang: Any) -> list[str]:
     if gang.get("error"):
         return [printable(f"Gang: unknown ({gang['error']})")]
     return [printable(f"Gang: {gang.get('text') or ''}")]
+
+
+def _scope(scope: Any) -> list[str]:
+    """The ``Gang scope:`` line: in or outside karta-controller's gang-scheduling scope, and why;
+    none without gang instructions."""
+    if not isinstance(scope, Mapping):
+        return []
+    in_scope = scope.get("inScope")
+    state = "in" if in_scope is True else "outside" if in_scope is False else "undecided"
+    return [printable(f"Gang scope: {state} ({scope.get('reason') or ''})")]
 
 
 def _pending(groups: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -522,8 +522,15 @@ class GangReconciler(FollowsTypes):
         # Alpha gangs come from pods, and the pod-admission webhook may create a pod's group just
         # before the pod is stored (and before pod lists show it): a young group missing from the
         # plan is given time before it counts as stale.
-        grace = self.alpha_stale_grace_s if gangs_follow_pods(karta) else 0.0
-        result = self.writer.sync(obj, list(rendering.objects), namespace=key.namespace, stale_grace_s=grace)
+        follows = gangs_follow_pods(karta)
+        grace = self.alpha_stale_grace_s if follows else 0.0
+        result = self.writer.sync(
+            obj,
+            list(rendering.objects),
+            namespace=key.namespace,
+            stale_grace_s=grace,
+            pods=self._pods_of(obj, chains, pods if follows else None),
+        )
         self._report(obj, result)
         if result.failed:
             raise _WriteError(f"{len(result.failed)} group object(s) not written: {'; '.join(result.failed)}")
@@ -555,6 +562,20 @@ class GangReconciler(FollowsTypes):
         self._report(obj, result)
         if result.failed:
             raise _WriteError(f"{len(result.failed)} group object(s) not deleted: {'; '.join(result.failed)}")
+
+    def _pods_of(
+        self, obj: Mapping[str, Any], chains: OwnerChains, listed: list[dict[str, Any]] | None
+    ) -> Callable[[], Sequence[Mapping[str, Any]] | None]:
+        """The workload's pods for the writer (an immutable change: are any of its gang's bound?),
+        listed only when asked; None when the list was refused."""
+
+        def pods() -> Sequence[Mapping[str, Any]] | None:
+            if listed is not None:
+                return listed
+            found, warnings = workload_pods(self.client, obj, chains=chains)
+            return None if warnings else found
+
+        return pods
 
     def _resolve_pod(self, key: Key) -> None:
         """Enqueue the top-level workload of a pod (its controller chain, depth ≤ 6)."""
@@ -607,6 +628,7 @@ class GangReconciler(FollowsTypes):
             ("applied", result.applied),
             ("unchanged", result.unchanged),
             ("deleted", result.deleted),
+            ("replaced", result.replaced),
             ("failed", result.failed),
         ):
             if items:
@@ -616,10 +638,18 @@ class GangReconciler(FollowsTypes):
             self.events.warning(
                 obj,
                 "GangImmutableChange",
-                f"{item}: the {backend} object cannot change this field; it was left as it is "
-                "(delete the object to have it re-created)",
+                f"{item}: the {backend} object cannot change this field, and replacing it now could "
+                "split the gang; it was left as it is (it is replaced once none of the gang's pods "
+                "is bound; delete the object to have it re-created)",
             )
-        if result.applied or result.deleted:
+        for item in result.replaced:
+            self.events.normal(
+                obj,
+                "GangObjectReplaced",
+                f"{item}: the {backend} object cannot change this field; none of the gang's pods "
+                "was bound, so it was deleted and created again",
+            )
+        if result.applied or result.deleted or result.replaced:
             _LOG.info(
                 "group objects written",
                 extra={
@@ -627,6 +657,7 @@ class GangReconciler(FollowsTypes):
                     "key": _label(obj),
                     "applied": result.applied,
                     "deleted": result.deleted,
+                    "replaced": result.replaced,
                 },
             )
 

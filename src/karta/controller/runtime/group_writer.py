@@ -5,8 +5,12 @@ never hands over a half-computed set) and makes the cluster match them:
 
 - each object is read, compared with the live one on the backend's **immutable fields**
   (:func:`immutable_differences`, from the backend's registry record; gang-backends.md 1.5 and
-  3.4) and, when one differs, skipped with
-  a Warning event on the workload and ``karta_gang_immutable_changes``: never forced;
+  3.4, docs/controller/gang-reconciler.md) and, when one differs, **replaced** (deleted, then
+  created) when the caller gave the workload's pods and none of them holds it
+  (:func:`holding_pods`: a bound pod of that gang, or for a kind the backend's record
+  ``held_while_named``, any pod naming it), otherwise skipped and reported (``immutable``: a
+  Warning event on the workload and ``karta_gang_immutable_changes``): never forced. A replaced
+  object whose deletion waits on a finalizer is created once it is gone (``deferred``);
 - otherwise it is written by server-side apply as field manager ``karta`` **with force**: the fields
   we set are ours, so when another field manager changed one of them the next reconcile takes it
   back (without force the apply would stop at a 409 conflict and the object would stay diverged).
@@ -26,14 +30,17 @@ immutable field seen in the cache is confirmed with a GET before it is reported.
 
 **Admission mode** (:meth:`GroupWriter.ensure`, the pod webhook: the objects must exist before the
 pod is answered, within its deadline, and the gang reconciler stays the one that converges them):
-no read before an apply, no force (an object another manager, or an immutable field, holds with
-other values is used as it is: a 409 or 422 on an object that exists is ``unchanged``), the kinds
-of the backend's record ``create_only`` (the Workload API's Workload) only created when missing,
-nothing deleted, an object applied alike less than :data:`APPLIED_TTL_S` ago not applied again,
-and it stops at the first failure or once the deadline has passed (``out_of_time``).
+no force (an object another manager, or an immutable field, holds with other values is used as it
+is: a 409 or 422 on an object that exists is ``unchanged``), the kinds of the backend's record
+``create_only`` (the Workload API's Workload) only created when missing, nothing deleted, an
+object applied alike less than :data:`APPLIED_TTL_S` ago not applied again, and it stops at the
+first failure or once the deadline has passed (``out_of_time``). An object with gang minimums
+(the record's ``minimums``) is read first and never lowered (:func:`lowered_minimums`): the pod's
+rendering may come from a workload read a few seconds ago, before a scale-up the reconciler has
+already written, and lowering is the reconciler's alone.
 
-The pure parts (:func:`immutable_differences`, :func:`owned_by`, :func:`stale_objects`) are unit
-tested; the writing needs a cluster.
+The pure parts (:func:`immutable_differences`, :func:`holding_pods`, :func:`lowered_minimums`,
+:func:`owned_by`, :func:`stale_objects`) are unit tested; the writing needs a cluster.
 """
 
 from __future__ import annotations
@@ -65,7 +72,9 @@ __all__ = [
     "WriteResult",
     "age_s",
     "fingerprint",
+    "holding_pods",
     "immutable_differences",
+    "lowered_minimums",
     "owned_by",
     "stale_objects",
 ]
@@ -73,10 +82,13 @@ __all__ = [
 FIELD_MANAGER: Final = "karta"
 APPLIED_TTL_S: Final = 30.0  # admission mode: an object applied alike this recently is not applied again
 _ADMISSION_MEMO: Final = 4096
+_REPLACE_RETRY_S: Final = 1.0  # a replaced object waiting on its finalizers is looked at again after
+_SHOWN_PODS: Final = 5
 MANAGED_SELECTOR: Final = ",".join(f"{k}={v}" for k, v in MANAGED_BY.items())
 _LOG = logger("gangs")
 
 _MISSING = object()
+_NO_ENTRY = object()
 
 
 def _group_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -89,7 +101,7 @@ def _backend(group: str) -> GangBackend | None:
     return next((b for b in BACKENDS.values() if b.api_group == group), None)
 
 
-def _at(obj: Mapping[str, Any], path: Sequence[str]) -> Any:
+def _at(obj: Any, path: Sequence[str]) -> Any:
     value: Any = obj
     for part in path:
         if not isinstance(value, Mapping) or part not in value:
@@ -98,12 +110,45 @@ def _at(obj: Mapping[str, Any], path: Sequence[str]) -> Any:
     return value
 
 
+def _each(obj: Any, path: Sequence[str], label: str = "") -> dict[str, Any]:
+    """The values at ``path`` by their label (``spec.x[name].y``): ``*`` is each entry of a
+    list-map (by ``name``) or of a mapping (by key). A missing value is :data:`_MISSING`; a
+    ``*`` over nothing gives no value."""
+    if "*" not in path:
+        return {label + ".".join(path): _at(obj, path)}
+    star = list(path).index("*")
+    head, tail = path[:star], path[star + 1 :]
+    prefix = label + ".".join(head)
+    container = _at(obj, head)
+    if isinstance(container, Mapping):
+        entries = [(str(key), value) for key, value in container.items()]
+    elif isinstance(container, list):
+        entries = [
+            (str(item.get("name")), item)
+            for item in container
+            if isinstance(item, Mapping) and "name" in item
+        ]
+    else:
+        return {}
+    out: dict[str, Any] = {}
+    for key, value in entries:
+        if tail:
+            out.update(_each(value, tail, f"{prefix}[{key}]."))
+        else:
+            out[f"{prefix}[{key}]"] = value
+    return out
+
+
 def _names(value: Any) -> list[str] | None:
     if value is _MISSING or value is None:
         return None
     if not isinstance(value, list):
         return []
     return [str(item.get("name")) for item in value if isinstance(item, Mapping)]
+
+
+def _keys(value: Any) -> list[str] | None:
+    return sorted(value) if isinstance(value, Mapping) else None
 
 
 def _covers(live: Any, desired: Any) -> bool:
@@ -125,26 +170,77 @@ def _covers(live: Any, desired: Any) -> bool:
 def immutable_differences(live: Mapping[str, Any], desired: Mapping[str, Any]) -> list[str]:
     """The immutable fields of ``desired`` that differ from the live object, as ``spec.x`` paths
     (empty: the apply may go ahead): those its backend's record declares
-    (:meth:`karta.render.GangBackend.immutable_fields`). A field we do not set is not compared."""
+    (:meth:`karta.render.GangBackend.immutable_fields`). A field we do not set is not compared;
+    with ``*``, an entry the live object does not have is not compared either (a new or gone
+    entry is the ``names_only`` rule's)."""
     group, kind = _group_kind(desired)
     backend = _backend(group)
     if backend is None:
         return []
     out: list[str] = []
     for rule in backend.immutable_fields(str(desired.get("apiVersion") or ""), kind):
-        if rule.names_only:
-            want_names = _names(_at(desired, rule.path))
-            have_names = _names(_at(live, rule.path))
-            if want_names is not None and have_names is not None and sorted(want_names) != sorted(have_names):
-                out.append(f"{'.'.join(rule.path)}[*].name")
-            continue
-        want = _at(desired, rule.path)
-        if want is _MISSING:
-            continue
-        have = _at(live, rule.path)
-        if have is _MISSING or not _covers(have, want):
-            out.append(".".join(rule.path))
+        have_all = _each(live, rule.path)
+        for label, want in _each(desired, rule.path).items():
+            have = have_all.get(label, _NO_ENTRY)
+            if have is _NO_ENTRY:
+                continue  # an entry the live object does not have
+            if rule.names_only:
+                want_names, have_names = _names(want), _names(have)
+                if (
+                    want_names is not None
+                    and have_names is not None
+                    and sorted(want_names) != sorted(have_names)
+                ):
+                    out.append(f"{label}[*].name")
+            elif rule.keys_only:
+                if want is not _MISSING and _keys(want) != _keys(have):
+                    out.append(label)
+            elif want is not _MISSING and (have is _MISSING or not _covers(have, want)):
+                out.append(label)
     return out
+
+
+def lowered_minimums(live: Mapping[str, Any], desired: Mapping[str, Any]) -> list[str]:
+    """The gang minimums (the backend's record ``minimums``) that ``desired`` would lower on the
+    live object, as ``spec.x`` paths with both values."""
+    group, kind = _group_kind(desired)
+    backend = _backend(group)
+    if backend is None:
+        return []
+    out: list[str] = []
+    for rule in backend.minimum_fields(kind):
+        have_all = _each(live, rule.path)
+        for label, want in _each(desired, rule.path).items():
+            have = have_all.get(label)
+            if isinstance(want, int) and isinstance(have, int) and want < have:
+                out.append(f"{label} {have} -> {want}")
+    return out
+
+
+def _bound(pod: Mapping[str, Any]) -> bool:
+    return bool(_at(pod, ("spec", "nodeName")) not in (_MISSING, None, ""))
+
+
+def holding_pods(obj: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Of ``pods`` (the workload's), the names of those that keep ``obj`` (one of its group objects)
+    from being replaced: for the kind pods name (the backend's record ``pod_group_kind``), the pods
+    naming it that are bound (``spec.nodeName``), or all of them when the record says its deletion
+    waits for them (``held_while_named``); for the other kinds (a Workload API Workload or
+    CompositePodGroup, which every gang of the workload hangs from), every bound pod."""
+    group, kind = _group_kind(obj)
+    backend = _backend(group)
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    out: list[str] = []
+    for pod in pods:
+        pod_name = str((pod.get("metadata") or {}).get("name") or "")
+        if backend is not None and kind == backend.pod_group_kind and backend.pod_group_ref:
+            if backend.pod_group_name(pod) != name:
+                continue
+            if kind in backend.held_while_named or _bound(pod):
+                out.append(pod_name)
+        elif _bound(pod):
+            out.append(pod_name)
+    return sorted(out)
 
 
 def owned_by(obj: Mapping[str, Any], uid: str) -> bool:
@@ -183,7 +279,19 @@ def age_s(obj: Mapping[str, Any], *, now: float | None = None) -> float:
 
 
 def _immutable_error(exc: ApiError) -> bool:
-    return exc.status == 422 and "immutable" in str(exc).lower()
+    text = str(exc).lower()
+    # 1.37's messages: "field is immutable", "item may not be added", "field cannot be cleared"
+    return exc.status == 422 and any(
+        word in text for word in ("immutable", "may not be added", "may not be removed", "cannot be cleared")
+    )
+
+
+def _defer(result: WriteResult, wait: float) -> None:
+    result.deferred = wait if result.deferred is None else min(result.deferred, wait)
+
+
+PodSource = Callable[[], "Sequence[Mapping[str, Any]] | None"]
+"""The workload's pods, listed when first asked (None: they could not be listed)."""
 
 
 class GroupCache(Protocol):
@@ -213,9 +321,11 @@ class WriteResult:
     applied: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
-    immutable: list[str] = field(default_factory=list)  # "<Kind>/<name>: <fields>"
+    immutable: list[str] = field(default_factory=list)  # "<Kind>/<name>: <fields>; <why kept>"
+    replaced: list[str] = field(default_factory=list)  # "<Kind>/<name>: <fields>": deleted, created
     failed: list[str] = field(default_factory=list)  # "<Kind>/<name>: <error>"
-    deferred: float | None = None  # seconds until a young stale object may be deleted
+    # seconds until a young stale object may be deleted, or a replaced one is gone
+    deferred: float | None = None
     out_of_time: bool = False  # admission mode: the deadline passed before every object was written
     kept: list[str] = field(
         default_factory=list
@@ -252,18 +362,30 @@ class GroupWriter:
         *,
         namespace: str,
         stale_grace_s: float = 0.0,
+        pods: PodSource | None = None,
     ) -> WriteResult:
         """Make the workload's group objects in ``namespace`` exactly ``objects``. A stale object
-        younger than ``stale_grace_s`` is kept for now (``deferred``: when to look again)."""
+        younger than ``stale_grace_s`` is kept for now (``deferred``: when to look again). An
+        object an immutable field keeps from changing is replaced when ``pods`` (the workload's,
+        asked for only then; None: they cannot be listed) show none holding it, else reported."""
         uid = str((workload.get("metadata") or {}).get("uid") or "")
         result = WriteResult()
         keep: dict[tuple[str, str], set[str]] = {}
+        listed: list[Sequence[Mapping[str, Any]] | None] = []
+
+        def workload_pods() -> Sequence[Mapping[str, Any]] | None:
+            if pods is None:
+                return None
+            if not listed:
+                listed.append(pods())
+            return listed[0]
+
         for obj in objects:
             name = str(obj["metadata"]["name"])
             keep.setdefault(_group_kind(obj), set()).add(name)
             label = f"{obj.get('kind')}/{name}"
             try:
-                self._write(obj, namespace, label, result)
+                self._write(obj, namespace, label, result, workload_pods)
             except (ApiError, ClusterError) as exc:
                 result.failed.append(f"{label}: {exc}")
         if not uid:
@@ -283,7 +405,7 @@ class GroupWriter:
                 name = str(stale["metadata"]["name"])
                 wait = stale_grace_s - age_s(stale)
                 if wait > 0:
-                    result.deferred = wait if result.deferred is None else min(result.deferred, wait)
+                    _defer(result, wait)
                     continue
                 try:
                     self.client.delete(rtype, name, namespace=namespace)
@@ -303,7 +425,14 @@ class GroupWriter:
                 raise
             return None
 
-    def _write(self, obj: Mapping[str, Any], namespace: str, label: str, result: WriteResult) -> None:
+    def _write(
+        self,
+        obj: Mapping[str, Any],
+        namespace: str,
+        label: str,
+        result: WriteResult,
+        pods: PodSource,
+    ) -> None:
         api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
         rtype = self.client.discovery.for_api_version(api_version, kind)
         name = str(obj["metadata"]["name"])
@@ -322,18 +451,27 @@ class GroupWriter:
                 if last is not None and last[:2] == (digest, rv):
                     result.unchanged.append(label)
                     return
+        if live is not None and (live.get("metadata") or {}).get("deletionTimestamp"):
+            if cached is not None:
+                live = self._live(rtype, name, namespace)  # the cache may be behind: ask
+            if live is not None and (live.get("metadata") or {}).get("deletionTimestamp"):
+                _defer(result, _REPLACE_RETRY_S)  # being deleted (a replacement): created once gone
+                return
         if live is not None:
             differences = immutable_differences(live, obj)
             if differences and cached is not None:
                 live = self._live(rtype, name, namespace)  # the cache may be behind: ask
                 differences = immutable_differences(live, obj) if live is not None else []
             if differences:
-                result.immutable.append(f"{label}: {', '.join(differences)}")
+                self._replace(obj, rtype, namespace, label, ", ".join(differences), result, pods)
                 return
         before = str(((live or {}).get("metadata") or {}).get("resourceVersion") or "")
         try:
             applied = self.client.apply(obj, field_manager=self.field_manager, force=True)
         except ApiError as exc:
+            if _immutable_error(exc) and live is not None:
+                self._replace(obj, rtype, namespace, label, str(exc), result, pods)
+                return
             if _immutable_error(exc):
                 result.immutable.append(f"{label}: {exc}")
                 return
@@ -341,6 +479,44 @@ class GroupWriter:
         after = str((applied.get("metadata") or {}).get("resourceVersion") or "")
         self._remember(memo_key, digest, after)
         (result.unchanged if live is not None and before == after else result.applied).append(label)
+
+    def _replace(
+        self,
+        obj: Mapping[str, Any],
+        rtype: ResourceType,
+        namespace: str,
+        label: str,
+        what: str,
+        result: WriteResult,
+        pods: PodSource,
+    ) -> None:
+        """An immutable change: delete and create ``obj`` when no pod holds it (:func:`holding_pods`),
+        else report it. The delete may wait on a finalizer: then it is created on a later sync."""
+        listed = pods()
+        if listed is None:
+            result.immutable.append(f"{label}: {what}; kept: the workload's pods could not be listed")
+            return
+        holding = holding_pods(obj, listed)
+        if holding:
+            shown = ", ".join(holding[:_SHOWN_PODS]) + (", ..." if len(holding) > _SHOWN_PODS else "")
+            result.immutable.append(f"{label}: {what}; kept: pods {shown} hold it")
+            return
+        name = str(obj["metadata"]["name"])
+        try:
+            self.client.delete(rtype, name, namespace=namespace)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+        self.forget(str(obj["apiVersion"]), str(obj["kind"]), namespace, name)
+        gone = self._live(rtype, name, namespace)
+        if gone is not None:
+            result.replaced.append(f"{label}: {what}; deleted, created once its finalizers let go")
+            _defer(result, _REPLACE_RETRY_S)
+            return
+        applied = self.client.apply(obj, field_manager=self.field_manager, force=True)
+        rv = str((applied.get("metadata") or {}).get("resourceVersion") or "")
+        self._remember((str(obj["apiVersion"]), str(obj["kind"]), namespace, name), fingerprint(obj), rv)
+        result.replaced.append(f"{label}: {what}")
 
     def _remember(
         self, key: tuple[str, str, str, str], digest: str, rv: str, *, bounded: bool = False
@@ -388,6 +564,18 @@ class GroupWriter:
             self._remember(key, digest, "", bounded=True)
             result.kept.append(label)
             return
+        if backend is not None and backend.minimum_fields(kind):
+            live = self._live(rtype, name, namespace)
+            lowered = lowered_minimums(live, obj) if live is not None else []
+            if lowered:
+                # Rendered from a workload read before a scale-up the reconciler has written.
+                _LOG.info(
+                    "group object kept: admission never lowers a minimum",
+                    extra={"object": label, "minimums": lowered},
+                )
+                self._remember(key, digest, "", bounded=True)
+                result.kept.append(label)
+                return
         try:
             self.client.apply(obj, field_manager=self.field_manager)
         except ApiError as exc:

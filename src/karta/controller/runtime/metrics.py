@@ -93,7 +93,7 @@ class Metrics:
         # karta's own.
         self.gang_objects = Counter(
             "karta_gang_objects",
-            "Group objects written per backend and outcome (applied, unchanged, deleted, failed).",
+            "Group objects written per backend and outcome (applied, unchanged, deleted, replaced, failed).",
             ["backend", "outcome"],
             registry=r,
         )

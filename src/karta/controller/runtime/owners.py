@@ -63,6 +63,7 @@ class OwnerWalk:
     links: tuple[OwnerLink, ...]
     top: dict[str, Any] | None
     error: str | None = None
+    top_read: bool = False  # ``top`` was read from the server by this walk, not from the cache
 
 
 class OwnerCache:
@@ -104,11 +105,12 @@ class OwnerCache:
         namespace = str(metadata.get("namespace") or "") if isinstance(metadata, Mapping) else ""
         links: list[OwnerLink] = []
         top: dict[str, Any] | None = None
+        top_read = False
         current: Mapping[str, Any] = obj
         while True:
             ref = controller_ref(current) if isinstance(current.get("metadata"), Mapping) else None
             if ref is None:
-                return OwnerWalk(tuple(links), top)
+                return OwnerWalk(tuple(links), top, top_read=top_read)
             if len(links) >= MAX_DEPTH:
                 return OwnerWalk(tuple(links), top, f"owner chain deeper than {MAX_DEPTH}")
             if deadline is not None and self._clock() > deadline:
@@ -127,13 +129,14 @@ class OwnerCache:
             link = OwnerLink(api_version, kind, name, uid, namespace if rtype.namespaced else "")
             links.append(link)
             try:
-                owner = self._read(link, rtype)
+                owner, top_read = self._read(link, rtype)
             except ClusterError as exc:
                 return OwnerWalk(tuple(links), top, f"cannot read {kind} {name}: {exc}")
             top = owner
             current = owner
 
-    def _read(self, link: OwnerLink, rtype: Any) -> dict[str, Any]:
+    def _read(self, link: OwnerLink, rtype: Any) -> tuple[dict[str, Any], bool]:
+        """The owner, and whether it was read from the server (not the cache)."""
         key = (link.namespace, link.api_version, link.kind, link.name)
         now = self._clock()
         with self._lock:
@@ -146,12 +149,30 @@ class OwnerCache:
                     if now - stamp > self.refresh_after and key not in self._refreshing:
                         self._refreshing.add(key)
                         self._schedule(link, rtype)
-                    return owner
+                    return owner, False
                 del self._entries[key]
-        return self._fetch(link, rtype)
+        return self._fetch(link, rtype), True
 
-    def _fetch(self, link: OwnerLink, rtype: Any) -> dict[str, Any]:
-        owner = self.client.get(rtype, link.name, namespace=link.namespace or None)
+    def read_fresh(self, link: OwnerLink) -> dict[str, Any]:
+        """``link`` read from the server now (the cache updated with it), not from this cache: from
+        the API server's watch cache (``resourceVersion=0``, no etcd read), which holds every change
+        a watcher has been told of, such as the one a workload's controller acted on."""
+        rtype = self.client.discovery.for_api_version(link.api_version, link.kind)
+        key = (link.namespace, link.api_version, link.kind, link.name)
+        with self._lock:
+            entry = self._entries.get(key)
+        owner = self._fetch(link, rtype, resource_version="0")
+        if entry is not None and _version(entry[1]) == _version(owner) != "":
+            # Unchanged: the cached object itself, whose identity keys the evaluations already made.
+            with self._lock:
+                self._entries[key] = (self._clock(), entry[1])
+            return entry[1]
+        return owner
+
+    def _fetch(self, link: OwnerLink, rtype: Any, *, resource_version: str | None = None) -> dict[str, Any]:
+        owner = self.client.get(
+            rtype, link.name, namespace=link.namespace or None, resource_version=resource_version
+        )
         got_uid = str((owner.get("metadata") or {}).get("uid") or "")
         key = (link.namespace, link.api_version, link.kind, link.name)
         if link.uid and got_uid and got_uid != link.uid:
@@ -183,6 +204,10 @@ class OwnerCache:
             finally:
                 with self._lock:
                     self._refreshing.discard((link.namespace, link.api_version, link.kind, link.name))
+
+
+def _version(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
 def owner_kinds(kartas: Iterable[Karta]) -> set[tuple[str, str]]:

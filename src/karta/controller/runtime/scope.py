@@ -19,13 +19,13 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import Any
 
 from karta.errors import KartaError
 from karta.gang.scope import ScopeDecision, gang_scope, namespace_selector
 from karta.kube.cache import SharedCache, Watch
 from karta.kube.client import KubeClient
-from karta.kube.resources import ResourceType
+from karta.kube.namespaces import NAMESPACE_RESOURCE
 from karta.rbac import rule
 
 __all__ = [
@@ -34,16 +34,6 @@ __all__ = [
     "excluded_namespaces",
     "scope_rules",
 ]
-
-NAMESPACE_RESOURCE: Final = ResourceType(
-    group="",
-    version="v1",
-    kind="Namespace",
-    plural="namespaces",
-    singular="namespace",
-    namespaced=False,
-    verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
-)
 
 
 def excluded_namespaces(

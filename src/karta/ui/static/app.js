@@ -309,6 +309,11 @@ function detailContent(data) {
   fact("Pods", `${row.pods.ready} ready of ${row.pods.desired} desired (${row.pods.total} present)`);
   fact("GPUs requested", String(row.gpus));
   fact("Gang", row.gang ? `${gangText(row.gang)}; ${row.gang.gangs} gang(s)` : "no gang instructions");
+  if (d.gangScope) {
+    const inScope = d.gangScope.inScope;
+    const state = inScope === true ? "in the scope" : inScope === false ? "outside the scope" : "undecided";
+    fact("Gang scope", `${state}: ${d.gangScope.reason}`, inScope === false ? "bad" : null);
+  }
   fact("Created", row.createdAt || "");
   if (row.cluster) fact("Cluster", row.cluster);
   out.push(facts);

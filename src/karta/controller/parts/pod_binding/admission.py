@@ -63,6 +63,7 @@ from karta.controller.runtime.quarantine import Quarantine
 from karta.controller.runtime.webhook.review import Answer, allow, deny, json_pointer
 from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
 from karta.errors import (
+    ClusterError,
     ExtractionError,
     GangError,
     JqBudgetError,
@@ -175,6 +176,19 @@ class PodBinder:
 
     def top(self, pod: Mapping[str, Any], *, deadline: float | None = None) -> OwnerWalk:
         return self.owners.walk(pod, deadline=deadline)
+
+    def fresh(self, walk: OwnerWalk) -> OwnerWalk:
+        """``walk`` with its top owner (the workload) read from the server now: the cached one may
+        predate a scale change whose new pods these are, and the group objects written before the
+        pod is answered must carry the new minimums (the owners in between stay cached)."""
+        if walk.top is None or not walk.links or walk.top_read:
+            return walk
+        link = walk.links[-1]
+        try:
+            top = self.owners.read_fresh(link)
+        except ClusterError as exc:
+            raise BindingFailure("owner", f"cannot read {link.kind} {link.name}: {exc}", walk.top) from exc
+        return OwnerWalk(walk.links, top, walk.error, top_read=True)
 
     def definition(self, walk: OwnerWalk) -> StoredDefinition | None:
         """The definition for the top owner's GVK when it has gang instructions, else None. A chain
@@ -337,7 +351,12 @@ class PodAdmission:
         progress: dict[str, Any] = {}
         try:
             future = self._pool.submit(self._handle, request, deadline, progress)
-        except RuntimeError:  # shutting down
+        except RuntimeError:  # shutting down: in a gang scope, refused as if unreachable (never unbound)
+            if self.scope is not None:
+                return deny(
+                    "karta: the pod webhook is shutting down; the pod is created again by its controller",
+                    code=503,
+                )
             return allow()
         try:
             return future.result(timeout=max(0.0, deadline - time.monotonic()))
@@ -388,6 +407,7 @@ class PodAdmission:
             if not decision.in_scope:
                 return allow()  # outside the gang-scheduling scope: not ours
             progress["in_scope"] = True
+        walk = self.binder.fresh(walk)
         binding = self.binder.bind(walk, stored, [pod])
         name = str(_metadata(pod).get("name") or "")
         merge = binding.patch_for(name)

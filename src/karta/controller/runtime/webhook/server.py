@@ -11,8 +11,10 @@ a handler that raises is a 500, so the API server applies the webhook's ``failur
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import ssl
 import threading
 import time
@@ -81,6 +83,27 @@ class _TLSServer(ThreadingHTTPServer):
     daemon_threads = True
     certs: CertFiles
 
+    def server_activate(self) -> None:
+        self.connections: set[Any] = set()  # accepted, not yet closed
+        self.connections_lock = threading.Lock()
+        super().server_activate()
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.connections_lock:
+            self.connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """End every kept-alive connection once its current request is answered, as the exit of
+        the process would: the API server's next call connects again, and is refused (its
+        failurePolicy decides), instead of reaching handlers that are shutting down. Only the
+        reading side is shut (on the TCP socket, under TLS): an answer being written still goes out."""
+        with self.connections_lock:
+            connections = list(self.connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                socket.socket.shutdown(connection, socket.SHUT_RD)
+
     def get_request(self) -> tuple[Any, Any]:
         sock, address = self.socket.accept()
         try:
@@ -91,7 +114,10 @@ class _TLSServer(ThreadingHTTPServer):
             raise OSError("no serving certificate") from exc
         sock.settimeout(10.0)
         # The handshake happens on the handler's thread (first read), never in the accept loop.
-        return context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
+        connection = context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        with self.connections_lock:
+            self.connections.add(connection)
+        return connection, address
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         _LOG.debug("connection error", extra={"client": str(client_address)})
@@ -221,6 +247,7 @@ class WebhookServer:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+            self._server.close_connections()
 
 
 def _key(request: Mapping[str, Any]) -> str:
