@@ -21,6 +21,7 @@ NAMESPACED = {
     ("apps/v1", "Deployment"),
     ("example.com/v1", "Trainer"),
     ("jobset.x-k8s.io/v1alpha2", "JobSet"),
+    ("ray.io/v1", "RayCluster"),
     ("v1", "Pod"),
     ("v1", "Event"),
     ("scheduling.k8s.io/v1beta1", "Workload"),

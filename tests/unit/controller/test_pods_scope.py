@@ -22,7 +22,7 @@ from karta.definitions import DefinitionStore
 from karta.errors import ApiError
 from karta.gang import SCOPE_LABEL
 
-from .pods_support import FakeCluster, job, job_pod, review
+from .pods_support import FakeCluster, job, job_pod, owned_pod, review
 
 
 @pytest.fixture
@@ -147,3 +147,45 @@ def test_a_webhook_shutting_down_refuses_in_a_scope(store: DefinitionStore) -> N
     handler.close()
     answer = handler(review(job_pod(owner)))
     assert not answer.allowed and answer.code == 503 and "shutting down" in answer.message
+
+
+def _multi_host_ray() -> dict[str, Any]:
+    template = {"spec": {"containers": [{"name": "ray", "image": "rayproject/ray"}]}}
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "tpu", "namespace": "team"},
+        "spec": {
+            "headGroupSpec": {"template": template},
+            "workerGroupSpecs": [
+                {"groupName": "slice", "replicas": 1, "numOfHosts": 2, "template": template}
+            ],
+        },
+    }
+
+
+@pytest.mark.parametrize("index", [None, "0"])
+def test_a_pod_whose_gang_the_definition_cannot_decide_is_refused_never_scheduled_alone(
+    store: DefinitionStore, index: str | None
+) -> None:
+    """Issue 22: a multi-host Ray worker without KubeRay's replica index (KubeRay 1.5 with its
+    RayMultiHostIndexing gate off) is in no gang of the catalog's split; inside the scope it is
+    refused with the plan's reason and the way out, not admitted to be scheduled alone. With the
+    label it is bound to its replica's gang."""
+    cluster = _cluster("enabled")
+    owner = cluster.add(_multi_host_ray())
+    labels = {"ray.io/node-type": "worker", "ray.io/group": "slice", "ray.io/cluster": "tpu"}
+    if index is not None:
+        labels["ray.io/worker-group-replica-index"] = index
+    handler, metrics = _admission(cluster, store, backend="volcano")
+    answer = handler(review(owned_pod(owner, name="tpu-slice-worker-a", labels=labels)))
+    if index is not None:
+        assert answer.allowed and answer.patch
+        return
+    assert not answer.allowed and answer.code == 503
+    assert answer.message.startswith("karta: pod team/tpu-slice-worker-a refused: its gang cannot be decided")
+    assert "ray.io/worker-group-replica-index" in answer.message
+    assert f"{SCOPE_LABEL}=disabled" in answer.message
+    assert _count(metrics, "karta_unbound_pods_total", {"reason": "no-gang"}) == 1
+    (event,) = cluster.wait_events(EVENT_REASON)
+    assert event["involvedObject"]["uid"] == owner["metadata"]["uid"]

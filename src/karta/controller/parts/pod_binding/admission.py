@@ -74,9 +74,10 @@ from karta.errors import (
     ResolutionError,
 )
 from karta.extract import ComponentFactory
-from karta.gang import gang_format
+from karta.gang import SCOPE_LABEL, compute_gang_plan, gang_format
 from karta.kube.client import KubeClient
 from karta.model import GVK
+from karta.model.findings import Severity
 from karta.render import BackendOptions, render
 from karta.render.backends import controller_options, gang_backend
 
@@ -126,6 +127,7 @@ class Binding:
     objects: tuple[dict[str, Any], ...]
     patches: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()  # the plan's errors: pods whose gang the definition cannot decide
 
     def patch_for(self, pod_name: str) -> dict[str, Any] | None:
         return self.patches.get(pod_name)
@@ -232,7 +234,8 @@ class PodBinder:
             )
         try:
             factory = ComponentFactory(stored.karta, workload, evaluator=evaluator_for(stored))
-            rendering = render(self.backend, factory, pods=pods, options=self.options())
+            plan = compute_gang_plan(factory, pods, evaluator=factory.evaluator)
+            rendering = render(self.backend, factory, pods=pods, plan=plan, options=self.options())
         except JqBudgetError as exc:
             self.quarantine.breached(stored, exc, part="pod-binding")
             raise BindingFailure("budget", f"{stored.name}: {exc}", workload) from exc
@@ -257,6 +260,7 @@ class PodBinder:
             objects=rendering.objects,
             patches=patches,
             warnings=rendering.warnings,
+            errors=tuple(d.message for d in plan.diagnostics if d.severity is Severity.ERROR),
         )
 
 
@@ -412,6 +416,10 @@ class PodAdmission:
         name = str(_metadata(pod).get("name") or "")
         merge = binding.patch_for(name)
         if merge is None:
+            if binding.errors:  # the definition cannot tell this pod's gang: never scheduled alone
+                raise BindingFailure(
+                    "no-gang", f"{stored.name}: {'; '.join(binding.errors)}", binding.workload
+                )
             return allow()  # not in any gang of the workload (e.g. a component outside the gang)
         if conflicting_group(pod, merge, self.binder.record.pod_group_fields):
             return allow(
@@ -476,10 +484,17 @@ class PodAdmission:
         pod = _sent(request)  # as sent: no placeholder name in messages
         self.metrics.unbound_pods.labels(reason=failure.reason).inc()
         if self.scope is not None and in_scope:
-            message = (
-                f"pod {_describe(pod)} refused: its gang binding cannot be made now ({failure.reason}): "
-                f"{failure.message}; created again by its controller, it is bound then"
-            )
+            if failure.reason == "no-gang":
+                message = (
+                    f"pod {_describe(pod)} refused: its gang cannot be decided ({failure.message}); "
+                    f"give the pod what its definition reads, or label its workload "
+                    f"{SCOPE_LABEL}=disabled to schedule it without a gang"
+                )
+            else:
+                message = (
+                    f"pod {_describe(pod)} refused: its gang binding cannot be made now ({failure.reason}): "
+                    f"{failure.message}; created again by its controller, it is bound then"
+                )
             _LOG.warning(
                 "pod refused unbound",
                 extra={"pod": _describe(pod), "reason": failure.reason, "error": failure.message},
