@@ -23,7 +23,14 @@ from karta.gang._types import FactoryLike
 from karta.gang.structure import StructureSummary
 from karta.model.types import ComponentDefinition, Karta, PodGroup, TopologyConstraint
 
-__all__ = ["CompiledGang", "CompiledSubGroup", "ScaleNode", "compiled_gang", "subtree_counts"]
+__all__ = [
+    "CompiledGang",
+    "CompiledSubGroup",
+    "ScaleNode",
+    "combine_scale",
+    "compiled_gang",
+    "subtree_counts",
+]
 
 # (component name, has a scaleDefinition, child nodes)
 ScaleNode = tuple[str, bool, tuple[Any, ...]]
@@ -127,7 +134,7 @@ def subtree_counts(factory: FactoryLike, node: ScaleNode) -> tuple[int, int]:
             continue
         stack.pop()
         if children:
-            counts = (_combine(frame[1], frame[4]), _combine(frame[2], frame[5]))
+            counts = (combine_scale(frame[1], frame[4]), combine_scale(frame[2], frame[5]))
         else:
             counts = (frame[1], frame[2])
         if not stack:
@@ -159,7 +166,8 @@ def _own_counts(factory: FactoryLike, node: ScaleNode) -> tuple[int, int]:
     return own_min, own_desired
 
 
-def _combine(own: int, below: int) -> int:
+def combine_scale(own: int, below: int) -> int:
+    """A component's own scale with its children's (12.6): the one that is not 0, else the product."""
     if below == 0:
         return own
     if own == 0:

@@ -34,6 +34,7 @@ from karta._records import record
 from karta.errors import GangError, JqError, KartaError
 from karta.extract.pods import PodQuerier
 from karta.gang._types import FactoryLike
+from karta.gang.compiled import combine_scale
 from karta.gang.membership import infer_pod_component
 from karta.gang.plan import Gang, GangPlan, SubGroupPlan, Topology
 from karta.gang.scale import effective_desired, effective_min, subtree_desired, subtree_scale
@@ -544,17 +545,9 @@ def _rest_counts(
         values = (
             (frame[1], frame[2])
             if not frame[3]
-            else (_combine(frame[1], frame[5]), _combine(frame[2], frame[6]))
+            else (combine_scale(frame[1], frame[5]), combine_scale(frame[2], frame[6]))
         )
         if not stack:
             return values
         stack[-1][5] += values[0]
         stack[-1][6] += values[1]
-
-
-def _combine(own: int, below: int) -> int:
-    if below == 0:
-        return own
-    if own == 0:
-        return below
-    return own * below
