@@ -118,6 +118,12 @@ class WatchedWorkloads(FollowsTypes):
         with self._lock:
             return {gk: rtype for gk, (rtype, _) in self._types.items()}
 
+    def synced(self) -> bool:
+        """Every watched type's informers have listed (until then, fresh reads go to the server)."""
+        with self._lock:
+            watches = [w for _, by_ns in self._types.values() for w in by_ns.values()]
+        return all(w.synced.is_set() for w in watches)
+
     def _coverage(self, coverage: Coverage) -> None:
         """References that match the covered types with gang instructions (one per namespace)."""
         wanted = {
