@@ -167,8 +167,8 @@ def test_the_admission_process_watches_each_covered_type_once(
         role=ADMISSION_ROLE,
         enable_webhook=True,
         webhook_cert_dir=tmp_path / "certs",  # empty: the server waits for files, never serves here
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
+        metrics_bind_address="127.0.0.1:0",  # the child announces both ports, as the parent starts it
+        health_probe_bind_address="127.0.0.1:0",
         definitions_dir=tmp_path / "definitions",
         cluster_definitions=True,
         shutdown_timeout=15.0,
