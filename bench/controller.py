@@ -173,9 +173,10 @@ def children(pid: int, marker: bytes = b"--role=admission") -> list[int]:
     return found
 
 
-def peak_rss_mb(pid: int) -> float:
+def peak_rss_mb(pid: int, field: str = "VmHWM") -> float:
+    """The peak RSS of ``pid`` (``field="VmRSS"``: the current one), in MB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
