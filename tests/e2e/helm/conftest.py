@@ -8,12 +8,17 @@ from pathlib import Path
 import pytest
 
 from ..kubehttp import KubeHTTP
-from .helm_support import Helm, build_helm
+from .helm_support import Helm, build_helm, build_kubectl
 
 
 @pytest.fixture(scope="session")
 def helm_binary() -> Path:
     return build_helm()
+
+
+@pytest.fixture(scope="session")
+def kubectl_binary() -> Path:
+    return build_kubectl()
 
 
 @pytest.fixture

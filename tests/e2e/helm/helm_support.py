@@ -35,12 +35,22 @@ VALUE_SETS: dict[str, tuple[str, ...]] = {
 }
 
 
-def build_helm() -> Path:
-    """The pinned helm binary, built or reused (the last line hack/helm/build.sh prints)."""
+def _built(tool: str) -> Path:
+    """The pinned ``tool`` binary, built or reused (the last line hack/TOOL/build.sh prints)."""
     out = subprocess.run(
-        ["bash", str(REPO / "hack" / "helm" / "build.sh")], check=True, capture_output=True, text=True
+        ["bash", str(REPO / "hack" / tool / "build.sh")], check=True, capture_output=True, text=True
     ).stdout
-    return Path(out.strip().splitlines()[-1]) / "helm"
+    return Path(out.strip().splitlines()[-1]) / tool
+
+
+def build_helm() -> Path:
+    """The pinned helm binary (hack/helm)."""
+    return _built("helm")
+
+
+def build_kubectl() -> Path:
+    """The pinned kubectl binary (hack/kubectl: the cluster's release; a new machine has none)."""
+    return _built("kubectl")
 
 
 @dataclass

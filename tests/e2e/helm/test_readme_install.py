@@ -125,7 +125,7 @@ class Shell:
 
 
 @pytest.fixture
-def shell(helm_binary: Path, controllers_cluster: KubeHTTP, tmp_path: Path) -> Shell:
+def shell(helm_binary: Path, kubectl_binary: Path, controllers_cluster: KubeHTTP, tmp_path: Path) -> Shell:
     work = tmp_path / "checkout"
     work.mkdir()
     for name in ("charts", "hack", "src"):
@@ -134,7 +134,8 @@ def shell(helm_binary: Path, controllers_cluster: KubeHTTP, tmp_path: Path) -> S
     for name in ("config", "cache", "data"):
         (tmp_path / "helm" / name).mkdir(parents=True)
         env[f"HELM_{name.upper()}_HOME"] = str(tmp_path / "helm" / name)
-    tools = [str(helm_binary.parent), str(Path(sys.executable).parent), env.get("PATH", "")]
+    tools = [str(helm_binary.parent), str(kubectl_binary.parent), str(Path(sys.executable).parent)]
+    tools.append(env.get("PATH", ""))
     env.update(PATH=os.pathsep.join(tools), KUBECONFIG=str(controllers_cluster.kubeconfig))
     return Shell(work, env)
 
