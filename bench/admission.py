@@ -290,24 +290,6 @@ def report(phase: str, latencies: list[float], endpoints: Endpoints, emit: Calla
     return ok
 
 
-def child_rss(pid: int, when: str, emit: Callable[[str], None]) -> None:
-    """The admission child's current RSS (its watch of the covered workloads grows with them)."""
-    for child in children(pid):
-        emit(f"admission child RSS {when}: {peak_rss_mb(child, 'VmRSS'):.0f} MB")
-
-
-def workload_reads(metrics_port: int) -> str:
-    """``karta_admission_workload_reads_total`` by source from the controller's ``/metrics``."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as resp:
-        text = resp.read().decode()
-    found = []
-    for line in text.splitlines():
-        if line.startswith("karta_admission_workload_reads_total{"):
-            labels, _, value = line.rpartition(" ")
-            found.append(f"{labels[labels.index('{') + 1 : -1]} {float(value):.0f}")
-    return ", ".join(found)
-
-
 def burst(kubeconfig: str, count: int, timeout: float, result: Any) -> None:
     """Create ``count`` workloads and wait until each has its group objects; puts the seconds it
     took (None past ``timeout``) on ``result``. Runs in its own process."""
@@ -390,7 +372,6 @@ def run_admission(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
                 return report(name, latencies, endpoints, emit)
 
             ok = phase("idle", args.phase_seconds) and ok
-            child_rss(proc.pid, "after idle", emit)
 
             # The burst comes from another process: in this one its client threads would hold the
             # GIL against the admission client's and the figure would measure the bench itself.
@@ -414,7 +395,6 @@ def run_admission(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
                 )
             )
             ok = ok and converged is not None
-            child_rss(proc.pid, "after burst", emit)
 
             create_all(client, [spinner(i) for i in range(args.hostile_objects)])
             client.apply(hostile_karta(), force=True)
@@ -423,7 +403,6 @@ def run_admission(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
                 f"admissions bound {admissions.bound}, errors {len(admissions.errors)}"
                 + (f": {admissions.errors[:3]}" if admissions.errors else "")
             )
-            emit(f"fresh workload reads: {workload_reads(metrics) or 'not counted by this controller'}")
             emit(
                 f"controller peak RSS {peak_rss_mb(proc.pid):.0f} MB"
                 + "".join(f", admission child {peak_rss_mb(pid):.0f} MB" for pid in children(proc.pid))

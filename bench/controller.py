@@ -173,10 +173,9 @@ def children(pid: int, marker: bytes = b"--role=admission") -> list[int]:
     return found
 
 
-def peak_rss_mb(pid: int, field: str = "VmHWM") -> float:
-    """The peak RSS of ``pid`` (``field="VmRSS"``: the current one), in MB."""
+def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
+        if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 

@@ -226,20 +226,6 @@ def _add_webhook_server(controller: Controller, certs: CertFiles) -> PodBinder |
         return None
     binder, admission_client = _pod_binder(controller)
     from karta.controller.parts.pod_binding.admission import PATH, PodAdmission
-    from karta.controller.parts.pod_binding.workloads import WatchedWorkloads
-
-    # The workloads admission reads afresh, watched on the process's cache and tracker (in the
-    # controller's own process: the gang reconciler's references on the leader, no watch more).
-    watched = WatchedWorkloads(
-        controller.client,
-        definitions=definitions,
-        namespaces=options.namespaces,
-        cache=controller.cache,
-        tracker=controller.types,
-    )
-    manager.add(watched)
-    controller.parts[watched.name] = watched
-    binder.watched = watched
 
     admission = PodAdmission(
         binder,
@@ -260,9 +246,6 @@ def _build_admission_child(controller: Controller) -> None:
     from karta.controller.runtime.child import ChildPorts, announce
 
     manager = controller.manager
-    if controller.options.backend != "none":
-        # The covered types, for the process's own watch of the workloads pod admission reads.
-        manager.add(controller.types)
     _add_webhook_server(controller, CertFiles(controller.options.webhook_cert_dir))
 
     class Announce:
@@ -410,7 +393,6 @@ def _pod_binder(controller: Controller) -> tuple[PodBinder, KubeClient]:
         scheduler_name=options.scheduler_name,
         options=served.current,
         quarantine=controller.quarantine,
-        metrics=controller.metrics,
     )
     return binder, admission_client
 

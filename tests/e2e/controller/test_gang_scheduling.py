@@ -337,18 +337,8 @@ def test_a_scaled_pytorchjob_gets_its_new_minimum_before_its_new_pods_bind(env: 
     env.node("scale", 2, cpu="1")  # now the 4 new pods fit: together
     started_bind = time.monotonic()
     wait("9 of 9 bound", lambda: _bound_count(kube, ns, selector, 9), timeout=90)
-    # The fresh reads of the workload came from the webhook's own watch, not only from the server.
-    reads = {
-        source: env.controller.metrics.registry.get_sample_value(
-            "karta_admission_workload_reads_total", {"source": source}
-        )
-        or 0.0
-        for source in ("watch", "server")
-    }
-    assert reads["watch"] > 0, reads
     print(
         f"\nPyTorchJob 4 -> 8 workers: minCount 9 before each new pod was admitted ({took:.2f}s for 4); "
         f"0/4 new pods bound for {HOLD_S:g}s on room for 3; 4/4 bound "
-        f"{time.monotonic() - started_bind:.1f}s after the last Node; fresh workload reads "
-        f"(whole module) {reads['watch']:.0f} from the watch, {reads['server']:.0f} from the server"
+        f"{time.monotonic() - started_bind:.1f}s after the last Node"
     )

@@ -25,9 +25,8 @@ from typing import Any
 import pytest
 
 from karta.controller.main import build
-from karta.controller.options import ADMISSION_ROLE, Options
+from karta.controller.options import Options
 from karta.controller.parts.platform import PlatformMetrics
-from karta.controller.parts.pod_binding.workloads import WatchedWorkloads
 from karta.kube import KubeClient
 from karta.ui import ClusterSource
 
@@ -148,47 +147,3 @@ def test_on_the_leader_each_resource_is_watched_once(
     assert all(n == 1 for n in watched.values()), sorted(recorder.watches.items())
     if ui:  # the view's own types: every backend's group objects, each watched once too
         assert ("scheduling.x-k8s.io", "podgroups") in watched
-
-
-def test_the_admission_process_watches_each_covered_type_once(
-    cluster: KubeHTTP, kube: KubeClient, tmp_path: Path
-) -> None:
-    """The admission child (``--role=admission``, built here in-process as the child builds itself)
-    watches each covered type once for the fresh workload reads, and nothing the parent's
-    reconcilers watch beyond what admission reads (no pods, no group objects)."""
-    ns = new_namespace(cluster)
-    alpha_jobset_definitions(tmp_path / "definitions")
-    client = client_for(cluster)
-    recorder = Recorder(client)
-    options = Options(
-        backend="coscheduling",
-        gang_scope="all",
-        namespaces=(ns,),
-        role=ADMISSION_ROLE,
-        enable_webhook=True,
-        webhook_cert_dir=tmp_path / "certs",  # empty: the server waits for files, never serves here
-        metrics_bind_address="127.0.0.1:0",  # the child announces both ports, as the parent starts it
-        health_probe_bind_address="127.0.0.1:0",
-        definitions_dir=tmp_path / "definitions",
-        cluster_definitions=True,
-        shutdown_timeout=15.0,
-    )
-    controller = build(options, client)
-    workloads = controller.parts["admission-workloads"]
-    assert isinstance(workloads, WatchedWorkloads)
-    controller.manager.start()
-    try:
-        covered = {("batch", "Job"), ("kubeflow.org", "PyTorchJob"), ("jobset.x-k8s.io", "JobSet")}
-        eventually(
-            lambda: covered <= {(gk.group, gk.kind) for gk in workloads.watched()} and workloads.synced(),
-            what="the covered types watched and synced",
-        )
-        time.sleep(3.0)  # quiet: a second watch of anything would have started by now
-        watched = recorder.by_resource(recorder.watches)
-    finally:
-        controller.manager.shutdown()
-        client.close()
-    for resource in [("batch", "jobs"), ("kubeflow.org", "pytorchjobs"), ("jobset.x-k8s.io", "jobsets")]:
-        assert watched.get(resource) == 1, (resource, watched)
-    assert ("", "pods") not in watched and ("scheduling.x-k8s.io", "podgroups") not in watched, watched
-    assert all(n == 1 for n in watched.values()), sorted(recorder.watches.items())

@@ -128,13 +128,6 @@ class Metrics:
             ["reason"],
             registry=r,
         )
-        self.admission_workload_reads = Counter(
-            "karta_admission_workload_reads",
-            "Fresh reads of a pod's workload at admission, by source: the admission process's own "
-            "watch (watch) or a request to the API server (server).",
-            ["source"],
-            registry=r,
-        )
         self.child_restarts = Counter(
             "karta_child_process_restarts",
             "Restarts of a child process of the controller after it exited (e.g. admission).",

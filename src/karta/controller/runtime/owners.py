@@ -169,18 +169,6 @@ class OwnerCache:
             return entry[1]
         return owner
 
-    def remember(self, link: OwnerLink, owner: Mapping[str, Any]) -> dict[str, Any]:
-        """``owner`` (``link``'s object, read elsewhere: a watch) cached as if read now; returned
-        as cached. The caller makes sure it is not older than the entry it replaces."""
-        key = (link.namespace, link.api_version, link.kind, link.name)
-        kept = owner if isinstance(owner, dict) else dict(owner)
-        with self._lock:
-            self._entries[key] = (self._clock(), kept)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
-        return kept
-
     def _fetch(self, link: OwnerLink, rtype: Any, *, resource_version: str | None = None) -> dict[str, Any]:
         owner = self.client.get(
             rtype, link.name, namespace=link.namespace or None, resource_version=resource_version
@@ -192,7 +180,11 @@ class OwnerCache:
             raise ClusterError(f"{link.kind} {link.name} was replaced (uid {got_uid}, not {link.uid})")
         with self._lock:
             self.reads += 1
-        return self.remember(link, owner)
+            self._entries[key] = (self._clock(), owner)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+        return owner
 
     def _schedule(self, link: OwnerLink, rtype: Any) -> None:
         """Read ``link`` again on the reader thread (started on first use; a daemon: a read in

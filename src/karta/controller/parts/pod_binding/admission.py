@@ -54,7 +54,6 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from karta.controller.parts.pod_binding.workloads import WorkloadView, not_older
 from karta.controller.runtime.events import EventRecorder
 from karta.controller.runtime.group_writer import GroupWriter, WriteResult
 from karta.controller.runtime.logs import logger
@@ -161,13 +160,8 @@ class PodBinder:
         scheduler_name: str | None = None,
         options: Callable[[], BackendOptions] | None = None,
         quarantine: Quarantine | None = None,
-        watched: WorkloadView | None = None,
-        metrics: Metrics | None = None,
     ) -> None:
         self.store = store
-        # The admission process's watch of the covered workloads (None: every fresh read is a GET).
-        self.watched = watched
-        self.metrics = metrics
         self.quarantine = quarantine or Quarantine()
         self.owners = owners
         self.backend = backend
@@ -186,34 +180,17 @@ class PodBinder:
         return self.owners.walk(pod, deadline=deadline)
 
     def fresh(self, walk: OwnerWalk) -> OwnerWalk:
-        """``walk`` with its top owner (the workload) as new as the cluster's: the cached one may
+        """``walk`` with its top owner (the workload) read from the server now: the cached one may
         predate a scale change whose new pods these are, and the group objects written before the
-        pod is answered must carry the new minimums (the owners in between stay cached).
-
-        From the process's own watch (``watched``, :mod:`.workloads`: no request) when its type's
-        informer has synced and holds the object with a resourceVersion at least the cached one's
-        (the cached object itself when equal: its identity keys the evaluations already made),
-        else read from the server (the API server's watch cache). Why the watch keeps the
-        guarantee in practice, and what it does not guarantee: :mod:`.workloads`."""
+        pod is answered must carry the new minimums (the owners in between stay cached)."""
         if walk.top is None or not walk.links or walk.top_read:
             return walk
         link = walk.links[-1]
-        watched = self.watched.get(link) if self.watched is not None else None
-        if watched is not None and not_older(watched, walk.top):
-            self._read_from("watch")
-            # The same version: the cached object, its lifetime renewed (no background re-read).
-            top = self.owners.remember(link, walk.top if not_older(walk.top, watched) else watched)
-            return OwnerWalk(walk.links, top, walk.error, top_read=True)
-        self._read_from("server")
         try:
             top = self.owners.read_fresh(link)
         except ClusterError as exc:
             raise BindingFailure("owner", f"cannot read {link.kind} {link.name}: {exc}", walk.top) from exc
         return OwnerWalk(walk.links, top, walk.error, top_read=True)
-
-    def _read_from(self, source: str) -> None:
-        if self.metrics is not None:
-            self.metrics.admission_workload_reads.labels(source=source).inc()
 
     def definition(self, walk: OwnerWalk) -> StoredDefinition | None:
         """The definition for the top owner's GVK when it has gang instructions, else None. A chain
