@@ -22,9 +22,11 @@ covers ``--hostile-objects`` objects of its CRD).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import multiprocessing
+import os
 import ssl
 import statistics
 import threading
@@ -52,7 +54,9 @@ from controller import (
 
 from karta.controller.parts.pod_binding.admission import PATH
 from karta.crd import load_crd
+from karta.errors import ClusterError
 from karta.kube import ConfigOverrides, KubeClient
+from karta.kube.resources import ResourceType
 
 RATE = 50.0
 CONNECTIONS = 8
@@ -61,6 +65,8 @@ ENDPOINT_TARGET_S = 0.100
 ENDPOINT_TIMEOUT_S = 10.0
 HOSTILE_GROUP = "hostile.bench.karta.dev"
 SPIN = "until(false; .) | true"  # runs until the time budget stops it
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+JOBS = ResourceType(group="batch", version="v1", kind="Job", plural="jobs", namespaced=True)
 
 
 def hostile_crd() -> dict[str, Any]:
@@ -267,6 +273,63 @@ class Endpoints(threading.Thread):
                 self.samples[key].append(took)
 
 
+class CpuShares:
+    """CPU time of named processes over a phase (``/proc/PID/stat``, every thread; a name's
+    ``descendants`` adds its child processes except the admission child), as a share of one core."""
+
+    def __init__(self, pids: dict[str, int], descendants: tuple[str, ...] = ()) -> None:
+        self.pids, self.descendants = pids, descendants
+        self._start: dict[str, float] = {}
+        self._t0 = 0.0
+
+    def _pids(self, name: str) -> list[int]:
+        pid = self.pids[name]
+        found = [pid]
+        if name in self.descendants:
+            admission = set(children(pid))
+            for task in Path(f"/proc/{pid}/task").glob("*/children"):
+                with contextlib.suppress(OSError):
+                    found += [int(c) for c in task.read_text().split() if int(c) not in admission]
+        return found
+
+    @staticmethod
+    def _seconds(pid: int) -> float:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime
+
+    def _now(self) -> dict[str, float]:
+        return {name: sum(self._seconds(p) for p in self._pids(name)) for name in self.pids}
+
+    def start(self) -> None:
+        self._start, self._t0 = self._now(), time.monotonic()
+
+    def shares(self) -> dict[str, float]:
+        end, wall = self._now(), max(1e-9, time.monotonic() - self._t0)
+        return {name: (end[name] - self._start.get(name, 0.0)) / wall for name in self.pids}
+
+
+class Floor(threading.Thread):
+    """The API server's own latency in the phase: a GET of one Job ten times a second from the
+    bench's client (the read pod admission makes for a pod's workload), timed."""
+
+    def __init__(self, client: KubeClient, job: dict[str, Any]) -> None:
+        super().__init__(name="floor", daemon=True)
+        self.client, self.job = client, job
+        self.samples: list[float] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        name = self.job["metadata"]["name"]
+        while not self.stop.wait(0.1):
+            t = time.monotonic()
+            with contextlib.suppress(ClusterError):
+                self.client.get(JOBS, name, namespace="pods")
+            self.samples.append(time.monotonic() - t)
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:7.1f}"
 
@@ -361,15 +424,34 @@ def run_admission(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
                 "(target p99 <= 50 ms; endpoints <= 100 ms)"
             )
 
+            processes = {"kube-apiserver": cp.pids["kube-apiserver"], "etcd": cp.pids["etcd"]}
+            processes |= {"controller": proc.pid, "admission child": next(iter(children(proc.pid)), proc.pid)}
+            processes["bench"] = os.getpid()
+            cpu = CpuShares(processes, descendants=("controller",))
+
             def phase(name: str, seconds: float, until: Callable[[], bool] | None = None) -> bool:
-                endpoints = Endpoints(probe, metrics)
+                endpoints, floor = Endpoints(probe, metrics), Floor(client, jobs[0])
                 endpoints.start()
+                floor.start()
+                cpu.start()
                 try:
                     latencies = admissions.run(seconds, until=until)
                 finally:
-                    endpoints.stop.set()
-                    endpoints.join()
-                return report(name, latencies, endpoints, emit)
+                    for thread in (endpoints, floor):
+                        thread.stop.set()
+                        thread.join()
+                ok = report(name, latencies, endpoints, emit)
+                got = floor.samples
+                emit(
+                    f"{name:8s} floor      n={len(got):5d}  p50 {_ms(quantile(got, 0.5))} ms  "
+                    f"p99 {_ms(quantile(got, 0.99))} ms  (a GET of a Job from the bench)"
+                )
+                emit(
+                    f"{name:8s} cpu        "
+                    + ", ".join(f"{k} {v * 100:.0f}%" for k, v in cpu.shares().items())
+                    + " (of one core)"
+                )
+                return ok
 
             ok = phase("idle", args.phase_seconds) and ok
 

@@ -119,3 +119,29 @@ def test_served_options_fall_back_until_discovery_answers() -> None:
     assert not served.ready.is_set()
     discovery.fail = False
     assert served.current() == WorkloadApiOptions(k8s_version="1.36")
+
+
+def _group(min_count: int) -> dict[str, Any]:
+    return _obj("PodGroup", "train-job", schedulingPolicy={"gang": {"minCount": min_count}})
+
+
+def _job(generation: int) -> dict[str, Any]:
+    return {"metadata": {"name": "train", "namespace": "team", "uid": "u1", "generation": generation}}
+
+
+def test_a_scale_up_after_a_lowering_raises_the_minimum_again_within_the_memo_lifetime() -> None:
+    # Up (admission writes 5), down (the reconciler lowers to 3), up again a few seconds later: the
+    # admission renders the same object as the first time, but the live one has changed since.
+    cluster = FakeCluster()
+    writer = GroupWriter(cluster.client, lambda: ())
+    assert writer.ensure([_group(5)], workload=_job(2)).applied == ["PodGroup/train-job"]
+    cluster.add(_group(3))  # the reconciler's scale-down
+    again = writer.ensure([_group(5)], workload=_job(4))
+    assert again.applied == ["PodGroup/train-job"], again
+    assert cluster.objects[("scheduling.k8s.io/v1beta1", "PodGroup", "team", "train-job")]["spec"] == {
+        "schedulingPolicy": {"gang": {"minCount": 5}}
+    }
+    # The same workload generation again: the recent write is trusted, nothing read or written.
+    calls = len(cluster.calls)
+    assert writer.ensure([_group(5)], workload=_job(4)).kept == ["PodGroup/train-job"]
+    assert len(cluster.calls) == calls

@@ -309,6 +309,15 @@ class GroupCache(Protocol):
         """The cached objects of ``rtype`` in ``namespace`` with an ownerReference to ``uid``."""
 
 
+def _generation_stamp(workload: Mapping[str, Any] | None) -> str:
+    """The workload's uid and generation (its resourceVersion where it has no generation): what an
+    admission write is remembered with."""
+    meta = (workload or {}).get("metadata") or {}
+    generation = meta.get("generation")
+    version = f"g{generation}" if generation is not None else f"rv{meta.get('resourceVersion', '')}"
+    return f"{meta.get('uid', '')}/{version}"
+
+
 def fingerprint(obj: Mapping[str, Any]) -> str:
     """A digest of ``obj`` (its canonical JSON): equal for equal objects, whatever the key order."""
     return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -528,11 +537,19 @@ class GroupWriter:
                 self._applied.popitem(last=False)
 
     # -- admission mode ---------------------------------------------------------------------------
-    def ensure(self, objects: Sequence[Mapping[str, Any]], *, deadline: float | None = None) -> WriteResult:
+    def ensure(
+        self,
+        objects: Sequence[Mapping[str, Any]],
+        *,
+        deadline: float | None = None,
+        workload: Mapping[str, Any] | None = None,
+    ) -> WriteResult:
         """Admission mode (module docstring): make sure ``objects`` exist, without force, the
         record's ``create_only`` kinds only when missing; stop at the first failure, or when
-        ``deadline`` (``time.monotonic()``) has passed (``out_of_time``)."""
+        ``deadline`` (``time.monotonic()``) has passed (``out_of_time``). ``workload``: the object
+        they were rendered from; a write is trusted again only for the same generation of it."""
         result = WriteResult()
+        stamp = _generation_stamp(workload)
         for obj in objects:
             if deadline is not None and time.monotonic() > deadline:
                 result.out_of_time = True
@@ -541,18 +558,20 @@ class GroupWriter:
             namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
             label = f"{obj.get('kind')}/{name}"
             try:
-                self._ensure_one(obj, namespace, name, label, result)
+                self._ensure_one(obj, namespace, name, label, result, stamp)
             except (ApiError, ClusterError) as exc:
                 result.failed.append(f"{label}: {exc}")
                 return result
         return result
 
     def _ensure_one(
-        self, obj: Mapping[str, Any], namespace: str, name: str, label: str, result: WriteResult
+        self, obj: Mapping[str, Any], namespace: str, name: str, label: str, result: WriteResult, stamp: str
     ) -> None:
         api_version, kind = str(obj.get("apiVersion")), str(obj.get("kind"))
         key = (api_version, kind, namespace, name)
-        digest = fingerprint(obj)
+        # The same object from another generation of the workload is not "written alike": between
+        # the two, a scale-down may have let the reconciler lower what this write had raised.
+        digest = f"{fingerprint(obj)}@{stamp}"
         with self._lock:
             last = self._applied.get(key)
         if last is not None and last[0] == digest and time.monotonic() - last[2] < APPLIED_TTL_S:

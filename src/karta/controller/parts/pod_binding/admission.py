@@ -458,7 +458,7 @@ class PodAdmission:
 
     def _ensure_objects(self, binding: Binding, deadline: float) -> None:
         """The group objects exist (the writer's admission mode), or a BindingFailure."""
-        result = self.writer.ensure(binding.objects, deadline=deadline)
+        result = self.writer.ensure(binding.objects, deadline=deadline, workload=binding.workload)
         self._count(result)
         if result.out_of_time:
             raise BindingFailure("timeout", "out of time writing the group objects", binding.workload)
