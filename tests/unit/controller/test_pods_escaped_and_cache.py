@@ -4,8 +4,11 @@ and the wiring of both into the controller (karta.controller.main.build)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from karta.controller.main import build
 from karta.controller.options import Options
@@ -15,7 +18,7 @@ from karta.controller.runtime.events import EventRecorder
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import OwnerCache, ReadableOwners, readable_owner_kinds
 from karta.definitions import DefinitionStore
-from karta.errors import ApiError
+from karta.errors import ApiError, ClusterError
 from karta.kube.owners import MAX_DEPTH, OwnerChains
 
 from .pods_support import FakeCluster, job, job_pod, owned_pod
@@ -186,3 +189,45 @@ def test_owners_of_kinds_no_definition_names_are_not_read(tmp_path: Path) -> Non
     chain = chains.walk(job_pod(first))
     assert chain.complete and [link.kind for link in chain.links] == ["Job"]
     assert "Widget" not in read
+
+
+def test_a_fresh_read_not_answered_in_time_is_sent_again_and_the_first_answer_wins() -> None:
+    """A hedged read: the API server's slow answer to one request does not hold the admission."""
+    cluster = FakeCluster()
+    first = cluster.add({**job("a"), "metadata": {**job("a")["metadata"], "resourceVersion": "1"}})
+    cache = OwnerCache(cluster.client, hedge_after=0.01)
+    (link,) = cache.walk(job_pod(first)).links
+    release, calls = threading.Event(), []
+
+    def slow_first(kind: str, name: str) -> None:
+        calls.append(name)
+        if len(calls) == 1:
+            release.wait(10)  # the first request hangs until the test ends
+
+    cluster.on_get = slow_first
+    try:
+        assert cache.read_fresh(link) == first
+        assert cache.hedged == 1 and len(calls) == 2
+    finally:
+        release.set()
+    cluster.on_get = None
+    assert cache.read_fresh(link) == first and cache.hedged == 1  # answered in time: one request
+
+
+def test_a_hedged_read_fails_only_when_both_requests_fail() -> None:
+    cluster = FakeCluster()
+    first = cluster.add(job("a"))
+    cache = OwnerCache(cluster.client, hedge_after=0.01)
+    (link,) = cache.walk(job_pod(first)).links
+    calls: list[str] = []
+
+    def failing(kind: str, name: str) -> None:
+        calls.append(name)
+        if len(calls) == 1:
+            time.sleep(0.05)
+        raise ClusterError("unreachable")
+
+    cluster.on_get = failing
+    with pytest.raises(ClusterError, match="unreachable"):
+        cache.read_fresh(link)
+    assert len(calls) == 2

@@ -25,6 +25,8 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Container, Iterable, Mapping
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from karta.model import Karta
 
 __all__ = [
+    "HEDGE_AFTER_S",
     "MAX_ENTRIES",
     "TTL_S",
     "OwnerCache",
@@ -51,6 +54,11 @@ __all__ = [
 
 TTL_S: Final = 10.0
 MAX_ENTRIES: Final = 2048
+# A fresh read not answered within this time is sent once more, on another connection, and the
+# first answer wins (a hedged request): one slow answer of a busy API server no longer sets the
+# admission's tail (measured with bench/controller.py --admission; docs/controller/pod-binding.md).
+HEDGE_AFTER_S: Final = 0.02
+_HEDGE_THREADS: Final = 32
 _POD = ("", "Pod")
 
 
@@ -78,8 +86,12 @@ class OwnerCache:
         clock: Any = time.monotonic,
         readable: Container[tuple[str, str]] | None = None,
         refresh_after: float | None = None,
+        hedge_after: float | None = HEDGE_AFTER_S,
     ) -> None:
         self.client = client
+        self.hedge_after = hedge_after  # None: a fresh read is one request, however long it takes
+        self.hedged = 0  # fresh reads sent a second time
+        self._hedge_pool: ThreadPoolExecutor | None = None
         # Served and read again in the background after this age (default: half the lifetime).
         self.refresh_after = ttl / 2 if refresh_after is None else refresh_after
         self.readable = readable  # only owners of these (group, kind) are read (see OwnerChains)
@@ -161,13 +173,42 @@ class OwnerCache:
         key = (link.namespace, link.api_version, link.kind, link.name)
         with self._lock:
             entry = self._entries.get(key)
-        owner = self._fetch(link, rtype, resource_version="0")
+        owner = self._fetch_hedged(link, rtype)
         if entry is not None and _version(entry[1]) == _version(owner) != "":
             # Unchanged: the cached object itself, whose identity keys the evaluations already made.
             with self._lock:
                 self._entries[key] = (self._clock(), entry[1])
             return entry[1]
         return owner
+
+    def _fetch_hedged(self, link: OwnerLink, rtype: Any) -> dict[str, Any]:
+        """The watch-cache read of :meth:`read_fresh`, sent again after :attr:`hedge_after`
+        seconds without an answer; the first answer wins (an error only when both fail). Both are
+        reads of the API server's state after the pod arrived, so either is fresh enough."""
+        if self.hedge_after is None:
+            return self._fetch(link, rtype, resource_version="0")
+        with self._lock:
+            if self._hedge_pool is None:
+                self._hedge_pool = ThreadPoolExecutor(_HEDGE_THREADS, thread_name_prefix="owner-read")
+            pool = self._hedge_pool
+        first = pool.submit(self._fetch, link, rtype, resource_version="0")
+        try:
+            return first.result(timeout=self.hedge_after)
+        except FutureTimeout:
+            pass
+        with self._lock:
+            self.hedged += 1
+        pending = {first, pool.submit(self._fetch, link, rtype, resource_version="0")}
+        error: BaseException | None = None
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                exc = future.exception()
+                if exc is None:
+                    return future.result()
+                error = error or exc
+        assert error is not None
+        raise error
 
     def _fetch(self, link: OwnerLink, rtype: Any, *, resource_version: str | None = None) -> dict[str, Any]:
         owner = self.client.get(
