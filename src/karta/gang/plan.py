@@ -24,7 +24,7 @@ from karta.gang._types import FactoryLike
 from karta.gang.compiled import CompiledGang, compiled_gang, subtree_counts
 from karta.gang.membership import effective_member, infer_pod_component, infer_pod_instance
 from karta.gang.scale import subtree_desired, subtree_scale
-from karta.gang.structure import StructureSummary
+from karta.gang.structure import StructureSummary, structure_summary
 from karta.jq import Evaluator
 from karta.model.findings import Finding, FindingDict, Severity
 from karta.model.types import AlphaPodGroup, PodGroup, TopologyConstraint
@@ -243,7 +243,7 @@ def compute_gang_plan(
         return GangPlan()
     evaluator = evaluator if evaluator is not None else _factory_evaluator(factory)
     queriers = [PodQuerier(pod, evaluator=evaluator) for pod in pods]
-    summary = StructureSummary(factory.karta)
+    summary = structure_summary(factory.karta)
     if gang.pod_group is not None:
         if gang.pod_group.split is not None:
             from karta.gang.split import split_plan

@@ -8,11 +8,12 @@ candidate members of every component (12.5).
 
 from __future__ import annotations
 
+from karta._identity import IdentityCache
 from karta._records import record
 from karta.errors import GangError
 from karta.model.types import ComponentDefinition, Karta, PodGroupMember
 
-__all__ = ["CandidateMember", "StructureSummary"]
+__all__ = ["CandidateMember", "StructureSummary", "structure_summary"]
 
 
 @record(slots=True)
@@ -97,3 +98,12 @@ class StructureSummary:
                 cached.extend(self._members_by_component.get(owner, ()))
             self._candidates[name] = cached
         return cached
+
+
+_summaries: IdentityCache[Karta, StructureSummary] = IdentityCache(StructureSummary, size=1024)
+
+
+def structure_summary(karta: Karta) -> StructureSummary:
+    """The :class:`StructureSummary` of ``karta``, built once per definition object (definitions
+    are immutable; the summary's own cache of candidates only fills in)."""
+    return _summaries(karta)
