@@ -15,9 +15,9 @@ three phases, each measured the same way:
 
 Phases: ``idle`` (everything synced, nothing to do), ``burst`` (while 2,000 workloads of five
 kinds are created and reconciled; the phase lasts until every one has its group objects),
-``settled`` (after the burst, the hostile CRD's objects created: the hostile phase's baseline) and
-``hostile`` (while a cluster Karta whose three status matchers each spend the whole time budget
-covers ``--hostile-objects`` objects of its CRD).
+``settled`` (the hostile phase's baseline: ``--hostile-objects`` objects of a CRD under a benign
+Karta, their group objects written) and ``hostile`` (while the same Karta, its three status
+matchers now each spending the whole time budget, covers them).
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ ENDPOINT_TARGET_S = 0.100
 ENDPOINT_TIMEOUT_S = 10.0
 HOSTILE_GROUP = "hostile.bench.karta.dev"
 SPIN = "until(false; .) | true"  # runs until the time budget stops it
+BENIGN = '.status.phase == "Running"'
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 JOBS = ResourceType(group="batch", version="v1", kind="Job", plural="jobs", namespaced=True)
 
@@ -98,8 +99,9 @@ def hostile_crd() -> dict[str, Any]:
     }
 
 
-def hostile_karta() -> dict[str, Any]:
-    """A valid definition of Spinner whose three status matchers each spin until the time budget."""
+def hostile_karta(expression: str = SPIN) -> dict[str, Any]:
+    """A valid definition of Spinner whose three status matchers each spin until the time budget
+    (with another ``expression``: the same definition, benign)."""
     return {
         "apiVersion": "run.ai/v1alpha1",
         "kind": "Karta",
@@ -113,9 +115,8 @@ def hostile_karta() -> dict[str, Any]:
                     "scaleDefinition": {"replicasPath": ".spec.replicas"},
                     "statusDefinition": {
                         "statusMappings": {
-                            "running": [{"byExpression": {"expression": SPIN, "expectedResult": "true"}}],
-                            "failed": [{"byExpression": {"expression": SPIN, "expectedResult": "true"}}],
-                            "completed": [{"byExpression": {"expression": SPIN, "expectedResult": "true"}}],
+                            state: [{"byExpression": {"expression": expression, "expectedResult": "true"}}]
+                            for state in ("running", "failed", "completed")
                         }
                     },
                 }
@@ -505,9 +506,16 @@ def run_admission(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
             )
             ok = ok and converged is not None
 
+            # The Spinners under a benign version of the Karta first, until each has its group
+            # objects (their creation is a burst of its own, measured above), then the settled
+            # phase: the hostile phase's baseline; then the same Karta turned hostile.
             create_all(client, [spinner(i) for i in range(args.hostile_objects)])
-            # The same, without the hostile Karta: what the API server and the machine do after the
-            # burst, the hostile phase's baseline.
+            client.apply(hostile_karta(BENIGN), force=True)
+            deadline = time.monotonic() + args.timeout
+            while len(owners(group_objects(client, "hostile"))) < args.hostile_objects:
+                if time.monotonic() > deadline:
+                    raise SystemExit("the benign Spinner Karta's group objects are not all written")
+                time.sleep(0.5)
             ok = phase("settled", args.phase_seconds) and ok
             client.apply(hostile_karta(), force=True)
             ok = phase("hostile", args.phase_seconds) and ok
