@@ -15,7 +15,7 @@ from typing import Any
 from karta.errors import GangError
 from karta.extract.types import Scale
 from karta.gang._types import FactoryLike
-from karta.gang.structure import StructureSummary
+from karta.gang.structure import StructureSummary, structure_summary
 
 __all__ = ["effective_desired", "effective_min", "subtree_desired", "subtree_scale"]
 
@@ -71,7 +71,7 @@ def subtree_desired(
 class _Recursion:
     def __init__(self, factory: FactoryLike, summary: StructureSummary | None, per_instance: PerInstance):
         self.factory = factory
-        self.summary = summary if summary is not None else StructureSummary(factory.karta)
+        self.summary = summary if summary is not None else structure_summary(factory.karta)
         self.per_instance = per_instance
         self._visiting: set[str] = set()
 

@@ -3,16 +3,18 @@
 It holds the parent and children maps (definition order), the definitions by name, the pod-bearing
 components (root first), whether any component has a ``scaleDefinition`` (which selects the
 by-definition or by-counting mode of subtree scale, 12.6), and for the alpha gang format the
-candidate members of every component (12.5).
+candidate members of every component (12.5). :func:`structure_summary` is the summary of a
+definition object, built once (definitions are immutable, and so is a summary once built).
 """
 
 from __future__ import annotations
 
+from karta._identity import IdentityCache
 from karta._records import record
 from karta.errors import GangError
 from karta.model.types import ComponentDefinition, Karta, PodGroupMember
 
-__all__ = ["CandidateMember", "StructureSummary"]
+__all__ = ["CandidateMember", "StructureSummary", "structure_summary"]
 
 
 @record(slots=True)
@@ -97,3 +99,12 @@ class StructureSummary:
                 cached.extend(self._members_by_component.get(owner, ()))
             self._candidates[name] = cached
         return cached
+
+
+def structure_summary(karta: Karta) -> StructureSummary:
+    """The structure summary of ``karta``, built once per definition object (not per workload
+    object: a gang plan, a rendering or a placement of every object reads the same one)."""
+    return _summaries(karta)
+
+
+_summaries: IdentityCache[Karta, StructureSummary] = IdentityCache(StructureSummary, size=256)
