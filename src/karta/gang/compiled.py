@@ -140,6 +140,8 @@ def subtree_counts(factory: FactoryLike, node: ScaleNode, instance: str | None =
 
     Without recursion: each component's own counts are read on the way down (the order the
     definition lists them), and combined with its children's on the way up."""
+    if not node[2]:  # a leaf (most subtrees a gang counts): its own counts
+        return _own_counts(factory, node, instance)
     # frames: [node, own minimum, own desired, next child, children's minimum, children's desired]
     stack: list[list[Any]] = [[node, *_own_counts(factory, node, instance), 0, 0, 0]]
     while True:

@@ -383,7 +383,7 @@ def _expected(
     ``replicaSizePath``, each instance's replica size (those of size 1 join the gang of the rest)."""
     split, target = shape.split, shape.target
     component = factory.component(target)
-    ids = list(component.instance_ids())
+    ids = component.instance_ids()
     out: list[_Planned] = []
     if split.by == "instance":
         if not summary.components[target].instance_id_path:
