@@ -14,7 +14,8 @@ three phases, each measured the same way:
   that does not answer within 10 s counts as 10 s).
 
 Phases: ``idle`` (everything synced, nothing to do), ``burst`` (while 2,000 workloads of five
-kinds are created and reconciled; the phase lasts until every one has its group objects) and
+kinds are created and reconciled; the phase lasts until every one has its group objects),
+``settled`` (after the burst, the hostile CRD's objects created: the hostile phase's baseline) and
 ``hostile`` (while a cluster Karta whose three status matchers each spend the whole time budget
 covers ``--hostile-objects`` objects of its CRD).
 """
@@ -153,6 +154,7 @@ class Admissions:
         self._local = threading.local()
         self._count = 0
         self.bound = 0
+        self.offsets: list[float] = []
         self.errors: list[str] = []
         self._lock = threading.Lock()
 
@@ -242,6 +244,7 @@ class Admissions:
                     time.sleep(due - now - 0.002)
                 futures.append(pool.submit(self._send, due))
                 i += 1
+        self.offsets = [i / RATE for i in range(len(futures))]  # each sample's due time in the phase
         return [f.result() for f in futures]
 
 
@@ -319,6 +322,7 @@ class Floor(threading.Thread):
         super().__init__(name="floor", daemon=True)
         self.client, self.job = client, job
         self.samples: list[float] = []
+        self.offsets: list[float] = []  # when each read started (time.monotonic())
         self.stop = threading.Event()
 
     def run(self) -> None:
@@ -328,6 +332,16 @@ class Floor(threading.Thread):
             with contextlib.suppress(ClusterError):
                 self.client.get(JOBS, name, namespace="pods", resource_version="0")
             self.samples.append(time.monotonic() - t)
+            self.offsets.append(t)
+
+
+def _worst_seconds(offsets: list[float], latencies: list[float]) -> dict[int, float]:
+    """The largest latency per whole second of the phase (by when each sample was due)."""
+    worst: dict[int, float] = {}
+    for offset, latency in zip(offsets, latencies, strict=False):
+        second = int(offset)
+        worst[second] = max(worst.get(second, 0.0), latency)
+    return worst
 
 
 def _ms(seconds: float) -> str:
@@ -432,6 +446,7 @@ def run_admission(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
             def phase(name: str, seconds: float, until: Callable[[], bool] | None = None) -> bool:
                 endpoints, floor = Endpoints(probe, metrics), Floor(client, jobs[0])
                 endpoints.start()
+                floor_started = time.monotonic()
                 floor.start()
                 cpu.start()
                 try:
@@ -441,6 +456,18 @@ def run_admission(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
                         thread.stop.set()
                         thread.join()
                 ok = report(name, latencies, endpoints, emit)
+                started = floor_started
+                worst = sorted(_worst_seconds(admissions.offsets, latencies).items(), key=lambda kv: -kv[1])[
+                    :3
+                ]
+                slow_floor = _worst_seconds([t - started for t in floor.offsets], floor.samples)
+                emit(
+                    f"{name:8s} slowest seconds (admission max / floor max): "
+                    + ", ".join(
+                        f"t+{sec}s {_ms(v).strip()}/{_ms(slow_floor.get(sec, 0.0)).strip()} ms"
+                        for sec, v in worst
+                    )
+                )
                 got = floor.samples
                 emit(
                     f"{name:8s} floor      n={len(got):5d}  p50 {_ms(quantile(got, 0.5))} ms  "
@@ -479,6 +506,9 @@ def run_admission(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
             ok = ok and converged is not None
 
             create_all(client, [spinner(i) for i in range(args.hostile_objects)])
+            # The same, without the hostile Karta: what the API server and the machine do after the
+            # burst, the hostile phase's baseline.
+            ok = phase("settled", args.phase_seconds) and ok
             client.apply(hostile_karta(), force=True)
             ok = phase("hostile", args.phase_seconds) and ok
             emit(

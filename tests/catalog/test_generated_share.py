@@ -38,3 +38,48 @@ def test_every_catalog_status_definition_is_generated() -> None:
     missing = {(slug, name) for slug, name, definition in status if generated_status_fn(definition) is None}
     assert missing == NOT_GENERATED_STATUS
     assert len(status) - len(missing) >= 36
+
+
+def _status_cases() -> list[tuple[str, Any, dict[str, Any]]]:
+    """(definition slug, status definition, object): every lifecycle step, root and components."""
+    from test_lifecycle import STEPS
+
+    by_slug = dict(zip(catalog.catalog_slugs(), catalog.catalog_definitions(), strict=True))
+    cases = []
+    for step in STEPS:
+        by_name, _root = _definitions_of(by_slug[step.file])
+        for name, (definition, _plan) in by_name.items():
+            if definition.status_definition is not None:
+                cases.append((f"{step.id} ({name})", definition.status_definition, step.obj))
+    return cases
+
+
+def test_generated_status_functions_agree_with_the_general_code_on_every_lifecycle_step() -> None:
+    # The state tables' matchers (bindings, any/2, first/last, ``?``) are emitted natively and
+    # their bindings shared between matchers (karta.jq.codegen): the general code on libjq alone
+    # (no fast path, so no generated expression either) is the reference.
+    from catalog_view import evaluator
+
+    from karta.jq import Evaluator
+    from karta.status import extract_status
+
+    ev = evaluator()
+    libjq = Evaluator(trusted=True, fast_path=False)
+    cases = _status_cases()
+    assert len(cases) > 500
+    declined = []
+    for where, definition, obj in cases:
+        fn = generated_status_fn(definition)
+        assert fn is not None, where
+        got = fn(obj, ev.max_results)
+        want = extract_status(definition, obj, evaluator=libjq, generated=False)
+        if got is None:
+            declined.append(where)
+            continue
+        assert (got.to_dict(), got.diagnostics, got.stale) == (
+            want.to_dict(),
+            want.diagnostics,
+            want.stale,
+        ), where
+    # A decline (the general code runs) is for hostile objects, not for the operators' own states.
+    assert declined == []

@@ -3,8 +3,7 @@
 It holds the parent and children maps (definition order), the definitions by name, the pod-bearing
 components (root first), whether any component has a ``scaleDefinition`` (which selects the
 by-definition or by-counting mode of subtree scale, 12.6), and for the alpha gang format the
-candidate members of every component (12.5). :func:`structure_summary` is the summary of a
-definition object, built once (definitions are immutable, and so is a summary once built).
+candidate members of every component (12.5).
 """
 
 from __future__ import annotations
@@ -101,10 +100,10 @@ class StructureSummary:
         return cached
 
 
+_summaries: IdentityCache[Karta, StructureSummary] = IdentityCache(StructureSummary, size=1024)
+
+
 def structure_summary(karta: Karta) -> StructureSummary:
-    """The structure summary of ``karta``, built once per definition object (not per workload
-    object: a gang plan, a rendering or a placement of every object reads the same one)."""
+    """The :class:`StructureSummary` of ``karta``, built once per definition object (definitions
+    are immutable; the summary's own cache of candidates only fills in)."""
     return _summaries(karta)
-
-
-_summaries: IdentityCache[Karta, StructureSummary] = IdentityCache(StructureSummary, size=256)

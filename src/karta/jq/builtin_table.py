@@ -219,8 +219,9 @@ def _value0(impl: str, inline: str = "") -> Fast:
 
 
 def _value1(impl: str) -> Fast:
-    """A value function of the input and one argument value (``name/1``)."""
-    return Fast("value", impl)
+    """A value function of the input and one argument value (``name/1``), emitted inline by the
+    generator (one call per output of the argument)."""
+    return Fast("value", impl, native=True)
 
 
 def _selector(impl: str) -> Fast:
@@ -270,7 +271,11 @@ _TABLE: Final = (
         0,
         1,
         2,
-        fast={0: _value0("all_true"), 1: _builder("all_of", single=True, native=True), 2: _builder("all_of")},
+        fast={
+            0: _value0("all_true"),
+            1: _builder("all_of", single=True, native=True),
+            2: _builder("all_of", single=True, native=True),
+        },
         flow={0: _flow_value("boolean"), 1: Flow("value", "e", "boolean"), 2: Flow("value", "ia", "boolean")},
     ),
     _b(
@@ -278,7 +283,11 @@ _TABLE: Final = (
         0,
         1,
         2,
-        fast={0: _value0("any_true"), 1: _builder("any_of", single=True, native=True), 2: _builder("any_of")},
+        fast={
+            0: _value0("any_true"),
+            1: _builder("any_of", single=True, native=True),
+            2: _builder("any_of", single=True, native=True),
+        },
         flow={0: _flow_value("boolean"), 1: Flow("value", "e", "boolean"), 2: Flow("value", "ia", "boolean")},
     ),
     _b("arrays", 0, paths=_PATH0, fast={0: _selector("is_array")}, flow={0: _SAME}),
@@ -337,7 +346,7 @@ _TABLE: Final = (
         0,
         1,
         paths={0: (), 1: (0,)},
-        fast={0: _builder("first"), 1: _builder("first_of")},
+        fast={0: _builder("first", single=True, native=True), 1: _builder("first_of", native=True)},
         flow={0: _ELEMENT, 1: Flow("argument", "i")},
     ),
     _b("flatten", 0, 1, fast={0: _value0("flatten_all"), 1: _value1("flatten")}),
@@ -407,7 +416,7 @@ _TABLE: Final = (
         0,
         1,
         paths=_PATH0,
-        fast={0: _builder("last"), 1: _builder("last_of")},
+        fast={0: _builder("last", single=True, native=True), 1: _builder("last_of", native=True)},
         flow={0: _ELEMENT, 1: Flow("argument", "i")},
     ),
     _b("ldexp", 2),

@@ -36,10 +36,12 @@ from karta import _codegen as codegen
 from karta.jq import syntax as A
 from karta.jq._values import JqFail, norm_number
 from karta.jq.builtin_table import fast_of
-from karta.jq.fastpath import EMPTY_ENV, Unsupported, compile_node
+from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node
 from karta.jq.fastpath.calls import value_function
+from karta.jq.fastpath.core import Scope, compile_child
 from karta.jq.fastpath.operators import until_error
 from karta.jq.operations import BINARY_OPS, MAX_EXACT, index_value, iterate_value
+from karta.jq.printer import to_jq
 
 __all__ = ["Emitter", "GeneratedFn", "generate", "generated_cache", "is_single", "split_iteration"]
 
@@ -50,9 +52,14 @@ _MAX_LINES = 4000  # a pathological expression (nested commas) stays with the cl
 
 
 def _iterate(v: Any) -> Any:
-    if v.__class__ is list:
+    cls = v.__class__
+    if cls is list:
         return v
-    return iterate_value(v)
+    if cls is dict:
+        return iterate_value(v)
+    # Generated code reports no error (the closures re-run for the message): no message to build,
+    # and ``.[]?`` on a missing field is common.
+    raise JqFail("Cannot iterate")
 
 
 def _entry_keys(v: Any) -> list[Any]:
@@ -65,8 +72,18 @@ def _entry_keys(v: Any) -> list[Any]:
     raise JqFail("to_entries of a scalar")
 
 
+_UNSET: Any = object()  # a memoised binding not computed yet (Emitter.memoise)
+
+
+class _Stop(Exception):
+    """Raised by generated code to leave every loop of a short-circuiting builtin at once
+    (``any(g; c)``, ``first(f)``); never escapes the function that raises it."""
+
+
 _BASE_NAMESPACE: dict[str, Any] = {
     "JqFail": JqFail,
+    "_Stop": _Stop,
+    "_UNSET": _UNSET,
     "_ENV": EMPTY_ENV,
     "_index": index_value,
     "_iterate": _iterate,
@@ -82,8 +99,10 @@ _INT_ARITHMETIC = ("+", "-", "*")
 
 def is_single(node: A.Node) -> bool:
     """True when ``node`` always yields exactly one output (or fails) on any input, statically."""
-    if isinstance(node, A.Identity | A.Literal | A.ArrayCons | A.Format):
+    if isinstance(node, A.Identity | A.Literal | A.ArrayCons | A.Format | A.Var):
         return True
+    if isinstance(node, A.Bind):
+        return is_single(node.source) and is_single(node.body)
     if isinstance(node, A.Index):
         return is_single(node.target) and is_single(node.index)
     if isinstance(node, A.Pipe):
@@ -98,6 +117,8 @@ def is_single(node: A.Node) -> bool:
         if not node.args and node.name in A.KEYWORD_CONSTANTS:
             return True
         fast = fast_of(node.name, len(node.args))
+        if fast is not None and fast.kind == "value" and node.args:
+            return all(is_single(a) for a in node.args)  # one call per output of the argument
         return fast is not None and fast.single
     return False
 
@@ -127,6 +148,14 @@ def split_iteration(node: A.Node) -> tuple[A.Node, A.Node] | None:
     return node, each
 
 
+def _all_or_nothing(node: A.Node) -> bool:
+    """True when ``node`` either fails before its first output or yields all of them: a single
+    node, or ``E[]`` of a single ``E`` (a non-iterable fails before any element)."""
+    if isinstance(node, A.Iterate):
+        return is_single(node.target)
+    return is_single(node)
+
+
 def _is_iterate_dot(node: A.Node) -> bool:
     return isinstance(node, A.Iterate) and isinstance(node.target, A.Identity)
 
@@ -150,6 +179,13 @@ class Emitter:
         # when read again). Each block forgets what it added when it closes.
         self._fields: dict[tuple[str, str], str] = {}
         self._scopes: list[list[tuple[str, str]]] = [[]]
+        # jq variables bound by ``E as $name | ...`` in the code emitted so far: name -> the
+        # Python variable holding the value (final, like every variable passed to a continuation).
+        self._vars: dict[str, str] = {}
+        # Memoised bindings (see memoise): (jq text of the source, bound variables) -> variable.
+        self._memo_root: str | None = None
+        self._memo_at = (0, 0)  # (line index, depth) of the declarations
+        self._memo: dict[tuple[str, frozenset[tuple[str, str]]], str] = {}
 
     # --- plumbing ------------------------------------------------------------------------------
 
@@ -185,11 +221,25 @@ class Emitter:
             self._consts[key] = name
         return name
 
+    def memoise(self, root: str) -> None:
+        """From here on, a binding ``E as $x | ...`` of a single-valued ``E`` evaluated on
+        ``root`` (a variable never reassigned: the function's input) whose bound variables are
+        themselves memoised is computed once per call, on first use, and shared by every later
+        binding of the same source: the matchers of a status definition repeat the same
+        bindings (``[.status.conditions[]?] as $cs | ...``). The declarations (``= _UNSET``) go
+        here, at the current line and depth; ``E`` is deterministic on the fast path (no
+        environment, input or clock), so its value is the same at every use."""
+        self._memo_root = root
+        self._memo_at = (len(self.lines), self._depth)
+
     def build(self, name: str, *, what: str = "") -> Any:
         """Compile the accumulated lines (one ``def``) and return the function called ``name``.
 
         ``what`` says what the function computes, for tracebacks and dumps (:mod:`karta._codegen`).
         """
+        if self._memo:
+            at, depth = self._memo_at
+            self.lines[at:at] = ["    " * depth + f"{var} = _UNSET" for var in self._memo.values()]
         source = "\n".join(self.lines)
         self.namespace["__source__"] = source
         codegen.compile_source(source, self.namespace, what=what or name)
@@ -219,9 +269,14 @@ class Emitter:
             self._object(node, src, k)
         elif isinstance(node, A.If):
             self._if(node.cond, node.then, list(node.elifs), node.else_, src, k)
-        elif isinstance(node, A.Call) and self._call(node, src, k):
-            pass
-        else:
+        elif isinstance(node, A.Var) and node.name in self._vars:
+            k(self._vars[node.name])
+        elif isinstance(node, A.Try) and node.catch is None and _all_or_nothing(node.body):
+            self._try(node.body, src, k)
+        elif not (
+            (isinstance(node, A.Bind) and self._bind(node, src, k))
+            or (isinstance(node, A.Call) and self._call(node, src, k))
+        ):
             self._closure(node, src, k)
 
     def _literal(self, value: Any, k: Continuation) -> None:
@@ -233,20 +288,86 @@ class Emitter:
         self.line(f"{out} = {text}")
         k(out)
 
+    def _compiled(self, node: A.Node) -> Compiled:
+        """The fast-path closure of ``node``, compiled with the variables bound around it
+        (raises Unsupported outside the subset, a free variable among it)."""
+        if not self._vars:
+            return compile_node(node)
+        return compile_child(node, Scope(frozenset(self._vars)))
+
+    def _env(self) -> str:
+        """The environment to call an embedded closure with: the bound variables, by name."""
+        if not self._vars:
+            return "_ENV"
+        return "{" + ", ".join(f"{name!r}: {var}" for name, var in self._vars.items()) + "}"
+
     def _closure(self, node: A.Node, src: str, k: Continuation) -> None:
         """Embed the fast-path closure of ``node`` (raises Unsupported outside the subset)."""
-        compiled = compile_node(node)
+        compiled = self._compiled(node)
         out = self.tmp()
         if compiled.fn is not None:
             self.line(f"{out} = {self.const(compiled.fn)}({src})")
             k(out)
             return
         if compiled.one is not None:
-            self.line(f"{out} = {self.const(compiled.one)}({src}, _ENV)")
+            self.line(f"{out} = {self.const(compiled.one)}({src}, {self._env()})")
             k(out)
             return
-        with self.block(f"for {out} in {self.const(compiled.many)}({src}, _ENV):"):
+        with self.block(f"for {out} in {self.const(compiled.many)}({src}, {self._env()}):"):
             k(out)
+
+    def _try(self, body: A.Node, src: str, k: Continuation) -> None:
+        """``body?`` for a body that fails before its first output or not at all: its outputs,
+        or none (the closures keep the outputs before an error; there are none)."""
+        outs = self.tmp("a")
+        self.line(f"{outs} = []")
+        with self.block("try:"):
+            self.emit(body, src, lambda x: self.line(f"{outs}.append({x})"))
+        with self.block("except JqFail:"):
+            self.line(f"{outs} = []")
+        x = self.tmp("x")
+        with self.block(f"for {x} in {outs}:"):
+            k(x)
+
+    def _bind(self, node: A.Bind, src: str, k: Continuation) -> bool:
+        """``E as $name | body``: the body once per output of ``E``, ``$name`` a Python variable.
+        Destructuring patterns are left to the closures (False)."""
+        if len(node.patterns) != 1 or not isinstance(node.patterns[0], A.VarPattern):
+            return False
+        name = node.patterns[0].name
+        memo = self._memo_var(node.source, src)
+
+        def with_value(x: str) -> None:
+            outer = self._vars.get(name)
+            self._vars[name] = x
+            try:
+                self.emit(node.body, src, k)
+            finally:
+                if outer is None:
+                    del self._vars[name]
+                else:
+                    self._vars[name] = outer
+
+        if memo is None:
+            self.emit(node.source, src, with_value)
+            return True
+        with self.block(f"if {memo} is _UNSET:"):
+            self.emit(node.source, src, lambda x: self.line(f"{memo} = {x}"))
+        with_value(memo)
+        return True
+
+    def _memo_var(self, source: A.Node, src: str) -> str | None:
+        """The variable memoising ``source`` on ``src`` (see :meth:`memoise`), or None."""
+        if src != self._memo_root or not is_single(source):
+            return None
+        memoised = set(self._memo.values())
+        if any(var not in memoised for var in self._vars.values()):
+            return None  # bound per item of a loop, or per output: not fixed for the call
+        key = (to_jq(source), frozenset(self._vars.items()))
+        var = self._memo.get(key)
+        if var is None:
+            var = self._memo[key] = self.tmp("mb")
+        return var
 
     def _get(self, src: str, key: Any) -> str:
         if key.__class__ is str:
@@ -360,10 +481,14 @@ class Emitter:
                     self.emit(right, src, lambda x: self.line(f"{value} = {x}"))
                 k(value)
                 return
-            with self.block(f"if {value} is None or {value} is False:"):
-                self.emit(right, src, k)
-            with self.block("else:"):
-                k(value)
+
+            def right_or_value(k: Continuation) -> None:
+                with self.block(f"if {value} is None or {value} is False:"):
+                    self.emit(right, src, k)
+                with self.block("else:"):
+                    k(value)
+
+            self._merged(right_or_value, False, k)
             return
         outs, good = self.tmp("a"), self.tmp("g")
         self.line(f"{outs} = []")
@@ -371,31 +496,56 @@ class Emitter:
             self.emit(left, src, lambda x: self.line(f"{outs}.append({x})"))
         with self.block("except JqFail:"):
             # Exactly what the closures keep: the outputs produced before the error.
-            gen = self.const(compile_node(left).gen)
-            self.line(f"{outs} = _until_error({gen}({src}, _ENV))")
+            gen = self.const(self._compiled(left).gen)
+            self.line(f"{outs} = _until_error({gen}({src}, {self._env()}))")
         self.line(f"{good} = [x for x in {outs} if x is not None and x is not False]")
-        with self.block(f"if {good}:"):
-            x = self.tmp("x")
-            with self.block(f"for {x} in {good}:"):
-                k(x)
-        with self.block("else:"):
-            self.emit(right, src, k)
+
+        def produce(k: Continuation) -> None:
+            with self.block(f"if {good}:"):
+                x = self.tmp("x")
+                with self.block(f"for {x} in {good}:"):
+                    k(x)
+            with self.block("else:"):
+                self.emit(right, src, k)
+
+        self._merged(produce, False, k)
+
+    def _merged(self, produce: Callable[[Continuation], None], single: bool, k: Continuation) -> None:
+        """Run ``produce`` (which emits branches, each calling its continuation) and emit ``k``
+        once, after the branches: the value in one variable when ``single`` (each path that does
+        not fail yields exactly one output), else the outputs collected in order. Emitting ``k``
+        in every branch instead doubles the code at each ``and``, ``or``, ``if`` or ``//``, and a
+        binding (``... as $x | rest``) puts the rest of the expression in that continuation."""
+        if single:
+            out = self.tmp("m")
+            self.line(f"{out} = None")
+            produce(lambda x: self.line(f"{out} = {x}"))
+            k(out)
+            return
+        outs, x = self.tmp("m"), self.tmp("x")
+        self.line(f"{outs} = []")
+        produce(lambda y: self.line(f"{outs}.append({y})"))
+        with self.block(f"for {x} in {outs}:"):
+            k(x)
 
     def _logic(self, left: A.Node, right: A.Node, src: str, k: Continuation, *, is_and: bool) -> None:
-        def with_left(x: str) -> None:
-            short = f"{x} is None or {x} is False" if is_and else f"{x} is not None and {x} is not False"
-            with self.block(f"if {short}:"):
-                self._literal(not is_and, k)
-            with self.block("else:"):
+        def produce(k: Continuation) -> None:
+            def with_left(x: str) -> None:
+                short = f"{x} is None or {x} is False" if is_and else f"{x} is not None and {x} is not False"
+                with self.block(f"if {short}:"):
+                    self._literal(not is_and, k)
+                with self.block("else:"):
 
-                def with_right(r: str) -> None:
-                    out = self.tmp()
-                    self.line(f"{out} = {r} is not None and {r} is not False")
-                    k(out)
+                    def with_right(r: str) -> None:
+                        out = self.tmp()
+                        self.line(f"{out} = {r} is not None and {r} is not False")
+                        k(out)
 
-                self.emit(right, src, with_right)
+                    self.emit(right, src, with_right)
 
-        self.emit(left, src, with_left)
+            self.emit(left, src, with_left)
+
+        self._merged(produce, is_single(left) and is_single(right), k)
 
     def _array(self, node: A.ArrayCons, src: str, k: Continuation) -> None:
         out = self.tmp("arr")
@@ -441,19 +591,23 @@ class Emitter:
         src: str,
         k: Continuation,
     ) -> None:
-        def with_cond(c: str) -> None:
-            with self.block(f"if {c} is not None and {c} is not False:"):
-                self.emit(then, src, k)
-            with self.block("else:"):
-                if elifs:
-                    (next_cond, next_then), *rest = elifs
-                    self._if(next_cond, next_then, rest, else_, src, k)
-                elif else_ is not None:
-                    self.emit(else_, src, k)
-                else:
-                    k(src)
+        def produce(k: Continuation) -> None:
+            def with_cond(c: str) -> None:
+                with self.block(f"if {c} is not None and {c} is not False:"):
+                    self.emit(then, src, k)
+                with self.block("else:"):
+                    if elifs:
+                        (next_cond, next_then), *rest = elifs
+                        self._if(next_cond, next_then, rest, else_, src, k)
+                    elif else_ is not None:
+                        self.emit(else_, src, k)
+                    else:
+                        k(src)
 
-        self.emit(cond, src, with_cond)
+            self.emit(cond, src, with_cond)
+
+        parts = [cond, then, *(n for pair in elifs for n in pair), *([] if else_ is None else [else_])]
+        self._merged(produce, all(is_single(n) for n in parts), k)
 
     def _call(self, node: A.Call, src: str, k: Continuation) -> bool:
         """Emit the builtins the table marks ``native``; False for the others (embedded as closures)."""
@@ -464,6 +618,17 @@ class Emitter:
         fast = fast_of(name, len(args))
         if fast is None or not fast.native:
             return False
+        if fast.kind == "value" and len(args) == 1:
+            fn1 = self.const(value_function(fast))
+
+            # f(v, a) for every output a of the argument, evaluated on the input.
+            def with_argument(a: str) -> None:
+                out = self.tmp()
+                self.line(f"{out} = {fn1}({src}, {a})")
+                k(out)
+
+            self.emit(args[0], src, with_argument)
+            return True
         if fast.kind == "value":
             fn = value_function(fast)
             out = self.tmp()
@@ -484,6 +649,43 @@ class Emitter:
     def _inline_empty(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
         return True  # no output
 
+    def _inline_first(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
+        self._index(A.Index(A.Identity(), A.Literal(0)), src, k)
+        return True
+
+    def _inline_last(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
+        self._index(A.Index(A.Identity(), A.Literal(-1)), src, k)
+        return True
+
+    def _inline_first_of(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
+        # The first output only: the closures stop there (an error after it is not raised).
+        out, found = self.tmp("a"), self.tmp("f")
+        self.line(f"{out} = None")
+        self.line(f"{found} = False")
+        with self.block("try:"):
+
+            def with_value(x: str) -> None:
+                self.line(f"{out} = {x}")
+                self.line(f"{found} = True")
+                self.line("raise _Stop")
+
+            self.emit(args[0], src, with_value)
+        with self.block("except _Stop:"):
+            pass
+        with self.block(f"if {found}:"):
+            k(out)
+        return True
+
+    def _inline_last_of(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
+        outs = self.tmp("a")
+        self.line(f"{outs} = []")
+        self.emit(args[0], src, lambda x: self.line(f"{outs}.append({x})"))
+        last = self.tmp()
+        with self.block(f"if {outs}:"):
+            self.line(f"{last} = {outs}[-1]")
+            k(last)
+        return True
+
     def _inline_select(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
         def with_cond(c: str) -> None:
             with self.block(f"if {c} is not None and {c} is not False:"):
@@ -499,8 +701,31 @@ class Emitter:
         return self._quantifier(args, src, k, is_any=False)
 
     def _quantifier(self, args: tuple[A.Node, ...], src: str, k: Continuation, *, is_any: bool) -> bool:
-        if not is_single(args[0]):
-            return False
+        if len(args) == 2 or not is_single(args[0]):
+            # ``any(g; c)``, or a condition with several outputs: stop at the first decisive one
+            # (the closures are lazy: nothing after it is evaluated, an error after it is not raised).
+            generator, cond = (args[0], args[1]) if len(args) == 2 else (None, args[0])
+            out = self.tmp()
+            self.line(f"{out} = {not is_any!r}")
+            with self.block("try:"):
+
+                def with_item(x: str) -> None:
+                    def with_cond(c: str) -> None:
+                        test = f"{c} is not None and {c} is not False"
+                        self.line(f"if {test if is_any else f'not ({test})'}: raise _Stop")
+
+                    self.emit(cond, x, with_cond)
+
+                if generator is None:
+                    x = self.tmp("x")
+                    with self.block(f"for {x} in _iterate({src}):"):
+                        with_item(x)
+                else:
+                    self.emit(generator, src, with_item)
+            with self.block("except _Stop:"):
+                self.line(f"{out} = {is_any!r}")
+            k(out)
+            return True
         out, x = self.tmp(), self.tmp("x")
         self.line(f"{out} = {not is_any!r}")
         with self.block(f"for {x} in _iterate({src}):"):

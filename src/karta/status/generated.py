@@ -143,6 +143,7 @@ def _build(
     )
     with e.block("def status(v, limit):"):
         e.line("if limit < 1: return None")
+        e.memoise("v")  # the matchers share their bindings (and the state tables repeat them)
         with e.block("try:"):
             e.line("phase = None")
             if phase is not None:

@@ -7,7 +7,7 @@ import threading
 import time
 from typing import Any
 
-from karta.controller.runtime.group_writer import GroupWriter
+from karta.controller.runtime.group_writer import APPLIED_TTL_S, HELD_APPLIED_TTL_S, GroupWriter
 from karta.controller.runtime.served import ServedOptions
 from karta.errors import ApiError
 from karta.render import WorkloadApiOptions
@@ -145,3 +145,18 @@ def test_a_scale_up_after_a_lowering_raises_the_minimum_again_within_the_memo_li
     calls = len(cluster.calls)
     assert writer.ensure([_group(5)], workload=_job(4)).kept == ["PodGroup/train-job"]
     assert len(cluster.calls) == calls
+
+
+def test_a_write_is_trusted_longer_where_the_scheduler_holds_pods_of_a_missing_group() -> None:
+    """The Workload API holds a pod whose PodGroup is missing: a write is trusted for
+    HELD_APPLIED_TTL_S, not read and written again every APPLIED_TTL_S on the admission path."""
+    cluster = FakeCluster()
+    now = [0.0]
+    writer = GroupWriter(cluster.client, lambda: (), clock=lambda: now[0])
+    assert writer.ensure([_group(5)], workload=_job(1)).applied == ["PodGroup/train-job"]
+    calls = len(cluster.calls)
+    now[0] = APPLIED_TTL_S + 1
+    assert writer.ensure([_group(5)], workload=_job(1)).kept == ["PodGroup/train-job"]
+    assert len(cluster.calls) == calls
+    now[0] = HELD_APPLIED_TTL_S + 1  # then read and written again
+    assert writer.ensure([_group(5)], workload=_job(1)).applied == ["PodGroup/train-job"]

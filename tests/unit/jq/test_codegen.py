@@ -116,6 +116,22 @@ COMMON = [
     'if .spec.replicas > 1 then "many" else "one" end',
     ".spec.replicas | not",
     'true, false, null, 1, "s"',
+    # The state tables' shapes (issue 23): bindings, any/all with a generator, first/last, ``?``,
+    # value functions with an argument, closures embedded under a binding.
+    ".status.conditions[]? | .type",
+    ".spec.missing[]?",
+    ".spec.replicas[]?",
+    '[.status.conditions[]?] as $cs | any($cs[]; .type == "Ready" and .status == "True")',
+    'all(.status.conditions[]; .status == "True")',
+    '([.status.conditions[] | select(.type == "Ready")] | last | .status // "") as $r | $r == "True"',
+    "first(.spec.jobs[].name), last(.spec.jobs[].name)",
+    ".spec.jobs | first | .name",
+    '.metadata.name | contains("w"), startswith("x")',
+    ".spec.replicas as $n | .spec.jobs[] | .replicas // $n",
+    ".spec.jobs[] | .name as $x | [$x, (.replicas // 0)]",
+    ".spec.replicas as $n | .spec.jobs | map(.replicas // $n)",
+    ".spec.replicas as $n | .spec.replicas as $n | $n + 1",
+    '(.status.phase == "Running" or .spec.replicas > 5) as $up | if $up then "up" else "down" end',
 ]
 
 
@@ -132,6 +148,24 @@ def test_generation_embeds_closures_for_the_rest_and_refuses_what_the_fast_path_
     assert generate("free variable", parse("$x | .a")) is None
 
 
+@pytest.mark.parametrize(
+    ("expression", "data", "want"),
+    [
+        ("first(1, error)", None, [1]),  # the closures stop at the first output
+        ("any((true, error); .)", None, [True]),
+        ("all((false, error); .)", None, [False]),
+        ("[.[]?]", 3, [[]]),
+        ("[.a[]?]", {"a": {"y": 2, "x": 1}}, [[1, 2]]),
+        ("last(empty)", None, []),
+        ("(.a as $x | $x) as $y | [$y, $y]", {"a": 1}, [[1, 1]]),
+    ],
+)
+def test_short_circuits_and_try_agree_with_the_closures(expression: str, data: Any, want: Any) -> None:
+    node = parse(expression)
+    assert closures(node, data) == ("ok", want)
+    assert generated("short:" + expression, node, data) == ("ok", want)
+
+
 def test_errors_come_from_the_closures() -> None:
     # The generated code may decline; the evaluator's error is the closures' own.
     with pytest.raises(JqRuntimeError, match=r'Cannot index number with string \("a"\)'):
@@ -143,6 +177,8 @@ def test_shape_helpers() -> None:
     assert is_single(parse(".a.b // 1"))
     assert not is_single(parse(".a[]"))
     assert not is_single(parse(".a, .b"))
+    assert is_single(parse('.a as $x | $x | contains("b")'))
+    assert not is_single(parse('contains("a", "b")'))
     split = split_iteration(parse(".spec.jobs[] | .name"))
     assert split is not None and split[0] == parse(".spec.jobs[]") and split[1] == parse(".name")
     assert split_iteration(parse(".spec.jobs")) is None

@@ -33,7 +33,9 @@ pod is answered, within its deadline, and the gang reconciler stays the one that
 no force (an object another manager, or an immutable field, holds with other values is used as it
 is: a 409 or 422 on an object that exists is ``unchanged``), the kinds of the backend's record
 ``create_only`` (the Workload API's Workload) only created when missing, nothing deleted, an
-object applied alike less than :data:`APPLIED_TTL_S` ago not applied again, and it stops at the
+object applied alike (from the same generation of the workload) less than :data:`APPLIED_TTL_S`
+ago (:data:`HELD_APPLIED_TTL_S` where the scheduler holds a pod whose group is missing) not
+applied again, and it stops at the
 first failure or once the deadline has passed (``out_of_time``). An object with gang minimums
 (the record's ``minimums``) is read first and never lowered (:func:`lowered_minimums`): the pod's
 rendering may come from a workload read a few seconds ago, before a scale-up the reconciler has
@@ -66,6 +68,7 @@ from karta.render.common import MANAGED_BY
 __all__ = [
     "APPLIED_TTL_S",
     "FIELD_MANAGER",
+    "HELD_APPLIED_TTL_S",
     "MANAGED_SELECTOR",
     "GroupCache",
     "GroupWriter",
@@ -81,6 +84,11 @@ __all__ = [
 
 FIELD_MANAGER: Final = "karta"
 APPLIED_TTL_S: Final = 30.0  # admission mode: an object applied alike this recently is not applied again
+# ... where the backend's scheduler holds a pod whose group object is missing (the Workload API): a
+# group object deleted since our write is the gang reconciler's to write again (it watches them) and
+# no pod binds without it meanwhile, so reading and writing it again on a pod's admission buys
+# nothing; it cost three API round trips every 30 s per workload, the webhook's p99 under a burst.
+HELD_APPLIED_TTL_S: Final = 600.0
 _ADMISSION_MEMO: Final = 4096
 _REPLACE_RETRY_S: Final = 1.0  # a replaced object waiting on its finalizers is looked at again after
 _SHOWN_PODS: Final = 5
@@ -358,6 +366,7 @@ class GroupWriter:
         default_factory=OrderedDict
     )
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    clock: Callable[[], float] = time.monotonic  # when a write was made (the memo's lifetimes)
 
     def forget(self, api_version: str, kind: str, namespace: str, name: str) -> None:
         """The object is gone (its watch said so): the next sync applies it again."""
@@ -531,7 +540,7 @@ class GroupWriter:
         self, key: tuple[str, str, str, str], digest: str, rv: str, *, bounded: bool = False
     ) -> None:
         with self._lock:
-            self._applied[key] = (digest, rv, time.monotonic())
+            self._applied[key] = (digest, rv, self.clock())
             self._applied.move_to_end(key)
             while bounded and len(self._applied) > _ADMISSION_MEMO:
                 self._applied.popitem(last=False)
@@ -572,13 +581,14 @@ class GroupWriter:
         # The same object from another generation of the workload is not "written alike": between
         # the two, a scale-down may have let the reconciler lower what this write had raised.
         digest = f"{fingerprint(obj)}@{stamp}"
+        backend = _backend(_group_kind(obj)[0])
+        trusted = HELD_APPLIED_TTL_S if backend is not None and backend.holds_missing_group else APPLIED_TTL_S
         with self._lock:
             last = self._applied.get(key)
-        if last is not None and last[0] == digest and time.monotonic() - last[2] < APPLIED_TTL_S:
+        if last is not None and last[0] == digest and self.clock() - last[2] < trusted:
             result.kept.append(label)
             return
         rtype = self.client.discovery.for_api_version(api_version, kind)
-        backend = _backend(_group_kind(obj)[0])
         if backend is not None and kind in backend.create_only and self._exists(rtype, name, namespace):
             self._remember(key, digest, "", bounded=True)
             result.kept.append(label)
