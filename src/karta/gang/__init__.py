@@ -40,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "namespace_selector": "karta.gang.scope",
     "scope_report": "karta.gang.scope",
     "StructureSummary": "karta.gang.structure",
+    "structure_summary": "karta.gang.structure",
 }
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "namespace_selector",
     "scope_report",
     "shorten_name",
+    "structure_summary",
     "subtree_desired",
     "subtree_scale",
 ]
@@ -94,4 +96,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from karta.gang.plan import Gang, GangPlan, SubGroupPlan, Topology, compute_gang_plan, flat_min
     from karta.gang.scale import effective_desired, effective_min, subtree_desired, subtree_scale
     from karta.gang.scope import SCOPE_LABEL, ScopeDecision, gang_scope, namespace_selector, scope_report
-    from karta.gang.structure import CandidateMember, StructureSummary
+    from karta.gang.structure import CandidateMember, StructureSummary, structure_summary

@@ -8,10 +8,14 @@ its message and its order. Otherwise the result holds the structure summary, eac
 covered components and topology, and the scale subtrees as nested tuples, so that one pass over
 them yields both the gang minimum (12.6) and the desired count (gang-backends.md 1.4). Both walks
 are iterative: a definition nobody validated cannot make them reach Python's recursion limit.
+A ``podGroup`` with ``split`` (extension E1) is compiled too, with its split's shape
+(:func:`karta.gang.split.compile_split`, None when one of its definition-level checks fails): its
+``when`` is evaluated per object, false plans the one gang from this structure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import field
 from typing import Any
 
@@ -20,7 +24,7 @@ from karta._records import record
 from karta.errors import GangError
 from karta.extract.factory import Component
 from karta.gang._types import FactoryLike
-from karta.gang.structure import StructureSummary
+from karta.gang.structure import StructureSummary, structure_summary
 from karta.model.types import ComponentDefinition, Karta, PodGroup, TopologyConstraint
 
 __all__ = [
@@ -29,6 +33,7 @@ __all__ = [
     "ScaleNode",
     "combine_scale",
     "compiled_gang",
+    "scale_tree",
     "subtree_counts",
 ]
 
@@ -50,6 +55,8 @@ class CompiledGang:
     pod_group: PodGroup
     sub_groups: tuple[CompiledSubGroup, ...]
     root_tree: ScaleNode
+    # The compiled split (karta.gang.split.SplitShape), or None without ``split``.
+    split: Any = None
     # Plans without pods by their numbers: the plan is immutable, equal numbers give an equal plan.
     plans: dict[tuple[int, ...], Any] = field(default_factory=dict)
 
@@ -62,9 +69,9 @@ def compiled_gang(karta: Karta) -> CompiledGang | None:
 def _compile(karta: Karta) -> CompiledGang | None:
     # Once per definition object (see _compiled below).
     gang = karta.gang
-    if gang is None or gang.pod_group is None or gang.pod_group.split is not None:
-        return None  # a split (extension E1) is planned by karta.gang.split
-    summary = StructureSummary(karta)
+    if gang is None or gang.pod_group is None:
+        return None
+    summary = structure_summary(karta)
     if not summary.has_scale_definition:
         return None
     pod_group = gang.pod_group
@@ -77,11 +84,18 @@ def _compile(karta: Karta) -> CompiledGang | None:
             if not name or name not in summary.components or not _valid_topology(sub_group.topology):
                 return None
             covered = tuple(summary.components[c] for c in (name, *summary.descendants(name)))
-            sub_groups.append(CompiledSubGroup(name, covered, sub_group.topology, _tree(summary, name)))
-        root_tree = _tree(summary, summary.root_name)
+            sub_groups.append(CompiledSubGroup(name, covered, sub_group.topology, scale_tree(summary, name)))
+        root_tree = scale_tree(summary, summary.root_name)
     except GangError:  # an ownership cycle: the general code reports it where it meets it
         return None
-    return CompiledGang(summary, pod_group, tuple(sub_groups), root_tree)
+    split = None
+    if pod_group.split is not None:  # extension E1, planned by karta.gang.split
+        from karta.gang.split import compile_split
+
+        split = compile_split(summary, pod_group)
+        if split is None:
+            return None
+    return CompiledGang(summary, pod_group, tuple(sub_groups), root_tree, split)
 
 
 # Keyed by identity (definitions are immutable).
@@ -95,15 +109,18 @@ def _valid_topology(constraint: TopologyConstraint | None) -> bool:
     )
 
 
-def _tree(summary: StructureSummary, start: str) -> ScaleNode:
+def scale_tree(summary: StructureSummary, start: str, without: AbstractSet[str] = frozenset()) -> ScaleNode:
     """The scale subtree below ``start`` as nested tuples, built without recursion (depth first,
-    in definition order, so a cycle is reported at the component the recursion would meet)."""
+    in definition order, so a cycle is reported at the component the recursion would meet); the
+    components of ``without`` (and so their subtrees) are left out."""
     built: dict[str, ScaleNode] = {}
     path: set[str] = set()
     stack: list[tuple[str, bool]] = [(start, False)]
     while stack:
         name, expanded = stack.pop()
         children = summary.children.get(name, [])
+        if without:
+            children = [child for child in children if child not in without]
         if expanded:
             path.discard(name)
             has_scale = summary.components[name].scale_definition is not None
@@ -117,13 +134,16 @@ def _tree(summary: StructureSummary, start: str) -> ScaleNode:
     return built[start]
 
 
-def subtree_counts(factory: FactoryLike, node: ScaleNode) -> tuple[int, int]:
-    """(gang minimum, desired count) of one subtree: subtree_scale and subtree_desired at once.
+def subtree_counts(factory: FactoryLike, node: ScaleNode, instance: str | None = None) -> tuple[int, int]:
+    """(gang minimum, desired count) of one subtree: subtree_scale and subtree_desired at once,
+    of the top component's ``instance`` alone when given (an id it has).
 
     Without recursion: each component's own counts are read on the way down (the order the
     definition lists them), and combined with its children's on the way up."""
+    if not node[2]:  # a leaf (most subtrees a gang counts): its own counts
+        return _own_counts(factory, node, instance)
     # frames: [node, own minimum, own desired, next child, children's minimum, children's desired]
-    stack: list[list[Any]] = [[node, *_own_counts(factory, node), 0, 0, 0]]
+    stack: list[list[Any]] = [[node, *_own_counts(factory, node, instance), 0, 0, 0]]
     while True:
         frame = stack[-1]
         children = frame[0][2]
@@ -143,16 +163,21 @@ def subtree_counts(factory: FactoryLike, node: ScaleNode) -> tuple[int, int]:
         stack[-1][5] += counts[1]
 
 
-def _own_counts(factory: FactoryLike, node: ScaleNode) -> tuple[int, int]:
-    """A component's own (minimum, desired) over its instances (0, 0 without a scale definition)."""
+def _own_counts(factory: FactoryLike, node: ScaleNode, instance: str | None = None) -> tuple[int, int]:
+    """A component's own (minimum, desired) over its instances, or of one instance (0, 0 without a
+    scale definition)."""
     name, has_scale, _ = node
     own_min = own_desired = 0
     if has_scale:
         component = factory.component(name)
+        if instance is not None:
+            one = (component.scales() or {}).get(instance)
+            scales: Any = () if one is None else (one,)
         # The factory's own component avoids building an id -> Scale map.
-        scales = (
-            component._scale_list() if type(component) is Component else (component.scales() or {}).values()
-        )
+        elif type(component) is Component:
+            scales = component._scale_list()
+        else:
+            scales = (component.scales() or {}).values()
         for scale in scales or ():
             replicas, low = scale.replicas, scale.min_replicas
             if low is not None and low > 0:

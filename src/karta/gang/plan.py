@@ -40,6 +40,7 @@ __all__ = [
     "TopologyDict",
     "compute_gang_plan",
     "flat_min",
+    "general_gang_plan",
 ]
 
 
@@ -212,6 +213,9 @@ class GangPlan:
         return out
 
 
+_NO_GANGS = GangPlan()  # the plan of a definition without gang instructions (immutable: shared)
+
+
 def flat_min(gang: Gang) -> int:
     """Minimum pods of a gang for backends without sub-groups (gang-backends.md 1.2)."""
     if gang.sub_groups:
@@ -230,17 +234,36 @@ def compute_gang_plan(
     ``pods`` are the workload's pods (the caller filters by owner). Definition-level problems
     (a sub-group without scale, an unknown component, a bad topology) raise GangError.
     """
-    karta = factory.karta
-    compiled = compiled_gang(karta)
-    if compiled is not None:
-        if not pods:
-            return _current_format_without_pods(factory, compiled)
+    compiled = compiled_gang(factory.karta)
+    if compiled is None:
+        return general_gang_plan(factory, pods, evaluator=evaluator)
+    queriers: list[PodQuerier] = []
+    if pods:
         evaluator = evaluator if evaluator is not None else _factory_evaluator(factory)
         queriers = [PodQuerier(pod, evaluator=evaluator) for pod in pods]
-        return _current_format(factory, compiled.summary, compiled.pod_group, queriers)
-    gang = karta.gang
+    if compiled.split is not None:  # extension E1
+        from karta.gang.split import split_plan
+
+        plan = split_plan(factory, compiled.summary, compiled.pod_group, queriers, compiled.split)
+        if plan is not None:
+            return plan
+    if not pods:
+        return _current_format_without_pods(factory, compiled)
+    return _current_format(factory, compiled.summary, compiled.pod_group, queriers)
+
+
+def general_gang_plan(
+    factory: FactoryLike,
+    pods: Sequence[Mapping[str, Any]] = (),
+    *,
+    evaluator: Evaluator | None = None,
+) -> GangPlan:
+    """:func:`compute_gang_plan` by the general code alone, whether or not the definition has a
+    compiled gang (which gives the same plan, faster): the reference the equivalence tests hold
+    the compiled one to."""
+    gang = factory.karta.gang
     if gang is None:
-        return GangPlan()
+        return _NO_GANGS
     evaluator = evaluator if evaluator is not None else _factory_evaluator(factory)
     queriers = [PodQuerier(pod, evaluator=evaluator) for pod in pods]
     summary = structure_summary(factory.karta)

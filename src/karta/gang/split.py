@@ -28,13 +28,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import field
 from typing import Any
 
 from karta._records import record
 from karta.errors import GangError, JqError, KartaError
 from karta.extract.pods import PodQuerier
 from karta.gang._types import FactoryLike
-from karta.gang.compiled import combine_scale
+from karta.gang.compiled import ScaleNode, combine_scale, scale_tree, subtree_counts
 from karta.gang.membership import infer_pod_component
 from karta.gang.plan import Gang, GangPlan, SubGroupPlan, Topology
 from karta.gang.scale import effective_desired, effective_min, subtree_desired, subtree_scale
@@ -43,7 +45,7 @@ from karta.model.findings import Finding, Severity
 from karta.model.types import SPLIT_BY, SPLIT_INDEXES, GangSplit, PodGroup, PodGroupMember
 from karta.model.validate_gang import default_key_paths
 
-__all__ = ["MAX_SPLIT_GANGS", "split_enabled", "split_plan"]
+__all__ = ["MAX_SPLIT_GANGS", "SplitShape", "compile_split", "split_enabled", "split_plan", "split_shape"]
 
 MAX_SPLIT_GANGS = 1024
 """The most gangs a split may plan: a replica count read from a hostile object must not make the
@@ -80,18 +82,43 @@ def split_enabled(factory: FactoryLike, split: GangSplit) -> bool:
     raise GangError(f"split.when '{split.when}' must yield one boolean; got {shown}")
 
 
-def split_plan(
-    factory: FactoryLike,
-    summary: StructureSummary,
-    pod_group: PodGroup,
-    queriers: Sequence[PodQuerier],
-) -> GangPlan | None:
-    """The gangs of a split ``podGroup`` (module docstring), or None when ``split.when`` is false
-    (the caller then plans the one gang). Definition-level problems raise GangError."""
+@record(slots=True)
+class CompiledSubGroup:
+    """A sub-group of a compiled split: its scale subtree (None for the split component's own, whose
+    numbers are each gang's) and whether it is inside the split component's subtree."""
+
+    name: str
+    tree: ScaleNode | None
+    inside: bool
+    topology: Topology | None
+
+
+@record(slots=True)
+class SplitShape:
+    """What a split takes from the definition alone, checked by :func:`split_shape` in the order
+    :func:`split_plan` reports it. :func:`compile_split` adds the scale subtrees (``compiled``):
+    built once per definition object (:mod:`karta.gang.compiled`), for a definition whose every
+    definition-level check passes, so that only the workload object's numbers are left per object."""
+
+    split: GangSplit
+    target: str
+    key_paths: tuple[str, ...]
+    member: PodGroupMember
+    inside: frozenset[str]
+    outside_pods: bool  # a pod-bearing component outside the split component's subtree
+    compiled: bool = False
+    top: ScaleNode = ("", False, ())  # the split component's subtree
+    rest: ScaleNode | None = None  # the root's subtree without the split one's (None: root inside)
+    topology: Topology | None = None
+    sub_groups: tuple[CompiledSubGroup, ...] = ()
+    # Compiled: plans without pods by their numbers (equal numbers give an equal, immutable plan).
+    plans: dict[tuple[Any, ...], GangPlan] = field(default_factory=dict)
+
+
+def split_shape(summary: StructureSummary, pod_group: PodGroup) -> SplitShape:
+    """The definition-level part of a split; GangError for the first problem (split_plan's order)."""
     split = pod_group.split
     assert split is not None
-    if not split_enabled(factory, split):
-        return None
     target = split.component_name
     definition = summary.definition(target)
     if split.by not in SPLIT_BY:
@@ -105,15 +132,96 @@ def split_plan(
         )
     if split.replica_size_path and pod_group.sub_groups:
         raise GangError("split.replicaSizePath cannot be combined with podGroup.subGroups")
-    inside = {target, *summary.descendants(target)}
-    member = PodGroupMember(component_name=target, group_by_key_paths=tuple(key_paths))
+    inside = frozenset((target, *summary.descendants(target)))
+    return SplitShape(
+        split=split,
+        target=target,
+        key_paths=tuple(key_paths),
+        member=PodGroupMember(component_name=target, group_by_key_paths=tuple(key_paths)),
+        inside=inside,
+        outside_pods=any(c not in inside for c in summary.pod_bearing),
+    )
+
+
+def compile_split(summary: StructureSummary, pod_group: PodGroup) -> SplitShape | None:
+    """The compiled split of a definition with scale definitions, or None when any
+    definition-level check fails (the general code then reports it, in its order)."""
+    try:
+        shape = split_shape(summary, pod_group)
+        target, inside = shape.target, shape.inside
+        sub_groups: list[CompiledSubGroup] = []
+        for sub_group in pod_group.sub_groups:
+            name = sub_group.component_name
+            if not name or name not in summary.components:
+                return None
+            if name not in inside and target in summary.descendants(name):
+                return None
+            tree = None if name == target else scale_tree(summary, name)
+            sub_groups.append(
+                CompiledSubGroup(name, tree, name in inside, Topology.from_constraint(sub_group.topology))
+            )
+        return SplitShape(
+            split=shape.split,
+            target=target,
+            key_paths=shape.key_paths,
+            member=shape.member,
+            inside=inside,
+            outside_pods=shape.outside_pods,
+            compiled=True,
+            top=scale_tree(summary, target),
+            rest=None if summary.root_name in inside else scale_tree(summary, summary.root_name, inside),
+            topology=Topology.from_constraint(pod_group.topology),
+            sub_groups=tuple(sub_groups),
+        )
+    except GangError:
+        return None
+
+
+def split_plan(
+    factory: FactoryLike,
+    summary: StructureSummary,
+    pod_group: PodGroup,
+    queriers: Sequence[PodQuerier],
+    shape: SplitShape | None = None,
+) -> GangPlan | None:
+    """The gangs of a split ``podGroup`` (module docstring), or None when ``split.when`` is false
+    (the caller then plans the one gang). Definition-level problems raise GangError; ``shape`` is
+    the definition's compiled split (:func:`compile_split`), if it has one."""
+    split = pod_group.split
+    assert split is not None
+    if not split_enabled(factory, split):
+        return None
+    if shape is None:
+        shape = split_shape(summary, pod_group)
+    target, key_paths, inside, member = shape.target, shape.key_paths, shape.inside, shape.member
     observed = _observed(summary, queriers, member, inside) if split.indexes == "observed" else None
-    expected, sizes = _expected(factory, summary, split, target, observed)
+    expected, sizes = _expected(factory, summary, shape, observed)
     joined = [instance for instance, size in sizes.items() if size == 1]
-    topology = Topology.from_constraint(pod_group.topology)
-    split_subs, rest_subs = _sub_groups(factory, summary, pod_group, target, inside)
-    rest_min, rest_desired = _rest_counts(factory, summary, target, inside, joined)
-    has_rest = rest_min > 0 and (bool(joined) or any(c not in inside for c in summary.pod_bearing))
+    if shape.compiled:
+        topology = shape.topology
+        split_subs, rest_subs = _compiled_sub_groups(factory, shape)
+        if joined:
+            rest_min, rest_desired = _rest_counts(factory, summary, target, inside, joined)
+        else:
+            rest_min, rest_desired = (0, 0) if shape.rest is None else subtree_counts(factory, shape.rest)
+    else:
+        topology = Topology.from_constraint(pod_group.topology)
+        split_subs, rest_subs = _sub_groups(factory, summary, pod_group, target, inside)
+        rest_min, rest_desired = _rest_counts(factory, summary, target, inside, joined)
+    has_rest = rest_min > 0 and (bool(joined) or shape.outside_pods)
+    numbers: tuple[Any, ...] | None = None
+    if shape.compiled and not queriers:
+        # Without pods, the plan of a compiled split is a function of these numbers alone.
+        numbers = (
+            tuple((planned.keys, planned.minimum, planned.desired) for planned in expected),
+            has_rest,
+            rest_min,
+            rest_desired,
+            tuple((sub.min_member, sub.desired) for sub in (*split_subs, *rest_subs)),
+        )
+        known = shape.plans.get(numbers)
+        if known is not None:
+            return known
 
     by_keys = {planned.keys: planned for planned in expected}
     rest_members: list[str] = []
@@ -222,11 +330,19 @@ def split_plan(
     clashes = sorted({n for n in names if names.count(n) > 1})
     if clashes:
         raise GangError(f"split of component {target} gives two gangs named {', '.join(clashes)}")
-    return GangPlan(gangs=tuple(gangs), format="podGroup", diagnostics=tuple(diagnostics))
+    plan = GangPlan(gangs=tuple(gangs), format="podGroup", diagnostics=tuple(diagnostics))
+    if numbers is not None:
+        if len(shape.plans) >= 64:
+            shape.plans.clear()
+        shape.plans[numbers] = plan
+    return plan
 
 
 def _observed(
-    summary: StructureSummary, queriers: Sequence[PodQuerier], member: PodGroupMember, inside: set[str]
+    summary: StructureSummary,
+    queriers: Sequence[PodQuerier],
+    member: PodGroupMember,
+    inside: AbstractSet[str],
 ) -> dict[str, set[int]]:
     """The replica indexes the split component's pods carry, by instance id (the first key of two;
     "" for a single-instance component). Pods whose keys fail are reported by the assignment."""
@@ -260,14 +376,14 @@ def _indexes(count: int, carried: set[int] | None) -> list[int]:
 def _expected(
     factory: FactoryLike,
     summary: StructureSummary,
-    split: GangSplit,
-    target: str,
+    shape: SplitShape,
     observed: Mapping[str, set[int]] | None,
 ) -> tuple[list[_Planned], dict[str, int]]:
     """The gangs the object asks for, in instance order then replica order; and, with
     ``replicaSizePath``, each instance's replica size (those of size 1 join the gang of the rest)."""
+    split, target = shape.split, shape.target
     component = factory.component(target)
-    ids = list(component.instance_ids())
+    ids = component.instance_ids()
     out: list[_Planned] = []
     if split.by == "instance":
         if not summary.components[target].instance_id_path:
@@ -275,24 +391,28 @@ def _expected(
                 f"split by instance needs a multi-instance component; {target} has no instanceIdPath"
             )
         for instance in ids:
-            out.append(
-                _Planned(
-                    (instance,),
-                    subtree_scale(factory, target, instance, summary=summary),
-                    subtree_desired(factory, target, instance, summary=summary),
-                    [],
-                )
-            )
+            if shape.compiled:
+                minimum, desired = subtree_counts(factory, shape.top, instance)
+            else:
+                minimum = subtree_scale(factory, target, instance, summary=summary)
+                desired = subtree_desired(factory, target, instance, summary=summary)
+            out.append(_Planned((instance,), minimum, desired, []))
             _check_count(len(out), target)
         return out, {}
     if summary.components[target].scale_definition is None:
         raise GangError(
             f"split by replica needs the replica count of component {target}; it has no scaleDefinition"
         )
-    below_min = sum(subtree_scale(factory, c, summary=summary) for c in summary.children.get(target, []))
-    below_desired = sum(
-        subtree_desired(factory, c, summary=summary) for c in summary.children.get(target, [])
-    )
+    if shape.compiled:
+        below_min = below_desired = 0
+        for tree in shape.top[2]:  # the split component's children
+            minimum, desired = subtree_counts(factory, tree)
+            below_min += minimum
+            below_desired += desired
+    else:
+        children = summary.children.get(target, [])
+        below_min = sum(subtree_scale(factory, c, summary=summary) for c in children)
+        below_desired = sum(subtree_desired(factory, c, summary=summary) for c in children)
     per_min = below_min if below_min > 0 else 1
     per_desired = below_desired if below_desired > 0 else 1
     multi = bool(summary.components[target].instance_id_path)
@@ -384,7 +504,7 @@ def _sub_groups(
     summary: StructureSummary,
     pod_group: PodGroup,
     target: str,
-    inside: set[str],
+    inside: AbstractSet[str],
 ) -> tuple[list[SubGroupPlan], list[SubGroupPlan]]:
     """The sub-groups of the split gangs (the split component's and those below it) and of the
     rest (those outside its subtree), without members; GangError for one containing the split
@@ -416,6 +536,26 @@ def _sub_groups(
             topology=Topology.from_constraint(sub_group.topology),
         )
         (split_subs if name in inside else rest_subs).append(plan)
+    return split_subs, rest_subs
+
+
+def _compiled_sub_groups(
+    factory: FactoryLike, shape: SplitShape
+) -> tuple[list[SubGroupPlan], list[SubGroupPlan]]:
+    """:func:`_sub_groups` of a compiled split: the definition-level checks passed when it was
+    compiled, so only the numbers are read (and a minimum of 0 is still 13.3's error)."""
+    split_subs: list[SubGroupPlan] = []
+    rest_subs: list[SubGroupPlan] = []
+    for sub in shape.sub_groups:
+        minimum = desired = 0  # the split component's own: each gang's, filled in per gang
+        if sub.tree is not None:
+            minimum, desired = subtree_counts(factory, sub.tree)
+            if minimum <= 0:
+                raise GangError(f"component {sub.name} must expose a replica scale definition")
+        plan = SubGroupPlan(
+            name=sub.name, component=sub.name, min_member=minimum, desired=desired, topology=sub.topology
+        )
+        (split_subs if sub.inside else rest_subs).append(plan)
     return split_subs, rest_subs
 
 
@@ -492,7 +632,11 @@ def _gang(
 
 
 def _rest_counts(
-    factory: FactoryLike, summary: StructureSummary, target: str, inside: set[str], joined: Sequence[str]
+    factory: FactoryLike,
+    summary: StructureSummary,
+    target: str,
+    inside: AbstractSet[str],
+    joined: Sequence[str],
 ) -> tuple[int, int]:
     """(minimum, desired) of the workload without the split component's subtree: 12.6 (and 1.4)
     over the component tree with that subtree left out, without recursion; the split component's

@@ -33,6 +33,7 @@ from karta.gang import (
     Topology,
     effective_desired,
     effective_min,
+    structure_summary,
     subtree_desired,
     subtree_scale,
 )
@@ -111,7 +112,7 @@ def render_kueue(
 ) -> Rendering:
     """One Kueue Workload with the PodSets the definition implies (6.5)."""
     owner = top_owner(factory.obj)
-    summary = StructureSummary(factory.karta)
+    summary = structure_summary(factory.karta)
     warnings: list[str] = []
     if not owner.uid:
         warnings.append(missing_uid_warning(owner))

@@ -22,7 +22,7 @@ from karta.extract.requests import (
     pod_resources,
 )
 from karta.extract.requests import parse_quantity as _parse_quantity
-from karta.gang import Gang, StructureSummary, effective_min, subtree_scale
+from karta.gang import Gang, StructureSummary, effective_min, structure_summary, subtree_scale
 
 __all__ = ["add_min_resources", "gang_min_resources", "parse_quantity", "replica_requests"]
 
@@ -133,7 +133,7 @@ def gang_min_resources(factory: ComponentFactory, gang: Gang) -> dict[str, str] 
     """Σ over the gang's sub-groups (or its whole subtree) of ``minimum × per-replica request``,
     keys sorted; None when it cannot be computed for this gang (an alpha gang narrowed to one
     instance) or is empty."""
-    summary = StructureSummary(factory.karta)
+    summary = structure_summary(factory.karta)
     recursion = _MinResources(factory, summary)
     total: ResourceList = {}
     if gang.sub_groups:

@@ -16,7 +16,7 @@ from typing import Any
 from karta._records import record
 from karta.errors import KartaError
 from karta.extract import ComponentFactory, PodQuerier
-from karta.gang import GangPlan, StructureSummary, infer_pod_component
+from karta.gang import GangPlan, StructureSummary, infer_pod_component, structure_summary
 from karta.jq import Evaluator
 from karta.model import Karta
 
@@ -63,7 +63,7 @@ def place_pods(
         for sub in gang.sub_groups:
             for member in sub.members:
                 sub_group_of.setdefault(member, sub.name)
-    summary = StructureSummary(karta)
+    summary = structure_summary(karta)
     return [_place(summary, factory, pod, evaluator, gang_of, sub_group_of) for pod in pods]
 
 
