@@ -357,7 +357,7 @@ class Component:
         fn = self._plan.extraction_fn()
         if fn is None:
             return False
-        parts = fn(factory._obj, evaluator.max_results)
+        parts = fn(factory.session().input(), evaluator.max_results)
         if parts is None:
             return False
         memo.update(parts)  # named as the memo names them (compiled.PART_KEYS)
@@ -485,7 +485,7 @@ class Component:
             # non-strict result alike: it declines whenever any matcher fails.
             fn = plan.status_fn() if evaluator.inlinable else None
             if fn is not None:
-                cached = fn(factory._obj, evaluator.max_results)
+                cached = fn(factory.session().input(), evaluator.max_results)
             if cached is None:
                 with factory.session():
                     cached = extract_status(
@@ -509,7 +509,7 @@ class Component:
             if fn is _UNSET:
                 fn = self._plan.extraction_fn()
             if fn is not None and evaluator.inlinable:
-                parts = fn(factory._obj, evaluator.max_results)
+                parts = fn(factory.session().input(), evaluator.max_results)
                 if parts is not None:
                     memo.update(parts)
                     instances = memo.get("instances")

@@ -3,8 +3,9 @@
 Owns: jq type names, truthiness, the total order (null < false < true < numbers < strings <
 arrays < objects), equality that keeps booleans apart from numbers, number normalisation
 (integral doubles behave and render as ints, gojq style; integers beyond the double range render
-as the largest double) and the canonical JSON text that ``tojson``/``tostring`` produce (sorted
-keys, compact).
+as the largest double), the canonical JSON text that ``tojson``/``tostring`` produce (sorted
+keys, compact), and the input conversion (:func:`as_input`: integers beyond 2**53 read as the
+doubles the original sees; the evaluator applies it once per object).
 
 Input depth: :func:`normalise_output` is iterative and :func:`dumps` falls back to an iterative
 writer when the value is nested deeper than the interpreter's stack, so neither fails on deep
@@ -15,6 +16,7 @@ fast path into a runtime error, ``input nested too deeply``).
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import orjson
@@ -128,7 +130,13 @@ def normalise_output(value: Any) -> Any:
         return _output_float(value)
     if cls is not dict and cls is not list:
         return value
-    root: Any = {} if cls is dict else []
+    return _copy_mapping(value, float, _output_float)
+
+
+def _copy_mapping(value: Any, leaf: type, convert: Any) -> Any:
+    """A copy of the container ``value`` with ``convert`` applied to every scalar of class
+    ``leaf`` (iterative: any depth)."""
+    root: Any = {} if value.__class__ is dict else []
     stack: list[tuple[Any, Any]] = [(value, root)]
     while stack:
         src, dst = stack.pop()
@@ -139,13 +147,73 @@ def normalise_output(value: Any) -> Any:
                 copy: Any = {} if ccls is dict else []
                 stack.append((child, copy))
                 child = copy
-            elif ccls is float:
-                child = _output_float(child)
+            elif ccls is leaf:
+                child = convert(child)
             if is_dict:
                 dst[key] = child
             else:
                 dst.append(child)
     return root
+
+
+# --- input: numbers as the original's doubles --------------------------------------------------
+
+_EXACT = 2**53
+# 2**53 has 16 digits: a number text of fewer cannot hold an integer beyond it.
+_LONG_NUMBER = re.compile(rb"\d{16}")
+
+
+def as_double(value: int) -> int | float:
+    """An integer as the double the original reads for it (karta-format.md 3.2): exact up to
+    2**53, rounded to the nearest double beyond (an int again below 1e17, as jq prints it), the
+    largest double of its sign beyond the double range (what libjq reads for an infinite input)."""
+    if -_EXACT <= value <= _EXACT:
+        return value
+    try:
+        return norm_number(float(value))
+    except OverflowError:
+        return _MAX_FLOAT if value > 0 else -_MAX_FLOAT
+
+
+def as_input(value: Any) -> Any:
+    """``value`` as the original's engine sees its input: the original converts every input into
+    generic JSON values once, numbers as IEEE-754 doubles, so an integer beyond 2**53 is the
+    nearest double (``9007199254740993`` is ``9007199254740992``).
+
+    The value itself when it holds no such integer (the common case, found by one C-level
+    serialisation and a scan of its text), else a copy with those integers converted
+    (iterative: any depth)."""
+    cls = value.__class__
+    if cls is int:
+        return as_double(value)
+    if cls is not dict and cls is not list:
+        return value
+    try:
+        text = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):  # beyond 64 bits, not JSON, or nested deeper than orjson goes
+        pass
+    else:
+        if _LONG_NUMBER.search(text) is None:
+            return value
+    return _converted(value)
+
+
+def _has_long_int(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        cls = v.__class__
+        if cls is dict:
+            stack.extend(v.values())
+        elif cls is list:
+            stack.extend(v)
+        elif cls is int and not -_EXACT <= v <= _EXACT:
+            return True
+    return False
+
+
+def _converted(value: Any) -> Any:
+    return _copy_mapping(value, int, as_double) if _has_long_int(value) else value
 
 
 # --- ordering and equality -----------------------------------------------------------------------
