@@ -243,11 +243,14 @@ def use_disk_cache(enabled: bool) -> None:
 
 
 def _interpreter_tag() -> str:
-    import importlib.util
+    try:  # what importlib.util re-exports, already loaded (importing importlib.util is ~0.5 ms)
+        from importlib._bootstrap_external import MAGIC_NUMBER
+    except ImportError:  # pragma: no cover - another interpreter
+        from importlib.util import MAGIC_NUMBER
 
     # -O and -OO compile differently (asserts, docstrings): their code is kept apart too
     name = sys.implementation.cache_tag or sys.implementation.name
-    return f"{name}-{importlib.util.MAGIC_NUMBER.hex()}-O{sys.flags.optimize}"
+    return f"{name}-{MAGIC_NUMBER.hex()}-O{sys.flags.optimize}"
 
 
 def cache_directory() -> Path | None:
