@@ -19,14 +19,13 @@ The returned top-level mappings (id -> value) are fresh and may be modified free
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from karta import _codegen as codegen
 from karta._identity import IdentityCache
 from karta._records import record
 from karta.errors import ExtractionError, WriteBackError
 from karta.extract import fragments, scale, suspend, writeback
-from karta.extract.compiled import ExtractionFn, compile_extraction
 from karta.extract.convert import (
     OBJECT_META_TYPE,
     POD_SPEC_TYPE,
@@ -38,7 +37,10 @@ from karta.extract.types import ExtractedInstance, Scale, new_extracted_instance
 from karta.jq import Evaluator, Session
 from karta.model.types import ComponentDefinition, FragmentedPodSpecDefinition, Karta, StatusDefinition
 from karta.status import StatusResult, extract_status, generated_status_fn
-from karta.status.generated import StatusFn
+
+if TYPE_CHECKING:  # imported when first generating code
+    from karta.extract.compiled import ExtractionFn
+    from karta.status.generated import StatusFn
 
 T = TypeVar("T")
 
@@ -216,6 +218,8 @@ class _Plan:
             if not codegen.due(self.uses):
                 self.uses += 1
                 return None
+            from karta.extract.compiled import compile_extraction
+
             paths = self.paths
             fn = self.generated = compile_extraction(
                 id_path=self.id_path,

@@ -42,6 +42,7 @@ from karta.jq.fastpath.core import Scope, compile_child
 from karta.jq.fastpath.operators import until_error
 from karta.jq.operations import BINARY_OPS, MAX_EXACT, index_value, iterate_value
 from karta.jq.printer import to_jq
+from karta.jq.syntax import split_iteration  # here for the generators; the evaluator needs it without them
 
 __all__ = ["Emitter", "GeneratedFn", "generate", "generated_cache", "is_single", "split_iteration"]
 
@@ -123,41 +124,12 @@ def is_single(node: A.Node) -> bool:
     return False
 
 
-def split_iteration(node: A.Node) -> tuple[A.Node, A.Node] | None:
-    """(``P[]``, ``S``) for ``P | .[] | S``, ``(P | .[]) | S``, ``P[] | S`` and ``P[].a.b``:
-    the outputs are those of ``S`` on each output of ``P[]``, so expressions with equal ``P[]``
-    can share one loop."""
-    if isinstance(node, A.Pipe):
-        left, right = node.left, node.right
-        if isinstance(right, A.Pipe) and _is_iterate_dot(right.left):
-            return A.Iterate(left), right.right
-        if isinstance(left, A.Pipe) and _is_iterate_dot(left.right):
-            return A.Iterate(left.left), right
-        if isinstance(left, A.Iterate):
-            return left, right
-        return None
-    keys: list[A.Node] = []
-    while isinstance(node, A.Index) and isinstance(node.index, A.Literal) and type(node.index.value) is str:
-        keys.append(node.index)
-        node = node.target
-    if not keys or not isinstance(node, A.Iterate):
-        return None
-    each: A.Node = A.Identity()
-    for key in reversed(keys):
-        each = A.Index(each, key)
-    return node, each
-
-
 def _all_or_nothing(node: A.Node) -> bool:
     """True when ``node`` either fails before its first output or yields all of them: a single
     node, or ``E[]`` of a single ``E`` (a non-iterable fails before any element)."""
     if isinstance(node, A.Iterate):
         return is_single(node.target)
     return is_single(node)
-
-
-def _is_iterate_dot(node: A.Node) -> bool:
-    return isinstance(node, A.Iterate) and isinstance(node.target, A.Identity)
 
 
 class Emitter:

@@ -15,7 +15,7 @@ breach ends the object's extraction. A phase or conditions path that fails the s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karta import _codegen as codegen
 from karta._identity import IdentityCache
@@ -29,7 +29,6 @@ from karta.model.types import (
     StatusDefinition,
     StatusMatcher,
 )
-from karta.status.generated import StatusFn, compile_status
 from karta.status.result import (
     EVALUATION_ORDER,
     Condition,
@@ -38,6 +37,9 @@ from karta.status.result import (
     new_status_result,
     primary_status,
 )
+
+if TYPE_CHECKING:
+    from karta.status.generated import StatusFn  # imported when first generating code
 
 # One compiled matcher: (byPhase or "", byConditions as (type, status, reason) or (), the program of
 # byExpression or None, its expectedResult). A matcher without parts always matches (8.3).
@@ -80,6 +82,8 @@ class _CompiledStatus:
             if not codegen.due(self.uses):
                 self.uses += 1
                 return None
+            from karta.status.generated import compile_status
+
             fn = self.generated = compile_status(
                 phase=self.phase,
                 conditions=self.conditions,
