@@ -675,23 +675,27 @@ class ControlPlane:
             raise ControlPlaneError(f"unknown operator {', '.join(unknown)} (known: {', '.join(OPERATORS)})")
         if self.config.kwok:
             self._start_addon("kwok", self._kwok_args, probe="healthz")
-        if self.config.operators:
-            kubectl = build_kubectl()
-            for name in self.config.operators:
-                binary = build_addon(name)  # first: its module (and CRDs) are then in the cache
-                files = [
-                    f
-                    for d in addon_crds(name)
-                    for f in sorted(d.glob("*.yaml"))
-                    if f.name != "kustomization.yaml"
-                ]
-                crds = self._kubectl(
-                    kubectl, "apply", "--server-side", "-o", "name", *(f"--filename={f}" for f in files)
-                )
-                self._kubectl(kubectl, "wait", "--for=condition=Established", "--timeout=60s", *crds.split())
-                if name == "training":
-                    self._prepare_training_operator(kubectl)
-                self._start_addon(name, self._operator_args(name), probe="readyz", binary=binary)
+        if not self.config.operators:
+            return
+        # One apply and one wait for every operator (each kubectl call costs its discovery).
+        binaries = {name: build_addon(name) for name in self.config.operators}  # modules now cached
+        files = [
+            f
+            for name in self.config.operators
+            for d in addon_crds(name)
+            for f in sorted(d.glob("*.yaml"))
+            if f.name != "kustomization.yaml"
+        ]
+        if "training" in self.config.operators:
+            files.append(self._prepare_training_operator())
+        kubectl = build_kubectl()
+        applied = self._kubectl(
+            kubectl, "apply", "--server-side", "-o", "name", *(f"--filename={f}" for f in files)
+        )
+        crds = [n for n in applied.split() if n.startswith("customresourcedefinition")]
+        self._kubectl(kubectl, "wait", "--for=condition=Established", "--timeout=60s", *crds)
+        for name, binary in binaries.items():
+            self._start_addon(name, self._operator_args(name), probe="readyz", binary=binary)
 
     def _kubectl(self, kubectl: Path, *args: str) -> str:
         proc = subprocess.run(
@@ -711,7 +715,9 @@ class ControlPlane:
         binary = binary or build_addon(name)
         for attempt in range(1, self.config.start_attempts + 1):
             port, other = free_port(), free_port()
-            env = {"MY_POD_NAMESPACE": TRAINING_NAMESPACE} if name == "training" else {}
+            env = {"KUBECONFIG": str(self.kubeconfig)}  # the operators' controller-runtime reads it
+            if name == "training":
+                env["MY_POD_NAMESPACE"] = TRAINING_NAMESPACE  # where its cert rotator's Secret is
             self._spawn(name, args(port, other), binary=binary, env=env)
             try:
                 self._wait_healthz(name, port, url=f"http://127.0.0.1:{port}/{probe}")
@@ -751,10 +757,11 @@ class ControlPlane:
             "--leader-elect=false",
         ]
 
-    def _prepare_training_operator(self, kubectl: Path) -> None:
+    def _prepare_training_operator(self) -> Path:
         """What its Deployment's manifests provide: its namespace and the (empty) Secret its cert
-        rotator fills, and a serving certificate in the directory the Secret would be mounted at
-        (the rotator waits for the files; any valid pair serves: nothing calls the webhooks)."""
+        rotator fills (returned as a manifest file to apply), and a serving certificate in the
+        directory the Secret would be mounted at (the rotator waits for the files; any valid pair
+        serves: nothing calls the webhooks)."""
         objects = [
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": TRAINING_NAMESPACE}},
             {
@@ -765,13 +772,13 @@ class ControlPlane:
         ]
         path = self.workdir / "training-operator.json"
         path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
-        self._kubectl(kubectl, "apply", "--server-side", f"--filename={path}")
         TRAINING_CERT_DIR.mkdir(parents=True, exist_ok=True)
         for source, target in (("apiserver.crt", "tls.crt"), ("apiserver.key", "tls.key")):
             if not (TRAINING_CERT_DIR / target).is_file():
                 tmp = TRAINING_CERT_DIR / f".{target}.{os.getpid()}"
                 shutil.copyfile(self.pki / source, tmp)
                 tmp.replace(TRAINING_CERT_DIR / target)
+        return path
 
     def _scheduler_args(self, port: int) -> list[str]:
         args = [
