@@ -1,5 +1,6 @@
-# Sourced by hack/cluster/build.sh and hack/helm/build.sh: Go commands built once into a cache
-# directory, and reused while its build stamp matches.
+# Sourced by the build.sh of hack/cluster, hack/helm, hack/kubectl, hack/kwok, hack/kuberay and
+# hack/training-operator: Go commands built once into a cache directory, and reused while its build
+# stamp matches.
 #
 # go_build_cached LABEL DEST STAMP FORCE LDFLAGS PACKAGE...
 #   Builds every PACKAGE (the binary is named after its last path element) into DEST/bin, unless
