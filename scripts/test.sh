@@ -15,7 +15,7 @@
 # - for the full run, the control plane and Helm built from their Go modules (hack/cluster,
 #   hack/helm; cached under ~/.cache/karta-cluster: ~16 and ~3 minutes the first time on 2 cores),
 #   kubectl, and kwok, KubeRay and the training operator (hack/kwok, hack/kuberay,
-#   hack/training-operator: ~6, ~11 and ~5 minutes the first time with an empty Go build cache).
+#   hack/training-operator: ~22 minutes together the first time with an empty Go build cache).
 # Go itself is not installed here: the project's machines have it (a toolchain from Debian is too
 # old for the pinned Kubernetes release).
 set -euo pipefail
