@@ -8,11 +8,12 @@ issues (:func:`karta.jq.safety.check_safety`, which also rejects what gojq, and 
 and KAI Scheduler, lacks) and non-assignable write-back paths into findings. Messages quote an
 expression over the size limit by its start only.
 
-Write-back paths (R6): a suspend or resume action's path exists to be written, so each one that is
-not assignable is a warning of its own; pod-spec paths (pod template, pod spec, metadata,
-fragments) are read by every tool and written back only by library callers that update pod
-specs, so a read-only one (an object construction, a fallback to a literal) is legitimate: all of
-a definition's read-only pod-spec paths make one warning together.
+Write-back paths (R6): every write-back path that is not assignable is a warning of its own,
+naming its expression and field (three such paths, three warnings). A suspend or resume action's
+path exists to be written: writing through it fails whenever it is used. Pod-spec paths (pod
+template, pod spec, metadata, fragments) are read by every tool and written back only by library
+callers that update pod specs, so a read-only one (an object construction, a fallback to a
+literal) is legitimate, and its warning says so.
 """
 
 from __future__ import annotations
@@ -143,7 +144,6 @@ def check_expressions(karta: Karta) -> tuple[list[Finding], list[Finding]]:
 
     safety: list[Finding] = []
     assignability: list[Finding] = []
-    read_only: list[tuple[JqField, str]] = []  # pod-spec paths: one finding for all of them
     for jf in jq_fields(karta):
         expr, where = jf.expression, jf.location
         try:
@@ -170,35 +170,18 @@ def check_expressions(karta: Karta) -> tuple[list[Finding], list[Finding]]:
                 )
             )
         reason = assignability_reason(node) if jf.written else None
-        if reason is not None and jf.action:
-            assignability.append(
-                Finding(
-                    Severity.WARNING,
-                    f"JQ expression '{expr}' at '{where}': path is not assignable ({reason}); "
-                    "suspending or resuming through it will fail",
-                    where,
-                )
-            )
-        elif reason is not None:
-            read_only.append((jf, reason))
-    if read_only:
-        assignability.append(_read_only_finding(read_only))
+        if reason is not None:
+            assignability.append(_not_assignable(jf, reason))
     return safety, assignability
 
 
-def _read_only_finding(paths: list[tuple[JqField, str]]) -> Finding:
-    """One warning for every read-only pod-spec path of a definition."""
+def _not_assignable(jf: JqField, reason: str) -> Finding:
+    """The R6 warning of one write-back path that is not assignable."""
     from karta.jq.parser import shown
 
-    if len(paths) == 1:
-        ((jf, reason),) = paths
-        head = f"JQ expression '{shown(jf.expression)}' at '{jf.location}': path is not assignable ({reason})"
+    head = f"JQ expression '{shown(jf.expression)}' at '{jf.location}': path is not assignable ({reason})"
+    if jf.action:
+        tail = "suspending or resuming through it will fail"
     else:
-        listed = ", ".join(f"{jf.location} ({reason})" for jf, reason in paths)
-        head = f"{len(paths)} pod-spec paths are not assignable: {listed}"
-    return Finding(
-        Severity.WARNING,
-        f"{head}; reading works, but writing a pod spec back through "
-        f"{'it' if len(paths) == 1 else 'them'} fails (kli never writes pod specs back)",
-        paths[0][0].location,
-    )
+        tail = "reading works, but writing a pod spec back through it fails (kli never writes pod specs back)"
+    return Finding(Severity.WARNING, f"{head}; {tail}", jf.location)

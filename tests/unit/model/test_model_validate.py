@@ -250,7 +250,8 @@ def test_structure_then_expressions_then_fixes() -> None:
     assert messages[0] == "component 'batchrun' has multiple pod spec definitions"
     assert "del function is not allowed" in messages[1]
     assert "empty status matcher always matches" in messages[2]
-    assert "2 pod-spec paths are not assignable" in messages[3]
+    assert "podTemplateSpecPath': path is not assignable" in messages[3]
+    assert "podSpecPath': path is not assignable" in messages[4]
 
 
 def test_process_dependent_builtins_are_warnings() -> None:
@@ -403,19 +404,25 @@ def test_r6_write_back_paths_that_are_not_paths_warn() -> None:
     root(data)["suspendDefinition"]["resumeActions"][0]["path"] = "[.spec.a]"
     findings = [f for f in _findings(data) if "not assignable" in f.message]
     assert all(f.severity is Severity.WARNING for f in findings)
-    # A suspend/resume path is written whenever it is used: one warning each. Read-only pod-spec
-    # paths are legitimate (read by every tool, written only by library callers): one warning
-    # for all of them, at the first one's location.
-    assert [f.location.rsplit(".", 1)[-1] for f in findings] == ["path", "podSpecPath"]
-    suspend, pod_specs = findings
+    # Every write-back path that is not assignable is a warning of its own, at its own field,
+    # naming its expression: one resume path and three read-only pod-spec paths, four warnings.
+    by_field = {f.location.rsplit(".", 1)[-1]: f for f in findings}
+    assert len(findings) == 4
+    assert sorted(by_field) == ["imagePath", "metadataPath", "path", "podSpecPath"]
+    suspend = by_field["path"]
     assert "resumeActions[0].path': path is not assignable" in suspend.message
     assert "suspending or resuming through it will fail" in suspend.message
-    assert pod_specs.message.startswith("3 pod-spec paths are not assignable: ")
-    for field in ("podSpecPath (array or object", "metadataPath (array or object", "imagePath (a literal"):
-        assert field in pod_specs.message
-    assert pod_specs.message.endswith(
-        "writing a pod spec back through them fails (kli never writes pod specs back)"
-    )
+    for field, expression, reason in (
+        ("podSpecPath", ".spec.x // {}", "(array or object"),
+        ("metadataPath", '{"labels": .spec.l}', "(array or object"),
+        ("imagePath", '.spec.image // "busybox"', "(a literal"),
+    ):
+        message = by_field[field].message
+        assert message.startswith(f"JQ expression '{expression}' at '"), message
+        assert f"{field}': path is not assignable {reason}" in message
+        assert message.endswith(
+            "reading works, but writing a pod spec back through it fails (kli never writes pod specs back)"
+        )
     # Read-only paths elsewhere (scale, status) are not write-back paths.
     assert not any("replicasPath" in f.location for f in findings)
     # Callers that never write back leave all of them out.
