@@ -100,7 +100,7 @@ class Emitter:
     of a variable holding it. Raises :class:`Unsupported` for nodes the fast path cannot compile.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, recipes: bool = False) -> None:
         self.lines: list[str] = []
         self.namespace: dict[str, Any] = dict(BASE_NAMESPACE)
         self._depth = 0
@@ -119,8 +119,9 @@ class Emitter:
         self._memo_at = (0, 0)  # (line index, depth) of the declarations
         self._memo: dict[tuple[str, frozenset[tuple[str, str]]], str] = {}
         # How to make each constant again without generating (karta._codegen's definition cache):
-        # name -> recipe (plain data, see restore); None once a constant has none.
-        self.recipes: dict[str, Any] | None = {}
+        # name -> recipe (plain data, see restore); None once a constant has none, or when not
+        # asked for (``recipes``: a closure's recipe prints and parses its jq again).
+        self.recipes: dict[str, Any] | None = {} if recipes else None
         self.source = ""
         self.code: Any = None
 

@@ -132,7 +132,7 @@ def _build(
     what: str,
     key: str | None = None,
 ) -> StatusFn:
-    e = Emitter()
+    e = Emitter(recipes=key is not None)
     e.namespace.update(fixed_namespace(read_condition, interned))
     with e.block("def status(v, limit):"):
         e.line("if limit < 1: return None")
