@@ -163,8 +163,9 @@ class _Registration:
             linecache.cache.pop(self.filename, None)
 
 
-def compile_source(source: str, namespace: dict[str, Any], *, what: str) -> None:
-    """Compile ``source`` and run it in ``namespace`` (which then holds what it defines).
+def compile_source(source: str, namespace: dict[str, Any], *, what: str) -> CodeType:
+    """Compile ``source`` and run it in ``namespace`` (which then holds what it defines); the
+    code, for :func:`store_definition`.
 
     ``what`` names the code in its file name (``<karta-generated-N: what>``) and in dumps.
     """
@@ -178,6 +179,7 @@ def compile_source(source: str, namespace: dict[str, Any], *, what: str) -> None
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     namespace["__karta_source__"] = _Registration(filename)
     exec(code, namespace)
+    return code
 
 
 def failed(what: str, exc: BaseException) -> None:
@@ -313,6 +315,23 @@ def _entry_path(directory: Path, key: str) -> Path:
 
 def _read_entry(path: Path) -> CodeType | None:
     """The code of a sound entry, or None (missing, not private, truncated, corrupt, foreign)."""
+    code = _read_data(path)
+    return code if isinstance(code, CodeType) else None
+
+
+def _read_data(path: Path) -> Any:
+    """What a sound entry's payload holds (marshal), or None."""
+    payload = _read_payload(path)
+    if payload is None:
+        return None
+    try:
+        return marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+
+
+def _read_payload(path: Path) -> bytes | None:
+    """The verified payload of a sound entry, or None (missing, not private, truncated, corrupt)."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -338,11 +357,7 @@ def _read_entry(path: Path) -> CodeType | None:
     payload = data[head + _DIGEST_SIZE :]
     if _sha256(payload).digest() != data[head : head + _DIGEST_SIZE]:
         return None
-    try:
-        code = marshal.loads(payload)
-    except (ValueError, EOFError, TypeError):
-        return None
-    return code if isinstance(code, CodeType) else None
+    return payload
 
 
 def _create_temporary(directory: Path) -> tuple[int, Path]:
@@ -355,8 +370,12 @@ def _create_temporary(directory: Path) -> tuple[int, Path]:
 
 def _write_entry(directory: Path, path: Path, code: CodeType) -> None:
     """Write the entry of ``code`` atomically (a temporary file renamed into place)."""
+    _write_payload(directory, path, marshal.dumps(code))
+
+
+def _write_payload(directory: Path, path: Path, payload: bytes) -> None:
+    """Write an entry holding ``payload`` atomically (a temporary file renamed into place)."""
     global _writable
-    payload = marshal.dumps(code)
     data = _ENTRY_MAGIC + _sha256(payload).digest() + payload
     try:
         fd, temporary = _create_temporary(directory)
@@ -396,3 +415,70 @@ def _cached_compile(source: str, filename: str, what: str) -> CodeType:
     if _writable:
         _write_entry(directory, path, code)
     return code
+
+
+# --- the definition cache: a whole generated function, without generating it ---------------------
+#
+# What :func:`compile_source` caches is the compiled source; generating the source (parsing the
+# definition's jq, emitting the code) is paid by every process all the same. A generator whose
+# output depends only on a definition's content stores, under a key made of that content
+# (canonical JSON), the generator's fingerprint (karta._fingerprint, computed from the generators'
+# sources when the package is built) and the interpreter tag (the directory), the compiled code
+# together with a *recipe* for every object of its namespace. A recipe is plain data (marshal:
+# None, bool, int, float, str, tuple, list, dict), never a pickled object: either a plain value,
+# or a name the generator resolves again in this process (an enum member, an operator, a builtin,
+# the fast-path closure of a jq text); see karta.jq.codegen.Emitter.restore. The entries share the
+# directory and the format of the code cache above (private, verified, atomic).
+
+_DEFINITION_SUFFIX: Final = ".def"
+
+
+def definition_key(kind: str, content: object) -> str | None:
+    """The cache key of a generated ``kind`` built from ``content`` (JSON-serialisable, canonical
+    once sorted), or None when the definition cache is off."""
+    if _usable_directory() is None:
+        return None
+    import json
+
+    from karta._fingerprint import GENERATOR
+
+    text = json.dumps([kind, GENERATOR, content], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return _key(text)
+
+
+def load_definition(key: str) -> tuple[CodeType, Any, str] | None:
+    """The (code, recipes, source) stored under ``key``, or None (a miss: generate)."""
+    directory = _usable_directory()
+    if directory is None:
+        return None
+    entry = _read_data(directory / f"{key}{_DEFINITION_SUFFIX}")
+    if entry.__class__ is not tuple or len(entry) != 3 or not isinstance(entry[0], CodeType):
+        return None
+    if entry[2].__class__ is not str:
+        return None
+    return entry[0], entry[1], entry[2]
+
+
+def store_definition(key: str, code: CodeType, recipes: Any, source: str) -> None:
+    """Keep (code, recipes, source) under ``key`` (``recipes``: plain data only, see above)."""
+    directory = _usable_directory()
+    if directory is None or not _writable:
+        return
+    try:
+        payload = marshal.dumps((code, recipes, source))
+    except ValueError:  # not plain data: nothing is kept
+        return
+    _write_payload(directory, directory / f"{key}{_DEFINITION_SUFFIX}", payload)
+
+
+def run_code(code: CodeType, source: str, namespace: dict[str, Any], *, what: str) -> None:
+    """Run loaded ``code`` in ``namespace`` as :func:`compile_source` runs what it compiles (the
+    file name and the :mod:`linecache` entry of ``source``, for tracebacks)."""
+    label = " ".join(what.split())
+    if len(label) > 80:
+        label = label[:77] + "..."
+    filename = f"<karta-generated-{next(_numbers)}: {label}>"
+    code = _renamed(code, filename)
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    namespace["__karta_source__"] = _Registration(filename)
+    exec(code, namespace)

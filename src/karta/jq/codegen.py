@@ -34,63 +34,23 @@ from typing import Any
 
 from karta import _codegen as codegen
 from karta.jq import syntax as A
-from karta.jq._values import JqFail, norm_number
+from karta.jq._values import norm_number
 from karta.jq.builtin_table import fast_of
-from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node
+from karta.jq.fastpath import Compiled, Unsupported, compile_node
 from karta.jq.fastpath.calls import value_function
 from karta.jq.fastpath.core import Scope, compile_child
-from karta.jq.fastpath.operators import until_error
-from karta.jq.operations import BINARY_OPS, MAX_EXACT, index_value, iterate_value
+from karta.jq.generated_runtime import BASE_NAMESPACE, plain_recipe, restore
+from karta.jq.operations import BINARY_OPS, MAX_EXACT
 from karta.jq.printer import to_jq
 from karta.jq.syntax import split_iteration  # here for the generators; the evaluator needs it without them
 
-__all__ = ["Emitter", "GeneratedFn", "generate", "generated_cache", "is_single", "split_iteration"]
+__all__ = ["Emitter", "GeneratedFn", "generate", "generated_cache", "is_single", "restore", "split_iteration"]
 
 GeneratedFn = Callable[[Any], list[Any]]
 Continuation = Callable[[str], None]
 
 _MAX_LINES = 4000  # a pathological expression (nested commas) stays with the closures
 
-
-def _iterate(v: Any) -> Any:
-    cls = v.__class__
-    if cls is list:
-        return v
-    if cls is dict:
-        return iterate_value(v)
-    # Generated code reports no error (the closures re-run for the message): no message to build,
-    # and ``.[]?`` on a missing field is common.
-    raise JqFail("Cannot iterate")
-
-
-def _entry_keys(v: Any) -> list[Any]:
-    """``to_entries[] | .key`` without the entries; anything else is left to the closures."""
-    cls = v.__class__
-    if cls is dict:
-        return sorted(v)
-    if cls is list:
-        return list(range(len(v)))
-    raise JqFail("to_entries of a scalar")
-
-
-_UNSET: Any = object()  # a memoised binding not computed yet (Emitter.memoise)
-
-
-class _Stop(Exception):
-    """Raised by generated code to leave every loop of a short-circuiting builtin at once
-    (``any(g; c)``, ``first(f)``); never escapes the function that raises it."""
-
-
-_BASE_NAMESPACE: dict[str, Any] = {
-    "JqFail": JqFail,
-    "_Stop": _Stop,
-    "_UNSET": _UNSET,
-    "_ENV": EMPTY_ENV,
-    "_index": index_value,
-    "_iterate": _iterate,
-    "_entry_keys": _entry_keys,
-    "_until_error": until_error,
-}
 
 _TO_ENTRIES_ITER = A.Iterate(A.Call("to_entries"))
 _DOT_KEY = A.Index(A.Identity(), A.Literal("key"))
@@ -140,9 +100,9 @@ class Emitter:
     of a variable holding it. Raises :class:`Unsupported` for nodes the fast path cannot compile.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, recipes: bool = False) -> None:
         self.lines: list[str] = []
-        self.namespace: dict[str, Any] = dict(_BASE_NAMESPACE)
+        self.namespace: dict[str, Any] = dict(BASE_NAMESPACE)
         self._depth = 0
         self._count = 0
         self._consts: dict[tuple[type, Any], str] = {}
@@ -158,6 +118,12 @@ class Emitter:
         self._memo_root: str | None = None
         self._memo_at = (0, 0)  # (line index, depth) of the declarations
         self._memo: dict[tuple[str, frozenset[tuple[str, str]]], str] = {}
+        # How to make each constant again without generating (karta._codegen's definition cache):
+        # name -> recipe (plain data, see restore); None once a constant has none, or when not
+        # asked for (``recipes``: a closure's recipe prints and parses its jq again).
+        self.recipes: dict[str, Any] | None = {} if recipes else None
+        self.source = ""
+        self.code: Any = None
 
     # --- plumbing ------------------------------------------------------------------------------
 
@@ -183,14 +149,22 @@ class Emitter:
         self._count += 1
         return f"{prefix}{self._count}"
 
-    def const(self, value: Any) -> str:
-        """A name bound to ``value`` in the function's namespace."""
+    def const(self, value: Any, recipe: tuple[Any, ...] | None = None) -> str:
+        """A name bound to ``value`` in the function's namespace; ``recipe`` says how
+        :func:`restore` makes it again (plain data and enum members need none)."""
         key = (value.__class__, value if value.__class__ in (str, int, bool, type(None)) else id(value))
         name = self._consts.get(key)
         if name is None:
             name = f"K{len(self.namespace)}"
             self.namespace[name] = value
             self._consts[key] = name
+            if self.recipes is not None:
+                if recipe is None:
+                    recipe = plain_recipe(value)
+                if recipe is None:
+                    self.recipes = None
+                else:
+                    self.recipes[name] = recipe
         return name
 
     def memoise(self, root: str) -> None:
@@ -213,8 +187,8 @@ class Emitter:
             at, depth = self._memo_at
             self.lines[at:at] = ["    " * depth + f"{var} = _UNSET" for var in self._memo.values()]
         source = "\n".join(self.lines)
-        self.namespace["__source__"] = source
-        codegen.compile_source(source, self.namespace, what=what or name)
+        self.namespace["__source__"] = self.source = source
+        self.code = codegen.compile_source(source, self.namespace, what=what or name)
         return self.namespace[name]
 
     # --- nodes ---------------------------------------------------------------------------------
@@ -273,19 +247,37 @@ class Emitter:
             return "_ENV"
         return "{" + ", ".join(f"{name!r}: {var}" for name, var in self._vars.items()) + "}"
 
+    def _closure_recipe(self, node: A.Node, attr: str) -> tuple[Any, ...] | None:
+        """The recipe of an attribute of ``node``'s fast-path closure: its jq text (which must
+        parse back to ``node``) and the variables bound around it."""
+        if self.recipes is None:
+            return None
+        from karta.jq.parser import parse
+        from karta.jq.printer import to_jq
+
+        try:
+            text = to_jq(node)
+            if parse(text) != node:
+                return None
+        except Exception:  # a tree the printer or parser cannot round-trip: not cached
+            return None
+        return ("closure", text, tuple(sorted(self._vars)), attr)
+
     def _closure(self, node: A.Node, src: str, k: Continuation) -> None:
         """Embed the fast-path closure of ``node`` (raises Unsupported outside the subset)."""
         compiled = self._compiled(node)
         out = self.tmp()
         if compiled.fn is not None:
-            self.line(f"{out} = {self.const(compiled.fn)}({src})")
+            self.line(f"{out} = {self.const(compiled.fn, self._closure_recipe(node, 'fn'))}({src})")
             k(out)
             return
         if compiled.one is not None:
-            self.line(f"{out} = {self.const(compiled.one)}({src}, {self._env()})")
+            one = self.const(compiled.one, self._closure_recipe(node, "one"))
+            self.line(f"{out} = {one}({src}, {self._env()})")
             k(out)
             return
-        with self.block(f"for {out} in {self.const(compiled.many)}({src}, {self._env()}):"):
+        many = self.const(compiled.many, self._closure_recipe(node, "many"))
+        with self.block(f"for {out} in {many}({src}, {self._env()}):"):
             k(out)
 
     def _try(self, body: A.Node, src: str, k: Continuation) -> None:
@@ -414,7 +406,7 @@ class Emitter:
                 out = self.tmp()
                 if op in _INT_ARITHMETIC:
                     # Two ints: Python's exact result while it is one jq keeps exact.
-                    general = f"{self.const(fn)}({left}, {r})"
+                    general = f"{self.const(fn, ('binary', op))}({left}, {r})"
                     with self.block(f"if {left}.__class__ is int and {r}.__class__ is int:"):
                         self.line(f"{out} = {left} {op} {r}")
                         self.line(f"if not {-MAX_EXACT} <= {out} <= {MAX_EXACT}: {out} = {general}")
@@ -435,9 +427,9 @@ class Emitter:
             test = f"({left}.__class__ is str and {left} == {r})"
             return test if op == "==" else f"not {test}"
         if op in _COMPARISONS and literal.__class__ is int:
-            general = f"{self.const(BINARY_OPS[op])}({left}, {r})"
+            general = f"{self.const(BINARY_OPS[op], ('binary', op))}({left}, {r})"
             return f"({left} {_COMPARISONS[op]} {r} if {left}.__class__ is int else {general})"
-        return f"{self.const(BINARY_OPS[op])}({left}, {r})"
+        return f"{self.const(BINARY_OPS[op], ('binary', op))}({left}, {r})"
 
     def _alternative(self, node: A.Binary, src: str, k: Continuation) -> None:
         left, right = node.left, node.right
@@ -468,7 +460,7 @@ class Emitter:
             self.emit(left, src, lambda x: self.line(f"{outs}.append({x})"))
         with self.block("except JqFail:"):
             # Exactly what the closures keep: the outputs produced before the error.
-            gen = self.const(self._compiled(left).gen)
+            gen = self.const(self._compiled(left).gen, self._closure_recipe(left, "gen"))
             self.line(f"{outs} = _until_error({gen}({src}, {self._env()}))")
         self.line(f"{good} = [x for x in {outs} if x is not None and x is not False]")
 
@@ -591,7 +583,7 @@ class Emitter:
         if fast is None or not fast.native:
             return False
         if fast.kind == "value" and len(args) == 1:
-            fn1 = self.const(value_function(fast))
+            fn1 = self.const(value_function(fast), ("builtin", name, len(args)))
 
             # f(v, a) for every output a of the argument, evaluated on the input.
             def with_argument(a: str) -> None:
@@ -605,10 +597,11 @@ class Emitter:
             fn = value_function(fast)
             out = self.tmp()
             if fast.inline:
-                fields = {"x": src, "fn": self.const(fn) if "{fn}" in fast.inline else ""}
+                recipe = ("builtin", name, len(args))
+                fields = {"x": src, "fn": self.const(fn, recipe) if "{fn}" in fast.inline else ""}
                 self.line(f"{out} = {fast.inline.format(**fields)}")
             else:
-                self.line(f"{out} = {self.const(fn)}({src})")
+                self.line(f"{out} = {self.const(fn, ('builtin', name, len(args)))}({src})")
             k(out)
             return True
         inline: Callable[[tuple[A.Node, ...], str, Continuation], bool] = getattr(

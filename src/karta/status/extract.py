@@ -49,7 +49,7 @@ _Matcher = tuple[str, tuple[tuple[str, str, str], ...], str | None, str]
 class _CompiledStatus:
     """What a status definition asks for, worked out once per definition object."""
 
-    __slots__ = ("conditions", "generated", "mappings", "phase", "uses", "uses_conditions")
+    __slots__ = ("conditions", "generated", "key", "mappings", "phase", "uses", "uses_conditions")
 
     def __init__(self, definition: StatusDefinition) -> None:
         self.phase = definition.phase_definition
@@ -73,12 +73,32 @@ class _CompiledStatus:
         self.uses_conditions = uses_conditions
         self.generated: Any = _UNSET
         self.uses = 0  # calls of status_fn before the function was built
+        self.key: str | None = None  # in the definition cache (karta.status.cached)
+
+    def _cached(self) -> StatusFn | None:
+        """The function the definition cache holds for this definition, or None (``key`` is set
+        whenever the cache is in use, for the generator to write the entry)."""
+        if not codegen.enabled():
+            return None
+        from karta.status import cached
+
+        content = cached.content(self.phase, self.conditions, self.mappings, self.uses_conditions)
+        key = self.key = codegen.definition_key("status", content)
+        if key is None:
+            return None
+        what = "status" if self.phase is None else f"status (phase {self.phase.path})"
+        return cached.load(key, _read_condition, _conditions, what)
 
     def status_fn(self) -> StatusFn | None:
         """The generated status function (built on the second use, see
         :func:`karta._codegen.due`), or None (then the general code runs)."""
         fn = self.generated
         if fn is _UNSET:
+            if self.uses == 0:  # the first use: the function the definition cache holds, if any
+                fn = self._cached()
+                if fn is not None:
+                    self.generated = fn
+                    return fn
             if not codegen.due(self.uses):
                 self.uses += 1
                 return None
@@ -91,6 +111,7 @@ class _CompiledStatus:
                 uses_conditions=self.uses_conditions,
                 read_condition=_read_condition,
                 interned=_conditions,
+                key=self.key,
             )
         return fn  # type: ignore[no-any-return]
 
