@@ -3,7 +3,8 @@ RayCluster through KubeRay, both built from their Go modules (``ecosystem_cluste
 binds their pods to kwok Nodes (``nvidia.com/gpu`` capacity), kwok runs them (Running and Ready),
 the operator writes its own status (PyTorchJob ``Running`` condition, RayCluster ``state: ready``),
 and ``kli get`` reads it. Then a PyTorchJob whose pods exit (the kwok-exit annotation) is
-Succeeded by the operator's own account, and karta reads that too.
+Succeeded by the operator's own account, and karta reads that too; and a RayCluster created
+suspended reads Suspended before and after KubeRay confirms it, Running once resumed.
 
 Each test has its own namespace and its own Nodes (tainted for its pods only: tests/e2e/nodes.py).
 """
@@ -14,6 +15,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -151,42 +153,81 @@ def test_pytorchjob_succeeds_when_its_pods_exit(
     assert karta["phases"] == ["Completed"], (karta, job["status"])
 
 
+def _raycluster(name: str, ns: str, selector: dict[str, str], suspend: bool = False) -> dict[str, Any]:
+    image = "rayproject/ray:2.46.0"
+
+    def group_spec(container_name: str, gpus: int) -> dict[str, Any]:
+        container = {"name": container_name, "image": image, "resources": {"limits": {GPU: gpus}}}
+        return {"spec": pin({"containers": [container]}, selector)}
+
+    spec: dict[str, Any] = {"suspend": True} if suspend else {}
+    spec["headGroupSpec"] = {"rayStartParams": {}, "template": group_spec("ray-head", 0)}
+    spec["workerGroupSpecs"] = [
+        {
+            "groupName": "gpu",
+            "replicas": 2,
+            "minReplicas": 2,
+            "maxReplicas": 2,
+            "rayStartParams": {},
+            "template": group_spec("ray-worker", 4),
+        }
+    ]
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": spec,
+    }
+
+
+def _raycluster_ready(client: KubeClient, ns: str, name: str) -> dict[str, Any]:
+    """The RayCluster once its head and 2 workers run Ready on kwok Nodes and KubeRay says ready."""
+    _wait("the head and 2 worker pods Running and Ready on kwok Nodes", lambda: _pods_running(client, ns, 3))
+    return _wait_for(
+        "KubeRay's state ready", client, "rayclusters.ray.io", name, ns,
+        lambda c: (c.get("status") or {}).get("state") == "ready",
+    )  # fmt: skip
+
+
 def test_raycluster_runs_through_kuberay(
     kli: Callable[..., Result], ecosystem_cluster: KubeHTTP, place: tuple[KubeClient, str, dict[str, str]]
 ) -> None:
     client, ns, selector = place
     kubeconfig = str(ecosystem_cluster.kubeconfig)
-    image = "rayproject/ray:2.46.0"
-
-    def group_spec(name: str, gpus: int) -> dict[str, Any]:
-        container = {"name": name, "image": image, "resources": {"limits": {GPU: gpus}}}
-        return {"spec": pin({"containers": [container]}, selector)}
-
-    client.create(
-        {
-            "apiVersion": "ray.io/v1",
-            "kind": "RayCluster",
-            "metadata": {"name": "ray", "namespace": ns},
-            "spec": {
-                "headGroupSpec": {"rayStartParams": {}, "template": group_spec("ray-head", 0)},
-                "workerGroupSpecs": [
-                    {
-                        "groupName": "gpu",
-                        "replicas": 2,
-                        "minReplicas": 2,
-                        "maxReplicas": 2,
-                        "rayStartParams": {},
-                        "template": group_spec("ray-worker", 4),
-                    }
-                ],
-            },
-        }
-    )
-    _wait("the head and 2 worker pods Running and Ready on kwok Nodes", lambda: _pods_running(client, ns, 3))
-    cluster = _wait_for(
-        "KubeRay's state ready", client, "rayclusters.ray.io", "ray", ns,
-        lambda c: (c.get("status") or {}).get("state") == "ready",
-    )  # fmt: skip
+    client.create(_raycluster("ray", ns, selector))
+    cluster = _raycluster_ready(client, ns, "ray")
     karta = _karta(kli, kubeconfig, "rayclusters", ns, "ray")
     assert karta["phases"] == ["Running"], (karta, cluster["status"])
     assert karta["gpus"] == 8, karta
+
+
+def test_raycluster_created_suspended_reads_suspended_throughout(
+    kli: Callable[..., Result],
+    ecosystem_cluster: KubeHTTP,
+    place: tuple[KubeClient, str, dict[str, str]],
+    tmp_path: Path,
+) -> None:
+    """A RayCluster created with ``suspend: true`` reads Suspended as created (no status yet) and as
+    KubeRay confirms it (state suspended, RayClusterSuspended True, no pod), then Running once
+    resumed: the flow "created suspended" of tests/catalog/lifecycle/ray-io-raycluster-v1.yaml."""
+    client, ns, selector = place
+    kubeconfig = str(ecosystem_cluster.kubeconfig)
+    created = client.create(_raycluster("held", ns, selector, suspend=True))
+    as_created = tmp_path / "as-created.json"
+    as_created.write_text(json.dumps({k: v for k, v in created.items() if k != "status"}))
+    offline = kli("inspect", "-f", str(as_created), "-o", "json")
+    assert offline.code == 0, offline.err
+    status = json.loads(offline.out)["status"]
+    assert (status["primary"], status["matched"]) == ("Suspended", ["Suspended"]), status
+    cluster = _wait_for(
+        "KubeRay's RayClusterSuspended condition", client, "rayclusters.ray.io", "held", ns,
+        lambda c: _conditions(c).get("RayClusterSuspended") == "True",
+    )  # fmt: skip
+    assert cluster["status"].get("state") == "suspended", cluster["status"]
+    assert client.list("pods", namespace=ns).items == []
+    karta = _karta(kli, kubeconfig, "rayclusters", ns, "held")
+    assert karta["phases"] == ["Suspended"], (karta, cluster["status"])
+    client.patch("rayclusters.ray.io", "held", {"spec": {"suspend": False}}, namespace=ns)
+    cluster = _raycluster_ready(client, ns, "held")
+    karta = _karta(kli, kubeconfig, "rayclusters", ns, "held")
+    assert karta["phases"] == ["Running"], (karta, cluster["status"])
