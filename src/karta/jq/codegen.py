@@ -407,10 +407,18 @@ class Emitter:
 
         self.emit(index, src, with_key)
 
+    def _items(self, src: str) -> str:
+        """The iterable of ``src[]``: a list as it is (no call), anything else through _iterate."""
+        if not src.isidentifier():
+            t = self.tmp()
+            self.line(f"{t} = {src}")
+            src = t
+        return f"({src} if {src}.__class__ is list else _iterate({src}))"
+
     def _iterate(self, node: A.Iterate, src: str, k: Continuation) -> None:
         def each(t: str) -> None:
             x = self.tmp("x")
-            with self.block(f"for {x} in ({t} if {t}.__class__ is list else _iterate({t})):"):
+            with self.block(f"for {x} in {self._items(t)}:"):
                 k(x)
 
         self.emit(node.target, src, each)
@@ -718,7 +726,7 @@ class Emitter:
 
                 if generator is None:
                     x = self.tmp("x")
-                    with self.block(f"for {x} in _iterate({src}):"):
+                    with self.block(f"for {x} in {self._items(src)}:"):
                         with_item(x)
                 else:
                     self.emit(generator, src, with_item)
@@ -728,7 +736,7 @@ class Emitter:
             return True
         out, x = self.tmp(), self.tmp("x")
         self.line(f"{out} = {not is_any!r}")
-        with self.block(f"for {x} in _iterate({src}):"):
+        with self.block(f"for {x} in {self._items(src)}:"):
 
             def with_cond(c: str) -> None:
                 test = f"{c} is not None and {c} is not False"

@@ -27,7 +27,7 @@ from karta.jq.evaluator import plan_for
 from karta.jq.fastpath import Unsupported
 from karta.jq.operations import tostring
 from karta.model.types import ConditionsDefinition, PhaseDefinition, ResourceStatus
-from karta.status.result import Condition, StatusResult, _ResultBuilder, is_stale, primary_status
+from karta.status.result import Condition, StatusResult, _ResultBuilder, primary_status
 
 __all__ = ["StatusFn", "compile_status"]
 
@@ -134,7 +134,6 @@ def _build(
         _read=read_condition,
         _C=interned,
         _primary=primary_status,
-        _stale=is_stale,
         _RB=_ResultBuilder,
         _SR=StatusResult,
         _NONE=_NO_OUTPUT,
@@ -181,7 +180,17 @@ def _build(
             e.line("return None")
         e.line(f"if not matched: matched.append({e.const(ResourceStatus.UNDEFINED)})")
         # The stale rule (karta.status.result.staleness): the matched set stays, the primary changes.
-        e.line("stale = _stale(v)")
+        # staleness(v) is not None, inlined (no call per object).
+        e.line("stale = False")
+        with e.block("if v.__class__ is dict:"):
+            e.line("s_ = v.get('status')")
+            with e.block("if s_.__class__ is dict:"):
+                e.line("og_ = s_.get('observedGeneration')")
+                with e.block("if og_.__class__ is int:"):
+                    e.line("md_ = v.get('metadata')")
+                    with e.block("if md_.__class__ is dict:"):
+                        e.line("g_ = md_.get('generation')")
+                        e.line("stale = g_.__class__ is int and og_ < g_")
         with e.block("if stale:"):
             e.line("primary = _primary(matched, stale=True)")
         with e.block("else:"):
