@@ -179,6 +179,10 @@ class Emitter:
         # when read again). Each block forgets what it added when it closes.
         self._fields: dict[tuple[str, str], str] = {}
         self._scopes: list[list[tuple[str, str]]] = [[]]
+        # Source variables with a field in _fields, by count: each is a dict or null, since reading
+        # a field of anything else fails (index_value), so a further field is read without the
+        # class test.
+        self._indexed: dict[str, int] = {}
         # jq variables bound by ``E as $name | ...`` in the code emitted so far: name -> the
         # Python variable holding the value (final, like every variable passed to a continuation).
         self._vars: dict[str, str] = {}
@@ -205,6 +209,7 @@ class Emitter:
         finally:
             for key in self._scopes.pop():
                 del self._fields[key]
+                self._indexed[key[0]] -= 1
             self._depth -= 1
 
     def tmp(self, prefix: str = "t") -> str:
@@ -376,12 +381,16 @@ class Emitter:
                 return known
             out = self.tmp()
             k = repr(key)
-            self.line(f"if {src}.__class__ is dict: {out} = {src}.get({k})")
-            self.line(f"elif {src} is None: {out} = None")
-            self.line(f"else: {out} = _index({src}, {k})")
+            if self._indexed.get(src):
+                self.line(f"{out} = None if {src} is None else {src}.get({k})")
+            else:
+                self.line(f"if {src}.__class__ is dict: {out} = {src}.get({k})")
+                self.line(f"elif {src} is None: {out} = None")
+                self.line(f"else: {out} = _index({src}, {k})")
             # A variable passed on to a continuation is final: never reassigned afterwards.
             self._fields[(src, key)] = out
             self._scopes[-1].append((src, key))
+            self._indexed[src] = self._indexed.get(src, 0) + 1
         else:
             out = self.tmp()
             self.line(f"{out} = _index({src}, {self.const(key)})")

@@ -135,6 +135,7 @@ def _build(
         _C=interned,
         _primary=primary_status,
         _RB=_ResultBuilder,
+        _new=object.__new__,
         _SR=StatusResult,
         _NONE=_NO_OUTPUT,
         _tostring=tostring,
@@ -196,7 +197,11 @@ def _build(
         with e.block("else:"):
             e.line("primary = matched[0] if len(matched) == 1 else _primary(matched)")
         # new_status_result, inlined
-        e.line("result = _RB(phase, conds, matched, primary, [], stale)")
+        # its __init__ too: slot stores, no call frame
+        e.line("result = _new(_RB)")
+        values = ("phase", "conds", "matched", "primary", "[]", "stale")
+        for slot, value in zip(_ResultBuilder.__slots__, values, strict=True):
+            e.line(f"result.{slot} = {value}")
         e.line("result.__class__ = _SR")
         e.line("return result")
     fn: StatusFn = e.build("status", what=what)
