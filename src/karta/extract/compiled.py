@@ -242,8 +242,8 @@ class _Generator:
             # new_extracted_instance, inlined, its __init__ too: slot stores, no call frame
             r = e.tmp("rec")
             e.line(f"{r} = _new(_B)")
-            for slot, part in zip(_InstanceBuilder.__slots__, record, strict=True):
-                e.line(f"{r}.{slot} = {part}")
+            for slot, field_value in zip(_InstanceBuilder.__slots__, record, strict=True):
+                e.line(f"{r}.{slot} = {field_value}")
             e.line(f"{r}.__class__ = _EI")
             e.line(f"inst[{ident}] = {r}")
 
