@@ -479,6 +479,13 @@ class Emitter:
             # equal(a, "s") holds only for the string "s".
             test = f"({left}.__class__ is str and {left} == {r})"
             return test if op == "==" else f"not {test}"
+        if op in ("==", "!=") and isinstance(right, A.Literal) and right.value is None:
+            return f"({left} is None)" if op == "==" else f"({left} is not None)"  # null equals null only
+        if op in ("==", "!=") and literal.__class__ is int and -MAX_EXACT < literal < MAX_EXACT:
+            # An int equals a small int literal exactly when Python says so (a huge int is not
+            # near it, however jq rounds it); anything else through the general operator.
+            general = f"{self.const(BINARY_OPS[op])}({left}, {r})"
+            return f"({left} {op} {r} if {left}.__class__ is int else {general})"
         if op in _COMPARISONS and literal.__class__ is int:
             general = f"{self.const(BINARY_OPS[op])}({left}, {r})"
             return f"({left} {_COMPARISONS[op]} {r} if {left}.__class__ is int else {general})"
