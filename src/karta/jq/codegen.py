@@ -111,6 +111,10 @@ class Emitter:
         # when read again). Each block forgets what it added when it closes.
         self._fields: dict[tuple[str, str], str] = {}
         self._scopes: list[list[tuple[str, str]]] = [[]]
+        # Source variables with a field in _fields, by count: each is a dict or null, since reading
+        # a field of anything else fails (index_value), so a further field is read without the
+        # class test.
+        self._indexed: dict[str, int] = {}
         # jq variables bound by ``E as $name | ...`` in the code emitted so far: name -> the
         # Python variable holding the value (final, like every variable passed to a continuation).
         self._vars: dict[str, str] = {}
@@ -143,6 +147,7 @@ class Emitter:
         finally:
             for key in self._scopes.pop():
                 del self._fields[key]
+                self._indexed[key[0]] -= 1
             self._depth -= 1
 
     def tmp(self, prefix: str = "t") -> str:
@@ -340,12 +345,16 @@ class Emitter:
                 return known
             out = self.tmp()
             k = repr(key)
-            self.line(f"if {src}.__class__ is dict: {out} = {src}.get({k})")
-            self.line(f"elif {src} is None: {out} = None")
-            self.line(f"else: {out} = _index({src}, {k})")
+            if self._indexed.get(src):
+                self.line(f"{out} = None if {src} is None else {src}.get({k})")
+            else:
+                self.line(f"if {src}.__class__ is dict: {out} = {src}.get({k})")
+                self.line(f"elif {src} is None: {out} = None")
+                self.line(f"else: {out} = _index({src}, {k})")
             # A variable passed on to a continuation is final: never reassigned afterwards.
             self._fields[(src, key)] = out
             self._scopes[-1].append((src, key))
+            self._indexed[src] = self._indexed.get(src, 0) + 1
         else:
             out = self.tmp()
             self.line(f"{out} = _index({src}, {self.const(key)})")
@@ -371,10 +380,18 @@ class Emitter:
 
         self.emit(index, src, with_key)
 
+    def _items(self, src: str) -> str:
+        """The iterable of ``src[]``: a list as it is (no call), anything else through _iterate."""
+        if not src.isidentifier():
+            t = self.tmp()
+            self.line(f"{t} = {src}")
+            src = t
+        return f"({src} if {src}.__class__ is list else _iterate({src}))"
+
     def _iterate(self, node: A.Iterate, src: str, k: Continuation) -> None:
         def each(t: str) -> None:
             x = self.tmp("x")
-            with self.block(f"for {x} in ({t} if {t}.__class__ is list else _iterate({t})):"):
+            with self.block(f"for {x} in {self._items(t)}:"):
                 k(x)
 
         self.emit(node.target, src, each)
@@ -426,6 +443,13 @@ class Emitter:
             # equal(a, "s") holds only for the string "s".
             test = f"({left}.__class__ is str and {left} == {r})"
             return test if op == "==" else f"not {test}"
+        if op in ("==", "!=") and isinstance(right, A.Literal) and right.value is None:
+            return f"({left} is None)" if op == "==" else f"({left} is not None)"  # null equals null only
+        if op in ("==", "!=") and literal.__class__ is int and -MAX_EXACT < literal < MAX_EXACT:
+            # An int equals a small int literal exactly when Python says so (a huge int is not
+            # near it, however jq rounds it); anything else through the general operator.
+            general = f"{self.const(BINARY_OPS[op], ('binary', op))}({left}, {r})"
+            return f"({left} {op} {r} if {left}.__class__ is int else {general})"
         if op in _COMPARISONS and literal.__class__ is int:
             general = f"{self.const(BINARY_OPS[op], ('binary', op))}({left}, {r})"
             return f"({left} {_COMPARISONS[op]} {r} if {left}.__class__ is int else {general})"
@@ -683,7 +707,7 @@ class Emitter:
 
                 if generator is None:
                     x = self.tmp("x")
-                    with self.block(f"for {x} in _iterate({src}):"):
+                    with self.block(f"for {x} in {self._items(src)}:"):
                         with_item(x)
                 else:
                     self.emit(generator, src, with_item)
@@ -693,7 +717,7 @@ class Emitter:
             return True
         out, x = self.tmp(), self.tmp("x")
         self.line(f"{out} = {not is_any!r}")
-        with self.block(f"for {x} in _iterate({src}):"):
+        with self.block(f"for {x} in {self._items(src)}:"):
 
             def with_cond(c: str) -> None:
                 test = f"{c} is not None and {c} is not False"

@@ -70,6 +70,7 @@ def fixed_namespace(read_condition: ReadCondition, interned: Interned) -> dict[s
         "_primary": primary_status,
         "_stale": is_stale,
         "_RB": _ResultBuilder,
+        "_new": object.__new__,
         "_SR": StatusResult,
         "_NONE": NO_OUTPUT,
         "_tostring": tostring,

@@ -27,7 +27,7 @@ from karta.jq.evaluator import plan_for
 from karta.jq.fastpath import Unsupported
 from karta.model.types import ConditionsDefinition, PhaseDefinition, ResourceStatus
 from karta.status.cached import fixed_namespace
-from karta.status.result import Condition, StatusResult
+from karta.status.result import Condition, StatusResult, _ResultBuilder
 
 __all__ = ["StatusFn", "compile_status"]
 
@@ -174,13 +174,27 @@ def _build(
             e.line("return None")
         e.line(f"if not matched: matched.append({e.const(ResourceStatus.UNDEFINED)})")
         # The stale rule (karta.status.result.staleness): the matched set stays, the primary changes.
-        e.line("stale = _stale(v)")
+        # staleness(v) is not None, inlined (no call per object).
+        e.line("stale = False")
+        with e.block("if v.__class__ is dict:"):
+            e.line("s_ = v.get('status')")
+            with e.block("if s_.__class__ is dict:"):
+                e.line("og_ = s_.get('observedGeneration')")
+                with e.block("if og_.__class__ is int:"):
+                    e.line("md_ = v.get('metadata')")
+                    with e.block("if md_.__class__ is dict:"):
+                        e.line("g_ = md_.get('generation')")
+                        e.line("stale = g_.__class__ is int and og_ < g_")
         with e.block("if stale:"):
             e.line("primary = _primary(matched, stale=True)")
         with e.block("else:"):
             e.line("primary = matched[0] if len(matched) == 1 else _primary(matched)")
         # new_status_result, inlined
-        e.line("result = _RB(phase, conds, matched, primary, [], stale)")
+        # its __init__ too: slot stores, no call frame
+        e.line("result = _new(_RB)")
+        values = ("phase", "conds", "matched", "primary", "[]", "stale")
+        for slot, value in zip(_ResultBuilder.__slots__, values, strict=True):
+            e.line(f"result.{slot} = {value}")
         e.line("result.__class__ = _SR")
         e.line("return result")
     fn: StatusFn = e.build("status", what=what)
