@@ -15,6 +15,11 @@ kubectl's kubeconfig rules)::
         --label nvidia.com/gpu.product=H100 --taint nvidia.com/gpu=present:NoSchedule
     .venv/bin/python hack/fake_nodes.py --count 2 --delete
 
+With ``--kwok`` a Node also carries the annotation ``kwok.x-k8s.io/node: fake``: the kwok of
+``hack/cluster/up.sh --kwok`` then plays its kubelet, and the pods bound to it run (Running and
+Ready, then Succeeded or Failed on demand: the Stages of ``hack/kwok/stages.yaml``). Without it the
+pods bound to a Node stay Pending, as before.
+
 Re-running it updates the Nodes in place (labels merged, status replaced). The e2e tests create
 their Nodes with :func:`ensure_fake_nodes` (``tests/e2e/test_fake_nodes.py`` runs this script).
 """
@@ -32,6 +37,7 @@ from karta.kube import ConfigOverrides, KubeClient
 __all__ = ["ensure_fake_node", "ensure_fake_nodes", "fake_node_status", "main", "node_names"]
 
 GPU = "nvidia.com/gpu"
+KWOK_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}  # the selector kwok runs with (hack/cluster)
 
 
 def node_names(prefix: str, count: int) -> list[str]:
@@ -59,16 +65,17 @@ def ensure_fake_node(
     pods: int = 110,
     labels: Mapping[str, str] | None = None,
     taints: Sequence[Mapping[str, str]] = (),
+    kwok: bool = False,
 ) -> dict[str, Any]:
     """Create Node ``name`` (or merge ``labels`` into the existing one and replace its taints),
     then patch its status subresource; returns the Node as stored. A taint (``{"key", "value",
     "effect"}``) keeps every pod that does not tolerate it off the Node: the tests taint their
-    Nodes so that pods other tests left behind are not scheduled onto them."""
-    node: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": dict(labels or {})},
-    }
+    Nodes so that pods other tests left behind are not scheduled onto them. ``kwok``: annotated
+    for kwok, which then runs the pods bound to it (on an existing Node too)."""
+    metadata: dict[str, Any] = {"name": name, "labels": dict(labels or {})}
+    if kwok:
+        metadata["annotations"] = dict(KWOK_ANNOTATION)
+    node: dict[str, Any] = {"apiVersion": "v1", "kind": "Node", "metadata": metadata}
     if taints:
         node["spec"] = {"taints": [dict(taint) for taint in taints]}
     try:
@@ -77,6 +84,8 @@ def ensure_fake_node(
         if exc.status != 409:
             raise
         patch: dict[str, Any] = {"metadata": {"labels": dict(labels)}} if labels else {}
+        if kwok:
+            patch.setdefault("metadata", {})["annotations"] = dict(KWOK_ANNOTATION)
         if taints:
             patch["spec"] = {"taints": [dict(taint) for taint in taints]}
         if patch:
@@ -96,12 +105,21 @@ def ensure_fake_nodes(
     pods: int = 110,
     labels: Mapping[str, str] | None = None,
     taints: Sequence[Mapping[str, str]] = (),
+    kwok: bool = False,
 ) -> list[str]:
     """``count`` fake Nodes named ``<prefix>-<i>``; returns their names."""
     names = node_names(prefix, count)
     for name in names:
         ensure_fake_node(
-            client, name, gpus=gpus, cpu=cpu, memory=memory, pods=pods, labels=labels, taints=taints
+            client,
+            name,
+            gpus=gpus,
+            cpu=cpu,
+            memory=memory,
+            pods=pods,
+            labels=labels,
+            taints=taints,
+            kwok=kwok,
         )
     return names
 
@@ -138,6 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--prefix", default="fake-gpu-node", help="Nodes are <prefix>-0, <prefix>-1, ...")
     parser.add_argument("--label", type=_label, action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--taint", type=_taint, action="append", default=[], metavar="KEY[=VALUE]:EFFECT")
+    parser.add_argument("--kwok", action="store_true", help="annotate them for kwok: their pods run")
     parser.add_argument("--delete", action="store_true", help="delete the Nodes <prefix>-0 ... instead")
     parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")
     parser.add_argument("--context", help="kubeconfig context")
@@ -170,6 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 pods=args.pods,
                 labels=dict(args.label),
                 taints=args.taint,
+                kwok=args.kwok,
             )
         except ClusterError as exc:
             print(f"fake_nodes: {exc}", file=sys.stderr)

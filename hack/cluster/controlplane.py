@@ -7,6 +7,12 @@ kube-scheduler) on 127.0.0.1 only with free ports, an admin kubeconfig, the ``/r
 a clean teardown (process groups killed, work directory removed; ``down`` keeps the logs in
 ``<dir>-logs``).
 
+With ``--kwok`` it also runs kwok (``hack/kwok``: the kubelet of fake Nodes, pods moved through
+the Stages of ``hack/kwok/stages.yaml``), and with ``--operators kuberay,training`` the KubeRay
+operator and the Kubeflow training operator (``hack/kuberay``, ``hack/training-operator``) as
+local processes against the admin kubeconfig, after their CRDs (from the same Go module versions,
+applied with the pinned kubectl of ``hack/kubectl``) are established.
+
 Standard library only, so that ``up.sh``/``down.sh`` and the pytest fixture in ``tests/e2e`` can
 both use it without the project's virtualenv. Run ``python3 controlplane.py --help``.
 """
@@ -33,8 +39,44 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+HACK = HERE.parent
 BUILD_SCRIPT = HERE / "build.sh"
 BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd")
+CORE = ("kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")  # stop order
+# Nodes kwok plays the kubelet for carry this annotation (hack/fake_nodes.py --kwok).
+KWOK_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
+# The training operator's webhook server needs a serving certificate in this fixed directory
+# (its cert rotator writes it into a Secret that a kubelet would mount there).
+TRAINING_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
+TRAINING_NAMESPACE = "karta-training-operator"
+
+
+@dataclass(frozen=True)
+class Addon:
+    """A process of the ecosystem built from its own Go module in ``hack/<directory>``."""
+
+    name: str  # the --operators name (kwok: --kwok), and the component (log) name
+    directory: str
+    module: str  # the upstream module go.mod pins (its CRDs are read from that version)
+    binary: str
+    crd_dirs: tuple[str, ...] = ()  # under the module's directory in the Go module cache
+
+
+ADDONS: Mapping[str, Addon] = {
+    addon.name: addon
+    for addon in (
+        Addon("kwok", "kwok", "sigs.k8s.io/kwok", "kwok"),
+        Addon(
+            "kuberay", "kuberay", "github.com/ray-project/kuberay/ray-operator", "ray-operator",
+            ("config/crd/bases",),
+        ),
+        Addon(
+            "training", "training-operator", "github.com/kubeflow/training-operator",
+            "training-operator.v1", ("manifests/base/crds",),
+        ),
+    )
+}  # fmt: skip
+OPERATORS = ("kuberay", "training")
 
 # The Workload/PodGroup API (scheduling.k8s.io/v1beta1) is beta in 1.37 and off by default.
 DEFAULT_FEATURE_GATES: Mapping[str, bool] = {"GenericWorkload": True}
@@ -87,6 +129,49 @@ def build_binaries(*, force: bool = False) -> Path:
     if missing:
         raise ControlPlaneError(f"build.sh reported {bin_dir} but it lacks {', '.join(missing)}")
     return bin_dir
+
+
+def _run_build(script: Path, what: str) -> Path:
+    proc = subprocess.run(["bash", str(script)], stdout=subprocess.PIPE, stderr=None, text=True, check=False)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise ControlPlaneError(f"{what} failed with exit code {proc.returncode}")
+    return Path(lines[-1])
+
+
+def build_addon(name: str) -> Path:
+    """Build (or reuse from the cache) the binary of ``ADDONS[name]``; return its path."""
+    addon = ADDONS[name]
+    script = f"hack/{addon.directory}/build.sh"
+    binary = _run_build(HACK / addon.directory / "build.sh", script) / addon.binary
+    if not binary.is_file():
+        raise ControlPlaneError(f"{script} did not produce {binary}")
+    return binary
+
+
+def build_kubectl() -> Path:
+    """The pinned kubectl (hack/kubectl), built or reused."""
+    return _run_build(HACK / "kubectl" / "build.sh", "hack/kubectl/build.sh") / "kubectl"
+
+
+def addon_crds(name: str) -> list[Path]:
+    """The CRD directories of ``ADDONS[name]`` at the version its go.mod pins, found in the Go
+    module cache (``go mod download -json``: the module is already there once it is built)."""
+    addon = ADDONS[name]
+    if not addon.crd_dirs:
+        return []
+    proc = subprocess.run(
+        ["go", "mod", "download", "-json", addon.module],
+        cwd=HACK / addon.directory,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    try:
+        module_dir = Path(json.loads(proc.stdout)["Dir"])
+    except (ValueError, KeyError) as exc:
+        raise ControlPlaneError(f"go mod download {addon.module} failed: {proc.stderr.strip()}") from exc
+    return [module_dir / crd_dir for crd_dir in addon.crd_dirs]
 
 
 def free_port() -> int:
@@ -218,6 +303,8 @@ class ControlPlaneConfig:
     # pytest leaves nothing behind). up.sh turns this off: its processes outlive it.
     die_with_parent: bool = True
     start_attempts: int = 3  # new free ports when a component loses its port to someone else
+    kwok: bool = False  # also run kwok (needs controllers for kube-scheduler to bind pods)
+    operators: Sequence[str] = ()  # names in OPERATORS, started after their CRDs
 
 
 def _die_with_parent() -> None:
@@ -305,6 +392,7 @@ class ControlPlane:
             if self.config.controllers:
                 self._start_controller("kube-controller-manager", self._controller_manager_args)
                 self._start_controller("kube-scheduler", self._scheduler_args)
+            self._start_addons()
             self._save_state()
         except BaseException:
             self.stop()
@@ -334,7 +422,7 @@ class ControlPlane:
     def stop(self, *, keep_logs: Path | None = None) -> None:
         """Stop every component, then move the logs to ``keep_logs`` (replacing what is there)
         when given, and remove the work directory unless ``keep_workdir``."""
-        for name in ("kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
+        for name in [n for n in self.pids if n not in CORE] + list(CORE):
             self._terminate(name)
         logs = self.workdir / "logs"
         if keep_logs is not None and logs.is_dir():
@@ -376,8 +464,10 @@ class ControlPlane:
         env["GOMAXPROCS"] = str(self.config.gomaxprocs)
         return env
 
-    def _spawn(self, name: str, args: list[str]) -> None:
-        binary = self.config.bin_dir / name
+    def _spawn(
+        self, name: str, args: list[str], *, binary: Path | None = None, env: Mapping[str, str] | None = None
+    ) -> None:
+        binary = binary or self.config.bin_dir / name
         with self.log_file(name).open("ab") as log:
             proc = subprocess.Popen(
                 [str(binary), *args],
@@ -385,7 +475,7 @@ class ControlPlane:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=self.workdir,
-                env=self._env(),
+                env={**self._env(), **(env or {})},
                 start_new_session=True,  # own process group: killed as one, outlives up.sh
                 preexec_fn=_die_with_parent if self.config.die_with_parent else None,
             )
@@ -478,19 +568,19 @@ class ControlPlane:
             f"etcd not healthy after {self.config.ready_timeout}s:\n{self._log_tail('etcd')}"
         )
 
-    def _wait_healthz(self, name: str, port: int) -> None:
-        """Wait for a controller's ``/healthz`` (self-signed serving certificate, so unverified)."""
+    def _wait_healthz(self, name: str, port: int, *, url: str | None = None) -> None:
+        """Wait for a controller's ``/healthz`` (self-signed serving certificate, so unverified),
+        or for ``url`` (plain HTTP probes of kwok and the operators)."""
         ctx = ssl.create_default_context()
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
+        url = url or f"https://127.0.0.1:{port}/healthz"
         deadline = time.monotonic() + self.config.ready_timeout
         while time.monotonic() < deadline:
             if not self._alive(name):
                 raise self._exited(name)
             try:
-                with urllib.request.urlopen(
-                    f"https://127.0.0.1:{port}/healthz", context=ctx, timeout=5
-                ) as resp:
+                with urllib.request.urlopen(url, context=ctx, timeout=5) as resp:
                     if resp.status == 200:
                         return
             except OSError:
@@ -578,6 +668,118 @@ class ControlPlane:
             args.append(f"--feature-gates={_gates(self.config.feature_gates)}")
         return args
 
+    # -- kwok and the operators ------------------------------------------------------------------
+    def _start_addons(self) -> None:
+        unknown = [name for name in self.config.operators if name not in OPERATORS]
+        if unknown:
+            raise ControlPlaneError(f"unknown operator {', '.join(unknown)} (known: {', '.join(OPERATORS)})")
+        if self.config.kwok:
+            self._start_addon("kwok", self._kwok_args, probe="healthz")
+        if not self.config.operators:
+            return
+        # One apply and one wait for every operator (each kubectl call costs its discovery).
+        binaries = {name: build_addon(name) for name in self.config.operators}  # modules now cached
+        files = [
+            f
+            for name in self.config.operators
+            for d in addon_crds(name)
+            for f in sorted(d.glob("*.yaml"))
+            if f.name != "kustomization.yaml"
+        ]
+        if "training" in self.config.operators:
+            files.append(self._prepare_training_operator())
+        kubectl = build_kubectl()
+        applied = self._kubectl(
+            kubectl, "apply", "--server-side", "-o", "name", *(f"--filename={f}" for f in files)
+        )
+        crds = [n for n in applied.split() if n.startswith("customresourcedefinition")]
+        self._kubectl(kubectl, "wait", "--for=condition=Established", "--timeout=60s", *crds)
+        for name, binary in binaries.items():
+            self._start_addon(name, self._operator_args(name), probe="readyz", binary=binary)
+
+    def _kubectl(self, kubectl: Path, *args: str) -> str:
+        proc = subprocess.run(
+            [str(kubectl), f"--kubeconfig={self.kubeconfig}", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise ControlPlaneError(f"kubectl {' '.join(args[:2])} failed: {proc.stderr.strip()}")
+        return proc.stdout
+
+    def _start_addon(
+        self, name: str, args: Callable[[int, int], list[str]], *, probe: str, binary: Path | None = None
+    ) -> None:
+        """Start ``name`` with ``args(probe_port, other_port)`` and wait for its plain-HTTP probe."""
+        binary = binary or build_addon(name)
+        for attempt in range(1, self.config.start_attempts + 1):
+            port, other = free_port(), free_port()
+            env = {"KUBECONFIG": str(self.kubeconfig)}  # the operators' controller-runtime reads it
+            if name == "training":
+                env["MY_POD_NAMESPACE"] = TRAINING_NAMESPACE  # where its cert rotator's Secret is
+            self._spawn(name, args(port, other), binary=binary, env=env)
+            try:
+                self._wait_healthz(name, port, url=f"http://127.0.0.1:{port}/{probe}")
+                return
+            except PortInUseError:
+                self._terminate(name)
+                if attempt == self.config.start_attempts:
+                    raise
+
+    def _kwok_args(self, port: int, _other: int) -> list[str]:
+        key, value = KWOK_NODE_ANNOTATION
+        return [
+            f"--kubeconfig={self.kubeconfig}",
+            f"--config={HACK / 'kwok' / 'stages.yaml'}",  # our Stages (no Stage CRD, no defaults)
+            f"--manage-nodes-with-annotation-selector={key}={value}",
+            f"--server-address=127.0.0.1:{port}",  # /healthz; the kubelet API nobody calls
+            "--node-ip=127.0.0.1",
+            "--cidr=10.244.0.0/16",  # pod IPs it hands out (virtual: nothing routes to them)
+            # No Lease per Node: no node-lifecycle controller runs to read them (1,000 Nodes in bench/).
+            "--node-lease-duration-seconds=0",
+        ]
+
+    def _operator_args(self, name: str) -> Callable[[int, int], list[str]]:
+        if name == "kuberay":
+            # Webhooks are off unless ENABLE_WEBHOOKS=true (not set here).
+            return lambda probe, metrics: [
+                f"--health-probe-bind-address=127.0.0.1:{probe}",
+                f"--metrics-addr=127.0.0.1:{metrics}",
+                "--enable-leader-election=false",
+            ]
+        # v1.8.1 always starts its webhook server (no flag turns it off); no
+        # ValidatingWebhookConfiguration is created, so the API server never calls it.
+        return lambda probe, metrics: [
+            f"--health-probe-bind-address=127.0.0.1:{probe}",
+            f"--metrics-bind-address=127.0.0.1:{metrics}",
+            f"--webhook-server-port={free_port()}",
+            "--leader-elect=false",
+        ]
+
+    def _prepare_training_operator(self) -> Path:
+        """What its Deployment's manifests provide: its namespace and the (empty) Secret its cert
+        rotator fills (returned as a manifest file to apply), and a serving certificate in the
+        directory the Secret would be mounted at (the rotator waits for the files; any valid pair
+        serves: nothing calls the webhooks)."""
+        objects = [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": TRAINING_NAMESPACE}},
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "training-operator-webhook-cert", "namespace": TRAINING_NAMESPACE},
+            },
+        ]
+        path = self.workdir / "training-operator.json"
+        path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+        TRAINING_CERT_DIR.mkdir(parents=True, exist_ok=True)
+        for source, target in (("apiserver.crt", "tls.crt"), ("apiserver.key", "tls.key")):
+            if not (TRAINING_CERT_DIR / target).is_file():
+                tmp = TRAINING_CERT_DIR / f".{target}.{os.getpid()}"
+                shutil.copyfile(self.pki / source, tmp)
+                tmp.replace(TRAINING_CERT_DIR / target)
+        return path
+
     def _scheduler_args(self, port: int) -> list[str]:
         args = [
             f"--kubeconfig={self.kubeconfig}",
@@ -621,7 +823,9 @@ def _cmd_up(ns: argparse.Namespace) -> int:
         bin_dir=bin_dir,
         feature_gates=_parse_gates(ns.feature_gates),
         runtime_config=runtime,
-        controllers=ns.controllers,
+        controllers=ns.controllers or ns.kwok or bool(ns.operators),
+        kwok=ns.kwok,
+        operators=[o for item in ns.operators for o in item.split(",") if o],
         die_with_parent=False,
     )
     cp = ControlPlane(config=config, workdir=workdir, keep_workdir=True)
@@ -672,6 +876,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     up.add_argument("--feature-gates", action="append", default=[], metavar="A=true,B=false")
     up.add_argument("--runtime-config", action="append", default=[], metavar="group/version=true")
     up.add_argument("--controllers", action="store_true", help="also run controller-manager and scheduler")
+    up.add_argument(
+        "--kwok",
+        action="store_true",
+        help="also run kwok: the kubelet of Nodes annotated kwok.x-k8s.io/node=fake (implies --controllers)",
+    )
+    up.add_argument(
+        "--operators", action="append", default=[], metavar="kuberay,training",
+        help="also run these operators, after their CRDs (implies --controllers)",
+    )  # fmt: skip
     up.set_defaults(func=_cmd_up)
     down = sub.add_parser(
         "down", help="stop what 'up' started, keep its logs in <dir>-logs, remove its work directory"

@@ -3,6 +3,11 @@
 # kube-controller-manager and kube-scheduler), building the binaries first if needed.
 # Prints `export KUBECONFIG=...` lines:  eval "$(bash hack/cluster/up.sh)"
 # Options: --feature-gates A=true,B=false  --runtime-config group/version=true  --dir DIR
-# Logs: DIR/logs/<component>.log (DIR defaults to /tmp/karta-cluster-$UID); down.sh keeps them.
+#   --kwok: also kwok, the kubelet of the Nodes annotated kwok.x-k8s.io/node=fake
+#           (hack/fake_nodes.py --kwok); their pods run through hack/kwok/stages.yaml
+#   --operators kuberay,training: also these operators, after their CRDs
+#   (both imply --controllers; each is built from its pinned Go module first: hack/<name>/build.sh)
+# Logs: DIR/logs/<component>.log (DIR defaults to /tmp/karta-cluster-$UID; kwok.log, kuberay.log,
+# training.log too); down.sh stops them all and keeps the logs.
 set -euo pipefail
 exec python3 "$(dirname "${BASH_SOURCE[0]}")/controlplane.py" up "$@"

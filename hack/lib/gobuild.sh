@@ -1,5 +1,6 @@
-# Sourced by hack/cluster/build.sh and hack/helm/build.sh: Go commands built once into a cache
-# directory, and reused while its build stamp matches.
+# Sourced by the build.sh of hack/cluster, hack/helm, hack/kubectl, hack/kwok, hack/kuberay and
+# hack/training-operator: Go commands built once into a cache directory, and reused while its build
+# stamp matches.
 #
 # go_build_cached LABEL DEST STAMP FORCE LDFLAGS PACKAGE...
 #   Builds every PACKAGE (the binary is named after its last path element) into DEST/bin, unless
@@ -38,4 +39,26 @@ go_build_cached() {
   trap - EXIT
   printf '%s\n' "$stamp" > "$dest/build.stamp"
   echo "$label: built in $(( $(date +%s) - start ))s" >&2
+}
+
+# go_build_pinned_tool NAME MODULE
+#   For hack/NAME/build.sh: builds the `tool` packages of hack/NAME/go.mod (an upstream main
+#   package built by path at the version go.mod pins for MODULE) into
+#   $KARTA_CLUSTER_CACHE/NAME-<version>/bin and prints that directory on stdout. The stamp is the
+#   hash of go.mod, go.sum and the Go version; KARTA_<NAME>_FORCE=1 (upper case, - as _) rebuilds.
+go_build_pinned_tool() {
+  local name=$1 module=$2 dir version force_var
+  dir=$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)
+  command -v go >/dev/null || { echo "hack/$name/build.sh: go is not on PATH" >&2; return 2; }
+  version=$(sed -nE "s#^[[:space:]]*(require[[:space:]]+)?${module//./\\.}[[:space:]]+(v[^[:space:]]+).*#\\2#p" \
+    "$dir/go.mod" | head -n1)
+  [ -n "$version" ] || { echo "hack/$name/build.sh: cannot read the $module version from go.mod" >&2; return 2; }
+  local dest="${KARTA_CLUSTER_CACHE:-$HOME/.cache/karta-cluster}/$name-$version" stamp packages
+  stamp=$( { cat "$dir/go.mod" "$dir/go.sum"; (cd "$dir" && go env GOVERSION GOOS GOARCH); } | sha256sum | cut -d' ' -f1)
+  mapfile -t packages < <(sed -nE 's#^tool[[:space:]]+([^[:space:]]+)$#\1#p' "$dir/go.mod")
+  [ "${#packages[@]}" -gt 0 ] || { echo "hack/$name/build.sh: go.mod names no tool package" >&2; return 2; }
+  force_var="KARTA_$(printf '%s' "$name" | tr 'a-z-' 'A-Z_')_FORCE"
+  (cd "$dir" && go_build_cached "hack/$name/build.sh: $module $version" "$dest" "$stamp" \
+    "${!force_var:-0}" "-s -w" "${packages[@]}")
+  echo "$dest/bin"
 }

@@ -23,7 +23,8 @@ the code runs in is garbage-collected.
   failed or was declined (an expression outside the fast path, for one), with the reason;
 * ``strict``: a generation that fails (an exception that is not a decline: a bug in a generator)
   raises instead of falling back; the test suite runs this way (``tests/conftest.py``). Without
-  it the generator falls back to the general code, whose results are exact.
+  it the generator falls back to the general code, whose results are exact;
+* ``nocache``: compile every source, never reading or writing the code cache below.
 
 Unknown words are ignored, and named once on stderr.
 
@@ -32,6 +33,28 @@ in a jq expression: ``too many levels of indentation``, ``too many statically ne
 ``RecursionError`` or ``MemoryError`` while compiling) raises :class:`Declined` here, at the one
 place every generator compiles through; generators hand it to :func:`failed`, which reports it as
 a decline, so the general code runs instead, also under ``strict``.
+
+The code cache: what Python's compiler makes of a source depends on nothing but the source and
+the interpreter, so :func:`compile_source` keeps the compiled code (``marshal``) on disk, keyed by
+the SHA-256 of the source, under ``$XDG_CACHE_HOME/karta/codegen/<interpreter tag>/`` (default
+``~/.cache/karta/codegen/``; :func:`cache_directory`). The same source in a later process (the
+record and syntax-tree ``__init__`` methods every ``kli`` command builds, a definition's status and
+extraction functions, the shape checkers) is then loaded instead of compiled, which is most of
+what generating code costs. The key is the source itself, so a changed generator (a new
+generator version, a fix) or a changed definition makes a new source and a new entry, and an old
+entry is never used for it: there is no version to bump. The interpreter tag
+(``sys.implementation.cache_tag`` and the bytecode magic number) keeps Python versions apart.
+
+Only a sound entry is used: an entry is written to a temporary file and renamed into place
+(readers never see half of one; concurrent writers write the same bytes), holds the SHA-256 of its
+payload (checked before ``marshal`` reads it: a truncated or corrupt entry is a miss, and is
+rewritten), and is read only from a directory and file that belong to the user and that nobody
+else may write (``0700`` directories, ``0600`` files, not followed through symbolic links); anything
+else is a miss and the source is compiled. A directory that cannot be created or written (read-only
+home, no home) only means compiling, as without the cache. Clear it with ``rm -rf
+~/.cache/karta/codegen``; turn it off with ``KARTA_CODEGEN=nocache``. The controller turns it off
+(:func:`use_disk_cache`): its definitions come from API users, and it builds each source once per
+process in memory anyway.
 """
 
 from __future__ import annotations
@@ -39,23 +62,28 @@ from __future__ import annotations
 import contextlib
 import itertools
 import linecache
+import marshal
 import os
 import sys
-from typing import Any, Final, NamedTuple
+from pathlib import Path
+from types import CodeType
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 __all__ = [
     "MODE",
     "Declined",
     "Mode",
+    "cache_directory",
     "compile_source",
     "declined",
     "due",
     "enabled",
     "failed",
     "parse_mode",
+    "use_disk_cache",
 ]
 
-_WORDS: Final = ("on", "off", "dump", "strict", "eager")
+_WORDS: Final = ("on", "off", "dump", "strict", "eager", "nocache")
 
 
 class Mode(NamedTuple):
@@ -66,6 +94,7 @@ class Mode(NamedTuple):
     strict: bool
     unknown: tuple[str, ...]
     eager: bool = False
+    cache: bool = True
 
 
 def parse_mode(value: str) -> Mode:
@@ -78,6 +107,7 @@ def parse_mode(value: str) -> Mode:
         strict="strict" in words,
         unknown=unknown,
         eager="eager" in words,
+        cache="nocache" not in words,
     )
 
 
@@ -133,8 +163,9 @@ class _Registration:
             linecache.cache.pop(self.filename, None)
 
 
-def compile_source(source: str, namespace: dict[str, Any], *, what: str) -> None:
-    """Compile ``source`` and run it in ``namespace`` (which then holds what it defines).
+def compile_source(source: str, namespace: dict[str, Any], *, what: str) -> CodeType:
+    """Compile ``source`` and run it in ``namespace`` (which then holds what it defines); the
+    code, for :func:`store_definition`.
 
     ``what`` names the code in its file name (``<karta-generated-N: what>``) and in dumps.
     """
@@ -144,15 +175,11 @@ def compile_source(source: str, namespace: dict[str, Any], *, what: str) -> None
     filename = f"<karta-generated-{next(_numbers)}: {label}>"
     if MODE.dump:
         print(f"# --- {filename}\n{source}\n", file=sys.stderr)
-    try:
-        code = compile(source, filename, "exec")
-    except (SyntaxError, RecursionError, MemoryError) as exc:  # IndentationError is a SyntaxError
-        if isinstance(exc, SyntaxError) and not any(m in str(exc.msg) for m in _LIMIT_MESSAGES):
-            raise  # invalid source: a bug in the generator
-        raise Declined(f"{what}: {type(exc).__name__}: {exc}") from exc
+    code = _cached_compile(source, filename, what)
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     namespace["__karta_source__"] = _Registration(filename)
     exec(code, namespace)
+    return code
 
 
 def failed(what: str, exc: BaseException) -> None:
@@ -178,3 +205,280 @@ def declined(what: str, reason: object) -> None:
     """Report a generation declined on purpose (under ``dump`` only): not an error."""
     if MODE.dump:
         print(f"# --- karta codegen: {what}: declined ({reason})", file=sys.stderr)
+
+
+def _compile(source: str, filename: str, what: str) -> CodeType:
+    try:
+        return compile(source, filename, "exec")
+    except (SyntaxError, RecursionError, MemoryError) as exc:  # IndentationError is a SyntaxError
+        if isinstance(exc, SyntaxError) and not any(m in str(exc.msg) for m in _LIMIT_MESSAGES):
+            raise  # invalid source: a bug in the generator
+        raise Declined(f"{what}: {type(exc).__name__}: {exc}") from exc
+
+
+# --- the code cache (see the module docstring) --------------------------------------------------
+
+_ENTRY_MAGIC: Final = b"karta-code-1\n"  # the entry format: magic, SHA-256 of the payload, payload
+_DIGEST_SIZE: Final = 32
+_SUFFIX: Final = ".code"
+
+if TYPE_CHECKING:
+    from hashlib import sha256 as _sha256
+else:
+    try:  # the interpreter's own SHA-256: hashlib would load OpenSSL (~3 ms of every kli start)
+        from _sha256 import sha256 as _sha256
+    except ImportError:  # another interpreter, or Python >= 3.12 (_sha2)
+        from hashlib import sha256 as _sha256
+
+_disk_cache: bool | None = None  # None: decided on the first use (use_disk_cache overrides)
+_directory: Path | None = None  # the directory in use, once created and checked
+_writable = True  # False once a write failed: the rest of the process only reads
+
+
+def use_disk_cache(enabled: bool) -> None:
+    """Turn the on-disk code cache on or off for this process (``KARTA_CODEGEN=nocache`` turns
+    it off from the start); the controller turns it off."""
+    global _disk_cache, _directory, _writable
+    _disk_cache = enabled
+    _directory = None
+    _writable = True
+
+
+def _interpreter_tag() -> str:
+    try:  # what importlib.util re-exports, already loaded (importing importlib.util is ~0.5 ms)
+        from importlib._bootstrap_external import MAGIC_NUMBER
+    except ImportError:  # pragma: no cover - another interpreter
+        from importlib.util import MAGIC_NUMBER
+
+    # -O and -OO compile differently (asserts, docstrings): their code is kept apart too
+    name = sys.implementation.cache_tag or sys.implementation.name
+    return f"{name}-{MAGIC_NUMBER.hex()}-O{sys.flags.optimize}"
+
+
+def cache_directory() -> Path | None:
+    """The directory of the code cache for this interpreter, or None where there is no home to
+    put it in (``$XDG_CACHE_HOME/karta/codegen/<tag>``, else ``~/.cache/karta/codegen/<tag>``).
+    The path only: whether it is used is :func:`_usable_directory`'s decision."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # the XDG rule: a relative value is ignored
+        home = os.environ.get("HOME")
+        if home is None:
+            home = os.path.expanduser("~")  # the password database's
+        if not home or not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(base, "karta", "codegen", _interpreter_tag())
+
+
+def _owned_and_private(st: os.stat_result) -> bool:
+    """Owned by this user and writable by nobody else (group and others)."""
+    getuid = getattr(os, "getuid", None)
+    return (getuid is None or st.st_uid == getuid()) and not st.st_mode & 0o022
+
+
+def _usable_directory() -> Path | None:
+    """The cache directory, created (``0700``) when missing, or None when the cache is off or the
+    directory is not this user's alone (then nothing is read from it or written to it)."""
+    global _disk_cache, _directory
+    if _directory is not None:
+        return _directory
+    if _disk_cache is None:
+        _disk_cache = MODE.cache and MODE.generate
+    if not _disk_cache:
+        return None
+    directory = cache_directory()
+    if directory is None:
+        _disk_cache = False
+        return None
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = os.stat(directory, follow_symlinks=False)
+    except OSError:  # a read-only or missing home: compile, as without the cache
+        _disk_cache = False
+        return None
+    import stat
+
+    if not stat.S_ISDIR(st.st_mode) or not _owned_and_private(st):
+        _disk_cache = False
+        return None
+    _directory = directory
+    return directory
+
+
+def _key(source: str) -> str:
+    return _sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _entry_path(directory: Path, key: str) -> Path:
+    return directory / f"{key}{_SUFFIX}"
+
+
+def _read_entry(path: Path) -> CodeType | None:
+    """The code of a sound entry, or None (missing, not private, truncated, corrupt, foreign)."""
+    code = _read_data(path)
+    return code if isinstance(code, CodeType) else None
+
+
+def _read_data(path: Path) -> Any:
+    """What a sound entry's payload holds (marshal), or None."""
+    payload = _read_payload(path)
+    if payload is None:
+        return None
+    try:
+        return marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+
+
+def _read_payload(path: Path) -> bytes | None:
+    """The verified payload of a sound entry, or None (missing, not private, truncated, corrupt)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        import stat
+
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not _owned_and_private(st) or st.st_size > 64 << 20:
+            return None
+        with os.fdopen(fd, "rb") as stream:
+            fd = -1
+            data = stream.read()
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    head = len(_ENTRY_MAGIC)
+    if not data.startswith(_ENTRY_MAGIC) or len(data) < head + _DIGEST_SIZE:
+        return None
+    payload = data[head + _DIGEST_SIZE :]
+    if _sha256(payload).digest() != data[head : head + _DIGEST_SIZE]:
+        return None
+    return payload
+
+
+def _create_temporary(directory: Path) -> tuple[int, Path]:
+    """A new private file in ``directory`` (``0600``), opened for writing: (descriptor, path).
+    Not :mod:`tempfile`, which imports ``shutil`` and ``random`` into every ``kli`` start."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    path = directory / f".tmp-{os.getpid()}-{os.urandom(8).hex()}{_SUFFIX}"
+    return os.open(path, flags, 0o600), path
+
+
+def _write_entry(directory: Path, path: Path, code: CodeType) -> None:
+    """Write the entry of ``code`` atomically (a temporary file renamed into place)."""
+    _write_payload(directory, path, marshal.dumps(code))
+
+
+def _write_payload(directory: Path, path: Path, payload: bytes) -> None:
+    """Write an entry holding ``payload`` atomically (a temporary file renamed into place)."""
+    global _writable
+    data = _ENTRY_MAGIC + _sha256(payload).digest() + payload
+    try:
+        fd, temporary = _create_temporary(directory)
+    except OSError:
+        _writable = False  # a read-only directory: keep reading what is there
+        return
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        _writable = False
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def _renamed(code: CodeType, filename: str) -> CodeType:
+    """``code`` and the code objects it holds (nested functions) under ``filename``."""
+    consts = code.co_consts
+    if any(isinstance(c, CodeType) for c in consts):
+        consts = tuple(_renamed(c, filename) if isinstance(c, CodeType) else c for c in consts)
+        return code.replace(co_filename=filename, co_consts=consts)
+    return code.replace(co_filename=filename)
+
+
+def _cached_compile(source: str, filename: str, what: str) -> CodeType:
+    """``compile(source)``, loaded from the code cache when it holds the source's entry (then
+    renamed to ``filename``), else compiled and written there."""
+    directory = _usable_directory()
+    if directory is None:
+        return _compile(source, filename, what)
+    path = _entry_path(directory, _key(source))
+    code = _read_entry(path)
+    if code is not None:
+        return _renamed(code, filename)
+    code = _compile(source, filename, what)  # a decline or a generator bug raises: nothing is written
+    if _writable:
+        _write_entry(directory, path, code)
+    return code
+
+
+# --- the definition cache: a whole generated function, without generating it ---------------------
+#
+# What :func:`compile_source` caches is the compiled source; generating the source (parsing the
+# definition's jq, emitting the code) is paid by every process all the same. A generator whose
+# output depends only on a definition's content stores, under a key made of that content
+# (canonical JSON), the generator's fingerprint (karta._fingerprint, computed from the generators'
+# sources when the package is built) and the interpreter tag (the directory), the compiled code
+# together with a *recipe* for every object of its namespace. A recipe is plain data (marshal:
+# None, bool, int, float, str, tuple, list, dict), never a pickled object: either a plain value,
+# or a name the generator resolves again in this process (an enum member, an operator, a builtin,
+# the fast-path closure of a jq text); see karta.jq.codegen.Emitter.restore. The entries share the
+# directory and the format of the code cache above (private, verified, atomic).
+
+_DEFINITION_SUFFIX: Final = ".def"
+
+
+def definition_key(kind: str, content: object) -> str | None:
+    """The cache key of a generated ``kind`` built from ``content`` (JSON-serialisable, canonical
+    once sorted), or None when the definition cache is off."""
+    if _usable_directory() is None:
+        return None
+    import json
+
+    from karta._fingerprint import GENERATOR
+
+    text = json.dumps([kind, GENERATOR, content], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return _key(text)
+
+
+def load_definition(key: str) -> tuple[CodeType, Any, str] | None:
+    """The (code, recipes, source) stored under ``key``, or None (a miss: generate)."""
+    directory = _usable_directory()
+    if directory is None:
+        return None
+    entry = _read_data(directory / f"{key}{_DEFINITION_SUFFIX}")
+    if entry.__class__ is not tuple or len(entry) != 3 or not isinstance(entry[0], CodeType):
+        return None
+    if entry[2].__class__ is not str:
+        return None
+    return entry[0], entry[1], entry[2]
+
+
+def store_definition(key: str, code: CodeType, recipes: Any, source: str) -> None:
+    """Keep (code, recipes, source) under ``key`` (``recipes``: plain data only, see above)."""
+    directory = _usable_directory()
+    if directory is None or not _writable:
+        return
+    try:
+        payload = marshal.dumps((code, recipes, source))
+    except ValueError:  # not plain data: nothing is kept
+        return
+    _write_payload(directory, directory / f"{key}{_DEFINITION_SUFFIX}", payload)
+
+
+def run_code(code: CodeType, source: str, namespace: dict[str, Any], *, what: str) -> None:
+    """Run loaded ``code`` in ``namespace`` as :func:`compile_source` runs what it compiles (the
+    file name and the :mod:`linecache` entry of ``source``, for tracebacks)."""
+    label = " ".join(what.split())
+    if len(label) > 80:
+        label = label[:77] + "..."
+    filename = f"<karta-generated-{next(_numbers)}: {label}>"
+    code = _renamed(code, filename)
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    namespace["__karta_source__"] = _Registration(filename)
+    exec(code, namespace)

@@ -55,12 +55,17 @@ def local_cluster(
     controllers: bool,
     runtime_config: tuple[str, ...] | None = None,
     feature_gates: dict[str, bool] | None = None,
+    kwok: bool = False,
+    operators: tuple[str, ...] = (),
 ) -> Iterator[KubeHTTP]:
     """A control plane of its own (``runtime_config``: the API server's ``--runtime-config``
-    entries instead of the default ones; ``feature_gates``: gates on top of the default ones), as a
-    KubeHTTP; stopped when the iterator is closed."""
+    entries instead of the default ones; ``feature_gates``: gates on top of the default ones;
+    ``kwok``, ``operators``: as ``up.sh --kwok --operators``), as a KubeHTTP; stopped when the
+    iterator is closed."""
     cp_mod = _controlplane()
-    config = cp_mod.ControlPlaneConfig(bin_dir=cp_mod.build_binaries(), controllers=controllers)
+    config = cp_mod.ControlPlaneConfig(
+        bin_dir=cp_mod.build_binaries(), controllers=controllers, kwok=kwok, operators=operators
+    )
     if runtime_config is not None:
         config.runtime_config = runtime_config
     if feature_gates is not None:
@@ -92,6 +97,20 @@ def controllers_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ku
     if os.environ.get("KARTA_TEST_KUBECONFIG"):
         pytest.skip("needs the local control plane: fake Nodes are not created in an existing cluster")
     yield from local_cluster(tmp_path_factory, controllers=True)
+
+
+@pytest.fixture(scope="session")
+def ecosystem_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeHTTP]:
+    """A local control plane with kube-controller-manager, kube-scheduler, kwok (the pods bound
+    to Nodes made with ``kwok=True`` run: hack/kwok/stages.yaml) and the KubeRay and training
+    operators built from their Go modules (hack/kuberay, hack/training-operator), their CRDs
+    installed. Started once per session, only when a test asks for it (the operators' first build
+    is several minutes); not available against KARTA_TEST_KUBECONFIG."""
+    if os.environ.get("KARTA_TEST_KUBECONFIG"):
+        pytest.skip("needs the local control plane: kwok and the operators run next to it")
+    yield from local_cluster(
+        tmp_path_factory, controllers=True, kwok=True, operators=tuple(_controlplane().OPERATORS)
+    )
 
 
 @pytest.fixture(scope="session")

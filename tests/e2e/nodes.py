@@ -44,9 +44,10 @@ def dedicated_node(
     cpu: str = "64",
     memory: str = "512Gi",
     labels: Mapping[str, str] | None = None,
+    kwok: bool = False,
 ) -> None:
     """Fake Node ``name`` (hack/fake_nodes.py): Ready, labelled with ``selector`` (and ``labels``),
-    tainted for the pods pinned to ``selector`` only."""
+    tainted for the pods pinned to ``selector`` only; ``kwok``: its pods run (kwok_cluster)."""
     with KubeClient.from_config(ConfigOverrides(kubeconfig=str(kube.kubeconfig))) as client:
         hack_module("fake_nodes.py").ensure_fake_node(
             client,
@@ -56,6 +57,7 @@ def dedicated_node(
             memory=memory,
             labels={**selector, **(labels or {})},
             taints=[taint(selector)],
+            kwok=kwok,
         )
 
 

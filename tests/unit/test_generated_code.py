@@ -43,7 +43,9 @@ def test_mode_words() -> None:
 def test_generation_waits_for_the_second_use(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without ``eager`` an expression, a status definition, a component's extraction and a shape
     checker run the general code on their first use and the generated code from the second on,
-    with the same results (a one-shot ``kli inspect -f`` compiles nothing it runs once)."""
+    with the same results (a one-shot ``kli inspect -f`` compiles nothing it runs once). Without
+    the definition cache: a status function it holds runs from the first use
+    (tests/unit/test_definition_cache.py)."""
     from karta.catalog import catalog_by_gvk
     from karta.extract import ComponentFactory
     from karta.extract import factory as factory_module
@@ -52,6 +54,8 @@ def test_generation_waits_for_the_second_use(monkeypatch: pytest.MonkeyPatch) ->
     from karta.status.extract import _UNSET, _compiled_status
 
     monkeypatch.setattr(_codegen, "MODE", _codegen.parse_mode(""))
+    monkeypatch.setattr(_codegen, "_disk_cache", False)
+    monkeypatch.setattr(_codegen, "_directory", None)
     assert not _codegen.due(0) and _codegen.due(1)
     evaluator = Evaluator(trusted=True)
     expression = ".second_use_test.a"

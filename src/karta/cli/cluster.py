@@ -13,8 +13,6 @@ The click options themselves are declared in :mod:`karta.cli.options`.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -211,9 +209,11 @@ def _certificate_subject(pem: bytes) -> str:
     block = re.search(r"-----BEGIN CERTIFICATE-----(.*?)-----END CERTIFICATE-----", text, re.S)
     if block is None:
         return ""
+    import base64  # here: offline commands import this module and never read a certificate
+
     try:
         der = base64.b64decode("".join(block.group(1).split()), validate=True)
-    except (ValueError, binascii.Error):
+    except ValueError:  # binascii.Error is a ValueError
         return ""
     at = der.rfind(_CN)
     if at < 0 or at + 7 > len(der):

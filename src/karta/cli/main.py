@@ -16,9 +16,17 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+try:
+    from click.parser import _OptionParser
+except ImportError:  # click < 8.2
+    from click.parser import OptionParser as _OptionParser  # type: ignore[no-redef]
+
+if TYPE_CHECKING:
+    from click.parser import _ParsingState
 
 from karta.cli import exitcodes, prog
 from karta.cli.commands import COMMANDS as _COMMANDS
@@ -36,8 +44,39 @@ class _Context(click.Context):
     formatter_class = _Formatter
 
 
+class _Parser(_OptionParser):
+    """click's parser, without suggestions for an unknown long option that is not one.
+
+    click first matches every option as a long one, and ``-f`` fails that match before it is
+    matched as a short one; the failure computes suggestions for a long option (``difflib``, some
+    1.5 ms of every command given a short option) that are then thrown away. A name that does not
+    start with ``--`` (or another two-character prefix) goes on to the short options, so it fails
+    here without suggestions; an unknown long option still gets click's own error and suggestions."""
+
+    def _match_long_opt(self, opt: str, explicit_value: str | None, state: _ParsingState) -> None:
+        if opt not in self._long_opt and opt[:2] not in self._opt_prefixes:
+            raise click.NoSuchOption(opt, ctx=self.ctx)  # click's caller retries it as short options
+        super()._match_long_opt(opt, explicit_value, state)
+
+
+def _make_parser(command: click.Command, ctx: click.Context) -> _OptionParser:
+    """:meth:`click.Command.make_parser`, with :class:`_Parser`."""
+    parser = _Parser(ctx)
+    for param in command.get_params(ctx):
+        param.add_to_parser(parser, ctx)
+    return parser
+
+
+class _Command(click.Command):
+    """What every plain command is made in :meth:`_LazyGroup.get_command`: its parser is a
+    :class:`_Parser`."""
+
+    make_parser = _make_parser
+
+
 class _LazyGroup(click.Group):
     context_class = _Context
+    make_parser = _make_parser
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_COMMANDS)
@@ -50,6 +89,8 @@ class _LazyGroup(click.Group):
         command = getattr(module, spec[0])
         assert isinstance(command, click.Command)
         command.context_class = _Context
+        if type(command) is click.Command:
+            command.__class__ = _Command
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

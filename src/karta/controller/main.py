@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
+from karta import _codegen as codegen
 from karta.controller.options import ADMISSION_ROLE, Options, parse
 from karta.controller.parts.catalog_install import CatalogInstaller
 from karta.controller.parts.kartas.operator import KartaOperator
@@ -472,6 +473,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"karta-controller {_version()}")
         return 0
     child = options.role == ADMISSION_ROLE
+    # Generated code is built in memory, once per definition content (runtime.definitions), never
+    # loaded from an on-disk cache (karta._codegen): the controller's definitions come from API users.
+    codegen.use_disk_cache(False)
     configure(options.log_format, options.log_level, fields={"role": ADMISSION_ROLE} if child else None)
     if child:
         from karta.controller.runtime.child import die_with_parent

@@ -171,7 +171,9 @@ class _Generator:
         self, items: A.Node, each: dict[str, A.Node], keyed: A.Node | None, *, what: str
     ) -> ExtractionFn:
         e = self.e
-        e.namespace.update(_scale=scale_of, _S=_SCALES, _B=_InstanceBuilder, _EI=ExtractedInstance)
+        e.namespace.update(
+            _scale=scale_of, _S=_SCALES, _B=_InstanceBuilder, _EI=ExtractedInstance, _new=object.__new__
+        )
         wholes = ["None" if w is None else e.tmp("w") for w in self.whole]
         frags = "None" if self.fragments is None else e.tmp("frags")
         scales = "None" if self.scale_paths is None else e.tmp("scales")
@@ -237,9 +239,11 @@ class _Generator:
                 # Nothing but the implicit id: one immutable record serves every call.
                 e.line(f"inst[{ident}] = {e.const(new_extracted_instance('', None, None, None, None, None))}")
                 return
-            # new_extracted_instance, inlined
+            # new_extracted_instance, inlined, its __init__ too: slot stores, no call frame
             r = e.tmp("rec")
-            e.line(f"{r} = _B({', '.join(record)})")
+            e.line(f"{r} = _new(_B)")
+            for slot, field_value in zip(_InstanceBuilder.__slots__, record, strict=True):
+                e.line(f"{r}.{slot} = {field_value}")
             e.line(f"{r}.__class__ = _EI")
             e.line(f"inst[{ident}] = {r}")
 

@@ -19,14 +19,13 @@ The returned top-level mappings (id -> value) are fresh and may be modified free
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from karta import _codegen as codegen
 from karta._identity import IdentityCache
 from karta._records import record
 from karta.errors import ExtractionError, WriteBackError
 from karta.extract import fragments, scale, suspend, writeback
-from karta.extract.compiled import ExtractionFn, compile_extraction
 from karta.extract.convert import (
     OBJECT_META_TYPE,
     POD_SPEC_TYPE,
@@ -38,7 +37,10 @@ from karta.extract.types import ExtractedInstance, Scale, new_extracted_instance
 from karta.jq import Evaluator, Session
 from karta.model.types import ComponentDefinition, FragmentedPodSpecDefinition, Karta, StatusDefinition
 from karta.status import StatusResult, extract_status, generated_status_fn
-from karta.status.generated import StatusFn
+
+if TYPE_CHECKING:  # imported when first generating code
+    from karta.extract.compiled import ExtractionFn
+    from karta.status.generated import StatusFn
 
 T = TypeVar("T")
 
@@ -53,28 +55,68 @@ def default_evaluator() -> Evaluator:
     return _default_evaluator
 
 
+class _Workload:
+    """The state a factory and its components share: the current object, its evaluator session,
+    its evaluated paths and every component's memo.
+
+    It refers to neither the factory nor a component, so a factory and its components hold no
+    reference cycle: they are freed as soon as the caller drops them, by reference counting, and
+    never leave garbage for the cycle collector (one factory per object, thousands a second)."""
+
+    __slots__ = ("evaluator", "inline", "max_results", "memos", "obj", "results", "session_", "shared")
+
+    def __init__(self, evaluator: Evaluator, obj: Any) -> None:
+        self.evaluator = evaluator
+        # Whether generated code may stand in for the evaluator (Evaluator.inlinable), read once.
+        self.inline: bool = evaluator.inlinable
+        self.max_results: int = evaluator.max_results
+        self.obj = obj
+        self.session_: Session | None = None
+        self.results: dict[str, list[Any]] = {}
+        self.shared: dict[int, list[Any] | None] = {}
+        self.memos: list[dict[str, Any]] = []  # one per component, cleared on writes
+
+    def session(self) -> Session:
+        session = self.session_
+        if session is None or session.obj is not self.obj:
+            session = self.session_ = self.evaluator.open_session(self.obj)
+        return session
+
+    def input(self) -> Any:
+        """The object as the engine reads it, for generated code (:meth:`Evaluator.input_of`)."""
+        return self.session().input()
+
+    def evaluate(self, path: str) -> list[Any]:
+        """All results of ``path`` on the current object, evaluated once per object version."""
+        results = self.results.get(path)
+        if results is None:
+            # Paths of one definition often iterate the same collection (``.spec.services | .[] |
+            # .labels``, ``... | .replicas``): the evaluator shares those items per object.
+            session = self.session_
+            if session is None or session.obj is not self.obj:
+                session = self.session()
+            results = self.evaluator.evaluate_shared(path, self.obj, self.shared, session=session)
+            self.results[path] = results
+        return results
+
+    def replace(self, obj: Any) -> None:
+        self.obj = obj
+        self.session_ = None
+        self.results.clear()
+        self.shared.clear()
+        for memo in self.memos:
+            memo.clear()
+
+
 class ComponentFactory:
     """A Karta applied to one workload object; hands out :class:`Component` views."""
 
-    __slots__ = (
-        "_components",
-        "_definitions",
-        "_obj",
-        "_results",
-        "_root",
-        "_session",
-        "_shared",
-        "evaluator",
-        "karta",
-    )
+    __slots__ = ("_components", "_definitions", "_root", "_w", "evaluator", "karta")
 
     def __init__(self, karta: Karta, obj: Any, *, evaluator: Evaluator | None = None) -> None:
         self.karta = karta
         self.evaluator = evaluator if evaluator is not None else default_evaluator()
-        self._obj = obj
-        self._session: Session | None = None
-        self._results: dict[str, list[Any]] = {}
-        self._shared: dict[int, list[Any] | None] = {}
+        self._w = _Workload(self.evaluator, obj)
         self._components: dict[str, Component] = {}
         self._definitions, self._root = _definitions_of(karta)
 
@@ -83,14 +125,18 @@ class ComponentFactory:
     @property
     def obj(self) -> Any:
         """The current workload object (modified by updates, suspend and resume)."""
-        return self._obj
+        return self._w.obj
 
     def root(self) -> Component:
         root = self._root
         component = self._components.get(root.name)
         if component is not None and component.definition is root:
             return component
-        return self._component_for(root)
+        entry = self._definitions.get(root.name)  # the root's, with its plan (it comes first)
+        if entry is None or entry[0] is not root or component is not None:
+            return self._component_for(root)
+        component = self._components[root.name] = Component(self, root, entry[1])
+        return component
 
     def component(self, name: str) -> Component:
         component = self._components.get(name)
@@ -116,7 +162,7 @@ class ComponentFactory:
 
     def resource(self) -> Any:
         """The (possibly modified) workload object, checked to be a full Kubernetes object (9.4)."""
-        obj = self._obj
+        obj = self._w.obj
         if not isinstance(obj, dict):
             raise ExtractionError("missing apiVersion: the workload is not an object")
         if not obj.get("apiVersion"):
@@ -140,37 +186,14 @@ class ComponentFactory:
     def session(self) -> Session:
         """The evaluator session of the current object version (its one budget): enter it around
         every evaluation on the object."""
-        session = self._session
-        if session is None or session.obj is not self._obj:
-            session = self._session = self.evaluator.open_session(self._obj)
-        return session
+        return self._w.session()
 
     def query(self, path: str) -> list[Any]:
         """All results of an object-side expression on the current object (evaluated once per
         object version); jq errors raise :class:`~karta.errors.JqError`."""
-        with self.session():
-            return self._evaluate(path)
-
-    def _evaluate(self, path: str) -> list[Any]:
-        """All results of ``path`` on the current object, evaluated once per object version."""
-        results = self._results.get(path)
-        if results is None:
-            # Paths of one definition often iterate the same collection (``.spec.services | .[] |
-            # .labels``, ``... | .replicas``): the evaluator shares those items per object.
-            session = self._session
-            if session is None or session.obj is not self._obj:
-                session = self.session()
-            results = self.evaluator.evaluate_shared(path, self._obj, self._shared, session=session)
-            self._results[path] = results
-        return results
-
-    def _replace_object(self, obj: Any) -> None:
-        self._obj = obj
-        self._session = None
-        self._results.clear()
-        self._shared.clear()
-        for component in self._components.values():
-            component._memo.clear()
+        w = self._w
+        with w.session():
+            return w.evaluate(path)
 
 
 _ByName = dict[str, "tuple[ComponentDefinition, _Plan]"]
@@ -207,6 +230,10 @@ class _Plan:
     status_definition: StatusDefinition | None
     generated: Any = _UNSET
     uses: int = 0  # calls of extraction_fn before the function was built
+    status_generated: StatusFn | None = None  # status_fn() once it gave a function
+    # The one instance of a component that defines no path at all (a root that only has a
+    # status): the same record for every object, no evaluation, no generated code.
+    constant: dict[str, ExtractedInstance] | None = None
 
     def extraction_fn(self) -> ExtractionFn | None:
         """The generated extraction function (built on the second use, see
@@ -216,6 +243,8 @@ class _Plan:
             if not codegen.due(self.uses):
                 self.uses += 1
                 return None
+            from karta.extract.compiled import compile_extraction
+
             paths = self.paths
             fn = self.generated = compile_extraction(
                 id_path=self.id_path,
@@ -231,8 +260,13 @@ class _Plan:
     def status_fn(self) -> StatusFn | None:
         """The generated status function of the component (built and kept per status
         definition, from its second use), or None."""
-        definition = self.status_definition
-        return None if definition is None else generated_status_fn(definition)
+        fn = self.status_generated
+        if fn is None:
+            definition = self.status_definition
+            if definition is None:
+                return None
+            fn = self.status_generated = generated_status_fn(definition)
+        return fn
 
 
 _WHOLE_PARTS = (
@@ -275,20 +309,30 @@ def _build_plan(definition: ComponentDefinition) -> _Plan:
         if scale_def
         else (None, None, None)
     )
+    spec_paths: dict[str, str | None] = {
+        "pod_template_spec_path": (spec.pod_template_spec_path or None) if spec else None,
+        "pod_spec_path": (spec.pod_spec_path or None) if spec else None,
+        "metadata_path": (spec.metadata_path or None) if spec else None,
+    }
+    id_path = definition.instance_id_path or None
     return _Plan(
         name=definition.name,
-        id_path=definition.instance_id_path or None,
-        paths={
-            "pod_template_spec_path": (spec.pod_template_spec_path or None) if spec else None,
-            "pod_spec_path": (spec.pod_spec_path or None) if spec else None,
-            "metadata_path": (spec.metadata_path or None) if spec else None,
-        },
+        id_path=id_path,
+        paths=spec_paths,
         fragment_definition=fragment_definition,
         fragment_paths=fragment_paths,
         fragment_label=", ".join(path for _, path, _ in fragment_paths),
         scale_paths=scale_paths if any(scale_paths) else None,
         scale_label=", ".join(p for p in scale_paths if p),
         status_definition=definition.status_definition,
+        constant=(
+            {"": new_extracted_instance("", None, None, None, None, None)}
+            if id_path is None
+            and not any(spec_paths.values())
+            and fragment_definition is None
+            and not any(scale_paths)
+            else None
+        ),
     )
 
 
@@ -302,16 +346,19 @@ _definitions_of: IdentityCache[Karta, tuple[_ByName, ComponentDefinition]] = Ide
 class Component:
     """One component of a workload, read through its factory (whose object it always sees)."""
 
-    __slots__ = ("_memo", "_plan", "definition", "factory")
+    __slots__ = ("_memo", "_plan", "_w", "definition")
 
     def __init__(
         self, factory: ComponentFactory, definition: ComponentDefinition, plan: _Plan | None = None
     ) -> None:
-        self.factory = factory
+        # The factory's shared state, not the factory: no reference cycle (see _Workload).
+        w = self._w = factory._w
         self.definition = definition
         # Cached converted results of the factory's current object, as lists aligned with the
-        # instance ids; the factory clears it on writes.
-        self._memo: dict[str, Any] = {}
+        # instance ids; cleared on writes.
+        memo: dict[str, Any] = {}
+        self._memo = memo
+        w.memos.append(memo)
         self._plan = plan if plan is not None else _plan_for(definition)
 
     def __repr__(self) -> str:
@@ -350,14 +397,13 @@ class Component:
         (anything not plainly valid); the general code then computes each part, with its errors."""
         memo = self._memo
         memo["generated"] = True
-        factory = self.factory
-        evaluator = factory.evaluator
-        if not evaluator.inlinable:
+        w = self._w
+        if not w.inline:
             return False
         fn = self._plan.extraction_fn()
         if fn is None:
             return False
-        parts = fn(factory.session().input(), evaluator.max_results)
+        parts = fn(w.input(), w.max_results)
         if parts is None:
             return False
         memo.update(parts)  # named as the memo names them (compiled.PART_KEYS)
@@ -367,7 +413,7 @@ class Component:
         path = self._plan.id_path
         if path is None:
             return [""]
-        ids: list[str] = STRING_TYPE.convert_all(self.factory._evaluate(path))
+        ids: list[str] = STRING_TYPE.convert_all(self._w.evaluate(path))
         if len(set(ids)) != len(ids) or "" in ids:
             if "" in ids:
                 raise ExtractionError(
@@ -408,7 +454,7 @@ class Component:
             path = self._plan.paths[attr]
             if path is None:
                 return None
-            cached = self._memo[attr] = self._aligned(target.convert_all(self.factory._evaluate(path)), path)
+            cached = self._memo[attr] = self._aligned(target.convert_all(self._w.evaluate(path)), path)
         return cached
 
     def pod_template_specs(self) -> dict[str, dict[str, Any]] | None:
@@ -435,7 +481,7 @@ class Component:
             plan = self._plan
             if plan.fragment_definition is None:
                 return None
-            evaluate = self.factory._evaluate
+            evaluate = self._w.evaluate
             results = [(key, target.convert_all(evaluate(path))) for key, path, target in plan.fragment_paths]
             cached = self._memo["fragments"] = self._aligned(fragments.assemble(results), plan.fragment_label)
         return cached
@@ -458,7 +504,7 @@ class Component:
             paths = plan.scale_paths
             if paths is None:
                 return None
-            evaluate = self.factory._evaluate
+            evaluate = self._w.evaluate
             replicas, low, high = paths
             built = scale.build_scales(
                 replicas=None if replicas is None else evaluate(replicas),
@@ -479,17 +525,16 @@ class Component:
             definition = plan.status_definition
             if definition is None:
                 return None
-            factory = self.factory
-            evaluator = factory.evaluator
+            w = self._w
             # The generated function's result (when it gives one) is the strict and the
             # non-strict result alike: it declines whenever any matcher fails.
-            fn = plan.status_fn() if evaluator.inlinable else None
+            fn = (plan.status_generated or plan.status_fn()) if w.inline else None
             if fn is not None:
-                cached = fn(factory.session().input(), evaluator.max_results)
+                cached = fn(w.input(), w.max_results)
             if cached is None:
-                with factory.session():
+                with w.session():
                     cached = extract_status(
-                        definition, factory._obj, evaluator=evaluator, strict=strict, generated=False
+                        definition, w.obj, evaluator=w.evaluator, strict=strict, generated=False
                     )
             self._memo[key] = cached
         return cached
@@ -500,16 +545,17 @@ class Component:
         """Instance id -> every defined part of that instance (6.3)."""
         memo = self._memo
         instances: dict[str, ExtractedInstance] | None = memo.get("instances")
-        if instances is None and "generated" not in memo:
+        if instances is None and (constant := self._plan.constant) is not None:
+            instances = memo["instances"] = constant  # shared: only ever copied out
+        elif instances is None and "generated" not in memo:
             # _run_generated, inlined: this is the hot path of a full extraction.
             memo["generated"] = True
-            factory = self.factory
-            evaluator = factory.evaluator
+            w = self._w
             fn = self._plan.generated
             if fn is _UNSET:
                 fn = self._plan.extraction_fn()
-            if fn is not None and evaluator.inlinable:
-                parts = fn(factory.session().input(), evaluator.max_results)
+            if fn is not None and w.inline:
+                parts = fn(w.input(), w.max_results)
                 if parts is not None:
                     memo.update(parts)
                     instances = memo.get("instances")
@@ -543,16 +589,16 @@ class Component:
             raise WriteBackError(f"component {self.name}: {field} is not defined")
         ordered = writeback.order_values(self.instance_ids(), values)
         writeback.check_values(ordered, target, what=f"component {self.name}: {field}")
-        with self.factory.session():
+        with self._w.session():
             updated = writeback.write_whole(
-                evaluator=self.factory.evaluator,
-                obj=self.factory.obj,
+                evaluator=self._w.evaluator,
+                obj=self._w.obj,
                 path=path,
                 values=ordered,
                 multi_instance=self.is_multi_instance,
                 what=f"component {self.name}: {field}",
             )
-        self.factory._replace_object(updated)
+        self._w.replace(updated)
 
     def update_pod_template_spec(self, values: Mapping[str, Any]) -> None:
         """Replace each instance's PodTemplateSpec (9.2); the factory keeps the modified object."""
@@ -573,17 +619,17 @@ class Component:
             raise WriteBackError(f"component {self.name}: fragmentedPodSpecDefinition is not defined")
         ordered = writeback.order_values(self.instance_ids(), values)
         try:
-            with self.factory.session():
+            with self._w.session():
                 updated = writeback.write_fragments(
-                    evaluator=self.factory.evaluator,
-                    obj=self.factory.obj,
+                    evaluator=self._w.evaluator,
+                    obj=self._w.obj,
                     definition=definition,
                     records=ordered,
                     multi_instance=self.is_multi_instance,
                 )
         except WriteBackError as exc:
             raise WriteBackError(f"component {self.name}: {exc}") from exc
-        self.factory._replace_object(updated)
+        self._w.replace(updated)
 
     # --- suspend / resume ---------------------------------------------------------------------------------
 
@@ -602,8 +648,6 @@ class Component:
     def _apply(self, actions: Any, label: str) -> None:
         if not actions:
             return
-        with self.factory.session():
-            updated = suspend.apply_actions(
-                actions, self.factory.obj, evaluator=self.factory.evaluator, label=label
-            )
-        self.factory._replace_object(updated)
+        with self._w.session():
+            updated = suspend.apply_actions(actions, self._w.obj, evaluator=self._w.evaluator, label=label)
+        self._w.replace(updated)

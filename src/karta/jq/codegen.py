@@ -34,62 +34,23 @@ from typing import Any
 
 from karta import _codegen as codegen
 from karta.jq import syntax as A
-from karta.jq._values import JqFail, norm_number
+from karta.jq._values import norm_number
 from karta.jq.builtin_table import fast_of
-from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node
+from karta.jq.fastpath import Compiled, Unsupported, compile_node
 from karta.jq.fastpath.calls import value_function
 from karta.jq.fastpath.core import Scope, compile_child
-from karta.jq.fastpath.operators import until_error
-from karta.jq.operations import BINARY_OPS, MAX_EXACT, index_value, iterate_value
+from karta.jq.generated_runtime import BASE_NAMESPACE, plain_recipe, restore
+from karta.jq.operations import BINARY_OPS, MAX_EXACT
 from karta.jq.printer import to_jq
+from karta.jq.syntax import split_iteration  # here for the generators; the evaluator needs it without them
 
-__all__ = ["Emitter", "GeneratedFn", "generate", "generated_cache", "is_single", "split_iteration"]
+__all__ = ["Emitter", "GeneratedFn", "generate", "generated_cache", "is_single", "restore", "split_iteration"]
 
 GeneratedFn = Callable[[Any], list[Any]]
 Continuation = Callable[[str], None]
 
 _MAX_LINES = 4000  # a pathological expression (nested commas) stays with the closures
 
-
-def _iterate(v: Any) -> Any:
-    cls = v.__class__
-    if cls is list:
-        return v
-    if cls is dict:
-        return iterate_value(v)
-    # Generated code reports no error (the closures re-run for the message): no message to build,
-    # and ``.[]?`` on a missing field is common.
-    raise JqFail("Cannot iterate")
-
-
-def _entry_keys(v: Any) -> list[Any]:
-    """``to_entries[] | .key`` without the entries; anything else is left to the closures."""
-    cls = v.__class__
-    if cls is dict:
-        return sorted(v)
-    if cls is list:
-        return list(range(len(v)))
-    raise JqFail("to_entries of a scalar")
-
-
-_UNSET: Any = object()  # a memoised binding not computed yet (Emitter.memoise)
-
-
-class _Stop(Exception):
-    """Raised by generated code to leave every loop of a short-circuiting builtin at once
-    (``any(g; c)``, ``first(f)``); never escapes the function that raises it."""
-
-
-_BASE_NAMESPACE: dict[str, Any] = {
-    "JqFail": JqFail,
-    "_Stop": _Stop,
-    "_UNSET": _UNSET,
-    "_ENV": EMPTY_ENV,
-    "_index": index_value,
-    "_iterate": _iterate,
-    "_entry_keys": _entry_keys,
-    "_until_error": until_error,
-}
 
 _TO_ENTRIES_ITER = A.Iterate(A.Call("to_entries"))
 _DOT_KEY = A.Index(A.Identity(), A.Literal("key"))
@@ -123,41 +84,12 @@ def is_single(node: A.Node) -> bool:
     return False
 
 
-def split_iteration(node: A.Node) -> tuple[A.Node, A.Node] | None:
-    """(``P[]``, ``S``) for ``P | .[] | S``, ``(P | .[]) | S``, ``P[] | S`` and ``P[].a.b``:
-    the outputs are those of ``S`` on each output of ``P[]``, so expressions with equal ``P[]``
-    can share one loop."""
-    if isinstance(node, A.Pipe):
-        left, right = node.left, node.right
-        if isinstance(right, A.Pipe) and _is_iterate_dot(right.left):
-            return A.Iterate(left), right.right
-        if isinstance(left, A.Pipe) and _is_iterate_dot(left.right):
-            return A.Iterate(left.left), right
-        if isinstance(left, A.Iterate):
-            return left, right
-        return None
-    keys: list[A.Node] = []
-    while isinstance(node, A.Index) and isinstance(node.index, A.Literal) and type(node.index.value) is str:
-        keys.append(node.index)
-        node = node.target
-    if not keys or not isinstance(node, A.Iterate):
-        return None
-    each: A.Node = A.Identity()
-    for key in reversed(keys):
-        each = A.Index(each, key)
-    return node, each
-
-
 def _all_or_nothing(node: A.Node) -> bool:
     """True when ``node`` either fails before its first output or yields all of them: a single
     node, or ``E[]`` of a single ``E`` (a non-iterable fails before any element)."""
     if isinstance(node, A.Iterate):
         return is_single(node.target)
     return is_single(node)
-
-
-def _is_iterate_dot(node: A.Node) -> bool:
-    return isinstance(node, A.Iterate) and isinstance(node.target, A.Identity)
 
 
 class Emitter:
@@ -168,9 +100,9 @@ class Emitter:
     of a variable holding it. Raises :class:`Unsupported` for nodes the fast path cannot compile.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, recipes: bool = False) -> None:
         self.lines: list[str] = []
-        self.namespace: dict[str, Any] = dict(_BASE_NAMESPACE)
+        self.namespace: dict[str, Any] = dict(BASE_NAMESPACE)
         self._depth = 0
         self._count = 0
         self._consts: dict[tuple[type, Any], str] = {}
@@ -179,6 +111,10 @@ class Emitter:
         # when read again). Each block forgets what it added when it closes.
         self._fields: dict[tuple[str, str], str] = {}
         self._scopes: list[list[tuple[str, str]]] = [[]]
+        # Source variables with a field in _fields, by count: each is a dict or null, since reading
+        # a field of anything else fails (index_value), so a further field is read without the
+        # class test.
+        self._indexed: dict[str, int] = {}
         # jq variables bound by ``E as $name | ...`` in the code emitted so far: name -> the
         # Python variable holding the value (final, like every variable passed to a continuation).
         self._vars: dict[str, str] = {}
@@ -186,6 +122,12 @@ class Emitter:
         self._memo_root: str | None = None
         self._memo_at = (0, 0)  # (line index, depth) of the declarations
         self._memo: dict[tuple[str, frozenset[tuple[str, str]]], str] = {}
+        # How to make each constant again without generating (karta._codegen's definition cache):
+        # name -> recipe (plain data, see restore); None once a constant has none, or when not
+        # asked for (``recipes``: a closure's recipe prints and parses its jq again).
+        self.recipes: dict[str, Any] | None = {} if recipes else None
+        self.source = ""
+        self.code: Any = None
 
     # --- plumbing ------------------------------------------------------------------------------
 
@@ -205,20 +147,29 @@ class Emitter:
         finally:
             for key in self._scopes.pop():
                 del self._fields[key]
+                self._indexed[key[0]] -= 1
             self._depth -= 1
 
     def tmp(self, prefix: str = "t") -> str:
         self._count += 1
         return f"{prefix}{self._count}"
 
-    def const(self, value: Any) -> str:
-        """A name bound to ``value`` in the function's namespace."""
+    def const(self, value: Any, recipe: tuple[Any, ...] | None = None) -> str:
+        """A name bound to ``value`` in the function's namespace; ``recipe`` says how
+        :func:`restore` makes it again (plain data and enum members need none)."""
         key = (value.__class__, value if value.__class__ in (str, int, bool, type(None)) else id(value))
         name = self._consts.get(key)
         if name is None:
             name = f"K{len(self.namespace)}"
             self.namespace[name] = value
             self._consts[key] = name
+            if self.recipes is not None:
+                if recipe is None:
+                    recipe = plain_recipe(value)
+                if recipe is None:
+                    self.recipes = None
+                else:
+                    self.recipes[name] = recipe
         return name
 
     def memoise(self, root: str) -> None:
@@ -241,8 +192,8 @@ class Emitter:
             at, depth = self._memo_at
             self.lines[at:at] = ["    " * depth + f"{var} = _UNSET" for var in self._memo.values()]
         source = "\n".join(self.lines)
-        self.namespace["__source__"] = source
-        codegen.compile_source(source, self.namespace, what=what or name)
+        self.namespace["__source__"] = self.source = source
+        self.code = codegen.compile_source(source, self.namespace, what=what or name)
         return self.namespace[name]
 
     # --- nodes ---------------------------------------------------------------------------------
@@ -301,19 +252,37 @@ class Emitter:
             return "_ENV"
         return "{" + ", ".join(f"{name!r}: {var}" for name, var in self._vars.items()) + "}"
 
+    def _closure_recipe(self, node: A.Node, attr: str) -> tuple[Any, ...] | None:
+        """The recipe of an attribute of ``node``'s fast-path closure: its jq text (which must
+        parse back to ``node``) and the variables bound around it."""
+        if self.recipes is None:
+            return None
+        from karta.jq.parser import parse
+        from karta.jq.printer import to_jq
+
+        try:
+            text = to_jq(node)
+            if parse(text) != node:
+                return None
+        except Exception:  # a tree the printer or parser cannot round-trip: not cached
+            return None
+        return ("closure", text, tuple(sorted(self._vars)), attr)
+
     def _closure(self, node: A.Node, src: str, k: Continuation) -> None:
         """Embed the fast-path closure of ``node`` (raises Unsupported outside the subset)."""
         compiled = self._compiled(node)
         out = self.tmp()
         if compiled.fn is not None:
-            self.line(f"{out} = {self.const(compiled.fn)}({src})")
+            self.line(f"{out} = {self.const(compiled.fn, self._closure_recipe(node, 'fn'))}({src})")
             k(out)
             return
         if compiled.one is not None:
-            self.line(f"{out} = {self.const(compiled.one)}({src}, {self._env()})")
+            one = self.const(compiled.one, self._closure_recipe(node, "one"))
+            self.line(f"{out} = {one}({src}, {self._env()})")
             k(out)
             return
-        with self.block(f"for {out} in {self.const(compiled.many)}({src}, {self._env()}):"):
+        many = self.const(compiled.many, self._closure_recipe(node, "many"))
+        with self.block(f"for {out} in {many}({src}, {self._env()}):"):
             k(out)
 
     def _try(self, body: A.Node, src: str, k: Continuation) -> None:
@@ -376,12 +345,16 @@ class Emitter:
                 return known
             out = self.tmp()
             k = repr(key)
-            self.line(f"if {src}.__class__ is dict: {out} = {src}.get({k})")
-            self.line(f"elif {src} is None: {out} = None")
-            self.line(f"else: {out} = _index({src}, {k})")
+            if self._indexed.get(src):
+                self.line(f"{out} = None if {src} is None else {src}.get({k})")
+            else:
+                self.line(f"if {src}.__class__ is dict: {out} = {src}.get({k})")
+                self.line(f"elif {src} is None: {out} = None")
+                self.line(f"else: {out} = _index({src}, {k})")
             # A variable passed on to a continuation is final: never reassigned afterwards.
             self._fields[(src, key)] = out
             self._scopes[-1].append((src, key))
+            self._indexed[src] = self._indexed.get(src, 0) + 1
         else:
             out = self.tmp()
             self.line(f"{out} = _index({src}, {self.const(key)})")
@@ -407,10 +380,18 @@ class Emitter:
 
         self.emit(index, src, with_key)
 
+    def _items(self, src: str) -> str:
+        """The iterable of ``src[]``: a list as it is (no call), anything else through _iterate."""
+        if not src.isidentifier():
+            t = self.tmp()
+            self.line(f"{t} = {src}")
+            src = t
+        return f"({src} if {src}.__class__ is list else _iterate({src}))"
+
     def _iterate(self, node: A.Iterate, src: str, k: Continuation) -> None:
         def each(t: str) -> None:
             x = self.tmp("x")
-            with self.block(f"for {x} in ({t} if {t}.__class__ is list else _iterate({t})):"):
+            with self.block(f"for {x} in {self._items(t)}:"):
                 k(x)
 
         self.emit(node.target, src, each)
@@ -442,7 +423,7 @@ class Emitter:
                 out = self.tmp()
                 if op in _INT_ARITHMETIC:
                     # Two ints: Python's exact result while it is one jq keeps exact.
-                    general = f"{self.const(fn)}({left}, {r})"
+                    general = f"{self.const(fn, ('binary', op))}({left}, {r})"
                     with self.block(f"if {left}.__class__ is int and {r}.__class__ is int:"):
                         self.line(f"{out} = {left} {op} {r}")
                         self.line(f"if not {-MAX_EXACT} <= {out} <= {MAX_EXACT}: {out} = {general}")
@@ -462,10 +443,17 @@ class Emitter:
             # equal(a, "s") holds only for the string "s".
             test = f"({left}.__class__ is str and {left} == {r})"
             return test if op == "==" else f"not {test}"
+        if op in ("==", "!=") and isinstance(right, A.Literal) and right.value is None:
+            return f"({left} is None)" if op == "==" else f"({left} is not None)"  # null equals null only
+        if op in ("==", "!=") and literal.__class__ is int and -MAX_EXACT < literal < MAX_EXACT:
+            # An int equals a small int literal exactly when Python says so (a huge int is not
+            # near it, however jq rounds it); anything else through the general operator.
+            general = f"{self.const(BINARY_OPS[op], ('binary', op))}({left}, {r})"
+            return f"({left} {op} {r} if {left}.__class__ is int else {general})"
         if op in _COMPARISONS and literal.__class__ is int:
-            general = f"{self.const(BINARY_OPS[op])}({left}, {r})"
+            general = f"{self.const(BINARY_OPS[op], ('binary', op))}({left}, {r})"
             return f"({left} {_COMPARISONS[op]} {r} if {left}.__class__ is int else {general})"
-        return f"{self.const(BINARY_OPS[op])}({left}, {r})"
+        return f"{self.const(BINARY_OPS[op], ('binary', op))}({left}, {r})"
 
     def _alternative(self, node: A.Binary, src: str, k: Continuation) -> None:
         left, right = node.left, node.right
@@ -496,7 +484,7 @@ class Emitter:
             self.emit(left, src, lambda x: self.line(f"{outs}.append({x})"))
         with self.block("except JqFail:"):
             # Exactly what the closures keep: the outputs produced before the error.
-            gen = self.const(self._compiled(left).gen)
+            gen = self.const(self._compiled(left).gen, self._closure_recipe(left, "gen"))
             self.line(f"{outs} = _until_error({gen}({src}, {self._env()}))")
         self.line(f"{good} = [x for x in {outs} if x is not None and x is not False]")
 
@@ -619,7 +607,7 @@ class Emitter:
         if fast is None or not fast.native:
             return False
         if fast.kind == "value" and len(args) == 1:
-            fn1 = self.const(value_function(fast))
+            fn1 = self.const(value_function(fast), ("builtin", name, len(args)))
 
             # f(v, a) for every output a of the argument, evaluated on the input.
             def with_argument(a: str) -> None:
@@ -633,10 +621,11 @@ class Emitter:
             fn = value_function(fast)
             out = self.tmp()
             if fast.inline:
-                fields = {"x": src, "fn": self.const(fn) if "{fn}" in fast.inline else ""}
+                recipe = ("builtin", name, len(args))
+                fields = {"x": src, "fn": self.const(fn, recipe) if "{fn}" in fast.inline else ""}
                 self.line(f"{out} = {fast.inline.format(**fields)}")
             else:
-                self.line(f"{out} = {self.const(fn)}({src})")
+                self.line(f"{out} = {self.const(fn, ('builtin', name, len(args)))}({src})")
             k(out)
             return True
         inline: Callable[[tuple[A.Node, ...], str, Continuation], bool] = getattr(
@@ -718,7 +707,7 @@ class Emitter:
 
                 if generator is None:
                     x = self.tmp("x")
-                    with self.block(f"for {x} in _iterate({src}):"):
+                    with self.block(f"for {x} in {self._items(src)}:"):
                         with_item(x)
                 else:
                     self.emit(generator, src, with_item)
@@ -728,7 +717,7 @@ class Emitter:
             return True
         out, x = self.tmp(), self.tmp("x")
         self.line(f"{out} = {not is_any!r}")
-        with self.block(f"for {x} in _iterate({src}):"):
+        with self.block(f"for {x} in {self._items(src)}:"):
 
             def with_cond(c: str) -> None:
                 test = f"{c} is not None and {c} is not False"

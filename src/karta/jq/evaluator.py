@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karta import _codegen as codegen
 from karta._records import record
@@ -62,11 +62,13 @@ from karta.jq import budget, operations
 from karta.jq import syntax as A
 from karta.jq._values import JqFail, as_input, json_type, normalise_output
 from karta.jq.budget import DEFAULT_BUDGET, Budget, Exceeded, Meter
-from karta.jq.codegen import GeneratedFn, generate, generated_cache, split_iteration
 from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node, run_paths
 from karta.jq.fastpath.core import Env
 from karta.jq.parser import parse
 from karta.jq.scope_check import compile_check, gojq_check
+
+if TYPE_CHECKING:
+    from karta.jq.codegen import GeneratedFn
 
 _CURRENT = budget.local()
 _monotonic = time.monotonic
@@ -130,6 +132,10 @@ def plan_for(expression: str) -> Plan:
 
 _used_once: set[str] = set()  # expressions evaluated once (trusted): generated on the next use
 
+# karta.jq.codegen's table of generated functions, bound here when the generator is first needed
+# (an expression's second use): a command on one object never generates code, so never imports it
+generated_cache: dict[str, GeneratedFn | None] = {}
+
 
 def _generated_on_reuse(expression: str, node: A.Node | None) -> GeneratedFn | None:
     """The generated function of ``expression`` from its second evaluation on (the first runs the
@@ -141,6 +147,9 @@ def _generated_on_reuse(expression: str, node: A.Node | None) -> GeneratedFn | N
             _used_once.clear()
         _used_once.add(expression)
         return None
+    global generated_cache
+    from karta.jq.codegen import generate, generated_cache
+
     return generate(expression, node)
 
 
@@ -180,7 +189,7 @@ def iteration_split(expression: str) -> IterationSplit | None:
     plan = plan_for(expression)
     if plan.fast is None or plan.node is None:
         return None
-    parts = split_iteration(plan.node)
+    parts = A.split_iteration(plan.node)
     if parts is None:
         return None
     items_node, each_node = parts
@@ -200,7 +209,7 @@ def metered_split(expression: str) -> IterationSplit | None:
         return None
     plan = plan_for(expression)
     assert plan.node is not None
-    parts = split_iteration(plan.node)
+    parts = A.split_iteration(plan.node)
     assert parts is not None
     items_node, each_node = parts
     try:

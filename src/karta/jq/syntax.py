@@ -440,3 +440,32 @@ class ModuleDirective(Node):
 
 
 _compile_inits(_PENDING)
+
+
+def split_iteration(node: Node) -> tuple[Node, Node] | None:
+    """(``P[]``, ``S``) for ``P | .[] | S``, ``(P | .[]) | S``, ``P[] | S`` and ``P[].a.b``:
+    the outputs are those of ``S`` on each output of ``P[]``, so expressions with equal ``P[]``
+    can share one loop."""
+    if isinstance(node, Pipe):
+        left, right = node.left, node.right
+        if isinstance(right, Pipe) and _is_iterate_dot(right.left):
+            return Iterate(left), right.right
+        if isinstance(left, Pipe) and _is_iterate_dot(left.right):
+            return Iterate(left.left), right
+        if isinstance(left, Iterate):
+            return left, right
+        return None
+    keys: list[Node] = []
+    while isinstance(node, Index) and isinstance(node.index, Literal) and type(node.index.value) is str:
+        keys.append(node.index)
+        node = node.target
+    if not keys or not isinstance(node, Iterate):
+        return None
+    each: Node = Identity()
+    for key in reversed(keys):
+        each = Index(each, key)
+    return node, each
+
+
+def _is_iterate_dot(node: Node) -> bool:
+    return isinstance(node, Iterate) and isinstance(node.target, Identity)

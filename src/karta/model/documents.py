@@ -311,7 +311,7 @@ _NO_KEY: Any = object()
 
 
 def _implicit_resolvers() -> dict[str | None, list[tuple[str, Any]]]:
-    import yaml
+    from karta._pyyaml import yaml
 
     table: dict[str | None, list[tuple[str, Any]]] = yaml.resolver.Resolver.yaml_implicit_resolvers
     return table
@@ -350,7 +350,7 @@ class _Builder:
         )
 
     def documents(self) -> list[Document]:
-        import yaml
+        from karta._pyyaml import yaml
 
         loader_class = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
         loader = loader_class(self.text)
@@ -608,7 +608,7 @@ class _Builder:
         return sign * number
 
     def _timestamp(self, text: str, event: Any) -> Any:
-        import yaml
+        from karta._pyyaml import yaml
 
         node = yaml.ScalarNode(_TIMESTAMP, text, event.start_mark, event.end_mark)
         try:

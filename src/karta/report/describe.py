@@ -18,7 +18,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from karta._records import record
-from karta.report.live import LiveDetails, live_details
 from karta.report.rows import describe_report
 from karta.report.summary import Summary, summarize
 
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
     from karta.jq import Evaluator
     from karta.report.contracts import DescribeReport
     from karta.report.gang_state import GangState
+    from karta.report.live import LiveDetails  # imported by describe_live: a file has no live details
     from karta.report.rows import WorkloadRows
 
 __all__ = ["FILE_MODE_GANG", "Described", "ScopeInput", "describe_file", "describe_live", "gang_scope_report"]
@@ -109,6 +109,8 @@ def describe_live(
         pods_complete=pods_complete,
         evaluator=evaluator,
     )
+    from karta.report.live import live_details
+
     live = live_details(obj, [dict(p) for p in pods], events, warnings=warnings, events_read=events_read)
     report = _report(definition, obj, read, live=live)
     gang = read.gang_report()

@@ -15,7 +15,7 @@ breach ends the object's extraction. A phase or conditions path that fails the s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karta import _codegen as codegen
 from karta._identity import IdentityCache
@@ -29,7 +29,6 @@ from karta.model.types import (
     StatusDefinition,
     StatusMatcher,
 )
-from karta.status.generated import StatusFn, compile_status
 from karta.status.result import (
     EVALUATION_ORDER,
     Condition,
@@ -39,6 +38,9 @@ from karta.status.result import (
     primary_status,
 )
 
+if TYPE_CHECKING:
+    from karta.status.generated import StatusFn  # imported when first generating code
+
 # One compiled matcher: (byPhase or "", byConditions as (type, status, reason) or (), the program of
 # byExpression or None, its expectedResult). A matcher without parts always matches (8.3).
 _Matcher = tuple[str, tuple[tuple[str, str, str], ...], str | None, str]
@@ -47,7 +49,7 @@ _Matcher = tuple[str, tuple[tuple[str, str, str], ...], str | None, str]
 class _CompiledStatus:
     """What a status definition asks for, worked out once per definition object."""
 
-    __slots__ = ("conditions", "generated", "mappings", "phase", "uses", "uses_conditions")
+    __slots__ = ("conditions", "generated", "key", "mappings", "phase", "uses", "uses_conditions")
 
     def __init__(self, definition: StatusDefinition) -> None:
         self.phase = definition.phase_definition
@@ -71,15 +73,37 @@ class _CompiledStatus:
         self.uses_conditions = uses_conditions
         self.generated: Any = _UNSET
         self.uses = 0  # calls of status_fn before the function was built
+        self.key: str | None = None  # in the definition cache (karta.status.cached)
+
+    def _cached(self) -> StatusFn | None:
+        """The function the definition cache holds for this definition, or None (``key`` is set
+        whenever the cache is in use, for the generator to write the entry)."""
+        if not codegen.enabled():
+            return None
+        from karta.status import cached
+
+        content = cached.content(self.phase, self.conditions, self.mappings, self.uses_conditions)
+        key = self.key = codegen.definition_key("status", content)
+        if key is None:
+            return None
+        what = "status" if self.phase is None else f"status (phase {self.phase.path})"
+        return cached.load(key, _read_condition, _conditions, what)
 
     def status_fn(self) -> StatusFn | None:
         """The generated status function (built on the second use, see
         :func:`karta._codegen.due`), or None (then the general code runs)."""
         fn = self.generated
         if fn is _UNSET:
+            if self.uses == 0:  # the first use: the function the definition cache holds, if any
+                fn = self._cached()
+                if fn is not None:
+                    self.generated = fn
+                    return fn
             if not codegen.due(self.uses):
                 self.uses += 1
                 return None
+            from karta.status.generated import compile_status
+
             fn = self.generated = compile_status(
                 phase=self.phase,
                 conditions=self.conditions,
@@ -87,6 +111,7 @@ class _CompiledStatus:
                 uses_conditions=self.uses_conditions,
                 read_condition=_read_condition,
                 interned=_conditions,
+                key=self.key,
             )
         return fn  # type: ignore[no-any-return]
 

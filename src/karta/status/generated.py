@@ -20,14 +20,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from karta import _codegen as codegen
-from karta.errors import JqBudgetError, JqError
+from karta.errors import JqError
 from karta.jq import syntax as A
 from karta.jq.codegen import Emitter, is_single
 from karta.jq.evaluator import plan_for
 from karta.jq.fastpath import Unsupported
-from karta.jq.operations import tostring
 from karta.model.types import ConditionsDefinition, PhaseDefinition, ResourceStatus
-from karta.status.result import Condition, StatusResult, _ResultBuilder, is_stale, primary_status
+from karta.status.cached import fixed_namespace
+from karta.status.result import Condition, StatusResult, _ResultBuilder
 
 __all__ = ["StatusFn", "compile_status"]
 
@@ -46,15 +46,17 @@ def compile_status(
     uses_conditions: bool,
     read_condition: Callable[[Any, tuple[str, str, str, str]], Condition],
     interned: Mapping[tuple[str, str, str, str], Condition],
+    key: str | None = None,
 ) -> StatusFn | None:
     """The generated status function of one definition, or None when an expression is outside
     the fast path (or generating fails; see :mod:`karta._codegen`). ``interned`` is the table
-    ``read_condition`` fills (read, never written here)."""
+    ``read_condition`` fills (read, never written here). ``key``: the definition cache's key of
+    this definition (:mod:`karta.status.cached`), under which the function is kept."""
     what = "status" if phase is None else f"status (phase {phase.path})"
     if not codegen.enabled():
         return None
     try:
-        return _build(phase, conditions, mappings, uses_conditions, read_condition, interned, what)
+        return _build(phase, conditions, mappings, uses_conditions, read_condition, interned, what, key)
     except (Unsupported, JqError, RecursionError) as exc:  # outside the fast path, invalid, too deep
         codegen.declined(what, exc)
     except Exception as exc:  # a generator gap: the general code runs (raises under strict)
@@ -128,19 +130,10 @@ def _build(
     read_condition: Callable[[Any, tuple[str, str, str, str]], Condition],
     interned: Mapping[tuple[str, str, str, str], Condition],
     what: str,
+    key: str | None = None,
 ) -> StatusFn:
-    e = Emitter()
-    e.namespace.update(
-        _read=read_condition,
-        _C=interned,
-        _primary=primary_status,
-        _stale=is_stale,
-        _RB=_ResultBuilder,
-        _SR=StatusResult,
-        _NONE=_NO_OUTPUT,
-        _tostring=tostring,
-        _BUDGET=JqBudgetError,
-    )
+    e = Emitter(recipes=key is not None)
+    e.namespace.update(fixed_namespace(read_condition, interned))
     with e.block("def status(v, limit):"):
         e.line("if limit < 1: return None")
         e.memoise("v")  # the matchers share their bindings (and the state tables repeat them)
@@ -181,16 +174,32 @@ def _build(
             e.line("return None")
         e.line(f"if not matched: matched.append({e.const(ResourceStatus.UNDEFINED)})")
         # The stale rule (karta.status.result.staleness): the matched set stays, the primary changes.
-        e.line("stale = _stale(v)")
+        # staleness(v) is not None, inlined (no call per object).
+        e.line("stale = False")
+        with e.block("if v.__class__ is dict:"):
+            e.line("s_ = v.get('status')")
+            with e.block("if s_.__class__ is dict:"):
+                e.line("og_ = s_.get('observedGeneration')")
+                with e.block("if og_.__class__ is int:"):
+                    e.line("md_ = v.get('metadata')")
+                    with e.block("if md_.__class__ is dict:"):
+                        e.line("g_ = md_.get('generation')")
+                        e.line("stale = g_.__class__ is int and og_ < g_")
         with e.block("if stale:"):
             e.line("primary = _primary(matched, stale=True)")
         with e.block("else:"):
             e.line("primary = matched[0] if len(matched) == 1 else _primary(matched)")
         # new_status_result, inlined
-        e.line("result = _RB(phase, conds, matched, primary, [], stale)")
+        # its __init__ too: slot stores, no call frame
+        e.line("result = _new(_RB)")
+        values = ("phase", "conds", "matched", "primary", "[]", "stale")
+        for slot, value in zip(_ResultBuilder.__slots__, values, strict=True):
+            e.line(f"result.{slot} = {value}")
         e.line("result.__class__ = _SR")
         e.line("return result")
     fn: StatusFn = e.build("status", what=what)
+    if key is not None and e.recipes is not None:
+        codegen.store_definition(key, e.code, e.recipes, e.source)
     return fn
 
 
@@ -225,4 +234,3 @@ def _expression_matches(e: Emitter, node: A.Node, expected: str) -> None:
 
 
 _TOSTRING = A.Call("tostring")
-_NO_OUTPUT: Any = object()

@@ -5,6 +5,7 @@ MutatingWebhookConfiguration pointing the API server at it, fake Nodes and bound
 from __future__ import annotations
 
 import base64
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,6 +25,9 @@ from ..nodes import dedicated_node, pin
 from .certs_support import write_test_certificates
 
 WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+# How long a gang that does not fit is watched for a (wrong) partial binding. The scheduler tries a
+# pod group within a second of its pods being queued; the wait covers several retries.
+HOLD_S = 8.0
 
 
 @contextmanager
@@ -226,3 +230,27 @@ def bound(items: list[dict[str, Any]]) -> list[str]:
 def events(kube: KubeHTTP, namespace: str, reason: str) -> list[dict[str, Any]]:
     items = kube.get(f"/api/v1/namespaces/{namespace}/events").json()["items"]
     return [e for e in items if e.get("reason") == reason]
+
+
+def unschedulable(items: list[dict[str, Any]]) -> bool:
+    """Every pod was tried by the scheduler and left unscheduled (PodScheduled False)."""
+
+    def tried(pod: dict[str, Any]) -> bool:
+        conditions = (pod.get("status") or {}).get("conditions") or []
+        return any(c["type"] == "PodScheduled" and c["status"] == "False" for c in conditions)
+
+    return bool(items) and all(tried(p) for p in items)
+
+
+def hold_unbound(kube: KubeHTTP, namespace: str, count: int, selector: str = "") -> list[dict[str, Any]]:
+    """Until the ``count`` pods exist (their controller may retry with back-off, up to a minute)
+    and the scheduler has tried them, then for :data:`HOLD_S` seconds: none may be bound (a partial
+    gang would be). The pods at the end."""
+    wait(f"{count} pods in {namespace}", lambda: len(pods(kube, namespace, selector)) == count, timeout=120)
+    wait("the scheduler to try the gang", lambda: unschedulable(pods(kube, namespace, selector)), timeout=60)
+    deadline = time.monotonic() + HOLD_S
+    while time.monotonic() < deadline:
+        items = pods(kube, namespace, selector)
+        assert bound(items) == [], f"part of the gang was bound: {bound(items)}"
+        time.sleep(0.5)
+    return pods(kube, namespace, selector)

@@ -35,10 +35,12 @@ from karta.gang import SCOPE_LABEL
 from ..kubehttp import KubeHTTP
 from .certs_support import free_port, write_test_certificates
 from .pods_support import (
+    HOLD_S,
     batch_job,
     bound,
     events,
     fake_node,
+    hold_unbound,
     namespace,
     ok,
     pod_template,
@@ -51,7 +53,6 @@ from .pods_support import (
 
 pytestmark = pytest.mark.slow
 
-HOLD_S = 8.0  # how long a gang without room is watched for a (wrong) partial binding
 SELECTOR = "batch.kubernetes.io/job-name=train"
 MERGE = "application/merge-patch+json"
 
@@ -62,16 +63,6 @@ def _group_objects(kube: KubeHTTP, ns: str) -> list[str]:
         items = ok(kube.get(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/{plural}"), 200)["items"]
         names.extend(f"{plural}/{i['metadata']['name']}" for i in items)
     return names
-
-
-def _tried(items: list[dict[str, Any]]) -> bool:
-    """Every pod was tried by the scheduler and left unscheduled (PodScheduled False)."""
-
-    def tried(pod: dict[str, Any]) -> bool:
-        conditions = (pod.get("status") or {}).get("conditions") or []
-        return any(c["type"] == "PodScheduled" and c["status"] == "False" for c in conditions)
-
-    return bool(items) and all(tried(p) for p in items)
 
 
 def test_no_partial_gang_while_the_controller_is_down(controllers_cluster: KubeHTTP, tmp_path: Path) -> None:
@@ -151,7 +142,7 @@ def test_no_partial_gang_while_the_controller_is_down(controllers_cluster: KubeH
 
             # -- the controller is back ------------------------------------------------------------
             with running_controller(kube, tmp_path, **controller_args) as (controller, _):
-                held = _hold_unbound(kube, inside, 4)
+                held = hold_unbound(kube, inside, 4, SELECTOR)
                 assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in held} == {"train-job"}
                 node("in", 1)  # now the whole gang fits
                 started = time.monotonic()
@@ -173,16 +164,3 @@ def test_no_partial_gang_while_the_controller_is_down(controllers_cluster: KubeH
             kube.delete(f"/api/v1/nodes/{name}")
         for ns in (inside, outside):
             kube.delete(f"/api/v1/namespaces/{ns}")
-
-
-def _hold_unbound(kube: KubeHTTP, ns: str, count: int) -> list[dict[str, Any]]:
-    """Until the ``count`` pods exist (the Job controller retries with back-off, up to a minute)
-    and the scheduler has tried them, then for :data:`HOLD_S` seconds: none may be bound."""
-    wait(f"{count} pods in {ns}", lambda: len(pods(kube, ns, SELECTOR)) == count, timeout=120)
-    wait("the scheduler to try the gang", lambda: _tried(pods(kube, ns, SELECTOR)), timeout=60)
-    deadline = time.monotonic() + HOLD_S
-    while time.monotonic() < deadline:
-        items = pods(kube, ns, SELECTOR)
-        assert bound(items) == [], f"part of the gang was bound: {bound(items)}"
-        time.sleep(0.5)
-    return pods(kube, ns, SELECTOR)

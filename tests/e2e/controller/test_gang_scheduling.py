@@ -37,9 +37,11 @@ from karta.controller.main import Controller
 
 from ..kubehttp import KubeHTTP, load_manifests
 from .pods_support import (
+    HOLD_S,
     batch_job,
     bound,
     fake_node,
+    hold_unbound,
     namespace,
     ok,
     pod_template,
@@ -52,10 +54,6 @@ from .pods_support import (
 )
 
 pytestmark = pytest.mark.slow
-
-# How long a gang that does not fit is watched for a (wrong) partial binding. The scheduler tries a
-# pod group within a second of its pods being queued; the wait covers several retries.
-HOLD_S = 8.0
 
 
 @dataclass
@@ -113,29 +111,6 @@ def env(
                     kube.delete(f"/api/v1/namespaces/{ns}")
 
 
-def _unschedulable(items: list[dict[str, Any]]) -> bool:
-    """Every pod was tried by the scheduler and found unschedulable (PodScheduled False)."""
-
-    def tried(pod: dict[str, Any]) -> bool:
-        conditions = (pod.get("status") or {}).get("conditions") or []
-        return any(c["type"] == "PodScheduled" and c["status"] == "False" for c in conditions)
-
-    return bool(items) and all(tried(p) for p in items)
-
-
-def _hold_unbound(kube: KubeHTTP, ns: str, selector: str, count: int) -> list[dict[str, Any]]:
-    """Wait until the ``count`` pods exist and the scheduler has tried them, then watch them for
-    :data:`HOLD_S` seconds: none may be bound (a partial gang would be)."""
-    wait(f"{count} pods in {ns}", lambda: len(pods(kube, ns, selector)) == count)
-    wait("the scheduler to try the gang", lambda: _unschedulable(pods(kube, ns, selector)), timeout=60)
-    deadline = time.monotonic() + HOLD_S
-    while time.monotonic() < deadline:
-        items = pods(kube, ns, selector)
-        assert bound(items) == [], f"part of the gang was bound: {bound(items)}"
-        time.sleep(0.5)
-    return pods(kube, ns, selector)
-
-
 def _all_bound(kube: KubeHTTP, ns: str, selector: str, count: int) -> tuple[list[dict[str, Any]], float]:
     started = time.monotonic()
     items = wait(
@@ -156,7 +131,7 @@ def test_job_gang_is_all_or_nothing(env: Env) -> None:
     )
     uid = created["metadata"]["uid"]
 
-    held = _hold_unbound(kube, ns, "batch.kubernetes.io/job-name=train", 4)
+    held = hold_unbound(kube, ns, 4, "batch.kubernetes.io/job-name=train")
     # Every pod was created by kube-controller-manager and bound to the gang by the webhook.
     assert {p["spec"].get("schedulingGroup", {}).get("podGroupName") for p in held} == {"train-job"}
     workload = ok(kube.get(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/workloads/train"), 200)
@@ -251,7 +226,7 @@ def test_pytorchjob_gang_is_all_or_nothing(env: Env) -> None:
         assert created["spec"]["schedulingGroup"] == {"podGroupName": "ddp-pytorchjob"}
 
     selector = "training.kubeflow.org/job-name=ddp"
-    _hold_unbound(kube, ns, selector, 4)
+    hold_unbound(kube, ns, 4, selector)
     group = ok(kube.get(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{ns}/podgroups/ddp-pytorchjob"), 200)
     assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 4}}
     assert group["metadata"]["ownerReferences"][0]["kind"] == "PyTorchJob"

@@ -194,6 +194,12 @@ def test_get_colours_only_tables_on_a_terminal(monkeypatch: pytest.MonkeyPatch) 
         (["completion"], 2, ("bash, zsh, fish, powershell",)),
         (["nosuchcommand"], 2, ("kli --help",)),
         (["gett"], 2, ("Did you mean 'get'",)),
+        # unknown options: a long one gets suggestions, a short one its own error (karta.cli.main._Parser)
+        (["inspect", "--fil", "x.yaml"], 2, ("No such option '--fil'. Did you mean '--file'?",)),
+        (["inspect", "--pod=x", "-f", "x.yaml"], 2, ("No such option '--pod'. Did you mean '--pods'?",)),
+        (["inspect", "-q"], 2, ("No such option '-q'.", "kli inspect --help")),
+        (["--hlep"], 2, ("No such option '--hlep'. Did you mean '--help'?",)),
+        (["-x"], 2, ("No such option '-x'.",)),
     ],
 )
 def test_errors_say_what_to_do_next(

@@ -7,10 +7,20 @@ every change rebuilds the store (a new immutable snapshot, swapped atomically) a
 subscribers with it. A Karta that does not decode is left out, with a warning in the log (the
 operator reports it on the object). Without the Kartas CRD (404) or the right to list them,
 the store holds the catalog and the directory, and the informer retries.
+
+A rebuild decodes only what changed: the decoding of each object is kept by its uid and
+``resourceVersion``, and a decoded spec equal to one decoded before (same content hash, then
+equal) is replaced by that earlier spec object. The generated code of a definition
+(:mod:`karta._codegen`) is cached by the identity of its component and status definitions, so a
+cluster Karta's code is built once per spec content in this process, not again on every event
+(the operator's own status writes, another Karta's change). It is built in memory only: the
+controller reads no on-disk code cache (``karta.controller.main`` turns it off).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +34,7 @@ from karta.kube.client import KubeClient
 from karta.kube.informer import Informer
 from karta.kube.kartas import KARTA_RESOURCE, decode_cluster_karta
 from karta.model import Karta
+from karta.model.types import KartaSpec
 from karta.rbac import rule
 
 __all__ = ["LiveDefinitions", "definitions_rules"]
@@ -66,6 +77,10 @@ class LiveDefinitions:
         self.synced = threading.Event()
         if not cluster:
             self.synced.set()
+        # (uid, resourceVersion) -> (decoded, why not); spec content hash -> the spec first decoded
+        # with it. Both hold the current objects' entries only (replaced by every listing).
+        self._decoded: dict[tuple[str, str], tuple[Karta | None, str]] = {}
+        self._specs: dict[str, KartaSpec] = {}
 
     def subscribe(self, callback: Callable[[DefinitionStore], None]) -> None:
         self._subscribers.append(callback)
@@ -81,9 +96,31 @@ class LiveDefinitions:
     def kartas(self) -> list[tuple[dict[str, Any], Karta | None, str]]:
         """Every cluster Karta object: (object, decoded or None, why not)."""
         out = []
+        decoded: dict[tuple[str, str], tuple[Karta | None, str]] = {}
+        specs: dict[str, KartaSpec] = {}
+        with self._lock:
+            known_decoded, known_specs = self._decoded, self._specs
         for obj in sorted(self.informer.objects(), key=lambda o: str((o.get("metadata") or {}).get("name"))):
-            karta, problem = decode_cluster_karta(obj)
+            metadata = obj.get("metadata") or {}
+            version = (str(metadata.get("uid") or ""), str(metadata.get("resourceVersion") or ""))
+            found = known_decoded.get(version) if all(version) else None
+            if found is None:
+                found = decode_cluster_karta(obj)
+            karta, problem = found
+            if karta is not None:
+                key = _spec_hash(obj)
+                earlier = specs.get(key)
+                if earlier is None:
+                    earlier = known_specs.get(key)
+                if earlier is not None and earlier is not karta.spec and earlier == karta.spec:
+                    karta = karta.model_copy(update={"spec": earlier})
+                    found = (karta, problem)
+                specs.setdefault(key, karta.spec)
+            if all(version):
+                decoded[version] = found
             out.append((obj, karta, problem))
+        with self._lock:
+            self._decoded, self._specs = decoded, specs
         return out
 
     def rebuild(self) -> DefinitionStore:
@@ -124,6 +161,11 @@ class LiveDefinitions:
             self.cache.run(stop)
         else:
             stop.wait()
+
+
+def _spec_hash(obj: dict[str, Any]) -> str:
+    spec = json.dumps(obj.get("spec"), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(spec.encode()).hexdigest()
 
 
 def definitions_rules() -> list[dict[str, Any]]:

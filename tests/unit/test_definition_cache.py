@@ -1,0 +1,208 @@
+"""The definition cache of karta._codegen: a status definition's generated function kept whole
+(code, source and a recipe per constant) under a key made of the definition's content and the
+generator's fingerprint, and read back without generating, from the first use; an entry that does
+not resolve is a miss, and the fingerprint module is current (``python -m karta._fingerprint_build
+--check``). The same results with and without it: tests/catalog/test_cached_status.py."""
+
+from __future__ import annotations
+
+import enum
+import marshal
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import test_codegen_cache
+
+from karta import _codegen, _fingerprint, _fingerprint_build
+from karta.catalog import catalog_by_gvk
+from karta.extract.factory import _definitions_of
+from karta.jq.generated_runtime import restore
+from karta.jq.operations import BINARY_OPS
+from karta.model.types import ResourceStatus
+from karta.status import extract as status_extract
+from karta.status import generated as status_generated
+
+cache = test_codegen_cache.cache  # the fixture: a fresh code cache under XDG_CACHE_HOME
+
+
+def _status_definition() -> Any:
+    karta = catalog_by_gvk("kubeflow.org", "v1", "PyTorchJob")
+    assert karta is not None
+    _plans, root = _definitions_of(karta)
+    assert root.status_definition is not None
+    return root.status_definition
+
+
+JOB = {
+    "apiVersion": "kubeflow.org/v1",
+    "kind": "PyTorchJob",
+    "metadata": {"name": "j", "namespace": "n"},
+    "spec": {},
+    "status": {"conditions": [{"type": "Running", "status": "True"}]},
+}
+
+
+def _refuse_generating(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise AssertionError("generated although the definition cache holds the function")
+
+    monkeypatch.setattr(status_generated, "_build", refuse)
+
+
+def _kept() -> tuple[Any, str, tuple[Any, Any, str]]:
+    """A status definition generated once (eager): it, its key and its entry."""
+    definition = _status_definition()
+    first = status_extract._CompiledStatus(definition)
+    first.status_fn()
+    assert first.key is not None
+    entry = _codegen.load_definition(first.key)
+    assert entry is not None
+    return definition, first.key, entry
+
+
+def _entries(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*.def")) if directory.is_dir() else []
+
+
+def test_the_fingerprint_module_is_current() -> None:
+    assert _fingerprint_build.main(["--check"]) == 0, "run `python -m karta._fingerprint_build`"
+    assert _fingerprint_build.fingerprint() == _fingerprint.GENERATOR
+
+
+def test_the_fingerprint_covers_the_generator_sources(tmp_path: Path) -> None:
+    package = tmp_path / "karta"
+    for name in ("jq", "status"):
+        ignore = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(_fingerprint_build.PACKAGE / name, package / name, ignore=ignore)
+    shutil.copy(_fingerprint_build.PACKAGE / "_codegen.py", package / "_codegen.py")
+    before = _fingerprint_build.fingerprint(package)
+    assert before == _fingerprint.GENERATOR
+    codegen = package / "jq" / "codegen.py"
+    codegen.write_text(codegen.read_text() + "\n# a changed generator\n")
+    assert _fingerprint_build.fingerprint(package) != before
+    assert _fingerprint_build.main(["--check", "extra"]) == 2
+
+
+def test_a_status_function_is_kept_and_read_back_without_generating(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    definition = _status_definition()
+    first = status_extract._CompiledStatus(definition)  # eager (the suite): generated on first use
+    generated = first.status_fn()
+    assert generated is not None and first.key is not None
+    (entry,) = _entries(cache)
+    assert entry.stem == first.key and entry.stat().st_mode & 0o777 == 0o600
+    _refuse_generating(monkeypatch)
+    monkeypatch.setattr(_codegen, "MODE", _codegen.parse_mode(""))  # not eager: first use is cached only
+    second = status_extract._CompiledStatus(definition)
+    loaded = second.status_fn()
+    assert loaded is not None and loaded is not generated
+    assert loaded.__code__.co_filename.startswith("<karta-generated-")
+    assert loaded(JOB, 10).to_dict() == generated(JOB, 10).to_dict()
+
+
+def test_without_an_entry_the_first_use_runs_the_general_code_and_the_second_generates(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_codegen, "MODE", _codegen.parse_mode(""))
+    compiled = status_extract._CompiledStatus(_status_definition())
+    assert compiled.status_fn() is None and compiled.generated is status_extract._UNSET
+    assert _entries(cache) == []
+    assert compiled.status_fn() is not None
+    assert len(_entries(cache)) == 1
+
+
+def test_the_key_names_the_content_and_the_generator(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    definition = _status_definition()
+    compiled = status_extract._CompiledStatus(definition)
+    compiled.status_fn()
+    key = compiled.key
+    from karta.status import cached
+
+    content = cached.content(compiled.phase, compiled.conditions, compiled.mappings, compiled.uses_conditions)
+    assert _codegen.definition_key("status", content) == key
+    other = {**content, "uses_conditions": not content["uses_conditions"]}
+    assert _codegen.definition_key("status", other) != key
+    monkeypatch.setattr(_fingerprint, "GENERATOR", "another generator")
+    assert _codegen.definition_key("status", content) != key
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda data: data[:-3], id="truncated"),
+        pytest.param(lambda data: data[:-1] + bytes([data[-1] ^ 0xFF]), id="corrupt payload"),
+    ],
+)
+def test_an_unsound_entry_is_a_miss_and_is_rewritten(cache: Path, damage: Any) -> None:
+    definition, key, sound = _kept()
+    (entry,) = _entries(cache)
+    entry.write_bytes(damage(entry.read_bytes()))
+    assert _codegen.load_definition(key) is None
+    again = status_extract._CompiledStatus(definition)
+    fn = again.status_fn()  # generated again (eager), the entry rewritten
+    assert fn is not None and fn(JOB, 10) is not None
+    rewritten = _codegen.load_definition(key)
+    assert rewritten is not None and rewritten[1:] == sound[1:]  # recipes and source
+
+
+def test_an_entry_whose_recipes_do_not_resolve_is_a_miss(cache: Path) -> None:
+    definition, key, (code, recipes, source) = _kept()
+    _codegen.store_definition(key, code, {**recipes, "K999": ("enum", "os", "environ", "x")}, source)
+    assert status_extract._CompiledStatus(definition).status_fn() is not None  # generated again
+    _code, rewritten, _source = _codegen.load_definition(key) or (None, None, None)
+    assert rewritten == recipes
+
+
+def test_nocache_writes_no_definition_entry(cache: Path) -> None:
+    _codegen.use_disk_cache(False)
+    compiled = status_extract._CompiledStatus(_status_definition())
+    assert compiled.status_fn() is not None and compiled.key is None
+    assert _entries(cache) == []
+
+
+class _Foreign(enum.Enum):
+    A = 1
+
+
+@pytest.mark.parametrize(
+    "recipe",
+    [
+        ("pickle", b"..."),
+        ("value",),
+        ("enum", "os", "environ", "x"),
+        ("binary", "no such operator"),
+        ("builtin", "no_such_builtin", 0),
+        ("builtin", "select", 1),  # a builtin that is not a value function
+        ("closure", ".a", (), "__class__"),
+        ("closure", ".a | $x", (), "one"),  # a free variable
+        ["value", 1],
+    ],
+)
+def test_restore_accepts_only_its_recipes(recipe: Any) -> None:
+    with pytest.raises(Exception):  # noqa: B017 - ValueError, or the parser's or compiler's error
+        restore({"K1": recipe})
+
+
+def test_restore_makes_the_constants_again() -> None:
+    made = restore(
+        {
+            "K1": ("value", {"a": [1, 2.5, None, "x"]}),
+            "K2": ("enum", "karta.model.types", "ResourceStatus", "RUNNING"),
+            "K3": ("binary", "+"),
+            "K4": ("builtin", "length", 0),
+            "K5": ("closure", ".a.b", (), "many"),
+        }
+    )
+    assert made["K1"] == {"a": [1, 2.5, None, "x"]}
+    assert made["K2"] is ResourceStatus.RUNNING
+    assert made["K3"] is BINARY_OPS["+"]
+    assert made["K4"]([1, 2]) == 2
+    assert list(made["K5"]({"a": {"b": 3}}, {})) == [3]
+    assert marshal.loads(marshal.dumps(("value", {"a": [1]}))) == ("value", {"a": [1]})
+    from karta.jq.generated_runtime import plain_recipe
+
+    assert plain_recipe(_Foreign.A) == ("enum", __name__, "_Foreign", "A")  # restore refuses it (not karta)
+    assert plain_recipe(object()) is None
