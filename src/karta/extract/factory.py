@@ -63,13 +63,25 @@ class _Workload:
     reference cycle: they are freed as soon as the caller drops them, by reference counting, and
     never leave garbage for the cycle collector (one factory per object, thousands a second)."""
 
-    __slots__ = ("evaluator", "inline", "max_results", "memos", "obj", "results", "session_", "shared")
+    __slots__ = (
+        "decoded",
+        "evaluator",
+        "inline",
+        "max_results",
+        "memos",
+        "obj",
+        "results",
+        "session_",
+        "shared",
+    )
 
     def __init__(self, evaluator: Evaluator, obj: Any) -> None:
         self.evaluator = evaluator
         # Whether generated code may stand in for the evaluator (Evaluator.inlinable), read once.
         self.inline: bool = evaluator.inlinable
         self.max_results: int = evaluator.max_results
+        # Whether the evaluator's objects come from karta's decoders (Evaluator.decoded), read once.
+        self.decoded: bool = evaluator.decoded
         self.obj = obj
         self.session_: Session | None = None
         self.results: dict[str, list[Any]] = {}
@@ -83,8 +95,9 @@ class _Workload:
         return session
 
     def input(self) -> Any:
-        """The object as the engine reads it, for generated code (:meth:`Evaluator.input_of`)."""
-        return self.session().input()
+        """The object as the engine reads it, for generated code (:meth:`Evaluator.input_of`):
+        the object itself when it came from a decoder, else its session's converted view."""
+        return self.obj if self.decoded else self.session().input()
 
     def evaluate(self, path: str) -> list[Any]:
         """All results of ``path`` on the current object, evaluated once per object version."""

@@ -200,6 +200,28 @@ def as_input(value: Any) -> Any:
     return _converted(value)
 
 
+def long_digits(raw: bytes | str) -> bool:
+    """Whether the text ``raw`` holds a run of 16 digits or more (the only way its JSON or YAML
+    can hold an integer beyond 2**53): one C-level ``translate`` and ``find``, well under a
+    microsecond per kilobyte."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    return data.translate(_DIGITS).find(_SIXTEEN_DIGITS) >= 0
+
+
+def decoded_input(value: Any, raw: bytes | str) -> Any:
+    """``value``, just decoded from the text ``raw``, as the original's engine reads it: the
+    value itself when ``raw`` has no run of 16 digits (the common case: one scan of the bytes),
+    else a copy with every integer beyond 2**53 as its double (:func:`as_input`).
+
+    Every decoder of objects that an evaluation reads calls it where the bytes are at hand, once
+    per object (CONTRIBUTING.md "Numbers beyond 2**53"): ``kli``'s document reader, the API
+    client's answers and watch events, the webhook's AdmissionReview. Their objects are then read
+    as they are by the ``decoded`` evaluators (:class:`karta.jq.Evaluator`)."""
+    if not long_digits(raw):
+        return value
+    return as_input(value)
+
+
 def _has_long_int(value: Any) -> bool:
     stack = [value]
     while stack:

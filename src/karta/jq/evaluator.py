@@ -296,10 +296,11 @@ class Session:
     def input(self) -> Any:
         """The object as every engine reads it (:func:`karta.jq._values.as_input`: integers
         beyond 2**53 as the original's doubles), converted once per session: ``obj`` itself
-        unless it holds such an integer."""
+        unless it holds such an integer (always, for a ``decoded`` evaluator)."""
         view = self.view
         if view is _MISSING:
-            view = self.view = as_input(self.obj)
+            obj = self.obj
+            view = self.view = obj if self.evaluator.decoded else as_input(obj)
         return view
 
     def spent(self, breach: JqBudgetError) -> JqBudgetError:
@@ -343,6 +344,14 @@ class Evaluator:
     (per object, see :meth:`session`; default :data:`karta.jq.budget.DEFAULT_BUDGET`), each
     evaluation also under ``timeout_ms``. ``fast_path=False`` sends every expression to libjq
     (the reference engine; used by benchmarks and differential checks).
+
+    Numbers beyond 2**53 are the original's doubles (karta-format.md 3.2). ``decoded=False`` (the
+    default, for objects built in Python): each object is checked once per session
+    (:func:`karta.jq._values.as_input`, a few microseconds) and read through a converted copy when
+    it holds such a number. ``decoded=True``: every object comes from one of karta's decoders
+    (:func:`karta.jq._values.decoded_input`: ``kli``'s file readers, the API client, the
+    webhook), which converted it where the bytes were read, so the evaluator reads it as it is
+    (what ``kli``, the web view and the controller use: :data:`karta.definitions.POOL`).
     """
 
     def __init__(
@@ -354,8 +363,10 @@ class Evaluator:
         copy_results: bool = False,
         fast_path: bool = True,
         budget: Budget = DEFAULT_BUDGET,
+        decoded: bool = False,
     ) -> None:
         self.max_results = max_results
+        self.decoded = decoded
         self.fast_path = fast_path
         self.timeout_ms = timeout_ms
         self.trusted = trusted
@@ -624,7 +635,10 @@ class Evaluator:
         """``data`` as every engine reads it: numbers beyond 2**53 as the original's doubles
         (karta-format.md 3.2, :func:`karta.jq._values.as_input`). The one place inputs enter:
         every evaluation calls it, and so does whoever hands an object to generated code. In a
-        session for ``data`` (``session``, else the current one) it is converted once."""
+        session for ``data`` (``session``, else the current one) it is converted once. The object
+        itself when the evaluator is ``decoded`` (its decoder converted it)."""
+        if self.decoded:
+            return data
         if session is None:
             stack = self._local.stack
             session = stack[-1] if stack else None
