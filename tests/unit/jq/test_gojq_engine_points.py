@@ -175,3 +175,20 @@ def test_a_user_definition_of_a_name_gojq_lacks_is_what_gojq_calls() -> None:
     for ev in ENGINES.values():
         assert ev.evaluate("def keys_unsorted: keys; {b: 1, a: 2} | keys_unsorted", None) == [["a", "b"]]
         assert ev.evaluate("{b: 1, a: 2} | keys", None) == [["a", "b"]]
+
+
+def test_decoders_convert_once_and_decoded_evaluators_read_the_object_as_it_is() -> None:
+    from karta.jq._values import decoded_input, long_digits
+
+    plain = {"a": 1, "s": "1234567890123456"}
+    assert not long_digits(b'{"a": 1, "s": "123456789012345"}') and long_digits('{"s": "1234567890123456"}')
+    assert decoded_input(plain, b'{"a": 1}') is plain  # no run of 16 digits: not even looked at
+    assert decoded_input(plain, b'{"a": 1, "s": "1234567890123456"}') is plain  # the run is a string
+    raw = b'{"a": 9007199254740993, "list": [9007199254740993, 1]}'
+    data = {"a": BIG, "list": [BIG, 1]}
+    assert decoded_input(data, raw) == {"a": 2**53, "list": [2**53, 1]} and data["a"] == BIG
+    decoded = Evaluator(trusted=True, decoded=True)
+    # A decoded evaluator trusts its decoder: it reads what it is given, with no per-object scan.
+    assert decoded.evaluate(".a == 9007199254740992", data) == [False]
+    assert decoded.evaluate(".a == 9007199254740992", decoded_input(data, raw)) == [True]
+    assert TRUSTED.evaluate(".a == 9007199254740992", data) == [True]  # the default checks each object
