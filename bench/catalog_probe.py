@@ -4,7 +4,8 @@ Started as ``python bench/catalog_probe.py WORK.json`` with ``PYTHONPATH=<checko
 ``karta`` it imports is that checkout's. It therefore uses only library APIs that every measured
 revision has (87b02d4 included): ``karta.catalog.catalog_by_gvk``, ``karta.extract.ComponentFactory``
 (``component(name).extracted_instances()``, ``root().status()``), ``karta.gang.compute_gang_plan``
-and ``karta.jq.Evaluator(trusted=True)``; nothing of ``bench/catalog.py`` is imported here.
+and ``karta.jq.Evaluator(trusted=True)`` (``decoded=True`` where the revision has it); nothing of
+``bench/catalog.py`` is imported here.
 
 ``WORK.json`` holds the objects: ``{"objects": {"group|version|Kind": [object, ...]}, "mix":
 [["group|version|Kind", index], ...]}``. The probe imports the library's evaluation modules once,
@@ -91,6 +92,16 @@ def _modes() -> dict[str, Run]:
     return {"status": status, "full": full, "gang": gang}
 
 
+def _evaluator(evaluator_class: Any) -> Any:
+    """A trusted evaluator as kli, the web view and the controller run it: on a revision whose
+    ``Evaluator`` takes ``decoded`` (objects whose numbers beyond 2**53 their decoder converted,
+    karta.definitions.POOL), that one; the bench's objects stand for decoded ones."""
+    try:
+        return evaluator_class(trusted=True, decoded=True)
+    except TypeError:  # a revision before the option
+        return evaluator_class(trusted=True)
+
+
 def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
 
@@ -128,7 +139,7 @@ def _definition(work: dict[str, Any], command: dict[str, Any]) -> dict[str, Any]
     load = clock() - start
     if karta is None:
         return {"absent": True}
-    evaluator = Evaluator(trusted=True)
+    evaluator = _evaluator(Evaluator)
     errors = _Errors()
     first: list[float] = []
     for obj in objects:
@@ -169,7 +180,7 @@ def _mix(work: dict[str, Any], command: dict[str, Any]) -> dict[str, Any]:
         return {"absent": absent}
     pool = [(key, work["objects"][key][index]) for key, index in work["mix"]]
     items = [pool[i % len(pool)] for i in range(command["count"])]
-    evaluator = Evaluator(trusted=True)
+    evaluator = _evaluator(Evaluator)
     errors = _Errors()
 
     def one_pass() -> float:

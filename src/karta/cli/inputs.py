@@ -20,6 +20,7 @@ from typing import Any
 
 from karta import model
 from karta.cli.errors import UsageError
+from karta.jq._values import as_input, long_digits
 from karta.model.documents import MAX_BYTES
 
 
@@ -73,11 +74,15 @@ def parse_documents(text: str, name: str) -> list[Any]:
 def read_documents(text: str, name: str, *, duplicates: bool = False) -> list[model.Document]:
     """The non-empty documents of ``text`` with their positions (and, with ``duplicates``, their
     duplicate keys); errors as :func:`parse_documents`. YAML timestamps are datetimes, as PyYAML's
-    safe loader makes them."""
+    safe loader makes them. Numbers beyond 2**53 are the original's doubles from here on (kli's
+    evaluators are ``decoded``: :func:`karta.jq._values.decoded_input`, one scan of the text)."""
     try:
-        return model.read_documents(text, source=name, timestamps=True, duplicates=duplicates)
+        docs = model.read_documents(text, source=name, timestamps=True, duplicates=duplicates)
     except model.DocumentError as exc:
         raise UsageError(str(exc), hint=exc.hint) from None
+    if not long_digits(text):
+        return docs
+    return [model.Document(d.number, as_input(d.value), d.duplicates) for d in docs]
 
 
 MAX_OBJECTS = 10_000

@@ -49,8 +49,11 @@ class EvaluatorPool:
         return found
 
 
-POOL = EvaluatorPool()
-"""The process's evaluators (default options)."""
+POOL = EvaluatorPool(decoded=True)
+"""The process's evaluators, for objects karta decoded (``kli``'s files, the API client's answers,
+the webhook's reviews): ``decoded`` (:class:`karta.jq.Evaluator`), they read each object as it is,
+its numbers beyond 2**53 converted by its decoder (:func:`karta.jq._values.decoded_input`). An
+object built in Python goes to an evaluator of default options (``Evaluator()``), which checks it."""
 
 
 def evaluator_for(definition: Trusted | None = None, *, trusted: bool | None = None) -> Evaluator:

@@ -63,13 +63,25 @@ class _Workload:
     reference cycle: they are freed as soon as the caller drops them, by reference counting, and
     never leave garbage for the cycle collector (one factory per object, thousands a second)."""
 
-    __slots__ = ("evaluator", "inline", "max_results", "memos", "obj", "results", "session_", "shared")
+    __slots__ = (
+        "decoded",
+        "evaluator",
+        "inline",
+        "max_results",
+        "memos",
+        "obj",
+        "results",
+        "session_",
+        "shared",
+    )
 
     def __init__(self, evaluator: Evaluator, obj: Any) -> None:
         self.evaluator = evaluator
         # Whether generated code may stand in for the evaluator (Evaluator.inlinable), read once.
         self.inline: bool = evaluator.inlinable
         self.max_results: int = evaluator.max_results
+        # Whether the evaluator's objects come from karta's decoders (Evaluator.decoded), read once.
+        self.decoded: bool = evaluator.decoded
         self.obj = obj
         self.session_: Session | None = None
         self.results: dict[str, list[Any]] = {}
@@ -81,6 +93,11 @@ class _Workload:
         if session is None or session.obj is not self.obj:
             session = self.session_ = self.evaluator.open_session(self.obj)
         return session
+
+    def input(self) -> Any:
+        """The object as the engine reads it, for generated code (:meth:`Evaluator.input_of`):
+        the object itself when it came from a decoder, else its session's converted view."""
+        return self.obj if self.decoded else self.session().input()
 
     def evaluate(self, path: str) -> list[Any]:
         """All results of ``path`` on the current object, evaluated once per object version."""
@@ -399,7 +416,7 @@ class Component:
         fn = self._plan.extraction_fn()
         if fn is None:
             return False
-        parts = fn(w.obj, w.max_results)
+        parts = fn(w.input(), w.max_results)
         if parts is None:
             return False
         memo.update(parts)  # named as the memo names them (compiled.PART_KEYS)
@@ -526,7 +543,7 @@ class Component:
             # non-strict result alike: it declines whenever any matcher fails.
             fn = (plan.status_generated or plan.status_fn()) if w.inline else None
             if fn is not None:
-                cached = fn(w.obj, w.max_results)
+                cached = fn(w.input(), w.max_results)
             if cached is None:
                 with w.session():
                     cached = extract_status(
@@ -551,7 +568,7 @@ class Component:
             if fn is _UNSET:
                 fn = self._plan.extraction_fn()
             if fn is not None and w.inline:
-                parts = fn(w.obj, w.max_results)
+                parts = fn(w.input(), w.max_results)
                 if parts is not None:
                     memo.update(parts)
                     instances = memo.get("instances")

@@ -3,8 +3,9 @@
 Owns: jq type names, truthiness, the total order (null < false < true < numbers < strings <
 arrays < objects), equality that keeps booleans apart from numbers, number normalisation
 (integral doubles behave and render as ints, gojq style; integers beyond the double range render
-as the largest double) and the canonical JSON text that ``tojson``/``tostring`` produce (sorted
-keys, compact).
+as the largest double), the canonical JSON text that ``tojson``/``tostring`` produce (sorted
+keys, compact), and the input conversion (:func:`as_input`: integers beyond 2**53 read as the
+doubles the original sees; the evaluator applies it once per object).
 
 Input depth: :func:`normalise_output` is iterative and :func:`dumps` falls back to an iterative
 writer when the value is nested deeper than the interpreter's stack, so neither fails on deep
@@ -128,7 +129,13 @@ def normalise_output(value: Any) -> Any:
         return _output_float(value)
     if cls is not dict and cls is not list:
         return value
-    root: Any = {} if cls is dict else []
+    return _copy_mapping(value, float, _output_float)
+
+
+def _copy_mapping(value: Any, leaf: type, convert: Any) -> Any:
+    """A copy of the container ``value`` with ``convert`` applied to every scalar of class
+    ``leaf`` (iterative: any depth)."""
+    root: Any = {} if value.__class__ is dict else []
     stack: list[tuple[Any, Any]] = [(value, root)]
     while stack:
         src, dst = stack.pop()
@@ -139,13 +146,98 @@ def normalise_output(value: Any) -> Any:
                 copy: Any = {} if ccls is dict else []
                 stack.append((child, copy))
                 child = copy
-            elif ccls is float:
-                child = _output_float(child)
+            elif ccls is leaf:
+                child = convert(child)
             if is_dict:
                 dst[key] = child
             else:
                 dst.append(child)
     return root
+
+
+# --- input: numbers as the original's doubles --------------------------------------------------
+
+_EXACT = 2**53
+# 2**53 has 16 digits: a number text of fewer cannot hold an integer beyond it. Every digit of a
+# text becomes "0", everything else " ", and a run of 16 is one ``find`` (a regular expression
+# costs ten times as much).
+_DIGITS = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
+_SIXTEEN_DIGITS = b"0" * 16
+
+
+def as_double(value: int) -> int | float:
+    """An integer as the double the original reads for it (karta-format.md 3.2): exact up to
+    2**53, rounded to the nearest double beyond (an int again below 1e17, as jq prints it), the
+    largest double of its sign beyond the double range (what libjq reads for an infinite input)."""
+    if -_EXACT <= value <= _EXACT:
+        return value
+    try:
+        return norm_number(float(value))
+    except OverflowError:
+        return _MAX_FLOAT if value > 0 else -_MAX_FLOAT
+
+
+def as_input(value: Any) -> Any:
+    """``value`` as the original's engine sees its input: the original converts every input into
+    generic JSON values once, numbers as IEEE-754 doubles, so an integer beyond 2**53 is the
+    nearest double (``9007199254740993`` is ``9007199254740992``).
+
+    The value itself when it holds no such integer (the common case, found by one C-level
+    serialisation and a scan of its text), else a copy with those integers converted
+    (iterative: any depth)."""
+    cls = value.__class__
+    if cls is int:
+        return as_double(value)
+    if cls is not dict and cls is not list:
+        return value
+    try:
+        text = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):  # beyond 64 bits, not JSON, or nested deeper than orjson goes
+        pass
+    else:
+        if text.translate(_DIGITS).find(_SIXTEEN_DIGITS) < 0:
+            return value
+    return _converted(value)
+
+
+def long_digits(raw: bytes | str) -> bool:
+    """Whether the text ``raw`` holds a run of 16 digits or more (the only way its JSON or YAML
+    can hold an integer beyond 2**53): one C-level ``translate`` and ``find``, well under a
+    microsecond per kilobyte."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    return data.translate(_DIGITS).find(_SIXTEEN_DIGITS) >= 0
+
+
+def decoded_input(value: Any, raw: bytes | str) -> Any:
+    """``value``, just decoded from the text ``raw``, as the original's engine reads it: the
+    value itself when ``raw`` has no run of 16 digits (the common case: one scan of the bytes),
+    else a copy with every integer beyond 2**53 as its double (:func:`as_input`).
+
+    Every decoder of objects that an evaluation reads calls it where the bytes are at hand, once
+    per object (CONTRIBUTING.md "Numbers beyond 2**53"): ``kli``'s document reader, the API
+    client's answers and watch events, the webhook's AdmissionReview. Their objects are then read
+    as they are by the ``decoded`` evaluators (:class:`karta.jq.Evaluator`)."""
+    if not long_digits(raw):
+        return value
+    return as_input(value)
+
+
+def _has_long_int(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        cls = v.__class__
+        if cls is dict:
+            stack.extend(v.values())
+        elif cls is list:
+            stack.extend(v)
+        elif cls is int and not -_EXACT <= v <= _EXACT:
+            return True
+    return False
+
+
+def _converted(value: Any) -> Any:
+    return _copy_mapping(value, int, as_double) if _has_long_int(value) else value
 
 
 # --- ordering and equality -----------------------------------------------------------------------

@@ -56,6 +56,7 @@ __all__ = [
     "BUILTINS",
     "BUILTIN_ARITIES",
     "FORMATS",
+    "GOJQ_HINTS",
     "PREDEFINED_VARIABLES",
     "Builtin",
     "Effect",
@@ -589,6 +590,22 @@ FORMATS: Final[dict[str, FormatRecord]] = {
 }
 """The formats gojq defines (``formatToFunc`` in gojq's ``compiler.go``): jq's ``@base32`` and
 ``@base32d`` are not among them."""
+
+
+GOJQ_HINTS: Final[dict[str, str]] = {
+    "keys_unsorted": "use keys: gojq iterates objects in sorted key order, so keys is what keys_unsorted "
+    "would give there",
+    "have_decnum": "numbers are doubles there (karta-format.md 3.2)",
+    "have_literal_numbers": "numbers are doubles there (karta-format.md 3.2)",
+    "lgamma_r": "use lgamma",
+    "input": "there is no second input: use .",
+    "inputs": "there is no second input: use .",
+    "@base32": "use @base64",
+    "@base32d": "use @base64d",
+}
+"""What to write instead of a builtin, variable (``$name``) or format (``@name``) gojq lacks, for
+the message of the evaluation that refuses it; the rest read or affect the evaluating process,
+which no definition may (karta-format.md 14.2)."""
 
 
 def is_builtin(name: str, arity: int) -> bool:

@@ -60,12 +60,12 @@ from karta.errors import (
 )
 from karta.jq import budget, operations
 from karta.jq import syntax as A
-from karta.jq._values import JqFail, json_type, normalise_output
+from karta.jq._values import JqFail, as_input, json_type, normalise_output
 from karta.jq.budget import DEFAULT_BUDGET, Budget, Exceeded, Meter
 from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node, run_paths
 from karta.jq.fastpath.core import Env
 from karta.jq.parser import parse
-from karta.jq.scope_check import compile_check
+from karta.jq.scope_check import compile_check, gojq_check
 
 if TYPE_CHECKING:
     from karta.jq.codegen import GeneratedFn
@@ -99,7 +99,8 @@ class Plan:
 
 @lru_cache(maxsize=4096)
 def plan_for(expression: str) -> Plan:
-    """Parse and compile ``expression`` once (raises JqCompileError for undefined names).
+    """Parse and compile ``expression`` once (raises JqCompileError for undefined names, and for
+    the builtins, variables and formats gojq lacks: :func:`karta.jq.scope_check.gojq_check`).
 
     Never compiles with libjq: libjq folds constants while it compiles (``"x" * 1e9`` allocates a
     gigabyte then), so an untrusted expression is only ever compiled by libjq in a sandbox worker;
@@ -111,6 +112,10 @@ def plan_for(expression: str) -> Plan:
     except (ValueError, RecursionError) as exc:  # ValueError: a number literal of over 4300 digits
         error = JqParseError(f"failed to parse JQ expression '{expression}': {exc}", expression=expression)
         return Plan(expression, None, None, error)
+    missing = gojq_check(node)  # what the original cannot compile is refused here too, as it words it
+    if missing is not None:
+        message = f"failed to compile JQ expression '{expression}': {missing}"
+        raise JqCompileError(message, expression=expression)
     try:
         fast: Compiled | None = compile_node(node)
     except (Unsupported, RecursionError):  # outside the subset, or a chain too long for the closures
@@ -276,16 +281,27 @@ class Session:
     evaluation while it is current spends its one budget. Not for use by two threads at once.
     """
 
-    __slots__ = ("_entered", "breach", "evaluator", "meter", "obj", "text", "time_left")
+    __slots__ = ("_entered", "breach", "evaluator", "meter", "obj", "text", "time_left", "view")
 
     def __init__(self, evaluator: Evaluator, obj: Any) -> None:
         self.evaluator = evaluator
         self.obj = obj
+        self.view: Any = _MISSING  # obj as the engine reads it (:meth:`input`), once computed
         self.text: str | None = None
         self.meter = Meter(evaluator.budget)
         self.time_left = evaluator.budget.time_ms / 1000.0  # seconds of evaluation left
         self.breach: tuple[str, str] | None = None  # (budget, detail) once one was exceeded
         self._entered: list[list[Session]] = []  # the thread stacks it was pushed on, innermost last
+
+    def input(self) -> Any:
+        """The object as every engine reads it (:func:`karta.jq._values.as_input`: integers
+        beyond 2**53 as the original's doubles), converted once per session: ``obj`` itself
+        unless it holds such an integer (always, for a ``decoded`` evaluator)."""
+        view = self.view
+        if view is _MISSING:
+            obj = self.obj
+            view = self.view = obj if self.evaluator.decoded else as_input(obj)
+        return view
 
     def spent(self, breach: JqBudgetError) -> JqBudgetError:
         """Record ``breach``: every later evaluation in this session fails with its budget."""
@@ -328,6 +344,14 @@ class Evaluator:
     (per object, see :meth:`session`; default :data:`karta.jq.budget.DEFAULT_BUDGET`), each
     evaluation also under ``timeout_ms``. ``fast_path=False`` sends every expression to libjq
     (the reference engine; used by benchmarks and differential checks).
+
+    Numbers beyond 2**53 are the original's doubles (karta-format.md 3.2). ``decoded=False`` (the
+    default, for objects built in Python): each object is checked once per session
+    (:func:`karta.jq._values.as_input`, a few microseconds) and read through a converted copy when
+    it holds such a number. ``decoded=True``: every object comes from one of karta's decoders
+    (:func:`karta.jq._values.decoded_input`: ``kli``'s file readers, the API client, the
+    webhook), which converted it where the bytes were read, so the evaluator reads it as it is
+    (what ``kli``, the web view and the controller use: :data:`karta.definitions.POOL`).
     """
 
     def __init__(
@@ -339,8 +363,10 @@ class Evaluator:
         copy_results: bool = False,
         fast_path: bool = True,
         budget: Budget = DEFAULT_BUDGET,
+        decoded: bool = False,
     ) -> None:
         self.max_results = max_results
+        self.decoded = decoded
         self.fast_path = fast_path
         self.timeout_ms = timeout_ms
         self.trusted = trusted
@@ -373,6 +399,7 @@ class Evaluator:
 
     def evaluate(self, expression: str, data: Any) -> list[Any]:
         """All outputs of ``expression`` on ``data``, in order (section 3.3)."""
+        data = self.input_of(data)
         if not self.trusted:
             return self._evaluate_untrusted(expression, data)
         plan = plan_for(expression)
@@ -550,6 +577,7 @@ class Evaluator:
         ``evaluate`` for everything else, and whenever anything fails, so errors are the same.
         Untrusted, the same on the metered fast path. ``session``: evaluate in it as if it were
         entered (what the component factory does for every path of its object)."""
+        data = self.input_of(data, session)
         if not self.fast_path or self.copy_results or type(self).evaluate is not Evaluator.evaluate:
             return self._evaluate_in(session, expression, data)
         if not self.trusted:
@@ -603,12 +631,30 @@ class Evaluator:
             return "fast" if plan_for(expression).fast is not None and self.fast_path else "libjq"
         return "fast" if self.fast_path and metered_for(expression) is not None else "sandbox"
 
+    def input_of(self, data: Any, session: Session | None = None) -> Any:
+        """``data`` as every engine reads it: numbers beyond 2**53 as the original's doubles
+        (karta-format.md 3.2, :func:`karta.jq._values.as_input`). The one place inputs enter:
+        every evaluation calls it, and so does whoever hands an object to generated code. In a
+        session for ``data`` (``session``, else the current one) it is converted once. The object
+        itself when the evaluator is ``decoded`` (its decoder converted it)."""
+        if self.decoded:
+            return data
+        if session is None:
+            stack = self._local.stack
+            session = stack[-1] if stack else None
+        if session is not None:
+            if data is session.obj:
+                return session.input()
+            if data is session.view:
+                return data
+        return as_input(data)
+
     def _text(self, data: Any, session: Session | None = None) -> str:
         if session is None:
             session = self._current()
-        if session is not None and data is session.obj:
+        if session is not None and (data is session.obj or data is session.view):
             if session.text is None:
-                session.text = _json_text(data)
+                session.text = _json_text(session.input())
             return session.text
         return _json_text(data)
 
@@ -616,6 +662,7 @@ class Evaluator:
 
     def paths(self, expression: str, data: Any) -> list[list[PathElem]]:
         """The locations ``path(expression)`` selects in ``data`` (section 9)."""
+        data = self.input_of(data)
         plan = plan_for(expression)
         if self.fast_path:
             if self.trusted:

@@ -7,15 +7,23 @@ scoping rules. Builtins and predefined variables come from :mod:`karta.jq.builti
 set, the libjq engine karta evaluates with). The walk is iterative, so it takes any tree the
 parser builds. The model's expression validation reports the result as an error finding, and the
 libjq engine raises it instead of compiling.
+
+And :func:`gojq_check`: the first builtin, predefined variable or format that gojq, the engine of
+the original implementation and KAI Scheduler (karta-format.md 3.2), does not define, in gojq's
+own words (``function not defined: keys_unsorted/0``), with what to write instead. Every
+evaluation refuses such an expression as a compile failure, as the original does, although
+libjq could run it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from karta.jq import syntax
-from karta.jq.builtin_table import PREDEFINED_VARIABLES, is_builtin
+from karta.jq.builtin_table import BUILTINS, FORMATS, GOJQ_HINTS, PREDEFINED_VARIABLES, is_builtin
 from karta.jq.safety import direct_children, pattern_keys, pattern_variables
 
-__all__ = ["compile_check"]
+__all__ = ["compile_check", "gojq_check"]
 
 
 class _Scope:
@@ -86,10 +94,63 @@ def compile_check(node: syntax.Node) -> str | None:
     """
     if isinstance(node, syntax.ModuleDirective):
         return None
+    return _first(node, _problem)
+
+
+_PROCESS_HINT = "definitions must not read or affect the evaluating process (karta-format.md 14.2)"
+
+
+def _gojq_problem(node: syntax.Node, scope: _Scope) -> str | None:
+    """gojq's compile error for ``node`` and ours (what is missing, and what to write instead)."""
+    if isinstance(node, syntax.Call):
+        arity = len(node.args)
+        builtin = BUILTINS.get(node.name)
+        if builtin is None or (node.name, arity) in scope.funcs or not builtin.lacks_in_gojq(arity):
+            return None
+        theirs = (
+            "input(s)/0 is not allowed"
+            if node.name in ("input", "inputs")
+            else (f"function not defined: {node.name}/{arity}")
+        )
+        return _gojq_detail(theirs, f"{node.name}/{arity}", GOJQ_HINTS.get(node.name, _PROCESS_HINT))
+    if isinstance(node, syntax.Var):
+        variable = PREDEFINED_VARIABLES.get(node.name)
+        if variable is None or not variable.gojq_lacks or node.name in scope.vars:
+            return None
+        name = f"${node.name}"
+        return _gojq_detail(f"variable not defined: {name}", name, GOJQ_HINTS.get(name, _PROCESS_HINT))
+    fmt = node.name if isinstance(node, syntax.Format) else None
+    if isinstance(node, syntax.StringInterp):
+        fmt = node.fmt
+    if fmt is not None and fmt not in FORMATS:
+        name = f"@{fmt}"
+        hint = GOJQ_HINTS.get(name, "use a format gojq has")
+        return _gojq_detail(f"format not defined: {name}", name, hint)
+    return None
+
+
+def _gojq_detail(theirs: str, what: str, hint: str) -> str:
+    return (
+        f"{theirs} (karta: gojq, the jq of the original implementation and KAI Scheduler, has no {what}, "
+        f"so they refuse this expression; hint: {hint})"
+    )
+
+
+def gojq_check(node: syntax.Node) -> str | None:
+    """gojq's compile error for the first builtin, variable or format in ``node`` that gojq does
+    not define (a user ``def`` of that name and arity is what gojq calls), with ours; or None.
+
+    The caller raises ``failed to compile JQ expression '<e>': <detail>`` with the result."""
+    if isinstance(node, syntax.ModuleDirective):
+        return None
+    return _first(node, _gojq_problem)
+
+
+def _first(node: syntax.Node, problem_of: Callable[[syntax.Node, _Scope], str | None]) -> str | None:
     stack = [(node, _Scope(frozenset(), frozenset(), frozenset()))]
     while stack:  # iterative pre-order: trees as deep as the parser allows
         n, scope = stack.pop()
-        problem = _problem(n, scope)
+        problem = problem_of(n, scope)
         if problem is not None:
             return problem
         stack.extend(reversed(_children(n, scope)))

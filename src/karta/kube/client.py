@@ -26,6 +26,7 @@ from urllib.parse import urlencode
 import orjson
 
 from karta.errors import ApiError, ClusterError
+from karta.jq._values import decoded_input
 from karta.kube.auth import Credentials
 from karta.kube.config import ClusterConfig, load_config
 from karta.kube.discovery import Discovery
@@ -515,12 +516,15 @@ def _decode(body: bytes, *, what: str = "answer") -> Any:
     if not body:
         return {}
     try:
-        return orjson.loads(body)
+        value = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         problem = _number_problem(body)
         if problem is not None:
             raise ClusterError(f"the server sent {problem}") from exc
         raise ClusterError(f"the server sent an undecodable {what}: {body[:200]!r}") from exc
+    # Numbers beyond 2**53 become the original's doubles here, once per answer (one byte scan;
+    # the evaluators of kli, the web view and the controller are ``decoded`` and do not look again).
+    return decoded_input(value, body)
 
 
 _MAX_INT_DIGITS = 4300  # Python's int-string conversion limit (karta.model.documents agrees)

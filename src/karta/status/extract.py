@@ -155,7 +155,7 @@ def extract_status(
         fn = compiled.status_fn()
         if fn is not None:
             try:
-                result = fn(obj, evaluator.max_results)
+                result = fn(evaluator.input_of(obj), evaluator.max_results)
             except JqBudgetError:
                 raise
             except Exception:  # the general code below reports it where it belongs

@@ -11,7 +11,7 @@ import ipaddress
 import json
 import ssl
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -350,3 +350,31 @@ def test_malformed_reviews_through_the_server_are_a_clean_answer(
         if status == 200:
             assert out["kind"] == "AdmissionReview" and "allowed" in out["response"]
         assert "Traceback" not in json.dumps(out)
+
+
+def test_an_admission_review_with_9007199254740993_reaches_the_handler_as_the_double(
+    server: tuple[WebhookServer, ssl.SSLContext],
+) -> None:
+    # Issue 24, item 4: the server converts where it decodes the body (one scan of its bytes), so
+    # the handlers' evaluators (karta.definitions.POOL, ``decoded``) read the object as it is.
+    from karta.definitions import evaluator_for
+
+    seen: list[Mapping[str, Any]] = []
+
+    def probe(request: Mapping[str, Any]) -> Answer:
+        seen.append(request)
+        return Answer(allowed=True)
+
+    server[0].register("/probe", "probe", probe)
+    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "12345678901234567890"}}
+    review = {
+        "request": {"uid": "u", "operation": "CREATE", "object": {**obj, "spec": {"n": 9007199254740993}}}
+    }
+    status, out = _post(server, "/probe", json.dumps(review).encode())
+    assert status == 200 and out["response"]["allowed"]
+    (request,) = seen
+    assert request["object"]["spec"] == {"n": 2**53} and request["object"]["metadata"] == obj["metadata"]
+    evaluator = evaluator_for(trusted=False)
+    assert evaluator.decoded and evaluator.evaluate(".spec.n == 9007199254740992", request["object"]) == [
+        True
+    ]

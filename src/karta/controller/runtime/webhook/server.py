@@ -26,6 +26,7 @@ from typing import Any, Final
 from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.webhook.review import Answer, Handler, response
+from karta.jq._values import decoded_input
 
 __all__ = ["MAX_BODY", "CertFiles", "WebhookServer"]
 
@@ -191,7 +192,10 @@ class WebhookServer:
                     self._send(400, b'{"error": "expected an AdmissionReview body of at most 8 MiB"}')
                     return
                 try:
-                    review = json.loads(self.rfile.read(length))
+                    body = self.rfile.read(length)
+                    # Numbers beyond 2**53 as the original's doubles, once (the handlers' evaluators
+                    # are ``decoded``): one scan of the body.
+                    review = decoded_input(json.loads(body), body)
                     if not isinstance(review, Mapping) or not isinstance(review.get("request"), Mapping):
                         raise ValueError("not an AdmissionReview")
                 except (ValueError, RecursionError):  # RecursionError: JSON nested too deep to read
