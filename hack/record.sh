@@ -26,7 +26,7 @@ if [[ -z "$operator" ]]; then
 fi
 ops="$(cd "$root" && "$python" -c "from tests.recorder.registry import OPERATORS; import sys; print(','.join(OPERATORS[sys.argv[1]].up_operators))" "$operator")"
 dir="${KARTA_RECORD_DIR:-/tmp/karta-record-$UID}"
-up=(--dir "$dir" --kwok --controllers)
+up=(--dir "$dir" --kwok --controllers --statefulset-controller)
 [[ -n "$ops" ]] && up+=(--operators "$ops")
 eval "$(python3 "$root/hack/cluster/controlplane.py" up "${up[@]}")"
 trap 'python3 "$root/hack/cluster/controlplane.py" down --dir "$dir" >/dev/null' EXIT

@@ -71,7 +71,22 @@ class Session:
                 taints=[taint(self.selector)],
                 kwok=True,
             )
+            self._add_ephemeral_storage(f"{self.namespace}-gpu-{index}")
         return self
+
+    def _add_ephemeral_storage(self, node: str) -> None:
+        """hack/fake_nodes.py writes no ephemeral-storage; the training operator's MPIJob launcher
+        asks for 5Gi of it (its kubectl-delivery init container). kwok keeps the capacity written."""
+        found = self.client.get("nodes", node)
+        status = found.get("status") or {}
+        room = {"ephemeral-storage": "200Gi"}
+        patch = {
+            "status": {
+                "capacity": {**(status.get("capacity") or {}), **room},
+                "allocatable": {**(status.get("allocatable") or {}), **room},
+            }
+        }
+        self.client.patch("nodes", node, patch, subresource="status")
 
     def close(self) -> None:
         for index in range(NODES):
@@ -136,15 +151,39 @@ class Session:
     def end_pod(self, match: Callable[[dict[str, Any]], bool], how: str, *, code: int | None = None) -> str:
         """Annotate the first running pod ``match`` accepts so that kwok ends it (``succeeded`` or
         ``failed``; under restartPolicy OnFailure/Always kwok restarts its containers once)."""
+        return self.end_pods(match, how, code=code, first=True)[0]
+
+    def end_pods(
+        self,
+        match: Callable[[dict[str, Any]], bool],
+        how: str,
+        *,
+        code: int | None = None,
+        first: bool = False,
+    ) -> list[str]:
+        """:meth:`end_pod` for every running pod ``match`` accepts (at least one; ``first``: one)."""
+        names: list[str] = []
+        annotations = self.exit_annotations(how, delay="0s", code=code)
         for pod in self.pods():
             if match(pod) and (pod.get("status") or {}).get("phase") == "Running":
                 name = str(pod["metadata"]["name"])
-                annotations = self.exit_annotations(how, delay="0s", code=code)
                 self.client.patch(
                     "pods", name, {"metadata": {"annotations": annotations}}, namespace=self.namespace
                 )
-                return name
-        raise FlowError(f"no running pod to end ({how}) among {[p['metadata']['name'] for p in self.pods()]}")
+                names.append(name)
+                if first:
+                    break
+        if not names:
+            raise FlowError(
+                f"no running pod to end ({how}) among {[p['metadata']['name'] for p in self.pods()]}"
+            )
+        return names
+
+    def cordon(self, on: bool = True) -> None:
+        """Mark this flow's Nodes unschedulable (or schedulable again): the next pods stay Pending,
+        so a state between "asked" and "running" (a scale-up, a resume) settles and is recorded."""
+        for index in range(NODES):
+            self.client.patch("nodes", f"{self.namespace}-gpu-{index}", {"spec": {"unschedulable": on}})
 
     # -- waiting and recording -------------------------------------------------------------------
     def wait(
@@ -187,6 +226,14 @@ class Session:
             if now != last:
                 last, since = now, time.monotonic()
         return self.get()
+
+    def record_if(self, label: str, holds: Callable[[dict[str, Any]], bool]) -> bool:
+        """Record the state at once, without settling, when ``holds`` is true of it (a transient
+        state, such as a spec change the controller has not observed yet)."""
+        if not holds(self.get()):
+            return False
+        self.record(label)
+        return True
 
     def record(self, label: str) -> Fixture:
         """Record the current state: the sanitized object, the judged state, karta's reading."""

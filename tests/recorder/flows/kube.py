@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..judges import stale
 from ..registry import Flow
 from ..session import Session
 
@@ -31,11 +32,13 @@ def _template(s: Session, annotations: Mapping[str, str] | None = None, **spec: 
 
 
 # -- Job ---------------------------------------------------------------------------------------
-def _job(s: Session, *, completions: int = 2, suspend: bool = False, **template: Any) -> dict[str, Any]:
+def _job(
+    s: Session, *, completions: int = 2, suspend: bool = False, backoff: int = 0, **template: Any
+) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "completions": completions,
         "parallelism": completions,
-        "backoffLimit": 0,
+        "backoffLimit": backoff,
         "template": template or _template(s, restart="Never"),
     }
     if suspend:
@@ -44,10 +47,10 @@ def _job(s: Session, *, completions: int = 2, suspend: bool = False, **template:
 
 
 def job_completes(s: Session) -> None:
-    annotations = s.exit_annotations("succeeded", delay="6s")
-    s.create(_job(s, **_template(s, annotations, restart="Never")))
+    s.create(_job(s))
     s.settle(_field("ready", 2), "2 ready pods")
     s.record("running")
+    s.end_pods(lambda p: True, "succeeded")
     s.settle(_cond("Complete"), "Complete")
     s.record("completed")
 
@@ -68,7 +71,11 @@ def job_suspend_resume(s: Session) -> None:
     s.set_path("spec.suspend", True)
     s.settle(_cond("Suspended"), "Suspended")
     s.record("suspended")
+    s.cordon()
     s.set_path("spec.suspend", False)
+    s.settle(_field("active", 2), "2 active pods, Pending on cordoned Nodes")
+    s.record("resume-acknowledged")
+    s.cordon(False)
     s.settle(_field("ready", 2), "2 ready pods again")
     s.record("resumed")
 
@@ -83,7 +90,7 @@ def job_created_suspended(s: Session) -> None:
 
 
 def job_pod_restarts(s: Session) -> None:
-    s.create(_job(s, completions=1, **_template(s, restart="OnFailure")))
+    s.create(_job(s, completions=1, backoff=3, **_template(s, restart="OnFailure")))
     s.settle(_field("ready", 1), "1 ready pod")
     s.record("running")
     s.end_pod(lambda p: True, "failed", code=2)
@@ -195,7 +202,12 @@ def _replicated_flows(kind: str) -> dict[str, Flow]:
         s.create(build(s, 1))
         s.settle(_ready(1), "1 ready")
         s.record("running")
+        s.cordon()
         s.set_path("spec.replicas", 3)
+        s.record_if("scale-up-unobserved", stale)
+        s.settle()
+        s.record("scaling-up")
+        s.cordon(False)
         s.settle(_ready(3), "3 ready")
         s.record("scaled-up")
 
@@ -204,6 +216,7 @@ def _replicated_flows(kind: str) -> dict[str, Flow]:
         s.settle(_ready(3), "3 ready")
         s.record("running")
         s.set_path("spec.replicas", 1)
+        s.record_if("scale-down-unobserved", stale)
         s.settle(_ready(1), "1 ready")
         s.record("scaled-down")
 
@@ -254,17 +267,19 @@ def _phase(phase: str) -> Callable[[dict[str, Any]], bool]:
 
 
 def pod_succeeds(s: Session) -> None:
-    s.create(_pod(s, s.exit_annotations("succeeded", delay="6s"), restart="Never"))
+    s.create(_pod(s, restart="Never"))
     s.settle(_phase("Running"), "Running")
     s.record("running")
+    s.end_pod(lambda p: True, "succeeded")
     s.settle(_phase("Succeeded"), "Succeeded")
     s.record("succeeded")
 
 
 def pod_fails(s: Session) -> None:
-    s.create(_pod(s, s.exit_annotations("failed", delay="6s", code=3), restart="Never"))
+    s.create(_pod(s, restart="Never"))
     s.settle(_phase("Running"), "Running")
     s.record("running")
+    s.end_pod(lambda p: True, "failed", code=3)
     s.settle(_phase("Failed"), "Failed")
     s.record("failed")
 
