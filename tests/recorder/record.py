@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from karta.kube import KubeClient
 
@@ -12,7 +13,7 @@ from . import registry
 from .fixtures import RECORDED, Fixture, definition_for, fixture_dir, load_fixture, write_fixture
 from .session import Session
 
-__all__ = ["compare", "run_flow", "selected", "stored", "write_flow"]
+__all__ = ["compare", "differences", "run_flow", "selected", "stored", "write_flow"]
 
 
 def selected(operator: str, kind: str | None = None, flow: str | None = None) -> Iterator[tuple[str, str]]:
@@ -91,5 +92,26 @@ def compare(recorded: list[Fixture], expected: list[Fixture]) -> list[str]:
         if got["judged"]["status"] != want["judged"]["status"]:
             problems.append(f"{where}: judged {got['judged']} != stored {want['judged']}")
         if got["reading"] != want["reading"]:
-            problems.append(f"{where}: karta's reading changed: {got['reading']} != stored {want['reading']}")
+            changed = "; ".join(differences(got["reading"], want["reading"])[:5])
+            problems.append(f"{where}: karta's reading changed (now != stored): {changed}")
     return problems
+
+
+def differences(got: Any, want: Any, path: str = "") -> list[str]:
+    """Where two JSON values differ: ``path: now != stored`` lines, outermost first."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        found: list[str] = []
+        for key in sorted(set(got) | set(want), key=str):
+            where = f"{path}.{key}"
+            if key not in got or key not in want:
+                found.append(f"{where}: {got.get(key, '(absent)')!r} != {want.get(key, '(absent)')!r}")
+            else:
+                found.extend(differences(got[key], want[key], where))
+        return found
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        return [
+            d
+            for index, (a, b) in enumerate(zip(got, want, strict=True))
+            for d in differences(a, b, f"{path}[{index}]")
+        ]
+    return [] if got == want else [f"{path or '.'}: {got!r} != {want!r}"]
