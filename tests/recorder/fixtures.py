@@ -11,9 +11,11 @@ Sanitizing keeps what status logic reads and drops what changes from run to run:
 ``managedFields``, ``uid``, ``resourceVersion``, ``selfLink``; every uid the object mentions (its
 own, its owners', a Job's ``controller-uid`` labels) becomes ``uid-N``; the namespace the flow ran
 in becomes ``recorded`` wherever it appears (Node names carry it too), the value of the Nodes'
-taint ``recorded-taint``; every RFC 3339 timestamp is
-replaced by ``2026-01-01T00:00:NNZ`` keeping the order of the distinct instants (so "which came
-last" and "is it set" still hold).
+taint ``recorded-taint`` (and the other run aliases a session passes: pod-template hashes, pod
+IPs); kube-scheduler's "0/N nodes are available" messages keep their reasons without counts;
+every RFC 3339 timestamp is replaced by ``2026-01-01T00:00:NNZ`` keeping the order of the
+distinct instants (so "which came last" and "is it set" still hold; two instants one run sees in
+one second and another run in two can still differ: the Pod flows' --check may show that).
 """
 
 from __future__ import annotations
@@ -105,6 +107,7 @@ def sanitize(
             return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
         for uid, stand_in in [*uids.items(), *(aliases or {}).items()]:
             text = text.replace(uid, stand_in)
+        text = _scheduler_message(text)
         return text.replace(namespace, NAMESPACE) if namespace else text
 
     clean: dict[str, Any] = _replace(obj, swap)
@@ -113,6 +116,22 @@ def sanitize(
         meta.pop(key, None)
     clean["metadata"] = meta
     return clean
+
+
+_UNSCHEDULABLE = re.compile(r"^0/\d+ nodes are available: (.*?)\. preemption: .*$", re.DOTALL)
+
+
+def _scheduler_message(text: str) -> str:
+    """kube-scheduler's "0/14 nodes are available: 12 node(s) had untolerated taint(s), 2
+        Insufficient nvidia.com/gpu. preemption: ..." counts every Node of the cluster (other flows'
+        too) and orders its reasons by their text, counts included: keep the reasons, sorted, uncounted,
+    without the taints of the other flows' Nodes."""
+    found = _UNSCHEDULABLE.match(text)
+    if not found:
+        return text
+    reasons = sorted(re.sub(r"^\d+ ", "", reason) for reason in found.group(1).split(", "))
+    reasons = [r for r in reasons if "untolerated taint" not in r]  # the other flows' Nodes
+    return f"0/N nodes are available: {', '.join(reasons)}."
 
 
 def definition_for(obj: Mapping[str, Any]) -> Karta:

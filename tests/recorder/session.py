@@ -25,7 +25,7 @@ __all__ = ["EXIT", "FlowError", "Session"]
 
 EXIT = "karta.dev/kwok-exit"  # hack/kwok/stages.yaml
 GPU = "nvidia.com/gpu"
-NODES = 2
+NODES = 1  # one Node: every flow fits on 8 GPUs, and the pods' nodeName is the same in every run
 GPUS_PER_NODE = 8
 
 
@@ -55,6 +55,7 @@ class Session:
         self.timeout = timeout
         self.fixtures: list[Fixture] = []
         self._uids: dict[str, str] = {}
+        self._aliases: dict[str, str] = {}
         self._rtype: ResourceType | None = None
         self._name = ""
 
@@ -235,10 +236,28 @@ class Session:
         self.record(label)
         return True
 
+    def _run_aliases(self) -> dict[str, str]:
+        """Stand-ins for what differs from run to run besides uids and the namespace: the Nodes'
+        taint value, the pod-template hashes of the namespace's ReplicaSets (their names are in a
+        Deployment's conditions; the template holds the run's namespace) and the pods' IPs, each
+        numbered in the order first seen."""
+        aliases = self._aliases
+        aliases.setdefault(taint(self.selector)["value"], "recorded-taint")
+        sets = self.client.list("replicasets", namespace=self.namespace).items
+        for rs in sorted(sets, key=lambda r: str((r.get("metadata") or {}).get("creationTimestamp"))):
+            found = ((rs.get("metadata") or {}).get("labels") or {}).get("pod-template-hash")
+            if found and found not in aliases:
+                aliases[found] = f"hash{len(aliases)}"
+        for pod in self.pods():
+            status = pod.get("status") or {}
+            for ip in [status.get("podIP"), status.get("hostIP")]:
+                if isinstance(ip, str) and ip and ip not in aliases:
+                    aliases[ip] = f"ip{len(aliases)}"
+        return aliases
+
     def record(self, label: str) -> Fixture:
         """Record the current state: the sanitized object, the judged state, karta's reading."""
-        aliases = {taint(self.selector)["value"]: "recorded-taint"}
-        obj = sanitize(self.get(), self.namespace, self._uids, aliases)
+        obj = sanitize(self.get(), self.namespace, self._uids, self._run_aliases())
         fixture: Fixture = {
             "step": len(self.fixtures) + 1,
             "label": label,

@@ -40,3 +40,15 @@ def test_sanitize_drops_run_values_and_keeps_order() -> None:
     assert clean["spec"]["template"]["spec"]["nodeName"] == "recorded-gpu-0"
     assert uids == {"1234-5678": "uid-0"}
     assert obj["metadata"]["uid"] == "1234-5678"  # the input is not changed
+
+
+def test_scheduler_messages_lose_the_other_nodes() -> None:
+    message = (
+        "0/22 nodes are available: 2 Insufficient nvidia.com/gpu, 20 node(s) had untolerated taint(s). "
+        "preemption: 0/22 nodes are available: 22 Preemption is not helpful for scheduling."
+    )
+    pod = {"status": {"conditions": [{"type": "PodScheduled", "message": message}]}}
+    clean = sanitize(pod, "rec-x")
+    assert (
+        clean["status"]["conditions"][0]["message"] == "0/N nodes are available: Insufficient nvidia.com/gpu."
+    )
