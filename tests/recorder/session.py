@@ -231,9 +231,10 @@ class Session:
     def record_if(self, label: str, holds: Callable[[dict[str, Any]], bool]) -> bool:
         """Record the state at once, without settling, when ``holds`` is true of it (a transient
         state, such as a spec change the controller has not observed yet)."""
-        if not holds(self.get()):
+        seen = self.get()
+        if not holds(seen):
             return False
-        self.record(label)
+        self.record(label, seen)
         return True
 
     def _run_aliases(self) -> dict[str, str]:
@@ -255,9 +256,10 @@ class Session:
                     aliases[ip] = f"ip{len(aliases)}"
         return aliases
 
-    def record(self, label: str) -> Fixture:
-        """Record the current state: the sanitized object, the judged state, karta's reading."""
-        obj = sanitize(self.get(), self.namespace, self._uids, self._run_aliases())
+    def record(self, label: str, seen: dict[str, Any] | None = None) -> Fixture:
+        """Record the current state (or ``seen``, an object just read): the sanitized object, the
+        judged state, karta's reading."""
+        obj = sanitize(self.get() if seen is None else seen, self.namespace, self._uids, self._run_aliases())
         fixture: Fixture = {
             "step": len(self.fixtures) + 1,
             "label": label,

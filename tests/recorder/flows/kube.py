@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..judges import stale
 from ..registry import Flow
 from ..session import Session
 
@@ -203,8 +202,8 @@ def _replicated_flows(kind: str) -> dict[str, Flow]:
         s.settle(_ready(1), "1 ready")
         s.record("running")
         s.cordon()
-        s.set_path("spec.replicas", 3)
-        s.record_if("scale-up-unobserved", stale)
+        # The object as the API server wrote the change: generation ahead of observedGeneration.
+        s.record("scale-up-unobserved", s.set_path("spec.replicas", 3))
         s.settle()
         s.record("scaling-up")
         s.cordon(False)
@@ -215,8 +214,7 @@ def _replicated_flows(kind: str) -> dict[str, Flow]:
         s.create(build(s, 3))
         s.settle(_ready(3), "3 ready")
         s.record("running")
-        s.set_path("spec.replicas", 1)
-        s.record_if("scale-down-unobserved", stale)
+        s.record("scale-down-unobserved", s.set_path("spec.replicas", 1))
         s.settle(_ready(1), "1 ready")
         s.record("scaled-down")
 
