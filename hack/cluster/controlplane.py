@@ -305,6 +305,8 @@ class ControlPlaneConfig:
     start_attempts: int = 3  # new free ports when a component loses its port to someone else
     kwok: bool = False  # also run kwok (needs controllers for kube-scheduler to bind pods)
     operators: Sequence[str] = ()  # names in OPERATORS, started after their CRDs
+    # The StatefulSet controller too (off by default: the LWS tests play it; the recorder needs it).
+    statefulset_controller: bool = False
 
 
 def _die_with_parent() -> None:
@@ -660,7 +662,8 @@ class ControlPlane:
             # hack/demo/per-replica-gangs.sh create an LWS's StatefulSets and their pods as LWS and
             # its pod webhook would (the group-index labels); the StatefulSet controller would create
             # its own pods without those labels, or delete the ones the test made.
-            "--controllers=*,-node-lifecycle-controller,-statefulset-controller",
+            "--controllers=*,-node-lifecycle-controller"
+            + ("" if self.config.statefulset_controller else ",-statefulset-controller"),
             "--profiling=false",
             "--v=1",
         ]
@@ -748,7 +751,7 @@ class ControlPlane:
                 f"--metrics-addr=127.0.0.1:{metrics}",
                 "--enable-leader-election=false",
             ]
-        # v1.8.1 always starts its webhook server (no flag turns it off); no
+        # v1.8.1 and v1.9.3 always start their webhook server (no flag turns it off); no
         # ValidatingWebhookConfiguration is created, so the API server never calls it.
         return lambda probe, metrics: [
             f"--health-probe-bind-address=127.0.0.1:{probe}",
@@ -823,9 +826,10 @@ def _cmd_up(ns: argparse.Namespace) -> int:
         bin_dir=bin_dir,
         feature_gates=_parse_gates(ns.feature_gates),
         runtime_config=runtime,
-        controllers=ns.controllers or ns.kwok or bool(ns.operators),
+        controllers=ns.controllers or ns.kwok or bool(ns.operators) or ns.statefulset_controller,
         kwok=ns.kwok,
         operators=[o for item in ns.operators for o in item.split(",") if o],
+        statefulset_controller=ns.statefulset_controller,
         die_with_parent=False,
     )
     cp = ControlPlane(config=config, workdir=workdir, keep_workdir=True)
@@ -885,6 +889,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--operators", action="append", default=[], metavar="kuberay,training",
         help="also run these operators, after their CRDs (implies --controllers)",
     )  # fmt: skip
+    up.add_argument(
+        "--statefulset-controller",
+        action="store_true",
+        help="also run the StatefulSet controller (off by default: the LWS tests create its pods themselves)",
+    )
     up.set_defaults(func=_cmd_up)
     down = sub.add_parser(
         "down", help="stop what 'up' started, keep its logs in <dir>-logs, remove its work directory"

@@ -7,6 +7,7 @@
 #           (hack/fake_nodes.py --kwok); their pods run through hack/kwok/stages.yaml
 #   --operators kuberay,training: also these operators, after their CRDs
 #   (both imply --controllers; each is built from its pinned Go module first: hack/<name>/build.sh)
+#   --statefulset-controller: also the StatefulSet controller (off by default: the LWS tests play it)
 # Logs: DIR/logs/<component>.log (DIR defaults to /tmp/karta-cluster-$UID; kwok.log, kuberay.log,
 # training.log too); down.sh stops them all and keeps the logs.
 set -euo pipefail
