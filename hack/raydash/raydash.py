@@ -27,6 +27,7 @@ through the control API, sent to the server directly (not as a proxy):
   GET  /raydash/state                                   every cluster's jobs, applications, config
   POST /raydash/jobs  {"namespace", "status", ["submission_id"], ["service"], ["message"]}
   POST /raydash/apps  {"namespace", "status", ["app"], ["service"], ["message"]}
+  POST /raydash/reset {"namespace", ["service"]}       forget the jobs and applications (a new head)
   POST /raydash/proxy {"namespace", "healthy": bool, ["service"], ["pod_ips"]}  (the healthz of
                       the cluster's pods at these addresses; every other address is healthy)
 
@@ -282,6 +283,10 @@ class Handler(BaseHTTPRequestHandler):
                 return self._control_jobs(clusters, body)
             if path == "/raydash/apps":
                 return self._control_apps(clusters, body)
+            if path == "/raydash/reset":  # the head pod died: its Ray cluster starts empty again
+                for key, _ in clusters:
+                    state.clusters[key] = Cluster()
+                return (200, [k for k, _ in clusters]) if clusters else (404, "no such cluster")
             if path == "/raydash/proxy":
                 for _, c in clusters:
                     c.proxy_healthy = bool(body.get("healthy"))
@@ -367,6 +372,10 @@ class RayDash:
     ) -> list[str]:
         body = {"namespace": namespace, "status": status, "submission_id": submission_id, "message": message}
         return list(self._call("/raydash/jobs", {k: v for k, v in body.items() if v is not None}))
+
+    def reset(self, namespace: str, *, service: str | None = None) -> list[str]:
+        body = {"namespace": namespace, "service": service}
+        return list(self._call("/raydash/reset", {k: v for k, v in body.items() if v is not None}))
 
     def set_app(
         self,

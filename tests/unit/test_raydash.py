@@ -90,6 +90,9 @@ def test_jobs_are_per_cluster_and_move_only_on_command(server: str) -> None:
     assert _via_proxy(server, "GET", HEAD_A + "/api/jobs/j1/logs") == (200, {"logs": ""})
     assert _via_proxy(server, "DELETE", HEAD_A + "/api/jobs/j1")[0] == 200
     assert _via_proxy(server, "GET", HEAD_A + "/api/jobs/j1")[0] == 404
+    _via_proxy(server, "POST", HEAD_A + "/api/jobs/", {"entrypoint": "python x.py", "submission_id": "j2"})
+    assert control.reset("ns1", service="a-head-svc") == ["a-head-svc.ns1"]  # a new head pod: empty
+    assert _via_proxy(server, "GET", HEAD_A + "/api/jobs/j2")[0] == 404
 
 
 def test_serve_applications_follow_the_config_and_the_control_api(server: str) -> None:
