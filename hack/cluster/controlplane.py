@@ -781,7 +781,7 @@ class ControlPlane:
                 f"--metrics-addr=127.0.0.1:{metrics}",
                 "--enable-leader-election=false",
             ]
-        # v1.8.1 always starts its webhook server (no flag turns it off); no
+        # v1.8.1 and v1.9.3 always start their webhook server (no flag turns it off); no
         # ValidatingWebhookConfiguration is created, so the API server never calls it.
         return lambda probe, metrics: [
             f"--health-probe-bind-address=127.0.0.1:{probe}",

@@ -1,0 +1,1 @@
+"""Flows per operator: ``<operator>.py`` holds ``FLOWS`` (kind -> flow name -> ``flow(session)``)."""
