@@ -363,6 +363,25 @@ class RayDash:
                 f"raydash {path}: HTTP {exc.code}: {exc.read().decode(errors='replace')}"
             ) from exc
 
+    def submit(self, dashboard: str, submission_id: str, entrypoint: str) -> dict[str, Any]:
+        """What ``ray job submit`` in a K8sJobMode submitter pod does: POST the job to the dashboard
+        ``dashboard`` (``<head-svc>.<ns>.svc.cluster.local:8265``, as RayJob status.dashboardURL),
+        sent through the stand-in as KubeRay's own requests are."""
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": self.url}))
+        body = json.dumps({"entrypoint": entrypoint, "submission_id": submission_id}).encode()
+        req = urllib.request.Request(
+            f"http://{dashboard}/api/jobs/", data=body, method="POST",
+            headers={"Content-Type": "application/json"},
+        )  # fmt: skip
+        try:
+            with opener.open(req, timeout=10) as resp:
+                answer: dict[str, Any] = json.loads(resp.read())
+                return answer
+        except urllib.error.HTTPError as exc:
+            raise LookupError(
+                f"raydash submit: HTTP {exc.code}: {exc.read().decode(errors='replace')}"
+            ) from exc
+
     def state(self) -> dict[str, Any]:
         result: dict[str, Any] = self._call("/raydash/state")
         return result

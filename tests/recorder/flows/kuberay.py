@@ -265,6 +265,39 @@ def rayjob_cluster_deleted(s: Session) -> None:
     s.record("resubmitted")
 
 
+def rayjob_submitter_lags(s: Session) -> None:
+    """K8sJobMode (the default): a submitter Job's pod runs ``ray job submit`` and follows the
+    job's logs; KubeRay writes Complete only once the Ray job is terminal AND the submitter has
+    finished. Here the flow plays the submitter's POST to the dashboard, and kwok ends its pod."""
+    submitter = {"spec": s.pod_spec("ray-job-submitter", image=IMAGE, restart="Never")}
+    s.create(_rayjob(s, submissionMode="K8sJobMode", submitterPodTemplate=submitter))
+    obj = s.settle(_job("Running"), "Running, the submitter started")
+    s.wait_pods(
+        "the submitter pod running",
+        lambda pods: any(_is_submitter(p) and _phase(p) == "Running" for p in pods),
+    )
+    raydash().submit(_status(obj)["dashboardURL"], _status(obj)["jobId"], "python -c 'print(1)'")
+    s.settle(_job("Running", "PENDING"), "the job submitted")
+    s.record("submitted")
+    _ray_job(s, "RUNNING")
+    s.settle(_job("Running", "RUNNING"), "RUNNING")
+    s.record("running")
+    _ray_job(s, "SUCCEEDED")
+    s.settle(_job("Running", "SUCCEEDED"), "SUCCEEDED, the submitter still running")
+    s.record("succeeded-submitter-running")
+    s.end_pod(_is_submitter, "succeeded")
+    s.settle(_job("Complete", "SUCCEEDED"), "Complete")
+    s.record("succeeded")
+
+
+def _is_submitter(pod: Mapping[str, Any]) -> bool:
+    return "job-name" in ((pod.get("metadata") or {}).get("labels") or {})
+
+
+def _phase(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("status") or {}).get("phase"))
+
+
 def _uid(s: Session, what: str, name: str) -> str | None:
     found = s.client.list(what, namespace=s.namespace).items
     return next((str(o["metadata"]["uid"]) for o in found if o["metadata"]["name"] == name), None)
@@ -394,6 +427,7 @@ FLOWS: Mapping[str, Mapping[str, Flow]] = {
         "suspend-resume": rayjob_suspend_resume,
         "created-suspended": rayjob_created_suspended,
         "cluster-deleted": rayjob_cluster_deleted,
+        "submitter-lags": rayjob_submitter_lags,
         "invalid-suspend": rayjob_invalid_suspend,
         "deadline": rayjob_deadline,
     },
