@@ -93,6 +93,12 @@ def test_jobs_are_per_cluster_and_move_only_on_command(server: str) -> None:
     _via_proxy(server, "POST", HEAD_A + "/api/jobs/", {"entrypoint": "python x.py", "submission_id": "j2"})
     assert control.reset("ns1", service="a-head-svc") == ["a-head-svc.ns1"]  # a new head pod: empty
     assert _via_proxy(server, "GET", HEAD_A + "/api/jobs/j2")[0] == 404
+    # A K8sJobMode submitter's `ray job submit`, played by a flow through the same proxy path.
+    dashboard = HEAD_A.removeprefix("http://")
+    assert control.submit(dashboard, "j3", "python y.py") == {"job_id": "j3", "submission_id": "j3"}
+    assert _via_proxy(server, "GET", HEAD_A + "/api/jobs/j3")[1]["entrypoint"] == "python y.py"
+    with pytest.raises(LookupError, match="different submission_id"):
+        control.submit(dashboard, "j3", "python y.py")
 
 
 def test_serve_applications_follow_the_config_and_the_control_api(server: str) -> None:
