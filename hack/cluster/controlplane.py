@@ -11,7 +11,9 @@ With ``--kwok`` it also runs kwok (``hack/kwok``: the kubelet of fake Nodes, pod
 the Stages of ``hack/kwok/stages.yaml``), and with ``--operators kuberay,training`` the KubeRay
 operator and the Kubeflow training operator (``hack/kuberay``, ``hack/training-operator``) as
 local processes against the admin kubeconfig, after their CRDs (from the same Go module versions,
-applied with the pinned kubectl of ``hack/kubectl``) are established.
+applied with the pinned kubectl of ``hack/kubectl``) are established. KubeRay comes with
+``hack/raydash/raydash.py``, the stand-in for the Ray dashboard of every head pod (no Ray runs on
+kwok): the operator's ``HTTP_PROXY`` points at it, its control API is ``raydash_url``.
 
 Standard library only, so that ``up.sh``/``down.sh`` and the pytest fixture in ``tests/e2e`` can
 both use it without the project's virtualenv. Run ``python3 controlplane.py --help``.
@@ -339,6 +341,7 @@ class ControlPlane:
         self.etcd_port = 0
         self.apiserver_port = 0
         self.pids: dict[str, int] = {}
+        self.raydash_port = 0  # the Ray dashboard stand-in KubeRay's HTTP_PROXY points at
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
 
     # -- public facts -------------------------------------------------------------------------
@@ -360,6 +363,11 @@ class ControlPlane:
         cert, key = self.client_cert
         ctx.load_cert_chain(str(cert), str(key))
         return ctx
+
+    @property
+    def raydash_url(self) -> str | None:
+        """The control API of hack/raydash (``--operators kuberay``), else None."""
+        return f"http://127.0.0.1:{self.raydash_port}" if self.raydash_port else None
 
     def log_file(self, component: str) -> Path:
         return self.workdir / "logs" / f"{component}.log"
@@ -447,6 +455,7 @@ class ControlPlane:
         cp.etcd_port = int(state["etcd_port"])
         cp.apiserver_port = int(state["apiserver_port"])
         cp.pids = {k: int(v) for k, v in state["pids"].items()}
+        cp.raydash_port = int(state.get("raydash_port") or 0)
         return cp
 
     # -- internals ----------------------------------------------------------------------------
@@ -458,6 +467,7 @@ class ControlPlane:
             "etcd_port": self.etcd_port,
             "apiserver_port": self.apiserver_port,
             "pids": self.pids,
+            "raydash_port": self.raydash_port,
         }
         (self.workdir / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
 
@@ -530,7 +540,7 @@ class ControlPlane:
 
     def _exited(self, name: str) -> ControlPlaneError:
         tail = self._log_tail(name)
-        cls = PortInUseError if "address already in use" in tail else ControlPlaneError
+        cls = PortInUseError if "address already in use" in tail.lower() else ControlPlaneError
         return cls(f"{name} exited during start-up:\n{tail}")
 
     def _start_etcd(self) -> None:
@@ -697,8 +707,25 @@ class ControlPlane:
         )
         crds = [n for n in applied.split() if n.startswith("customresourcedefinition")]
         self._kubectl(kubectl, "wait", "--for=condition=Established", "--timeout=60s", *crds)
+        if "kuberay" in self.config.operators:
+            self._start_raydash()
         for name, binary in binaries.items():
             self._start_addon(name, self._operator_args(name), probe="readyz", binary=binary)
+
+    def _start_raydash(self) -> None:
+        """hack/raydash: the Ray dashboards of every RayCluster's head pod, reached by KubeRay
+        through ``HTTP_PROXY`` (see ``_start_addon``)."""
+        script = HACK / "raydash" / "raydash.py"
+        for attempt in range(1, self.config.start_attempts + 1):
+            self.raydash_port = free_port()
+            self._spawn("raydash", [str(script), f"--port={self.raydash_port}"], binary=Path(sys.executable))
+            try:
+                self._wait_healthz("raydash", 0, url=f"{self.raydash_url}/raydash/state")
+                return
+            except PortInUseError:
+                self._terminate("raydash")
+                if attempt == self.config.start_attempts:
+                    raise
 
     def _kubectl(self, kubectl: Path, *args: str) -> str:
         proc = subprocess.run(
@@ -721,6 +748,12 @@ class ControlPlane:
             env = {"KUBECONFIG": str(self.kubeconfig)}  # the operators' controller-runtime reads it
             if name == "training":
                 env["MY_POD_NAMESPACE"] = TRAINING_NAMESPACE  # where its cert rotator's Secret is
+            if name == "kuberay" and self.raydash_port:
+                # Its dashboard and Serve-proxy clients are net/http clients with the default
+                # transport: http://<head-svc>.<ns>.svc.cluster.local:8265 and http://<pod-ip>:8000
+                # go to the stand-in; the API server (https, 127.0.0.1) is never proxied.
+                env["HTTP_PROXY"] = env["http_proxy"] = self.raydash_url or ""
+                env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
             self._spawn(name, args(port, other), binary=binary, env=env)
             try:
                 self._wait_healthz(name, port, url=f"http://127.0.0.1:{port}/{probe}")
@@ -844,6 +877,8 @@ def _cmd_up(ns: argparse.Namespace) -> int:
     )
     print(f"export KUBECONFIG={cp.kubeconfig}")
     print(f"export KARTA_TEST_KUBECONFIG={cp.kubeconfig}")
+    if cp.raydash_url:
+        print(f"export KARTA_RAYDASH_URL={cp.raydash_url}")
     return 0
 
 

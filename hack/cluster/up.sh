@@ -7,8 +7,11 @@
 #           (hack/fake_nodes.py --kwok); their pods run through hack/kwok/stages.yaml
 #   --operators kuberay,training: also these operators, after their CRDs
 #   (both imply --controllers; each is built from its pinned Go module first: hack/<name>/build.sh)
+#   kuberay comes with hack/raydash, the Ray dashboard of every head pod (KubeRay reaches it through
+#   HTTP_PROXY; tests move Ray jobs and Serve applications with its control API at $KARTA_RAYDASH_URL,
+#   printed as an export line too)
 #   --statefulset-controller: also the StatefulSet controller (off by default: the LWS tests play it)
 # Logs: DIR/logs/<component>.log (DIR defaults to /tmp/karta-cluster-$UID; kwok.log, kuberay.log,
-# training.log too); down.sh stops them all and keeps the logs.
+# raydash.log, training.log too); down.sh stops them all and keeps the logs.
 set -euo pipefail
 exec python3 "$(dirname "${BASH_SOURCE[0]}")/controlplane.py" up "$@"

@@ -71,7 +71,9 @@ def local_cluster(
     if feature_gates is not None:
         config.feature_gates = {**config.feature_gates, **feature_gates}
     workdir = tmp_path_factory.mktemp("control-plane")
-    with cp_mod.ControlPlane(config=config, workdir=workdir) as cp:
+    with cp_mod.ControlPlane(config=config, workdir=workdir) as cp, pytest.MonkeyPatch.context() as env:
+        if cp.raydash_url:  # --operators kuberay: the Ray dashboard stand-in (hack/raydash), as up.sh says
+            env.setenv("KARTA_RAYDASH_URL", cp.raydash_url)
         yield from_kubeconfig(
             cp.kubeconfig,
             scratch=tmp_path_factory.mktemp("kube-credentials"),
