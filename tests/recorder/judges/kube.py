@@ -64,7 +64,15 @@ def cronjob(obj: Mapping[str, Any]) -> Judged:
         return Judged("Suspended", "spec.suspend: the controller schedules nothing (syncCronJob)")
     if status.get("active"):
         return Judged("Running", f"{len(status['active'])} job(s) active")
-    if status.get("lastScheduleTime"):
+    scheduled = status.get("lastScheduleTime")
+    if scheduled:
+        # syncCronJob writes lastSuccessfulTime only when a job it owns completes (the RFC 3339
+        # stamps order as strings). No job active and the last scheduled one never succeeded: that
+        # run failed, and the CronJob schedules on with reduced health (Degraded, karta-format.md
+        # section 8.1), not plain Running.
+        succeeded = status.get("lastSuccessfulTime")
+        if not succeeded or str(succeeded) < str(scheduled):
+            return Judged("Degraded", "no job active; the last scheduled job did not succeed")
         return Judged("Running", "scheduling: a job ran, waiting for the next schedule")
     return Judged("Initializing", "no job scheduled yet")
 

@@ -77,6 +77,12 @@ def rayjob(obj: Mapping[str, Any]) -> Judged:
     deployment = status.get("jobDeploymentStatus") or ""
     job = status.get("jobStatus") or ""
     if deployment == "Complete":
+        if job == "STOPPED":
+            # IsJobTerminal: STOPPED is terminal and only FAILED maps to JobDeploymentStatusFailed, so
+            # the operator writes Complete. Ray's JobStatus docs: STOPPED is "intentionally stopped
+            # by the user": the job finished without succeeding, which the format's vocabulary
+            # (karta-format.md section 8.1) calls Failed, not Completed ("finished successfully").
+            return Judged("Failed", "jobDeploymentStatus Complete, jobStatus STOPPED: stopped, not succeeded")
         return Judged("Completed", f"jobDeploymentStatus Complete (jobStatus {job or 'not reported'})")
     if deployment in ("Failed", "ValidationFailed"):
         return Judged("Failed", f"jobDeploymentStatus {deployment} ({status.get('reason') or 'no reason'})")
@@ -92,8 +98,8 @@ def rayjob(obj: Mapping[str, Any]) -> Judged:
         if job == "FAILED":
             return Judged("Failed", "jobStatus FAILED (the operator writes Failed once the submitter ends)")
         if job == "STOPPED":
-            # IsJobTerminal: STOPPED is terminal and only FAILED maps to JobDeploymentStatusFailed.
-            return Judged("Completed", "jobStatus STOPPED (the operator writes Complete, reason empty)")
+            # Terminal (IsJobTerminal); not a success: see the Complete branch above.
+            return Judged("Failed", "jobStatus STOPPED (the operator writes Complete, reason empty)")
         if job == "RUNNING":
             return Judged("Running", "jobDeploymentStatus Running, jobStatus RUNNING")
         return Judged(

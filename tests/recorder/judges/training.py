@@ -50,7 +50,11 @@ def job(obj: Mapping[str, Any]) -> Judged:
     if is_true(conds, "Suspended"):
         return Judged("Resuming", "runPolicy.suspend cleared, Suspended still True")
     if is_true(conds, "Restarting"):
-        return Judged("Initializing", "condition Restarting True: a failed replica is being recreated")
+        # A replica failed with a retryable exit code after the job ran; the operator drops Running
+        # and recreates the pod (MPIJob v1 never does, so it stays here). The format's vocabulary
+        # (karta-format.md section 8.1): Degraded is "running, but with reduced health or capacity";
+        # Initializing is "before running", which this job is not.
+        return Judged("Degraded", "condition Restarting True: a failed replica is being recreated")
     if is_true(conds, "Running"):
         return Judged("Running", "condition Running True")
     return Judged("Initializing", "created, not running yet")
