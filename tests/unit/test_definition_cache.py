@@ -73,15 +73,23 @@ def test_the_fingerprint_module_is_current() -> None:
 
 def test_the_fingerprint_covers_the_generator_sources(tmp_path: Path) -> None:
     package = tmp_path / "karta"
-    for name in ("jq", "status"):
-        ignore = shutil.ignore_patterns("__pycache__")
-        shutil.copytree(_fingerprint_build.PACKAGE / name, package / name, ignore=ignore)
-    shutil.copy(_fingerprint_build.PACKAGE / "_codegen.py", package / "_codegen.py")
+    for name in _fingerprint_build.SOURCES:
+        source = _fingerprint_build.PACKAGE / name
+        if source.is_dir():
+            shutil.copytree(source, package / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            (package / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, package / name)
     before = _fingerprint_build.fingerprint(package)
     assert before == _fingerprint.GENERATOR
-    codegen = package / "jq" / "codegen.py"
-    codegen.write_text(codegen.read_text() + "\n# a changed generator\n")
-    assert _fingerprint_build.fingerprint(package) != before
+    # the status and jq generators, the extraction generator and what its code reads
+    for changed in ("jq/codegen.py", "extract/compiled.py", "extract/types.py"):
+        generator = package / changed
+        text = generator.read_text()
+        generator.write_text(text + "\n# a changed generator\n")
+        assert _fingerprint_build.fingerprint(package) != before, changed
+        generator.write_text(text)
+    assert _fingerprint_build.fingerprint(package) == before
     assert _fingerprint_build.main(["--check", "extra"]) == 2
 
 
