@@ -214,3 +214,42 @@ def test_restore_makes_the_constants_again() -> None:
 
     assert plain_recipe(_Foreign.A) == ("enum", __name__, "_Foreign", "A")  # restore refuses it (not karta)
     assert plain_recipe(object()) is None
+
+
+KEPT_EXPRESSION = ".kept_test | [.a[]?, (.b // 1), (.c | tostring)] | map(select(. != null))"
+
+
+def test_a_jq_expression_function_is_kept_and_read_back_from_its_first_use(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from karta.jq import codegen as jq_codegen
+    from karta.jq import evaluator as evaluator_module
+    from karta.jq.evaluator import Evaluator
+    from karta.jq.generated_runtime import expression_key, load_expression
+    from karta.jq.parser import parse
+
+    data = {"kept_test": {"a": [1, 2], "c": {"x": 1}}}
+    monkeypatch.setattr(jq_codegen, "generated_cache", {})
+    generated = jq_codegen.generate(KEPT_EXPRESSION, parse(KEPT_EXPRESSION))
+    key = expression_key(KEPT_EXPRESSION)
+    assert generated is not None and key is not None
+    assert [e.stem for e in _entries(cache)] == [key]
+
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise AssertionError("generated although the definition cache holds the function")
+
+    monkeypatch.setattr(jq_codegen, "Emitter", refuse)
+    monkeypatch.setattr(_codegen, "MODE", _codegen.parse_mode(""))  # not eager: the first use
+    monkeypatch.setattr(evaluator_module, "generated_cache", {})
+    monkeypatch.setattr(evaluator_module, "_used_once", set())
+    out = Evaluator(trusted=True).evaluate(KEPT_EXPRESSION, data)
+    loaded = evaluator_module.generated_cache[KEPT_EXPRESSION]
+    assert loaded is not None and loaded is not generated and out == generated(data) == [[1, 2, 1, '{"x":1}']]
+    # an unsound entry is a miss: the closures run, and the code is generated again on the next use
+    (entry,) = _entries(cache)
+    entry.write_bytes(entry.read_bytes()[:-2])
+    assert load_expression(KEPT_EXPRESSION) is None
+    monkeypatch.setattr(evaluator_module, "generated_cache", {})
+    monkeypatch.setattr(evaluator_module, "_used_once", set())
+    assert Evaluator(trusted=True).evaluate(KEPT_EXPRESSION, data) == out
+    assert KEPT_EXPRESSION not in evaluator_module.generated_cache

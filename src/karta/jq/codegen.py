@@ -39,7 +39,7 @@ from karta.jq.builtin_table import fast_of
 from karta.jq.fastpath import Compiled, Unsupported, compile_node
 from karta.jq.fastpath.calls import value_function
 from karta.jq.fastpath.core import Scope, compile_child
-from karta.jq.generated_runtime import BASE_NAMESPACE, plain_recipe, restore
+from karta.jq.generated_runtime import BASE_NAMESPACE, expression_key, load_function, plain_recipe, restore
 from karta.jq.operations import BINARY_OPS, MAX_EXACT
 from karta.jq.printer import to_jq
 from karta.jq.syntax import split_iteration  # here for the generators; the evaluator needs it without them
@@ -747,12 +747,17 @@ def generate(expression: str, node: A.Node) -> GeneratedFn | None:
     what = f"jq {expression}"
     if codegen.enabled():
         try:
-            emitter = Emitter()
-            with emitter.block("def run(v):"):
-                emitter.line("out = []")
-                emitter.emit(node, "v", lambda x: emitter.line(f"out.append({x})"))
-                emitter.line("return out")
-            fn = emitter.build("run", what=what)
+            key = expression_key(expression)
+            fn = None if key is None else load_function(key, {}, "run", what)
+            if fn is None:
+                emitter = Emitter(recipes=key is not None)
+                with emitter.block("def run(v):"):
+                    emitter.line("out = []")
+                    emitter.emit(node, "v", lambda x: emitter.line(f"out.append({x})"))
+                    emitter.line("return out")
+                fn = emitter.build("run", what=what)
+                if key is not None and emitter.recipes is not None:
+                    codegen.store_definition(key, emitter.code, emitter.recipes, emitter.source)
         except (Unsupported, RecursionError) as exc:  # outside the fast path, or too deep
             codegen.declined(what, exc)
         except Exception as exc:
