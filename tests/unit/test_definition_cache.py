@@ -219,13 +219,13 @@ def test_restore_makes_the_constants_again() -> None:
 KEPT_EXPRESSION = ".kept_test | [.a[]?, (.b // 1), (.c | tostring)] | map(select(. != null))"
 
 
-def test_a_jq_expression_function_is_kept_and_read_back_from_its_first_use(
+def test_a_jq_expression_function_is_kept_and_read_back_on_its_second_use(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from karta.jq import codegen as jq_codegen
     from karta.jq import evaluator as evaluator_module
     from karta.jq.evaluator import Evaluator
-    from karta.jq.generated_runtime import expression_key, load_expression
+    from karta.jq.generated_runtime import expression_key, load_function
     from karta.jq.parser import parse
 
     data = {"kept_test": {"a": [1, 2], "c": {"x": 1}}}
@@ -234,22 +234,29 @@ def test_a_jq_expression_function_is_kept_and_read_back_from_its_first_use(
     key = expression_key(KEPT_EXPRESSION)
     assert generated is not None and key is not None
     assert [e.stem for e in _entries(cache)] == [key]
+    real_emitter = jq_codegen.Emitter
 
     def refuse(*_: Any, **__: Any) -> Any:
         raise AssertionError("generated although the definition cache holds the function")
 
     monkeypatch.setattr(jq_codegen, "Emitter", refuse)
-    monkeypatch.setattr(_codegen, "MODE", _codegen.parse_mode(""))  # not eager: the first use
+    monkeypatch.setattr(_codegen, "MODE", _codegen.parse_mode(""))  # not eager
+    monkeypatch.setattr(jq_codegen, "generated_cache", {})  # a fresh process
     monkeypatch.setattr(evaluator_module, "generated_cache", {})
     monkeypatch.setattr(evaluator_module, "_used_once", set())
-    out = Evaluator(trusted=True).evaluate(KEPT_EXPRESSION, data)
+    evaluator = Evaluator(trusted=True)
+    out = evaluator.evaluate(KEPT_EXPRESSION, data)  # the first use: the closures
+    assert KEPT_EXPRESSION not in evaluator_module.generated_cache
+    assert evaluator.evaluate(KEPT_EXPRESSION, data) == out == [[1, 2, 1, '{"x":1}']]  # read, not generated
     loaded = evaluator_module.generated_cache[KEPT_EXPRESSION]
-    assert loaded is not None and loaded is not generated and out == generated(data) == [[1, 2, 1, '{"x":1}']]
-    # an unsound entry is a miss: the closures run, and the code is generated again on the next use
+    assert loaded is not None and loaded is not generated and loaded(data) == generated(data) == out
+    # an unsound entry is a miss: the function is generated again and the entry rewritten
     (entry,) = _entries(cache)
     entry.write_bytes(entry.read_bytes()[:-2])
-    assert load_expression(KEPT_EXPRESSION) is None
-    monkeypatch.setattr(evaluator_module, "generated_cache", {})
-    monkeypatch.setattr(evaluator_module, "_used_once", set())
-    assert Evaluator(trusted=True).evaluate(KEPT_EXPRESSION, data) == out
-    assert KEPT_EXPRESSION not in evaluator_module.generated_cache
+    assert load_function(key, {}, "run", "test") is None
+    monkeypatch.setattr(jq_codegen, "Emitter", real_emitter)
+    monkeypatch.setattr(jq_codegen, "generated_cache", {})
+    again = jq_codegen.generate(KEPT_EXPRESSION, parse(KEPT_EXPRESSION))
+    assert again is not None and again(data) == out
+    rewritten = load_function(key, {}, "run", "test")
+    assert rewritten is not None and rewritten(data) == out

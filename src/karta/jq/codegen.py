@@ -736,9 +736,12 @@ _CACHE_SIZE = 4096
 
 
 def generate(expression: str, node: A.Node) -> GeneratedFn | None:
-    """The generated function of a fast-path expression (cached by text), or None when the
-    expression is outside the fast path, under ``KARTA_CODEGEN=off``, or when generating failed
-    (which raises instead under ``KARTA_CODEGEN=strict``)."""
+    """The generated function of a fast-path expression (cached by text, in this process and in
+    karta._codegen's definition cache, where a later process reads it instead of generating), or
+    None when the expression is outside the fast path, under ``KARTA_CODEGEN=off``, or when
+    generating failed (which raises instead under ``KARTA_CODEGEN=strict``). Called from an
+    expression's second use (karta.jq.evaluator): its first runs the closures its plan has
+    compiled anyway, which costs less than reading its code."""
     try:
         return generated_cache[expression]
     except KeyError:

@@ -141,26 +141,11 @@ def _generated_on_reuse(expression: str, node: A.Node | None) -> GeneratedFn | N
         if len(_used_once) >= 4096:
             _used_once.clear()
         _used_once.add(expression)
-        return _kept(expression)
+        return None
     global generated_cache
     from karta.jq.codegen import generate, generated_cache
 
     return generate(expression, node)
-
-
-def _kept(expression: str) -> GeneratedFn | None:
-    """The generated function of ``expression`` the definition cache holds (karta._codegen),
-    from its first use, or None (then the closures run, and the code is generated on the next)."""
-    if not codegen.enabled():
-        return None
-    from karta.jq.generated_runtime import load_expression
-
-    fn: GeneratedFn | None = load_expression(expression)
-    if fn is not None:
-        if len(generated_cache) >= 4096:
-            generated_cache.clear()
-        generated_cache[expression] = fn
-    return fn
 
 
 @lru_cache(maxsize=4096)

@@ -26,7 +26,7 @@ from karta.jq.fastpath.calls import value_function
 from karta.jq.fastpath.operators import until_error
 from karta.jq.operations import BINARY_OPS, index_value, iterate_value
 
-__all__ = ["BASE_NAMESPACE", "expression_key", "load_expression", "load_function", "plain_recipe", "restore"]
+__all__ = ["BASE_NAMESPACE", "expression_key", "load_function", "plain_recipe", "restore"]
 
 
 def _iterate(v: Any) -> Any:
@@ -186,10 +186,3 @@ def expression_key(expression: str) -> str | None:
     from karta import _codegen as codegen
 
     return codegen.definition_key("jq", expression)
-
-
-def load_expression(expression: str) -> Any:
-    """The generated function of ``expression`` the definition cache holds (``run(v)``: its
-    outputs; see :func:`karta.jq.codegen.generate`), or None."""
-    key = expression_key(expression)
-    return None if key is None else load_function(key, {}, "run", f"jq {expression}")
