@@ -89,7 +89,7 @@ def test_the_probes_collect_garbage_as_kli_does_unless_asked_not_to() -> None:
     source = (ROOT / "src" / "karta" / "cli" / "entry.py").read_text()
     (line,) = [line for line in source.splitlines() if line.startswith("GC_THRESHOLD = ")]
     gc_threshold = int(line.split("=")[1].replace("_", ""))
-    assert bench.KLI_GC_THRESHOLD == gc_threshold
+    assert gc_threshold == bench.KLI_GC_THRESHOLD
     assert bench.work_document(DEFINITIONS)["gc_threshold"] is None
     assert bench.work_document(DEFINITIONS, gc_threshold)["gc_threshold"] == gc_threshold
 
