@@ -28,7 +28,11 @@ pass and steady state in objects per second, and each side's peak RSS.
 
 Code generation runs as users run it: ``KARTA_CODEGEN`` is set to ``on`` in the measuring
 processes whatever the caller's environment says (``on`` generates a definition's code from the
-second use; the test suite's ``eager,strict`` is not what a user runs).
+second use; the test suite's ``eager,strict`` is not what a user runs). So does the cyclic garbage
+collector: ``--gc kli`` (the default) sets its first threshold to ``kli``'s (``GC_THRESHOLD`` of
+``karta.cli.entry``, 50,000, before the library is imported, as ``kli`` does; the same on both
+sides), ``--gc default`` leaves Python's 700, where the first object of a child often pays a full
+collection of the whole imported library (8-40 ms on this machine) that no ``kli`` command pays.
 
 ``--baseline REV`` also measures another commit in the same run: a temporary ``git worktree`` of
 REV (removed at the end), run by the same interpreter with ``PYTHONPATH=<worktree>/src`` (the
@@ -180,9 +184,14 @@ def discover(corpus: Path = CORPUS, catalog: Path = CATALOG, fixtures: Path = FI
     return sorted(definitions.values(), key=lambda d: d.slug)
 
 
-def work_document(definitions: Sequence[Definition]) -> dict[str, Any]:
-    """What each probe reads: the objects per key, and the mix (corpus objects only, in file order)."""
+KLI_GC_THRESHOLD = 50_000  # karta.cli.entry.GC_THRESHOLD (not imported: a baseline may lack it)
+
+
+def work_document(definitions: Sequence[Definition], gc_threshold: int | None = None) -> dict[str, Any]:
+    """What each probe reads: the objects per key, the mix (corpus objects only, in file order) and
+    the garbage collector's first threshold (None: Python's default)."""
     return {
+        "gc_threshold": gc_threshold,
         "objects": {d.key: d.objects for d in definitions if d.objects},
         "mix": [[d.key, i] for d in definitions if d.source == "corpus" for i in range(len(d.objects))],
     }
@@ -431,6 +440,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mode", action="append", choices=MODES, help="measure only this mode (repeatable)")
     parser.add_argument("--only", action="append", metavar="TEXT", help="definitions whose name has TEXT")
     parser.add_argument("--corpus", type=Path, default=CORPUS, help=f"the shared corpus (default {CORPUS})")
+    parser.add_argument(
+        "--gc", choices=("kli", "default"), default="kli", help="the GC threshold: kli's or Python's"
+    )
     parser.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-': stdout)")
     args = parser.parse_args(argv)
     rounds = args.rounds or (1 if args.quick else 3)
@@ -449,7 +461,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     current_name = f"current ({head or 'working tree'})"
     with tempfile.TemporaryDirectory(prefix="karta-bench-") as scratch:
         work = Path(scratch) / "work.json"
-        work.write_text(json.dumps(work_document(definitions)))
+        threshold = KLI_GC_THRESHOLD if args.gc == "kli" else None
+        work.write_text(json.dumps(work_document(definitions, threshold)))
         sides: list[Side] = []
         baseline_tree = BaselineWorktree(args.baseline) if args.baseline else None
         try:

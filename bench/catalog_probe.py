@@ -8,13 +8,14 @@ and ``karta.jq.Evaluator(trusted=True)`` (``decoded=True`` where the revision ha
 ``bench/catalog.py`` is imported here.
 
 ``WORK.json`` holds the objects: ``{"objects": {"group|version|Kind": [object, ...]}, "mix":
-[["group|version|Kind", index], ...]}``. The probe imports the library's evaluation modules once,
-says ``{"ready": ...}`` on stdout, then answers one JSON line per command read from stdin. Each
-command runs in a child forked for it: the child starts with the library imported and nothing built
-for any definition (no definition loaded, no expression parsed, no code generated), which is the
-state of a ``kli`` process after its imports. So the child's first pass pays what a command pays on
-its first objects (reading the definition, parsing, building the generated code), and its later
-passes are the steady state of a long-running process. Commands:
+[["group|version|Kind", index], ...], "gc_threshold": N or null}`` (the collector's first threshold,
+set before anything is imported: ``kli``'s, or null for Python's). The probe imports the library's
+evaluation modules once, says ``{"ready": ...}`` on stdout, then answers one JSON line per command
+read from stdin. Each command runs in a child forked for it: the child starts with the library
+imported and nothing built for any definition (no definition loaded, no expression parsed, no code
+generated), which is the state of a ``kli`` process after its imports. So the child's first pass
+pays what a command pays on its first objects (reading the definition, parsing, building the
+generated code), and its later passes are the steady state of a long-running process. Commands:
 
 * ``{"op": "gvks", "keys": [...]}``: which keys resolve to a built-in definition here;
 * ``{"op": "definition", "key": K, "mode": M, "min_time": S}``: resolve K (timed: ``load_ms``),
@@ -239,6 +240,10 @@ def _forked(work: dict[str, Any], command: dict[str, Any]) -> dict[str, Any]:
 def main() -> int:
     with open(sys.argv[1], encoding="utf-8") as handle:
         work = json.load(handle)
+    if work.get("gc_threshold"):  # kli's: set before the library is imported, as karta.cli.entry does
+        import gc
+
+        gc.set_threshold(work["gc_threshold"])
     import karta
 
     _preload()

@@ -478,6 +478,8 @@ def run_code(code: CodeType, source: str, namespace: dict[str, Any], *, what: st
     if len(label) > 80:
         label = label[:77] + "..."
     filename = f"<karta-generated-{next(_numbers)}: {label}>"
+    if MODE.dump:
+        print(f"# --- {filename} (from the definition cache)\n{source}\n", file=sys.stderr)
     code = _renamed(code, filename)
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     namespace["__karta_source__"] = _Registration(filename)

@@ -2,8 +2,10 @@
 
 The definition cache of :mod:`karta._codegen` keys a generated function by the definition's
 content and by :data:`karta._fingerprint.GENERATOR`, the SHA-256 of the sources of everything that
-decides what a status function's generated code is (:data:`SOURCES`: the jq package, its parser,
-fast path and code generator; the status package; ``karta/_codegen.py``). A changed generator
+decides what a status or extraction function's generated code is (:data:`SOURCES`: the jq package,
+its parser, fast path and code generator; the status package; ``karta/_codegen.py``; the
+extraction generator and what its code reads: the compiled, cached, convert, scale and types
+modules of ``karta/extract``). A changed generator
 therefore changes the key, and an entry another generator wrote is never read. The fingerprint is
 computed here, when the package is built, not by every ``kli`` process (hashing the sources would
 cost a command what the cache saves); ``--check`` exits 1 when it is stale (a test runs it), so a
@@ -21,7 +23,16 @@ from karta._generated import write_or_check
 PACKAGE = Path(__file__).resolve().parent
 TARGET = PACKAGE / "_fingerprint.py"
 # The generator's sources, relative to the package: directories mean every .py file under them.
-SOURCES = ("jq", "status", "_codegen.py")
+SOURCES = (
+    "jq",
+    "status",
+    "_codegen.py",
+    "extract/cached.py",
+    "extract/compiled.py",
+    "extract/convert.py",
+    "extract/scale.py",
+    "extract/types.py",
+)
 
 
 def source_files(package: Path = PACKAGE) -> list[Path]:

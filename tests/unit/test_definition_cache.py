@@ -73,15 +73,23 @@ def test_the_fingerprint_module_is_current() -> None:
 
 def test_the_fingerprint_covers_the_generator_sources(tmp_path: Path) -> None:
     package = tmp_path / "karta"
-    for name in ("jq", "status"):
-        ignore = shutil.ignore_patterns("__pycache__")
-        shutil.copytree(_fingerprint_build.PACKAGE / name, package / name, ignore=ignore)
-    shutil.copy(_fingerprint_build.PACKAGE / "_codegen.py", package / "_codegen.py")
+    for name in _fingerprint_build.SOURCES:
+        source = _fingerprint_build.PACKAGE / name
+        if source.is_dir():
+            shutil.copytree(source, package / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            (package / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, package / name)
     before = _fingerprint_build.fingerprint(package)
     assert before == _fingerprint.GENERATOR
-    codegen = package / "jq" / "codegen.py"
-    codegen.write_text(codegen.read_text() + "\n# a changed generator\n")
-    assert _fingerprint_build.fingerprint(package) != before
+    # the status and jq generators, the extraction generator and what its code reads
+    for changed in ("jq/codegen.py", "extract/compiled.py", "extract/types.py"):
+        generator = package / changed
+        text = generator.read_text()
+        generator.write_text(text + "\n# a changed generator\n")
+        assert _fingerprint_build.fingerprint(package) != before, changed
+        generator.write_text(text)
+    assert _fingerprint_build.fingerprint(package) == before
     assert _fingerprint_build.main(["--check", "extra"]) == 2
 
 
@@ -206,3 +214,49 @@ def test_restore_makes_the_constants_again() -> None:
 
     assert plain_recipe(_Foreign.A) == ("enum", __name__, "_Foreign", "A")  # restore refuses it (not karta)
     assert plain_recipe(object()) is None
+
+
+KEPT_EXPRESSION = ".kept_test | [.a[]?, (.b // 1), (.c | tostring)] | map(select(. != null))"
+
+
+def test_a_jq_expression_function_is_kept_and_read_back_on_its_second_use(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from karta.jq import codegen as jq_codegen
+    from karta.jq import evaluator as evaluator_module
+    from karta.jq.evaluator import Evaluator
+    from karta.jq.generated_runtime import expression_key, load_function
+    from karta.jq.parser import parse
+
+    data = {"kept_test": {"a": [1, 2], "c": {"x": 1}}}
+    monkeypatch.setattr(jq_codegen, "generated_cache", {})
+    generated = jq_codegen.generate(KEPT_EXPRESSION, parse(KEPT_EXPRESSION))
+    key = expression_key(KEPT_EXPRESSION)
+    assert generated is not None and key is not None
+    assert [e.stem for e in _entries(cache)] == [key]
+    real_emitter = jq_codegen.Emitter
+
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise AssertionError("generated although the definition cache holds the function")
+
+    monkeypatch.setattr(jq_codegen, "Emitter", refuse)
+    monkeypatch.setattr(_codegen, "MODE", _codegen.parse_mode(""))  # not eager
+    monkeypatch.setattr(jq_codegen, "generated_cache", {})  # a fresh process
+    monkeypatch.setattr(evaluator_module, "generated_cache", {})
+    monkeypatch.setattr(evaluator_module, "_used_once", set())
+    evaluator = Evaluator(trusted=True)
+    out = evaluator.evaluate(KEPT_EXPRESSION, data)  # the first use: the closures
+    assert KEPT_EXPRESSION not in evaluator_module.generated_cache
+    assert evaluator.evaluate(KEPT_EXPRESSION, data) == out == [[1, 2, 1, '{"x":1}']]  # read, not generated
+    loaded = evaluator_module.generated_cache[KEPT_EXPRESSION]
+    assert loaded is not None and loaded is not generated and loaded(data) == generated(data) == out
+    # an unsound entry is a miss: the function is generated again and the entry rewritten
+    (entry,) = _entries(cache)
+    entry.write_bytes(entry.read_bytes()[:-2])
+    assert load_function(key, {}, "run", "test") is None
+    monkeypatch.setattr(jq_codegen, "Emitter", real_emitter)
+    monkeypatch.setattr(jq_codegen, "generated_cache", {})
+    again = jq_codegen.generate(KEPT_EXPRESSION, parse(KEPT_EXPRESSION))
+    assert again is not None and again(data) == out
+    rewritten = load_function(key, {}, "run", "test")
+    assert rewritten is not None and rewritten(data) == out

@@ -23,10 +23,10 @@ from typing import Any
 
 from karta import _codegen as codegen
 from karta.errors import JqError
+from karta.extract.cached import CLASSES, fixed_namespace, implicit_instance
 from karta.extract.convert import ARRAY, OBJECT, QUANTITY_MAP, STRING, STRING_MAP, Shape, TargetType
-from karta.extract.scale import INT32_MAX, INT32_MIN, scale_of
-from karta.extract.scale import _scales as _SCALES  # the intern table, read by the generated code
-from karta.extract.types import ExtractedInstance, _InstanceBuilder, new_extracted_instance
+from karta.extract.scale import INT32_MAX, INT32_MIN
+from karta.extract.types import _InstanceBuilder
 from karta.jq import syntax as A
 from karta.jq.codegen import Emitter, is_single, split_iteration
 from karta.jq.evaluator import plan_for
@@ -49,6 +49,7 @@ def compile_extraction(
     fragments: Sequence[tuple[str, str, TargetType]] | None,
     scale_paths: tuple[str | None, str | None, str | None] | None,
     label: str = "",
+    key: str | None = None,
 ) -> ExtractionFn | None:
     """The generated extraction function of one component, or None when a path is outside the
     fast path (or anything else keeps it from being generated; see :mod:`karta._codegen`).
@@ -56,13 +57,19 @@ def compile_extraction(
 
     ``whole`` lists the pod template, pod spec and metadata parts in that order; ``fragments``
     the (record key, path, target) of each fragment path in record order, or None without a
-    fragmented definition.
+    fragmented definition. ``key``: the definition cache's key of this component
+    (:mod:`karta.extract.cached`), under which the function is kept.
     """
     what = f"extraction of {label or id_path or 'a component'}"
     if not codegen.enabled():
         return None
     try:
-        return _Generator(id_path, whole, fragments, scale_paths).build(what)
+        generator = _Generator(id_path, whole, fragments, scale_paths, recipes=key is not None)
+        fn = generator.build(what)
+        e = generator.e
+        if key is not None and e.recipes is not None:
+            codegen.store_definition(key, e.code, e.recipes, e.source)
+        return fn
     except (Unsupported, JqError, RecursionError) as exc:  # outside the fast path, invalid, too deep
         codegen.declined(what, exc)
     except Exception as exc:  # a generator gap: the general code runs (raises under strict)
@@ -77,12 +84,15 @@ class _Generator:
         whole: Sequence[WholePath],
         fragments: Sequence[tuple[str, str, TargetType]] | None,
         scale_paths: tuple[str | None, str | None, str | None] | None,
+        *,
+        recipes: bool = False,
     ) -> None:
         self.id_path = id_path
         self.whole = list(whole)
         self.fragments = fragments
         self.scale_paths = scale_paths
-        self.e = Emitter()
+        self.e = Emitter(recipes=recipes)
+        self.e.namespace.update(fixed_namespace())
         self.results: dict[str, str] = {}  # path -> variable holding its outputs
 
     def build(self, what: str) -> ExtractionFn:
@@ -99,7 +109,6 @@ class _Generator:
         ):
             if path is not None and path not in paths:
                 paths.append(path)
-        e.namespace.update(_scale=scale_of, _S=_SCALES)
         with e.block("def extract(v, limit):"):
             with e.block("try:"):
                 self._evaluate(paths)
@@ -171,9 +180,6 @@ class _Generator:
         self, items: A.Node, each: dict[str, A.Node], keyed: A.Node | None, *, what: str
     ) -> ExtractionFn:
         e = self.e
-        e.namespace.update(
-            _scale=scale_of, _S=_SCALES, _B=_InstanceBuilder, _EI=ExtractedInstance, _new=object.__new__
-        )
         wholes = ["None" if w is None else e.tmp("w") for w in self.whole]
         frags = "None" if self.fragments is None else e.tmp("frags")
         scales = "None" if self.scale_paths is None else e.tmp("scales")
@@ -199,7 +205,7 @@ class _Generator:
                     continue
                 y = value(part[0], item)
                 with e.block(f"if {y} is None:"):
-                    e.line(f"{y} = {e.const(part[1].empty)}()")
+                    e.line(f"{y} = {_empty(e, part[1])}()")
                 with e.block("else:"):
                     _shape_test(e, part[1].shape, y)
                 e.line(f"{name}.append({y})")
@@ -237,7 +243,7 @@ class _Generator:
                 record.append(sc)
             if self.id_path is None and all(part == "None" for part in record[1:]):
                 # Nothing but the implicit id: one immutable record serves every call.
-                e.line(f"inst[{ident}] = {e.const(new_extracted_instance('', None, None, None, None, None))}")
+                e.line(f"inst[{ident}] = {e.const(implicit_instance(), ('implicit',))}")
                 return
             # new_extracted_instance, inlined, its __init__ too: slot stores, no call frame
             r = e.tmp("rec")
@@ -327,8 +333,8 @@ class _Generator:
         e = self.e
         path, target = part
         raw, out = self.results[path], e.tmp("w")
-        check = e.const(target._check)
-        empty = e.const(target.empty)
+        check = _check(e, target)
+        empty = _empty(e, target)
         e.line(f"if len({raw}) != n: return None")
         e.line(f"{out} = []")
         with e.block(f"for x in {raw}:"):
@@ -361,7 +367,7 @@ class _Generator:
                     if target.shape is STRING:
                         e.line(f"if {item}.__class__ is not str: return None")
                     else:
-                        e.line(f"if {e.const(target._check)}({item}) is not None: return None")
+                        e.line(f"if {_check(e, target)}({item}) is not None: return None")
                     e.line(f"if {item}: rec[{key!r}] = {item}")
             e.line(f"{out}.append(rec)")
         return out
@@ -445,6 +451,16 @@ def _entry_keys_of(node: A.Node) -> A.Node | None:
 _EXACT = {STRING: "str", OBJECT: "dict", ARRAY: "list"}
 
 
+def _check(e: Emitter, target: TargetType) -> str:
+    """The name of ``target``'s checker in the generated function."""
+    return e.const(target._check, ("target", target.name, "check"))
+
+
+def _empty(e: Emitter, target: TargetType) -> str:
+    """The name of ``target``'s empty-value constructor in the generated function."""
+    return e.const(target.empty, ("target", target.name, "empty"))
+
+
 def _shape_test(e: Emitter, shape: Shape, var: str) -> None:
     """Lines that ``return None`` unless ``var`` (not None) plainly has ``shape``.
 
@@ -485,19 +501,21 @@ def _shape_test(e: Emitter, shape: Shape, var: str) -> None:
     elif isinstance(shape, dict):
         # The table maps a field to its exact class (a leaf, checked by one test) or to the
         # number of the branch that checks its nested shape; unknown fields pass.
-        table: dict[str, Any] = {}
+        # ``names``: the table's recipe (karta.extract.cached), classes by name.
+        names: dict[str, str | int] = {}
         branches: list[Shape] = []
         for key, sub in shape.items():
             if isinstance(sub, str) and sub in _EXACT:
-                table[key] = {"str": str, "dict": dict, "list": list}[_EXACT[sub]]
+                names[key] = _EXACT[sub]
             else:
                 if sub not in branches:
                     branches.append(sub)
-                table[key] = branches.index(sub)
+                names[key] = branches.index(sub)
+        table = {key: CLASSES[n] if n.__class__ is str else n for key, n in names.items()}
         e.line(f"if {var}.__class__ is not dict: return None")
         k, x, c = e.tmp("k"), e.tmp("x"), e.tmp("c")
         with e.block(f"for {k}, {x} in {var}.items():"):
-            e.line(f"{c} = {e.const(table)}.get({k})")
+            e.line(f"{c} = {e.const(table, ('classes', names))}.get({k})")
             e.line(f"if {c} is None or {x}.__class__ is {c} or {x} is None: continue")
             for number, sub in enumerate(branches):
                 with e.block(f"{'if' if number == 0 else 'elif'} {c} == {number}:"):

@@ -39,7 +39,7 @@ from karta.model.types import ComponentDefinition, FragmentedPodSpecDefinition, 
 from karta.status import StatusResult, extract_status, generated_status_fn
 
 if TYPE_CHECKING:  # imported when first generating code
-    from karta.extract.compiled import ExtractionFn
+    from karta.extract.compiled import ExtractionFn, WholePath
     from karta.status.generated import StatusFn
 
 T = TypeVar("T")
@@ -243,32 +243,63 @@ class _Plan:
     status_definition: StatusDefinition | None
     generated: Any = _UNSET
     uses: int = 0  # calls of extraction_fn before the function was built
+    cache_key: str | None = None  # in the definition cache (karta.extract.cached)
     status_generated: StatusFn | None = None  # status_fn() once it gave a function
     # The one instance of a component that defines no path at all (a root that only has a
     # status): the same record for every object, no evaluation, no generated code.
     constant: dict[str, ExtractedInstance] | None = None
 
     def extraction_fn(self) -> ExtractionFn | None:
-        """The generated extraction function (built on the second use, see
-        :func:`karta._codegen.due`), or None (then the general code runs)."""
+        """The generated extraction function (the definition cache's from the first use, else
+        built on the second use, see :func:`karta._codegen.due`), or None (then the general code
+        runs)."""
         fn = self.generated
         if fn is _UNSET:
+            if self.uses == 0 and codegen.enabled():  # the function the definition cache holds, if any
+                fn, self.cache_key = self._cached()
+                if fn is not None:
+                    self.generated = fn
+                    return fn
             if not codegen.due(self.uses):
                 self.uses += 1
                 return None
             from karta.extract.compiled import compile_extraction
 
-            paths = self.paths
+            whole, fragments = self._parts()
             fn = self.generated = compile_extraction(
                 id_path=self.id_path,
-                whole=[
-                    None if (path := paths[attr]) is None else (path, target) for attr, target in _WHOLE_PARTS
-                ],
-                fragments=self.fragment_paths if self.fragment_definition is not None else None,
+                whole=whole,
+                fragments=fragments,
                 scale_paths=self.scale_paths,
-                label=f"component {self.name}",
+                label=self._label(),
+                key=self.cache_key,
             )
         return fn  # type: ignore[no-any-return]
+
+    def _label(self) -> str:
+        return f"component {self.name}"
+
+    def _parts(self) -> tuple[list[WholePath], tuple[tuple[str, str, TargetType], ...] | None]:
+        paths = self.paths
+        whole: list[WholePath] = [
+            None if (path := paths[attr]) is None else (path, target) for attr, target in _WHOLE_PARTS
+        ]
+        return whole, self.fragment_paths if self.fragment_definition is not None else None
+
+    def _cached(self) -> tuple[ExtractionFn | None, str | None]:
+        """(the function the definition cache holds for this component or None, its key or None
+        when the cache is off or cannot say which targets a recipe names)."""
+        from karta.extract import cached
+
+        whole, fragments = self._parts()
+        targets = cached.targets_of(whole, fragments)
+        if targets is None:
+            return None, None
+        content = cached.content(self.id_path, whole, fragments, self.scale_paths)
+        key = codegen.definition_key("extraction", content)
+        if key is None:
+            return None, None
+        return cached.load(key, targets, f"extraction of {self._label()}"), key
 
     def status_fn(self) -> StatusFn | None:
         """The generated status function of the component (built and kept per status

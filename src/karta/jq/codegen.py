@@ -39,7 +39,7 @@ from karta.jq.builtin_table import fast_of
 from karta.jq.fastpath import Compiled, Unsupported, compile_node
 from karta.jq.fastpath.calls import value_function
 from karta.jq.fastpath.core import Scope, compile_child
-from karta.jq.generated_runtime import BASE_NAMESPACE, plain_recipe, restore
+from karta.jq.generated_runtime import BASE_NAMESPACE, expression_key, load_function, plain_recipe, restore
 from karta.jq.operations import BINARY_OPS, MAX_EXACT
 from karta.jq.printer import to_jq
 from karta.jq.syntax import split_iteration  # here for the generators; the evaluator needs it without them
@@ -736,9 +736,12 @@ _CACHE_SIZE = 4096
 
 
 def generate(expression: str, node: A.Node) -> GeneratedFn | None:
-    """The generated function of a fast-path expression (cached by text), or None when the
-    expression is outside the fast path, under ``KARTA_CODEGEN=off``, or when generating failed
-    (which raises instead under ``KARTA_CODEGEN=strict``)."""
+    """The generated function of a fast-path expression (cached by text, in this process and in
+    karta._codegen's definition cache, where a later process reads it instead of generating), or
+    None when the expression is outside the fast path, under ``KARTA_CODEGEN=off``, or when
+    generating failed (which raises instead under ``KARTA_CODEGEN=strict``). Called from an
+    expression's second use (karta.jq.evaluator): its first runs the closures its plan has
+    compiled anyway, which costs less than reading its code."""
     try:
         return generated_cache[expression]
     except KeyError:
@@ -747,12 +750,17 @@ def generate(expression: str, node: A.Node) -> GeneratedFn | None:
     what = f"jq {expression}"
     if codegen.enabled():
         try:
-            emitter = Emitter()
-            with emitter.block("def run(v):"):
-                emitter.line("out = []")
-                emitter.emit(node, "v", lambda x: emitter.line(f"out.append({x})"))
-                emitter.line("return out")
-            fn = emitter.build("run", what=what)
+            key = expression_key(expression)
+            fn = None if key is None else load_function(key, {}, "run", what)
+            if fn is None:
+                emitter = Emitter(recipes=key is not None)
+                with emitter.block("def run(v):"):
+                    emitter.line("out = []")
+                    emitter.emit(node, "v", lambda x: emitter.line(f"out.append({x})"))
+                    emitter.line("return out")
+                fn = emitter.build("run", what=what)
+                if key is not None and emitter.recipes is not None:
+                    codegen.store_definition(key, emitter.code, emitter.recipes, emitter.source)
         except (Unsupported, RecursionError) as exc:  # outside the fast path, or too deep
             codegen.declined(what, exc)
         except Exception as exc:

@@ -9,11 +9,14 @@ makes a function's constants again from their *recipes* (plain data, kept beside
 an enum of karta), ``("binary", op)`` (an operator of :data:`karta.jq.operations.BINARY_OPS`),
 ``("builtin", name, arity)`` (a value builtin's function) and ``("closure", jq text, variables,
 attribute)`` (an attribute of the fast-path closure of a jq text, compiled with those variables
-bound). Nothing else is accepted; a recipe that no longer resolves raises ValueError.
+bound). A generator whose code holds objects of its own passes ``extra``, which resolves its own
+recipes (:mod:`karta.extract.cached`: a conversion target's checker). Nothing else is accepted; a
+recipe that no longer resolves raises ValueError.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from karta.jq._values import JqFail
@@ -23,7 +26,7 @@ from karta.jq.fastpath.calls import value_function
 from karta.jq.fastpath.operators import until_error
 from karta.jq.operations import BINARY_OPS, index_value, iterate_value
 
-__all__ = ["BASE_NAMESPACE", "plain_recipe", "restore"]
+__all__ = ["BASE_NAMESPACE", "expression_key", "load_function", "plain_recipe", "restore"]
 
 
 def _iterate(v: Any) -> Any:
@@ -97,11 +100,12 @@ def plain_recipe(value: Any) -> tuple[Any, ...] | None:
     return None
 
 
-def restore(recipes: Any) -> dict[str, Any]:
+def restore(recipes: Any, extra: Callable[[tuple[Any, ...]], Any] | None = None) -> dict[str, Any]:
     """The constants a generated function's namespace held, made again from their recipes
     (:attr:`Emitter.recipes`, read back from karta._codegen's definition cache); raises
     ValueError for anything that is not a recipe, or one that no longer resolves (the caller
-    generates instead)."""
+    generates instead). ``extra`` resolves the recipes this module does not know (raising
+    ValueError for anything it does not know either)."""
     import importlib
 
     if recipes.__class__ is not dict:
@@ -138,7 +142,47 @@ def restore(recipes: Any) -> dict[str, Any]:
             value = getattr(compiled, attr)
             if value is None:
                 raise ValueError(f"no {attr} for {text}")
+        elif extra is not None:
+            value = extra(recipe)
         else:
             raise ValueError(f"not a recipe: {recipe!r}")
         out[name] = value
     return out
+
+
+def load_function(
+    key: str,
+    fixed: dict[str, Any],
+    name: str,
+    what: str,
+    extra: Callable[[tuple[Any, ...]], Any] | None = None,
+) -> Any:
+    """The function ``name`` of the definition cache's entry ``key``, run in
+    :data:`BASE_NAMESPACE`, the generator's ``fixed`` names and the constants its recipes make
+    again (``extra``: see :func:`restore`); None for a miss, or an entry whose constants do not
+    resolve or whose code does not define ``name`` (then the caller generates it, and the entry
+    is written again)."""
+    from karta import _codegen as codegen
+
+    entry = codegen.load_definition(key)
+    if entry is None:
+        return None
+    code, recipes, source = entry
+    try:
+        namespace = dict(BASE_NAMESPACE)
+        namespace.update(fixed)
+        namespace.update(restore(recipes, extra))
+        namespace["__source__"] = source
+        codegen.run_code(code, source, namespace, what=what)
+        fn = namespace.get(name)
+    except Exception:  # a foreign or outdated entry: generate
+        return None
+    return fn if callable(fn) else None
+
+
+def expression_key(expression: str) -> str | None:
+    """The definition cache's key of the generated function of a jq ``expression`` (its text is
+    all the function depends on), or None when the cache is off."""
+    from karta import _codegen as codegen
+
+    return codegen.definition_key("jq", expression)

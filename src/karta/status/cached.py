@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from karta import _codegen as codegen
 from karta.errors import JqBudgetError
 from karta.jq.operations import tostring
 from karta.model.types import ConditionsDefinition, PhaseDefinition, ResourceStatus
@@ -81,19 +80,7 @@ def fixed_namespace(read_condition: ReadCondition, interned: Interned) -> dict[s
 def load(key: str, read_condition: ReadCondition, interned: Interned, what: str) -> StatusFn | None:
     """The function of the cache entry ``key``, or None (a miss, or an entry whose constants do
     not resolve: then the caller generates it and the entry is written again)."""
-    entry = codegen.load_definition(key)
-    if entry is None:
-        return None
-    code, recipes, source = entry
-    from karta.jq.generated_runtime import BASE_NAMESPACE, restore
+    from karta.jq.generated_runtime import load_function
 
-    try:
-        namespace = dict(BASE_NAMESPACE)
-        namespace.update(fixed_namespace(read_condition, interned))
-        namespace.update(restore(recipes))
-        namespace["__source__"] = source
-        codegen.run_code(code, source, namespace, what=what)
-        fn = namespace.get("status")
-    except Exception:  # a foreign or outdated entry: generate
-        return None
-    return fn if callable(fn) else None
+    fn: StatusFn | None = load_function(key, fixed_namespace(read_condition, interned), "status", what)
+    return fn

@@ -84,6 +84,16 @@ def test_the_mix_cycles_over_corpus_objects_only() -> None:
     assert all(0 <= index < len(work["objects"][key]) for key, index in work["mix"])
 
 
+def test_the_probes_collect_garbage_as_kli_does_unless_asked_not_to() -> None:
+    # karta.cli.entry's value, read from its source: importing it would set this process's threshold
+    source = (ROOT / "src" / "karta" / "cli" / "entry.py").read_text()
+    (line,) = [line for line in source.splitlines() if line.startswith("GC_THRESHOLD = ")]
+    gc_threshold = int(line.split("=")[1].replace("_", ""))
+    assert gc_threshold == bench.KLI_GC_THRESHOLD
+    assert bench.work_document(DEFINITIONS)["gc_threshold"] is None
+    assert bench.work_document(DEFINITIONS, gc_threshold)["gc_threshold"] == gc_threshold
+
+
 def test_fixture_merge_follows_the_lifecycle_rules() -> None:
     merged = bench._merge({"a": {"b": 1, "c": [1, 2]}, "d": 1}, {"a": {"c": [3]}, "d": None, "e": 2})
     assert merged == {"a": {"b": 1, "c": [3]}, "e": 2}
