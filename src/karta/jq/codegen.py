@@ -84,6 +84,51 @@ def is_single(node: A.Node) -> bool:
     return False
 
 
+# Builtins that never fail, on any input (``not`` and the constants) or on an array (the others).
+_TOTAL_CALLS = frozenset({"not", "empty", "tostring", "tojson", "type", "true", "false", "null"})
+_TOTAL_ON_ARRAY = frozenset({"max", "min", "first", "last", "length"}) | _TOTAL_CALLS
+
+
+def cannot_fail(node: A.Node, *, on_array: bool = False) -> bool:
+    """True when ``node`` never raises a jq error on any input (on any array, with ``on_array``),
+    statically; conservative (False when unsure). ``E // F`` never fails when ``F`` cannot (jq
+    drops ``E``'s errors), nor does ``E?``; field access, arithmetic and most builtins can."""
+    if isinstance(node, A.Identity | A.Literal | A.Var):
+        return True
+    if isinstance(node, A.Try):
+        return node.catch is None
+    if isinstance(node, A.ArrayCons):
+        return node.body is None or cannot_fail(node.body, on_array=on_array)
+    if isinstance(node, A.Pipe):
+        left = node.left
+        return cannot_fail(left, on_array=on_array) and cannot_fail(
+            node.right, on_array=isinstance(left, A.ArrayCons)
+        )
+    if isinstance(node, A.Comma):
+        return cannot_fail(node.left, on_array=on_array) and cannot_fail(node.right, on_array=on_array)
+    if isinstance(node, A.Binary):
+        if node.op == "//":
+            return cannot_fail(node.right, on_array=on_array)
+        if node.op in ("==", "!=", "and", "or"):
+            return cannot_fail(node.left, on_array=on_array) and cannot_fail(node.right, on_array=on_array)
+        return False
+    if isinstance(node, A.ObjectCons):
+        return all(
+            isinstance(entry.key, A.Literal) and entry.key.value.__class__ is str and cannot_fail(entry.value)
+            for entry in node.entries
+        )
+    if isinstance(node, A.Call):
+        args = node.args
+        if node.name == "select" and len(args) == 1:
+            return cannot_fail(args[0], on_array=on_array)
+        if node.name in ("any", "all") and len(args) == 1:  # any(f): any(.[]; f)
+            return on_array and cannot_fail(args[0])
+        if node.name in ("any", "all") and len(args) == 2:
+            return cannot_fail(args[0], on_array=on_array) and cannot_fail(args[1])
+        return not args and node.name in (_TOTAL_ON_ARRAY if on_array else _TOTAL_CALLS)
+    return False
+
+
 def _all_or_nothing(node: A.Node) -> bool:
     """True when ``node`` either fails before its first output or yields all of them: a single
     node, or ``E[]`` of a single ``E`` (a non-iterable fails before any element)."""
@@ -122,6 +167,12 @@ class Emitter:
         self._memo_root: str | None = None
         self._memo_at = (0, 0)  # (line index, depth) of the declarations
         self._memo: dict[tuple[str, frozenset[tuple[str, str]]], str] = {}
+        # Memoised bindings of a source that cannot fail, computed where first used instead of
+        # where bound (see _bind): variable -> (source, input variable, the jq variables bound
+        # around the binding); and those already computed in the current block or an enclosing one.
+        self._lazy: dict[str, tuple[A.Node, str, dict[str, str]]] = {}
+        self._ready: set[str] = set()
+        self._ready_scopes: list[list[str]] = [[]]
         # How to make each constant again without generating (karta._codegen's definition cache):
         # name -> recipe (plain data, see restore); None once a constant has none, or when not
         # asked for (``recipes``: a closure's recipe prints and parses its jq again).
@@ -142,12 +193,14 @@ class Emitter:
         self._depth += 1
         self.line("pass")
         self._scopes.append([])
+        self._ready_scopes.append([])
         try:
             yield
         finally:
             for key in self._scopes.pop():
                 del self._fields[key]
                 self._indexed[key[0]] -= 1
+            self._ready.difference_update(self._ready_scopes.pop())
             self._depth -= 1
 
     def tmp(self, prefix: str = "t") -> str:
@@ -221,7 +274,7 @@ class Emitter:
         elif isinstance(node, A.If):
             self._if(node.cond, node.then, list(node.elifs), node.else_, src, k)
         elif isinstance(node, A.Var) and node.name in self._vars:
-            k(self._vars[node.name])
+            k(self._force(self._vars[node.name]))
         elif isinstance(node, A.Try) and node.catch is None and _all_or_nothing(node.body):
             self._try(node.body, src, k)
         elif not (
@@ -250,6 +303,8 @@ class Emitter:
         """The environment to call an embedded closure with: the bound variables, by name."""
         if not self._vars:
             return "_ENV"
+        for var in self._vars.values():
+            self._force(var)
         return "{" + ", ".join(f"{name!r}: {var}" for name, var in self._vars.items()) + "}"
 
     def _closure_recipe(self, node: A.Node, attr: str) -> tuple[Any, ...] | None:
@@ -320,10 +375,32 @@ class Emitter:
         if memo is None:
             self.emit(node.source, src, with_value)
             return True
-        with self.block(f"if {memo} is _UNSET:"):
-            self.emit(node.source, src, lambda x: self.line(f"{memo} = {x}"))
+        if cannot_fail(node.source):
+            # Nothing to report if it is never used (it cannot fail), so computed on first use:
+            # a matcher's bindings then cost nothing when its first test is false.
+            self._lazy.setdefault(memo, (node.source, src, dict(self._vars)))
+        elif memo not in self._ready:
+            self._compute(memo, node.source, src)
         with_value(memo)
         return True
+
+    def _compute(self, memo: str, source: A.Node, src: str) -> None:
+        with self.block(f"if {memo} is _UNSET:"):
+            self.emit(source, src, lambda x: self.line(f"{memo} = {x}"))
+        self._ready.add(memo)
+        self._ready_scopes[-1].append(memo)
+
+    def _force(self, var: str) -> str:
+        """``var``, computed first if it is a lazy binding not yet computed on this path."""
+        lazy = self._lazy.get(var)
+        if lazy is not None and var not in self._ready:
+            source, src, bound = lazy
+            outer, self._vars = self._vars, bound
+            try:
+                self._compute(var, source, src)
+            finally:
+                self._vars = outer
+        return var
 
     def _memo_var(self, source: A.Node, src: str) -> str | None:
         """The variable memoising ``source`` on ``src`` (see :meth:`memoise`), or None."""
