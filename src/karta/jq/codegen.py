@@ -28,6 +28,7 @@ declines, and the closures run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -172,6 +173,7 @@ class Emitter:
         # around the binding); and those already computed in the current block or an enclosing one.
         self._lazy: dict[str, tuple[A.Node, str, dict[str, str]]] = {}
         self._ready: set[str] = set()
+        self._memo_vars: dict[str, dict[str, str]] = {}  # memo variable -> the jq variables it reads
         self._ready_scopes: list[list[str]] = [[]]
         # How to make each constant again without generating (karta._codegen's definition cache):
         # name -> recipe (plain data, see restore); None once a constant has none, or when not
@@ -378,7 +380,7 @@ class Emitter:
         if cannot_fail(node.source):
             # Nothing to report if it is never used (it cannot fail), so computed on first use:
             # a matcher's bindings then cost nothing when its first test is false.
-            self._lazy.setdefault(memo, (node.source, src, dict(self._vars)))
+            self._lazy.setdefault(memo, (node.source, src, self._memo_vars[memo]))
         elif memo not in self._ready:
             self._compute(memo, node.source, src)
         with_value(memo)
@@ -406,13 +408,19 @@ class Emitter:
         """The variable memoising ``source`` on ``src`` (see :meth:`memoise`), or None."""
         if src != self._memo_root or not is_single(source):
             return None
+        text = to_jq(source)
+        # The variables the source may read (its text names them: a superset, which only makes
+        # the key more specific); the others do not change its value, so bindings of the same
+        # source under different enclosing bindings share one variable.
+        used = {name: var for name, var in self._vars.items() if re.search(rf"\${name}\b", text)}
         memoised = set(self._memo.values())
-        if any(var not in memoised for var in self._vars.values()):
+        if any(var not in memoised for var in used.values()):
             return None  # bound per item of a loop, or per output: not fixed for the call
-        key = (to_jq(source), frozenset(self._vars.items()))
+        key = (text, frozenset(used.items()))
         var = self._memo.get(key)
         if var is None:
             var = self._memo[key] = self.tmp("mb")
+            self._memo_vars[var] = used
         return var
 
     def _get(self, src: str, key: Any) -> str:

@@ -104,3 +104,40 @@ def test_a_binding_that_can_fail_is_still_reported_when_the_matcher_does_not_nee
     definition = _definition(EAGER)
     result = extract_status(definition, {"status": {"phase": phase}, "spec": {"s": 1}}, evaluator=EV)
     assert [d.location for d in result.diagnostics] == ["statusMappings.degraded[0]"]
+
+
+def _mappings(*expressions: str) -> StatusDefinition:
+    return StatusDefinition.model_validate(
+        {
+            "statusMappings": {
+                status: [{"byExpression": {"expression": expression, "expectedResult": "true"}}]
+                for status, expression in zip(("running", "failed", "degraded"), expressions, strict=False)
+            },
+        }
+    )
+
+
+def test_a_source_bound_under_different_enclosing_bindings_is_computed_once() -> None:
+    # $n reads neither $a nor $b: the three bindings of (.spec.xs | length) share one variable.
+    definition = _mappings(
+        "(.spec.a | length) as $a | (.spec.xs | length) as $n | $n > 1",
+        "(.spec.b | length) as $b | (.spec.xs | length) as $n | $n > 2 and $b > 0",
+        "(.spec.xs | length) as $n | $n > 3",
+    )
+    source = _source(definition)
+    assert source.count("= _UNSET") == 3  # $a, $b and $n
+    obj = {"spec": {"a": "x", "b": "yy", "xs": [1, 2, 3, 4]}}
+    general = extract_status(definition, obj, evaluator=Evaluator(trusted=False))
+    assert extract_status(definition, obj, evaluator=EV) == general
+    assert general.matched == [R.RUNNING, R.FAILED, R.DEGRADED]
+
+
+def test_a_binding_inside_a_loop_that_does_not_read_the_loop_variable_is_shared() -> None:
+    definition = _mappings(
+        "[.spec.items[]? as $i | (.spec.xs | length) as $n | $i + $n] | any(. > 4)",
+        "(.spec.xs | length) as $n | $n == 2",
+    )
+    for obj in ({"spec": {"items": [1, 3], "xs": [0, 0]}}, {"spec": {"items": [1], "xs": [0]}}):
+        general = extract_status(definition, obj, evaluator=Evaluator(trusted=False))
+        assert extract_status(definition, obj, evaluator=EV) == general
+    assert _source(definition).count("= _UNSET") == 1
