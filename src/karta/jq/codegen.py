@@ -130,6 +130,17 @@ def cannot_fail(node: A.Node, *, on_array: bool = False) -> bool:
     return False
 
 
+def _collects(node: A.Node) -> bool:
+    """``[...]``, ``[...] | f`` or ``[...] | f // g``: the collections the matchers of a status
+    definition repeat (``[.status.conditions[]? | select(.status == "True") | .type] | any(...)``),
+    memoised like a binding when evaluated on the memo root (see :meth:`Emitter.memoise`)."""
+    if isinstance(node, A.Binary) and node.op == "//":
+        node = node.left
+    if isinstance(node, A.Pipe):
+        node = node.left
+    return isinstance(node, A.ArrayCons) and node.body is not None
+
+
 def _all_or_nothing(node: A.Node) -> bool:
     """True when ``node`` either fails before its first output or yields all of them: a single
     node, or ``E[]`` of a single ``E`` (a non-iterable fails before any element)."""
@@ -173,6 +184,7 @@ class Emitter:
         # around the binding); and those already computed in the current block or an enclosing one.
         self._lazy: dict[str, tuple[A.Node, str, dict[str, str]]] = {}
         self._ready: set[str] = set()
+        self._computing: A.Node | None = None  # the collection being memoised (see emit)
         self._memo_vars: dict[str, dict[str, str]] = {}  # memo variable -> the jq variables it reads
         self._ready_scopes: list[list[str]] = [[]]
         # How to make each constant again without generating (karta._codegen's definition cache):
@@ -254,6 +266,17 @@ class Emitter:
     # --- nodes ---------------------------------------------------------------------------------
 
     def emit(self, node: A.Node, src: str, k: Continuation) -> None:
+        if src == self._memo_root and node is not self._computing and _collects(node):
+            memo = self._memo_var(node, src)
+            if memo is not None:
+                if memo not in self._ready:
+                    outer, self._computing = self._computing, node
+                    try:
+                        self._compute(memo, node, src)
+                    finally:
+                        self._computing = outer
+                k(memo)
+                return
         if isinstance(node, A.Identity):
             k(src)
         elif isinstance(node, A.Literal):
