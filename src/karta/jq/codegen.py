@@ -184,6 +184,9 @@ class Emitter:
         # around the binding); and those already computed in the current block or an enclosing one.
         self._lazy: dict[str, tuple[A.Node, str, dict[str, str]]] = {}
         self._ready: set[str] = set()
+        # Variables known to hold a Python bool (a comparison, and/or, any/all, a boolean
+        # literal): their truth is tested as they are, not as ``x is not None and x is not False``.
+        self._bools: set[str] = set()
         self._computing: A.Node | None = None  # the collection being memoised (see emit)
         self._memo_vars: dict[str, dict[str, str]] = {}  # memo variable -> the jq variables it reads
         self._ready_scopes: list[list[str]] = [[]]
@@ -308,11 +311,20 @@ class Emitter:
         ):
             self._closure(node, src, k)
 
+    def truthy(self, var: str) -> str:
+        """A Python test of jq truth (neither null nor false) of the value in ``var``."""
+        return var if var in self._bools else f"({var} is not None and {var} is not False)"
+
+    def falsy(self, var: str) -> str:
+        return f"not {var}" if var in self._bools else f"({var} is None or {var} is False)"
+
     def _literal(self, value: Any, k: Continuation) -> None:
         if value.__class__ is float:
             value = norm_number(float(value))
         # Bound to a variable: a literal used as a value (``1 is None``) draws a SyntaxWarning.
         out = self.tmp()
+        if value.__class__ is bool:
+            self._bools.add(out)
         text = repr(value) if value is None or value.__class__ in (bool, int, str) else self.const(value)
         self.line(f"{out} = {text}")
         k(out)
@@ -539,6 +551,8 @@ class Emitter:
                         self.line(f"{out} = {general}")
                 else:
                     self.line(f"{out} = {self._binary_expr(op, left, r, right)}")
+                    if op in ("==", "!=") or op in _COMPARISONS:
+                        self._bools.add(out)  # a comparison yields a boolean
                 k(out)
 
             self.emit(node.left, src, with_left)
@@ -553,6 +567,9 @@ class Emitter:
             return test if op == "==" else f"not {test}"
         if op in ("==", "!=") and isinstance(right, A.Literal) and right.value is None:
             return f"({left} is None)" if op == "==" else f"({left} is not None)"  # null equals null only
+        if op in ("==", "!=") and literal.__class__ is bool:
+            # true equals true only (not 1: Python's 1 == True is not jq's), false false only.
+            return f"({left} is {literal})" if op == "==" else f"({left} is not {literal})"
         if op in ("==", "!=") and literal.__class__ is int and -MAX_EXACT < literal < MAX_EXACT:
             # An int equals a small int literal exactly when Python says so (a huge int is not
             # near it, however jq rounds it); anything else through the general operator.
@@ -606,7 +623,14 @@ class Emitter:
 
         self._merged(produce, False, k)
 
-    def _merged(self, produce: Callable[[Continuation], None], single: bool, k: Continuation) -> None:
+    def _merged(
+        self,
+        produce: Callable[[Continuation], None],
+        single: bool,
+        k: Continuation,
+        *,
+        booleans: bool = False,
+    ) -> None:
         """Run ``produce`` (which emits branches, each calling its continuation) and emit ``k``
         once, after the branches: the value in one variable when ``single`` (each path that does
         not fail yields exactly one output), else the outputs collected in order. Emitting ``k``
@@ -616,6 +640,8 @@ class Emitter:
             out = self.tmp("m")
             self.line(f"{out} = None")
             produce(lambda x: self.line(f"{out} = {x}"))
+            if booleans:  # every branch yields a boolean (and/or)
+                self._bools.add(out)
             k(out)
             return
         outs, x = self.tmp("m"), self.tmp("x")
@@ -627,21 +653,22 @@ class Emitter:
     def _logic(self, left: A.Node, right: A.Node, src: str, k: Continuation, *, is_and: bool) -> None:
         def produce(k: Continuation) -> None:
             def with_left(x: str) -> None:
-                short = f"{x} is None or {x} is False" if is_and else f"{x} is not None and {x} is not False"
+                short = self.falsy(x) if is_and else self.truthy(x)
                 with self.block(f"if {short}:"):
                     self._literal(not is_and, k)
                 with self.block("else:"):
 
                     def with_right(r: str) -> None:
                         out = self.tmp()
-                        self.line(f"{out} = {r} is not None and {r} is not False")
+                        self.line(f"{out} = {self.truthy(r)}")
+                        self._bools.add(out)
                         k(out)
 
                     self.emit(right, src, with_right)
 
             self.emit(left, src, with_left)
 
-        self._merged(produce, is_single(left) and is_single(right), k)
+        self._merged(produce, is_single(left) and is_single(right), k, booleans=True)
 
     def _array(self, node: A.ArrayCons, src: str, k: Continuation) -> None:
         out = self.tmp("arr")
@@ -689,7 +716,7 @@ class Emitter:
     ) -> None:
         def produce(k: Continuation) -> None:
             def with_cond(c: str) -> None:
-                with self.block(f"if {c} is not None and {c} is not False:"):
+                with self.block(f"if {self.truthy(c)}:"):
                     self.emit(then, src, k)
                 with self.block("else:"):
                     if elifs:
@@ -785,7 +812,7 @@ class Emitter:
 
     def _inline_select(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
         def with_cond(c: str) -> None:
-            with self.block(f"if {c} is not None and {c} is not False:"):
+            with self.block(f"if {self.truthy(c)}:"):
                 k(src)
 
         self.emit(args[0], src, with_cond)
@@ -808,8 +835,8 @@ class Emitter:
 
                 def with_item(x: str) -> None:
                     def with_cond(c: str) -> None:
-                        test = f"{c} is not None and {c} is not False"
-                        self.line(f"if {test if is_any else f'not ({test})'}: raise _Stop")
+                        test = self.truthy(c) if is_any else self.falsy(c)
+                        self.line(f"if {test}: raise _Stop")
 
                     self.emit(cond, x, with_cond)
 
@@ -821,6 +848,7 @@ class Emitter:
                     self.emit(generator, src, with_item)
             with self.block("except _Stop:"):
                 self.line(f"{out} = {is_any!r}")
+            self._bools.add(out)
             k(out)
             return True
         out, x = self.tmp(), self.tmp("x")
@@ -828,12 +856,12 @@ class Emitter:
         with self.block(f"for {x} in {self._items(src)}:"):
 
             def with_cond(c: str) -> None:
-                test = f"{c} is not None and {c} is not False"
-                with self.block(f"if {test}:" if is_any else f"if not ({test}):"):
+                with self.block(f"if {self.truthy(c) if is_any else self.falsy(c)}:"):
                     self.line(f"{out} = {is_any!r}")
                     self.line("break")
 
             self.emit(args[0], x, with_cond)
+        self._bools.add(out)
         k(out)
         return True
 

@@ -182,3 +182,13 @@ def test_shape_helpers() -> None:
     split = split_iteration(parse(".spec.jobs[] | .name"))
     assert split is not None and split[0] == parse(".spec.jobs[]") and split[1] == parse(".name")
     assert split_iteration(parse(".spec.jobs")) is None
+
+
+@pytest.mark.parametrize("value", [True, False, 1, 0, 1.0, None, "true", [], {}])
+def test_equality_with_a_boolean_literal_is_identity_to_it(value: Any) -> None:
+    # Inlined as ``is True`` / ``is not False``: Python's 1 == True is not jq's.
+    expression = ".a == true, .a != true, .a == false, .a != false"
+    assert assert_agrees("bool-literal", parse(expression), {"a": value}) == "ok"
+    fn = generate("bool-literal-source", parse(expression))
+    assert fn is not None
+    assert fn({"a": value}) == [value is True, value is not True, value is False, value is not False]
