@@ -739,15 +739,30 @@ class Emitter:
             self._literal(A.KEYWORD_CONSTANTS[name], k)
             return True
         fast = fast_of(name, len(args))
+        if name == "not" and fast is not None and fast.native:  # a boolean, tested as one
+            out = self.tmp()
+            self.line(f"{out} = {self.falsy(src)}")
+            self._bools.add(out)
+            k(out)
+            return True
         if fast is None or not fast.native:
             return False
         if fast.kind == "value" and len(args) == 1:
             fn1 = self.const(value_function(fast), ("builtin", name, len(args)))
 
+            literal = args[0].value if isinstance(args[0], A.Literal) else None
+            method = name if name in ("startswith", "endswith") and literal.__class__ is str else None
+
             # f(v, a) for every output a of the argument, evaluated on the input.
             def with_argument(a: str) -> None:
                 out = self.tmp()
-                self.line(f"{out} = {fn1}({src}, {a})")
+                if method is not None:
+                    # A string and a literal string: Python's test (code points are jq's); anything
+                    # else through the builtin, which raises as jq does.
+                    self.line(f"{out} = {src}.{method}({a}) if {src}.__class__ is str else {fn1}({src}, {a})")
+                    self._bools.add(out)
+                else:
+                    self.line(f"{out} = {fn1}({src}, {a})")
                 k(out)
 
             self.emit(args[0], src, with_argument)

@@ -192,3 +192,16 @@ def test_equality_with_a_boolean_literal_is_identity_to_it(value: Any) -> None:
     fn = generate("bool-literal-source", parse(expression))
     assert fn is not None
     assert fn({"a": value}) == [value is True, value is not True, value is False, value is not False]
+
+
+@pytest.mark.parametrize("value", ["abcWorkloadReady", "", "ab", "é-ab", 1, None, True, ["ab"], {"a": 1}])
+@pytest.mark.parametrize(
+    "expression",
+    ['endswith("WorkloadReady")', 'startswith("ab")', 'endswith("")', "not", '(. == "ab") | not'],
+)
+def test_string_tests_and_not_inline_agree_with_the_closures(expression: str, value: Any) -> None:
+    # startswith/endswith of a literal are Python's test on a string; anything else raises in the
+    # builtin, as the closures do (the generated code then declines).
+    assert assert_agrees("inline-tests:" + expression, parse(expression), value) in ("ok", "declined")
+    if isinstance(value, str) or expression in ("not", '(. == "ab") | not'):
+        assert assert_agrees("inline-tests:" + expression, parse(expression), value) == "ok"
