@@ -28,6 +28,7 @@ declines, and the closures run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -84,6 +85,62 @@ def is_single(node: A.Node) -> bool:
     return False
 
 
+# Builtins that never fail, on any input (``not`` and the constants) or on an array (the others).
+_TOTAL_CALLS = frozenset({"not", "empty", "tostring", "tojson", "type", "true", "false", "null"})
+_TOTAL_ON_ARRAY = frozenset({"max", "min", "first", "last", "length"}) | _TOTAL_CALLS
+
+
+def cannot_fail(node: A.Node, *, on_array: bool = False) -> bool:
+    """True when ``node`` never raises a jq error on any input (on any array, with ``on_array``),
+    statically; conservative (False when unsure). ``E // F`` never fails when ``F`` cannot (jq
+    drops ``E``'s errors), nor does ``E?``; field access, arithmetic and most builtins can."""
+    if isinstance(node, A.Identity | A.Literal | A.Var):
+        return True
+    if isinstance(node, A.Try):
+        return node.catch is None
+    if isinstance(node, A.ArrayCons):
+        return node.body is None or cannot_fail(node.body, on_array=on_array)
+    if isinstance(node, A.Pipe):
+        left = node.left
+        return cannot_fail(left, on_array=on_array) and cannot_fail(
+            node.right, on_array=isinstance(left, A.ArrayCons)
+        )
+    if isinstance(node, A.Comma):
+        return cannot_fail(node.left, on_array=on_array) and cannot_fail(node.right, on_array=on_array)
+    if isinstance(node, A.Binary):
+        if node.op == "//":
+            return cannot_fail(node.right, on_array=on_array)
+        if node.op in ("==", "!=", "and", "or"):
+            return cannot_fail(node.left, on_array=on_array) and cannot_fail(node.right, on_array=on_array)
+        return False
+    if isinstance(node, A.ObjectCons):
+        return all(
+            isinstance(entry.key, A.Literal) and entry.key.value.__class__ is str and cannot_fail(entry.value)
+            for entry in node.entries
+        )
+    if isinstance(node, A.Call):
+        args = node.args
+        if node.name == "select" and len(args) == 1:
+            return cannot_fail(args[0], on_array=on_array)
+        if node.name in ("any", "all") and len(args) == 1:  # any(f): any(.[]; f)
+            return on_array and cannot_fail(args[0])
+        if node.name in ("any", "all") and len(args) == 2:
+            return cannot_fail(args[0], on_array=on_array) and cannot_fail(args[1])
+        return not args and node.name in (_TOTAL_ON_ARRAY if on_array else _TOTAL_CALLS)
+    return False
+
+
+def _collects(node: A.Node) -> bool:
+    """``[...]``, ``[...] | f`` or ``[...] | f // g``: the collections the matchers of a status
+    definition repeat (``[.status.conditions[]? | select(.status == "True") | .type] | any(...)``),
+    memoised like a binding when evaluated on the memo root (see :meth:`Emitter.memoise`)."""
+    if isinstance(node, A.Binary) and node.op == "//":
+        node = node.left
+    if isinstance(node, A.Pipe):
+        node = node.left
+    return isinstance(node, A.ArrayCons) and node.body is not None
+
+
 def _all_or_nothing(node: A.Node) -> bool:
     """True when ``node`` either fails before its first output or yields all of them: a single
     node, or ``E[]`` of a single ``E`` (a non-iterable fails before any element)."""
@@ -122,6 +179,17 @@ class Emitter:
         self._memo_root: str | None = None
         self._memo_at = (0, 0)  # (line index, depth) of the declarations
         self._memo: dict[tuple[str, frozenset[tuple[str, str]]], str] = {}
+        # Memoised bindings of a source that cannot fail, computed where first used instead of
+        # where bound (see _bind): variable -> (source, input variable, the jq variables bound
+        # around the binding); and those already computed in the current block or an enclosing one.
+        self._lazy: dict[str, tuple[A.Node, str, dict[str, str]]] = {}
+        self._ready: set[str] = set()
+        # Variables known to hold a Python bool (a comparison, and/or, any/all, a boolean
+        # literal): their truth is tested as they are, not as ``x is not None and x is not False``.
+        self._bools: set[str] = set()
+        self._computing: A.Node | None = None  # the collection being memoised (see emit)
+        self._memo_vars: dict[str, dict[str, str]] = {}  # memo variable -> the jq variables it reads
+        self._ready_scopes: list[list[str]] = [[]]
         # How to make each constant again without generating (karta._codegen's definition cache):
         # name -> recipe (plain data, see restore); None once a constant has none, or when not
         # asked for (``recipes``: a closure's recipe prints and parses its jq again).
@@ -142,12 +210,14 @@ class Emitter:
         self._depth += 1
         self.line("pass")
         self._scopes.append([])
+        self._ready_scopes.append([])
         try:
             yield
         finally:
             for key in self._scopes.pop():
                 del self._fields[key]
                 self._indexed[key[0]] -= 1
+            self._ready.difference_update(self._ready_scopes.pop())
             self._depth -= 1
 
     def tmp(self, prefix: str = "t") -> str:
@@ -199,6 +269,17 @@ class Emitter:
     # --- nodes ---------------------------------------------------------------------------------
 
     def emit(self, node: A.Node, src: str, k: Continuation) -> None:
+        if src == self._memo_root and node is not self._computing and _collects(node):
+            memo = self._memo_var(node, src)
+            if memo is not None:
+                if memo not in self._ready:
+                    outer, self._computing = self._computing, node
+                    try:
+                        self._compute(memo, node, src)
+                    finally:
+                        self._computing = outer
+                k(memo)
+                return
         if isinstance(node, A.Identity):
             k(src)
         elif isinstance(node, A.Literal):
@@ -221,7 +302,7 @@ class Emitter:
         elif isinstance(node, A.If):
             self._if(node.cond, node.then, list(node.elifs), node.else_, src, k)
         elif isinstance(node, A.Var) and node.name in self._vars:
-            k(self._vars[node.name])
+            k(self._force(self._vars[node.name]))
         elif isinstance(node, A.Try) and node.catch is None and _all_or_nothing(node.body):
             self._try(node.body, src, k)
         elif not (
@@ -230,11 +311,20 @@ class Emitter:
         ):
             self._closure(node, src, k)
 
+    def truthy(self, var: str) -> str:
+        """A Python test of jq truth (neither null nor false) of the value in ``var``."""
+        return var if var in self._bools else f"({var} is not None and {var} is not False)"
+
+    def falsy(self, var: str) -> str:
+        return f"not {var}" if var in self._bools else f"({var} is None or {var} is False)"
+
     def _literal(self, value: Any, k: Continuation) -> None:
         if value.__class__ is float:
             value = norm_number(float(value))
         # Bound to a variable: a literal used as a value (``1 is None``) draws a SyntaxWarning.
         out = self.tmp()
+        if value.__class__ is bool:
+            self._bools.add(out)
         text = repr(value) if value is None or value.__class__ in (bool, int, str) else self.const(value)
         self.line(f"{out} = {text}")
         k(out)
@@ -250,6 +340,8 @@ class Emitter:
         """The environment to call an embedded closure with: the bound variables, by name."""
         if not self._vars:
             return "_ENV"
+        for var in self._vars.values():
+            self._force(var)
         return "{" + ", ".join(f"{name!r}: {var}" for name, var in self._vars.items()) + "}"
 
     def _closure_recipe(self, node: A.Node, attr: str) -> tuple[Any, ...] | None:
@@ -320,22 +412,50 @@ class Emitter:
         if memo is None:
             self.emit(node.source, src, with_value)
             return True
-        with self.block(f"if {memo} is _UNSET:"):
-            self.emit(node.source, src, lambda x: self.line(f"{memo} = {x}"))
+        if cannot_fail(node.source):
+            # Nothing to report if it is never used (it cannot fail), so computed on first use:
+            # a matcher's bindings then cost nothing when its first test is false.
+            self._lazy.setdefault(memo, (node.source, src, self._memo_vars[memo]))
+        elif memo not in self._ready:
+            self._compute(memo, node.source, src)
         with_value(memo)
         return True
+
+    def _compute(self, memo: str, source: A.Node, src: str) -> None:
+        with self.block(f"if {memo} is _UNSET:"):
+            self.emit(source, src, lambda x: self.line(f"{memo} = {x}"))
+        self._ready.add(memo)
+        self._ready_scopes[-1].append(memo)
+
+    def _force(self, var: str) -> str:
+        """``var``, computed first if it is a lazy binding not yet computed on this path."""
+        lazy = self._lazy.get(var)
+        if lazy is not None and var not in self._ready:
+            source, src, bound = lazy
+            outer, self._vars = self._vars, bound
+            try:
+                self._compute(var, source, src)
+            finally:
+                self._vars = outer
+        return var
 
     def _memo_var(self, source: A.Node, src: str) -> str | None:
         """The variable memoising ``source`` on ``src`` (see :meth:`memoise`), or None."""
         if src != self._memo_root or not is_single(source):
             return None
+        text = to_jq(source)
+        # The variables the source may read (its text names them: a superset, which only makes
+        # the key more specific); the others do not change its value, so bindings of the same
+        # source under different enclosing bindings share one variable.
+        used = {name: var for name, var in self._vars.items() if re.search(rf"\${name}\b", text)}
         memoised = set(self._memo.values())
-        if any(var not in memoised for var in self._vars.values()):
+        if any(var not in memoised for var in used.values()):
             return None  # bound per item of a loop, or per output: not fixed for the call
-        key = (to_jq(source), frozenset(self._vars.items()))
+        key = (text, frozenset(used.items()))
         var = self._memo.get(key)
         if var is None:
             var = self._memo[key] = self.tmp("mb")
+            self._memo_vars[var] = used
         return var
 
     def _get(self, src: str, key: Any) -> str:
@@ -431,6 +551,8 @@ class Emitter:
                         self.line(f"{out} = {general}")
                 else:
                     self.line(f"{out} = {self._binary_expr(op, left, r, right)}")
+                    if op in ("==", "!=") or op in _COMPARISONS:
+                        self._bools.add(out)  # a comparison yields a boolean
                 k(out)
 
             self.emit(node.left, src, with_left)
@@ -445,6 +567,9 @@ class Emitter:
             return test if op == "==" else f"not {test}"
         if op in ("==", "!=") and isinstance(right, A.Literal) and right.value is None:
             return f"({left} is None)" if op == "==" else f"({left} is not None)"  # null equals null only
+        if op in ("==", "!=") and literal.__class__ is bool:
+            # true equals true only (not 1: Python's 1 == True is not jq's), false false only.
+            return f"({left} is {literal})" if op == "==" else f"({left} is not {literal})"
         if op in ("==", "!=") and literal.__class__ is int and -MAX_EXACT < literal < MAX_EXACT:
             # An int equals a small int literal exactly when Python says so (a huge int is not
             # near it, however jq rounds it); anything else through the general operator.
@@ -498,7 +623,14 @@ class Emitter:
 
         self._merged(produce, False, k)
 
-    def _merged(self, produce: Callable[[Continuation], None], single: bool, k: Continuation) -> None:
+    def _merged(
+        self,
+        produce: Callable[[Continuation], None],
+        single: bool,
+        k: Continuation,
+        *,
+        booleans: bool = False,
+    ) -> None:
         """Run ``produce`` (which emits branches, each calling its continuation) and emit ``k``
         once, after the branches: the value in one variable when ``single`` (each path that does
         not fail yields exactly one output), else the outputs collected in order. Emitting ``k``
@@ -508,6 +640,8 @@ class Emitter:
             out = self.tmp("m")
             self.line(f"{out} = None")
             produce(lambda x: self.line(f"{out} = {x}"))
+            if booleans:  # every branch yields a boolean (and/or)
+                self._bools.add(out)
             k(out)
             return
         outs, x = self.tmp("m"), self.tmp("x")
@@ -519,21 +653,22 @@ class Emitter:
     def _logic(self, left: A.Node, right: A.Node, src: str, k: Continuation, *, is_and: bool) -> None:
         def produce(k: Continuation) -> None:
             def with_left(x: str) -> None:
-                short = f"{x} is None or {x} is False" if is_and else f"{x} is not None and {x} is not False"
+                short = self.falsy(x) if is_and else self.truthy(x)
                 with self.block(f"if {short}:"):
                     self._literal(not is_and, k)
                 with self.block("else:"):
 
                     def with_right(r: str) -> None:
                         out = self.tmp()
-                        self.line(f"{out} = {r} is not None and {r} is not False")
+                        self.line(f"{out} = {self.truthy(r)}")
+                        self._bools.add(out)
                         k(out)
 
                     self.emit(right, src, with_right)
 
             self.emit(left, src, with_left)
 
-        self._merged(produce, is_single(left) and is_single(right), k)
+        self._merged(produce, is_single(left) and is_single(right), k, booleans=True)
 
     def _array(self, node: A.ArrayCons, src: str, k: Continuation) -> None:
         out = self.tmp("arr")
@@ -581,7 +716,7 @@ class Emitter:
     ) -> None:
         def produce(k: Continuation) -> None:
             def with_cond(c: str) -> None:
-                with self.block(f"if {c} is not None and {c} is not False:"):
+                with self.block(f"if {self.truthy(c)}:"):
                     self.emit(then, src, k)
                 with self.block("else:"):
                     if elifs:
@@ -604,15 +739,30 @@ class Emitter:
             self._literal(A.KEYWORD_CONSTANTS[name], k)
             return True
         fast = fast_of(name, len(args))
+        if name == "not" and fast is not None and fast.native:  # a boolean, tested as one
+            out = self.tmp()
+            self.line(f"{out} = {self.falsy(src)}")
+            self._bools.add(out)
+            k(out)
+            return True
         if fast is None or not fast.native:
             return False
         if fast.kind == "value" and len(args) == 1:
             fn1 = self.const(value_function(fast), ("builtin", name, len(args)))
 
+            literal = args[0].value if isinstance(args[0], A.Literal) else None
+            method = name if name in ("startswith", "endswith") and literal.__class__ is str else None
+
             # f(v, a) for every output a of the argument, evaluated on the input.
             def with_argument(a: str) -> None:
                 out = self.tmp()
-                self.line(f"{out} = {fn1}({src}, {a})")
+                if method is not None:
+                    # A string and a literal string: Python's test (code points are jq's); anything
+                    # else through the builtin, which raises as jq does.
+                    self.line(f"{out} = {src}.{method}({a}) if {src}.__class__ is str else {fn1}({src}, {a})")
+                    self._bools.add(out)
+                else:
+                    self.line(f"{out} = {fn1}({src}, {a})")
                 k(out)
 
             self.emit(args[0], src, with_argument)
@@ -677,7 +827,7 @@ class Emitter:
 
     def _inline_select(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
         def with_cond(c: str) -> None:
-            with self.block(f"if {c} is not None and {c} is not False:"):
+            with self.block(f"if {self.truthy(c)}:"):
                 k(src)
 
         self.emit(args[0], src, with_cond)
@@ -700,8 +850,8 @@ class Emitter:
 
                 def with_item(x: str) -> None:
                     def with_cond(c: str) -> None:
-                        test = f"{c} is not None and {c} is not False"
-                        self.line(f"if {test if is_any else f'not ({test})'}: raise _Stop")
+                        test = self.truthy(c) if is_any else self.falsy(c)
+                        self.line(f"if {test}: raise _Stop")
 
                     self.emit(cond, x, with_cond)
 
@@ -713,6 +863,7 @@ class Emitter:
                     self.emit(generator, src, with_item)
             with self.block("except _Stop:"):
                 self.line(f"{out} = {is_any!r}")
+            self._bools.add(out)
             k(out)
             return True
         out, x = self.tmp(), self.tmp("x")
@@ -720,12 +871,12 @@ class Emitter:
         with self.block(f"for {x} in {self._items(src)}:"):
 
             def with_cond(c: str) -> None:
-                test = f"{c} is not None and {c} is not False"
-                with self.block(f"if {test}:" if is_any else f"if not ({test}):"):
+                with self.block(f"if {self.truthy(c) if is_any else self.falsy(c)}:"):
                     self.line(f"{out} = {is_any!r}")
                     self.line("break")
 
             self.emit(args[0], x, with_cond)
+        self._bools.add(out)
         k(out)
         return True
 

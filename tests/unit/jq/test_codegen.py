@@ -182,3 +182,26 @@ def test_shape_helpers() -> None:
     split = split_iteration(parse(".spec.jobs[] | .name"))
     assert split is not None and split[0] == parse(".spec.jobs[]") and split[1] == parse(".name")
     assert split_iteration(parse(".spec.jobs")) is None
+
+
+@pytest.mark.parametrize("value", [True, False, 1, 0, 1.0, None, "true", [], {}])
+def test_equality_with_a_boolean_literal_is_identity_to_it(value: Any) -> None:
+    # Inlined as ``is True`` / ``is not False``: Python's 1 == True is not jq's.
+    expression = ".a == true, .a != true, .a == false, .a != false"
+    assert assert_agrees("bool-literal", parse(expression), {"a": value}) == "ok"
+    fn = generate("bool-literal-source", parse(expression))
+    assert fn is not None
+    assert fn({"a": value}) == [value is True, value is not True, value is False, value is not False]
+
+
+@pytest.mark.parametrize("value", ["abcWorkloadReady", "", "ab", "é-ab", 1, None, True, ["ab"], {"a": 1}])
+@pytest.mark.parametrize(
+    "expression",
+    ['endswith("WorkloadReady")', 'startswith("ab")', 'endswith("")', "not", '(. == "ab") | not'],
+)
+def test_string_tests_and_not_inline_agree_with_the_closures(expression: str, value: Any) -> None:
+    # startswith/endswith of a literal are Python's test on a string; anything else raises in the
+    # builtin, as the closures do (the generated code then declines).
+    assert assert_agrees("inline-tests:" + expression, parse(expression), value) in ("ok", "declined")
+    if isinstance(value, str) or expression in ("not", '(. == "ab") | not'):
+        assert assert_agrees("inline-tests:" + expression, parse(expression), value) == "ok"
