@@ -343,14 +343,17 @@ def _default_resolvers(resolvers: dict[str | None, list[tuple[str, Any]]]) -> bo
     """Whether the resolvers of :data:`_FAST_FIRST` are PyYAML's own (see above)."""
     signature = tuple(tuple(resolvers.get(first, ())) for first in _FAST_FIRST)
     if signature != _checked[0]:
-        import hashlib
+        try:  # the interpreter's own SHA-256: hashlib would load OpenSSL (~3 ms of a kli start)
+            from _sha256 import sha256  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:  # another interpreter, or Python >= 3.12 (_sha2)
+            from hashlib import sha256
 
         text = "\n".join(
             f"{first!r} {tag} {getattr(regexp, 'pattern', None)!r}"
             for first, entries in zip(_FAST_FIRST, signature, strict=True)
             for tag, regexp in entries
         )
-        _checked[:] = [signature, hashlib.sha256(text.encode()).hexdigest() == _DEFAULT_RESOLVERS]
+        _checked[:] = [signature, sha256(text.encode()).hexdigest() == _DEFAULT_RESOLVERS]
     return bool(_checked[1])
 
 
