@@ -1,14 +1,19 @@
-"""PyYAML, imported without compiling the one pattern karta never uses: import ``yaml`` from here
-(``from karta._pyyaml import yaml``) where start-up matters.
+"""PyYAML, imported without compiling the patterns a one-object command need not compile: import
+``yaml`` from here (``from karta._pyyaml import yaml``) where start-up matters.
 
 Importing PyYAML compiles ``yaml.reader.Reader.NON_PRINTABLE``, a character class spanning the
-whole of Unicode: about 5 ms, a tenth of what a one-object ``kli`` command spends importing.
-Only PyYAML's pure-Python reader uses it (``Reader.check_printable``); karta reads YAML through
-libyaml (the C loader, which checks the characters itself) wherever PyYAML has it. So while
-``yaml`` is first imported, that one pattern (called from ``yaml.reader`` with that exact
-source) is handed out as a :class:`_LazyPattern`, compiled on its first use: the pure-Python
-reader (PyYAML without libyaml) still gets the same pattern, then. Every other call of
-``re.compile`` in that window (another thread's too) is ``re.compile``'s own.
+whole of Unicode (about 5 ms), the implicit resolvers' patterns of ``yaml.resolver`` (bool, float,
+int, merge, null, timestamp, value, yaml) and ``yaml.constructor``'s ``timestamp_regexp``: together
+about as much again, a tenth of what a one-object ``kli`` command spends importing. Only PyYAML's
+pure-Python reader uses the first (``Reader.check_printable``); karta reads YAML through libyaml
+(the C loader, which checks the characters itself) wherever PyYAML has it. karta's own YAML reader
+(:mod:`karta.model.documents`) answers the plain scalars most files hold (words, whole numbers,
+quantities such as ``500m``) without the resolvers' patterns, exactly as they would (it checks that
+the table is PyYAML's), and the timestamp pattern is only used for a timestamp. So while ``yaml`` is
+first imported, each of these patterns (``re.compile`` called from ``yaml.reader`` with that exact
+source, or from ``yaml.resolver`` or ``yaml.constructor``) is handed out as a :class:`_LazyPattern`,
+compiled on its first use: PyYAML's own loaders and resolvers still get the same patterns, then.
+Every other call of ``re.compile`` in that window (another thread's too) is ``re.compile``'s own.
 """
 
 from __future__ import annotations
@@ -22,19 +27,24 @@ __all__ = ["yaml"]
 _NON_PRINTABLE = "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
+_LAZY_MODULES = frozenset({"yaml.resolver", "yaml.constructor"})  # every pattern they compile
+
+
 class _LazyPattern:
-    """A compiled pattern's stand-in, compiled on its first use."""
+    """A compiled pattern's stand-in, compiled on its first use (``pattern``, its source, is read
+    without compiling it)."""
 
-    __slots__ = ("_compiled", "_source")
+    __slots__ = ("_compiled", "_flags", "pattern")
 
-    def __init__(self, source: str) -> None:
-        self._source = source
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.pattern = source
+        self._flags = flags
         self._compiled: re.Pattern[str] | None = None
 
-    def __getattr__(self, name: str) -> Any:  # search, match, pattern, ...: the compiled pattern's
+    def __getattr__(self, name: str) -> Any:  # search, match, flags, ...: the compiled pattern's
         compiled = self._compiled
         if compiled is None:
-            compiled = self._compiled = re.compile(self._source)
+            compiled = self._compiled = re.compile(self.pattern, self._flags)
         return getattr(compiled, name)
 
 
@@ -44,12 +54,11 @@ def _import() -> None:
     compile_ = re.compile
 
     def lazy_compile(pattern: Any, flags: Any = 0) -> Any:
-        if (
-            pattern == _NON_PRINTABLE
-            and not flags
-            and sys._getframe(1).f_globals.get("__name__") == "yaml.reader"
-        ):
-            return _LazyPattern(pattern)
+        if isinstance(pattern, str):
+            module = sys._getframe(1).f_globals.get("__name__")
+            reader = module == "yaml.reader" and pattern == _NON_PRINTABLE and not flags
+            if reader or module in _LAZY_MODULES:
+                return _LazyPattern(pattern, flags)
         return compile_(pattern, flags)
 
     re.compile = lazy_compile

@@ -14,7 +14,8 @@ the same classes without executing anything when the class is defined:
 * ``__dataclass_fields__`` and ``__dataclass_params__`` (so :func:`dataclasses.fields`,
   :func:`dataclasses.replace`, :func:`dataclasses.asdict` and :func:`dataclasses.is_dataclass`
   work, and a ``@dataclass`` may subclass a record) are built on first use, from a real dataclass
-  mirror of the fields.
+  mirror of the fields (building it is one ``@dataclass``: :func:`replace` is
+  :func:`dataclasses.replace` for a record without it, for code a one-object command runs).
 
 What it supports is what the library uses, with dataclass's semantics: ``frozen`` (default True),
 ``slots``, ``eq``, ``repr``; fields with defaults, ``field(default=..., default_factory=...,
@@ -41,9 +42,10 @@ from typing import Any, NamedTuple, TypeVar, dataclass_transform, overload
 
 from karta import _codegen as codegen
 
-__all__ = ["record"]
+__all__ = ["record", "replace"]
 
 T = TypeVar("T", bound=type[Any])
+R = TypeVar("R")
 
 _set = object.__setattr__
 _FACTORY: Any = type("_Factory", (), {"__repr__": lambda self: "<factory>"})()
@@ -357,3 +359,16 @@ def _mirror(owner: type[Any]) -> type[Any]:
     frozen = bool(owner._record_frozen)
     mirror: type[Any] = dataclasses.dataclass(frozen=frozen)(type(owner.__name__, (), namespace))
     return mirror
+
+
+def replace(obj: R, /, **changes: Any) -> R:
+    """:func:`dataclasses.replace` for a record (a new instance, ``changes`` over the fields of
+    ``obj``, through ``__init__`` and so ``__post_init__``), without building the class's dataclass
+    mirror (a ``@dataclass`` of its fields, ~1 ms a class): a record has no ``init=False`` field,
+    so every field is an ``__init__`` argument, and an unknown name is ``__init__``'s TypeError."""
+    cls = type(obj)
+    specs: tuple[_Spec, ...] = getattr(cls, "_record_specs")  # noqa: B009 (every record has it)
+    for spec in specs:
+        if spec.name not in changes:
+            changes[spec.name] = getattr(obj, spec.name)
+    return cls(**changes)

@@ -1,14 +1,16 @@
-"""karta._pyyaml: PyYAML imported with its Reader's NON_PRINTABLE pattern compiled on first use.
+"""karta._pyyaml: PyYAML imported with its Reader's NON_PRINTABLE pattern, its implicit resolvers'
+patterns and its constructor's timestamp pattern compiled on first use.
 
-The pattern is only used by PyYAML's pure-Python reader; karta reads through libyaml. These tests
-pin that the stand-in is the same pattern, that the pure-Python reader still rejects what it
-rejected, and that nothing else is touched."""
+NON_PRINTABLE is only used by PyYAML's pure-Python reader; karta reads through libyaml. These tests
+pin that the stand-ins are the same patterns, that the pure-Python reader still rejects what it
+rejected, that PyYAML's loaders resolve and construct as before, and that nothing else is touched."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -57,3 +59,33 @@ def test_the_stand_in_matches_as_the_pattern_does(text: str) -> None:
     real = re.compile(_pyyaml._NON_PRINTABLE)
     assert bool(lazy.search(text)) == bool(real.search(text))
     assert bool(lazy.search(text + "\x07")) and bool(real.search(text + "\x07"))
+
+
+_RESOLVER_PROBE = """
+import json, re
+compile_ = re.compile
+IMPORT
+patterns = [r for rs in yaml.resolver.Resolver.yaml_implicit_resolvers.values() for _, r in rs]
+patterns.append(yaml.constructor.SafeConstructor.timestamp_regexp)
+kinds = sorted({type(p).__name__ for p in patterns})
+text = "a: yes\\nb: 0x1F\\nc: 1.5e+3\\nd: ~\\ne: 2001-12-14T21:59:43.10-05:00\\ng: 1:30\\nh: 6d1e\\n"
+loaded = {k: repr(v) for k, v in yaml.safe_load(text).items()}
+flags = sorted({p.flags for p in patterns})
+print(json.dumps({"kinds": kinds, "loaded": loaded, "flags": flags, "restored": re.compile is compile_}))
+"""
+
+
+def test_resolver_and_timestamp_patterns_are_compiled_on_first_use_and_resolve_as_before() -> None:
+    import json
+
+    def probe(module: str) -> dict[str, Any]:
+        code = _RESOLVER_PROBE.replace("IMPORT", module)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        result: dict[str, Any] = json.loads(out)
+        return result
+
+    lazy, plain = probe("from karta._pyyaml import yaml"), probe("import yaml")
+    assert lazy["kinds"] == ["_LazyPattern"] and plain["kinds"] == ["Pattern"]
+    assert lazy["loaded"] == plain["loaded"] and lazy["loaded"]["h"] == "'6d1e'"
+    assert lazy["flags"] == plain["flags"]  # compiled with PyYAML's flags (verbose)
+    assert lazy["restored"]

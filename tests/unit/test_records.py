@@ -224,3 +224,39 @@ def test_a_dataclass_may_subclass_a_record() -> None:
     with pytest.raises(FrozenInstanceError):
         child.a = 3
     assert Base.__dataclass_params__.frozen
+
+
+def test_replace_is_dataclasses_replace_without_the_mirror() -> None:
+    """``_records.replace`` gives what :func:`dataclasses.replace` gives (``__post_init__`` runs
+    again, an unknown field is ``__init__``'s TypeError) and builds no dataclass mirror."""
+
+    @record(slots=True)
+    class Base:
+        x: int
+        tags: tuple[str, ...] = ()
+
+    @record(slots=True)
+    class Derived(Base):
+        y: int = field(default=0, kw_only=True)
+        seen: list[int] = field(default_factory=list, compare=False)
+
+        def __post_init__(self) -> None:
+            self.seen.append(self.x)
+
+    d = Derived(1, ("a",), y=2)
+    for changes in ({}, {"x": 5}, {"y": 7, "tags": ("b",)}):
+        assert _records.replace(d, **changes) == dataclasses.replace(Derived(1, ("a",), y=2), **changes)
+    fresh = Derived(1)
+    assert _records.replace(fresh, x=3).seen == [1, 3]  # the same list, and __post_init__ ran
+    with pytest.raises(TypeError):
+        _records.replace(d, z=1)
+
+
+def test_replace_builds_no_mirror() -> None:
+    @record(slots=True)
+    class Point:
+        x: int
+        y: int = 0
+
+    assert _records.replace(Point(1), y=2) == Point(1, 2)
+    assert "_record_mirror" not in Point.__dict__

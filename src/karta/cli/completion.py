@@ -18,14 +18,17 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
-from click.shell_completion import CompletionItem
 
 from karta import definitions, kube, model
 from karta.cli.cluster import overrides_from
 from karta.cli.lookup import open_store, resolve_type
 from karta.errors import UnknownResourceTypeError
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 __all__ = [
     "COMPLETION_TIMEOUT",
@@ -67,6 +70,8 @@ def complete_types(ctx: click.Context, param: click.Parameter, incomplete: str) 
 
     First word: TYPE tokens offline, or ``TYPE/NAME`` once a ``/`` is typed; second word (after a
     TYPE without ``/``): NAMEs. Nothing with ``--all-types`` or ``-f``, nor after a NAME."""
+    from click.shell_completion import CompletionItem  # only when completing: not a start-up cost
+
     try:
         if ctx.params.get("all_types") or ctx.params.get("file"):
             return []
@@ -92,6 +97,8 @@ def complete_types(ctx: click.Context, param: click.Parameter, incomplete: str) 
 def complete_contexts(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """``shell_complete`` callback for ``--context``: the contexts of the kubeconfig the flags
     typed so far name (``--kubeconfig``, else ``$KUBECONFIG``...), read from the files only."""
+    from click.shell_completion import CompletionItem  # only when completing: not a start-up cost
+
     try:
         names = kube.context_names(overrides_from(dict(ctx.params)))
     except Exception:  # completion must never fail loudly
@@ -101,6 +108,8 @@ def complete_contexts(ctx: click.Context, param: click.Parameter, incomplete: st
 
 def complete_namespaces(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """``shell_complete`` callback for ``-n/--namespace``: the cluster's namespaces (live)."""
+    from click.shell_completion import CompletionItem  # only when completing: not a start-up cost
+
     try:
         return [CompletionItem(n) for n in live_namespaces(ctx) if n.startswith(incomplete)]
     except Exception:  # completion must never fail loudly
@@ -177,6 +186,8 @@ def complete_definition_names(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
     """``shell_complete`` callback for a definition name (files complete through the shell)."""
+    from click.shell_completion import CompletionItem  # only when completing: not a start-up cost
+
     store = _store()
     names = store.names() if store is not None else []
     items = [CompletionItem(n) for n in names if n.startswith(incomplete)]

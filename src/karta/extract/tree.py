@@ -28,11 +28,10 @@ Resource arithmetic and rendering belong to the CLI.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from karta._ordering import natural_key
-from karta._records import record
+from karta._records import record, replace
 from karta.errors import ExtractionError, PodQueryError
 from karta.extract.factory import ComponentFactory
 from karta.extract.pods import PodQuerier

@@ -317,6 +317,63 @@ def _implicit_resolvers() -> dict[str | None, list[tuple[str, Any]]]:
     return table
 
 
+# The plain scalars most files consist of (keys and words starting with n, t, o, f, y; whole numbers;
+# quantities such as 500m or 16Gi) resolved without the implicit resolvers' patterns, exactly as
+# they resolve them, so that a one-object command never compiles those patterns (karta._pyyaml
+# hands them out uncompiled): only while the resolvers of these first characters are PyYAML's own
+# (same tags, same pattern sources, in the same order: checked against _DEFAULT_RESOLVERS, the
+# SHA-256 of PyYAML 6.0's table as _default_resolvers spells it); otherwise, and for every other
+# scalar, the patterns decide.
+_FAST_FIRST = ("", "~", *"0123456789nNyYtTfFoO")
+_DEFAULT_RESOLVERS = "3bd2dc8fb1fec14ab2abd40393358745db2d29b2b041bbd6895e522cf089ec11"
+_BOOL_WORDS = frozenset(
+    {"yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE"}
+    | {"on", "On", "ON", "off", "Off", "OFF"}
+)
+_NULL_WORDS = frozenset({"", "~", "null", "Null", "NULL"})
+_OCTAL = frozenset("01234567")
+# every character the float, int and timestamp patterns can match in a scalar that starts with a
+# digit, other than 0x or 0b (one that holds any other, such as a UID's hex letters, is a string):
+# the letters of inf and nan only follow a sign or a dot, hex digits only 0x, binary ones only 0b
+_NUMBER_CHARS = frozenset("0123456789_.:+-eETtZ \t")
+_checked: list[Any] = [None, False]  # the last table signature checked, and whether it is PyYAML's
+
+
+def _default_resolvers(resolvers: dict[str | None, list[tuple[str, Any]]]) -> bool:
+    """Whether the resolvers of :data:`_FAST_FIRST` are PyYAML's own (see above)."""
+    signature = tuple(tuple(resolvers.get(first, ())) for first in _FAST_FIRST)
+    if signature != _checked[0]:
+        try:  # the interpreter's own SHA-256: hashlib would load OpenSSL (~3 ms of a kli start)
+            from _sha256 import sha256  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:  # another interpreter, or Python >= 3.12 (_sha2)
+            from hashlib import sha256
+
+        text = "\n".join(
+            f"{first!r} {tag} {getattr(regexp, 'pattern', None)!r}"
+            for first, entries in zip(_FAST_FIRST, signature, strict=True)
+            for tag, regexp in entries
+        )
+        _checked[:] = [signature, sha256(text.encode()).hexdigest() == _DEFAULT_RESOLVERS]
+    return bool(_checked[1])
+
+
+def _plain_tag(value: str) -> str | None:
+    """The tag PyYAML's implicit resolvers give the plain scalar ``value`` (no line break in it),
+    when it is one of the common shapes; None: the patterns decide."""
+    first = value[:1]
+    if "0" <= first <= "9":  # float, int, timestamp
+        if value.isdigit() and value.isascii():  # a float or a timestamp has a "." "-" or ":"
+            return _INT if first != "0" or len(value) == 1 or _OCTAL.issuperset(value) else _STR
+        return None if value[:2] in ("0x", "0b") or _NUMBER_CHARS.issuperset(value) else _STR
+    if first in "nN":  # bool, null
+        return _BOOL if value in _BOOL_WORDS else _NULL if value in _NULL_WORDS else _STR
+    if first in "yYtTfFoO":  # bool
+        return _BOOL if value in _BOOL_WORDS else _STR
+    if first == "~" or not value:  # null
+        return _NULL if value in _NULL_WORDS else _STR
+    return None
+
+
 class _Frame:
     """An open collection: the object being filled, its anchor and, for a mapping, the pending
     key (``_NO_KEY`` when the next scalar is a key), merge sources and own keys."""
@@ -510,11 +567,15 @@ class _Builder:
         if tag is None or tag == "!":
             if not event.implicit[0]:
                 return value  # quoted: a string
-            tag = _STR
-            for candidate, regexp in resolvers.get(value[:1] if value else "", ()):
-                if regexp.match(value):
-                    tag = candidate
-                    break
+            plain = _plain_tag(value) if "\n" not in value and _default_resolvers(resolvers) else None
+            if plain is not None:
+                tag = plain
+            else:
+                tag = _STR
+                for candidate, regexp in resolvers.get(value[:1] if value else "", ()):
+                    if regexp.match(value):
+                        tag = candidate
+                        break
         if tag in (_STR, _VALUE):
             return value
         if tag == _NULL:

@@ -68,7 +68,9 @@ def _read(source: str | bytes | Path, source_name: str | None) -> tuple[str, str
         name = source_name or "<input>"
         raw = source if isinstance(source, bytes) else source.encode("utf-8", "surrogatepass")
     try:
-        text = raw.decode("utf-8-sig")
+        # as raw.decode("utf-8-sig") (a leading byte order mark dropped, the error's positions
+        # counted after it), without importing that codec at every start-up
+        text = (raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DefinitionError(
             f"cannot read {name}: not UTF-8 text ({exc.reason} at byte {exc.start})"

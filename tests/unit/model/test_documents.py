@@ -87,6 +87,84 @@ def test_yaml_features_read_as_pyyaml_reads_them(text: str) -> None:
     assert values(text, timestamps=True) == pyyaml(text)
 
 
+# --------------------------------------------------------------------------- plain scalars, no pattern
+
+
+def _by_patterns(value: str) -> str:
+    from karta.model import documents
+
+    for tag, regexp in documents._implicit_resolvers().get(value[:1] if value else "", ()):
+        if regexp.match(value):
+            return tag
+    return documents._STR
+
+
+def test_pyyamls_resolver_table_is_the_one_the_fast_answers_are_for() -> None:
+    # a PyYAML whose implicit resolvers differ (tags, patterns, order) turns the fast answers off:
+    # still correct, slower to start; this test says so
+    from karta.model import documents
+
+    assert documents._default_resolvers(documents._implicit_resolvers())
+
+
+def test_plain_scalars_get_the_tag_the_patterns_give() -> None:
+    import random
+
+    from karta.model import documents
+
+    words = [
+        *documents._BOOL_WORDS, *documents._NULL_WORDS, "0", "00", "08", "017", "0x1F", "0b101", "1:30",
+        "190:20:30.15", "2001-12-14", "2001-12-14T21:59:43.10-05:00", "2001-12-14 21:59:43 -5", "1e3",
+        "1.5e+3", "1_000", "500m", "16Gi", "1Ki", "12345678901234567890", "n", "y", "yes ", "nul", "9:60",
+        "1\u0661", "Yes\t", "nvidia.com/gpu", "name", "train-7", "On", "oN", "~x",
+        "6d1e0c7a-51f2-4c2e-9a55-0b3d00000007", "0x1f_A", "0b10_1", "1e-3", "1.5E+3", "2024-01-01T00:00:00Z",
+    ]  # fmt: skip
+    rnd = random.Random(23)
+    alphabet = "0123456789_.:+-eEinfINFaAbxcdBCDTtZ \tyYnNoOsSrRuUlLmMkKGgPp~\u0661"
+    values = {w[:k] for w in words for k in range(len(w) + 1)}
+    values |= {
+        rnd.choice(["0x", "0b", *"0123456789nNyYtTfFoO~"])
+        + "".join(rnd.choices(alphabet, k=rnd.randint(0, 8)))
+        for _ in range(20_000)
+    }
+    answered = 0
+    for value in sorted(values):
+        tag = documents._plain_tag(value)
+        if tag is not None:
+            answered += 1
+            assert tag == _by_patterns(value), value
+    assert answered > len(values) // 2
+
+
+def test_a_changed_resolver_table_is_followed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    from karta.model import documents
+
+    table = {k: list(v) for k, v in documents._implicit_resolvers().items()}
+    table["t"] = [("tag:yaml.org,2002:null", re.compile(r"^true$"))]
+    monkeypatch.setattr(documents, "_implicit_resolvers", lambda: table)
+    assert values("a: true\nb: True\nc: 8\n") == [{"a": None, "b": True, "c": 8}]  # T: its own resolvers
+
+
+def test_a_manifest_is_read_without_compiling_the_resolver_patterns() -> None:
+    import subprocess
+    import sys
+
+    manifest = Path(__file__).parents[3] / "examples" / "workloads" / "pytorchjob-train-7.yaml"
+    probe = (
+        "from karta.model.documents import read_documents\n"
+        "from karta._pyyaml import yaml\n"
+        f"docs = read_documents(open({str(manifest)!r}).read(), source='w')\n"
+        "patterns = [r for rs in yaml.resolver.Resolver.yaml_implicit_resolvers.values() for _, r in rs]\n"
+        "patterns.append(yaml.constructor.SafeConstructor.timestamp_regexp)\n"
+        "compiled = [type(p).__name__ != '_LazyPattern' or p._compiled is not None for p in patterns]\n"
+        "print(len(docs), sum(compiled))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["1", "0"]
+
+
 def test_timestamps_stay_strings_unless_asked() -> None:
     assert values("a: 2001-12-14\n") == [{"a": "2001-12-14"}]
 

@@ -81,6 +81,26 @@ def test_not_utf8(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    "raw", [b"\xff\xfe\xfa", b"\xef\xbb\xbfkind: \xff", b"ab\xe2\x82", b"\xef\xbb\xbf\xef\xbb"]
+)
+def test_not_utf8_names_what_utf_8_sig_names(raw: bytes) -> None:
+    """The reason and position of a decoding error are those of ``bytes.decode("utf-8-sig")`` (a
+    leading byte order mark dropped, positions counted after it)."""
+    try:
+        raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        expected = f"cannot read x: not UTF-8 text ({exc.reason} at byte {exc.start})"
+    with pytest.raises(DefinitionError) as caught:
+        load_karta(raw, source_name="x")
+    assert str(caught.value) == expected
+
+
+def test_byte_order_mark_is_dropped() -> None:
+    text = yaml.safe_dump(minimal()).encode()
+    assert load_karta(b"\xef\xbb\xbf" + text, source_name="x") == load_karta(text, source_name="x")
+
+
+@pytest.mark.parametrize(
     ("text", "match"),
     [
         ("a: [1, 2\nb: c", r"cannot parse in\.yaml: .*\(line"),
