@@ -136,7 +136,9 @@ class Builtin(NamedTuple):
     result, or of any object in it). ``sorted_argument``: arity -> the index of the filter
     argument whose input is an object libjq builds (``sub``'s capture object). ``takes_paths``:
     the arities that evaluate an argument as a path expression (``path``, ``del``, ``pick``).
-    ``flow``: arity -> how the schema check follows object paths through it (:class:`Flow`)."""
+    ``flow``: arity -> how the schema check follows object paths through it (:class:`Flow`).
+    ``total``: the arity-0 form never raises a jq error on any input (``any``) or on any array
+    (``array``); the code generator computes such a binding lazily (``codegen.cannot_fail``)."""
 
     name: str
     arities: tuple[int, ...]
@@ -152,6 +154,7 @@ class Builtin(NamedTuple):
     sorted_argument: Mapping[int, int] = {}
     takes_paths: tuple[int, ...] = ()
     flow: Mapping[int, Flow] = {}
+    total: Literal["", "any", "array"] = ""
 
     def is_unbounded(self, arity: int) -> bool:
         unbounded = self.unbounded
@@ -195,6 +198,7 @@ def _b(
     sorted_argument: Mapping[int, int] | None = None,
     takes_paths: tuple[int, ...] = (),
     flow: Mapping[int, Flow] | None = None,
+    total: Literal["", "any", "array"] = "",
 ) -> Builtin:
     return Builtin(
         name,
@@ -211,6 +215,7 @@ def _b(
         sorted_argument or {},
         takes_paths,
         flow or {},
+        total,
     )
 
 
@@ -321,7 +326,7 @@ _TABLE: Final = (
     _b("del", 1, effect="deletes", takes_paths=(1,)),
     _b("delpaths", 1, flow={1: Flow("input", "i")}),
     _b("drem", 2),
-    _b("empty", 0, paths=_PATH0, fast={0: _builder("empty", native=True)}, flow={0: _NONE}),
+    _b("empty", 0, total="any", paths=_PATH0, fast={0: _builder("empty", native=True)}, flow={0: _NONE}),
     _b("endswith", 1, fast={1: _value1("endswith")}, flow={1: _TEST}),
     _b("env", 0, effect="environment", unbounded=True, flow={0: _flow_value("object")}),
     _b("erf", 0),
@@ -346,6 +351,7 @@ _TABLE: Final = (
         "first",
         0,
         1,
+        total="array",
         paths={0: (), 1: (0,)},
         fast={0: _builder("first", single=True, native=True), 1: _builder("first_of", native=True)},
         flow={0: _ELEMENT, 1: Flow("argument", "i")},
@@ -416,13 +422,14 @@ _TABLE: Final = (
         "last",
         0,
         1,
+        total="array",
         paths=_PATH0,
         fast={0: _builder("last", single=True, native=True), 1: _builder("last_of", native=True)},
         flow={0: _ELEMENT, 1: Flow("argument", "i")},
     ),
     _b("ldexp", 2),
     _b("leaf_paths", excessive=True, unbounded=True),  # jq 1.7; not in jq 1.8
-    _b("length", 0, fast={0: _value0("length")}, flow={0: _flow_value("number")}),
+    _b("length", 0, total="array", fast={0: _value0("length")}, flow={0: _flow_value("number")}),
     _b("lgamma", 0),
     _b("lgamma_r", 0, gojq_lacks=True),
     _b("limit", 2, paths={2: (1,)}, fast={2: _builder("limit")}, flow={2: Flow("argument", "ii")}),
@@ -444,9 +451,9 @@ _TABLE: Final = (
         builds={1: _DEEP, 2: _DEEP},
         flow={1: Flow("value", "i", "object"), 2: Flow("value", "ii", "object")},
     ),
-    _b("max", 0, fast={0: _value0("maximum")}, flow={0: _ELEMENT}),
+    _b("max", 0, total="array", fast={0: _value0("maximum")}, flow={0: _ELEMENT}),
     _b("max_by", 1, fast={1: _builder("max_by")}, flow={1: Flow("element", "e")}),
-    _b("min", 0, fast={0: _value0("minimum")}, flow={0: _ELEMENT}),
+    _b("min", 0, total="array", fast={0: _value0("minimum")}, flow={0: _ELEMENT}),
     _b("min_by", 1, fast={1: _builder("min_by")}, flow={1: Flow("element", "e")}),
     _b("mktime", 0, flow={0: _flow_value("number")}),
     _b("modf", 0),
@@ -459,6 +466,7 @@ _TABLE: Final = (
     _b(
         "not",
         0,
+        total="any",
         fast={0: _value0("negate", inline="{x} is None or {x} is False")},
         flow={0: _flow_value("boolean")},
     ),
@@ -527,12 +535,13 @@ _TABLE: Final = (
     _b("toboolean", 0, gojq_since={0: "0.12.18"}, flow={0: _flow_value("boolean")}),
     _b("todate", 0, flow={0: _flow_value("string")}),
     _b("todateiso8601", 0, flow={0: _flow_value("string")}),
-    _b("tojson", 0, fast={0: _value0("dumps")}, flow={0: _flow_value("string")}),
+    _b("tojson", 0, total="any", fast={0: _value0("dumps")}, flow={0: _flow_value("string")}),
     _b("tonumber", 0, fast={0: _value0("tonumber")}, flow={0: _flow_value("number")}),
     _b("tostream", 0, excessive=True),  # output bounded by the input's size
     _b(
         "tostring",
         0,
+        total="any",
         fast={0: _value0("tostring", inline="{x} if {x}.__class__ is str else {fn}({x})")},
         flow={0: _flow_value("string")},
     ),
@@ -541,7 +550,7 @@ _TABLE: Final = (
     _b("trimstr", 1, gojq_since={1: "0.12.18"}, flow={1: Flow("value", "i", "string")}),
     _b("trunc", 0, flow={0: _flow_value("number")}),
     _b("truncate_stream", 1),
-    _b("type", 0, fast={0: _value0("type_name")}, flow={0: _flow_value("string")}),
+    _b("type", 0, total="any", fast={0: _value0("type_name")}, flow={0: _flow_value("string")}),
     _b("unique", 0, fast={0: _value0("unique")}, flow={0: _SAME}),
     _b("unique_by", 1, fast={1: _builder("unique_by")}, flow={1: Flow("input", "e")}),
     _b("until", 2, terminates=False, unbounded=True),

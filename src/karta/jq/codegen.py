@@ -36,7 +36,7 @@ from typing import Any
 from karta import _codegen as codegen
 from karta.jq import syntax as A
 from karta.jq._values import norm_number
-from karta.jq.builtin_table import fast_of
+from karta.jq.builtin_table import BUILTINS, fast_of
 from karta.jq.fastpath import Compiled, Unsupported, compile_node
 from karta.jq.fastpath.calls import value_function
 from karta.jq.fastpath.core import Scope, compile_child
@@ -50,7 +50,8 @@ __all__ = ["Emitter", "GeneratedFn", "generate", "generated_cache", "is_single",
 GeneratedFn = Callable[[Any], list[Any]]
 Continuation = Callable[[str], None]
 
-_MAX_LINES = 4000  # a pathological expression (nested commas) stays with the closures
+# a pathological expression (nested commas) stays with the closures; KServe's status table is ~4,500
+_MAX_LINES = 6000
 
 
 _TO_ENTRIES_ITER = A.Iterate(A.Call("to_entries"))
@@ -85,9 +86,15 @@ def is_single(node: A.Node) -> bool:
     return False
 
 
-# Builtins that never fail, on any input (``not`` and the constants) or on an array (the others).
-_TOTAL_CALLS = frozenset({"not", "empty", "tostring", "tojson", "type", "true", "false", "null"})
-_TOTAL_ON_ARRAY = frozenset({"max", "min", "first", "last", "length"}) | _TOTAL_CALLS
+_CONSTANTS = frozenset({"true", "false", "null"})
+
+
+def _total_call(name: str, *, on_array: bool) -> bool:
+    """True when ``name/0`` never fails on any input (on any array, with ``on_array``): the
+    builtin table's ``total``, and the constants."""
+    builtin = BUILTINS.get(name)
+    total = "" if builtin is None else builtin.total
+    return name in _CONSTANTS or total == "any" or (on_array and total == "array")
 
 
 def cannot_fail(node: A.Node, *, on_array: bool = False) -> bool:
@@ -126,7 +133,7 @@ def cannot_fail(node: A.Node, *, on_array: bool = False) -> bool:
             return on_array and cannot_fail(args[0])
         if node.name in ("any", "all") and len(args) == 2:
             return cannot_fail(args[0], on_array=on_array) and cannot_fail(args[1])
-        return not args and node.name in (_TOTAL_ON_ARRAY if on_array else _TOTAL_CALLS)
+        return not args and _total_call(node.name, on_array=on_array)
     return False
 
 
