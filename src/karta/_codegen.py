@@ -169,17 +169,30 @@ def compile_source(source: str, namespace: dict[str, Any], *, what: str) -> Code
 
     ``what`` names the code in its file name (``<karta-generated-N: what>``) and in dumps.
     """
+    filename = _announce(source, what, "")
+    code = _cached_compile(source, filename, what)
+    _run(code, source, filename, namespace)
+    return code
+
+
+def _announce(source: str, what: str, note: str) -> str:
+    """The file name of generated ``source`` (``<karta-generated-N: what>``), dumped under
+    ``KARTA_CODEGEN=dump`` with ``note`` after the name."""
     label = " ".join(what.split())
     if len(label) > 80:
         label = label[:77] + "..."
     filename = f"<karta-generated-{next(_numbers)}: {label}>"
     if MODE.dump:
-        print(f"# --- {filename}\n{source}\n", file=sys.stderr)
-    code = _cached_compile(source, filename, what)
+        print(f"# --- {filename}{note}\n{source}\n", file=sys.stderr)
+    return filename
+
+
+def _run(code: CodeType, source: str, filename: str, namespace: dict[str, Any]) -> None:
+    """Run ``code`` in ``namespace`` with ``source`` in :mod:`linecache` under ``filename``
+    (tracebacks show the generated lines) and registered for removal with the namespace."""
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     namespace["__karta_source__"] = _Registration(filename)
     exec(code, namespace)
-    return code
 
 
 def failed(what: str, exc: BaseException) -> None:
@@ -474,13 +487,5 @@ def store_definition(key: str, code: CodeType, recipes: Any, source: str) -> Non
 def run_code(code: CodeType, source: str, namespace: dict[str, Any], *, what: str) -> None:
     """Run loaded ``code`` in ``namespace`` as :func:`compile_source` runs what it compiles (the
     file name and the :mod:`linecache` entry of ``source``, for tracebacks)."""
-    label = " ".join(what.split())
-    if len(label) > 80:
-        label = label[:77] + "..."
-    filename = f"<karta-generated-{next(_numbers)}: {label}>"
-    if MODE.dump:
-        print(f"# --- {filename} (from the definition cache)\n{source}\n", file=sys.stderr)
-    code = _renamed(code, filename)
-    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    namespace["__karta_source__"] = _Registration(filename)
-    exec(code, namespace)
+    filename = _announce(source, what, " (from the definition cache)")
+    _run(_renamed(code, filename), source, filename, namespace)
