@@ -26,6 +26,7 @@ import base64
 import ctypes
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -91,6 +92,18 @@ STATE_FILE = "state.json"
 
 class ControlPlaneError(RuntimeError):
     """The control plane could not be built, started or reached."""
+
+
+def _looks_like_error(line: str) -> bool:
+    """A log line at error level in the formats the components use (klog's ``E1206``,
+    controller-runtime's tab-separated ``ERROR``, etcd's JSON ``"level":"error"``)."""
+    return (
+        line.startswith(("E0", "E1", "F0", "F1"))
+        or "\tERROR\t" in line
+        or '"level":"error"' in line
+        or '"level":"fatal"' in line
+        or "address already in use" in line
+    )
 
 
 class PortInUseError(ControlPlaneError):
@@ -176,8 +189,30 @@ def addon_crds(name: str) -> list[Path]:
     return [module_dir / crd_dir for crd_dir in addon.crd_dirs]
 
 
+def _ephemeral_floor() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
+    """A TCP port on 127.0.0.1 that is free right now, chosen below the kernel's ephemeral range:
+    a port from that range (what binding port 0 gives) can be taken, between this check and the
+    component's own bind, by any outgoing connection on the machine (the components' own clients
+    included), and the component then exits with "address already in use"."""
+    floor = _ephemeral_floor()
+    low = 10000 if floor > 12000 else 1024
+    high = floor - 1 if floor > 12000 else 65535
+    rng = random.SystemRandom()
+    for _ in range(64):
+        candidate = rng.randint(low, high)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", candidate))
+            except OSError:
+                continue
+            return candidate
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -539,9 +574,21 @@ class ControlPlane:
         return "\n".join(text.splitlines()[-lines:])
 
     def _exited(self, name: str) -> ControlPlaneError:
-        tail = self._log_tail(name)
-        cls = PortInUseError if "address already in use" in tail.lower() else ControlPlaneError
-        return cls(f"{name} exited during start-up:\n{tail}")
+        """Why ``name`` exited: the log's error lines (the first cause is often far above the
+        shutdown messages that end the log) and its tail. A lost port race anywhere in the log
+        makes it a ``PortInUseError``, which start-up retries with new ports."""
+        try:
+            text = self.log_file(name).read_text(errors="replace")
+        except OSError:
+            text = ""
+        lines = text.splitlines()
+        errors = [line for line in lines if _looks_like_error(line)][:12]
+        cls = PortInUseError if "address already in use" in text.lower() else ControlPlaneError
+        parts = [f"{name} exited during start-up (log: {self.log_file(name)})"]
+        if errors:
+            parts += ["first error lines:", *errors, "last lines:"]
+        parts += lines[-30:]
+        return cls("\n".join(parts))
 
     def _start_etcd(self) -> None:
         peer_port = free_port()

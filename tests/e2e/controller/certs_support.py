@@ -35,6 +35,7 @@ from karta.errors import ApiError
 from karta.kube import ConfigOverrides, KubeClient
 from tests.hang_guard import HANG_GUARD_S
 
+from ..conftest import hack_module
 from ..kubehttp import KubeHTTP
 
 VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
@@ -54,9 +55,9 @@ def wait_for(check: Callable[[], Any], what: str, *, timeout: float = HANG_GUARD
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A free port below the ephemeral range (hack/cluster/controlplane.py says why)."""
+    port: int = hack_module("cluster/controlplane.py").free_port()
+    return port
 
 
 def unique(prefix: str) -> str:

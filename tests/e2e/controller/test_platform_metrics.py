@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -39,6 +38,7 @@ from karta.kube import ConfigOverrides, KubeClient
 
 from ..kubehttp import KubeHTTP, ok
 from ..nodes import dedicated_node, pin
+from .certs_support import free_port
 from .pods_support import (
     batch_job,
     namespace,
@@ -53,12 +53,6 @@ from .pods_support import (
 pytestmark = pytest.mark.slow
 
 SCRAPE_S = 1
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -102,7 +96,7 @@ def prometheus(workdir: Path, *, target: str) -> Iterator[Prometheus]:
             }
         )
     )
-    port = _free_port()
+    port = free_port()
     log = (workdir / "prometheus.log").open("wb")
     process = subprocess.Popen(
         [
