@@ -805,9 +805,15 @@ class ControlPlane:
             try:
                 self._wait_healthz(name, port, url=f"http://127.0.0.1:{port}/{probe}")
                 return
-            except PortInUseError:
+            except ControlPlaneError:
+                # Any exit during start-up is retried with new ports, not only a logged lost port
+                # race: the training operator binds its webhook port only after its controllers
+                # start, and on a lost race exits through its own "unable to create controller"
+                # path without ever logging the bind error (reproduced: a busy --webhook-server-port
+                # gives exactly that log). A start-up timeout (still running) is not retried.
+                exited = not self._alive(name)
                 self._terminate(name)
-                if attempt == self.config.start_attempts:
+                if not exited or attempt == self.config.start_attempts:
                     raise
 
     def _kwok_args(self, port: int, _other: int) -> list[str]:
