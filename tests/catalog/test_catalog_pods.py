@@ -196,7 +196,7 @@ CASES: list[tuple[str, int, dict[str, str], str, str]] = [
         0,
         {"app.kubernetes.io/instance": "my-release", "app.kubernetes.io/component": "querynode"},
         "querynode",
-        "",
+        "querynode",  # one instance named after the component when the Milvus runs it (issue 24)
     ),
     (
         "knative/helloworld-go.yaml",

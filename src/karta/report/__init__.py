@@ -71,6 +71,7 @@ _EXPORTS: dict[str, str] = {
     "has_phase": "karta.report.summary",
     "parse_time": "karta.report.summary",
     "sort_summaries": "karta.report.summary",
+    "absent_components": "karta.report.inspect",
     "error_count": "karta.report.inspect",
     "inspect_report": "karta.report.inspect",
     "Check": "karta.report.verify",
@@ -103,6 +104,7 @@ __all__ = [
     "WorkloadCounts",
     "WorkloadRows",
     "WorkloadSummary",
+    "absent_components",
     "check_predictions",
     "controller_uid",
     "created_at",
@@ -160,7 +162,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from karta.report.contracts import DescribeReport, InspectReport, WorkloadSummary
     from karta.report.describe import Described, ScopeInput, describe_file, describe_live, gang_scope_report
     from karta.report.gang_state import GangState, gang_report, workload_gang
-    from karta.report.inspect import error_count, inspect_report
+    from karta.report.inspect import absent_components, error_count, inspect_report
     from karta.report.live import (
         LiveDetails,
         event_rows,

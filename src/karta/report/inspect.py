@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from karta.errors import KartaError
-from karta.extract import Component, ComponentFactory
+from karta.extract import Component, ComponentFactory, Scale
 from karta.gang import GangPlan, compute_gang_plan
 from karta.gang.plan import GangPlanDict
 from karta.jq import Evaluator
@@ -17,9 +17,10 @@ from karta.model import Karta, validate_or_raise
 from karta.model.findings import FindingDict
 from karta.report.contracts import ComponentReport, InspectReport, InstanceReport, PodPlacement, StatusReport
 from karta.report.placement import place_pods
+from karta.report.rows import instance_absent
 from karta.status import StatusResult
 
-__all__ = ["error_count", "inspect_report"]
+__all__ = ["absent_components", "error_count", "inspect_report"]
 
 
 def inspect_report(
@@ -85,6 +86,52 @@ def inspect_report(
 def error_count(report: InspectReport) -> int:
     """The error diagnostics of a report (``kli inspect`` exits 1 when there are any)."""
     return sum(1 for d in report["diagnostics"] if d["severity"] == "error")
+
+
+def absent_components(karta: Karta, report: InspectReport) -> frozenset[str]:
+    """The components of ``report`` (made through ``karta``) that ``kli inspect``'s text leaves out,
+    by the rule of :func:`karta.report.rows.instance_absent` (the one ``kli describe``, ``kli get``
+    and the web view use): no instance; pod-bearing with every instance absent (no pod placed on it,
+    nothing desired, no pod specification); a grouping component whose child components are all
+    absent (or that has none). The root is never absent. ``-o json`` keeps every component."""
+    placed: dict[tuple[str, str], int] = {}
+    for pod in report["pods"]:
+        if pod["component"] is not None:
+            key = (pod["component"], pod["instance"] or "")
+            placed[key] = placed.get(key, 0) + 1
+    reports = {c["name"]: c for c in report["components"]}
+    definitions = {c.name: c for c in karta.children}
+    children: dict[str, list[str]] = {}
+    for definition in karta.children:
+        children.setdefault(definition.owner_ref or "", []).append(definition.name)
+    absent: set[str] = set()
+
+    def visit(name: str) -> bool:
+        below = [visit(child) for child in children.get(name, [])]  # every child decided first
+        comp = reports.get(name)
+        definition = definitions[name]
+        if comp is None or not comp["instances"]:
+            gone = True
+        elif definition.is_pod_bearing:
+            gone = all(
+                instance_absent(
+                    pods=placed.get((name, i["id"]), 0),
+                    scale=Scale(i["scale"]["replicas"], i["scale"]["minReplicas"], i["scale"]["maxReplicas"]),
+                    has_pod_spec=any(
+                        i.get(part) for part in ("podTemplateSpec", "podSpec", "fragmentedPodSpec")
+                    ),
+                )
+                for i in comp["instances"]
+            )
+        else:
+            gone = all(below)
+        if gone:
+            absent.add(name)
+        return gone
+
+    for child in children.get(karta.root.name, []):
+        visit(child)
+    return frozenset(absent)
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -47,6 +47,8 @@ __all__ = [
     "build_rows",
     "describe_report",
     "desired_replicas",
+    "has_pod_spec",
+    "instance_absent",
     "resource_rows",
     "total_requests",
     "workload_rows",
@@ -132,14 +134,28 @@ def _per_replica(extracted: ExtractedInstance | None, gpu_resources: Sequence[st
     return Requests()
 
 
+def instance_absent(*, pods: int, scale: Scale | None, has_pod_spec: bool) -> bool:
+    """The one rule for an instance the object does not have, used by every text view
+    (``kli describe``, ``kli get``'s component rows, the web view, ``kli inspect``'s text): no
+    pods, nothing desired (:func:`desired_replicas` 0) and no pod specification extracted
+    (template, spec or fragments). A component is absent when it has no instance, or is pod-bearing
+    and every instance is absent (a replica type the object does not use, such as a TFJob without a
+    chief); a grouping component when every child component is absent. ``-o json`` of
+    ``kli inspect`` still lists every component (the full extraction result)."""
+    return not pods and desired_replicas(scale) == 0 and not has_pod_spec
+
+
+def has_pod_spec(extracted: ExtractedInstance | None) -> bool:
+    """Whether an instance's pod template, pod spec or fragmented pod spec was extracted."""
+    return extracted is not None and any(
+        (extracted.pod_template_spec, extracted.pod_spec, extracted.fragmented_pod_spec)
+    )
+
+
 def _is_absent(instance: InstanceNode) -> bool:
-    """No pods, nothing desired and no pod specification: a replica type the object does not use."""
-    if instance.pods or desired_replicas(instance.scale) > 0:
-        return False
-    extracted = instance.extracted
-    if extracted is None:
-        return True
-    return not any((extracted.pod_template_spec, extracted.pod_spec, extracted.fragmented_pod_spec))
+    return instance_absent(
+        pods=len(instance.pods), scale=instance.scale, has_pod_spec=has_pod_spec(instance.extracted)
+    )
 
 
 def build_rows(
@@ -213,7 +229,15 @@ class _Rows:
         if node.has_pod_definition and all(_is_absent(i) for i in node.instances):
             return None
         instances = [self.instance(node, i, multiplier) for i in node.instances]
+        if (
+            not node.has_pod_definition
+            and any(i.children for i in node.instances)
+            and all(not r.children for r in instances)
+        ):
+            return None  # a grouping component every child component of which is absent
         multi = any(i.instance_key is not None or i.replica_key is not None for i in node.instances)
+        if multi and _sole_named_instance(node):
+            multi = False
         if not multi:
             only = instances[0]
             only.name = node.name
@@ -287,6 +311,16 @@ class _Rows:
             pods=pods,
             nodes=_nodes(mine, children),
         )
+
+
+def _sole_named_instance(node: ComponentNode) -> bool:
+    """One instance named after its component (a role the object has or not, such as KServe's
+    transformer: its instance id path yields the component's name or nothing): shown as the
+    component itself, not as a component with one instance row."""
+    if len(node.instances) != 1:
+        return False
+    only = node.instances[0]
+    return only.instance_key == node.name and only.replica_key is None
 
 
 def _hide(row: Row) -> Row:

@@ -50,10 +50,11 @@ def inspect(
 ) -> None:
     """Show what a Karta definition extracts from workload objects (and optionally their pods).
 
-    Prints the status (phase, conditions, matched statuses, primary), every component with its
-    instances (pod template or pod spec, scale), the gang plan, where each pod belongs, and
-    diagnostics. -f takes a file of one or more documents, a directory (.yaml, .yml, .json; -R
-    recursively) or - for standard input; several objects print one report each (-o json:
+    Prints the status (phase, conditions, matched statuses, primary), the components the object
+    has (-o json: every component) with their instances (pod template or pod spec, scale), the
+    gang plan, where each pod belongs, and diagnostics. -f takes a file of one or more documents,
+    a directory (.yaml, .yml, .json; -R recursively) or - for standard input; several objects
+    print one report each (-o json:
     {"items": [...], "count": N}), those no definition covers skipped with a warning. An
     extraction error exits 1 with `error: <message>`; no definition for the type exits 4.
     """
@@ -67,6 +68,7 @@ def inspect(
     pods = read_objects(pods_file, what="pod") if pods_file else []
     store = open_store(overrides) if definition is None else None
     views: list[InspectReport] = []
+    absent: list[frozenset[str]] = []  # per view: the components the text leaves out
     failed = 0
     for obj, obj_name in objects:
         try:
@@ -87,6 +89,7 @@ def inspect(
             raise CliError(f"{obj_name}: {exc}" if several else str(exc)) from None
         failed += report.error_count(view)
         views.append(view)
+        absent.append(report.absent_components(chosen.karta, view))
     if not views:
         raise CliError(
             f"no Karta definition covers any of the {len(objects)} objects of {file}",
@@ -95,7 +98,10 @@ def inspect(
         )
     if output == "table":
         width = fit_width()
-        click.echo("\n\n".join(render_table(view, width=width) for view in views), nl=False)
+        texts = (
+            render_table(view, width=width, absent=gone) for view, gone in zip(views, absent, strict=True)
+        )
+        click.echo("\n\n".join(texts), nl=False)
     else:
         emit(views[0] if not several else {"items": views, "count": len(views)}, output)
     if failed:

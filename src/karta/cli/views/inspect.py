@@ -1,5 +1,6 @@
 """The ``kli inspect`` text over :class:`karta.report.InspectReport`: the header (on two lines when
-long), the status, the component tree with scales and containers, the gangs, where each pod
+long), the status, the component tree with scales and containers (without the components the
+object does not have: :func:`karta.report.absent_components`), the gangs, where each pod
 belongs and the diagnostics; on a terminal the container and member lists are cut to its width
 (``+N``), elsewhere nothing is cut (:func:`karta.cli.views.table.fit_width`).
 Every line is escaped (:func:`karta.cli.text.printable`) before it is fitted: names, status
@@ -8,6 +9,7 @@ messages, reasons and diagnostics come from the workload and the definition.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from karta.cli.text import printable
@@ -20,8 +22,11 @@ if TYPE_CHECKING:
 __all__ = ["render_table"]
 
 
-def render_table(view: InspectReport, *, width: int | None = None) -> str:
-    """The text report; lists cut to ``width`` when one is given (a terminal's)."""
+def render_table(
+    view: InspectReport, *, width: int | None = None, absent: Collection[str] = frozenset()
+) -> str:
+    """The text report; lists cut to ``width`` when one is given (a terminal's). The components
+    named in ``absent`` (:func:`karta.report.absent_components`) and those below them are left out."""
     w = view["workload"]
     head = printable(f"{w['kind']}/{w['name'] or '<none>'}   namespace: {w['namespace'] or '<none>'}")
     definition = printable(f"definition: {view['definition']}")
@@ -43,7 +48,8 @@ def render_table(view: InspectReport, *, width: int | None = None) -> str:
     lines.append("Components:")
     children: dict[str | None, list[ComponentReport]] = {}
     for comp in view["components"]:
-        children.setdefault(comp["owner"], []).append(comp)
+        if comp["name"] not in absent:
+            children.setdefault(comp["owner"], []).append(comp)
     tree: list[str] = []
     for root in children.get(None, []):
         tree.append(_component_line(root))
@@ -96,10 +102,16 @@ def _component_line(comp: ComponentReport) -> str:
     else:
         kind_text = ".".join(p for p in (kind["kind"], kind["version"], kind["group"]) if p)
     text = f"{comp['name']}  {kind_text}"
-    instances = comp["instances"]
-    if len(instances) == 1 and instances[0]["id"] == "":
-        text += _instance_cells(instances[0])
+    if _single(comp):
+        text += _instance_cells(comp["instances"][0])
     return text
+
+
+def _single(comp: ComponentReport) -> bool:
+    """One implicit instance, or one named after its component (a role the object has, such as
+    KServe's transformer): its cells go on the component's line."""
+    instances = comp["instances"]
+    return len(instances) == 1 and instances[0]["id"] in ("", comp["name"])
 
 
 def _instance_cells(inst: InstanceReport) -> str:
@@ -119,9 +131,8 @@ def _subtree(
     lines: list[str],
 ) -> None:
     rows: list[tuple[str, ComponentReport | None]] = []
-    instances = comp["instances"]
-    if not (len(instances) == 1 and instances[0]["id"] == ""):
-        rows += [(f"[{inst['id']}]{_instance_cells(inst)}", None) for inst in instances]
+    if not _single(comp):
+        rows += [(f"[{inst['id']}]{_instance_cells(inst)}", None) for inst in comp["instances"]]
     rows += [(_component_line(child), child) for child in children.get(comp["name"], [])]
     for index, (text, child) in enumerate(rows):
         last = index == len(rows) - 1
