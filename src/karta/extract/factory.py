@@ -75,6 +75,8 @@ class _Workload:
         "shared",
     )
 
+    shared: dict[int, list[Any] | None]  # set with ``results``
+
     def __init__(self, evaluator: Evaluator, obj: Any) -> None:
         self.evaluator = evaluator
         # Whether generated code may stand in for the evaluator (Evaluator.inlinable), read once.
@@ -84,8 +86,9 @@ class _Workload:
         self.decoded: bool = evaluator.decoded
         self.obj = obj
         self.session_: Session | None = None
-        self.results: dict[str, list[Any]] = {}
-        self.shared: dict[int, list[Any] | None] = {}
+        # Made by the first evaluate (the general code), with ``shared``: generated code, the hot
+        # path, needs neither.
+        self.results: dict[str, list[Any]] | None = None
         self.memos: list[dict[str, Any]] = []  # one per component, cleared on writes
 
     def session(self) -> Session:
@@ -101,7 +104,11 @@ class _Workload:
 
     def evaluate(self, path: str) -> list[Any]:
         """All results of ``path`` on the current object, evaluated once per object version."""
-        results = self.results.get(path)
+        by_path = self.results
+        if by_path is None:
+            by_path = self.results = {}
+            self.shared = {}
+        results = by_path.get(path)
         if results is None:
             # Paths of one definition often iterate the same collection (``.spec.services | .[] |
             # .labels``, ``... | .replicas``): the evaluator shares those items per object.
@@ -109,14 +116,13 @@ class _Workload:
             if session is None or session.obj is not self.obj:
                 session = self.session()
             results = self.evaluator.evaluate_shared(path, self.obj, self.shared, session=session)
-            self.results[path] = results
+            by_path[path] = results
         return results
 
     def replace(self, obj: Any) -> None:
         self.obj = obj
         self.session_ = None
-        self.results.clear()
-        self.shared.clear()
+        self.results = None
         for memo in self.memos:
             memo.clear()
 
@@ -574,7 +580,7 @@ class Component:
             # non-strict result alike: it declines whenever any matcher fails.
             fn = (plan.status_generated or plan.status_fn()) if w.inline else None
             if fn is not None:
-                cached = fn(w.input(), w.max_results)
+                cached = fn(w.obj if w.decoded else w.input(), w.max_results)
             if cached is None:
                 with w.session():
                     cached = extract_status(
@@ -599,7 +605,7 @@ class Component:
             if fn is _UNSET:
                 fn = self._plan.extraction_fn()
             if fn is not None and w.inline:
-                parts = fn(w.input(), w.max_results)
+                parts = fn(w.obj if w.decoded else w.input(), w.max_results)
                 if parts is not None:
                     memo.update(parts)
                     instances = memo.get("instances")

@@ -33,6 +33,7 @@ __all__ = [
     "ScaleNode",
     "combine_scale",
     "compiled_gang",
+    "own_counts",
     "scale_tree",
     "subtree_counts",
 ]
@@ -141,16 +142,16 @@ def subtree_counts(factory: FactoryLike, node: ScaleNode, instance: str | None =
     Without recursion: each component's own counts are read on the way down (the order the
     definition lists them), and combined with its children's on the way up."""
     if not node[2]:  # a leaf (most subtrees a gang counts): its own counts
-        return _own_counts(factory, node, instance)
+        return own_counts(factory, node, instance)
     # frames: [node, own minimum, own desired, next child, children's minimum, children's desired]
-    stack: list[list[Any]] = [[node, *_own_counts(factory, node, instance), 0, 0, 0]]
+    stack: list[list[Any]] = [[node, *own_counts(factory, node, instance), 0, 0, 0]]
     while True:
         frame = stack[-1]
         children = frame[0][2]
         if frame[3] < len(children):
             child = children[frame[3]]
             frame[3] += 1
-            stack.append([child, *_own_counts(factory, child), 0, 0, 0])
+            stack.append([child, *own_counts(factory, child), 0, 0, 0])
             continue
         stack.pop()
         if children:
@@ -163,7 +164,7 @@ def subtree_counts(factory: FactoryLike, node: ScaleNode, instance: str | None =
         stack[-1][5] += counts[1]
 
 
-def _own_counts(factory: FactoryLike, node: ScaleNode, instance: str | None = None) -> tuple[int, int]:
+def own_counts(factory: FactoryLike, node: ScaleNode, instance: str | None = None) -> tuple[int, int]:
     """A component's own (minimum, desired) over its instances, or of one instance (0, 0 without a
     scale definition)."""
     name, has_scale, _ = node

@@ -21,7 +21,8 @@ from karta._records import record
 from karta.errors import GangError, KartaError, PodQueryError
 from karta.extract.pods import PodQuerier
 from karta.gang._types import FactoryLike
-from karta.gang.compiled import CompiledGang, compiled_gang, subtree_counts
+from karta.gang.compiled import CompiledGang, own_counts, subtree_counts
+from karta.gang.compiled import _compiled as _compiled_gang  # compiled_gang, one call less
 from karta.gang.membership import effective_member, infer_pod_component, infer_pod_instance
 from karta.gang.scale import subtree_desired, subtree_scale
 from karta.gang.structure import StructureSummary, structure_summary
@@ -234,9 +235,11 @@ def compute_gang_plan(
     ``pods`` are the workload's pods (the caller filters by owner). Definition-level problems
     (a sub-group without scale, an unknown component, a bad topology) raise GangError.
     """
-    compiled = compiled_gang(factory.karta)
+    compiled = _compiled_gang(factory.karta)
     if compiled is None:
         return general_gang_plan(factory, pods, evaluator=evaluator)
+    if not pods and compiled.split is None:  # the common case (bench/run.py's (a)): no detour
+        return _current_format_without_pods(factory, compiled)
     queriers: list[PodQuerier] = []
     if pods:
         evaluator = evaluator if evaluator is not None else _factory_evaluator(factory)
@@ -285,7 +288,9 @@ def _current_format_without_pods(factory: FactoryLike, compiled: CompiledGang) -
     if compiled.sub_groups:
         numbers: list[int] = []
         for sub in compiled.sub_groups:
-            minimum, desired = subtree_counts(factory, sub.tree)
+            tree = sub.tree
+            # A leaf (most sub-groups): its own counts, without the walk's call.
+            minimum, desired = subtree_counts(factory, tree) if tree[2] else own_counts(factory, tree)
             if minimum <= 0:
                 raise GangError(f"component {sub.name} must expose a replica scale definition")
             numbers += (minimum, desired)
