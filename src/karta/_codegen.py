@@ -45,13 +45,15 @@ generator version, a fix) or a changed definition makes a new source and a new e
 entry is never used for it: there is no version to bump. The interpreter tag
 (``sys.implementation.cache_tag`` and the bytecode magic number) keeps Python versions apart.
 
-Only a sound entry is used: an entry is written to a temporary file and renamed into place
-(readers never see half of one; concurrent writers write the same bytes), holds the SHA-256 of its
-payload (checked before ``marshal`` reads it: a truncated or corrupt entry is a miss, and is
-rewritten), and is read only from a directory and file that belong to the user and that nobody
-else may write (``0700`` directories, ``0600`` files, not followed through symbolic links); anything
-else is a miss and the source is compiled. A directory that cannot be created or written (read-only
-home, no home) only means compiling, as without the cache. Clear it with ``rm -rf
+Only a sound entry is used: an entry is written to a temporary file and renamed into place (readers
+never see half of one; concurrent writers write the same bytes), holds its length and the CRC-32 of
+its payload (checked before ``marshal`` reads it: a truncated or corrupt entry is a miss, and is
+rewritten; a checksum against damage, not a signature: nobody else can write the entry, see below,
+and a SHA-256 of the payload was a quarter of a first pass's cost), and is read only from a
+directory and file that belong to the user and that nobody else may write (``0700`` directories,
+``0600`` files, not followed through symbolic links); anything else is a miss and the source is
+compiled. A directory that cannot be created or written (read-only home, no home) only means
+compiling, as without the cache. Clear it with ``rm -rf
 ~/.cache/karta/codegen``; turn it off with ``KARTA_CODEGEN=nocache``. The controller turns it off
 (:func:`use_disk_cache`): its definitions come from API users, and it builds each source once per
 process in memory anyway.
@@ -65,9 +67,12 @@ import linecache
 import marshal
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from stat import S_ISREG as _S_ISREG
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from zlib import crc32 as _crc32
 
 __all__ = [
     "MODE",
@@ -150,17 +155,26 @@ def due(uses: int) -> bool:
     return uses >= 1 or MODE.eager
 
 
+_registered: dict[str, int] = {}  # live namespaces per file name (one source can be loaded twice)
+
+
 class _Registration:
-    """Drops the :mod:`linecache` entry of one generated source when its namespace dies."""
+    """Drops the :mod:`linecache` entry of one generated source when the last namespace of that
+    file name dies (a definition cache entry loaded twice has one name, :func:`run_code`)."""
 
     __slots__ = ("filename",)
 
     def __init__(self, filename: str) -> None:
         self.filename = filename
+        _registered[filename] = _registered.get(filename, 0) + 1
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # at interpreter shutdown linecache may be gone
-            linecache.cache.pop(self.filename, None)
+            left = _registered.pop(self.filename, 1) - 1
+            if left > 0:
+                _registered[self.filename] = left
+            else:
+                linecache.cache.pop(self.filename, None)
 
 
 def compile_source(source: str, namespace: dict[str, Any], *, what: str) -> CodeType:
@@ -175,22 +189,46 @@ def compile_source(source: str, namespace: dict[str, Any], *, what: str) -> Code
     return code
 
 
-def _announce(source: str, what: str, note: str) -> str:
-    """The file name of generated ``source`` (``<karta-generated-N: what>``), dumped under
-    ``KARTA_CODEGEN=dump`` with ``note`` after the name."""
-    label = " ".join(what.split())
-    if len(label) > 80:
-        label = label[:77] + "..."
-    filename = f"<karta-generated-{next(_numbers)}: {label}>"
+def _announce(source: str, what: str, note: str, filename: str = "") -> str:
+    """The file name of generated ``source`` (``<karta-generated-N: what>``, unless ``filename``
+    is given), dumped under ``KARTA_CODEGEN=dump`` with ``note`` after the name."""
+    if not filename:
+        label = " ".join(what.split())
+        if len(label) > 80:
+            label = label[:77] + "..."
+        filename = f"<karta-generated-{next(_numbers)}: {label}>"
     if MODE.dump:
         print(f"# --- {filename}{note}\n{source}\n", file=sys.stderr)
     return filename
 
 
+class _LazyLines(tuple[Any, ...]):
+    """A :mod:`linecache` entry ``(size, None, lines, filename)`` whose lines are split from the
+    source (held where the lines go) on the first read: most generated code never shows up in a
+    traceback, and splitting the catalog's sources was a tenth of a first pass. Every read of the
+    entry (``entry[2]``: :func:`linecache.getlines`; unpacking: :func:`linecache.checkcache`)
+    puts the plain entry in its place and reads that."""
+
+    __slots__ = ()
+
+    def _plain(self) -> tuple[Any, ...]:
+        size, mtime, source, filename = tuple.__iter__(self)
+        plain = (size, mtime, source.splitlines(keepends=True), filename)
+        if linecache.cache.get(filename) is self:
+            linecache.cache[filename] = plain
+        return plain
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._plain()[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._plain())
+
+
 def _run(code: CodeType, source: str, filename: str, namespace: dict[str, Any]) -> None:
     """Run ``code`` in ``namespace`` with ``source`` in :mod:`linecache` under ``filename``
     (tracebacks show the generated lines) and registered for removal with the namespace."""
-    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    linecache.cache[filename] = _LazyLines((len(source), None, source, filename))
     namespace["__karta_source__"] = _Registration(filename)
     exec(code, namespace)
 
@@ -231,8 +269,9 @@ def _compile(source: str, filename: str, what: str) -> CodeType:
 
 # --- the code cache (see the module docstring) --------------------------------------------------
 
-_ENTRY_MAGIC: Final = b"karta-code-1\n"  # the entry format: magic, SHA-256 of the payload, payload
-_DIGEST_SIZE: Final = 32
+# The entry format: magic, the payload's length (8 bytes) and CRC-32 (4 bytes, big-endian), payload.
+_ENTRY_MAGIC: Final = b"karta-code-2\n"
+_HEAD_SIZE: Final = len(_ENTRY_MAGIC) + 12
 _SUFFIX: Final = ".code"
 
 if TYPE_CHECKING:
@@ -343,32 +382,31 @@ def _read_data(path: Path) -> Any:
         return None
 
 
-def _read_payload(path: Path) -> bytes | None:
+_READ_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _read_payload(path: Path) -> memoryview | None:
     """The verified payload of a sound entry, or None (missing, not private, truncated, corrupt)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, _READ_FLAGS)
     except OSError:
         return None
     try:
-        import stat
-
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not _owned_and_private(st) or st.st_size > 64 << 20:
+        size = st.st_size
+        if not _S_ISREG(st.st_mode) or not _owned_and_private(st) or size > 64 << 20:
             return None
-        with os.fdopen(fd, "rb") as stream:
-            fd = -1
-            data = stream.read()
+        data = os.read(fd, size)  # a regular file: one read returns it whole (a short read is a miss)
     except OSError:
         return None
     finally:
-        if fd >= 0:
-            os.close(fd)
-    head = len(_ENTRY_MAGIC)
-    if not data.startswith(_ENTRY_MAGIC) or len(data) < head + _DIGEST_SIZE:
+        os.close(fd)
+    if len(data) != size or size < _HEAD_SIZE or not data.startswith(_ENTRY_MAGIC):
         return None
-    payload = data[head + _DIGEST_SIZE :]
-    if _sha256(payload).digest() != data[head : head + _DIGEST_SIZE]:
+    head = len(_ENTRY_MAGIC)
+    length = int.from_bytes(data[head : head + 8], "big")
+    payload = memoryview(data)[_HEAD_SIZE:]
+    if length != len(payload) or _crc32(payload) != int.from_bytes(data[head + 8 : _HEAD_SIZE], "big"):
         return None
     return payload
 
@@ -389,7 +427,7 @@ def _write_entry(directory: Path, path: Path, code: CodeType) -> None:
 def _write_payload(directory: Path, path: Path, payload: bytes) -> None:
     """Write an entry holding ``payload`` atomically (a temporary file renamed into place)."""
     global _writable
-    data = _ENTRY_MAGIC + _sha256(payload).digest() + payload
+    data = _ENTRY_MAGIC + len(payload).to_bytes(8, "big") + _crc32(payload).to_bytes(4, "big") + payload
     try:
         fd, temporary = _create_temporary(directory)
     except OSError:
@@ -478,14 +516,32 @@ def store_definition(key: str, code: CodeType, recipes: Any, source: str) -> Non
     if directory is None or not _writable:
         return
     try:
-        payload = marshal.dumps((code, recipes, source))
+        payload = marshal.dumps((_renamed(code, _stored_name(key, code.co_filename)), recipes, source))
     except ValueError:  # not plain data: nothing is kept
         return
     _write_payload(directory, directory / f"{key}{_DEFINITION_SUFFIX}", payload)
 
 
+def _stored_name(key: str, filename: str) -> str:
+    """The file name of a definition cache entry's code: ``<karta-generated-KEY: what>`` (its key
+    instead of the process's number), given when it is stored so that loading it renames
+    nothing."""
+    colon = filename.find(":")
+    label = filename[colon:] if filename.startswith(_PREFIX) and colon > 0 else ">"
+    return f"{_PREFIX}{key[:16]}{label}"
+
+
+_PREFIX: Final = "<karta-generated-"
+
+
 def run_code(code: CodeType, source: str, namespace: dict[str, Any], *, what: str) -> None:
     """Run loaded ``code`` in ``namespace`` as :func:`compile_source` runs what it compiles (the
-    file name and the :mod:`linecache` entry of ``source``, for tracebacks)."""
-    filename = _announce(source, what, " (from the definition cache)")
-    _run(_renamed(code, filename), source, filename, namespace)
+    file name and the :mod:`linecache` entry of ``source``, for tracebacks): under the file name
+    it was stored with (:func:`_stored_name`: unique per source), else a new one."""
+    filename = code.co_filename
+    if filename.startswith(_PREFIX) and filename.endswith(">"):
+        _announce(source, what, " (from the definition cache)", filename)
+    else:
+        filename = _announce(source, what, " (from the definition cache)")
+        code = _renamed(code, filename)
+    _run(code, source, filename, namespace)

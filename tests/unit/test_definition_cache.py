@@ -7,6 +7,9 @@ not resolve is a miss, and the fingerprint module is current (``python -m karta.
 from __future__ import annotations
 
 import enum
+import gc
+import inspect
+import linecache
 import marshal
 import shutil
 from pathlib import Path
@@ -109,6 +112,30 @@ def test_a_status_function_is_kept_and_read_back_without_generating(
     assert loaded is not None and loaded is not generated
     assert loaded.__code__.co_filename.startswith("<karta-generated-")
     assert loaded(JOB, 10).to_dict() == generated(JOB, 10).to_dict()
+
+
+def test_a_loaded_function_keeps_the_name_it_was_stored_with_and_its_lines(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    definition, key, _entry = _kept()
+    monkeypatch.setattr(_codegen, "MODE", _codegen.parse_mode(""))
+    loads = [status_extract._CompiledStatus(definition).status_fn() for _ in range(2)]
+    first, second = loads
+    assert first is not None and second is not None
+    filename = first.__code__.co_filename
+    assert filename == second.__code__.co_filename  # named once, when stored: nothing is renamed
+    assert filename.startswith(f"<karta-generated-{key[:16]}: status")
+    assert "def status(" in inspect.getsource(first)
+    gc.collect()  # what earlier tests left to the collector goes first
+    live = _codegen._registered[filename]  # these two, and any an earlier test keeps alive
+    del loads, first
+    gc.collect()
+    # the other namespace of that name still lives: its lines stay
+    assert _codegen._registered[filename] == live - 1
+    assert linecache.getline(filename, 1) == second.__globals__["__source__"].splitlines(keepends=True)[0]
+    del second
+    gc.collect()
+    assert (filename in linecache.cache) == (live > 2)
 
 
 def test_without_an_entry_the_first_use_runs_the_general_code_and_the_second_generates(

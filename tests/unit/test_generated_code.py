@@ -144,6 +144,20 @@ def test_the_linecache_entry_goes_with_the_generated_code() -> None:
     assert filename not in linecache.cache
 
 
+def test_the_lines_are_split_on_the_first_read_of_the_entry() -> None:
+    namespace: dict[str, Any] = {}
+    _codegen.compile_source("def f():\n    return 1\n", namespace, what="lazy lines")
+    filename = namespace["f"].__code__.co_filename
+    linecache.checkcache()  # unpacks every entry: the lines are made, the entry stays
+    assert linecache.cache[filename][2] == ["def f():\n", "    return 1\n"]
+    assert linecache.getline(filename, 2) == "    return 1\n"
+    namespace.clear()
+    _codegen.compile_source("def g():\n    return 2\n", namespace, what="lazy lines")
+    other = namespace["g"].__code__.co_filename
+    assert linecache.getlines(other) == ["def g():\n", "    return 2\n"]
+    assert type(linecache.cache[other]) is tuple  # the plain entry took its place
+
+
 def test_a_failed_generation_raises_under_strict(monkeypatch: pytest.MonkeyPatch) -> None:
     boom = RuntimeError("generator bug")
     with pytest.raises(RuntimeError, match="generator bug"):

@@ -209,8 +209,18 @@ class ComponentFactory:
 
     def query(self, path: str) -> list[Any]:
         """All results of an object-side expression on the current object (evaluated once per
-        object version); jq errors raise :class:`~karta.errors.JqError`."""
+        object version); jq errors raise :class:`~karta.errors.JqError`.
+
+        With an inlinable evaluator whose objects come from a decoder (``kli``, the controller,
+        the web view) the expression is evaluated directly: nothing of a session applies to a
+        trusted evaluation of an object read as it is (the same results and errors; a gang plan's
+        ``split.when`` and ``replicaSizePath`` cost a quarter of what entering a session did)."""
         w = self._w
+        if w.inline and w.decoded:
+            results = w.results.get(path)
+            if results is None:
+                results = w.results[path] = w.evaluator.evaluate(path, w.obj)
+            return results
         with w.session():
             return w.evaluate(path)
 
@@ -254,6 +264,32 @@ class _Plan:
     # The one instance of a component that defines no path at all (a root that only has a
     # status): the same record for every object, no evaluation, no generated code.
     constant: dict[str, ExtractedInstance] | None = None
+    # The plan of the ids and scales alone (counting_fn), made on its first use.
+    counting: Any = None
+
+    def counting_fn(self) -> ExtractionFn | None:
+        """The generated function of the instance ids and scales alone, or None: what a gang plan
+        reads of a component, without the pod templates, specs, metadata and fragments (and
+        their shape checks) the whole extraction function builds. Its own plan, so it is built,
+        cached on disk and counted like :meth:`extraction_fn` (the same function when the
+        component defines nothing else)."""
+        plan = self.counting
+        if plan is None:
+            plan = self
+            if any(self.paths.values()) or self.fragment_definition is not None:
+                plan = _Plan(
+                    name=self.name,
+                    id_path=self.id_path,
+                    paths=dict.fromkeys(self.paths),
+                    fragment_definition=None,
+                    fragment_paths=(),
+                    fragment_label="",
+                    scale_paths=self.scale_paths,
+                    scale_label=self.scale_label,
+                    status_definition=None,
+                )
+            self.counting = plan
+        return plan.extraction_fn()  # type: ignore[no-any-return]
 
     def extraction_fn(self) -> ExtractionFn | None:
         """The generated extraction function (the definition cache's from the first use, else
@@ -433,12 +469,34 @@ class Component:
         return list(self._ids())
 
     def _ids(self) -> list[str]:
-        ids: list[str] | None = self._memo.get("ids")
+        memo = self._memo
+        ids: list[str] | None = memo.get("ids")
         if ids is None:
-            if "generated" not in self._memo and self._run_generated():
-                return self._memo["ids"]  # type: ignore[no-any-return]
-            ids = self._memo["ids"] = self._compute_instance_ids()
+            if "generated" not in memo and (
+                ("counted" not in memo and self._run_counting()) or self._run_generated()
+            ):
+                return memo["ids"]  # type: ignore[no-any-return]
+            ids = memo["ids"] = self._compute_instance_ids()
         return ids
+
+    def _run_counting(self) -> bool:
+        """Fill the ids and scales of the memo from the generated function of those alone
+        (:meth:`_Plan.counting_fn`: a gang plan reads no pod template), once per object version.
+        False when it does not apply or declined; the whole extraction function, else the general
+        code, then computes them (the same values, the same errors)."""
+        memo = self._memo
+        memo["counted"] = True
+        w = self._w
+        if not w.inline or self._plan.scale_paths is None:
+            return False
+        fn = self._plan.counting_fn()
+        if fn is None:
+            return False
+        parts = fn(w.input(), w.max_results)
+        if parts is None or "ids" not in parts or "scales" not in parts:
+            return False
+        memo["ids"], memo["scales"] = parts["ids"], parts["scales"]
+        return True
 
     def _run_generated(self) -> bool:
         """Fill the memo from the generated extraction function, once per object version.
@@ -546,9 +604,14 @@ class Component:
         return self._paired(self._scale_list())
 
     def _scale_list(self) -> list[Scale] | None:
-        cached: list[Scale] | None = self._memo.get("scales")
-        if cached is None and "generated" not in self._memo and self._run_generated():
-            cached = self._memo.get("scales")
+        memo = self._memo
+        cached: list[Scale] | None = memo.get("scales")
+        if (
+            cached is None
+            and "generated" not in memo
+            and (("counted" not in memo and self._run_counting()) or self._run_generated())
+        ):
+            cached = memo.get("scales")
         if cached is None:
             plan = self._plan
             paths = plan.scale_paths

@@ -16,7 +16,7 @@ fast path into a runtime error, ``input nested too deeply``).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -164,6 +164,9 @@ _EXACT = 2**53
 _DIGITS = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
 _SIXTEEN_DIGITS = b"0" * 16
 
+# orjson's limit is |n| < 2**53: an integer it refuses may still be 2**53 (exact), the walk decides
+_STRICT_INTEGER: Final = orjson.OPT_STRICT_INTEGER
+
 
 def as_double(value: int) -> int | float:
     """An integer as the double the original reads for it (karta-format.md 3.2): exact up to
@@ -183,21 +186,20 @@ def as_input(value: Any) -> Any:
     nearest double (``9007199254740993`` is ``9007199254740992``).
 
     The value itself when it holds no such integer (the common case, found by one C-level
-    serialisation and a scan of its text), else a copy with those integers converted
-    (iterative: any depth)."""
+    serialisation that refuses integers beyond 53 bits: ``OPT_STRICT_INTEGER``), else a copy
+    with those integers converted (iterative: any depth). A refusal is not a verdict: the walk
+    of :func:`_converted` decides (2**53 itself, which the option refuses but is exact, a key
+    that is not a string, nesting deeper than orjson goes)."""
     cls = value.__class__
     if cls is int:
         return as_double(value)
     if cls is not dict and cls is not list:
         return value
     try:
-        text = orjson.dumps(value)
-    except (TypeError, orjson.JSONEncodeError):  # beyond 64 bits, not JSON, or nested deeper than orjson goes
-        pass
-    else:
-        if text.translate(_DIGITS).find(_SIXTEEN_DIGITS) < 0:
-            return value
-    return _converted(value)
+        orjson.dumps(value, option=_STRICT_INTEGER)
+    except (TypeError, orjson.JSONEncodeError):  # beyond 53 bits, not JSON, or nested deeper than orjson goes
+        return _converted(value)
+    return value
 
 
 def long_digits(raw: bytes | str) -> bool:

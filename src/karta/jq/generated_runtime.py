@@ -16,6 +16,7 @@ recipe that no longer resolves raises ValueError.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -121,7 +122,8 @@ def restore(recipes: Any, extra: Callable[[tuple[Any, ...]], Any] | None = None)
             module, qualname, member = args
             if not module.startswith("karta."):
                 raise ValueError(f"enum outside karta: {module}")
-            value = getattr(importlib.import_module(module), qualname)[member]
+            loaded = sys.modules.get(module) or importlib.import_module(module)
+            value = getattr(loaded, qualname)[member]
         elif tag == "binary" and len(args) == 1 and args[0] in BINARY_OPS:
             value = BINARY_OPS[args[0]]
         elif tag == "builtin" and len(args) == 2 and args[0].__class__ is str and args[1].__class__ is int:

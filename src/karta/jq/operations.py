@@ -872,6 +872,10 @@ def _minmax(v: Any, *, want_max: bool) -> Any:
         raise JqFail(f"{describe(v)} and {describe(v)} cannot be iterated over")
     if not v:
         return None
+    if all(x.__class__ is int for x in v):
+        # Integers only (the scale expressions' ``[a, b] | min``): equal ones are the same value,
+        # so Python's own is the loop below's result.
+        return max(v) if want_max else min(v)
     keyed: list[tuple[Any, ...] | None] | None = None
     if any(x.__class__ is list or x.__class__ is dict for x in v):
         # Key the arrays and objects once: compare would key the best so far again every time.

@@ -20,9 +20,10 @@ from tests.engines import GENERAL, GENERATED
 
 from karta.catalog import catalog_by_gvk
 from karta.errors import KartaError
-from karta.extract import ComponentFactory
+from karta.extract import ComponentFactory, Scale
 from karta.gang import compute_gang_plan
 from karta.jq import Evaluator
+from karta.jq._values import as_input
 from karta.model import Karta, load_karta
 
 REPO = Path(__file__).resolve().parents[3]
@@ -72,11 +73,18 @@ def _status(result: Any) -> Any:
     return (result.to_dict(), [d.to_dict() for d in result.diagnostics])
 
 
+# kli's, the controller's and the web view's: objects come from a decoder, which converted their
+# integers beyond 2**53 (karta.jq._values.decoded_input); object-side expressions of a gang plan
+# (split.when, replicaSizePath) are evaluated without a session (ComponentFactory.query)
+DECODED = Evaluator(trusted=True, decoded=True)
+
+
 def assert_same(karta: Karta, obj: Any) -> None:
     for order in (0, 1):
         general = view(karta, obj, GENERAL, order=order)
         generated = view(karta, copy.deepcopy(obj), GENERATED, order=order)
         assert generated == general
+        assert view(karta, as_input(copy.deepcopy(obj)), DECODED, order=order) == general
 
 
 # --- the catalog on the corpus -----------------------------------------------------------------------
@@ -106,6 +114,7 @@ def test_catalog_on_corpus_generated_equals_general() -> None:
         general = view(karta, doc, GENERAL)
         generated = view(karta, doc, GENERATED)
         assert generated == general, label
+        assert view(karta, as_input(doc), DECODED) == general, label
 
 
 # --- damaged objects -------------------------------------------------------------------------------
@@ -305,3 +314,30 @@ def test_undamaged_objects_take_the_generated_path() -> None:
             extracted = factory.component(component.name)
             extracted.extracted_instances()
             assert "instances" in extracted._memo
+
+
+def test_a_gang_plan_reads_ids_and_scales_without_the_whole_extraction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    karta = catalog_by_gvk("jobset.x-k8s.io", "v1alpha2", "JobSet")
+    assert karta is not None
+    job = {
+        "replicas": 2,
+        "template": {"spec": {"parallelism": 4, "completions": 3, "template": {"spec": {}}}},
+    }
+    obj = {"metadata": {"name": "j"}, "spec": {"replicatedJobs": [{"name": "workers", **job}]}}
+    plan = ComponentFactory(karta, obj, evaluator=DECODED).component("replicatedjob")._plan
+    assert plan.counting_fn() is not None
+
+    def whole(*_: Any) -> Any:
+        raise AssertionError("the whole extraction function ran for ids and scales")
+
+    monkeypatch.setattr(plan, "generated", whole)
+    factory = ComponentFactory(karta, obj, evaluator=DECODED)
+    assert compute_gang_plan(factory, (), evaluator=DECODED).to_dict() == (
+        compute_gang_plan(ComponentFactory(karta, obj, evaluator=GENERAL), (), evaluator=GENERAL).to_dict()
+    )
+    component = factory.component("replicatedjob")
+    assert component.instance_ids() == ["workers"] and component.scales() == {"workers": Scale(6)}
+    monkeypatch.undo()
+    assert component.pod_template_specs() == {"workers": {"spec": {}}}  # the whole function, once asked

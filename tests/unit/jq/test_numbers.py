@@ -165,3 +165,25 @@ def test_arithmetic_on_extreme_numbers_raises_only_jq_errors(expression: str, da
     for ev in (TRUSTED, UNTRUSTED):
         with contextlib.suppress(JqError):  # anything else (OverflowError, ValueError, ...) fails
             ev.evaluate(expression, data)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (2**53 - 1, 2**53 - 1),
+        (2**53, 2**53),  # refused by orjson's 53-bit check, exact all the same
+        (-(2**53), -(2**53)),
+        (2**53 + 1, 2**53),
+        (-(2**53) - 1, -(2**53)),
+        (2**63 + 7, 2**63),
+        (10**30, 1e30),
+    ],
+)
+def test_input_integers_near_two_to_the_53_read_as_doubles_at_any_depth(value: int, expected: float) -> None:
+    from karta.jq._values import as_input
+
+    obj = {"spec": {"items": [{"n": value}, "x" * 20]}, "k": True}
+    seen = as_input(obj)
+    assert seen["spec"]["items"][0]["n"] == expected
+    assert (seen is obj) == (value == expected)  # the object itself unless a number changed
+    assert as_input([[value]])[0][0] == expected
