@@ -449,13 +449,21 @@ def run(args: argparse.Namespace) -> list[SizeResult]:
             f"control plane with kwok and {', '.join(cp_mod.OPERATORS)} up in {time.monotonic() - t0:.0f} s",
             flush=True,
         )
-        client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(cp.kubeconfig)))
+
+        def connect() -> Any:
+            return KubeClient.from_config(ConfigOverrides(kubeconfig=str(cp.kubeconfig)))
+
+        client = connect()
         print(f"{args.nodes} kwok Nodes in {make_nodes(client, args.nodes):.0f} s", flush=True)
         for ns in range(NAMESPACES):
             client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"scale-{ns}"}})
         done = 0
         for size in args.sizes:
             print(f"== {size} workloads ({size - done} added)", flush=True)
+            # A new client: the API server has closed the last one's idle connections while the
+            # commands were timed, and a create (a POST) is not retried on a closed connection.
+            client.close()
+            client = connect()
             objs = list(workloads(done, size))
             started = time.monotonic()
             bc.create_all(client, objs)

@@ -126,23 +126,32 @@ def create_all(client: KubeClient, objs: list[dict[str, Any]], threads: int = 4)
 
 
 def in_threads(call: Callable[[Any], object], items: Sequence[Any], threads: int = 4) -> None:
-    """``call(item)`` for every item, in ``threads`` threads taking the next item in turn."""
+    """``call(item)`` for every item, in ``threads`` threads taking the next item in turn; the
+    first error stops every thread and is raised here."""
     it = iter(items)
     lock = threading.Lock()
+    errors: list[BaseException] = []
 
     def worker() -> None:
         while True:
             with lock:
-                item = next(it, None)
+                item = None if errors else next(it, None)
             if item is None:
                 return
-            call(item)
+            try:
+                call(item)
+            except BaseException as exc:
+                with lock:
+                    errors.append(exc)
+                return
 
     pool = [threading.Thread(target=worker) for _ in range(threads)]
     for t in pool:
         t.start()
     for t in pool:
         t.join()
+    if errors:
+        raise errors[0]
 
 
 GROUP_TYPES = (
