@@ -7,6 +7,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -93,3 +94,14 @@ def test_table_has_a_row_per_size_and_the_growth() -> None:
     )
     assert lines[4] == "| growth 5k/1k | 5.0x | 2.0x | 2.0x |  | 2.00x | 2.0x | 2.0x | 2.0x | 2.0x |"
     assert len(scale.format_table([_result(1000, 1.0)])) == 3
+
+
+def test_a_workload_is_covered_once_it_owns_a_workload_and_a_podgroup() -> None:
+    def obj(kind: str, owner: str) -> dict[str, object]:
+        return {"_type": kind, "metadata": {"ownerReferences": [{"uid": owner}]}}
+
+    def owners(objs: list[dict[str, Any]]) -> set[str]:
+        return {ref["uid"] for o in objs for ref in o["metadata"]["ownerReferences"]}
+
+    found = [obj("Workload", "a"), obj("PodGroup", "a"), obj("Workload", "b"), obj("PodGroup", "c")]
+    assert scale.covered(found, owners) == 1
