@@ -105,3 +105,8 @@ def test_a_workload_is_covered_once_it_owns_a_workload_and_a_podgroup() -> None:
 
     found = [obj("Workload", "a"), obj("PodGroup", "a"), obj("Workload", "b"), obj("PodGroup", "c")]
     assert scale.covered(found, owners) == 1
+
+
+def test_three_kinds_in_five_have_gangs() -> None:
+    assert scale.gang_workloads(1000) == 600
+    assert scale.gang_workloads(7) == 4  # Job, PyTorchJob, RayCluster, then Deployment and Job
