@@ -122,22 +122,36 @@ def workloads(count: int, namespace: str) -> Iterator[dict[str, Any]]:
 
 
 def create_all(client: KubeClient, objs: list[dict[str, Any]], threads: int = 4) -> None:
-    it = iter(objs)
+    in_threads(client.create, objs, threads)
+
+
+def in_threads(call: Callable[[Any], object], items: Sequence[Any], threads: int = 4) -> None:
+    """``call(item)`` for every item, in ``threads`` threads taking the next item in turn; the
+    first error stops every thread and is raised here."""
+    it = iter(items)
     lock = threading.Lock()
+    errors: list[BaseException] = []
 
     def worker() -> None:
         while True:
             with lock:
-                obj = next(it, None)
-            if obj is None:
+                item = None if errors else next(it, None)
+            if item is None:
                 return
-            client.create(obj)
+            try:
+                call(item)
+            except BaseException as exc:
+                with lock:
+                    errors.append(exc)
+                return
 
     pool = [threading.Thread(target=worker) for _ in range(threads)]
     for t in pool:
         t.start()
     for t in pool:
         t.join()
+    if errors:
+        raise errors[0]
 
 
 GROUP_TYPES = (
@@ -361,11 +375,16 @@ def run(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
             emit("all targets met" if ok else "some targets missed")
             return 0
         finally:
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop(proc)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL after 30 s."""
+    proc.terminate()
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 def webhook_latency(

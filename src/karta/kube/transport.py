@@ -108,6 +108,12 @@ class _Stream:
         self.conn.close()
 
 
+# What a request on a keep-alive connection the server has closed meanwhile raises (kube-apiserver
+# closes a connection idle for 90 s; over TLS the next write can see the end of the stream as an
+# SSLEOFError, "EOF occurred in violation of protocol"): tried once more on a new connection.
+_IDLE_CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ssl.SSLEOFError)
+
+
 class HttpTransport:
     """The real transport for one :class:`ClusterConfig`."""
 
@@ -210,7 +216,7 @@ class HttpTransport:
             try:
                 resp = self._send(conn, method, target, headers, body)
                 data = resp.read()
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+            except _IDLE_CLOSED as exc:
                 conn.close()
                 if reused and attempt == 0:
                     continue  # the server closed an idle keep-alive connection meanwhile
