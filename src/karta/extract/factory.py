@@ -217,9 +217,13 @@ class ComponentFactory:
         ``split.when`` and ``replicaSizePath`` cost a quarter of what entering a session did)."""
         w = self._w
         if w.inline and w.decoded:
-            results = w.results.get(path)
+            by_path = w.results
+            if by_path is None:  # made on the object's first evaluation (see _Working.evaluate)
+                by_path = w.results = {}
+                w.shared = {}
+            results = by_path.get(path)
             if results is None:
-                results = w.results[path] = w.evaluator.evaluate(path, w.obj)
+                results = by_path[path] = w.evaluator.evaluate(path, w.obj)
             return results
         with w.session():
             return w.evaluate(path)
