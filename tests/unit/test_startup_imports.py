@@ -228,3 +228,14 @@ def test_a_command_served_by_the_definition_cache_compiles_no_expression(tmp_pat
             assert not set(result["modules"]) & (COMPILER | GENERATORS), sorted(
                 set(result["modules"]) & (COMPILER | GENERATORS)
             )
+
+
+@pytest.mark.parametrize("argv", [["definitions"], ["definitions", "kubeflow-org-pytorchjob-v1"]])
+def test_listing_definitions_loads_no_quantity_arithmetic(argv: list[str], tmp_path: Path) -> None:
+    # kli's configuration names the GPU resources (karta.extract.types); counting them
+    # (karta.extract.requests, with fractions and decimal) is for the commands that count requests
+    script = _ONE_OBJECT_PROBE.format(argv=argv, empty=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["code"] == 0
+    assert not {"karta.extract.requests", "fractions", "decimal"} & set(result["modules"])
