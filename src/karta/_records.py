@@ -42,7 +42,7 @@ from typing import Any, NamedTuple, TypeVar, dataclass_transform, overload
 
 from karta import _codegen as codegen
 
-__all__ = ["record", "replace"]
+__all__ = ["field_names", "record", "replace"]
 
 T = TypeVar("T", bound=type[Any])
 R = TypeVar("R")
@@ -359,6 +359,13 @@ def _mirror(owner: type[Any]) -> type[Any]:
     frozen = bool(owner._record_frozen)
     mirror: type[Any] = dataclasses.dataclass(frozen=frozen)(type(owner.__name__, (), namespace))
     return mirror
+
+
+def field_names(cls: type[Any]) -> tuple[str, ...]:
+    """The field names of the record class ``cls`` in order: what ``[f.name for f in
+    dataclasses.fields(cls)]`` gives, without building the class's dataclass mirror (~1 ms)."""
+    specs: tuple[_Spec, ...] = getattr(cls, "_record_specs")  # noqa: B009 (every record has it)
+    return tuple(spec.name for spec in specs)
 
 
 def replace(obj: R, /, **changes: Any) -> R:

@@ -260,3 +260,24 @@ def test_replace_builds_no_mirror() -> None:
 
     assert _records.replace(Point(1), y=2) == Point(1, 2)
     assert "_record_mirror" not in Point.__dict__
+
+
+def test_field_names_are_dataclasses_fields_without_the_mirror() -> None:
+    """``_records.field_names`` lists what :func:`dataclasses.fields` lists (base fields first,
+    a redefined field in its place, ``ClassVar`` left out) and builds no dataclass mirror."""
+
+    @record(slots=True)
+    class Base:
+        x: int
+        tags: tuple[str, ...] = ()
+        kind: ClassVar[str] = "base"
+
+    @record(slots=True)
+    class Derived(Base):
+        y: int = field(default=0, kw_only=True)
+        x: int = 1
+
+    assert _records.field_names(Derived) == ("x", "tags", "y")
+    assert "_record_mirror" not in Derived.__dict__
+    assert _records.field_names(Derived) == tuple(f.name for f in dataclasses.fields(Derived))
+    assert _records.field_names(Base) == ("x", "tags")

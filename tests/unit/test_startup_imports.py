@@ -7,6 +7,7 @@ No timings here (those belong in bench/): only which modules end up loaded.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -190,3 +191,51 @@ def test_listing_the_catalog_loads_no_base64(tmp_path: Path) -> None:
     result = json.loads(out.strip().splitlines()[-1])
     assert "karta.cli.cluster" in result["modules"]
     assert not {"base64", "difflib", "yaml"} & set(result["modules"])
+
+
+# the jq front end and compiler: what running an expression by the closures needs, and generated
+# code read from the definition cache does not (karta.jq.evaluator and karta.jq.fastpath import
+# them on the first expression the cache does not serve)
+COMPILER = {
+    "karta.jq.parser",
+    "karta.jq.lexer",
+    "karta.jq.scope_check",
+    "karta.jq.safety",
+    "karta.jq.fastpath.driver",
+    "karta.jq.fastpath.calls",
+    "karta.jq.fastpath.operators",
+}
+
+
+def test_a_command_served_by_the_definition_cache_compiles_no_expression(tmp_path: Path) -> None:
+    """Once a process has generated the definition's code (two objects: the second use generates
+    and writes the definition cache), a command on one object runs that code from the cache and
+    imports neither the jq parser nor the fast path's compiler."""
+    two = tmp_path / "two.yaml"
+    text = WORKLOAD.read_text(encoding="utf-8")
+    two.write_text(text + "\n---\n" + text.replace("name: train-7", "name: train-8"), encoding="utf-8")
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    for argv, check in ((["inspect", "-f", str(two)], False), (["inspect", "-f", str(WORKLOAD)], True)):
+        script = _ONE_OBJECT_PROBE.format(argv=argv, empty=str(tmp_path))
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
+        )
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        assert result["code"] == 0
+        if check:
+            assert not set(result["modules"]) & (COMPILER | GENERATORS), sorted(
+                set(result["modules"]) & (COMPILER | GENERATORS)
+            )
+
+
+@pytest.mark.parametrize("argv", [["definitions"], ["definitions", "kubeflow-org-pytorchjob-v1"]])
+def test_listing_definitions_loads_no_quantity_arithmetic(argv: list[str], tmp_path: Path) -> None:
+    # kli's configuration names the GPU resources (karta.extract.types); counting them
+    # (karta.extract.requests, with fractions and decimal) is for the commands that count requests
+    script = _ONE_OBJECT_PROBE.format(argv=argv, empty=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["code"] == 0
+    assert not {"karta.extract.requests", "fractions", "decimal"} & set(result["modules"])

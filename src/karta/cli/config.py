@@ -20,7 +20,7 @@ from typing import Any
 from karta import model
 from karta._records import record
 from karta.cli.errors import UsageError
-from karta.extract.requests import DEFAULT_GPU_RESOURCES
+from karta.extract.types import DEFAULT_GPU_RESOURCES
 
 __all__ = [
     "DEFAULT_GPU_RESOURCES",

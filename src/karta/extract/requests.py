@@ -31,11 +31,7 @@ from typing import Any
 
 from karta._records import record
 from karta.errors import QuantityError
-from karta.extract.types import RequestsDict
-
-DEFAULT_GPU_RESOURCES: tuple[str, ...] = ("nvidia.com/gpu",)
-"""The extended resources counted as GPUs unless configured otherwise (``kli``'s ``gpuResources``,
-the web view, the platform metrics)."""
+from karta.extract.types import DEFAULT_GPU_RESOURCES, RequestsDict
 
 __all__ = [
     "DEFAULT_GPU_RESOURCES",

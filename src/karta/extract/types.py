@@ -27,6 +27,12 @@ else:
     RequestsDict = dict
     ScaleDict = dict
 
+DEFAULT_GPU_RESOURCES: tuple[str, ...] = ("nvidia.com/gpu",)
+"""The extended resources counted as GPUs unless configured otherwise (``kli``'s ``gpuResources``,
+the web view, the platform metrics); :mod:`karta.extract.requests` counts them. Kept here, with the
+requests' JSON shape, so that reading the setting (``kli``'s configuration) imports neither that
+module nor :mod:`fractions` and :mod:`decimal`."""
+
 
 @record(slots=True)
 class Scale:

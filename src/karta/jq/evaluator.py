@@ -62,10 +62,8 @@ from karta.jq import budget, operations
 from karta.jq import syntax as A
 from karta.jq._values import JqFail, as_input, json_type, normalise_output
 from karta.jq.budget import DEFAULT_BUDGET, Budget, Exceeded, Meter
-from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported, compile_node, run_paths
+from karta.jq.fastpath import EMPTY_ENV, Compiled, Unsupported
 from karta.jq.fastpath.core import Env
-from karta.jq.parser import parse
-from karta.jq.scope_check import compile_check, gojq_check
 
 if TYPE_CHECKING:
     from karta.jq.codegen import GeneratedFn
@@ -104,7 +102,15 @@ def plan_for(expression: str) -> Plan:
 
     Never compiles with libjq: libjq folds constants while it compiles (``"x" * 1e9`` allocates a
     gigabyte then), so an untrusted expression is only ever compiled by libjq in a sandbox worker;
-    trusted ones are compiled when first run."""
+    trusted ones are compiled when first run.
+
+    The parser, the checks and the compiler are imported here, when a first expression is not
+    served by generated code (the definition cache's, :mod:`karta._codegen`): a command that finds
+    every expression there imports none of them."""
+    from karta.jq.fastpath.driver import compile_node
+    from karta.jq.parser import parse
+    from karta.jq.scope_check import compile_check, gojq_check
+
     try:
         node = parse(expression)
     except JqParseError as exc:
@@ -161,6 +167,8 @@ def metered_for(expression: str) -> Compiled | None:
     plan = plan_for(expression)
     if plan.node is None:
         return None
+    from karta.jq.fastpath.driver import compile_node
+
     try:
         return compile_node(plan.node, metered=True)
     except (Unsupported, RecursionError):
@@ -193,6 +201,8 @@ def iteration_split(expression: str) -> IterationSplit | None:
     if parts is None:
         return None
     items_node, each_node = parts
+    from karta.jq.fastpath.driver import compile_node
+
     try:
         items, each = compile_node(items_node), compile_node(each_node)
     except (Unsupported, RecursionError):
@@ -212,6 +222,8 @@ def metered_split(expression: str) -> IterationSplit | None:
     parts = A.split_iteration(plan.node)
     assert parts is not None
     items_node, each_node = parts
+    from karta.jq.fastpath.driver import compile_node
+
     try:
         items, each = compile_node(items_node, metered=True), compile_node(each_node, metered=True)
     except Unsupported:
@@ -666,6 +678,8 @@ class Evaluator:
         plan = plan_for(expression)
         if self.fast_path:
             if self.trusted:
+                from karta.jq.fastpath.driver import run_paths
+
                 try:
                     if plan.fast is None:
                         raise Unsupported(expression)
@@ -712,6 +726,8 @@ class Evaluator:
         return self._sandboxed(expression, data, self._untrusted_session(data))
 
     def _paths_metered(self, expression: str, compiled: Compiled, data: Any) -> list[list[PathElem]] | None:
+        from karta.jq.fastpath.driver import run_paths
+
         def run(v: Any, env: Env) -> list[list[PathElem]] | None:
             try:
                 return run_paths(compiled, v)

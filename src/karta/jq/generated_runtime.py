@@ -22,9 +22,7 @@ from typing import Any
 
 from karta.jq._values import JqFail
 from karta.jq.builtin_table import fast_of
-from karta.jq.fastpath import EMPTY_ENV
-from karta.jq.fastpath.calls import value_function
-from karta.jq.fastpath.operators import until_error
+from karta.jq.fastpath.core import EMPTY_ENV, until_error, value_function
 from karta.jq.operations import BINARY_OPS, index_value, iterate_value
 
 __all__ = ["BASE_NAMESPACE", "expression_key", "load_function", "plain_recipe", "restore"]

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import field, fields
+from dataclasses import field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from karta._records import record
+from karta._records import field_names, record
 from karta.errors import GangError
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class BackendOptions:
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Self:
         """The options named in ``values`` that this backend reads; the other names are ignored."""
-        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
+        return cls(**{name: values[name] for name in field_names(cls) if name in values})
 
 
 @record(slots=True)
@@ -477,7 +477,7 @@ CONTROLLER_BACKENDS: tuple[str, ...] = (NO_BACKEND, *(b.name for b in _ALL if b.
 """karta-controller's ``--backend`` choices (its chart's ``backend`` enum): none, then every
 backend the controller runs, in registry order."""
 
-OPTION_NAMES = frozenset(f.name for backend in _ALL for f in fields(backend.options_type))
+OPTION_NAMES = frozenset(name for backend in _ALL for name in field_names(backend.options_type))
 """Every option name some backend reads."""
 
 

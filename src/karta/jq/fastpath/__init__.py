@@ -59,8 +59,19 @@ Entry points: :func:`compile_node`, :func:`run_paths`, :class:`Compiled`, :class
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from karta._lazy import lazy_dir, lazy_getattr
 from karta.jq._values import JqFail
 from karta.jq.fastpath.core import EMPTY_ENV, Compiled, Unsupported
-from karta.jq.fastpath.driver import compile_node, run_paths
+
+if TYPE_CHECKING:
+    from karta.jq.fastpath.driver import compile_node, run_paths
 
 __all__ = ["EMPTY_ENV", "Compiled", "JqFail", "Unsupported", "compile_node", "run_paths"]
+
+# The compiler (the driver and every node's module, the builtin table) is imported when first
+# used: a command whose expressions all come from the definition cache never compiles one.
+_EXPORTS = {"compile_node": "karta.jq.fastpath.driver", "run_paths": "karta.jq.fastpath.driver"}
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
+__dir__ = lazy_dir(_EXPORTS, globals())

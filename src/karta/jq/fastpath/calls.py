@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from karta.jq import budget, operations
+from karta.jq import budget
 from karta.jq import syntax as A
 from karta.jq._values import JqFail, is_number, truthy, type_name
-from karta.jq.builtin_table import BUILTINS, Fast
+from karta.jq.builtin_table import BUILTINS
 from karta.jq.fastpath.construct import c_literal, no_environment
 from karta.jq.fastpath.core import (
     Compiled,
@@ -39,6 +39,7 @@ from karta.jq.fastpath.core import (
     invalid_path,
     product2,
     single_valued,
+    value_function,
 )
 from karta.jq.fastpath.paths import c_identity, c_index
 from karta.jq.operations import (
@@ -81,12 +82,6 @@ def c_call(node: A.Node, scope: Scope) -> Compiled:
     if builder is None:
         raise Unsupported(f"{name}/{nargs}")
     return builder(args)
-
-
-def value_function(fast: Fast) -> Callable[..., Any]:
-    """The function of :mod:`karta.jq.operations` that runs a ``value`` or ``selector`` builtin."""
-    fn: Callable[..., Any] = getattr(operations, fast.impl)
-    return fn
 
 
 def _value0(fn0: Callable[[Any], Any]) -> CallBuilder:

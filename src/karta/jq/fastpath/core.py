@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from karta.jq import budget
+from karta.jq import budget, operations
 from karta.jq import syntax as A
 from karta.jq._values import JqFail
 from karta.jq.operations import json_prefix
+
+if TYPE_CHECKING:
+    from karta.jq.builtin_table import Fast
 
 __all__ = [
     "EMPTY_ENV",
@@ -46,6 +49,8 @@ __all__ = [
     "product_n",
     "short_text",
     "single_valued",
+    "until_error",
+    "value_function",
 ]
 
 Env = dict[str, Any]
@@ -334,3 +339,24 @@ def no_paths(what: str) -> PathFn:
 def short_text(x: Any) -> str:
     text = json_prefix(x, 31)
     return text if len(text) <= 30 else text[:27] + "..."
+
+
+# The two helpers generated code reads at run time (karta.jq.generated_runtime), kept here so that
+# running cached generated code never imports the compiler's modules (calls, operators, ...).
+
+
+def until_error(gen: Iterator[Any]) -> list[Any]:
+    """The outputs produced before the first error (gojq's ``//`` and ``try`` keep them)."""
+    out: list[Any] = []
+    try:
+        for x in gen:
+            out.append(x)
+    except JqFail:
+        pass
+    return out
+
+
+def value_function(fast: Fast) -> Callable[..., Any]:
+    """The function of :mod:`karta.jq.operations` that runs a ``value`` or ``selector`` builtin."""
+    fn: Callable[..., Any] = getattr(operations, fast.impl)
+    return fn

@@ -28,6 +28,7 @@ from karta.jq.fastpath.core import (
     map_outputs,
     product2,
     single_valued,
+    until_error,
 )
 from karta.jq.operations import BINARY_OPS, describe, num_result
 
@@ -156,17 +157,6 @@ def c_comma(node: A.Node, scope: Scope) -> Compiled:
         return lpaths(v, path, env) + rpaths(v, path, env)
 
     return Compiled(many, gen=gen, paths=paths)
-
-
-def until_error(gen: Iterator[Any]) -> list[Any]:
-    """The outputs produced before the first error (gojq's ``//`` and ``try`` keep them)."""
-    out: list[Any] = []
-    try:
-        for x in gen:
-            out.append(x)
-    except JqFail:
-        pass
-    return out
 
 
 def c_binary(node: A.Node, scope: Scope) -> Compiled:
