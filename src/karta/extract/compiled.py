@@ -485,12 +485,13 @@ def _shape_test(e: Emitter, shape: Shape, var: str, desc: str | None = None) -> 
     walks the rest."""
     if desc is not None and isinstance(shape, dict):
         return _struct_test(e, shape, var, desc)
-    if desc is not None and isinstance(shape, tuple) and isinstance(shape[0], dict) and desc[:2] == "[]":
+    expanded = desc is not None and desc[:2] == "[]" and desc[2:] in _EXPAND
+    if desc is not None and isinstance(shape, tuple) and (isinstance(shape[0], dict) or expanded):
         e.line(f"if {var}.__class__ is not list: return None")
         x, i, a, t = e.tmp("x"), e.tmp("i"), e.tmp("a"), e.tmp("r")
         e.line(f"{a} = None")
         with e.block(f"for {i}, {x} in enumerate({var}):"), e.block(f"if {x} is not None:"):
-            item = _shape_test(e, shape[0], x, desc[2:])
+            item = _shape_test(e, shape[0] if isinstance(shape[0], dict) else {}, x, desc[2:])
             with e.block(f"if {item} is not {x}:"):
                 e.line(f"if {a} is None: {a} = {var}.copy()")
                 e.line(f"{a}[{i}] = {item}")
@@ -557,6 +558,65 @@ def _shape_test(e: Emitter, shape: Shape, var: str, desc: str | None = None) -> 
     return var if desc is None else _trim_call(e, desc, var)
 
 
+# Structs walked field by field in the generated code (beyond the shapes, which stop at "an
+# object"); every other struct is tested in one expression (its fields known, none holding
+# structs), and only when that fails is it trimmed by its closure. Fields most objects have come
+# first in the branches.
+_EXPAND = frozenset(
+    {
+        "Container",
+        "Probe",
+        "Volume",
+        "SecurityContext",
+        "PodSecurityContext",
+        "Affinity",
+        "NodeAffinity",
+        "NodeSelector",
+        "NodeSelectorTerm",
+        "Lifecycle",
+        "LifecycleHandler",
+        "EnvFromSource",
+    }
+)
+_COMMON = frozenset(
+    {"resources", "ports", "env", "volumeMounts", "volumes", "tolerations", "affinity", "readinessProbe"}
+)
+
+
+def _held_test(e: Emitter, desc: str, x: str) -> str:
+    """Lines that trim ``x`` (not None), a field holding ``desc``, checking its JSON types
+    (``return None`` on a mismatch, which the general code reports); the variable holding the
+    result. A plainly clean value costs no call."""
+    if desc[:2] == "{}" or (desc[:2] == "[]" and desc[2:4] in ("[]", "{}")):
+        return _trim_call(e, desc, x)
+    if desc[:2] == "[]" and desc[2:] in _EXPAND:
+        return _shape_test(e, (OBJECT,), x, desc)
+    struct = desc.removeprefix("[]")
+    if struct in _EXPAND:
+        return _struct_test(e, {}, x, struct)
+    known = e.const(trimming.fields_of(struct)[0], ("known", struct))
+    held = e.const(trimming.held_of(struct), ("held", struct)) if trimming.held_of(struct) else None
+    t = e.tmp("t")
+
+    def clean(y: str) -> str:
+        test = f"{y}.__class__ is dict and {known}.issuperset({y})"
+        return test + (f" and {held}.isdisjoint({y})" if held is not None else "")
+
+    if desc[:2] == "[]":
+        y = e.tmp("y")
+        e.line(f"{t} = {x}")
+        e.line(f"if {x}.__class__ is not list: return None")
+        with e.block(f"for {y} in {x}:"), e.block(f"if {y} is not None and not ({clean(y)}):"):
+            e.line(f"{t} = {_trim_call(e, desc, x)}")
+            e.line("break")
+        return t
+    with e.block(f"if {clean(x)}:"):
+        e.line(f"{t} = {x}")
+    with e.block("else:"):
+        e.line(f"{t} = {_trim_call(e, desc, x)}")
+    return t
+
+
 def _struct_test(e: Emitter, shape: dict[str, Shape], var: str, struct: str) -> str:
     """:func:`_shape_test` of an object shape that is the Kubernetes struct ``struct``: the
     fields it does not have are dropped, and each field that holds structs is checked against its
@@ -565,7 +625,8 @@ def _struct_test(e: Emitter, shape: dict[str, Shape], var: str, struct: str) -> 
     # field -> (its shape or None, its descriptor or None): the shape's fields, then the
     # struct-holding fields it does not check
     fields: dict[str, tuple[Shape, str | None]] = {key: (sub, held.get(key)) for key, sub in shape.items()}
-    fields.update((key, (None, desc)) for key, desc in held.items() if key not in fields)
+    extra = sorted((key for key in held if key not in fields), key=lambda key: (key not in _COMMON, key))
+    fields.update((key, (None, held[key])) for key in extra)
     clean, d, out = e.tmp("u"), e.tmp("d"), e.tmp("r")
     e.line(f"if {var}.__class__ is not dict: return None")
     e.line(f"{clean} = {e.const(known, ('known', struct))}.issuperset({var})")
@@ -576,7 +637,8 @@ def _struct_test(e: Emitter, shape: dict[str, Shape], var: str, struct: str) -> 
         if desc is None:
             _shape_test(e, sub, x)
             return
-        t = _trim_call(e, desc, x) if sub is None else _shape_test(e, sub, x, desc)
+        plain = sub is None or sub == OBJECT or sub == (OBJECT,)
+        t = _held_test(e, desc, x) if plain else _shape_test(e, sub, x, desc)
         with e.block(f"if {t} is not {x}:"):
             e.line(f"if {d} is None: {d} = {{}}")
             e.line(f"{d}[{key}] = {t}")

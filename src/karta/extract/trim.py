@@ -224,6 +224,15 @@ def fields_of(struct: str) -> tuple[frozenset[str], dict[str, str]]:
     return known, held
 
 
+def held_of(struct: str) -> frozenset[str]:
+    """The names of a struct's struct-holding fields (one set per struct)."""
+    held = _HELD.get(struct)
+    if held is None:
+        held = _HELD[struct] = frozenset(_k8s_fields.STRUCTS[struct][1])
+    return held
+
+
+_HELD: dict[str, frozenset[str]] = {}
 _KNOWN: dict[str, frozenset[str]] = {}
 
 

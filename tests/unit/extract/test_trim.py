@@ -280,3 +280,102 @@ def test_generated_and_general_trim_alike(build: Build, evaluator: Evaluator, al
         expected.append({key: value for key, value in record.items() if value})
     assert fragments == expected
     assert obj == before
+
+
+# --- write-back keeps what the Kubernetes struct lacks [fix] ----------------------------------------
+
+
+def test_fragment_write_back_keeps_the_containers_own_fields(build: Build, evaluator: Evaluator) -> None:
+    obj = {"spec": {"predictor": copy.deepcopy(PREDICTOR)}}
+    karta = build(
+        {
+            "name": "w",
+            "specDefinition": {
+                "fragmentedPodSpecDefinition": {
+                    "containerPath": ".spec.predictor.model",
+                    "containersPath": ".spec.predictor.containers",
+                    "imagePath": ".spec.predictor.containers[0].image",
+                }
+            },
+        }
+    )
+    factory = ComponentFactory(karta, obj, evaluator=evaluator)
+    (record,) = factory.root().fragmented_pod_specs().values()
+    assert "modelFormat" not in record["containers"][0]  # what consumers see is trimmed
+    record = copy.deepcopy(record)
+    record["containers"][0]["image"] = "i2"
+    record["containers"][0]["env"] = [{"name": "A", "value": "1"}]
+    record["container"] = {"resources": {"limits": {"cpu": "1"}}}
+    factory.root().update_fragmented_pod_spec({"": record})
+    predictor = factory.obj["spec"]["predictor"]
+    assert predictor["model"] == {
+        "resources": {"limits": {"cpu": "1"}},
+        "modelFormat": {"name": "sklearn"},
+        "storageUri": "gs://m",
+    }
+    assert predictor["containers"] == [
+        {
+            "name": "kserve-container",
+            "image": "i2",
+            "env": [{"name": "A", "value": "1"}],
+            "modelFormat": {"name": "x"},
+            "storageUri": "s3://m",
+        }
+    ]
+    assert obj["spec"]["predictor"] == PREDICTOR  # the caller's object is untouched
+
+
+def test_whole_write_back_keeps_unknown_fields_and_drops_removed_known_ones(
+    build: Build, evaluator: Evaluator
+) -> None:
+    obj = {"spec": {"template": copy.deepcopy(KSVC_TEMPLATE)}}
+    obj["spec"]["template"]["spec"]["containers"].insert(0, {"name": "side", "image": "s", "x-side": 1})
+    obj["spec"]["template"]["spec"]["containers"][1]["name"] = "main"
+    karta = build({"name": "w", "specDefinition": {"podTemplateSpecPath": ".spec.template"}})
+    factory = ComponentFactory(karta, obj, evaluator=evaluator)
+    (template,) = factory.root().pod_template_specs().values()
+    assert "containerConcurrency" not in template["spec"]
+    template = copy.deepcopy(template)
+    template["spec"]["containers"].reverse()  # matched by name, not position
+    del template["metadata"]  # a known field removed by the caller stays removed (9.2)
+    factory.root().update_pod_template_spec({"": template})
+    assert factory.obj["spec"]["template"] == {
+        "spec": {
+            "containers": [
+                {"image": "img", "ports": [{"containerPort": 8080, "appProtocol": "h2c"}], "name": "main"},
+                {"name": "side", "image": "s", "x-side": 1},
+            ],
+            "containerConcurrency": 10,
+            "timeoutSeconds": 300,
+        }
+    }
+
+
+def test_a_pod_written_back_as_its_own_template_keeps_apiversion_kind_and_status(
+    build: Build, evaluator: Evaluator
+) -> None:
+    karta = build({"name": "w", "specDefinition": {"podTemplateSpecPath": "."}})
+    factory = ComponentFactory(karta, copy.deepcopy(POD), evaluator=evaluator)
+    (template,) = factory.root().pod_template_specs().values()
+    template = copy.deepcopy(template)
+    template["metadata"]["labels"]["b"] = "c"
+    factory.root().update_pod_template_spec({"": template})
+    expected = copy.deepcopy(POD)
+    expected["metadata"]["labels"]["b"] = "c"
+    assert factory.obj == expected
+
+
+def test_restore_puts_back_only_what_the_struct_lacks() -> None:
+    before = {"name": "c", "image": "i", "modelFormat": {"name": "m"}, "env": [{"name": "A", "x": 1}]}
+    after = {"name": "c", "env": [{"name": "A"}, {"name": "B"}]}
+    restored = trim.restore(before, after, "Container")
+    assert restored == {
+        "name": "c",
+        "env": [{"name": "A", "x": 1}, {"name": "B"}],
+        "modelFormat": {"name": "m"},
+    }
+    assert restored["modelFormat"] is not before["modelFormat"]  # copies, never aliases
+    clean = {"name": "c"}
+    assert trim.restore({"name": "c", "image": "i"}, clean, "Container") is clean
+    assert trim.restore("not an object", clean, "Container") is clean
+    assert trim.restore([{"x": 1}], [{"image": "j"}], "[]Container") == [{"image": "j", "x": 1}]
