@@ -179,12 +179,27 @@ class _Compiler:
         if done is not None:
             return done
         fields, held = self.structs[name]
-        nested: dict[str, Trim] = {}
-        # Kept before its fields are compiled: a struct that (indirectly) holds itself gets this
-        # closure, whose table is filled below.
+        # The closures of its fields are built on their first use (most structs of the tree are
+        # never met), which also ends the recursion of a struct that holds itself.
+        nested = _Lazy(self, held)
         trim = self.done[name] = _struct(frozenset(fields.split()), frozenset(held), nested)
-        nested.update((field, self.descriptor(text)) for field, text in held.items())
         return trim
+
+
+class _Lazy(dict[str, Trim]):
+    """A struct's field -> trimming table, filled on each field's first use."""
+
+    def __init__(self, compiler: _Compiler, held: dict[str, str]) -> None:
+        super().__init__()
+        self.compiler = compiler
+        self.held = held
+
+    def __missing__(self, field: str) -> Trim:
+        trim = self[field] = self.compiler.descriptor(self.held[field])
+        return trim
+
+    def get(self, field: str, default: Any = None) -> Any:
+        return self[field] if field in self.held else default
 
 
 _COMPILER = _Compiler(_k8s_fields.STRUCTS)
