@@ -20,6 +20,7 @@ function reads are :func:`fixed_namespace`'s.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from karta.extract import trim as trimming
@@ -52,7 +53,12 @@ def fixed_namespace() -> dict[str, Any]:
         "_B": _InstanceBuilder,
         "_EI": ExtractedInstance,
         "_new": object.__new__,
+        "_chain": chain.from_iterable,
+        "_DICTS": _DICTS,
     }
+
+
+_DICTS = frozenset({dict})  # the one class every item of an array of structs must have
 
 
 def targets_of(

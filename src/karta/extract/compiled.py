@@ -590,12 +590,16 @@ def _held_test(e: Emitter, desc: str, x: str) -> str:
         return test + (f" and {held}.isdisjoint({y})" if held is not None else "")
 
     if desc[:2] == "[]":
-        y = e.tmp("y")
-        e.line(f"{t} = {x}")
+        # Every item a dict (a None item takes the closure) and the keys of all items at once
+        # known (and none holding structs): each test one call that loops in C.
         e.line(f"if {x}.__class__ is not list: return None")
-        with e.block(f"for {y} in {x}:"), e.block(f"if {y} is not None and not ({clean(y)}):"):
+        test = f"_DICTS.issuperset(map(type, {x})) and {known}.issuperset(_chain({x}))"
+        if held is not None:
+            test += f" and {held}.isdisjoint(_chain({x}))"
+        with e.block(f"if {test}:"):
+            e.line(f"{t} = {x}")
+        with e.block("else:"):
             e.line(f"{t} = {_trim_call(e, desc, x)}")
-            e.line("break")
         return t
     with e.block(f"if {clean(x)}:"):
         e.line(f"{t} = {x}")

@@ -221,6 +221,8 @@ SAMPLES = [
     {"spec": {"containers": [{"name": "a", "env": [{"name": "E", "valueFrom": {"x": 1, "fieldRef": {}}}]}]}},
     {"spec": {"dnsConfig": {"options": [{"name": "ndots", "y": 1}]}, "extra": {}}},
     {"metadata": {"labels": {"a": "b"}, "ownerReferences": [{"kind": "K", "z": 1}]}, "spec": {}},
+    {"spec": {"tolerations": [None, {"key": "k", "q": 1}], "containers": [{"ports": [None, {"name": "p"}]}]}},
+    {"spec": {"volumes": [{"name": "v", "emptyDir": {"medium": "Memory", "m": 1}}], "tolerations": []}},
 ]
 
 
@@ -379,3 +381,24 @@ def test_restore_puts_back_only_what_the_struct_lacks() -> None:
     assert trim.restore({"name": "c", "image": "i"}, clean, "Container") is clean
     assert trim.restore("not an object", clean, "Container") is clean
     assert trim.restore([{"x": 1}], [{"image": "j"}], "[]Container") == [{"image": "j", "x": 1}]
+
+
+@pytest.mark.parametrize(
+    "env",
+    [[["name"]], ["name"], [{"name": "a"}, 3], {"name": "a"}],
+    ids=["list-item", "string-item", "number-item", "object"],
+)
+def test_generated_code_declines_an_array_of_structs_with_other_items(
+    build: Build, evaluator: Evaluator, env: Any
+) -> None:
+    # Each test of an array of structs runs over all items at once; an item that is not an
+    # object (even a list of known field names) is left to the general code, which reports it.
+    obj = {"items": [{"n": "a", "spec": {"containers": [{"name": "c", "env": env}]}}]}
+    karta = build(
+        {"name": "w", "instanceIdPath": ".items[].n", "specDefinition": {"podSpecPath": ".items[].spec"}}
+    )
+    c = ComponentFactory(karta, obj, evaluator=evaluator).root()
+    fn = c._plan.extraction_fn()
+    assert fn is not None and fn(obj, 100) is None
+    with pytest.raises(ConversionError, match=r"PodSpec: \.containers\[0\]\.env"):
+        c.pod_specs()
