@@ -31,6 +31,8 @@ SOURCES = (
     "extract/compiled.py",
     "extract/convert.py",
     "extract/scale.py",
+    "extract/trim.py",
+    "extract/_k8s_fields.py",
     "extract/types.py",
 )
 

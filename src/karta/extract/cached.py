@@ -9,7 +9,10 @@ fingerprint; the entry holds the compiled code, its source (tracebacks) and a re
 constant of its namespace (:mod:`karta.jq.generated_runtime`), the extraction's own among them:
 ``("target", name, "check" | "empty")`` (a conversion target's checker or empty value, resolved
 among the targets of the component asking, never by a global name), ``("classes", table)`` (a
-shape test's table of exact classes: ``"str"``, ``"dict"``, ``"list"`` or a branch number) and
+shape test's table of exact classes: ``"str"``, ``"dict"``, ``"list"`` or a branch number),
+``("known", struct)`` and ``("held", struct)`` (the field names of a Kubernetes struct, its
+struct-holding ones), ``("trim", descriptor)`` (the
+trimming closure of :mod:`karta.extract.trim` for a descriptor of its field tree) and
 ``("implicit",)`` (the one instance of a component without an id path). The other names the
 function reads are :func:`fixed_namespace`'s.
 """
@@ -17,8 +20,10 @@ function reads are :func:`fixed_namespace`'s.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
+from karta.extract import trim as trimming
 from karta.extract.convert import TargetType
 from karta.extract.scale import _scales, scale_of
 from karta.extract.types import ExtractedInstance, _InstanceBuilder, new_extracted_instance
@@ -48,7 +53,12 @@ def fixed_namespace() -> dict[str, Any]:
         "_B": _InstanceBuilder,
         "_EI": ExtractedInstance,
         "_new": object.__new__,
+        "_chain": chain.from_iterable,
+        "_DICTS": _DICTS,
     }
+
+
+_DICTS = frozenset({dict})  # the one class every item of an array of structs must have
 
 
 def targets_of(
@@ -96,6 +106,12 @@ def _resolver(targets: dict[str, TargetType]) -> Any:
                 else:
                     raise ValueError(f"not a class table: {recipe!r}")
             return table
+        if tag == "known" and len(args) == 1 and trimming.is_struct(args[0]):
+            return trimming.fields_of(args[0])[0]
+        if tag == "held" and len(args) == 1 and trimming.is_struct(args[0]):
+            return trimming.held_of(args[0])
+        if tag == "trim" and len(args) == 1 and trimming.is_descriptor(args[0]):
+            return trimming.quiet(args[0])
         if tag == "implicit" and not args:
             return implicit_instance()
         raise ValueError(f"not a recipe: {recipe!r}")

@@ -23,6 +23,7 @@ from typing import Any
 
 from karta import _codegen as codegen
 from karta.errors import JqError
+from karta.extract import trim as trimming
 from karta.extract.cached import CLASSES, fixed_namespace, implicit_instance
 from karta.extract.convert import ARRAY, OBJECT, QUANTITY_MAP, STRING, STRING_MAP, Shape, TargetType
 from karta.extract.scale import INT32_MAX, INT32_MIN
@@ -207,7 +208,7 @@ class _Generator:
                 with e.block(f"if {y} is None:"):
                     e.line(f"{y} = {_empty(e, part[1])}()")
                 with e.block("else:"):
-                    _shape_test(e, part[1].shape, y)
+                    _converted(e, part[1], y)
                 e.line(f"{name}.append({y})")
                 record.append(y)
             if self.fragments is None:
@@ -218,7 +219,7 @@ class _Generator:
                 for key, path, target in self.fragments:
                     y = value(path, item)
                     with e.block(f"if {y} is not None:"):
-                        _shape_test(e, target.shape, y)
+                        _converted(e, target, y)
                         e.line(f"if {y}: {rec}[{key!r}] = {y}")
                 e.line(f"{frags}.append({rec})")
                 record.append(rec)
@@ -333,14 +334,15 @@ class _Generator:
         e = self.e
         path, target = part
         raw, out = self.results[path], e.tmp("w")
-        check = _check(e, target)
         empty = _empty(e, target)
         e.line(f"if len({raw}) != n: return None")
         e.line(f"{out} = []")
         with e.block(f"for x in {raw}:"):
-            e.line(f"if x is None: {out}.append({empty}())")
-            e.line(f"elif {check}(x) is None: {out}.append(x)")
-            e.line("else: return None")
+            with e.block("if x is None:"):
+                e.line(f"{out}.append({empty}())")
+            with e.block("else:"):
+                _converted(e, target, "x")
+                e.line(f"{out}.append(x)")
         return out
 
     def _fragments(self) -> str:
@@ -364,10 +366,7 @@ class _Generator:
             e.line("rec = {}")
             for item, (key, _, target) in zip(items, self.fragments, strict=True):
                 with e.block(f"if {item} is not None:"):
-                    if target.shape is STRING:
-                        e.line(f"if {item}.__class__ is not str: return None")
-                    else:
-                        e.line(f"if {_check(e, target)}({item}) is not None: return None")
+                    _converted(e, target, item)
                     e.line(f"if {item}: rec[{key!r}] = {item}")
             e.line(f"{out}.append(rec)")
         return out
@@ -451,22 +450,53 @@ def _entry_keys_of(node: A.Node) -> A.Node | None:
 _EXACT = {STRING: "str", OBJECT: "dict", ARRAY: "list"}
 
 
-def _check(e: Emitter, target: TargetType) -> str:
-    """The name of ``target``'s checker in the generated function."""
-    return e.const(target._check, ("target", target.name, "check"))
-
-
 def _empty(e: Emitter, target: TargetType) -> str:
     """The name of ``target``'s empty-value constructor in the generated function."""
     return e.const(target.empty, ("target", target.name, "empty"))
 
 
-def _shape_test(e: Emitter, shape: Shape, var: str) -> None:
-    """Lines that ``return None`` unless ``var`` (not None) plainly has ``shape``.
+def _converted(e: Emitter, target: TargetType, var: str) -> None:
+    """Lines that ``return None`` unless ``var`` (not None) plainly converts to ``target``, and
+    leave it trimmed to the target's Kubernetes struct in ``var`` (:mod:`karta.extract.trim`)."""
+    result = _shape_test(e, target.shape, var, trimming.descriptor_of(target.name))
+    if result != var:
+        e.line(f"{var} = {result}")
+
+
+def _trim_call(e: Emitter, desc: str, var: str) -> str:
+    """``var`` trimmed to ``desc`` by the closures of :mod:`karta.extract.trim` (a mismatch:
+    ``return None``, the general code reports it); the variable holding the result."""
+    t = e.tmp("t")
+    e.line(f"{t} = {e.const(trimming.quiet(desc), ('trim', desc))}({var})")
+    e.line(f"if {t} is None: return None")
+    return t
+
+
+def _shape_test(e: Emitter, shape: Shape, var: str, desc: str | None = None) -> str:
+    """Lines that ``return None`` unless ``var`` (not None) plainly has ``shape``; with ``desc``
+    (a descriptor of the Kubernetes field tree: ``PodSpec``, ``[]Container``), the same pass
+    trims it to that struct: the variable returned holds ``var`` itself when nothing is dropped,
+    else a copy of the objects and arrays on the way to what is (the input is never modified).
 
     Exact classes only: whatever the checker of :mod:`karta.extract.convert` would reject is
     rejected here too, and anything unusual besides (a subclass of dict or str), which the general
-    code then converts with its own checker and messages. Inlined, so no call per value."""
+    code then converts with its own checker and messages. Inlined, so no call per value. Where the
+    shape stops (a container is only checked to be an object), the struct's trimming closure
+    walks the rest."""
+    if desc is not None and isinstance(shape, dict):
+        return _struct_test(e, shape, var, desc)
+    expanded = desc is not None and desc[:2] == "[]" and desc[2:] in _EXPAND
+    if desc is not None and isinstance(shape, tuple) and (isinstance(shape[0], dict) or expanded):
+        e.line(f"if {var}.__class__ is not list: return None")
+        x, i, a, t = e.tmp("x"), e.tmp("i"), e.tmp("a"), e.tmp("r")
+        e.line(f"{a} = None")
+        with e.block(f"for {i}, {x} in enumerate({var}):"), e.block(f"if {x} is not None:"):
+            item = _shape_test(e, shape[0] if isinstance(shape[0], dict) else {}, x, desc[2:])
+            with e.block(f"if {item} is not {x}:"):
+                e.line(f"if {a} is None: {a} = {var}.copy()")
+                e.line(f"{a}[{i}] = {item}")
+        e.line(f"{t} = {var} if {a} is None else {a}")
+        return t
     if isinstance(shape, str) and shape in _EXACT:
         e.line(f"if {var}.__class__ is not {_EXACT[shape]}: return None")
     elif shape in (STRING_MAP, QUANTITY_MAP):
@@ -482,14 +512,16 @@ def _shape_test(e: Emitter, shape: Shape, var: str) -> None:
                 e.line(f"if {test}: return None")
     elif isinstance(shape, tuple):
         e.line(f"if {var}.__class__ is not list: return None")
-        x = e.tmp("x")
         item = shape[0]
-        with e.block(f"for {x} in {var}:"):
-            if isinstance(item, str) and item in _EXACT:
-                e.line(f"if {x}.__class__ is not {_EXACT[item]} and {x} is not None: return None")
-            else:
-                with e.block(f"if {x} is not None:"):
-                    _shape_test(e, item, x)
+        if desc is None or not (isinstance(item, str) and item in _EXACT):
+            x = e.tmp("x")
+            with e.block(f"for {x} in {var}:"):
+                if isinstance(item, str) and item in _EXACT:
+                    e.line(f"if {x}.__class__ is not {_EXACT[item]} and {x} is not None: return None")
+                else:
+                    with e.block(f"if {x} is not None:"):
+                        _shape_test(e, item, x)
+        # else: the items of an array of structs are checked by its trimming closure below
     elif isinstance(shape, dict) and len(shape) <= 2:
         # A field or two (a pod template: metadata and spec): read them rather than loop.
         e.line(f"if {var}.__class__ is not dict: return None")
@@ -523,3 +555,118 @@ def _shape_test(e: Emitter, shape: Shape, var: str) -> None:
             e.line("else: return None")  # a leaf of the wrong class
     else:  # pragma: no cover
         raise AssertionError(f"unknown shape {shape!r}")
+    return var if desc is None else _trim_call(e, desc, var)
+
+
+# Structs walked field by field in the generated code (beyond the shapes, which stop at "an
+# object"): only the container, which every template has and whose fields mostly hold structs
+# (expanding probes, volumes or affinities too made a pod template's code 20 times longer for
+# little gain); every other struct is tested in one expression (its fields known, none holding
+# structs), and only when that fails is it trimmed by its closure. Fields most objects have come
+# first in the branches.
+_EXPAND = frozenset({"Container"})
+_COMMON = frozenset(
+    {"resources", "ports", "env", "volumeMounts", "volumes", "tolerations", "affinity", "readinessProbe"}
+)
+
+
+def _held_test(e: Emitter, desc: str, x: str) -> str:
+    """Lines that trim ``x`` (not None), a field holding ``desc``, checking its JSON types
+    (``return None`` on a mismatch, which the general code reports); the variable holding the
+    result. A plainly clean value costs no call."""
+    if desc[:2] == "{}" or (desc[:2] == "[]" and desc[2:4] in ("[]", "{}")):
+        return _trim_call(e, desc, x)
+    if desc[:2] == "[]" and desc[2:] in _EXPAND:
+        return _shape_test(e, (OBJECT,), x, desc)
+    struct = desc.removeprefix("[]")
+    if struct in _EXPAND:
+        return _struct_test(e, {}, x, struct)
+    known = e.const(trimming.fields_of(struct)[0], ("known", struct))
+    held = e.const(trimming.held_of(struct), ("held", struct)) if trimming.held_of(struct) else None
+    t = e.tmp("t")
+
+    def clean(y: str) -> str:
+        test = f"{y}.__class__ is dict and {known}.issuperset({y})"
+        return test + (f" and {held}.isdisjoint({y})" if held is not None else "")
+
+    if desc[:2] == "[]":
+        # Every item a dict (a None item takes the closure) and the keys of all items at once
+        # known (and none holding structs): each test one call that loops in C.
+        e.line(f"if {x}.__class__ is not list: return None")
+        test = f"_DICTS.issuperset(map(type, {x})) and {known}.issuperset(_chain({x}))"
+        if held is not None:
+            test += f" and {held}.isdisjoint(_chain({x}))"
+        with e.block(f"if {test}:"):
+            e.line(f"{t} = {x}")
+        with e.block("else:"):
+            e.line(f"{t} = {_trim_call(e, desc, x)}")
+        return t
+    with e.block(f"if {clean(x)}:"):
+        e.line(f"{t} = {x}")
+    with e.block("else:"):
+        e.line(f"{t} = {_trim_call(e, desc, x)}")
+    return t
+
+
+def _struct_test(e: Emitter, shape: dict[str, Shape], var: str, struct: str) -> str:
+    """:func:`_shape_test` of an object shape that is the Kubernetes struct ``struct``: the
+    fields it does not have are dropped, and each field that holds structs is checked against its
+    shape (if any) and trimmed to what it holds, in the one walk over the object's fields."""
+    known, held = trimming.fields_of(struct)
+    # field -> (its shape or None, its descriptor or None): the shape's fields, then the
+    # struct-holding fields it does not check
+    fields: dict[str, tuple[Shape, str | None]] = {key: (sub, held.get(key)) for key, sub in shape.items()}
+    extra = sorted((key for key in held if key not in fields), key=lambda key: (key not in _COMMON, key))
+    fields.update((key, (None, held[key])) for key in extra)
+    clean, d, out = e.tmp("u"), e.tmp("d"), e.tmp("r")
+    e.line(f"if {var}.__class__ is not dict: return None")
+    e.line(f"{clean} = {e.const(known, ('known', struct))}.issuperset({var})")
+    e.line(f"{d} = None")
+
+    def field(key: str, sub: Shape, desc: str | None, x: str) -> None:
+        """Lines for the field ``key`` (its value ``x``, not None)."""
+        if desc is None:
+            _shape_test(e, sub, x)
+            return
+        plain = sub is None or sub == OBJECT or sub == (OBJECT,)
+        t = _held_test(e, desc, x) if plain else _shape_test(e, sub, x, desc)
+        with e.block(f"if {t} is not {x}:"):
+            e.line(f"if {d} is None: {d} = {{}}")
+            e.line(f"{d}[{key}] = {t}")
+
+    if len(fields) <= 2:
+        # A field or two (a pod template: metadata and spec): read them rather than loop.
+        for key, (sub, desc) in fields.items():
+            x = e.tmp("x")
+            e.line(f"{x} = {var}.get({key!r})")
+            with e.block(f"if {x} is not None:"):
+                field(repr(key), sub, desc, x)
+    else:
+        # The table maps a field to its exact class (a leaf, checked by one test) or to the
+        # number of the branch that checks its nested shape or trims what it holds; other
+        # fields pass (dropped below when the struct does not have them).
+        names: dict[str, str | int] = {}
+        branches: list[tuple[Shape, str | None]] = []
+        for key, (sub, desc) in fields.items():
+            if desc is None and isinstance(sub, str) and sub in _EXACT:
+                names[key] = _EXACT[sub]
+            else:
+                if (sub, desc) not in branches:
+                    branches.append((sub, desc))
+                names[key] = branches.index((sub, desc))
+        table = {key: CLASSES[n] if n.__class__ is str else n for key, n in names.items()}
+        k, x, c = e.tmp("k"), e.tmp("x"), e.tmp("c")
+        with e.block(f"for {k}, {x} in {var}.items():"):
+            e.line(f"{c} = {e.const(table, ('classes', names))}.get({k})")
+            e.line(f"if {c} is None or {x}.__class__ is {c} or {x} is None: continue")
+            for number, (sub, desc) in enumerate(branches):
+                with e.block(f"{'if' if number == 0 else 'elif'} {c} == {number}:"):
+                    field(k, sub, desc, x)
+            e.line("else: return None")  # a leaf of the wrong class
+    with e.block(f"if {clean} and {d} is None:"):
+        e.line(f"{out} = {var}")
+    with e.block("else:"):
+        known_name = e.const(known, ("known", struct))
+        e.line(f"{out} = {{k: x for k, x in {var}.items() if k in {known_name}}}")
+        e.line(f"if {d} is not None: {out}.update({d})")
+    return out

@@ -21,6 +21,7 @@ from typing import Any, Final
 from karta import _codegen as codegen
 from karta._identity import IdentityCache
 from karta.errors import ConversionError
+from karta.extract import trim as trimming
 from karta.jq import json_type
 
 # A shape is one of the markers below, a dict of field -> shape (an object whose known fields are
@@ -400,11 +401,15 @@ class TargetType:
     shape: Shape
     empty: Callable[[], Any]
     _check: _Checker = field(init=False, repr=False, compare=False)
+    # The Kubernetes struct the value is trimmed to (karta.extract.trim: ``PodSpec``,
+    # ``[]Container``), None for a target that is none (strings, string maps).
+    trim_to: str | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         generated = isinstance(self.shape, dict | tuple) and codegen.enabled()
         check = _checker_for(self.shape) if not generated or codegen.due(0) else _deferred_checker(self)
         object.__setattr__(self, "_check", check)
+        object.__setattr__(self, "trim_to", trimming.descriptor_of(self.name))
 
     def convert(self, value: Any, index: int) -> Any:
         """The converted result at position ``index``; ``null`` becomes the empty value."""
@@ -413,7 +418,7 @@ class TargetType:
         problem = self._check(value)
         if problem is not None:
             raise conversion_error(index, self.name, _describe(problem) or "")
-        return value
+        return value if self.trim_to is None else self._trimmed(value, index)
 
     def convert_all(self, values: Sequence[Any]) -> list[Any]:
         out = list(values)
@@ -431,7 +436,18 @@ class TargetType:
                 problem = check(value)
                 if problem is not None:
                     raise conversion_error(index, self.name, _describe(problem) or "")
+                if self.trim_to is not None:
+                    out[index] = self._trimmed(value, index)
         return out
+
+    def _trimmed(self, value: Any, index: int) -> Any:
+        """``value`` (checked, not None) trimmed to the Kubernetes struct of the target (the
+        general path; the generated extraction code trims in its shape tests)."""
+        assert self.trim_to is not None
+        try:
+            return trimming.trimmer(self.trim_to)(value)
+        except trimming.Mismatch as mismatch:
+            raise conversion_error(index, self.name, mismatch.describe()) from None
 
 
 def _empty_string() -> str:

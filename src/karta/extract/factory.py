@@ -714,6 +714,7 @@ class Component:
                 values=ordered,
                 multi_instance=self.is_multi_instance,
                 what=f"component {self.name}: {field}",
+                target=target,
             )
         self._w.replace(updated)
 

@@ -2,6 +2,12 @@
 
 Every function here is pure: it returns a new workload object and never mutates its input or the
 values it is given (values are copied into the result).
+
+[fix] The values karta hands out are trimmed to their Kubernetes struct (:mod:`karta.extract.trim`,
+section 4), but writing one back keeps the fields of the user's object that the struct lacks
+(KServe's ``modelFormat``/``storageUri`` in a container, a Pod's ``apiVersion``): at every location
+written, :func:`karta.extract.trim.restore` puts them back. The original writes its typed value,
+which drops them from the user's object.
 """
 
 from __future__ import annotations
@@ -11,9 +17,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from karta.errors import ConversionError, JqError, WriteBackError
+from karta.extract import trim as trimming
 from karta.extract.convert import TargetType, is_empty
 from karta.extract.fragments import WRITE_ORDER
 from karta.jq import Evaluator, setpath
+from karta.jq.evaluator import PathElem
 from karta.model.types import FragmentedPodSpecDefinition
 
 
@@ -39,16 +47,53 @@ def check_values(values: Sequence[Any], target: TargetType, *, what: str) -> Non
 
 
 def write_whole(
-    *, evaluator: Evaluator, obj: Any, path: str, values: Sequence[Any], multi_instance: bool, what: str
+    *,
+    evaluator: Evaluator,
+    obj: Any,
+    path: str,
+    values: Sequence[Any],
+    multi_instance: bool,
+    what: str,
+    target: TargetType | None = None,
 ) -> Any:
-    """Replace whole values: AssignZip for a multi-instance component, else Assign of the one value."""
+    """Replace whole values: AssignZip for a multi-instance component, else Assign of the one
+    value; with ``target``, the fields of ``obj`` its Kubernetes struct lacks are kept [fix]."""
     values = copy.deepcopy(list(values))  # the result must never alias the caller's values
     try:
         if multi_instance:
-            return evaluator.assign_zip(path, obj, values)
-        return evaluator.assign(path, obj, values[0])
+            result = evaluator.assign_zip(path, obj, values)
+        else:
+            result = evaluator.assign(path, obj, values[0])
+        if target is not None and target.trim_to is not None:
+            for location in evaluator.paths(path, obj):
+                result = _restore_at(obj, result, location, target.trim_to)
+        return result
     except (WriteBackError, JqError) as exc:
         raise WriteBackError(f"{what} '{path}': {exc}") from exc
+
+
+_MISSING = object()
+
+
+def _get(data: Any, location: Sequence[PathElem]) -> Any:
+    """The value at ``location`` in ``data``, or ``_MISSING``."""
+    for step in location:
+        in_object = step.__class__ is str and data.__class__ is dict and step in data
+        in_array = step.__class__ is int and data.__class__ is list and -len(data) <= step < len(data)
+        if not (in_object or in_array):
+            return _MISSING
+        data = data[step]
+    return data
+
+
+def _restore_at(before: Any, result: Any, location: Sequence[PathElem], descriptor: str) -> Any:
+    """``result`` (the written object, the caller's own copy) with the fields of the value
+    ``before`` had at ``location`` that the struct lacks put back (:func:`trimming.restore`)."""
+    previous, written = _get(before, location), _get(result, location)
+    if previous is _MISSING or written is _MISSING or previous is None or written is None:
+        return result
+    restored = trimming.restore(previous, written, descriptor)
+    return result if restored is written else setpath(result, location, restored)
 
 
 def write_fragments(
@@ -89,7 +134,13 @@ def write_fragments(
             pairs = [(t, values[0]) for t in targets]
         try:
             for target, value in pairs:
-                result = setpath(result, target, copy.deepcopy(value))
+                written = copy.deepcopy(value)
+                descriptor = fragment.target.trim_to
+                if descriptor is not None:  # [fix] the fields the struct lacks stay
+                    previous = _get(result, target)
+                    if previous is not _MISSING and previous is not None and written is not None:
+                        written = trimming.restore(previous, written, descriptor)
+                result = setpath(result, target, written)
         except WriteBackError as exc:
             raise WriteBackError(f"{what}: {exc}") from exc
     return result

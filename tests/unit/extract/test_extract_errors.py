@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -135,7 +136,8 @@ def test_pod_template_dot_on_a_pod(build: Build, evaluator: Evaluator) -> None:
         "spec": {"containers": [{"name": "c"}]},
     }
     component = root(build, evaluator, pod, specDefinition={"podTemplateSpecPath": "."})
-    assert component.pod_template_specs() == {"": pod}
+    # The Pod's apiVersion and kind are not PodTemplateSpec fields: dropped (karta.extract.trim).
+    assert component.pod_template_specs() == {"": {"metadata": pod["metadata"], "spec": pod["spec"]}}
 
 
 # --- typed conversion ---------------------------------------------------------------------------------
@@ -172,7 +174,9 @@ def test_structured_shape_mismatch(
         read()
 
 
-def test_structured_accepts_nulls_numbers_and_unknown_fields(build: Build, evaluator: Evaluator) -> None:
+def test_structured_accepts_nulls_numbers_and_drops_unknown_fields(
+    build: Build, evaluator: Evaluator
+) -> None:
     template = {
         "metadata": {"labels": None, "creationTimestamp": None, "custom": [1]},
         "spec": {
@@ -183,8 +187,20 @@ def test_structured_accepts_nulls_numbers_and_unknown_fields(build: Build, evalu
             "whatever": {"x": 1},
         },
     }
+    original = copy.deepcopy(template)
     component = root(build, evaluator, {"t": template}, specDefinition={"podTemplateSpecPath": ".t"})
-    assert component.pod_template_specs() == {"": template}
+    assert component.pod_template_specs() == {
+        "": {
+            "metadata": {"labels": None, "creationTimestamp": None},
+            "spec": {
+                "containers": [
+                    {"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": "2"}}, "ports": None}
+                ],
+                "affinity": None,
+            },
+        }
+    }
+    assert template == original  # trimmed copies, the object itself is untouched
 
 
 @pytest.mark.parametrize(
