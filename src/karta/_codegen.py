@@ -155,6 +155,15 @@ def due(uses: int) -> bool:
     return uses >= 1 or MODE.eager
 
 
+def due_for_cache(uses: int, key: str | None) -> bool:
+    """:func:`due` for a definition's whole generated function whose definition cache entry was
+    missed under ``key`` (None: the cache is off): with a writable cache it is generated on the
+    first use too, since it is stored and every later process reads it instead of generating
+    (a one-object ``kli`` command would otherwise never store it, and run the general code, with
+    the jq compiler it imports, on every run)."""
+    return uses >= 1 or MODE.eager or (key is not None and _writable)
+
+
 _registered: dict[str, int] = {}  # live namespaces per file name (one source can be loaded twice)
 
 

@@ -136,8 +136,10 @@ NEVER_FOR_ONE_OBJECT = {
     "importlib.util",  # the code cache's interpreter tag reads the magic number without it
 }
 
-# the code generators: code is generated from an expression's second use (karta._codegen.due), and
-# inspect, describe and gang evaluate each once (verify's checks evaluate some again: it generates)
+# the code generators: a definition's status and extraction code is generated on its first use when
+# the definition cache can keep it (karta._codegen.due_for_cache), so a second run reads it; a jq
+# expression's from its second use (karta._codegen.due): inspect, describe and gang evaluate each
+# once (verify's checks evaluate some again: it generates)
 GENERATORS = {"karta.jq.codegen", "karta.extract.compiled", "karta.status.generated"}
 
 _ONE_OBJECT_PROBE = """
@@ -167,8 +169,17 @@ print(json.dumps({{"code": code, "modules": sorted(sys.modules),
     ids=["inspect", "describe", "gang", "verify"],
 )
 def test_a_command_on_one_object_reads_one_definition(argv: list[str], tmp_path: Path) -> None:
+    """The second run of a command on one object (the first generated the definition's status and
+    extraction code into the definition cache, karta._codegen.due_for_cache) reads one catalog
+    file and runs the cached code: no generator, no validator, no cluster client."""
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     script = _ONE_OBJECT_PROBE.format(argv=argv, empty=str(tmp_path))
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    for _ in range(2):
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
+        ).stdout
     result = json.loads(out.strip().splitlines()[-1])
     assert result["code"] == 0
     assert (result["files"], result["all"]) == (1, 0)  # one catalog file read, never all of them
@@ -239,3 +250,36 @@ def test_listing_definitions_loads_no_quantity_arithmetic(argv: list[str], tmp_p
     result = json.loads(out.strip().splitlines()[-1])
     assert result["code"] == 0
     assert not {"karta.extract.requests", "fractions", "decimal"} & set(result["modules"])
+
+
+def test_without_the_definition_cache_one_object_generates_nothing(tmp_path: Path) -> None:
+    """With the cache off (``KARTA_CODEGEN=nocache``) nothing generated would outlive the process:
+    a command on one object runs the general code and loads no generator (karta._codegen.due)."""
+    script = _ONE_OBJECT_PROBE.format(argv=["inspect", "-f", str(WORKLOAD)], empty=str(tmp_path)).replace(
+        'os.environ.pop("KARTA_CODEGEN", None)', 'os.environ["KARTA_CODEGEN"] = "nocache"'
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["code"] == 0
+    assert not set(result["modules"]) & GENERATORS, sorted(set(result["modules"]) & GENERATORS)
+
+
+def test_a_first_run_stores_what_a_second_run_reads(tmp_path: Path) -> None:
+    """One object, a cold writable cache: the first run generates the definition's code and keeps
+    it (status and extraction entries appear); the second loads no generator."""
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    script = _ONE_OBJECT_PROBE.format(argv=["inspect", "-f", str(WORKLOAD)], empty=str(tmp_path))
+    first = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
+    )
+    assert set(json.loads(first.stdout.strip().splitlines()[-1])["modules"]) & GENERATORS
+    entries = [p for p in cache.rglob("*") if p.is_file()]
+    assert entries, "the first run stored nothing"
+    second = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
+    )
+    result = json.loads(second.stdout.strip().splitlines()[-1])
+    assert result["code"] == 0
+    assert not set(result["modules"]) & GENERATORS, sorted(set(result["modules"]) & GENERATORS)

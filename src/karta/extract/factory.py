@@ -306,7 +306,7 @@ class _Plan:
                 if fn is not None:
                     self.generated = fn
                     return fn
-            if not codegen.due(self.uses):
+            if not codegen.due_for_cache(self.uses, self.cache_key):
                 self.uses += 1
                 return None
             from karta.extract.compiled import compile_extraction

@@ -99,7 +99,7 @@ class _CompiledStatus:
                 if fn is not None:
                     self.generated = fn
                     return fn
-            if not codegen.due(self.uses):
+            if not codegen.due_for_cache(self.uses, self.key):
                 self.uses += 1
                 return None
             from karta.status.generated import compile_status

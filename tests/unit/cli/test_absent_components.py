@@ -154,7 +154,9 @@ def test_inspect_text_leaves_out_absent_roles_json_keeps_them(kli, tmp_path: Pat
     assert text.code == 0, text.err
     assert _tree_lines(text.out) == [
         "inferenceservice  InferenceService.v1beta1.serving.kserve.io",
-        "`-- predictor  Deployment.v1.apps   replicas: 1   min: 1   containers: ?",
+        # the model fragment holds only KServe's fields (modelFormat, storageUri): trimmed to a
+        # Container [compat] it is empty, and an empty fragment key is omitted (format 6.2 rule 5)
+        "`-- predictor  Deployment.v1.apps   replicas: 1   min: 1   containers: <none>",
     ]
     as_json = json.loads(kli("inspect", "-f", obj, "-o", "json").out)
     components = {c["name"]: c["instances"] for c in as_json["components"]}
@@ -173,7 +175,7 @@ def test_inspect_text_shows_a_role_the_object_has_on_one_line(kli, tmp_path: Pat
     r = kli("inspect", "-f", obj, "--pods", pods)
     assert r.code == 0, r.err
     assert _tree_lines(r.out)[1:] == [
-        "|-- predictor  Deployment.v1.apps   replicas: 1   min: 1   containers: ?",
+        "|-- predictor  Deployment.v1.apps   replicas: 1   min: 1   containers: <none>",
         "`-- transformer  Deployment.v1.apps   replicas: 2   min: 2   containers: kserve-container",
     ]
     assert "  t-transformer-1   transformer   transformer   -         inferenceservice" in r.out
