@@ -82,15 +82,26 @@ def test_an_extraction_function_is_kept_and_read_back_without_generating(
     assert loaded(JOB, 100) == generated(JOB, 100) is not None
 
 
-def test_without_an_entry_the_first_use_runs_the_general_code_and_the_second_generates(
+def test_without_an_entry_the_first_use_generates_and_keeps_it(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writable cache keeps what is generated, so the first use generates (the next process reads
+    it: karta._codegen.due_for_cache)."""
+    monkeypatch.setattr(_codegen, "MODE", _codegen.parse_mode(""))
+    plan = _build_plan(_definition())
+    assert plan.extraction_fn() is not None and plan.cache_key is not None
+    assert [e.stem for e in _entries(cache)] == [plan.cache_key]
+
+
+def test_a_cache_that_cannot_keep_it_generates_from_the_second_use(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_codegen, "MODE", _codegen.parse_mode(""))
+    monkeypatch.setattr(_codegen, "_writable", False)  # a write failed earlier in this process
     plan = _build_plan(_definition())
     assert plan.extraction_fn() is None and plan.cache_key is not None
-    assert _entries(cache) == []
     assert plan.extraction_fn() is not None
-    assert [e.stem for e in _entries(cache)] == [plan.cache_key]
+    assert _entries(cache) == []
 
 
 def test_the_key_names_the_paths_the_targets_and_the_generator(
