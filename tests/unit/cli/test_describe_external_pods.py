@@ -172,3 +172,24 @@ def test_a_bad_label_map_is_one_clear_error() -> None:
         match=r"component 'kafka' .* must yield an object of string label values, got map\[a:1\]",
     ):
         external_selectors(ComponentFactory(karta, _demo()))
+
+
+def test_gang_plan_and_inspect_leave_the_dependencies_out(kli, tmp_path: Path) -> None:
+    obj = _demo()
+    evaluator = evaluator_for(MILVUS)
+    factory = ComponentFactory(MILVUS.karta, obj, evaluator=evaluator)
+    plan = compute_gang_plan(factory, PODS, evaluator=evaluator)  # etcd, MinIO, Kafka pods given too
+    assert [sorted(g.members) for g in plan.gangs] == [["my-release-milvus-proxy-0", "other-etcd-0"]]
+    workload = tmp_path / "milvus.yaml"
+    workload.write_text(yaml.safe_dump(obj))
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(yaml.safe_dump_all(PODS[:3] + PODS[4:]))
+    r = kli("inspect", "-f", str(workload), "--pods", str(pods), "-o", "json")
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    placed = {p["name"]: p for p in data["pods"]}
+    assert (
+        placed["my-release-etcd-0"]["component"] == "etcd" and placed["my-release-etcd-0"].get("gang") is None
+    )
+    assert placed["my-release-milvus-proxy-0"]["gang"] == "milvus"
+    assert data["diagnostics"] == []
