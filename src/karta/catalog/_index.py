@@ -135,6 +135,10 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
             "querynode",
             "indexnode",
             "streamingnode",
+            "etcd",
+            "minio",
+            "pulsar",
+            "kafka",
         ),
     ),
     (

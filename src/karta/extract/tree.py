@@ -33,6 +33,7 @@ from typing import Any
 from karta._ordering import natural_key
 from karta._records import record, replace
 from karta.errors import ExtractionError, PodQueryError
+from karta.extract.external import external_selectors, split_external
 from karta.extract.factory import ComponentFactory
 from karta.extract.pods import PodQuerier
 from karta.extract.types import ExtractedInstance, Scale
@@ -102,6 +103,9 @@ class ComponentNode:
     kind: GroupVersionKind | None
     has_pod_definition: bool
     instances: tuple[InstanceNode, ...] = ()
+    external: bool = False
+    """Extension E2: its pods are found by labels, not owned by the workload (never counted in
+    its replicas or gangs)."""
 
     @property
     def pods(self) -> tuple[Pod, ...]:
@@ -117,6 +121,8 @@ class ComponentNode:
         if self.kind is not None:
             out["kind"] = {"group": self.kind.group, "version": self.kind.version, "kind": self.kind.kind}
         out["hasPodDefinition"] = self.has_pod_definition
+        if self.external:
+            out["external"] = True
         out["instances"] = [instance.to_dict(with_pods=with_pods) for instance in self.instances]
         return out
 
@@ -171,7 +177,7 @@ def _prune(nodes: Sequence[ComponentNode]) -> tuple[ComponentNode, ...]:
     for node in nodes:
         instances = tuple(replace(i, children=_prune(i.children)) for i in node.instances)
         pruned = replace(node, instances=instances)
-        if not pruned.is_empty_grouping():
+        if pruned.external or not pruned.is_empty_grouping():
             out.append(pruned)
     return tuple(out)
 
@@ -188,8 +194,12 @@ def build_tree(
     pods: Sequence[Pod] | None = None,
     *,
     evaluator: Evaluator | None = None,
+    external_pods: Sequence[Pod] = (),
 ) -> WorkloadTree:
     """The workload tree of the factory's object; ``pods`` are the workload's live pods or None.
+    ``external_pods`` (extension E2, with ``pods`` only): the pods listed by the labels of its
+    external components; the pods of ``pods`` carrying those labels go to them too (offline, the
+    given pods are matched the same way).
 
     Raises ValidationError (``invalid karta: <findings>``) for an invalid definition, and
     ExtractionError for a tree of more than :data:`MAX_TREE_NODES` instance nodes; extraction
@@ -198,7 +208,13 @@ def build_tree(
     validate_or_raise(factory.karta)
     evaluator = evaluator if evaluator is not None else factory.evaluator
     builder = _Builder(factory)
-    pool = None if pods is None else [PodQuerier(pod, evaluator=evaluator) for pod in pods]
+    pool = None
+    if pods is not None:
+        own, external = split_external(external_selectors(factory), [*pods, *external_pods])
+        pool = [PodQuerier(pod, evaluator=evaluator) for pod in own]
+        builder.external = {
+            name: [PodQuerier(pod, evaluator=evaluator) for pod in found] for name, found in external.items()
+        }
     root = factory.karta.root
     root_node = builder.node(root, pool, with_children=False) if root.is_pod_bearing else None
     children = tuple(builder.node(child, pool) for child in builder.children_of(root.name))
@@ -223,6 +239,7 @@ class _Builder:
         for child in karta.children:
             self._children.setdefault(child.owner_ref or "", []).append(child)
         self.placed: set[int] = set()
+        self.external: dict[str, list[PodQuerier]] = {}  # extension E2: each external component's pods
         self.diagnostics: list[Finding] = []
         self._reported: set[tuple[int, str]] = set()
         self._nodes = 0
@@ -296,7 +313,10 @@ class _Builder:
         component = self.factory.component(definition.name)
         ids = component.instance_ids()
         extracted = component.extracted_instances()
-        pod_bearing = definition.is_pod_bearing
+        external = definition.pod_selector is not None and definition.pod_selector.external_pods is not None
+        if external and pool is not None:
+            pool = self.external.get(definition.name, [])
+        pod_bearing = definition.is_pod_bearing or external
         splits_replicas = bool(definition.pod_selector and definition.pod_selector.replica_selector)
         own = None if pool is None else self._by_instance(definition, self._claimed(definition, pool), ids)
         instances: list[InstanceNode] = []
@@ -327,6 +347,7 @@ class _Builder:
         return ComponentNode(
             name=definition.name,
             kind=definition.kind,
-            has_pod_definition=pod_bearing,
+            has_pod_definition=pod_bearing and not external,
             instances=tuple(instances),
+            external=external,
         )

@@ -232,9 +232,11 @@ def compute_gang_plan(
 ) -> GangPlan:
     """The gang plan of the factory's workload object and its pods (gang-backends.md 1.2).
 
-    ``pods`` are the workload's pods (the caller filters by owner). Definition-level problems
-    (a sub-group without scale, an unknown component, a bad topology) raise GangError.
+    ``pods`` are the workload's pods (the caller filters by owner; the pods of external
+    components, extension E2, are left out here). Definition-level problems (a sub-group without
+    scale, an unknown component, a bad topology) raise GangError.
     """
+    pods = workload_own_pods(factory, pods)
     compiled = _compiled_gang(factory.karta)
     if compiled is None:
         return general_gang_plan(factory, pods, evaluator=evaluator)
@@ -255,6 +257,22 @@ def compute_gang_plan(
     return _current_format(factory, compiled.summary, compiled.pod_group, queriers)
 
 
+def workload_own_pods(factory: FactoryLike, pods: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
+    """``pods`` less those of the definition's external components (extension E2: the pods of an
+    operator's Helm releases, selected by labels, are never gang members). Only a
+    :class:`~karta.extract.ComponentFactory` can evaluate their label maps; a definition without
+    external components keeps every pod."""
+    from karta.extract.factory import ComponentFactory
+    from karta.model.validate_external import external_components
+
+    if not pods or not external_components(factory.karta) or not isinstance(factory, ComponentFactory):
+        return pods
+    from karta.extract.external import external_selectors, split_external
+
+    own, _ = split_external(external_selectors(factory), pods)
+    return own
+
+
 def general_gang_plan(
     factory: FactoryLike,
     pods: Sequence[Mapping[str, Any]] = (),
@@ -267,6 +285,7 @@ def general_gang_plan(
     gang = factory.karta.gang
     if gang is None:
         return _NO_GANGS
+    pods = workload_own_pods(factory, pods)
     evaluator = evaluator if evaluator is not None else _factory_evaluator(factory)
     queriers = [PodQuerier(pod, evaluator=evaluator) for pod in pods]
     summary = structure_summary(factory.karta)

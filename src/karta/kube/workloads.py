@@ -11,6 +11,8 @@ same definition as its manifest read from a file.
   version (``kli get --all-types``, the controller's informers).
 - :class:`TopLevel`: whether a workload is top-level, none of its controllers being of a covered
   kind (17.4 ``--all-types``; a controller must not make gangs for a JobSet's Jobs either).
+- :func:`external_pods`: the pods a workload's external components select by labels (format
+  extension E2: one LIST per component, by label selector, outside the owner chain).
 - :func:`find_pods`: the pods whose controller-owner chain reaches a workload (17.5 rules 1-2),
   and what could not be read (:class:`WorkloadPods`: the pod list refused, owners forbidden), so
   that a report never shows a partial pod set as the whole; :func:`find_pods_many` the same for
@@ -42,6 +44,7 @@ __all__ = [
     "UnreadOwners",
     "WorkloadPods",
     "covered_types",
+    "external_pods",
     "find_pods",
     "find_pods_many",
     "resolve_type",
@@ -326,3 +329,32 @@ def workload_pods(
 
 def _name(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def external_pods(
+    client: KubeClient, obj: Mapping[str, Any], selectors: Mapping[str, Mapping[str, str]]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Extension E2: ``(pods, warnings)``, the pods of the workload's namespace carrying each label
+    map of ``selectors`` (an external component's name: its labels), one LIST per component from
+    the API server's cache, through the same client (and RBAC) as the other reads; a refused list
+    is a warning naming the component, never raised."""
+    from karta.extract.external import label_selector
+
+    namespace = str((obj.get("metadata") or {}).get("namespace") or "") or None
+    pods: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    if not selectors:
+        return pods, warnings
+    pod_type = client.discovery.for_gvk("", "v1", "Pod")
+    for name, labels in selectors.items():
+        text = label_selector(labels)
+        try:
+            listed = client.list(pod_type, namespace=namespace, label_selector=text, resource_version="0")
+        except ClusterError as exc:
+            failure = read_failure(exc, resource="pods", namespace=namespace or "", verb="list")
+            warnings.append(
+                f"could not list the pods of component {name} ({text}) of {_label(obj)}: {failure.message}"
+            )
+            continue
+        pods.extend(dict(p) for p in listed.items)
+    return pods, warnings

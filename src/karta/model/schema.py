@@ -74,6 +74,7 @@ REQUIRED: dict[type[Model], tuple[str, ...]] = {
     t.SuspendAction: ("path", "value"),
     t.ComponentInstanceSelector: ("idPath",),
     t.ReplicaSelector: ("keyPath",),
+    t.ExternalPods: ("matchLabelsExpression",),
     t.ConditionMatcher: ("type",),
     t.ExpressionMatcher: ("expression", "expectedResult"),
     t.PodGroup: ("name",),

@@ -169,10 +169,21 @@ class ReplicaSelector(Model):
     key_path: str = ""
 
 
+class ExternalPods(Model):
+    """Karta extension E2 (docs/format-extensions.md): the component's pods are not the
+    workload's own (no controller-owner chain reaches the workload, 17.5 rule 2) but carry labels
+    computed from the workload, such as the Helm releases an operator installs next to it.
+    ``matchLabelsExpression`` is object-side jq yielding one label map (or null / ``{}``: none)."""
+
+    match_labels_expression: str = ""
+
+
 class PodSelector(Model):
     component_type_selector: ComponentTypeSelector | None = None
     component_instance_selector: ComponentInstanceSelector | None = None
     replica_selector: ReplicaSelector | None = None
+    external_pods: ExternalPods | None = None
+    """Extension E2: pods found by labels in the workload's namespace, outside the owner chain."""
 
 
 class ComponentDefinition(Model):

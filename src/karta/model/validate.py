@@ -20,6 +20,7 @@ from __future__ import annotations
 from karta.model.findings import Finding, Severity
 from karta.model.types import Karta
 from karta.model.validate_expressions import check_expressions
+from karta.model.validate_external import check_external_pods
 from karta.model.validate_gang import (
     check_alpha_members,
     check_duplicates,
@@ -73,6 +74,7 @@ def validate_karta(karta: Karta | None, *, write_back: bool = True) -> list[Find
     findings.extend(check_pod_group(karta))
     findings.extend(check_sub_group_scale(karta))
     findings.extend(check_split(karta))
+    findings.extend(check_external_pods(karta))
     findings.extend(check_duplicates(karta))
     findings.extend(check_additional_kinds(karta))
     findings.extend(check_action_lists(karta))

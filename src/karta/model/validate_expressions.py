@@ -97,6 +97,12 @@ def _component_fields(out: list[JqField], path: str, comp: ComponentDefinition) 
             )
         if selector.replica_selector is not None:
             _field(out, f"{where}.replicaSelector.keyPath", selector.replica_selector.key_path)
+        if selector.external_pods is not None:  # extension E2, object-side
+            _field(
+                out,
+                f"{where}.externalPods.matchLabelsExpression",
+                selector.external_pods.match_labels_expression,
+            )
 
 
 def jq_fields(karta: Karta) -> list[JqField]:

@@ -64,6 +64,7 @@ _EXPORTS: dict[str, str] = {
     "Described": "karta.report.describe",
     "describe_file": "karta.report.describe",
     "describe_live": "karta.report.describe",
+    "external_selectors_of": "karta.report.describe",
     "ScopeInput": "karta.report.describe",
     "gang_scope_report": "karta.report.describe",
     "workload_gang": "karta.report.gang_state",
@@ -115,6 +116,7 @@ __all__ = [
     "error_count",
     "event_rows",
     "event_subjects",
+    "external_selectors_of",
     "gang_pending",
     "gang_report",
     "gang_scope_report",
@@ -160,7 +162,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         node_capacity,
     )
     from karta.report.contracts import DescribeReport, InspectReport, WorkloadSummary
-    from karta.report.describe import Described, ScopeInput, describe_file, describe_live, gang_scope_report
+    from karta.report.describe import (
+        Described,
+        ScopeInput,
+        describe_file,
+        describe_live,
+        external_selectors_of,
+        gang_scope_report,
+    )
     from karta.report.gang_state import GangState, gang_report, workload_gang
     from karta.report.inspect import absent_components, error_count, inspect_report
     from karta.report.live import (

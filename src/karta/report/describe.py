@@ -29,7 +29,15 @@ if TYPE_CHECKING:
     from karta.report.live import LiveDetails  # imported by describe_live: a file has no live details
     from karta.report.rows import WorkloadRows
 
-__all__ = ["FILE_MODE_GANG", "Described", "ScopeInput", "describe_file", "describe_live", "gang_scope_report"]
+__all__ = [
+    "FILE_MODE_GANG",
+    "Described",
+    "ScopeInput",
+    "describe_file",
+    "describe_live",
+    "external_selectors_of",
+    "gang_scope_report",
+]
 
 FILE_MODE_GANG = "no pods in file mode"
 """Why a workload described from a file has no gang state (its pods are not known)."""
@@ -75,6 +83,23 @@ def gang_scope_report(
     )
 
 
+def external_selectors_of(
+    definition: StoredDefinition, obj: Mapping[str, Any], *, evaluator: Evaluator | None = None
+) -> dict[str, dict[str, str]]:
+    """Extension E2: the label map of each external component of ``obj`` that has pods to list
+    (:func:`karta.extract.external.external_selectors`); ``{}`` for a definition without one.
+    Raises :class:`~karta.errors.KartaError` when an expression fails."""
+    from karta.definitions.evaluators import evaluator_for
+    from karta.extract import ComponentFactory
+    from karta.extract.external import external_selectors
+    from karta.model.validate_external import external_components
+
+    if not external_components(definition.karta):
+        return {}
+    evaluator = evaluator if evaluator is not None else evaluator_for(definition)
+    return external_selectors(ComponentFactory(definition.karta, dict(obj), evaluator=evaluator))
+
+
 @record
 class Described:
     """The report, and what a text view renders it with (the tree and rows, the gang state)."""
@@ -96,10 +121,12 @@ def describe_live(
     pods_complete: bool = True,
     evaluator: Evaluator | None = None,
     scope: ScopeInput | None = None,
+    external_pods: Sequence[Mapping[str, Any]] = (),
 ) -> Described:
     """A live workload with its ``pods`` (``pods_complete`` False: only some could be read) and
     ``events`` (``events_read`` False: they could not be read); ``warnings`` say what could not be
-    read; ``scope``: its namespace's labels, for ``gangScope`` (None: not shown). Raises
+    read; ``scope``: its namespace's labels, for ``gangScope`` (None: not shown);
+    ``external_pods``: the pods listed for its external components (extension E2). Raises
     :class:`~karta.errors.KartaError` when the definition cannot read the object."""
     read = summarize(
         definition,
@@ -108,6 +135,7 @@ def describe_live(
         pods=pods,
         pods_complete=pods_complete,
         evaluator=evaluator,
+        external_pods=external_pods,
     )
     from karta.report.live import live_details
 
@@ -128,14 +156,21 @@ def describe_file(
     *,
     gpu_resources: Sequence[str],
     evaluator: Evaluator | None = None,
+    pods: Sequence[Mapping[str, Any]] | None = None,
 ) -> Described:
-    """A workload read from a file: its tree with desired replicas, no pods, no live details, and
-    a gang state that is unknown (:data:`FILE_MODE_GANG`) when the definition has gang instructions."""
-    read = summarize(definition, obj, gpu_resources=gpu_resources, evaluator=evaluator)
+    """A workload read from a file: its tree with desired replicas, no live details, and a gang
+    state that is unknown (:data:`FILE_MODE_GANG`) when the definition has gang instructions;
+    with ``pods`` (given with the file: the workload's, and those its external components select,
+    extension E2) they are placed as live pods are and the gang state is computed from them."""
+    read = summarize(definition, obj, gpu_resources=gpu_resources, evaluator=evaluator, pods=pods)
     report = _report(definition, obj, read)
-    if read.gang_error is not None:  # gang instructions, and no pods to count
+    if pods is not None:
+        gang = read.gang_report()
+        if gang is not None:
+            report["gang"] = gang
+    elif read.gang_error is not None:  # gang instructions, and no pods to count
         report["gang"] = {"error": FILE_MODE_GANG}
-    return Described(report, read.built)
+    return Described(report, read.built, read.gang)
 
 
 def _report(

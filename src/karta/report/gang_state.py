@@ -181,8 +181,13 @@ def workload_gang(
 
     if gang_format(karta) is None:
         return None
+    from karta.extract.external import external_selectors, split_external
+
     factory = ComponentFactory(karta, dict(obj), evaluator=evaluator)
-    pod_list = [dict(p) for p in pods]
+    # extension E2: the pods of external components (given offline with the workload's) are not
+    # the workload's own: they are never gang members nor counted as its pods
+    own, _ = split_external(external_selectors(factory), pods)
+    pod_list = [dict(p) for p in own]
     return gang_state(compute_gang_plan(factory, pod_list, evaluator=evaluator), pod_list)
 
 

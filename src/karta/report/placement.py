@@ -16,9 +16,11 @@ from typing import Any
 from karta._records import record
 from karta.errors import KartaError
 from karta.extract import ComponentFactory, PodQuerier
+from karta.extract.external import external_selectors, matches
 from karta.gang import GangPlan, StructureSummary, infer_pod_component, structure_summary
 from karta.jq import Evaluator
 from karta.model import Karta
+from karta.model.validate_external import external_components
 
 __all__ = ["Placement", "place_pods", "pod_name"]
 
@@ -64,7 +66,22 @@ def place_pods(
             for member in sub.members:
                 sub_group_of.setdefault(member, sub.name)
     summary = structure_summary(karta)
-    return [_place(summary, factory, pod, evaluator, gang_of, sub_group_of) for pod in pods]
+    external = external_selectors(factory) if external_components(karta) else {}
+    out: list[Placement] = []
+    for pod in pods:
+        # extension E2: a pod an external component selects by labels is that component's
+        owner = next((name for name, labels in external.items() if matches(pod, labels)), None)
+        if owner is not None:
+            out.append(Placement(pod_name(pod), component=owner, labels=_labels(pod)))
+            continue
+        out.append(_place(summary, factory, pod, evaluator, gang_of, sub_group_of))
+    return out
+
+
+def _labels(pod: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    meta = pod.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, Mapping) else None
+    return tuple(sorted((str(k), str(v)) for k, v in labels.items())) if isinstance(labels, Mapping) else ()
 
 
 def _place(
@@ -77,7 +94,7 @@ def _place(
 ) -> Placement:
     name = pod_name(pod)
     querier = PodQuerier(pod, evaluator=evaluator)
-    labels = tuple(sorted((str(k), str(v)) for k, v in querier.labels.items()))
+    labels = _labels(pod)
     gang, sub_group = gang_of.get(name), sub_group_of.get(name)
     try:
         component = infer_pod_component(summary, querier)

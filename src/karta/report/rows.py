@@ -77,6 +77,7 @@ class Row:
     hidden: bool = False  # desired replicas without pods: counted in the Resources table only
     unattributed: bool = False  # the (unattributed) bucket of pods no component claims
     counted: bool = True  # False: some pods could not be read, ``current`` and ``ready`` are unknown
+    external: bool = False  # extension E2: pods found by labels, not the workload's (never in its sums)
 
     @property
     def pods_desired(self) -> int:
@@ -181,28 +182,39 @@ def build_rows(
         if row is not None:
             rows.append(row)
     if live and tree.unattributed:
-        pods = sorted(
-            (pod_row(p, gpu_resources=gpu_resources) for p in tree.unattributed),
-            key=lambda p: natural_key(p.name),
-        )
-        rows.append(
-            Row(
-                name=UNATTRIBUTED,
-                kind=None,
-                pod_bearing=False,
-                desired=0,
-                resources=_sum(p.resources for p in pods),
-                current=len(pods),
-                ready=sum(1 for p in pods if p.ready),
-                pods=pods,
-                nodes=_nodes(pods, []),
-                unattributed=True,
-            )
-        )
+        rows.append(_pods_row(UNATTRIBUTED, None, tree.unattributed, gpu_resources, unattributed=True))
     if live and not pods_complete:
         for row in rows:
             _uncounted(row)
     return rows
+
+
+def _pods_row(
+    name: str,
+    kind: GroupVersionKind | None,
+    found: Iterable[Mapping[str, Any]],
+    gpu_resources: Sequence[str],
+    *,
+    unattributed: bool = False,
+    external: bool = False,
+) -> Row:
+    """A row of pods that are no component's replicas: the ``(unattributed)`` bucket (desired 0)
+    or an external component (extension E2: desired = the pods found); never pod-bearing, so never
+    in the Resources table or the desired pods."""
+    pods = sorted((pod_row(p, gpu_resources=gpu_resources) for p in found), key=lambda p: natural_key(p.name))
+    return Row(
+        name=name,
+        kind=kind,
+        pod_bearing=False,
+        desired=len(pods) if external else 0,
+        resources=_sum(p.resources for p in pods),
+        current=len(pods),
+        ready=sum(1 for p in pods if p.ready),
+        pods=pods,
+        nodes=_nodes(pods, []),
+        unattributed=unattributed,
+        external=external,
+    )
 
 
 def _uncounted(row: Row) -> None:
@@ -226,6 +238,8 @@ class _Rows:
     def component(self, node: ComponentNode, multiplier: int) -> Row | None:
         if not node.instances:
             return None
+        if node.external:
+            return self._external(node)
         if node.has_pod_definition and all(_is_absent(i) for i in node.instances):
             return None
         instances = [self.instance(node, i, multiplier) for i in node.instances]
@@ -258,6 +272,15 @@ class _Rows:
             ready=sum(r.ready for r in instances),
             nodes=_nodes([], instances),
         )
+
+    def _external(self, node: ComponentNode) -> Row | None:
+        """Extension E2: the row of a component whose pods are not the workload's own: as many
+        desired as found, shown only when it has pods, not pod-bearing (so never in the Resources
+        table, the desired pods or ``kli get``'s components)."""
+        found = [p for i in node.instances for p in i.pods]
+        if not found:
+            return None
+        return _pods_row(node.name, node.kind, found, self.gpu_resources, external=True)
 
     def _missing_replicas(self, node: ComponentNode, multiplier: int) -> tuple[int, list[Row]]:
         """R7: the desired count of a component split by replica keys (from its scale, per instance),
@@ -435,14 +458,16 @@ def workload_rows(
     gpu_resources: Sequence[str],
     pods: list[dict[str, Any]] | None = None,
     pods_complete: bool = True,
+    external_pods: Sequence[Mapping[str, Any]] = (),
 ) -> WorkloadRows:
     """The tree of ``obj`` through ``karta`` (with ``pods`` placed, when given) and its rows; a
     scaled root that bears no pods multiplies its children by its desired replicas.
+    ``external_pods``: the pods listed by the labels of its external components (extension E2).
     ``pods_complete`` False says ``pods`` are only some of the workload's (a list or owners could
     not be read): the rows' current and ready counts are then unknown. Raises
     :class:`~karta.errors.KartaError` when the definition is invalid or extraction fails."""
     factory = ComponentFactory(karta, dict(obj), evaluator=evaluator)
-    tree = build_tree(factory, pods).pruned()
+    tree = build_tree(factory, pods, external_pods=external_pods).pruned()
     multiplier = 1
     root = karta.root
     if not root.is_pod_bearing and root.scale_definition is not None:

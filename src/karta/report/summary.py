@@ -121,7 +121,7 @@ class Summary:
     @property
     def pods(self) -> dict[str, int]:
         """``{ready, total, desired}`` pods over the rows."""
-        rows = self.built.rows
+        rows = [r for r in self.built.rows if not r.external]  # extension E2: not the workload's pods
         return {
             "ready": sum(r.ready for r in rows),
             "total": sum(r.current for r in rows),
@@ -137,12 +137,15 @@ def summarize(
     pods: Sequence[Mapping[str, Any]] | None = None,
     pods_complete: bool = True,
     evaluator: Evaluator | None = None,
+    external_pods: Sequence[Mapping[str, Any]] = (),
 ) -> Summary:
     """The :class:`Summary` of ``obj`` read through ``definition`` (with its live ``pods`` when
     given: then the rows count them and the gang state is computed; ``pods_complete`` False: they
     are only some of its pods, the counts and the gang state are unknown); ``evaluator`` defaults
-    to the process's for the definition. Raises :class:`~karta.errors.KartaError` when the
-    definition is invalid or extraction fails (a gang plan that fails is ``gang_error``)."""
+    to the process's for the definition; ``external_pods``: the pods listed by the labels of its
+    external components (extension E2: shown on them, never in the counts or the gang). Raises
+    :class:`~karta.errors.KartaError` when the definition is invalid or extraction fails (a gang
+    plan that fails is ``gang_error``)."""
     from karta.definitions.evaluators import evaluator_for
     from karta.report.gang_state import read_gang
 
@@ -155,6 +158,7 @@ def summarize(
         gpu_resources=gpu_resources,
         pods=pod_list,
         pods_complete=pods_complete,
+        external_pods=external_pods,
     )
     components = resource_rows(built.rows)
     gang, gang_error = read_gang(

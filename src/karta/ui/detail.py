@@ -36,9 +36,12 @@ def workload_detail(
     group_objects: Sequence[str],
     gpu_resources: Sequence[str],
     scope: report.ScopeInput | None = None,
+    external_pods: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """``{row, describe, groupObjects, gangPlan, gang: {backend: {objects}|{error}}, definition}``;
-    ``describe.gangScope`` with ``scope`` (the namespace's labels) and gang instructions."""
+    ``describe.gangScope`` with ``scope`` (the namespace's labels) and gang instructions;
+    ``external_pods``: the pods its external components select (extension E2: shown on them,
+    never in the gang plan or the rendered objects)."""
     if definition.problems:
         raise KartaError("; ".join(definition.problems[:3]))
     evaluator = evaluator_for(definition)
@@ -53,6 +56,7 @@ def workload_detail(
         gpu_resources=gpu_resources,
         evaluator=evaluator,
         scope=scope,
+        external_pods=external_pods,
     )
     describe = described.report
     out: dict[str, Any] = {

@@ -425,6 +425,29 @@ class ClusterSource:
             found = [self._pods[p] for p in self._pods_of.get(uid, ()) if p in self._pods]
         return sorted(found, key=lambda p: str(_meta(p).get("name") or ""))
 
+    def external_pods_of(
+        self, obj: Mapping[str, Any], definition: StoredDefinition
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        """Extension E2: the cached pods of the workload's namespace its external components select
+        by labels (the watch holds every pod: no extra list), and why they could not be selected."""
+        from karta.extract.external import matches
+
+        try:
+            selectors = report.external_selectors_of(definition, obj)
+        except KartaError as exc:
+            return [], [f"cannot select the external pods: {exc}"]
+        if not selectors:
+            return [], []
+        namespace = str(_meta(obj).get("namespace") or "")
+        with self._lock:
+            found = [
+                pod
+                for pod in self._pods.values()
+                if str(_meta(pod).get("namespace") or "") == namespace
+                and any(matches(pod, labels) for labels in selectors.values())
+            ]
+        return sorted(found, key=lambda p: str(_meta(p).get("name") or "")), []
+
     # -- group objects ----------------------------------------------------------------------------
     def _put_group(self, obj: dict[str, Any]) -> None:
         uid = _uid(obj)
@@ -513,6 +536,7 @@ class ClusterSource:
                 labels.labels, unread=labels.unread, mode=self.scope_mode, excluded=self.scope_excluded
             )
         row = self.store.get(row_id(self.cluster, uid)) or self.row(uid, obj, definition)
+        external, unselected = self.external_pods_of(obj, definition)
         try:
             return workload_detail(
                 obj,
@@ -521,10 +545,11 @@ class ClusterSource:
                 pods=pods,
                 events=events.events,
                 events_read=events.failure is None,
-                warnings=events.warnings,
+                warnings=[*events.warnings, *unselected],
                 group_objects=self.group_objects_of(uid),
                 gpu_resources=self.gpu_resources,
                 scope=scope,
+                external_pods=external,
             )
         except KartaError as exc:
             return {"row": row, "error": f"cannot describe it with definition {definition.name}: {exc}"}

@@ -214,6 +214,18 @@ def _wait_served(kube: KubeHTTP, path: str, *, timeout: float = 60.0) -> None:
         time.sleep(0.2)
 
 
+def new_namespace(kube: KubeHTTP, prefix: str) -> str:
+    """A fresh namespace ``<prefix>-<6 hex>``, created, with our Karta CRD installed and served."""
+    namespace = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    _created(
+        kube,
+        "/api/v1/namespaces",
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+    )
+    ensure_karta_crd(kube)
+    return namespace
+
+
 def ensure_karta_crd(kube: KubeHTTP) -> None:
     """Our ``kartas.run.ai`` CRD, installed and served (other tests may have installed it)."""
     from karta.crd import load_crd
@@ -231,13 +243,7 @@ def training(cluster: KubeHTTP, corpus: Path) -> Iterator[Training]:
     without the replicated-job label, and one unrelated pod)."""
     from ..kubehttp import load_manifests
 
-    namespace = f"karta-cli-{uuid.uuid4().hex[:6]}"
-    _created(
-        cluster,
-        "/api/v1/namespaces",
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
-    )
-    ensure_karta_crd(cluster)
+    namespace = new_namespace(cluster, "karta-cli")
     for crd_file in ("kubeflow.org_pytorchjobs.yaml", "jobset.x-k8s.io_jobsets.yaml"):
         (crd,) = load_manifests(corpus / "crds" / crd_file)
         cluster.ensure_crd(crd)

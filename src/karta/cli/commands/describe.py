@@ -43,7 +43,7 @@ from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.config import load_config, resolve_output
 from karta.cli.errors import CliError, UsageError, format_error
-from karta.cli.inputs import read_labelled_objects
+from karta.cli.inputs import read_labelled_objects, read_objects
 from karta.cli.lookup import (
     DEFINITION_OPTION_HELP,
     chosen_definition,
@@ -85,6 +85,12 @@ NO_DEFINITION_HINT = (
 @click.option(
     "-A", "--all-namespaces", is_flag=True, help="With TYPE alone: describe them in every namespace."
 )
+@click.option(
+    "--pods",
+    "pods_file",
+    metavar="PODS",
+    help="With -f and one workload: its pods and its external components' (multi-document YAML or a List).",
+)
 @click.option("--definition", "definition", metavar="NAME|FILE", help=DEFINITION_OPTION_HELP)
 @limit_option(
     "--pod-limit", default=0, help="Pods shown per component, unhealthy first (0 = all; table output)."
@@ -102,6 +108,7 @@ def describe(
     recursive: bool,
     selector: str | None,
     all_namespaces: bool,
+    pods_file: str | None,
     definition: str | None,
     pod_limit: int,
     component_limit: int,
@@ -124,6 +131,9 @@ def describe(
     kind, resolved against the built-in catalog, the user's definitions ($KARTA_DEFINITIONS) and
     the cluster's when one is configured. The output says "file mode": there is no live status.
     No definition for the type exits 4. -o jsonpath=TEMPLATE works on what -o json prints.
+    --pods PODS (one workload) places the given pods on its components as live pods are, the
+    pods of components that select theirs by label outside the owner chain (format extension E2,
+    such as a Milvus's etcd and MinIO) included, and computes the gang state from them.
 
     --definition NAME|FILE describes the workloads with that definition instead of the one their
     type resolves to (a name from `kli definitions`, or a file).
@@ -145,6 +155,8 @@ def describe(
         )
     if recursive and file is None:
         raise UsageError("-R/--recursive goes with -f DIR")
+    if pods_file is not None and file is None:
+        raise UsageError("--pods goes with -f FILE; live, the workload's pods are read from the cluster")
     targets = parse_targets(args, command="describe") if args else ()
     named = any(names for _, names in targets)
     if (selector or all_namespaces) and (file is not None or named):
@@ -165,7 +177,9 @@ def describe(
             all_namespaces=all_namespaces,
         )
     else:
-        _describe_files(file, out, recursive=recursive, definition=definition, overrides=overrides)
+        _describe_files(
+            file, out, recursive=recursive, definition=definition, overrides=overrides, pods_file=pods_file
+        )
 
 
 @record(frozen=False)
@@ -192,13 +206,14 @@ class Out:
         events_read: bool = True,
         said: Sequence[str] = (),
         scope: report.ScopeInput | None = None,
+        external_pods: Sequence[dict[str, Any]] = (),
     ) -> None:
         """One workload: from a file (``file_mode``), else live with its ``pods`` and ``events``
         (``events_read`` False: they could not be read; ``said``: what could not be read) and its
         namespace's labels (``scope``)."""
         try:
             if file_mode:
-                described = report.describe_file(chosen, obj, gpu_resources=self.gpu_resources)
+                described = report.describe_file(chosen, obj, gpu_resources=self.gpu_resources, pods=pods)
             else:
                 described = report.describe_live(
                     chosen,
@@ -210,6 +225,7 @@ class Out:
                     gpu_resources=self.gpu_resources,
                     pods_complete=pods_complete,
                     scope=scope,
+                    external_pods=external_pods,
                 )
         except KartaError as exc:
             raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
@@ -299,11 +315,15 @@ def _describe_live(
                 chosen, diagnostics = chosen_definition(definition, obj, overrides, hint="", store=store)
                 notes = [d["message"] for d in diagnostics if d["severity"] in ("warning", "error")]
                 out.say(notes)
+            external, unlisted = _external_pods(client, chosen, obj, label)
+            said.extend(unlisted)
+            out.warnings.extend(unlisted)
             out.add(
                 chosen,
                 obj,
                 label,
                 file_mode=False,
+                external_pods=external,
                 pods=pods.pods,
                 pods_complete=pods.complete,
                 events=events.events,
@@ -326,6 +346,18 @@ def _describe_live(
         sys.stderr.write(format_error(error, hint=False))
     if missing:
         raise missing[-1]
+
+
+def _external_pods(
+    client: kube.KubeClient, chosen: StoredDefinition, obj: dict[str, Any], label: str
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Extension E2: the pods the workload's external components select by labels (one LIST
+    each), and what could not be listed or computed (warnings)."""
+    try:
+        selectors = report.external_selectors_of(chosen, obj)
+    except KartaError as exc:
+        return [], [f"cannot select the external pods of {label}: {exc}"]
+    return kube.external_pods(client, obj, selectors)
 
 
 def _read_targets(
@@ -390,9 +422,18 @@ def _no_definition_envelope(client: kube.KubeClient, token: str) -> dict[str, st
 
 
 def _describe_files(
-    path: str, out: Out, *, recursive: bool, definition: str | None, overrides: ConfigOverrides | None
+    path: str,
+    out: Out,
+    *,
+    recursive: bool,
+    definition: str | None,
+    overrides: ConfigOverrides | None,
+    pods_file: str | None = None,
 ) -> None:
     objects = read_labelled_objects(path, what="workload object", recursive=recursive)
+    if pods_file is not None and len(objects) > 1:
+        raise UsageError(f"--pods goes with one workload; {path} holds {len(objects)} objects")
+    pods = read_objects(pods_file, what="pod") if pods_file is not None else None
     store = open_store(overrides)
     out.warnings.extend(store.warnings)
     several = len(objects) > 1
@@ -405,7 +446,7 @@ def _describe_files(
             )
             said = [d["message"] for d in diagnostics if d["severity"] in ("warning", "error")]
             out.say(said)
-            out.add(chosen, obj, name, file_mode=True)
+            out.add(chosen, obj, name, file_mode=True, pods=pods)
             continue
         try:
             chosen = definition_for_object(store, obj, hint=FILE_NO_DEFINITION_HINT)
@@ -426,7 +467,7 @@ def _describe_files(
         if gvk is not None and gvk.version != api_version.rpartition("/")[2]:
             other = f"a definition for version {gvk.version}"
             out.warnings.append(f"{kind} {api_version} is described with {chosen.name}, {other}")
-        out.add(chosen, obj, name, file_mode=True)
+        out.add(chosen, obj, name, file_mode=True, pods=pods)
     if not out.reports and skipped:
         for warning in out.warnings:
             warn(warning)

@@ -181,7 +181,7 @@ def gang(
                     f"skipping {obj_name}: definition {chosen.name} has no gang-scheduling instructions"
                 )
                 continue
-            workloads.append((obj, obj_name, pods, chosen))
+            workloads.append((obj, obj_name, _own_pods(chosen, obj, pods), chosen))
         if not workloads:
             raise CliError(f"nothing in {file} has a definition with gang-scheduling instructions")
     options = render.options_for(  # each backend takes the flags it reads
@@ -240,6 +240,24 @@ def gang(
         )
     for message in warnings:
         warn(message)
+
+
+def _own_pods(
+    chosen: definitions.StoredDefinition, obj: dict[str, Any], pods: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The given pods less those of the workload's external components (format extension E2: the
+    pods of its operator's Helm releases are never gang members)."""
+    from karta import report
+    from karta.extract.external import split_external
+
+    if not pods:
+        return pods
+    try:
+        selectors = report.external_selectors_of(chosen, obj)
+    except KartaError as exc:
+        raise CliError(f"cannot select the external pods of the workload: {exc}") from None
+    own, _ = split_external(selectors, pods)
+    return [dict(p) for p in own]
 
 
 def _print_pod_patches(
