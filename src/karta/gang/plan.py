@@ -262,10 +262,12 @@ def workload_own_pods(factory: FactoryLike, pods: Sequence[Mapping[str, Any]]) -
     operator's Helm releases, selected by labels, are never gang members). Only a
     :class:`~karta.extract.ComponentFactory` can evaluate their label maps; a definition without
     external components keeps every pod."""
+    if not pods:  # before the imports: this runs on every plan (a gang plan is a few microseconds)
+        return pods
     from karta.extract.factory import ComponentFactory
     from karta.model.validate_external import external_components
 
-    if not pods or not external_components(factory.karta) or not isinstance(factory, ComponentFactory):
+    if not external_components(factory.karta) or not isinstance(factory, ComponentFactory):
         return pods
     from karta.extract.external import external_selectors, split_external
 
