@@ -313,16 +313,18 @@ def fields_of(struct: str) -> tuple[frozenset[str], dict[str, str]]:
     return known, held
 
 
-def held_of(struct: str) -> frozenset[str]:
-    """The names of a struct's struct-holding fields (one set per struct)."""
-    held = _HELD.get(struct)
-    if held is None:
-        held = _HELD[struct] = frozenset(_k8s_fields.STRUCTS[struct][1])
-    return held
+def flat_of(struct: str) -> frozenset[str]:
+    """The names of a struct's fields that hold no structs (one set per struct): an object whose
+    keys are all among them is kept as it is, in one test."""
+    flat = _FLAT.get(struct)
+    if flat is None:
+        known, held = fields_of(struct)
+        flat = _FLAT[struct] = known.difference(held)
+    return flat
 
 
-_HELD: dict[str, frozenset[str]] = {}
 _KNOWN: dict[str, frozenset[str]] = {}
+_FLAT: dict[str, frozenset[str]] = {}
 
 
 def trimmer(descriptor: str) -> Trim:
