@@ -271,6 +271,12 @@ SAMPLES = [
     {"metadata": {"labels": {"a": "b"}, "ownerReferences": [{"kind": "K", "z": 1}]}, "spec": {}},
     {"spec": {"tolerations": [None, {"key": "k", "q": 1}], "containers": [{"ports": [None, {"name": "p"}]}]}},
     {"spec": {"volumes": [{"name": "v", "emptyDir": {"medium": "Memory", "m": 1}}], "tolerations": []}},
+    {
+        "spec": {
+            "volumes": [{"name": "a", "emptyDir": {}}, {"name": "b", "configMap": {"items": [{"key": "k"}]}}]
+        }
+    },
+    {"spec": {"volumes": [None, {"name": "b", "secret": {"items": [{"key": "k", "x": 1}]}}]}},
 ]
 
 
