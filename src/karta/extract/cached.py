@@ -10,8 +10,8 @@ constant of its namespace (:mod:`karta.jq.generated_runtime`), the extraction's 
 ``("target", name, "check" | "empty")`` (a conversion target's checker or empty value, resolved
 among the targets of the component asking, never by a global name), ``("classes", table)`` (a
 shape test's table of exact classes: ``"str"``, ``"dict"``, ``"list"`` or a branch number),
-``("known", struct)`` and ``("held", struct)`` (the field names of a Kubernetes struct, its
-struct-holding ones), ``("trim", descriptor)`` (the
+``("known", struct)`` and ``("flat", struct)`` (the field names of a Kubernetes struct, those
+that hold no structs), ``("trim", descriptor)`` (the
 trimming closure of :mod:`karta.extract.trim` for a descriptor of its field tree) and
 ``("implicit",)`` (the one instance of a component without an id path). The other names the
 function reads are :func:`fixed_namespace`'s.
@@ -108,8 +108,8 @@ def _resolver(targets: dict[str, TargetType]) -> Any:
             return table
         if tag == "known" and len(args) == 1 and trimming.is_struct(args[0]):
             return trimming.fields_of(args[0])[0]
-        if tag == "held" and len(args) == 1 and trimming.is_struct(args[0]):
-            return trimming.held_of(args[0])
+        if tag == "flat" and len(args) == 1 and trimming.is_struct(args[0]):
+            return trimming.flat_of(args[0])
         if tag == "trim" and len(args) == 1 and trimming.is_descriptor(args[0]):
             return trimming.quiet(args[0])
         if tag == "implicit" and not args:

@@ -581,27 +581,24 @@ def _held_test(e: Emitter, desc: str, x: str) -> str:
     struct = desc.removeprefix("[]")
     if struct in _EXPAND:
         return _struct_test(e, {}, x, struct)
-    known = e.const(trimming.fields_of(struct)[0], ("known", struct))
-    held = e.const(trimming.held_of(struct), ("held", struct)) if trimming.held_of(struct) else None
+    # The struct's fields that hold no structs: keys all among them, the value is kept as it is.
+    if desc[:2] == "[]" and len(trimming.flat_of(struct)) * 4 < len(trimming.fields_of(struct)[0]):
+        # Items that nearly always hold a struct (a volume: its name, then its source): the
+        # closure, which passes plain ones in its loop, without a test that would fail first.
+        e.line(f"if {x}.__class__ is not list: return None")
+        return _trim_call(e, desc, x)
+    flat = e.const(trimming.flat_of(struct), ("flat", struct))
     t = e.tmp("t")
-
-    def clean(y: str) -> str:
-        test = f"{y}.__class__ is dict and {known}.issuperset({y})"
-        return test + (f" and {held}.isdisjoint({y})" if held is not None else "")
-
     if desc[:2] == "[]":
         # Every item a dict (a None item takes the closure) and the keys of all items at once
-        # known (and none holding structs): each test one call that loops in C.
+        # among the flat fields: each test one call that loops in C.
         e.line(f"if {x}.__class__ is not list: return None")
-        test = f"_DICTS.issuperset(map(type, {x})) and {known}.issuperset(_chain({x}))"
-        if held is not None:
-            test += f" and {held}.isdisjoint(_chain({x}))"
-        with e.block(f"if {test}:"):
+        with e.block(f"if _DICTS.issuperset(map(type, {x})) and {flat}.issuperset(_chain({x})):"):
             e.line(f"{t} = {x}")
         with e.block("else:"):
             e.line(f"{t} = {_trim_call(e, desc, x)}")
         return t
-    with e.block(f"if {clean(x)}:"):
+    with e.block(f"if {x}.__class__ is dict and {flat}.issuperset({x}):"):
         e.line(f"{t} = {x}")
     with e.block("else:"):
         e.line(f"{t} = {_trim_call(e, desc, x)}")

@@ -25,12 +25,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable
+from itertools import chain
 from typing import Any
 
 from karta.extract import _k8s_fields
 from karta.jq import json_type
 
 Trim = Callable[[Any], Any]
+
+_DICTS = frozenset({dict})  # the one class every item of an array of plain structs has
+_chain = chain.from_iterable
 
 
 class Mismatch(Exception):
@@ -55,6 +59,8 @@ class Mismatch(Exception):
 def _struct(known: frozenset[str], nested_keys: frozenset[str], nested: dict[str, Trim]) -> Trim:
     """The trimming of one struct: ``nested`` maps each of ``nested_keys`` to the trimming of what
     the field holds (filled after this call, for recursive structs)."""
+    if not nested_keys:
+        return _leaf_struct(known)
 
     def trim(value: Any) -> Any:
         if value.__class__ is not dict and not isinstance(value, dict):
@@ -65,19 +71,33 @@ def _struct(known: frozenset[str], nested_keys: frozenset[str], nested: dict[str
             source = out = {key: item for key, item in value.items() if key in known}
         if nested_keys.isdisjoint(source):  # no field that holds structs: done
             return value if out is None else out
-        for key in nested_keys.intersection(source):
-            item = source[key]
-            if item is None:
-                continue
-            try:
+        try:
+            for key in nested_keys.intersection(source):
+                item = source[key]
+                if item is None:
+                    continue
                 trimmed = nested[key](item)
-            except Mismatch:
-                raise _first_mismatch(source, nested) from None
-            if trimmed is not item:
-                if out is None:
-                    out = dict(value)
-                out[key] = trimmed
+                if trimmed is not item:
+                    if out is None:
+                        out = dict(value)
+                    out[key] = trimmed
+        except Mismatch:
+            raise _first_mismatch(source, nested) from None
         return value if out is None else out
+
+    return trim
+
+
+def _leaf_struct(known: frozenset[str]) -> Trim:
+    """:func:`_struct` of a struct none of whose fields holds structs (an emptyDir, a key
+    selector): one set test."""
+
+    def trim(value: Any) -> Any:
+        if value.__class__ is not dict and not isinstance(value, dict):
+            raise Mismatch("", "object", value)
+        if known.issuperset(value):
+            return value
+        return {key: item for key, item in value.items() if key in known}
 
     return trim
 
@@ -137,21 +157,60 @@ def _each(value: Any, entries: Iterable[tuple[Any, Any]], item_trim: Trim, where
     return value if out is None else out
 
 
-def _struct_array(known: frozenset[str], nested_keys: frozenset[str], item_trim: Trim) -> Trim:
-    """:func:`_array` of a struct: the items that are plain objects of known fields, none of them
-    one that holds structs (a port, a toleration, an env var without ``valueFrom``), are passed
-    inline, without a call each."""
+def _struct_array(
+    known: frozenset[str],
+    nested_keys: frozenset[str],
+    item_trim: Trim,
+    plain: tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]] = ({}, {}),
+) -> Trim:
+    """:func:`_array` of a struct, in one loop: the items that are plain objects are passed
+    inline, without a call each, and the others trimmed by ``item_trim``; a mismatch runs the
+    general walk again, which places it. An item is plain when every field is known and each
+    that holds structs holds plain ones: ``plain`` maps a field holding a struct (a volume's
+    ``emptyDir``, ``configMap``) and one holding an array of structs to the fields of that struct
+    that hold none (its other fields: trimmed by the call)."""
     general = _array(item_trim)
+    flat = known - nested_keys
+    one, many = plain
+
+    def is_plain(item: dict[str, Any]) -> bool:
+        for key, field in item.items():
+            if key in flat or field is None:
+                if key in known:
+                    continue
+                return False
+            fields = one.get(key)
+            if fields is not None:
+                if field.__class__ is dict and fields.issuperset(field):
+                    continue
+                return False
+            fields = many.get(key)
+            if fields is None or field.__class__ is not list:
+                return False
+            if not (_DICTS.issuperset(map(type, field)) and fields.issuperset(_chain(field))):
+                return False
+        return True
 
     def trim(value: Any) -> Any:
-        if value.__class__ is list:
-            for item in value:
-                if item.__class__ is not dict:
-                    return general(value)
-                if not (known.issuperset(item) and nested_keys.isdisjoint(item)):
-                    return general(value)
-            return value
-        return general(value)
+        if value.__class__ is not list:
+            return general(value)
+        out: list[Any] | None = None
+        try:
+            for at, item in enumerate(value):
+                if item.__class__ is dict and (
+                    (known.issuperset(item) and nested_keys.isdisjoint(item)) or is_plain(item)
+                ):
+                    continue
+                if item is None:
+                    continue
+                trimmed = item_trim(item)
+                if trimmed is not item:
+                    if out is None:
+                        out = value.copy()
+                    out[at] = trimmed
+        except Mismatch:
+            return general(value)
+        return value if out is None else out
 
     return trim
 
@@ -168,11 +227,26 @@ class _Compiler:
             item = text[2:]
             if item in self.structs:
                 fields, held = self.structs[item]
-                return _struct_array(frozenset(fields.split()), frozenset(held), self.struct(item))
+                return _struct_array(
+                    frozenset(fields.split()), frozenset(held), self.struct(item), self.plain(held)
+                )
             return _array(self.descriptor(item))
         if text.startswith("{}"):
             return _map(self.descriptor(text[2:]))
         return self.struct(text)
+
+    def plain(self, held: dict[str, str]) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+        """The tables of :func:`_struct_array`'s plain items: a struct's fields that hold a
+        struct, and those that hold an array of structs, each to that struct's fields that hold
+        no structs."""
+        one: dict[str, frozenset[str]] = {}
+        many: dict[str, frozenset[str]] = {}
+        for key, desc in held.items():
+            table, name = (many, desc[2:]) if desc[:2] == "[]" else (one, desc)
+            if name in self.structs:
+                fields, nested = self.structs[name]
+                table[key] = frozenset(fields.split()) - frozenset(nested)
+        return one, many
 
     def struct(self, name: str) -> Trim:
         done = self.done.get(name)
@@ -239,16 +313,18 @@ def fields_of(struct: str) -> tuple[frozenset[str], dict[str, str]]:
     return known, held
 
 
-def held_of(struct: str) -> frozenset[str]:
-    """The names of a struct's struct-holding fields (one set per struct)."""
-    held = _HELD.get(struct)
-    if held is None:
-        held = _HELD[struct] = frozenset(_k8s_fields.STRUCTS[struct][1])
-    return held
+def flat_of(struct: str) -> frozenset[str]:
+    """The names of a struct's fields that hold no structs (one set per struct): an object whose
+    keys are all among them is kept as it is, in one test."""
+    flat = _FLAT.get(struct)
+    if flat is None:
+        known, held = fields_of(struct)
+        flat = _FLAT[struct] = known.difference(held)
+    return flat
 
 
-_HELD: dict[str, frozenset[str]] = {}
 _KNOWN: dict[str, frozenset[str]] = {}
+_FLAT: dict[str, frozenset[str]] = {}
 
 
 def trimmer(descriptor: str) -> Trim:

@@ -124,6 +124,54 @@ def test_nulls_stay_and_unknown_nulls_go() -> None:
     assert POD_SPEC_TYPE.convert(kept, 0) is kept
 
 
+def test_plain_items_of_an_array_of_structs_pass_and_the_others_are_trimmed() -> None:
+    # A volume whose source holds no structs (or only plain ones) is passed in the array's loop;
+    # one with something to drop is trimmed, and only it is copied.
+    plain = [
+        {"name": "a", "emptyDir": {}},
+        None,
+        {"name": "b", "configMap": {"name": "c", "items": [{"key": "k", "path": "p"}]}, "secret": None},
+        {"name": "c", "projected": {"sources": [{"configMap": {"name": "x"}}]}},
+    ]
+    kept = {"volumes": plain}
+    assert POD_SPEC_TYPE.convert(kept, 0) is kept
+    dropped = [
+        *copy.deepcopy(plain),
+        {"name": "d", "emptyDir": {"medium": "Memory", "x": 1}},
+        {"name": "e", "configMap": {"items": [{"key": "k", "y": 2}]}},
+        {"name": "f", "hostPath": {"path": "/p"}, "z": 3},
+    ]
+    out = POD_SPEC_TYPE.convert({"volumes": dropped}, 0)["volumes"]
+    assert out[:4] == plain and all(a is b for a, b in zip(out[:4], dropped[:4], strict=True))
+    assert out[4:] == [
+        {"name": "d", "emptyDir": {"medium": "Memory"}},
+        {"name": "e", "configMap": {"items": [{"key": "k"}]}},
+        {"name": "f", "hostPath": {"path": "/p"}},
+    ]
+    assert dropped[4]["emptyDir"] == {"medium": "Memory", "x": 1}  # the input is not modified
+    containers = [{"name": "c", "ports": [{"containerPort": 1}], "resources": {"limits": {"cpu": 1}}}]
+    assert CONTAINERS_TYPE.convert(containers, 0) is containers
+
+
+@pytest.mark.parametrize(
+    ("volumes", "where", "expected", "got"),
+    [
+        ([{"name": "a", "emptyDir": {}}, {"name": "b", "emptyDir": []}], "[1].emptyDir", "object", "array"),
+        ([{"name": "a", "configMap": {"items": {}}}], "[0].configMap.items", "array", "object"),
+        ([{"name": "a", "emptyDir": {}}, "v"], "[1]", "object", "string"),
+        ([{"name": "a", "x": 1, "secret": {"items": [1]}}], "[0].secret.items[0]", "object", "number"),
+    ],
+)
+def test_a_mismatch_in_an_array_of_structs_is_placed(
+    volumes: list[Any], where: str, expected: str, got: str
+) -> None:
+    detail = f".volumes{where}: expected {expected}, got {got}"
+    message = f"failed to convert object at index 0 to type PodSpec: {detail}"
+    with pytest.raises(ConversionError) as info:
+        POD_SPEC_TYPE.convert({"volumes": volumes}, 0)
+    assert str(info.value) == message
+
+
 @pytest.mark.parametrize(
     ("spec", "where", "expected", "got"),
     [
@@ -223,6 +271,12 @@ SAMPLES = [
     {"metadata": {"labels": {"a": "b"}, "ownerReferences": [{"kind": "K", "z": 1}]}, "spec": {}},
     {"spec": {"tolerations": [None, {"key": "k", "q": 1}], "containers": [{"ports": [None, {"name": "p"}]}]}},
     {"spec": {"volumes": [{"name": "v", "emptyDir": {"medium": "Memory", "m": 1}}], "tolerations": []}},
+    {
+        "spec": {
+            "volumes": [{"name": "a", "emptyDir": {}}, {"name": "b", "configMap": {"items": [{"key": "k"}]}}]
+        }
+    },
+    {"spec": {"volumes": [None, {"name": "b", "secret": {"items": [{"key": "k", "x": 1}]}}]}},
 ]
 
 
