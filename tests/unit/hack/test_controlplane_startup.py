@@ -5,14 +5,12 @@ error lines, not only the shutdown messages at its end. A stand-in binary plays 
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[3] / "hack" / "cluster" / "controlplane.py"
+from tests.e2e.conftest import hack_module
 
 # Exits with a controller-runtime error line on its first N runs, then serves /readyz on the probe
 # port (its first argument) until killed.
@@ -35,13 +33,7 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 
 
 def _module() -> ModuleType:
-    name = "karta_hack_cluster_controlplane"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SCRIPT)
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return hack_module("cluster/controlplane.py")
 
 
 def _stand_in(tmp_path: Path, failures: int) -> Path:
