@@ -23,7 +23,6 @@ validated in full.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -225,6 +224,8 @@ _LINE_LENGTH = 110  # ruff's, pyproject.toml
 
 
 def _quoted(text: str) -> str:
+    import json  # the index writer only: kli start-up is budgeted
+
     return json.dumps(text)
 
 

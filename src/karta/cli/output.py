@@ -9,12 +9,8 @@ traceback. YAML likewise.
 
 from __future__ import annotations
 
-import datetime as _dt
-import json
 import sys
 from typing import Any
-
-import orjson
 
 from karta.cli.errors import CliError, one_line
 from karta.cli.prog import spelled
@@ -23,6 +19,12 @@ __all__ = ["dump_json", "dump_yaml", "emit", "warn"]
 
 
 def dump_json(data: Any) -> str:
+    # orjson and json are imported here: a command that prints text never needs them, and kli
+    # start-up is budgeted (karta.jq._values)
+    import json
+
+    import orjson
+
     try:
         return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
     except orjson.JSONEncodeError:
@@ -34,6 +36,8 @@ def dump_json(data: Any) -> str:
 
 
 def _json_default(value: Any) -> Any:
+    import datetime as _dt
+
     if isinstance(value, _dt.datetime | _dt.date):
         return value.isoformat()
     raise TypeError(f"{type(value).__name__} is not JSON data")

@@ -25,7 +25,7 @@ from karta import _codegen as codegen
 from karta._identity import IdentityCache
 from karta._records import record
 from karta.errors import ExtractionError, WriteBackError
-from karta.extract import fragments, scale, suspend, writeback
+from karta.extract import fragments, scale
 from karta.extract.convert import (
     OBJECT_META_TYPE,
     POD_SPEC_TYPE,
@@ -700,7 +700,12 @@ class Component:
 
     # --- write-back ------------------------------------------------------------------------------------
 
+    # karta.extract.writeback and karta.extract.suspend are imported by the methods that write: a
+    # command that only reads never needs them (kli start-up is budgeted).
+
     def _update_whole(self, attr: str, field: str, target: TargetType, values: Mapping[str, Any]) -> None:
+        from karta.extract import writeback
+
         path = self._plan.paths[attr]
         if path is None:
             raise WriteBackError(f"component {self.name}: {field} is not defined")
@@ -735,6 +740,8 @@ class Component:
         definition = self._plan.fragment_definition
         if definition is None:
             raise WriteBackError(f"component {self.name}: fragmentedPodSpecDefinition is not defined")
+        from karta.extract import writeback
+
         ordered = writeback.order_values(self.instance_ids(), values)
         try:
             with self._w.session():
@@ -766,6 +773,8 @@ class Component:
     def _apply(self, actions: Any, label: str) -> None:
         if not actions:
             return
+        from karta.extract import suspend
+
         with self._w.session():
             updated = suspend.apply_actions(actions, self._w.obj, evaluator=self._w.evaluator, label=label)
         self._w.replace(updated)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
 from karta.errors import JqError, WriteBackError
 from karta.jq import Evaluator
 from karta.model.types import SuspendAction
@@ -14,6 +12,8 @@ from karta.model.types import SuspendAction
 
 def apply_actions(actions: Sequence[SuspendAction], obj: Any, *, evaluator: Evaluator, label: str) -> Any:
     """Apply ``actions`` in order to a copy of ``obj``; errors start with ``<label>[<i>]:``."""
+    import orjson  # here, not at the top: kli start-up is budgeted (karta.jq._values)
+
     result = obj
     for index, action in enumerate(actions):
         prefix = f"{label}[{index}]:"

@@ -16,9 +16,7 @@ fast path into a runtime error, ``input nested too deeply``).
 from __future__ import annotations
 
 import math
-from typing import Any, Final
-
-import orjson
+from typing import Any
 
 _MAX_FLOAT = 1.7976931348623157e308
 # Integral doubles below this magnitude print without exponent in jq, so they come back as ints.
@@ -164,8 +162,8 @@ _EXACT = 2**53
 _DIGITS = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
 _SIXTEEN_DIGITS = b"0" * 16
 
-# orjson's limit is |n| < 2**53: an integer it refuses may still be 2**53 (exact), the walk decides
-_STRICT_INTEGER: Final = orjson.OPT_STRICT_INTEGER
+# orjson is imported where it is used: importing it costs a few milliseconds (it imports dataclasses)
+# that a kli command reading YAML never needs (kli start-up is budgeted).
 
 
 def as_double(value: int) -> int | float:
@@ -195,8 +193,11 @@ def as_input(value: Any) -> Any:
         return as_double(value)
     if cls is not dict and cls is not list:
         return value
+    import orjson
+
     try:
-        orjson.dumps(value, option=_STRICT_INTEGER)
+        # orjson's limit is |n| < 2**53: an integer it refuses may still be 2**53 (exact), the walk decides
+        orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER)
     except (TypeError, orjson.JSONEncodeError):  # beyond 53 bits, not JSON, or nested deeper than orjson goes
         return _converted(value)
     return value
@@ -305,6 +306,8 @@ def number_text(value: int | float) -> str:
 
 
 def string_text(value: str) -> str:
+    import orjson
+
     text = orjson.dumps(value).decode()
     if "\x7f" in text:
         text = text.replace("\x7f", "\\u007f")

@@ -46,8 +46,6 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-import orjson
-
 from karta.jq import budget
 from karta.jq._values import (
     JqFail,
@@ -1004,6 +1002,8 @@ def fromjson(v: Any) -> Any:
     m = _METER.meter
     if m is not None:  # the parsed tree is not larger than its text (counted as arrays)
         m.array(len(v))
+    import orjson  # here, not at the top: kli start-up is budgeted (karta.jq._values)
+
     try:
         parsed = orjson.loads(v)
     except orjson.JSONDecodeError as exc:

@@ -13,7 +13,6 @@ always errors (the API server would reject them) and leave ``LoadResult.karta`` 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
@@ -123,6 +122,8 @@ def _json_type(value: object) -> str:
 
 
 def _describe(value: object) -> str:
+    import json  # error messages only: kli start-up is budgeted
+
     kind = _json_type(value)
     if kind in ("array", "object") or value is None:
         return kind
@@ -144,6 +145,8 @@ _EXPECTED = {
 
 
 def _error_finding(error: Any) -> Finding:
+    import json  # error messages only: kli start-up is budgeted
+
     path = ""
     loc = list(error.get("loc", ()))
     is_key = bool(loc) and loc[-1] == "[key]"
@@ -181,6 +184,8 @@ def _check_identity(data: Mapping[Any, Any], name: str, strict: bool) -> tuple[d
         severity = Severity.ERROR if strict else Severity.WARNING
         converted = {"apiVersion": API_VERSION, "kind": KIND, **data}
         return converted, [Finding(severity, f"missing apiVersion and kind: expected {expected}", "")]
+    import json  # error messages only: kli start-up is budgeted
+
     raise DefinitionError(
         f"{name} is not a Karta: expected {expected} (or the legacy "
         f'apiVersion "{LEGACY_API_VERSION}" and kind "{LEGACY_KIND}"), '
