@@ -53,6 +53,8 @@ _EXPORTS: dict[str, str] = {
     "ReadFailure": "karta.kube.owners",
     "EventsRead": "karta.kube.events",
     "object_events": "karta.kube.events",
+    "KueueRead": "karta.kube.kueue",
+    "kueue_workloads": "karta.kube.kueue",
     "NAMESPACE_RESOURCE": "karta.kube.namespaces",
     "NamespaceRead": "karta.kube.namespaces",
     "namespace_labels": "karta.kube.namespaces",
@@ -110,6 +112,7 @@ __all__ = [
     "EventsRead",
     "ExecConfig",
     "KubeClient",
+    "KueueRead",
     "ListFailed",
     "ListWatch",
     "Listed",
@@ -138,6 +141,7 @@ __all__ = [
     "find_pods",
     "find_pods_many",
     "in_cluster_config",
+    "kueue_workloads",
     "list_many",
     "list_nodes",
     "list_pods",
@@ -183,6 +187,7 @@ if TYPE_CHECKING:
         load_definitions,
         read_cluster_kartas,
     )
+    from karta.kube.kueue import KueueRead, kueue_workloads
     from karta.kube.namespaces import NAMESPACE_RESOURCE, NamespaceRead, namespace_labels
     from karta.kube.owners import MAX_DEPTH, OwnerChain, OwnerChains, OwnerLink, ReadFailure, controller_ref
     from karta.kube.resources import ResourceType

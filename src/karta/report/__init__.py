@@ -50,6 +50,9 @@ _EXPORTS: dict[str, str] = {
     "total_requests": "karta.report.rows",
     "workload_rows": "karta.report.rows",
     "LiveDetails": "karta.report.live",
+    "QueueDetail": "karta.report.queue",
+    "queue_detail": "karta.report.queue",
+    "queue_name": "karta.report.queue",
     "event_rows": "karta.report.live",
     "event_subjects": "karta.report.live",
     "live_details": "karta.report.live",
@@ -97,6 +100,7 @@ __all__ = [
     "LiveDetails",
     "NodeCapacity",
     "PodRow",
+    "QueueDetail",
     "Row",
     "ScopeInput",
     "Summarizer",
@@ -136,6 +140,8 @@ __all__ = [
     "pod_placement",
     "pod_row",
     "primary_status",
+    "queue_detail",
+    "queue_name",
     "resource_rows",
     "run_checks",
     "sort_summaries",
@@ -193,6 +199,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         workload_counts,
     )
     from karta.report.pods import PodRow, natural_key, pod_row
+    from karta.report.queue import QueueDetail, queue_detail, queue_name
     from karta.report.rows import (
         UNATTRIBUTED,
         Row,

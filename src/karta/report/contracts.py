@@ -201,7 +201,9 @@ if TYPE_CHECKING:
         ``warnings`` (what could not be read; also on stderr). ``gang`` when the definition has
         gang instructions: the gang state, ``{error}`` when unknown (from a file: no pods); live,
         ``gangScope``: ``{inScope, reason[, mode]}``, whether karta-controller manages its gangs
-        (``inScope`` null: undecided, the reason says what each ``--gang-scope`` decides)."""
+        (``inScope`` null: undecided, the reason says what each ``--gang-scope`` decides); live,
+        when Kueue manages it: ``queue``: ``{queue, workload, state, clusterQueue, reason, message[,
+        notes]}`` (:mod:`karta.report.queue`)."""
 
         fileMode: bool
         stale: NotRequired[bool]  # present (true) only when the root status is stale
@@ -215,6 +217,7 @@ if TYPE_CHECKING:
         warnings: NotRequired[list[str]]
         gang: NotRequired[dict[str, Any]]  # gang instructions: the gang state ({error}: unknown)
         gangScope: NotRequired[dict[str, Any]]  # live, gang instructions: in the gang scope or not
+        queue: NotRequired[dict[str, Any]]  # live, Kueue: the queue, its Workload, the admission state
 else:
     KindDict = dict
     WorkloadRef = dict

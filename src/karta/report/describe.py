@@ -122,12 +122,15 @@ def describe_live(
     evaluator: Evaluator | None = None,
     scope: ScopeInput | None = None,
     external_pods: Sequence[Mapping[str, Any]] = (),
+    kueue_workloads: Sequence[Mapping[str, Any]] | None = None,
 ) -> Described:
     """A live workload with its ``pods`` (``pods_complete`` False: only some could be read) and
     ``events`` (``events_read`` False: they could not be read); ``warnings`` say what could not be
     read; ``scope``: its namespace's labels, for ``gangScope`` (None: not shown);
-    ``external_pods``: the pods listed for its external components (extension E2). Raises
-    :class:`~karta.errors.KartaError` when the definition cannot read the object."""
+    ``external_pods``: the pods listed for its external components (extension E2);
+    ``kueue_workloads``: the Kueue Workloads read for it, for ``queue`` (None: not read, not
+    shown; :mod:`karta.report.queue`). Raises :class:`~karta.errors.KartaError` when the
+    definition cannot read the object."""
     read = summarize(
         definition,
         obj,
@@ -147,6 +150,12 @@ def describe_live(
     in_scope = gang_scope_report(definition, obj, scope) if scope is not None else None
     if in_scope is not None:
         report["gangScope"] = in_scope
+    if kueue_workloads is not None:
+        from karta.report.queue import queue_detail
+
+        queue = queue_detail(obj, kueue_workloads)
+        if queue is not None:
+            report["queue"] = queue.to_dict()
     return Described(report, read.built, read.gang)
 
 

@@ -207,6 +207,7 @@ class Out:
         said: Sequence[str] = (),
         scope: report.ScopeInput | None = None,
         external_pods: Sequence[dict[str, Any]] = (),
+        kueue_workloads: Sequence[dict[str, Any]] | None = None,
     ) -> None:
         """One workload: from a file (``file_mode``), else live with its ``pods`` and ``events``
         (``events_read`` False: they could not be read; ``said``: what could not be read) and its
@@ -226,6 +227,7 @@ class Out:
                     pods_complete=pods_complete,
                     scope=scope,
                     external_pods=external_pods,
+                    kueue_workloads=kueue_workloads,
                 )
         except KartaError as exc:
             raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
@@ -307,7 +309,8 @@ def _describe_live(
                 labels = kube.namespace_labels(client, namespace)
                 scopes[namespace] = report.ScopeInput(labels.labels, unread=labels.unread)
             events = kube.object_events(client, namespace, report.event_subjects(obj, pods.pods))
-            said = [*pods.warnings, *events.warnings]
+            queued = _kueue_workloads(client, obj, namespace)
+            said = [*pods.warnings, *events.warnings, *(queued.warnings if queued is not None else ())]
             out.warnings.extend(said)
             label = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
             chosen = resolved.definition
@@ -330,6 +333,7 @@ def _describe_live(
                 events_read=events.failure is None,
                 said=said,
                 scope=scopes.get(namespace or ""),
+                kueue_workloads=None if queued is None or queued.failure is not None else queued.workloads,
             )
     single = sum(len(names) for _, names in targets) == 1
     if found or not missing:
@@ -358,6 +362,17 @@ def _external_pods(
     except KartaError as exc:
         return [], [f"cannot select the external pods of {label}: {exc}"]
     return kube.external_pods(client, obj, selectors)
+
+
+def _kueue_workloads(
+    client: kube.KubeClient, obj: dict[str, Any], namespace: str | None
+) -> kube.KueueRead | None:
+    """The Kueue Workloads of a workload that names a queue (the ``kueue.x-k8s.io/queue-name``
+    label), or None without one: no request for a workload Kueue does not manage."""
+    if report.queue_name(obj) is None:
+        return None
+    uid = str((obj.get("metadata") or {}).get("uid") or "")
+    return kube.kueue_workloads(client, namespace, uid)
 
 
 def _read_targets(

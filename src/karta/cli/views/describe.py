@@ -69,6 +69,7 @@ def render_table(
         if view.get("stale"):
             phase += _stale_note(staleness)
         lines.extend(["", printable(phase), *_gang(view.get("gang")), *_scope(view.get("gangScope"))])
+        lines.extend(_queue(view.get("queue")))
         lines.extend(_pending(view.get("pendingPods") or []))
     elif view.get("gang") is not None:
         lines.extend(["", *_gang(view.get("gang"))])
@@ -102,6 +103,21 @@ def _scope(scope: Any) -> list[str]:
     in_scope = scope.get("inScope")
     state = "in" if in_scope is True else "outside" if in_scope is False else "undecided"
     return [printable(f"Gang scope: {state} ({scope.get('reason') or ''})")]
+
+
+def _queue(queue: Any) -> list[str]:
+    """The ``Queue:`` line (Kueue: the queue, the admission state and why it waits) and its notes;
+    none when Kueue does not manage the workload."""
+    if not isinstance(queue, Mapping):
+        return []
+    where = str(queue.get("queue") or "<no queue label>")
+    if queue.get("clusterQueue"):
+        where += f" (ClusterQueue {queue['clusterQueue']})"
+    why = ": ".join(str(part) for part in (queue.get("reason"), queue.get("message")) if part)
+    line = f"Queue: {where}: {queue.get('state')}" + (f" ({why})" if why else "")
+    if queue.get("workload"):
+        line += f"   workload: {queue['workload']}"
+    return [printable(line), *(printable(f"  {note}") for note in queue.get("notes") or ())]
 
 
 def _pending(groups: Sequence[Mapping[str, Any]]) -> list[str]:
