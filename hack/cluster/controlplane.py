@@ -15,6 +15,12 @@ applied with the pinned kubectl of ``hack/kubectl``) are established. KubeRay co
 ``hack/raydash/raydash.py``, the stand-in for the Ray dashboard of every head pod (no Ray runs on
 kwok): the operator's ``HTTP_PROXY`` points at it, its control API is ``raydash_url``.
 
+With ``--kueue`` it runs Kueue's controller manager (``hack/kueue``) with a given Configuration
+(``up.sh`` generates it with ``python -m karta.kueue.config``): its CRDs, its webhook
+configurations and the CRD conversion webhooks with ``clientConfig.url`` on loopback TLS (a serving
+certificate from the test CA), its internal certificate management and leader election off, its
+probes and metrics on free loopback ports (``start_kueue``).
+
 Standard library only, so that ``up.sh``/``down.sh`` and the pytest fixture in ``tests/e2e`` can
 both use it without the project's virtualenv. Run ``python3 controlplane.py --help``.
 """
@@ -40,6 +46,7 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 HACK = HERE.parent
@@ -52,6 +59,21 @@ KWOK_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 # (its cert rotator writes it into a Secret that a kubelet would mount there).
 TRAINING_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
 TRAINING_NAMESPACE = "karta-training-operator"
+# Kueue (internalCertManagement off) reads its metrics serving certificate from this fixed
+# directory (cmd/kueue/main.go: a Secret a kubelet would mount there); any valid pair serves.
+KUEUE_METRICS_CERT_DIR = Path("/etc/kueue/metrics/certs")
+# Names as Kueue's config/default kustomization makes them (namePrefix "kueue-").
+KUEUE_WEBHOOK_NAMES = {
+    "MutatingWebhookConfiguration": "kueue-mutating-webhook-configuration",
+    "ValidatingWebhookConfiguration": "kueue-validating-webhook-configuration",
+}
+# The webhooks config/components/webhook/kustomization.yaml limits to namespaces other than
+# kube-system and Kueue's own.
+KUEUE_NAMESPACED_WEBHOOKS = ("mpod.kb.io", "mdeployment.kb.io", "mstatefulset.kb.io",
+                             "vpod.kb.io", "vdeployment.kb.io", "vstatefulset.kb.io")  # fmt: skip
+# Kueue's built-in frameworks the test cluster keeps with Kueue even though a catalog definition
+# covers the kind (up.sh --kueue): batch/v1 Jobs take Kueue's own path, next to karta's.
+KUEUE_NATIVE = ("batch/job",)
 
 
 @dataclass(frozen=True)
@@ -77,6 +99,7 @@ ADDONS: Mapping[str, Addon] = {
             "training", "training-operator", "github.com/kubeflow/training-operator",
             "training-operator.v1", ("manifests/base/crds",),
         ),
+        Addon("kueue", "kueue", "sigs.k8s.io/kueue", "kueue", ("config/components/crd/bases",)),
     )
 }  # fmt: skip
 OPERATORS = ("kuberay", "training")
@@ -175,6 +198,13 @@ def addon_crds(name: str) -> list[Path]:
     addon = ADDONS[name]
     if not addon.crd_dirs:
         return []
+    module_dir = addon_module_dir(name)
+    return [module_dir / crd_dir for crd_dir in addon.crd_dirs]
+
+
+def addon_module_dir(name: str) -> Path:
+    """The source of the module ``ADDONS[name]`` pins, in the Go module cache."""
+    addon = ADDONS[name]
     proc = subprocess.run(
         ["go", "mod", "download", "-json", addon.module],
         cwd=HACK / addon.directory,
@@ -183,10 +213,42 @@ def addon_crds(name: str) -> list[Path]:
         check=False,
     )
     try:
-        module_dir = Path(json.loads(proc.stdout)["Dir"])
+        return Path(json.loads(proc.stdout)["Dir"])
     except (ValueError, KeyError) as exc:
         raise ControlPlaneError(f"go mod download {addon.module} failed: {proc.stderr.strip()}") from exc
-    return [module_dir / crd_dir for crd_dir in addon.crd_dirs]
+
+
+def _json_stream(text: str) -> list[dict[str, Any]]:
+    """The JSON documents of ``text``, one after the other (``kubectl -o json`` on several files)."""
+    decoder = json.JSONDecoder()
+    documents: list[dict[str, Any]] = []
+    index = 0
+    while True:
+        while index < len(text) and text[index].isspace():
+            index += 1
+        if index == len(text):
+            return documents
+        document, index = decoder.raw_decode(text, index)
+        documents.append(document)
+
+
+def generated_kueue_config(native: Sequence[str] = KUEUE_NATIVE) -> dict[str, object]:
+    """The Kueue Configuration of karta's built-in catalog (``python -m karta.kueue.config``), run
+    with the repository's virtualenv when there is one (this script needs no package of its own)."""
+    repo = HACK.parent
+    venv_python = repo / ".venv" / "bin" / "python"
+    python = str(venv_python) if venv_python.is_file() else sys.executable
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo / "src"), env.get("PYTHONPATH")]))
+    args = [python, "-m", "karta.kueue.config", *(f"--native={n}" for n in native)]
+    proc = subprocess.run(args, cwd=repo, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise ControlPlaneError(
+            f"python -m karta.kueue.config failed (karta installed? pip install -e . in {repo}/.venv):\n"
+            f"{proc.stderr.strip()[-2000:]}"
+        )
+    config: dict[str, object] = json.loads(proc.stdout)
+    return config
 
 
 def _ephemeral_floor() -> int:
@@ -344,6 +406,9 @@ class ControlPlaneConfig:
     operators: Sequence[str] = ()  # names in OPERATORS, started after their CRDs
     # The StatefulSet controller too (off by default: the LWS tests play it; the recorder needs it).
     statefulset_controller: bool = False
+    # Kueue's controller manager with this Configuration (karta.kueue.config: its integrations and
+    # namespace; ports, certificates and leader election are set here); None: no Kueue.
+    kueue: Mapping[str, Any] | None = None
 
 
 def _die_with_parent() -> None:
@@ -377,6 +442,7 @@ class ControlPlane:
         self.apiserver_port = 0
         self.pids: dict[str, int] = {}
         self.raydash_port = 0  # the Ray dashboard stand-in KubeRay's HTTP_PROXY points at
+        self.kueue_webhook_port = 0  # Kueue's webhook server (https://127.0.0.1:<port>)
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
 
     # -- public facts -------------------------------------------------------------------------
@@ -735,19 +801,22 @@ class ControlPlane:
             raise ControlPlaneError(f"unknown operator {', '.join(unknown)} (known: {', '.join(OPERATORS)})")
         if self.config.kwok:
             self._start_addon("kwok", self._kwok_args, probe="healthz")
-        if not self.config.operators:
+        names = [*self.config.operators, *(["kueue"] if self.config.kueue is not None else [])]
+        if not names:
             return
         # One apply and one wait for every operator (each kubectl call costs its discovery).
-        binaries = {name: build_addon(name) for name in self.config.operators}  # modules now cached
+        binaries = {name: build_addon(name) for name in names}  # modules now cached
         files = [
             f
-            for name in self.config.operators
+            for name in names
             for d in addon_crds(name)
             for f in sorted(d.glob("*.yaml"))
             if f.name != "kustomization.yaml"
         ]
         if "training" in self.config.operators:
             files.append(self._prepare_training_operator())
+        if self.config.kueue is not None:
+            files.append(self._prepare_kueue())
         kubectl = build_kubectl()
         applied = self._kubectl(
             kubectl, "apply", "--server-side", "-o", "name", *(f"--filename={f}" for f in files)
@@ -758,6 +827,8 @@ class ControlPlane:
             self._start_raydash()
         for name, binary in binaries.items():
             self._start_addon(name, self._operator_args(name), probe="readyz", binary=binary)
+        if self.config.kueue is not None:
+            self._register_kueue_webhooks(kubectl)
 
     def _start_raydash(self) -> None:
         """hack/raydash: the Ray dashboards of every RayCluster's head pod, reached by KubeRay
@@ -830,6 +901,8 @@ class ControlPlane:
         ]
 
     def _operator_args(self, name: str) -> Callable[[int, int], list[str]]:
+        if name == "kueue":
+            return self._kueue_args
         if name == "kuberay":
             # Webhooks are off unless ENABLE_WEBHOOKS=true (not set here).
             return lambda probe, metrics: [
@@ -868,6 +941,120 @@ class ControlPlane:
                 shutil.copyfile(self.pki / source, tmp)
                 tmp.replace(TRAINING_CERT_DIR / target)
         return path
+
+    # -- Kueue ------------------------------------------------------------------------------------
+    @property
+    def _kueue_dir(self) -> Path:
+        return self.workdir / "kueue"
+
+    def _prepare_kueue(self) -> Path:
+        """Kueue's serving certificate (signed by the test CA, for 127.0.0.1) in the webhook
+        server's certificate directory and in the fixed metrics directory, and its namespace
+        (returned as a manifest file to apply with the CRDs)."""
+        config = self.config.kueue or {}
+        certs = self._kueue_dir / "certs"
+        certs.mkdir(parents=True, exist_ok=True)
+        _signed_cert(
+            "kueue",
+            subject="/CN=kueue-webhook",
+            extensions="basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+            "extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n",
+            cwd=self.pki,
+        )
+        for source, target in (("kueue.crt", "tls.crt"), ("kueue.key", "tls.key")):
+            shutil.copyfile(self.pki / source, certs / target)
+            if not (KUEUE_METRICS_CERT_DIR / target).is_file():
+                try:
+                    KUEUE_METRICS_CERT_DIR.mkdir(parents=True, exist_ok=True)
+                    tmp = KUEUE_METRICS_CERT_DIR / f".{target}.{os.getpid()}"
+                    shutil.copyfile(self.pki / source, tmp)
+                    tmp.replace(KUEUE_METRICS_CERT_DIR / target)
+                except OSError as exc:
+                    raise ControlPlaneError(
+                        f"Kueue reads its metrics certificate from {KUEUE_METRICS_CERT_DIR} (tls.crt, "
+                        f"tls.key) when its internal certificate management is off; cannot write it: {exc}"
+                    ) from exc
+        namespace = str(config.get("namespace") or "kueue-system")
+        path = self._kueue_dir / "namespace.json"
+        path.write_text(
+            json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        )
+        return path
+
+    def _kueue_args(self, probe: int, metrics: int) -> list[str]:
+        """Write Kueue's Configuration (``config.kueue`` with this process's ports, certificates
+        and leader election) for a new webhook port, and return its command line."""
+        self.kueue_webhook_port = free_port()
+        config: dict[str, Any] = dict(self.config.kueue or {})
+        config.update(
+            {
+                "health": {"healthProbeBindAddress": f"127.0.0.1:{probe}"},
+                "metrics": {**dict(config.get("metrics") or {}), "bindAddress": f"127.0.0.1:{metrics}"},
+                "webhook": {
+                    "host": "127.0.0.1",
+                    "port": self.kueue_webhook_port,
+                    "certDir": str(self._kueue_dir / "certs"),
+                },
+                "leaderElection": {"leaderElect": False},
+                "internalCertManagement": {"enable": False},
+                # The visibility API server (on by default) reads its certificate from /visibility
+                # and delegates authentication in-cluster; nothing here reads pending positions yet.
+                "featureGates": {"VisibilityOnDemand": False, **dict(config.get("featureGates") or {})},
+            }
+        )
+        path = self._kueue_dir / "config.yaml"  # JSON is YAML; Kueue's decoder reads both
+        path.write_text(json.dumps(config, indent=2) + "\n")
+        return [f"--config={path}"]
+
+    def _register_kueue_webhooks(self, kubectl: Path) -> None:
+        """Kueue's webhook configurations and the conversion webhooks of its multi-version CRDs, as
+        its own install has them (config/components/webhook, config/components/crd/patches), with
+        ``clientConfig.url`` on the running server and the test CA as ``caBundle``. Applied once
+        Kueue serves (its readiness waits for the webhook server)."""
+        module = addon_module_dir("kueue")
+        crd_dir = module / "config" / "components" / "crd"
+        # The CRDs whose webhook_in_<plural>.yaml patch Kueue's kustomization enables.
+        converted = [
+            line.split("webhook_in_", 1)[1].removesuffix(".yaml")
+            for line in (crd_dir / "kustomization.yaml").read_text().splitlines()
+            if line.startswith("- path: patches/webhook_in_")
+        ]
+        sources = [module / "config" / "components" / "webhook" / "manifests.yaml"]
+        sources += [crd_dir / "bases" / f"kueue.x-k8s.io_{plural}.yaml" for plural in converted]
+        # One JSON document per object, one after the other.
+        objects = _json_stream(
+            self._kubectl(
+                kubectl, "create", "--dry-run=client", "-o", "json", *(f"--filename={f}" for f in sources)
+            )
+        )
+        base = f"https://127.0.0.1:{self.kueue_webhook_port}"
+        ca = base64.b64encode(self.ca_file.read_bytes()).decode()
+        for obj in objects:
+            kind = obj["kind"]
+            if kind == "CustomResourceDefinition":
+                obj["spec"]["conversion"] = {
+                    "strategy": "Webhook",
+                    "webhook": {
+                        "clientConfig": {"url": f"{base}/convert", "caBundle": ca},
+                        "conversionReviewVersions": ["v1"],
+                    },
+                }
+                continue
+            obj["metadata"]["name"] = KUEUE_WEBHOOK_NAMES[kind]
+            namespace = str((self.config.kueue or {}).get("namespace") or "kueue-system")
+            for webhook in obj["webhooks"]:
+                path = webhook["clientConfig"]["service"]["path"]
+                webhook["clientConfig"] = {"url": base + path, "caBundle": ca}
+                if webhook["name"] in KUEUE_NAMESPACED_WEBHOOKS:
+                    webhook["namespaceSelector"] = {
+                        "matchExpressions": [
+                            {"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                             "values": ["kube-system", namespace]}
+                        ]
+                    }  # fmt: skip
+        path = self._kueue_dir / "webhooks.json"
+        path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+        self._kubectl(kubectl, "apply", "--server-side", "--force-conflicts", f"--filename={path}")
 
     def _scheduler_args(self, port: int) -> list[str]:
         args = [
@@ -912,11 +1099,17 @@ def _cmd_up(ns: argparse.Namespace) -> int:
         bin_dir=bin_dir,
         feature_gates=_parse_gates(ns.feature_gates),
         runtime_config=runtime,
-        controllers=ns.controllers or ns.kwok or bool(ns.operators) or ns.statefulset_controller,
+        controllers=ns.controllers
+        or ns.kwok
+        or bool(ns.operators)
+        or ns.statefulset_controller
+        or ns.kueue
+        or ns.kueue_config is not None,
         kwok=ns.kwok,
         operators=[o for item in ns.operators for o in item.split(",") if o],
         statefulset_controller=ns.statefulset_controller,
         die_with_parent=False,
+        kueue=_kueue_config(ns),
     )
     cp = ControlPlane(config=config, workdir=workdir, keep_workdir=True)
     started = time.monotonic()
@@ -933,6 +1126,18 @@ def _cmd_up(ns: argparse.Namespace) -> int:
     if cp.raydash_url:
         print(f"export KARTA_RAYDASH_URL={cp.raydash_url}")
     return 0
+
+
+def _kueue_config(ns: argparse.Namespace) -> dict[str, Any] | None:
+    if ns.kueue_config is not None:
+        try:
+            config: dict[str, Any] = json.loads(ns.kueue_config.read_text())
+        except (OSError, ValueError) as exc:
+            raise ControlPlaneError(
+                f"--kueue-config {ns.kueue_config}: not a readable JSON file: {exc}"
+            ) from exc
+        return config
+    return generated_kueue_config() if ns.kueue else None
 
 
 def kept_logs_dir(workdir: Path) -> Path:
@@ -982,6 +1187,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also run the StatefulSet controller (off by default: the LWS tests create its pods themselves)",
     )
+    up.add_argument(
+        "--kueue",
+        action="store_true",
+        help="also run Kueue (hack/kueue), configured for karta's catalog (python -m karta.kueue.config "
+        f"--native {' --native '.join(KUEUE_NATIVE)}; implies --controllers)",
+    )
+    up.add_argument(
+        "--kueue-config", type=Path, metavar="FILE",
+        help="run Kueue with this Configuration (JSON) instead of the generated one (implies --kueue)",
+    )  # fmt: skip
     up.set_defaults(func=_cmd_up)
     down = sub.add_parser(
         "down", help="stop what 'up' started, keep its logs in <dir>-logs, remove its work directory"

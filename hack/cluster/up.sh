@@ -11,7 +11,11 @@
 #   HTTP_PROXY; tests move Ray jobs and Serve applications with its control API at $KARTA_RAYDASH_URL,
 #   printed as an export line too)
 #   --statefulset-controller: also the StatefulSet controller (off by default: the LWS tests play it)
+#   --kueue: also Kueue's controller manager (hack/kueue/build.sh), its CRDs and webhooks (loopback
+#           TLS), configured for karta's catalog by `python -m karta.kueue.config --native batch/job`
+#           (needs karta installed: .venv); --kueue-config FILE: with this Configuration (JSON) instead
+#           (both imply --controllers)
 # Logs: DIR/logs/<component>.log (DIR defaults to /tmp/karta-cluster-$UID; kwok.log, kuberay.log,
-# raydash.log, training.log too); down.sh stops them all and keeps the logs.
+# raydash.log, training.log, kueue.log too); down.sh stops them all and keeps the logs.
 set -euo pipefail
 exec python3 "$(dirname "${BASH_SOURCE[0]}")/controlplane.py" up "$@"
