@@ -443,6 +443,9 @@ class ControlPlane:
         self.pids: dict[str, int] = {}
         self.raydash_port = 0  # the Ray dashboard stand-in KubeRay's HTTP_PROXY points at
         self.kueue_webhook_port = 0  # Kueue's webhook server (https://127.0.0.1:<port>)
+        self._kueue_crd_port = 0  # the port its CRDs' conversion webhooks name
+        self._kueue_started = False
+        self._kueue_objects: list[dict[str, Any]] = []
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
 
     # -- public facts -------------------------------------------------------------------------
@@ -808,16 +811,16 @@ class ControlPlane:
         binaries = {name: build_addon(name) for name in names}  # modules now cached
         files = [
             f
-            for name in names
+            for name in self.config.operators
             for d in addon_crds(name)
             for f in sorted(d.glob("*.yaml"))
             if f.name != "kustomization.yaml"
         ]
         if "training" in self.config.operators:
             files.append(self._prepare_training_operator())
-        if self.config.kueue is not None:
-            files.append(self._prepare_kueue())
         kubectl = build_kubectl()
+        if self.config.kueue is not None:
+            files.append(self._prepare_kueue(kubectl))
         applied = self._kubectl(
             kubectl, "apply", "--server-side", "-o", "name", *(f"--filename={f}" for f in files)
         )
@@ -947,11 +950,16 @@ class ControlPlane:
     def _kueue_dir(self) -> Path:
         return self.workdir / "kueue"
 
-    def _prepare_kueue(self) -> Path:
+    @property
+    def _kueue_namespace(self) -> str:
+        return str((self.config.kueue or {}).get("namespace") or "kueue-system")
+
+    def _prepare_kueue(self, kubectl: Path) -> Path:
         """Kueue's serving certificate (signed by the test CA, for 127.0.0.1) in the webhook
-        server's certificate directory and in the fixed metrics directory, and its namespace
-        (returned as a manifest file to apply with the CRDs)."""
-        config = self.config.kueue or {}
+        server's certificate directory and in the fixed metrics directory, its webhook port, and
+        what to apply before it starts (returned as one manifest file): its namespace and its CRDs,
+        with the conversion webhooks of its own install (``_kueue_manifests``) on that port, so
+        that no CRD changes (and re-initialises its storage) once Kueue runs."""
         certs = self._kueue_dir / "certs"
         certs.mkdir(parents=True, exist_ok=True)
         _signed_cert(
@@ -974,17 +982,78 @@ class ControlPlane:
                         f"Kueue reads its metrics certificate from {KUEUE_METRICS_CERT_DIR} (tls.crt, "
                         f"tls.key) when its internal certificate management is off; cannot write it: {exc}"
                     ) from exc
-        namespace = str(config.get("namespace") or "kueue-system")
-        path = self._kueue_dir / "namespace.json"
-        path.write_text(
-            json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-        )
+        self.kueue_webhook_port = self._kueue_crd_port = free_port()
+        self._kueue_objects = self._kueue_manifests(kubectl)
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self._kueue_namespace}}
+        crds = [o for o in self._kueue_objects if o["kind"] == "CustomResourceDefinition"]
+        return self._kueue_list("crds.json", [namespace, *self._kueue_webhooks(crds)])
+
+    def _kueue_list(self, name: str, objects: list[dict[str, Any]]) -> Path:
+        path = self._kueue_dir / name
+        path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
         return path
+
+    def _kueue_manifests(self, kubectl: Path) -> list[dict[str, Any]]:
+        """Kueue's CRDs (config/components/crd/bases) and webhook configurations
+        (config/components/webhook), as JSON objects, marking the CRDs whose conversion webhook
+        its kustomization enables (patches/webhook_in_<plural>.yaml)."""
+        module = addon_module_dir("kueue")
+        crd_dir = module / "config" / "components" / "crd"
+        converted = {
+            line.split("webhook_in_", 1)[1].removesuffix(".yaml") + ".kueue.x-k8s.io"
+            for line in (crd_dir / "kustomization.yaml").read_text().splitlines()
+            if line.startswith("- path: patches/webhook_in_")
+        }
+        sources = [*sorted((crd_dir / "bases").glob("*.yaml"))]
+        sources = [f for f in sources if f.name not in ("kustomization.yaml", "kustomizeconfig.yaml")]
+        sources.append(module / "config" / "components" / "webhook" / "manifests.yaml")
+        # One JSON document per object, one after the other (a client-side conversion).
+        objects = _json_stream(
+            self._kubectl(
+                kubectl, "create", "--dry-run=client", "-o", "json", *(f"--filename={f}" for f in sources)
+            )
+        )
+        for obj in objects:
+            if obj["kind"] == "CustomResourceDefinition" and obj["metadata"]["name"] in converted:
+                obj["spec"]["conversion"] = {"strategy": "Webhook"}  # clientConfig: _kueue_webhooks
+        return objects
+
+    def _kueue_webhooks(self, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``objects`` with every webhook's ``clientConfig`` a ``url`` on Kueue's webhook port and
+        the test CA as ``caBundle`` (its install names a Service), the webhook configurations named
+        as its install names them, and those limited to some namespaces there limited here too."""
+        base = f"https://127.0.0.1:{self.kueue_webhook_port}"
+        ca = base64.b64encode(self.ca_file.read_bytes()).decode()
+        out: list[dict[str, Any]] = json.loads(json.dumps(objects))  # a deep copy
+        for obj in out:
+            kind = obj["kind"]
+            if kind == "CustomResourceDefinition":
+                if obj["spec"].get("conversion", {}).get("strategy") == "Webhook":
+                    obj["spec"]["conversion"]["webhook"] = {
+                        "clientConfig": {"url": f"{base}/convert", "caBundle": ca},
+                        "conversionReviewVersions": ["v1"],
+                    }
+                continue
+            obj["metadata"]["name"] = KUEUE_WEBHOOK_NAMES[kind]
+            for webhook in obj["webhooks"]:
+                path = webhook["clientConfig"]["service"]["path"]
+                webhook["clientConfig"] = {"url": base + path, "caBundle": ca}
+                if webhook["name"] in KUEUE_NAMESPACED_WEBHOOKS:
+                    webhook["namespaceSelector"] = {
+                        "matchExpressions": [
+                            {"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                             "values": ["kube-system", self._kueue_namespace]}
+                        ]
+                    }  # fmt: skip
+        return out
 
     def _kueue_args(self, probe: int, metrics: int) -> list[str]:
         """Write Kueue's Configuration (``config.kueue`` with this process's ports, certificates
-        and leader election) for a new webhook port, and return its command line."""
-        self.kueue_webhook_port = free_port()
+        and leader election) and return its command line. A retry (a port lost to another process)
+        moves the webhook server to a new port too (``_register_kueue_webhooks`` follows it)."""
+        if self._kueue_started:
+            self.kueue_webhook_port = free_port()
+        self._kueue_started = True
         config: dict[str, Any] = dict(self.config.kueue or {})
         config.update(
             {
@@ -1007,54 +1076,40 @@ class ControlPlane:
         return [f"--config={path}"]
 
     def _register_kueue_webhooks(self, kubectl: Path) -> None:
-        """Kueue's webhook configurations and the conversion webhooks of its multi-version CRDs, as
-        its own install has them (config/components/webhook, config/components/crd/patches), with
-        ``clientConfig.url`` on the running server and the test CA as ``caBundle``. Applied once
-        Kueue serves (its readiness waits for the webhook server)."""
-        module = addon_module_dir("kueue")
-        crd_dir = module / "config" / "components" / "crd"
-        # The CRDs whose webhook_in_<plural>.yaml patch Kueue's kustomization enables.
-        converted = [
-            line.split("webhook_in_", 1)[1].removesuffix(".yaml")
-            for line in (crd_dir / "kustomization.yaml").read_text().splitlines()
-            if line.startswith("- path: patches/webhook_in_")
-        ]
-        sources = [module / "config" / "components" / "webhook" / "manifests.yaml"]
-        sources += [crd_dir / "bases" / f"kueue.x-k8s.io_{plural}.yaml" for plural in converted]
-        # One JSON document per object, one after the other.
-        objects = _json_stream(
-            self._kubectl(
-                kubectl, "create", "--dry-run=client", "-o", "json", *(f"--filename={f}" for f in sources)
-            )
-        )
-        base = f"https://127.0.0.1:{self.kueue_webhook_port}"
-        ca = base64.b64encode(self.ca_file.read_bytes()).decode()
-        for obj in objects:
-            kind = obj["kind"]
-            if kind == "CustomResourceDefinition":
-                obj["spec"]["conversion"] = {
-                    "strategy": "Webhook",
-                    "webhook": {
-                        "clientConfig": {"url": f"{base}/convert", "caBundle": ca},
-                        "conversionReviewVersions": ["v1"],
-                    },
-                }
-                continue
-            obj["metadata"]["name"] = KUEUE_WEBHOOK_NAMES[kind]
-            namespace = str((self.config.kueue or {}).get("namespace") or "kueue-system")
-            for webhook in obj["webhooks"]:
-                path = webhook["clientConfig"]["service"]["path"]
-                webhook["clientConfig"] = {"url": base + path, "caBundle": ca}
-                if webhook["name"] in KUEUE_NAMESPACED_WEBHOOKS:
-                    webhook["namespaceSelector"] = {
-                        "matchExpressions": [
-                            {"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                             "values": ["kube-system", namespace]}
-                        ]
-                    }  # fmt: skip
-        path = self._kueue_dir / "webhooks.json"
-        path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+        """Kueue's webhook configurations on the running server, once it serves (its readiness
+        waits for the webhook server); its converted CRDs again only if the server moved to
+        another port, then until the API server serves them again (a changed CRD re-initialises
+        its storage: "429 storage is (re)initializing" meanwhile)."""
+        objects = [o for o in self._kueue_objects if o["kind"] != "CustomResourceDefinition"]
+        moved = []
+        if self._kueue_crd_port != self.kueue_webhook_port:
+            moved = [
+                o
+                for o in self._kueue_objects
+                if o["kind"] == "CustomResourceDefinition" and "conversion" in o["spec"]
+            ]
+        path = self._kueue_list("webhooks.json", self._kueue_webhooks(objects + moved))
         self._kubectl(kubectl, "apply", "--server-side", "--force-conflicts", f"--filename={path}")
+        self._kueue_crd_port = self.kueue_webhook_port
+        for crd in moved:
+            spec = crd["spec"]
+            stored = next(v["name"] for v in spec["versions"] if v.get("storage"))
+            self._wait_served(f"/apis/{spec['group']}/{stored}/{spec['names']['plural']}")
+
+    def _wait_served(self, path: str) -> None:
+        """Until a list of ``path`` answers 200 (not 429 "storage is (re)initializing")."""
+        ctx = self.ssl_context()
+        deadline = time.monotonic() + self.config.ready_timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.server}{path}?limit=1", context=ctx, timeout=5) as resp:
+                    if resp.status == 200:
+                        return
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise ControlPlaneError(f"{path} not served after {self.config.ready_timeout}s")
+            time.sleep(0.1)
 
     def _scheduler_args(self, port: int) -> list[str]:
         args = [

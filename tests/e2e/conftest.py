@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -57,14 +58,16 @@ def local_cluster(
     feature_gates: dict[str, bool] | None = None,
     kwok: bool = False,
     operators: tuple[str, ...] = (),
+    kueue: dict[str, Any] | None = None,
 ) -> Iterator[KubeHTTP]:
     """A control plane of its own (``runtime_config``: the API server's ``--runtime-config``
     entries instead of the default ones; ``feature_gates``: gates on top of the default ones;
-    ``kwok``, ``operators``: as ``up.sh --kwok --operators``), as a KubeHTTP; stopped when the
-    iterator is closed."""
+    ``kwok``, ``operators``: as ``up.sh --kwok --operators``; ``kueue``: Kueue with this
+    Configuration, as ``up.sh --kueue-config``), as a KubeHTTP; stopped when the iterator is
+    closed."""
     cp_mod = _controlplane()
     config = cp_mod.ControlPlaneConfig(
-        bin_dir=cp_mod.build_binaries(), controllers=controllers, kwok=kwok, operators=operators
+        bin_dir=cp_mod.build_binaries(), controllers=controllers, kwok=kwok, operators=operators, kueue=kueue
     )
     if runtime_config is not None:
         config.runtime_config = runtime_config
@@ -112,6 +115,25 @@ def ecosystem_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube
         pytest.skip("needs the local control plane: kwok and the operators run next to it")
     yield from local_cluster(
         tmp_path_factory, controllers=True, kwok=True, operators=tuple(_controlplane().OPERATORS)
+    )
+
+
+@pytest.fixture(scope="session")
+def kueue_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeHTTP]:
+    """The ``ecosystem_cluster``'s processes and Kueue (hack/kueue: its CRDs, webhooks on loopback
+    TLS, the CRD conversion webhooks), configured as ``up.sh --kueue`` does: the integrations
+    generated from karta's catalog (karta.kueue.config; Kueue keeps batch/v1 Jobs, the catalog's
+    other suspendable kinds are external frameworks). Started once per session, only when a test
+    asks for it; not available against KARTA_TEST_KUBECONFIG."""
+    if os.environ.get("KARTA_TEST_KUBECONFIG"):
+        pytest.skip("needs the local control plane: Kueue and the operators run next to it")
+    from karta.catalog import catalog_definitions
+    from karta.kueue.config import kueue_configuration
+
+    cp_mod = _controlplane()
+    config = kueue_configuration(catalog_definitions(), native=cp_mod.KUEUE_NATIVE)
+    yield from local_cluster(
+        tmp_path_factory, controllers=True, kwok=True, operators=tuple(cp_mod.OPERATORS), kueue=config
     )
 
 
