@@ -15,7 +15,9 @@
 # - for the full run, the control plane and Helm built from their Go modules (hack/cluster,
 #   hack/helm; cached under ~/.cache/karta-cluster: ~16 and ~3 minutes the first time on 2 cores),
 #   kubectl, and kwok, KubeRay and the training operator (hack/kwok, hack/kuberay,
-#   hack/training-operator: ~22 minutes together the first time with an empty Go build cache).
+#   hack/training-operator: ~22 minutes together the first time with an empty Go build cache),
+#   and Kueue's controller manager (hack/kueue: ~7 minutes alone with an empty Go build cache,
+#   ~4.5 with the other builds' packages cached).
 # Go itself is not installed here: the project's machines have it (a toolchain from Debian is too
 # old for the pinned Kubernetes release).
 set -euo pipefail
@@ -73,9 +75,10 @@ echo "== helm";        bash hack/helm/build.sh >/dev/null
 # first time), first on PATH so that a kubectl of another version on the machine is not used.
 echo "== kubectl";     PATH="$(bash hack/kubectl/build.sh | tail -n1):$PATH"; export PATH
 # kwok (the kubelet of fake GPU Nodes: their pods run) and the KubeRay and Kubeflow training operators,
-# for the tests that run workloads through the real operators (the `ecosystem_cluster` fixture).
-# Pinned Go modules of their own (hack/kwok, hack/kuberay, hack/training-operator); same cache.
-for addon in kwok kuberay training-operator; do
+# for the tests that run workloads through the real operators (the `ecosystem_cluster` fixture), and
+# Kueue, for the tests that queue workloads through it (the `kueue_cluster` fixture).
+# Pinned Go modules of their own (hack/kwok, hack/kuberay, hack/training-operator, hack/kueue); same cache.
+for addon in kwok kuberay training-operator kueue; do
   echo "== $addon";    bash "hack/$addon/build.sh" >/dev/null
 done
 echo "== pytest";      exec pytest "$@"

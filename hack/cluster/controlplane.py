@@ -1054,7 +1054,11 @@ class ControlPlane:
         if self._kueue_started:
             self.kueue_webhook_port = free_port()
         self._kueue_started = True
-        config: dict[str, Any] = dict(self.config.kueue or {})
+        config: dict[str, Any] = {
+            "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+            "kind": "Configuration",
+            **(self.config.kueue or {}),
+        }
         config.update(
             {
                 "health": {"healthProbeBindAddress": f"127.0.0.1:{probe}"},

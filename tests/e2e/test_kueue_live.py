@@ -9,6 +9,7 @@ and CRD conversion) on loopback TLS."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -18,10 +19,10 @@ from typing import Any
 import pytest
 import yaml
 
-from karta.kueue.config import BUILTIN_FRAMEWORKS
+from karta.kueue.config import BUILTIN_FRAMEWORKS, kueue_configuration
 
 from .conftest import hack_module
-from .kubehttp import KubeHTTP, controller_ref, load_manifests, ok, wait
+from .kubehttp import KubeHTTP, controller_ref, from_kubeconfig, load_manifests, ok, wait
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -317,3 +318,44 @@ def test_kueue_serves_its_admission_webhooks(kueue_cluster: KubeHTTP, queues: Qu
         'admission webhook "vworkload.kb.io" denied the request: '
         "spec.podSets: Invalid value: 2: at most one podSet can use minCount"
     )
+
+
+def test_kueue_started_again_on_a_new_port_moves_its_conversion_webhooks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kueue's webhook port taken by another process: Kueue exits, starts again on a new port, and
+    the CRDs' conversion webhooks (applied before it started) follow it; v1beta1 reads convert."""
+    cp_mod = hack_module("cluster/controlplane.py")
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    prepare = cp_mod.ControlPlane._prepare_kueue
+
+    def prepare_on_the_taken_port(self: Any, kubectl: Path) -> Path:
+        real = cp_mod.free_port
+        monkeypatch.setattr(
+            cp_mod, "free_port", lambda: (monkeypatch.setattr(cp_mod, "free_port", real), port)[1]
+        )
+        return prepare(self, kubectl)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(cp_mod.ControlPlane, "_prepare_kueue", prepare_on_the_taken_port)
+    config = cp_mod.ControlPlaneConfig(bin_dir=cp_mod.build_binaries(), kueue=kueue_configuration([]))
+    with taken, cp_mod.ControlPlane(config=config, workdir=tmp_path / "cp") as cp:
+        assert "address already in use" in cp.log_file("kueue").read_text()
+        assert cp.kueue_webhook_port not in (0, port)
+        client = from_kubeconfig(cp.kubeconfig, scratch=tmp_path / "credentials")
+        crd = ok(
+            client.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/localqueues.kueue.x-k8s.io")
+        )
+        url = crd["spec"]["conversion"]["webhook"]["clientConfig"]["url"]
+        assert url == f"https://127.0.0.1:{cp.kueue_webhook_port}/convert"
+        ok(
+            client.post(
+                "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "q"}}
+            )
+        )
+        local = {**_kueue("LocalQueue", "lq", {"clusterQueue": "none"}), "metadata": {"name": "lq"}}
+        ok(client.post(f"{KUEUE}/namespaces/q/localqueues", local))
+        old = ok(client.get("/apis/kueue.x-k8s.io/v1beta1/namespaces/q/localqueues/lq"))
+        assert (old["apiVersion"], old["spec"]["clusterQueue"]) == ("kueue.x-k8s.io/v1beta1", "none")
