@@ -5,12 +5,14 @@ node labels; Workload objects created by hand as karta's controller creates them
 PyTorchJob, an external framework of the generated configuration) are admitted in turn, the
 second pending with Kueue's message until the first is deleted. Also: the built-in frameworks
 karta.kueue.config knows are those of the pinned Kueue, and Kueue serves its webhooks (admission
-and CRD conversion) on loopback TLS."""
+and CRD conversion) on loopback TLS, and the contract on preemption and completion: a preempted
+external Workload keeps its quota until its owner's controller releases it; Finished releases it."""
 
 from __future__ import annotations
 
 import socket
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -359,3 +361,97 @@ def test_kueue_started_again_on_a_new_port_moves_its_conversion_webhooks(
         ok(client.post(f"{KUEUE}/namespaces/q/localqueues", local))
         old = ok(client.get("/apis/kueue.x-k8s.io/v1beta1/namespaces/q/localqueues/lq"))
         assert (old["apiVersion"], old["spec"]["clusterQueue"]) == ("kueue.x-k8s.io/v1beta1", "none")
+
+
+def _gpu_workload(name: str, queue: str, *, priority: tuple[str, int]) -> dict[str, Any]:
+    """A Workload of one 8-GPU pod at a WorkloadPriorityClass ``(name, value)``: its creator sets
+    ``spec.priority`` with ``priorityClassRef`` (Kueue's schema requires both; it fills neither)."""
+    pod_set = {"name": "main", "count": 1, "template": {"spec": {"containers": [_container(8)]}}}
+    spec: dict[str, Any] = {
+        "queueName": queue,
+        "podSets": [pod_set],
+        "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": priority[0]},
+        "priority": priority[1],
+    }
+    return {**_kueue("Workload", name, spec), "metadata": {"name": name}}
+
+
+def _status_patch(cluster: KubeHTTP, path: str, status: dict[str, Any]) -> dict[str, Any]:
+    return ok(
+        cluster.request(
+            "PATCH", f"{path}/status", body={"status": status}, content_type="application/merge-patch+json"
+        )
+    )
+
+
+def _set_conditions(obj: dict[str, Any], *conditions: dict[str, Any]) -> list[dict[str, Any]]:
+    """``obj``'s conditions with ``conditions`` replacing those of their types (metav1 style)."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    generation = obj["metadata"]["generation"]
+    merged = {c["type"]: c for c in obj["status"]["conditions"]}
+    for c in conditions:
+        merged[c["type"]] = {**c, "lastTransitionTime": now, "observedGeneration": generation}
+    return list(merged.values())
+
+
+def test_a_preempted_external_workload_keeps_its_quota_until_its_owner_releases_it(
+    kueue_cluster: KubeHTTP, queues: Queues
+) -> None:
+    """Kueue's contract with an external framework on preemption (what jobframework does for its
+    own kinds, karta's controller does for the others): Kueue marks the admitted Workload Evicted
+    and Preempted but keeps its quota reserved until the owner's controller, having stopped the
+    job, clears ``status.admission`` and sets QuotaReserved and Admitted False (and Requeued);
+    then the preemptor is admitted, and the preempted one again once the quota is free."""
+    preemption = {"spec": {"preemption": {"withinClusterQueue": "LowerPriority"}}}
+    merge = "application/merge-patch+json"
+    ok(
+        kueue_cluster.request(
+            "PATCH", f"{KUEUE}/clusterqueues/{queues.cq}", body=preemption, content_type=merge
+        )
+    )
+    low, high = (f"{queues.cq}-low", 10), (f"{queues.cq}-high", 1000)
+    for name, value in (low, high):
+        body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass", "value": value}
+        ok(kueue_cluster.post(f"{KUEUE}/workloadpriorityclasses", {**body, "metadata": {"name": name}}))
+    base = f"{KUEUE}/namespaces/{queues.ns}/workloads"
+    ok(kueue_cluster.post(base, _gpu_workload("low", queues.lq, priority=low)))
+    wait("the low-priority Workload to be admitted", lambda: _admitted(queues.workload("low")))
+    ok(kueue_cluster.post(base, _gpu_workload("high", queues.lq, priority=high)))
+    evicted = wait(
+        "the low-priority Workload to be evicted",
+        lambda: _condition(w := queues.workload("low"), "Evicted").get("status") == "True" and w,
+    )
+    assert _condition(evicted, "Evicted")["reason"] == "Preempted"
+    assert _condition(evicted, "Preempted")["reason"] == "InClusterQueue"
+    assert evicted["status"]["admission"]["clusterQueue"] == queues.cq  # still holds its quota
+    assert _admitted(evicted) and _condition(evicted, "QuotaReserved")["status"] == "True"
+    time.sleep(2)  # Kueue waits for the owner: nothing changes on its own
+    assert not _admitted(queues.workload("high"))
+    assert queues.workload("low")["status"].get("admission") is not None
+
+    message = _condition(evicted, "Evicted")["message"]
+    conditions = _set_conditions(
+        evicted,
+        {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": message},
+        {"type": "Admitted", "status": "False", "reason": "NoReservation",
+         "message": "The workload has no reservation"},
+        {"type": "Requeued", "status": "True", "reason": "Preempted", "message": message},
+    )  # fmt: skip
+    _status_patch(kueue_cluster, f"{base}/low", {"admission": None, "conditions": conditions})
+    wait("the high-priority Workload to be admitted", lambda: _admitted(queues.workload("high")))
+    assert _condition(queues.workload("low"), "QuotaReserved")["reason"] == "Pending"
+
+    finished = _set_conditions(
+        queues.workload("high"),
+        {"type": "Finished", "status": "True", "reason": "Succeeded", "message": "the job completed"},
+    )
+    _status_patch(kueue_cluster, f"{base}/high", {"conditions": finished})
+    readmitted = wait(
+        "the low-priority Workload to be admitted again", lambda: _admitted(w := queues.workload("low")) and w
+    )
+    assert _condition(readmitted, "Evicted")["status"] == "False"
+    assert _condition(readmitted, "Evicted")["message"].startswith("Previously: Preempted to accommodate")
+    # The finished Workload keeps its admission as a record; its quota is released.
+    assert queues.workload("high")["status"].get("admission") is not None
+    for name, _ in (low, high):
+        ok(kueue_cluster.delete(f"{KUEUE}/workloadpriorityclasses/{name}"))
