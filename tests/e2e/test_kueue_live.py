@@ -197,7 +197,8 @@ def _workload_for(owner: dict[str, Any], queue: str) -> dict[str, Any]:
         "metadata": {
             "name": name,
             "namespace": owner["metadata"]["namespace"],
-            "labels": {QUEUE_LABEL: queue},
+            # Kueue's label for the job's uid: kli describe finds a job's Workloads by it.
+            "labels": {QUEUE_LABEL: queue, "kueue.x-k8s.io/job-uid": owner["metadata"]["uid"]},
             "ownerReferences": [controller_ref(owner)],
         },
         "spec": {"queueName": queue, "podSets": [{"name": "worker", "count": 2, "template": template}]},
