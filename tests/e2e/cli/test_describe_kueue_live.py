@@ -1,0 +1,84 @@
+"""``kli describe`` on the real Kueue (``kueue_cluster``): two PyTorchJobs of 8 GPUs on a queue of
+8, each with the Workload karta's controller creates for it. The first reads Admitted on its
+ClusterQueue; the second Pending with Kueue's own reason and message; a job without the queue
+label has no Queue line (and no request for Workloads is made for it), and once the first job's
+Workload is gone, the first job says that it has none."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from ..kubehttp import KubeHTTP, load_manifests, ok, wait
+from ..test_kueue_live import GPU, KUEUE, Queues, _admitted, _pytorchjob, _workload_for
+from .conftest import Result
+
+
+@pytest.fixture
+def queues(kueue_cluster: KubeHTTP) -> Iterator[Queues]:
+    q = Queues(kueue_cluster)
+    yield q
+    q.close()
+
+
+def test_describe_shows_the_queue_the_admission_state_and_why_it_waits(
+    kueue_cluster: KubeHTTP, queues: Queues, corpus: Path, kli: Callable[..., Result]
+) -> None:
+    (crd,) = load_manifests(corpus / "crds" / "kubeflow.org_pytorchjobs.yaml")
+    kueue_cluster.ensure_crd(crd)
+    base = f"{KUEUE}/namespaces/{queues.ns}/workloads"
+    first, second = (_pytorchjob(kueue_cluster, queues.ns, n, queues.lq) for n in ("first", "second"))
+    ok(kueue_cluster.post(base, _workload_for(first, queues.lq)))
+    wait("the first Workload to be admitted", lambda: _admitted(queues.workload("pytorchjob-first")))
+    ok(kueue_cluster.post(base, _workload_for(second, queues.lq)))
+    wait(
+        "the second Workload to be pending",
+        lambda: any(
+            c.get("reason") == "Pending"
+            for c in queues.workload("pytorchjob-second").get("status", {}).get("conditions", [])
+        ),
+    )
+    config = ("--kubeconfig", str(kueue_cluster.kubeconfig), "-n", queues.ns)
+
+    admitted = kli("describe", "pytorchjob", "first", *config)
+    assert admitted.code == 0, admitted.err
+    assert (
+        f"Queue: {queues.lq} (ClusterQueue {queues.cq}): Admitted   workload: pytorchjob-first"
+        in admitted.out
+    )
+
+    pending = kli("describe", "pytorchjob", "second", *config)
+    assert pending.code == 0, pending.err
+    message = (
+        f"couldn't assign flavors to pod set worker: insufficient unused quota for {GPU} in flavor "
+        f"{queues.flavor}, 8 more needed"
+    )
+    assert f"Queue: {queues.lq}: Pending (Pending: {message})   workload: pytorchjob-second" in pending.out
+
+    report = json.loads(kli("describe", "pytorchjob", "second", *config, "-o", "json").out)
+    assert report["queue"] == {
+        "queue": queues.lq,
+        "workload": "pytorchjob-second",
+        "state": "Pending",
+        "clusterQueue": None,
+        "reason": "Pending",
+        "message": message,
+    }
+
+    unlabelled = {**first, "metadata": {"name": "third", "namespace": queues.ns}}
+    unlabelled.pop("status", None)
+    ok(kueue_cluster.post(f"/apis/kubeflow.org/v1/namespaces/{queues.ns}/pytorchjobs", unlabelled))
+    plain = kli("describe", "pytorchjob", "third", *config)
+    assert plain.code == 0, plain.err
+    assert "Queue:" not in plain.out
+
+    ok(kueue_cluster.delete(f"{base}/pytorchjob-first"))
+    wait(
+        "the first Workload to be gone",
+        lambda: "pytorchjob-first" not in {w["metadata"]["name"] for w in queues.workloads()},
+    )
+    gone = kli("describe", "pytorchjob", "first", *config)
+    assert f"Queue: {queues.lq}: NoWorkload (no Kueue Workload exists for it yet" in gone.out
