@@ -49,22 +49,32 @@ from karta.render.common import (
 )
 from karta.render.templates import component_templates
 
-__all__ = ["API_VERSION", "MAX_POD_SETS", "QUEUE_LABEL", "render_kueue"]
+__all__ = ["API_VERSION", "MAX_POD_SETS", "QUEUE_LABEL", "KueuePodSet", "kueue_pod_sets", "render_kueue"]
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 MAX_POD_SETS = 18
 
 
-class _PodSet:
+class KueuePodSet:
+    """One PodSet of the Workload, and the (component, instance id) pairs whose pod templates it
+    stands for (karta.kueue writes an admission back through them)."""
+
     def __init__(
-        self, name: str, count: int, minimum: int, template: dict[str, Any], topology: Topology | None
+        self,
+        name: str,
+        count: int,
+        minimum: int,
+        template: dict[str, Any],
+        topology: Topology | None,
+        members: list[tuple[str, str]],
     ) -> None:
         self.name = name
         self.count = count
         self.minimum = minimum
         self.template = template
         self.topology = topology
+        self.members = members
         self.min_count: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -112,62 +122,12 @@ def render_kueue(
 ) -> Rendering:
     """One Kueue Workload with the PodSets the definition implies (6.5)."""
     owner = top_owner(factory.obj)
-    summary = structure_summary(factory.karta)
     warnings: list[str] = []
     if not owner.uid:
         warnings.append(missing_uid_warning(owner))
     if pods:
         warnings.append("Kueue's own integration binds the pods: there are no pod patches")
-    gang = plan.gangs[0] if plan.format == "podGroup" and plan.gangs else None
-    split = [g for g in plan.gangs if g.split in ("replica", "instance")]
-    if split:
-        warnings.append(
-            f"Kueue admits a Workload as one unit: the {len(split)} gangs of split component "
-            f"{split[0].component} (extension E1) are not expressible as Workloads of their own; its "
-            "PodSets count every replica, so Kueue admits all of them or none"
-        )
-    subs: dict[str, SubGroupPlan] = {}  # a split plan's sub-groups are spread over its gangs
-    for one in plan.gangs if plan.format == "podGroup" else ():
-        for sub in one.sub_groups:
-            subs.setdefault(sub.name, sub)
-    pod_sets: list[_PodSet] = []
-    if gang is not None and subs:
-        for sub in subs.values():
-            pod_sets.extend(
-                _sub_group_pod_sets(factory, summary, sub, sub.topology or gang.topology, warnings)
-            )
-    else:
-        topology = gang.topology if gang is not None else None
-        for component in summary.pod_bearing:
-            desired_factor = _ancestor_factor(factory, summary, component, effective_desired)
-            min_factor = _ancestor_factor(factory, summary, component, effective_min)
-            for instance, template in component_templates(factory, component).items():
-                name = f"{component}-{instance}" if instance else component
-                narrowed = instance or None
-                pod_sets.append(
-                    _PodSet(
-                        dns_label(name, what="PodSet name"),
-                        subtree_desired(factory, component, narrowed, summary=summary) * desired_factor,
-                        subtree_scale(factory, component, narrowed, summary=summary) * min_factor,
-                        template,
-                        topology,
-                    )
-                )
-    if not pod_sets:
-        raise GangError(
-            "the definition has no pod-bearing component: a Kueue Workload needs at least one PodSet"
-        )
-    if len(pod_sets) > MAX_POD_SETS:
-        raise GangError(f"Kueue allows at most {MAX_POD_SETS} PodSets; this workload needs {len(pod_sets)}")
-    names = [p.name for p in pod_sets]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise GangError(f"PodSet names must be unique; {', '.join(duplicates)} repeat")
-    _choose_min_count(pod_sets)
-    if any(p.topology is not None and p.topology.topology_name for p in pod_sets):
-        warnings.append(
-            "Kueue takes topology levels from the ResourceFlavor: the Karta topologyName is not used"
-        )
+    pod_sets = kueue_pod_sets(factory, plan, warnings)
     spec: dict[str, Any] = {}
     queue = owner.labels.get(QUEUE_LABEL) or (options.queue if options is not None else None)
     if queue:
@@ -189,6 +149,64 @@ def render_kueue(
         "spec": spec,
     }
     return Rendering(objects=(workload,), warnings=tuple(warnings))
+
+
+def kueue_pod_sets(factory: ComponentFactory, plan: GangPlan, warnings: list[str]) -> list[KueuePodSet]:
+    """The PodSets of the workload's Workload (6.5), each with the component instances it covers;
+    what the Workload cannot express is appended to ``warnings``."""
+    summary = structure_summary(factory.karta)
+    gang = plan.gangs[0] if plan.format == "podGroup" and plan.gangs else None
+    split = [g for g in plan.gangs if g.split in ("replica", "instance")]
+    if split:
+        warnings.append(
+            f"Kueue admits a Workload as one unit: the {len(split)} gangs of split component "
+            f"{split[0].component} (extension E1) are not expressible as Workloads of their own; its "
+            "PodSets count every replica, so Kueue admits all of them or none"
+        )
+    subs: dict[str, SubGroupPlan] = {}  # a split plan's sub-groups are spread over its gangs
+    for one in plan.gangs if plan.format == "podGroup" else ():
+        for sub in one.sub_groups:
+            subs.setdefault(sub.name, sub)
+    pod_sets: list[KueuePodSet] = []
+    if gang is not None and subs:
+        for sub in subs.values():
+            pod_sets.extend(
+                _sub_group_pod_sets(factory, summary, sub, sub.topology or gang.topology, warnings)
+            )
+    else:
+        topology = gang.topology if gang is not None else None
+        for component in summary.pod_bearing:
+            desired_factor = _ancestor_factor(factory, summary, component, effective_desired)
+            min_factor = _ancestor_factor(factory, summary, component, effective_min)
+            for instance, template in component_templates(factory, component).items():
+                name = f"{component}-{instance}" if instance else component
+                narrowed = instance or None
+                pod_sets.append(
+                    KueuePodSet(
+                        dns_label(name, what="PodSet name"),
+                        subtree_desired(factory, component, narrowed, summary=summary) * desired_factor,
+                        subtree_scale(factory, component, narrowed, summary=summary) * min_factor,
+                        template,
+                        topology,
+                        [(component, instance)],
+                    )
+                )
+    if not pod_sets:
+        raise GangError(
+            "the definition has no pod-bearing component: a Kueue Workload needs at least one PodSet"
+        )
+    if len(pod_sets) > MAX_POD_SETS:
+        raise GangError(f"Kueue allows at most {MAX_POD_SETS} PodSets; this workload needs {len(pod_sets)}")
+    names = [p.name for p in pod_sets]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise GangError(f"PodSet names must be unique; {', '.join(duplicates)} repeat")
+    _choose_min_count(pod_sets)
+    if any(p.topology is not None and p.topology.topology_name for p in pod_sets):
+        warnings.append(
+            "Kueue takes topology levels from the ResourceFlavor: the Karta topologyName is not used"
+        )
+    return pod_sets
 
 
 def _own_count(
@@ -215,7 +233,7 @@ def _sub_group_pod_sets(
     sub: SubGroupPlan,
     topology: Topology | None,
     warnings: list[str],
-) -> list[_PodSet]:
+) -> list[KueuePodSet]:
     """The PodSets of one sub-group: one per distinct pod template among the instances of its
     pod-bearing components (itself and its descendants), each counting the pods of that template
     only (instances with identical templates share a PodSet, their counts summed), so that Kueue is
@@ -224,7 +242,7 @@ def _sub_group_pod_sets(
     covered = [c for c in (sub.component, *summary.descendants(sub.component)) if c in summary.pod_bearing]
     if not covered:
         raise GangError(f"sub-group {sub.name} covers no pod-bearing component: no PodSet template")
-    shapes: dict[str, _PodSet] = {}
+    shapes: dict[str, KueuePodSet] = {}
     for component in covered:
         desired_factor = _ancestor_factor(factory, summary, component, effective_desired)
         min_factor = _ancestor_factor(factory, summary, component, effective_min)
@@ -234,10 +252,11 @@ def _sub_group_pod_sets(
             key = json.dumps(template, sort_keys=True, default=str)
             shape = shapes.get(key)
             if shape is None:
-                shapes[key] = _PodSet("", desired, minimum, template, topology)
+                shapes[key] = KueuePodSet("", desired, minimum, template, topology, [(component, instance)])
             else:
                 shape.count += desired
                 shape.minimum += minimum
+                shape.members.append((component, instance))
     out = list(shapes.values())
     if len(out) == 1:
         out[0].name = dns_label(sub.name, what="PodSet name")
@@ -253,10 +272,10 @@ def _sub_group_pod_sets(
     return out
 
 
-def _choose_min_count(pod_sets: list[_PodSet]) -> None:
+def _choose_min_count(pod_sets: list[KueuePodSet]) -> None:
     """``minCount`` on the one PodSet whose minimum is furthest below its count (ties: definition
     order); Kueue needs ``1 ≤ minCount ≤ count``, so a minimum of 0 counts as 1."""
-    best: _PodSet | None = None
+    best: KueuePodSet | None = None
     for pod_set in pod_sets:
         minimum = max(pod_set.minimum, 1)
         if minimum < pod_set.count and (
