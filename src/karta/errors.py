@@ -181,3 +181,8 @@ class UnknownResourceTypeError(ClusterError):
 
 class ScaffoldError(KartaError):
     """A CRD could not be turned into a draft Karta (no CRD in the input, unknown kind or version)."""
+
+
+class KueueError(KartaError):
+    """A Kueue admission karta cannot apply to a workload (a conflict, an unknown flavor or
+    PodSet), or a Workload object that is not what the adapter made."""
