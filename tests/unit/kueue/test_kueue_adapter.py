@@ -391,3 +391,107 @@ def test_finished_from_the_definitions_status() -> None:
         ComponentFactory(catalog("kubeflow-org-pytorchjob-v1"), pytorch, evaluator=EVALUATOR)
     )
     assert done is not None and (done["reason"], done["message"]) == ("Succeeded", "job done")
+
+
+def test_admission_check_annotations_on_a_made_up_crd_are_written_and_removed() -> None:
+    karta = made_up("example-com-trainingrun-v1")
+    held = suspend(ComponentFactory(karta, training_run(), evaluator=EVALUATOR))
+    factory = ComponentFactory(karta, held, evaluator=EVALUATOR)
+    built = build_workload(factory)
+    assert built.members == {"trainer": (("trainer", ""),), "launcher": (("launcher", ""),)}
+    updates = [
+        {
+            "name": name,
+            "annotations": {"provisioned": "yes"},
+            "labels": {"team": "a"},
+            "nodeSelector": {"zone": "z1"},
+        }
+        for name in ("trainer", "launcher")
+    ]
+    workload = admitted(
+        built.obj,
+        {"cpu": "cpu"},
+        admissionChecks=[{"name": "prov", "state": "Ready", "podSetUpdates": updates}],
+    )
+    running = start(factory, workload, admission_infos(workload, FLAVORS))
+    trainer, launcher = running["spec"]["trainer"], running["spec"]["launcher"]
+    assert running["spec"]["paused"] is False
+    assert trainer["podAnnotations"] == {"provisioned": "yes"}
+    assert trainer["podLabels"]["team"] == "a" and trainer["podLabels"]["app"] == "trainer"
+    assert trainer["nodeAffinity"] == {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {"key": "pool", "operator": "In", "values": ["cpu"]},
+                        {"key": "zone", "operator": "In", "values": ["z1"]},
+                    ]
+                }
+            ]
+        }
+    }
+    assert launcher["podSpec"]["nodeSelector"] == {"pool": "cpu", "zone": "z1"}
+    assert launcher["metadata"]["annotations"] == {"provisioned": "yes"}
+    assert launcher["metadata"]["labels"]["kueue.x-k8s.io/podset"] == "launcher"
+    assert stop(ComponentFactory(karta, running, evaluator=EVALUATOR), workload) == held
+
+
+def test_node_affinity_terms_each_gain_the_flavor_and_a_contrary_term_conflicts() -> None:
+    karta = made_up("example-com-trainingrun-v1")
+    obj = training_run()
+    terms = [
+        {"matchExpressions": [{"key": "arch", "operator": "In", "values": ["amd64"]}]},
+        {"matchExpressions": [{"key": "arch", "operator": "In", "values": ["arm64"]}]},
+    ]
+    obj["spec"]["trainer"]["nodeAffinity"] = {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+    }
+    held = suspend(ComponentFactory(karta, obj, evaluator=EVALUATOR))
+    factory = ComponentFactory(karta, held, evaluator=EVALUATOR)
+    workload = admitted(build_workload(factory).obj, {"cpu": "cpu"})
+    running = start(factory, workload, admission_infos(workload, FLAVORS))
+    written = running["spec"]["trainer"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert [t["matchExpressions"][-1] for t in written["nodeSelectorTerms"]] == [
+        {"key": "pool", "operator": "In", "values": ["cpu"]}
+    ] * 2
+    assert stop(ComponentFactory(karta, running, evaluator=EVALUATOR), workload) == held
+    terms[0]["matchExpressions"].append({"key": "pool", "operator": "In", "values": ["gpu"]})
+    factory = ComponentFactory(
+        karta, suspend(ComponentFactory(karta, obj, evaluator=EVALUATOR)), evaluator=EVALUATOR
+    )
+    workload = admitted(build_workload(factory).obj, {"cpu": "cpu"})
+    with pytest.raises(KueueError) as caught:
+        start(factory, workload, admission_infos(workload, FLAVORS))
+    assert str(caught.value) == (
+        "component trainer: invalid admission check PodSetUpdate: conflict for nodeSelector: "
+        "conflict for key=pool, value1=gpu, value2=cpu"
+    )
+
+
+def test_sub_group_pod_sets_write_into_every_instance_they_stand_for() -> None:
+    obj = corpus("kubeflow-training-v1/pytorchjob-simple.yaml")
+    karta_data = yaml.safe_load(
+        (ROOT / "tests" / "definitions" / "pytorchjob-one-component.yaml").read_text()
+    )
+    karta_data["spec"]["structureDefinition"]["rootComponent"]["suspendDefinition"] = {
+        "suspendActions": [{"path": ".spec.runPolicy.suspend", "value": "true"}],
+        "resumeActions": [{"path": ".spec.runPolicy.suspend", "value": "false"}],
+    }
+    karta = karta_from_dict(karta_data)
+    held = suspend(ComponentFactory(karta, obj, evaluator=EVALUATOR))
+    factory = ComponentFactory(karta, held, evaluator=EVALUATOR)
+    built = build_workload(factory)
+    # Master and Worker have the same template in this manifest: one PodSet stands for both
+    assert built.members == {"replica": (("replica", "Master"), ("replica", "Worker"))}
+    workload = admitted(built.obj, {"cpu": "cpu"})
+    running = start(factory, workload, admission_infos(workload, FLAVORS))
+    for replica in ("Master", "Worker"):
+        template = running["spec"]["pytorchReplicaSpecs"][replica]["template"]
+        assert template["spec"]["nodeSelector"] == {"pool": "cpu"}
+        assert template["metadata"]["labels"]["kueue.x-k8s.io/podset"] == "replica"
+    assert stop(ComponentFactory(karta, running, evaluator=EVALUATOR), workload) == held
+
+
+def test_a_workload_karta_did_not_make_is_refused() -> None:
+    with pytest.raises(KueueError, match="not a Workload karta made"):
+        pod_set_members({"metadata": {"name": "wl"}, "spec": {}})
