@@ -16,6 +16,7 @@ from karta.catalog import catalog_definition
 from karta.errors import KueueError
 from karta.extract import ComponentFactory
 from karta.jq import Evaluator
+from karta.kueue.activity import is_active, pods_ready
 from karta.kueue.admission import admission_infos, restore_infos
 from karta.kueue.eligibility import eligibility
 from karta.kueue.finished import finished_condition
@@ -495,3 +496,24 @@ def test_sub_group_pod_sets_write_into_every_instance_they_stand_for() -> None:
 def test_a_workload_karta_did_not_make_is_refused() -> None:
     with pytest.raises(KueueError, match="not a Workload karta made"):
         pod_set_members({"metadata": {"name": "wl"}, "spec": {}})
+
+
+def _pod(phase: str, *, ready: bool = False, terminating: bool = False) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": "p"}
+    if terminating:
+        metadata["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    status: dict[str, Any] = {"phase": phase}
+    if ready:
+        status["conditions"] = [{"type": "Ready", "status": "True"}]
+    return {"metadata": metadata, "status": status}
+
+
+def test_active_and_ready_pods() -> None:
+    workload = {"spec": {"podSets": [{"name": "a", "count": 1}, {"name": "b", "count": 2}]}}
+    assert not is_active([]) and not is_active([_pod("Succeeded"), _pod("Failed")])
+    assert is_active([_pod("Succeeded"), _pod("Running", terminating=True)])
+    assert is_active([_pod("Pending")])
+    ready = [_pod("Running", ready=True), _pod("Running", ready=True), _pod("Succeeded")]
+    assert pods_ready(ready, workload)
+    assert not pods_ready([*ready[:2], _pod("Running")], workload)
+    assert not pods_ready([*ready[:2], _pod("Running", ready=True, terminating=True)], workload)
