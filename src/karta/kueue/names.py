@@ -30,6 +30,7 @@ __all__ = [
     "QUEUE_LABEL",
     "QUOTA_RESERVED",
     "RESOURCE_IN_USE_FINALIZER",
+    "RESTORE_ANNOTATION",
     "WORKLOAD_PRIORITY_CLASS_GROUP",
     "workload_name",
 ]
@@ -49,6 +50,12 @@ KARTA_POD_SETS_ANNOTATION = "run.ai/karta-kueue-pod-sets"
 """karta's own (an extension): JSON ``{"members": {podSet: [[component, instanceId], ...]},
 "shape": <hash>, "tolerations": <hash>}``: where each PodSet's admission is written, and the
 digests the equivalence check compares (:mod:`karta.kueue.workload`)."""
+
+RESTORE_ANNOTATION = "run.ai/karta-kueue-restore"
+"""karta's own, on the workload object while it runs (an extension): JSON ``{"workload": <name>,
+"templates": {component: {instanceId: {labels, annotations, nodeSelector, tolerations,
+nodeAffinity}}}}``, the values an admission replaced, so that a stop restores them even when the
+Workload is gone (:mod:`karta.kueue.patches`)."""
 
 # On the pod templates at admission.
 PODSET_LABEL = "kueue.x-k8s.io/podset"

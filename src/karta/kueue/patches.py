@@ -18,6 +18,10 @@ Per component style (format section 9):
   the template had none the injected value is removed at the path's locations (an extension: the
   format's write-back leaves empty values alone, 9.3).
 
+What a start replaces is saved on the workload object (annotation ``run.ai/karta-kueue-restore``,
+an extension: Kueue restores from the Workload's PodSets only, and has nothing to restore from once
+the Workload is gone); a stop restores from it and removes it, else from the Workload.
+
 A key the template already sets to another value is a conflict, reported as Kueue reports it
 (``invalid admission check PodSetUpdate: conflict for nodeSelector: conflict for key=..., value1=<the
 template's>, value2=<the admission's>``); writing the same admission twice changes nothing, so a
@@ -27,6 +31,7 @@ controller restarted between the write and its confirmation can write again.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,10 +41,10 @@ from karta.extract.fragments import FIELDS
 from karta.extract.suspend import apply_actions
 from karta.jq.evaluator import setpath
 from karta.kueue.admission import PodSetInfo, merge_info, restore_infos
-from karta.kueue.names import CLUSTER_QUEUE_LABEL, LOCAL_QUEUE_LABEL, PODSET_LABEL
+from karta.kueue.names import CLUSTER_QUEUE_LABEL, LOCAL_QUEUE_LABEL, PODSET_LABEL, RESTORE_ANNOTATION
 from karta.kueue.workload import pod_set_members
 
-__all__ = ["is_suspended", "start", "stop", "suspend"]
+__all__ = ["is_suspended", "saved_templates", "start", "stop", "suspend"]
 
 _KUEUE_POD_LABELS = frozenset({PODSET_LABEL, LOCAL_QUEUE_LABEL, CLUSTER_QUEUE_LABEL})
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -349,8 +354,9 @@ def _remove(factory: ComponentFactory, component: str, removals: Sequence[tuple[
     return obj
 
 
-def _write(factory: ComponentFactory, infos: Sequence[PodSetInfo], members: Any, *, restoring: bool) -> Any:
-    by_component = _by_component(members, infos)
+def _write(
+    factory: ComponentFactory, by_component: Mapping[str, Mapping[str, PodSetInfo]], *, restoring: bool
+) -> ComponentFactory:
     for definition in factory.karta.components:
         if definition.name not in by_component:
             continue
@@ -362,13 +368,90 @@ def _write(factory: ComponentFactory, infos: Sequence[PodSetInfo], members: Any,
     return factory
 
 
+def _capture(
+    factory: ComponentFactory, by_component: Mapping[str, Mapping[str, PodSetInfo]]
+) -> dict[str, Any]:
+    """component → instance id → the values an admission changes, as they are now."""
+    out: dict[str, Any] = {}
+    for component, infos in by_component.items():
+        comp = factory.component(component)
+        present = _present(comp)
+        templates, specs, records = comp.pod_template_specs(), comp.pod_specs(), comp.fragmented_pod_specs()
+        pod_metadata = comp.pod_metadata() if specs is not None else None
+        for instance in infos:
+            if instance not in present:
+                continue
+            if templates is not None:
+                metadata, spec = (
+                    templates[instance].get("metadata") or {},
+                    templates[instance].get("spec") or {},
+                )
+            elif specs is not None:
+                metadata, spec = (pod_metadata or {}).get(instance) or {}, specs[instance] or {}
+            else:
+                record = (records or {}).get(instance) or {}
+                metadata = {"labels": record.get("labels"), "annotations": record.get("annotations")}
+                spec = {"affinity": {"nodeAffinity": record.get("nodeAffinity")}}
+            saved = {
+                "labels": metadata.get("labels"),
+                "annotations": metadata.get("annotations"),
+                "nodeSelector": spec.get("nodeSelector"),
+                "tolerations": spec.get("tolerations"),
+                "nodeAffinity": (spec.get("affinity") or {}).get("nodeAffinity"),
+            }
+            out.setdefault(component, {})[instance] = {k: copy.deepcopy(v) for k, v in saved.items() if v}
+    return out
+
+
+def _annotations(obj: Any) -> dict[str, Any] | None:
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    return annotations if isinstance(annotations, dict) else None
+
+
+def saved_templates(obj: Any) -> dict[str, dict[str, PodSetInfo]] | None:
+    """What :func:`start` saved in the workload's ``run.ai/karta-kueue-restore`` annotation, as
+    component → instance id → the values to restore; None without (or with a malformed) one."""
+    raw = (_annotations(obj) or {}).get(RESTORE_ANNOTATION)
+    try:
+        saved = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        return None
+    templates = saved.get("templates") if isinstance(saved, dict) else None
+    if not isinstance(templates, dict):
+        return None
+    out: dict[str, dict[str, PodSetInfo]] = {}
+    for component, instances in templates.items():
+        if not isinstance(instances, dict):
+            return None
+        for instance, values in instances.items():
+            if not isinstance(values, dict):
+                return None
+            tolerations = values.get("tolerations")
+            affinity = values.get("nodeAffinity")
+            out.setdefault(str(component), {})[str(instance)] = PodSetInfo(
+                name="",
+                count=0,
+                labels=_string_map(values.get("labels")),
+                annotations=_string_map(values.get("annotations")),
+                node_selector=_string_map(values.get("nodeSelector")),
+                tolerations=tuple(t for t in tolerations if isinstance(t, dict))
+                if isinstance(tolerations, list)
+                else (),
+                node_affinity=affinity if isinstance(affinity, dict) else None,
+            )
+    return out
+
+
 def start(factory: ComponentFactory, workload: Mapping[str, Any], infos: Sequence[PodSetInfo]) -> Any:
     """The workload with the admission ``infos`` (:func:`karta.kueue.admission.admission_infos` of
-    the admitted ``workload``) written into the pod templates of each PodSet's component instances
-    and the root component's resume actions applied (Kueue's RunWithPodSetsInfo).
+    the admitted ``workload``) written into the pod templates of each PodSet's component instances,
+    the values it replaced saved in the ``run.ai/karta-kueue-restore`` annotation (kept when
+    already there: a second start does not save what the first wrote), and the root component's
+    resume actions applied (Kueue's RunWithPodSetsInfo).
 
-    KueueError: a conflict, a PodSet or instance the workload no longer has, a value the
-    component's write-back paths cannot carry; WriteBackError from the paths themselves."""
+    KueueError: a conflict, a PodSet or instance the workload no longer has, a partial admission,
+    a value the component's write-back paths cannot carry; WriteBackError from the paths."""
     members = pod_set_members(workload)
     spec = workload.get("spec")
     pod_sets = spec.get("podSets") if isinstance(spec, Mapping) else None
@@ -380,14 +463,43 @@ def start(factory: ComponentFactory, workload: Mapping[str, Any], infos: Sequenc
                 f"PodSet {info.name} is admitted with {info.count} of its {count} pods: karta has no "
                 "write-back path for replicas, so it cannot run a partial admission"
             )
-    written = _write(_fresh(factory), infos, members, restoring=False)
-    return _actions(written, "resume_actions")
+    by_component = _by_component(members, infos)
+    saved = None if saved_templates(factory.obj) is not None else _capture(factory, by_component)
+    written = _write(_fresh(factory), by_component, restoring=False)
+    obj = _actions(written, "resume_actions")
+    if saved is not None:
+        metadata = obj.setdefault("metadata", {})
+        annotations = metadata.get("annotations")
+        if not isinstance(annotations, dict):
+            annotations = metadata["annotations"] = {}
+        name = (
+            workload.get("metadata", {}).get("name")
+            if isinstance(workload.get("metadata"), Mapping)
+            else None
+        )
+        annotations[RESTORE_ANNOTATION] = json.dumps(
+            {"workload": name or "", "templates": saved}, sort_keys=True, separators=(",", ":")
+        )
+    return obj
 
 
-def stop(factory: ComponentFactory, workload: Mapping[str, Any]) -> Any:
-    """The workload suspended (the root component's suspend actions) with each PodSet's pod
-    templates as the Workload holds them (Kueue's Suspend + RestorePodSetsInfo); instances the
-    workload no longer has are skipped."""
-    members = pod_set_members(workload)
+def stop(factory: ComponentFactory, workload: Mapping[str, Any] | None) -> Any:
+    """The workload suspended (the root component's suspend actions) with its pod templates as they
+    were before :func:`start` (Kueue's Suspend + RestorePodSetsInfo): from the
+    ``run.ai/karta-kueue-restore`` annotation, which is then removed, else from the templates of
+    ``workload``'s PodSets; with neither (the Workload deleted and gone) only suspended, as Kueue
+    does ("Missing Workload; unable to restore pod templates"). Instances the workload no longer
+    has are skipped."""
     suspended = _fresh(factory, suspend(factory))
-    return _write(suspended, restore_infos(workload), members, restoring=True).obj
+    by_component = saved_templates(factory.obj)
+    if by_component is None:
+        if workload is None:
+            return suspended.obj
+        by_component = _by_component(pod_set_members(workload), restore_infos(workload))
+    obj = _write(suspended, by_component, restoring=True).obj
+    annotations = _annotations(obj)
+    if annotations is not None and RESTORE_ANNOTATION in annotations:
+        del annotations[RESTORE_ANNOTATION]
+        if not annotations:
+            del obj["metadata"]["annotations"]
+    return obj

@@ -20,7 +20,7 @@ from karta.kueue.activity import is_active, pods_ready
 from karta.kueue.admission import admission_infos, restore_infos
 from karta.kueue.eligibility import eligibility
 from karta.kueue.finished import finished_condition
-from karta.kueue.names import workload_name
+from karta.kueue.names import RESTORE_ANNOTATION, workload_name
 from karta.kueue.patches import is_suspended, start, stop, suspend
 from karta.kueue.workload import build_workload, equivalent, pod_set_members, priority_class_ref
 from karta.model import Karta, karta_from_dict
@@ -156,6 +156,15 @@ def _round_trip(karta: Karta, obj: dict[str, Any], flavor: str = "a100") -> None
     # eviction: suspended, templates as at creation: the object the webhook admitted
     stopped = stop(running_factory, workload)
     assert stopped == held
+    # from the values start saved on the object, also when the Workload is gone
+    assert RESTORE_ANNOTATION in running["metadata"]["annotations"]
+    assert stop(running_factory, None) == held
+    # from the Workload's PodSet templates when the object lost the saved values
+    unsaved = copy.deepcopy(running)
+    del unsaved["metadata"]["annotations"][RESTORE_ANNOTATION]
+    if not unsaved["metadata"]["annotations"]:
+        del unsaved["metadata"]["annotations"]
+    assert stop(ComponentFactory(karta, unsaved, evaluator=EVALUATOR), workload) == held
     assert stop(ComponentFactory(karta, stopped, evaluator=EVALUATOR), workload) == held
     assert equivalent(
         workload, build_workload(ComponentFactory(karta, stopped, evaluator=EVALUATOR)), admitted=False
@@ -517,3 +526,18 @@ def test_active_and_ready_pods() -> None:
     assert pods_ready(ready, workload)
     assert not pods_ready([*ready[:2], _pod("Running")], workload)
     assert not pods_ready([*ready[:2], _pod("Running", ready=True, terminating=True)], workload)
+
+
+def test_without_saved_values_or_workload_a_stop_only_suspends() -> None:
+    karta = catalog("kubeflow-org-pytorchjob-v1")
+    held = suspend(
+        ComponentFactory(karta, corpus("kubeflow-training-v1/pytorchjob-simple.yaml"), evaluator=EVALUATOR)
+    )
+    factory = ComponentFactory(karta, held, evaluator=EVALUATOR)
+    workload = admitted(build_workload(factory).obj, {"cpu": "cpu"})
+    running = start(factory, workload, admission_infos(workload, FLAVORS))
+    del running["metadata"]["annotations"][RESTORE_ANNOTATION]
+    stopped = stop(ComponentFactory(karta, running, evaluator=EVALUATOR), None)
+    assert stopped["spec"]["runPolicy"]["suspend"] is True
+    worker = stopped["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]
+    assert worker["spec"]["nodeSelector"] == {"pool": "cpu"}  # Kueue: "unable to restore pod templates"
