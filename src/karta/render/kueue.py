@@ -191,9 +191,17 @@ def kueue_pod_sets(factory: ComponentFactory, plan: GangPlan, warnings: list[str
                         [(component, instance)],
                     )
                 )
+    # A component the object does not have (a PyTorchJob without a Master) yields an empty template
+    # of no pods: Kueue's Workload schema requires containers, so such a PodSet is left out.
     if not pod_sets:
         raise GangError(
             "the definition has no pod-bearing component: a Kueue Workload needs at least one PodSet"
+        )
+    pod_sets = [p for p in pod_sets if p.count > 0 or p.template.get("spec", {}).get("containers")]
+    if not pod_sets:
+        raise GangError(
+            "the workload has no pod template at any pod-bearing component's path: a Kueue Workload "
+            "needs at least one PodSet"
         )
     if len(pod_sets) > MAX_POD_SETS:
         raise GangError(f"Kueue allows at most {MAX_POD_SETS} PodSets; this workload needs {len(pod_sets)}")

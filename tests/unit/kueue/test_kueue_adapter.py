@@ -218,6 +218,8 @@ def test_elastic_minimum_is_not_sent_and_partial_admission_is_refused() -> None:
     )
     built = build_workload(factory)
     assert all("minCount" not in p for p in built.obj["spec"]["podSets"])
+    # no Master in this manifest: no PodSet of an empty template (Kueue's schema requires containers)
+    assert [p["name"] for p in built.obj["spec"]["podSets"]] == ["worker"]
     workload = admitted(built.obj, {"cpu": "cpu"})
     workload["status"]["admission"]["podSetAssignments"][-1]["count"] = 0
     with pytest.raises(KueueError, match="no write-back path for replicas"):
