@@ -72,15 +72,18 @@ class KueueWorkload:
     warnings: tuple[str, ...] = ()
 
 
-def priority_class_ref(factory: ComponentFactory) -> dict[str, str] | None:
+def priority_class_ref(factory: ComponentFactory, plan: GangPlan | None = None) -> dict[str, str] | None:
     """The priority class Kueue would take for the workload (ExtractPriority), for the caller to
     resolve into ``spec.priority``: the WorkloadPriorityClass of the ``kueue.x-k8s.io/priority-class``
     label, else the PriorityClass of the first pod template that names one, else None."""
-    owner = top_owner(factory.obj)
-    label = owner.labels.get(PRIORITY_CLASS_LABEL)
+    return _priority_ref(top_owner(factory.obj).labels, kueue_pod_sets(factory, _plan(factory, plan), []))
+
+
+def _priority_ref(labels: Mapping[str, str], pod_sets: Sequence[KueuePodSet]) -> dict[str, str] | None:
+    label = labels.get(PRIORITY_CLASS_LABEL)
     if label:
         return {"group": WORKLOAD_PRIORITY_CLASS_GROUP, "kind": "WorkloadPriorityClass", "name": label}
-    for pod_set in kueue_pod_sets(factory, _plan(factory, None), []):
+    for pod_set in pod_sets:
         name = pod_set.template.get("spec", {}).get("priorityClassName")
         if isinstance(name, str) and name:
             return {"group": POD_PRIORITY_CLASS_GROUP, "kind": "PriorityClass", "name": name}
@@ -213,7 +216,7 @@ def build_workload(
     seconds = _max_exec_time(owner.labels)
     if seconds is not None:
         spec["maximumExecutionTimeSeconds"] = seconds
-    ref = priority_class_ref(factory)
+    ref = _priority_ref(owner.labels, pod_sets)
     if priority is not None:
         if ref is not None:
             spec["priorityClassRef"] = ref
