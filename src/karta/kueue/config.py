@@ -2,8 +2,9 @@
 
 Owns: the table of Kueue's built-in job frameworks (its ``jobframework`` integrations at the
 pinned version, ``KUEUE_VERSION``: their names and the kind each one manages), which definitions
-karta can queue through Kueue (a root kind in an API group, and suspend and resume actions on the
-root component), and the ``integrations`` section that follows:
+karta can queue through Kueue (a root kind in an API group, suspend and resume actions on the root
+component, and the rest of :func:`karta.kueue.eligibility.eligibility`: a pod-bearing component,
+each able to receive a node selector), and the ``integrations`` section that follows:
 
 - ``externalFrameworks``: ``Kind.version.group`` of every such definition. Kueue then treats
   ``Workload`` objects owned by objects of these kinds as managed by an external controller
@@ -32,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from karta.errors import KartaError
+from karta.kueue.eligibility import eligibility
 from karta.model.gvk import GVK, GroupKind
 
 if TYPE_CHECKING:
@@ -150,6 +152,8 @@ def kueue_integrations(definitions: Iterable[Karta], *, native: Iterable[str] = 
             continue
         if not suspendable(definition):
             left_out.setdefault(gvk, "no suspend and resume actions on the root component")
+        elif (reason := eligibility(definition).reason) is not None:
+            left_out.setdefault(gvk, reason)  # karta could not start it: Kueue's built-in keeps it
         elif not gvk.group:
             left_out[gvk] = "a core-group kind cannot be a Kueue external framework (Kind.version.group)"
         elif gvk.group_kind in native_kinds:

@@ -172,3 +172,22 @@ def test_the_module_prints_the_catalogs_configuration() -> None:
     assert bad.returncode == 2
     assert bad.stderr.startswith("karta.kueue.config: unknown Kueue v0.17.0 framework nope")
     assert "Traceback" not in bad.stderr
+
+
+def test_a_suspendable_kind_karta_cannot_start_stays_with_kueue() -> None:
+    """TrainJob's fragmented pod spec has no nodeAffinityPath, AppWrapper has no pod-bearing
+    component: karta's adapter would not manage them, so Kueue's built-ins keep them."""
+    from karta.catalog import catalog_definition
+
+    trainjob = catalog_definition("trainer-kubeflow-org-trainjob-v1alpha1")
+    appwrapper = catalog_definition("workload-codeflare-dev-appwrapper-v1beta2")
+    assert trainjob is not None and appwrapper is not None
+    got = kueue_integrations([trainjob, appwrapper, definition(THING)])
+    assert got.external_frameworks == ("Thing.v1.example.com",)
+    assert "trainer.kubeflow.org/trainjob" in got.frameworks
+    assert "workload.codeflare.dev/appwrapper" in got.frameworks
+    assert [token for token, _ in got.left_out] == [
+        "AppWrapper.v1beta2.workload.codeflare.dev",
+        "TrainJob.v1alpha1.trainer.kubeflow.org",
+    ]
+    assert "nodeAffinityPath" in got.left_out[1][1]
