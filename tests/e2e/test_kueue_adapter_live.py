@@ -12,6 +12,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from karta.catalog import catalog_definition
 from karta.extract import ComponentFactory
 from karta.jq import Evaluator
@@ -70,12 +72,18 @@ def _start_when_admitted(cluster: KubeHTTP, q: Queues, name: str, workload: str)
     return ok(_put(cluster, f"{PYTORCHJOBS.format(ns=q.ns)}/{name}", running))
 
 
-def test_two_pytorchjobs_share_8_gpus_through_karta_kueue(
-    kueue_cluster: KubeHTTP, queues: Queues, corpus: Path
-) -> None:
+@pytest.fixture
+def workloads(kueue_cluster: KubeHTTP, queues: Queues, corpus: Path) -> str:
+    """The namespace's Workloads path, once the PyTorchJob CRD is there."""
     (crd,) = load_manifests(corpus / "crds" / "kubeflow.org_pytorchjobs.yaml")
     kueue_cluster.ensure_crd(crd)
-    base = f"{KUEUE}/namespaces/{queues.ns}/workloads"
+    return f"{KUEUE}/namespaces/{queues.ns}/workloads"
+
+
+def test_two_pytorchjobs_share_8_gpus_through_karta_kueue(
+    kueue_cluster: KubeHTTP, queues: Queues, workloads: str
+) -> None:
+    base = workloads
     names = {}
     for job in ("first", "second"):
         created = _create(kueue_cluster, queues, job)
@@ -121,10 +129,8 @@ def test_two_pytorchjobs_share_8_gpus_through_karta_kueue(
 
 
 def test_a_preempted_job_is_stopped_with_its_templates_restored(
-    kueue_cluster: KubeHTTP, queues: Queues, corpus: Path
+    kueue_cluster: KubeHTTP, queues: Queues, workloads: str
 ) -> None:
-    (crd,) = load_manifests(corpus / "crds" / "kubeflow.org_pytorchjobs.yaml")
-    kueue_cluster.ensure_crd(crd)
     cq = queues.get_cq()
     cq["spec"]["preemption"] = {"withinClusterQueue": "LowerPriority"}
     ok(_put(kueue_cluster, f"{KUEUE}/clusterqueues/{queues.cq}", cq))
@@ -132,7 +138,7 @@ def test_a_preempted_job_is_stopped_with_its_templates_restored(
     high |= {"metadata": {"name": f"{queues.ns}-high"}, "value": 1000}
     ok(kueue_cluster.post(f"{KUEUE}/workloadpriorityclasses", high))
     try:
-        base = f"{KUEUE}/namespaces/{queues.ns}/workloads"
+        base = workloads
         low = _create(kueue_cluster, queues, "low")
         held = copy.deepcopy(low)
         low_name = ok(
