@@ -389,3 +389,25 @@ def test_catalog_gangs_per_replica_of_the_corpus(
     assert [(g["kind"], g["metadata"]["name"], g["spec"]["minMember"]) for g in groups] == [
         ("PodGroup", name, minimum) for name, minimum in expected
     ]
+
+
+VOLCANO = (
+    Path(__file__).resolve().parents[4] / "shared" / "corpus" / "workloads" / "volcano" / "vcjob-mpi.yaml"
+)
+
+
+def test_kueue_says_when_karta_controller_would_not_queue_the_kind(
+    kli: Callable[..., Any], examples: Path
+) -> None:
+    """issue 25: a definition karta-controller's Kueue part does not manage (no suspend actions on
+    the root: karta.kueue.eligibility) gets a warning naming the definition and the field."""
+    volcano = kli("gang", "--backend", "kueue", "--queue", "team", "-f", str(VOLCANO))
+    assert volcano.code == 0, volcano.err
+    assert (
+        "warning: karta-controller --kueue does not queue workloads of definition "
+        "batch-volcano-sh-job-v1alpha1: the root component job has no "
+        "suspendDefinition.suspendActions: karta cannot hold the workload until Kueue admits it"
+    ) in volcano.err
+    pytorch = kli(*_args(examples, "--backend", "kueue"))
+    assert pytorch.code == 0, pytorch.err
+    assert "does not queue" not in pytorch.err

@@ -212,6 +212,8 @@ def gang(
     patches = [p for result in results for p in result.pod_patches]
     for result in results:
         warnings.extend(result.warnings)
+    if backend == "kueue":
+        warnings.extend(_kueue_ineligible([chosen for _, _, _, chosen in workloads]))
     owner_patch = any(result.owner_patch is not None for result in results)
 
     if pod_patches:
@@ -240,6 +242,22 @@ def gang(
         )
     for message in warnings:
         warn(message)
+
+
+def _kueue_ineligible(chosen: Sequence[StoredDefinition]) -> list[str]:
+    """One warning per definition karta-controller's Kueue part would not manage
+    (:func:`karta.kueue.eligibility.eligibility`): the Workload printed is what Kueue would be asked
+    to admit, but nothing would hold such a workload until admission or start it after."""
+    from karta.kueue.eligibility import eligibility
+
+    out: list[str] = []
+    for definition in {id(d): d for d in chosen}.values():
+        reason = eligibility(definition.karta).reason
+        if reason is not None:
+            out.append(
+                f"karta-controller --kueue does not queue workloads of definition {definition.name}: {reason}"
+            )
+    return out
 
 
 def _own_pods(
