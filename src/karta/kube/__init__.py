@@ -53,8 +53,11 @@ _EXPORTS: dict[str, str] = {
     "ReadFailure": "karta.kube.owners",
     "EventsRead": "karta.kube.events",
     "object_events": "karta.kube.events",
+    "KueueQueues": "karta.kube.kueue",
     "KueueRead": "karta.kube.kueue",
+    "kueue_queues": "karta.kube.kueue",
     "kueue_workloads": "karta.kube.kueue",
+    "kueue_workloads_in": "karta.kube.kueue",
     "NAMESPACE_RESOURCE": "karta.kube.namespaces",
     "NamespaceRead": "karta.kube.namespaces",
     "namespace_labels": "karta.kube.namespaces",
@@ -112,6 +115,7 @@ __all__ = [
     "EventsRead",
     "ExecConfig",
     "KubeClient",
+    "KueueQueues",
     "KueueRead",
     "ListFailed",
     "ListWatch",
@@ -141,7 +145,9 @@ __all__ = [
     "find_pods",
     "find_pods_many",
     "in_cluster_config",
+    "kueue_queues",
     "kueue_workloads",
+    "kueue_workloads_in",
     "list_many",
     "list_nodes",
     "list_pods",
@@ -187,7 +193,13 @@ if TYPE_CHECKING:
         load_definitions,
         read_cluster_kartas,
     )
-    from karta.kube.kueue import KueueRead, kueue_workloads
+    from karta.kube.kueue import (
+        KueueQueues,
+        KueueRead,
+        kueue_queues,
+        kueue_workloads,
+        kueue_workloads_in,
+    )
     from karta.kube.namespaces import NAMESPACE_RESOURCE, NamespaceRead, namespace_labels
     from karta.kube.owners import MAX_DEPTH, OwnerChain, OwnerChains, OwnerLink, ReadFailure, controller_ref
     from karta.kube.resources import ResourceType

@@ -51,7 +51,10 @@ _EXPORTS: dict[str, str] = {
     "workload_rows": "karta.report.rows",
     "LiveDetails": "karta.report.live",
     "QueueDetail": "karta.report.queue",
+    "queue_cell": "karta.report.queue",
     "queue_detail": "karta.report.queue",
+    "queue_rows": "karta.report.queues",
+    "unknown_queue": "karta.report.queue",
     "queue_name": "karta.report.queue",
     "event_rows": "karta.report.live",
     "event_subjects": "karta.report.live",
@@ -140,13 +143,16 @@ __all__ = [
     "pod_placement",
     "pod_row",
     "primary_status",
+    "queue_cell",
     "queue_detail",
     "queue_name",
+    "queue_rows",
     "resource_rows",
     "run_checks",
     "sort_summaries",
     "summarize",
     "total_requests",
+    "unknown_queue",
     "workload_conditions",
     "workload_counts",
     "workload_gang",
@@ -199,7 +205,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         workload_counts,
     )
     from karta.report.pods import PodRow, natural_key, pod_row
-    from karta.report.queue import QueueDetail, queue_detail, queue_name
+    from karta.report.queue import QueueDetail, queue_cell, queue_detail, queue_name, unknown_queue
+    from karta.report.queues import queue_rows
     from karta.report.rows import (
         UNATTRIBUTED,
         Row,

@@ -127,11 +127,13 @@ if TYPE_CHECKING:
     class WorkloadSummary(WorkloadView):
         """One workload as a row (the View, plus GPUs and components; in ``kli get -o
         wide|json|yaml``, when its definition has gang instructions, its gang state, ``{error}``
-        when unknown)."""
+        when unknown; when it carries Kueue's queue label, ``queue``: the dict of ``kli
+        describe``'s, state ``Unknown`` when its Workloads could not be read)."""
 
         gpus: int
         components: list[ComponentCount]
         gang: NotRequired[dict[str, Any]]
+        queue: NotRequired[dict[str, Any]]
 
     # --- kli describe ---------------------------------------------------------------------------------
 

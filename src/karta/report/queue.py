@@ -25,6 +25,11 @@ Not shown: the position in the queue. Kueue serves it only through its visibilit
 aggregated API server, ``visibility.kueue.x-k8s.io``), and counting pending Workloads here would
 ignore priorities, fair sharing and borrowing: a position we cannot read is left out rather than
 guessed.
+
+For lists (``kli get``'s QUEUE column, the web view's queue column): :func:`queue_cell` is the
+short form, ``<queue>:<state>`` (``team:Admitted``), and :func:`unknown_queue` the detail of a
+workload whose Workloads could not be read (state ``Unknown``, the cell ``team:?``): never a
+state that was not read.
 """
 
 from __future__ import annotations
@@ -37,13 +42,17 @@ from karta._records import record
 __all__ = [
     "JOB_UID_LABEL",
     "QUEUE_LABEL",
+    "UNKNOWN",
     "QueueDetail",
+    "queue_cell",
     "queue_detail",
     "queue_name",
+    "unknown_queue",
 ]
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+UNKNOWN = "Unknown"  # the state of a workload whose Kueue Workloads could not be read
 
 _NO_WORKLOAD = "no Kueue Workload exists for it yet (Kueue, or karta-controller's Kueue part, creates one)"
 
@@ -84,6 +93,21 @@ def queue_name(obj: Mapping[str, Any]) -> str | None:
     labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
     value = labels.get(QUEUE_LABEL) if isinstance(labels, Mapping) else None
     return value if isinstance(value, str) and value else None
+
+
+def unknown_queue(obj: Mapping[str, Any], why: str) -> QueueDetail:
+    """The detail of ``obj`` when its Kueue Workloads could not be read (``why``)."""
+    return QueueDetail(queue=queue_name(obj), workload=None, state=UNKNOWN, message=why)
+
+
+def queue_cell(queue: Mapping[str, Any] | None) -> str:
+    """The list cell of a :meth:`QueueDetail.to_dict`: ``<queue>:<state>``, ``<queue>:?`` when
+    unknown, ``<none>`` without one."""
+    if not isinstance(queue, Mapping):
+        return "<none>"
+    name = _text(queue.get("queue")) or "<none>"
+    state = _text(queue.get("state"))
+    return f"{name}:{'?' if state == UNKNOWN or not state else state}"
 
 
 def queue_detail(obj: Mapping[str, Any], workloads: Sequence[Mapping[str, Any]]) -> QueueDetail | None:

@@ -13,7 +13,12 @@ while the objects already received are resolved, so extraction overlaps the API 
 Where the output shows the gang state (``-o wide``'s GANG column, the ``gang`` field of every other
 format but ``-o name``) and some row's definition has gang instructions, the pods of those rows
 are read once per namespace (:func:`karta.kube.find_pods_many`) and each gets its gang state
-(:func:`karta.report.gang_report`). ``-w`` then prints a row per change until Ctrl-C or ``--watch-timeout``
+(:func:`karta.report.gang_report`). When some row carries Kueue's queue label
+(``kueue.x-k8s.io/queue-name``), the Kueue Workloads are listed once per namespace listed
+(:func:`karta.kube.kueue_workloads_in`), matched by job uid, and those rows get a QUEUE column and a
+``queue`` field (:func:`karta.report.queue_detail`; ``?``/``Unknown`` with a warning when the list
+fails); not under ``-w``, whose rows follow workload events only. ``-w`` then prints a row per
+change until Ctrl-C or ``--watch-timeout``
 (:class:`karta.kube.MergedWatch`). ``--sort-by`` reorders the rows by a field of the objects
 ``-o json`` prints; ``-o name|jsonpath=|custom-columns=`` and ``--no-headers`` print them as
 kubectl would (:mod:`karta.cli.printing`). With ``--all-types``, a type the cluster refuses to list
@@ -165,6 +170,7 @@ def get(
             overrides=overrides,
             headers=not no_headers,
             sort_by=sort_path,
+            watching=watch,
             **extra,
         )
 
@@ -430,6 +436,10 @@ class Run:
     )
     progress: bool = True  # a progress line on a terminal (off when several clusters list at once)
     clusters: list[dict[str, Any]] | None = None  # several clusters: the CLUSTER column, -o json's
+    watching: bool = False  # -w: no queue state (Workload changes are not watched)
+    # rows carrying Kueue's queue label, whose queue state is still to be read (with their object)
+    queue_pending: list[tuple[WorkloadSummary, Mapping[str, Any]]] = field(default_factory=list)
+    queue_skipped: int = 0  # -w: rows with a queue label whose state is not shown
 
     def flush_warnings(self) -> None:
         for warning in self.warnings:
@@ -479,9 +489,11 @@ class Run:
         if self.request.named:
             got = self._get_named()
             self._read_gangs()
+            self._read_queues()
             return got
         views, versions = self._list_all()
         self._read_gangs()
+        self._read_queues()
         return Collected(report.sort_summaries(views), versions)
 
     def _covered_kinds(self) -> None:
@@ -699,7 +711,45 @@ class Run:
         view = self.builder.summary(obj, target.definition)
         if self.shows_gang and gang_format(target.definition.karta) is not None:
             self.gang_pending.append((view, obj, target.definition))
+        if report.queue_name(obj) is not None:
+            if self.watching:
+                self.queue_skipped += 1
+            else:
+                self.queue_pending.append((view, obj))
         return view
+
+    def _read_queues(self) -> None:
+        """The Kueue queue state of the rows :meth:`_summary` kept: the Workloads listed once per
+        namespace listed (every namespace at once with -A), matched by job uid; a failed list
+        makes the state of that namespace's rows unknown, with a warning saying why."""
+        if self.queue_skipped and self.watching:
+            self.warnings.append(
+                f"{self.queue_skipped} workload{'s carry' if self.queue_skipped != 1 else ' carries'} "
+                "a Kueue queue label: no QUEUE column with -w (Workload changes are not watched); "
+                "'kli get' without -w or 'kli describe' shows the queue state"
+            )
+            self.queue_skipped = 0
+        if not self.queue_pending:
+            return
+        assert self.client is not None
+        pending, self.queue_pending = self.queue_pending, []
+        by_namespace: dict[str | None, list[tuple[WorkloadSummary, Mapping[str, Any]]]] = {}
+        for view, obj in pending:
+            where = None if self.all_namespaces else str(view.get("namespace") or "") or None
+            by_namespace.setdefault(where, []).append((view, obj))
+        for namespace, rows in by_namespace.items():
+            read = kube.kueue_workloads_in(self.client, namespace)
+            self.warnings.extend(w for w in read.warnings if w not in self.warnings)
+            by_uid = read.by_job_uid()
+            for view, obj in rows:
+                detail: report.QueueDetail | None
+                if read.failure is not None:
+                    detail = report.unknown_queue(obj, f"cannot {read.failure.what} ({read.failure.reason})")
+                else:
+                    uid = str((obj.get("metadata") or {}).get("uid") or "")
+                    detail = report.queue_detail(obj, by_uid.get(uid, []))
+                if detail is not None:
+                    view["queue"] = detail.to_dict()
 
     def _read_gangs(self) -> None:
         """The gang state of the rows :meth:`_summary` kept: their pods read once per namespace,
@@ -718,10 +768,11 @@ class Run:
                 view["gang"] = gang
 
     # -- output -------------------------------------------------------------------------------
-    def _table(self) -> Table:
+    def _table(self, views: Sequence[WorkloadSummary] = ()) -> Table:
         colour = self.fmt in ("table", "wide") and _colour_allowed()
         return Table(
             show_cluster=self.clusters is not None,
+            show_queue=any("queue" in v for v in views),
             show_type=self.request.all_types,
             show_namespace=self.all_namespaces,
             headers=self.headers,
@@ -750,7 +801,7 @@ class Run:
         if self.sort_by is not None:
             views = printing.sort_items(views, self.sort_by)
         single = self.request.single and self.clusters is None
-        table = self._table() if self.fmt in ("table", "wide") else None
+        table = self._table(views) if self.fmt in ("table", "wide") else None
         data: Any = views[0] if single and views else {"items": views, "count": len(views)}
         if self.clusters is not None and not single:
             data["clusters"] = self.clusters

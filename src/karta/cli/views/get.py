@@ -1,10 +1,11 @@
 """The ``kli get`` table (karta-format.md 17.4): ``[CLUSTER] [NAMESPACE] NAME [TYPE] PHASE GPU
-COMPONENTS AGE [ORIGIN]`` over :class:`karta.report.WorkloadSummary` rows. CLUSTER (the row's
+COMPONENTS [QUEUE] AGE [GANG ORIGIN]`` over :class:`karta.report.WorkloadSummary` rows. CLUSTER (the row's
 ``cluster``: its kubeconfig context) comes first when several clusters are listed; as kubectl,
 NAMESPACE comes next and only with ``-A``, ``-o wide`` adds GANG (the gang state) and ORIGIN, and
 nothing is cut unless a
 width is given (a terminal's, for ``-o table``: COMPONENTS is then cut with ``+N``); phases are
-coloured on a terminal; every cell with its control characters escaped."""
+coloured on a terminal; QUEUE (``<queue>:<state>``, :func:`karta.report.queue_cell`) only when
+some row has a Kueue queue state; every cell with its control characters escaped."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import click
 from karta.cli.text import printable
 from karta.cli.views.age import human_age
 from karta.cli.views.table import SEP, fit_list, join, widths
+from karta.report.queue import queue_cell
 
 __all__ = ["Table", "components_cell", "gang_cell"]
 
@@ -57,9 +59,9 @@ def _shorten(cell: str, width: int) -> str:
 class Table:
     """The table: :meth:`render` sets the column widths; :meth:`line` formats one more row with
     them (``--watch``). CLUSTER appears with ``show_cluster`` (several contexts), NAMESPACE with
-    ``show_namespace`` (``-A``), TYPE with
-    ``show_type`` (``--all-types``), GANG and ORIGIN with ``wide``; ``headers=False`` leaves the header
-    line out (``--no-headers``); ``width`` (None: no limit) is what COMPONENTS is cut to fit."""
+    ``show_namespace`` (``-A``), TYPE with ``show_type`` (``--all-types``), QUEUE with
+    ``show_queue``, GANG and ORIGIN with ``wide``; ``headers=False`` leaves the header line out
+    (``--no-headers``); ``width`` (None: no limit) is what COMPONENTS is cut to fit."""
 
     def __init__(
         self,
@@ -68,6 +70,7 @@ class Table:
         wide: bool,
         show_namespace: bool = False,
         show_cluster: bool = False,
+        show_queue: bool = False,
         headers: bool = True,
         type_label: Callable[[Mapping[str, Any]], str] | None = None,
         now: Callable[[], _dt.datetime] | None = None,
@@ -77,6 +80,7 @@ class Table:
         self.show_type = show_type
         self.show_namespace = show_namespace
         self.show_cluster = show_cluster
+        self.show_queue = show_queue
         self.headers = headers
         self.wide = wide
         self.type_label = type_label or (lambda v: str(v.get("kind") or ""))
@@ -91,6 +95,7 @@ class Table:
             "PHASE",
             "GPU",
             "COMPONENTS",
+            *(["QUEUE"] if show_queue else []),
             "AGE",
         ]
         if wide:
@@ -110,6 +115,7 @@ class Table:
             ",".join(summary.get("phases") or ["Undefined"]),
             str(summary.get("gpus", 0)),
             components_cell(summary),
+            *([queue_cell(summary.get("queue"))] if self.show_queue else []),
             human_age(summary.get("createdAt"), now=now or self.now()),
         ]
         if self.wide:
