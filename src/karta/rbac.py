@@ -8,7 +8,10 @@ Finding a workload's pods reads the controller owners of every pod of its namesp
 components' kinds and ``additionalChildKinds``, and, through the ``related`` definitions of those
 kinds, what those name in turn: a Milvus's Deployments own ReplicaSets), the kinds pods are most
 often owned through whatever the workload (:data:`INTERMEDIATE_KINDS`: ReplicaSets, StatefulSets,
-Jobs) and Events. :func:`owner_kinds` lists them.
+Jobs) and Events. :func:`owner_kinds` lists them. Kueue's queue state (``kli get``'s QUEUE
+column, ``kli describe``'s Queue line, the web view's queue column and queue page) reads Kueue's
+Workloads, ClusterQueues and LocalQueues: :data:`KUEUE_READ` (harmless where Kueue is not
+installed).
 
 Resource names are the CRDs' plurals when known (:func:`crd_plurals`), else a guess from the kind,
 with a note saying so. Pure: the caller reads definitions and CRD files and prints the objects
@@ -26,9 +29,20 @@ from karta.render.backends import gang_backend
 if TYPE_CHECKING:
     from karta.model import Karta
 
-__all__ = ["INTERMEDIATE_KINDS", "READ_VERBS", "build_rbac", "crd_plurals", "owner_kinds", "rule"]
+__all__ = [
+    "INTERMEDIATE_KINDS",
+    "KUEUE_GROUP",
+    "KUEUE_READ",
+    "READ_VERBS",
+    "build_rbac",
+    "crd_plurals",
+    "owner_kinds",
+    "rule",
+]
 
 READ_VERBS = ("get", "list", "watch")
+KUEUE_GROUP = "kueue.x-k8s.io"
+KUEUE_READ = ("clusterqueues", "localqueues", "workloads")  # Kueue's queue state and queue page
 
 
 def rule(
@@ -114,8 +128,9 @@ def build_rbac(
     """``(objects, notes)``: the ClusterRole ``name`` (and its binding to ``service_account``,
     ``(namespace, name)``) and the comments explaining guesses. The role reads the kinds of
     :func:`owner_kinds` (``related``: the definitions consulted for the kinds ``kartas`` name),
-    pods, Events and Kartas; with ``owners`` False (a consumer that reads only the workloads and
-    their pods, such as the controller) the root kinds, pods and Kartas. An unknown backend is a
+    pods, Events, Kartas and Kueue's queues and Workloads (:data:`KUEUE_READ`); with ``owners``
+    False (a consumer that reads only the workloads and their pods, such as the controller) the
+    root kinds, pods and Kartas. An unknown backend is a
     GangError."""
     plurals = plurals or {}
     notes: list[str] = []
@@ -139,6 +154,8 @@ def build_rbac(
         by_group.setdefault(group, set()).add(plural)
     rules = [rule(group, sorted(resources), READ_VERBS) for group, resources in sorted(by_group.items())]
     rules.append(rule("run.ai", ["kartas"], READ_VERBS))
+    if owners:
+        rules.append(rule(KUEUE_GROUP, list(KUEUE_READ), READ_VERBS))
     rules.extend(gang_backend(backend).rbac_rule() for backend in backends)
     labels = {"app.kubernetes.io/managed-by": "karta"}
     role: dict[str, Any] = {

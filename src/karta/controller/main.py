@@ -312,7 +312,13 @@ def _add_ui(controller: Controller) -> None:
         scope_mode=controller.scope.mode if controller.scope is not None else None,
         scope_excluded=controller.scope.excluded if controller.scope is not None else (),
     )
-    server = UiServer(rows, {source.cluster: source.detail}, host=address[0], port=address[1])
+    server = UiServer(
+        rows,
+        {source.cluster: source.detail},
+        host=address[0],
+        port=address[1],
+        queues={source.cluster: source},
+    )
     controller.parts["ui-source"] = source
     controller.parts["ui-server"] = server
     controller.manager.add(source)

@@ -50,7 +50,7 @@ from karta.controller.runtime.definitions import definitions_rules
 from karta.controller.runtime.events import event_rules
 from karta.controller.runtime.leader import lease_rules
 from karta.controller.runtime.owners import owner_kinds, owner_rules
-from karta.rbac import READ_VERBS, build_rbac, rule
+from karta.rbac import KUEUE_GROUP, READ_VERBS, build_rbac, rule
 
 if TYPE_CHECKING:
     from karta.controller.options import Options
@@ -129,8 +129,8 @@ def ui_rules(
 ) -> list[dict[str, Any]]:
     """What ``--ui`` reads (see the module docstring), read verbs only: the root kinds and pods
     (list, watch: :func:`karta.rbac.build_rbac` without owners), the kinds between them
-    (:func:`~karta.controller.runtime.owners.owner_rules`, get), Events (list) and every backend's
-    group objects (list, watch)."""
+    (:func:`~karta.controller.runtime.owners.owner_rules`, get), Events (list), every backend's
+    group objects (list, watch) and Kueue's ClusterQueues and LocalQueues (the queue page)."""
     from karta.render import BACKENDS
 
     plurals = plurals or {}
@@ -141,4 +141,5 @@ def ui_rules(
     rules.append(rule("", ["events"], ["list"]))
     for backend in BACKENDS.values():
         rules.append(rule(backend.api_group, list(backend.resources), READ_VERBS))
+    rules.append(rule(KUEUE_GROUP, ["clusterqueues", "localqueues"], READ_VERBS))
     return rules

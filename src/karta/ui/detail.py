@@ -37,11 +37,13 @@ def workload_detail(
     gpu_resources: Sequence[str],
     scope: report.ScopeInput | None = None,
     external_pods: Sequence[Mapping[str, Any]] = (),
+    kueue_workloads: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """``{row, describe, groupObjects, gangPlan, gang: {backend: {objects}|{error}}, definition}``;
     ``describe.gangScope`` with ``scope`` (the namespace's labels) and gang instructions;
     ``external_pods``: the pods its external components select (extension E2: shown on them,
-    never in the gang plan or the rendered objects)."""
+    never in the gang plan or the rendered objects); ``kueue_workloads``: the Kueue Workloads it
+    controls, for ``describe.queue`` (None: not read, not shown)."""
     if definition.problems:
         raise KartaError("; ".join(definition.problems[:3]))
     evaluator = evaluator_for(definition)
@@ -57,6 +59,7 @@ def workload_detail(
         evaluator=evaluator,
         scope=scope,
         external_pods=external_pods,
+        kueue_workloads=kueue_workloads,
     )
     describe = described.report
     out: dict[str, Any] = {

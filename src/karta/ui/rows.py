@@ -2,7 +2,7 @@
 the list shows, and the list query (filters, sort, page) the API and the page share.
 
 A row is ``{id, cluster, uid, kind, apiVersion, group, name, namespace, status, phases,
-definition, components, pods: {ready, total, desired}, gpus, gang, createdAt, error?}``:
+definition, components, pods: {ready, total, desired}, gpus, gang, queue, createdAt, error?}``:
 
 - ``status`` is the primary status (karta-format.md 8.6) and ``phases`` the matched set;
 - ``pods`` counts the live pods placed on the workload's tree (``desired`` from its scales);
@@ -13,6 +13,10 @@ definition, components, pods: {ready, total, desired}, gpus, gang, createdAt, er
   scheduler group objects owned by the workload seen in the cluster, whether the bound pods reach
   every gang's and sub-group's minimum, and the text ``kli get -o wide`` and ``kli describe``
   print (``0/12 bound, min 12 not met (master 0/1, worker 0/11)``; :mod:`karta.report.gang_state`);
+- ``queue`` is None unless Kueue manages the workload (its queue label, or a Kueue Workload it
+  controls), else ``kli describe``'s queue dict (:func:`karta.report.queue_detail`: queue,
+  Workload, state, ClusterQueue, why it waits) plus ``text``, ``kli get``'s QUEUE cell
+  (``team:Admitted``; ``team:?`` when its Workloads cannot be read);
 - ``error`` says why the definition could not read the object (the row then has what metadata
   gives).
 
@@ -30,7 +34,7 @@ from typing import Any
 from karta.definitions import StoredDefinition
 from karta.errors import KartaError
 from karta.jq import Evaluator
-from karta.report import created_at, parse_time, summarize
+from karta.report import created_at, parse_time, queue_cell, summarize
 
 __all__ = [
     "MAX_PAGE",
@@ -45,7 +49,7 @@ __all__ = [
 
 MAX_PAGE = 1000  # rows per page of /api/workloads
 MAX_TEXT = 200  # characters of a filter value
-SORT_KEYS = ("name", "namespace", "kind", "status", "pods", "gpus", "age", "gang")
+SORT_KEYS = ("name", "namespace", "kind", "status", "pods", "gpus", "age", "gang", "queue")
 
 
 class QueryError(ValueError):
@@ -70,10 +74,12 @@ def workload_row(
     gpu_resources: Sequence[str],
     group_objects: int = 0,
     evaluator: Evaluator | None = None,
+    queue: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The row of ``obj`` read through ``definition`` with its live ``pods``
     (:func:`karta.report.summarize`, ``evaluator`` defaulting to the process's for the
-    definition); ``group_objects`` counts the scheduler group objects the workload owns."""
+    definition); ``group_objects`` counts the scheduler group objects the workload owns; ``queue``:
+    its Kueue queue state (a :meth:`karta.report.QueueDetail.to_dict`), None without."""
     meta = _mapping(obj.get("metadata"))
     api_version = str(obj.get("apiVersion") or "")
     uid = str(meta.get("uid") or "")
@@ -93,6 +99,7 @@ def workload_row(
         "pods": {"ready": 0, "total": len(pods), "desired": 0},
         "gpus": 0,
         "gang": None,
+        "queue": None if queue is None else {**queue, "text": queue_cell(queue)},
         "createdAt": created_at(meta),
     }
     try:
@@ -191,6 +198,8 @@ def _sort_key(sort: str) -> Callable[[Mapping[str, Any]], Any]:
         return lambda r: r.get("gpus") or 0
     if sort == "age":  # ascending age: the newest first
         return lambda r: -_epoch(r.get("createdAt"))
+    if sort == "queue":
+        return lambda r: str((r.get("queue") or {}).get("text") or "")
     if sort == "gang":
         return lambda r: (r["gang"] is not None, bool(r["gang"] and r["gang"]["minimumMet"]))
     return lambda r: str(r.get(sort) or "")

@@ -14,6 +14,10 @@ traceback):
   (:class:`karta.ui.rows.RowQuery`): ``{items, total, offset, limit, seq}``;
 - ``/api/facets``: the namespaces, kinds and statuses present, each cluster's readiness and warnings;
 - ``/api/workload?id=CLUSTER/UID``: the workload page (:func:`karta.ui.detail.workload_detail`);
+- ``/api/queues``: the queue page, ``{clusters: [{cluster, served, warnings, clusterQueues}]}``
+  (:meth:`karta.ui.source.ClusterSource.queues`: Kueue's ClusterQueues and LocalQueues read on
+  request, one at a time); ``/api/facets`` says ``kueue`` (some cluster serves Kueue's queues:
+  the page links the queue page only then);
 - ``/api/stream?since=SEQ`` (or ``Last-Event-ID``): ``text/event-stream`` of ``change`` events
   ``{seq, upserts, deletes}``, ``reset`` when the client is too far behind (reload), a comment
   every 15 s;
@@ -37,7 +41,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 import orjson
@@ -45,7 +49,15 @@ import orjson
 from karta.ui.rows import QueryError, RowQuery
 from karta.ui.store import RowStore
 
-__all__ = ["MAX_CONNECTIONS", "MAX_DETAILS", "MAX_STREAMS", "MAX_URL", "DetailSource", "UiServer"]
+__all__ = [
+    "MAX_CONNECTIONS",
+    "MAX_DETAILS",
+    "MAX_STREAMS",
+    "MAX_URL",
+    "DetailSource",
+    "QueueSource",
+    "UiServer",
+]
 
 MAX_URL = 4096
 MAX_CONNECTIONS = 64
@@ -75,6 +87,14 @@ DetailSource = Callable[[str], "dict[str, Any] | None"]
 """A cluster's workload page by UID (:meth:`karta.ui.source.ClusterSource.detail`)."""
 
 
+class QueueSource(Protocol):
+    """A cluster's Kueue queues (:class:`karta.ui.source.ClusterSource`)."""
+
+    def kueue_served(self) -> bool: ...
+
+    def queues(self) -> dict[str, Any]: ...
+
+
 def _static(name: str) -> bytes:
     return (resources.files("karta.ui") / "static" / name).read_bytes()
 
@@ -96,9 +116,12 @@ class UiServer:
         allowed_hosts: Iterable[str] | None = None,
         max_streams: int = MAX_STREAMS,
         max_connections: int = MAX_CONNECTIONS,
+        queues: Mapping[str, QueueSource] | None = None,
     ) -> None:
         self.store = store
         self.details = dict(details)
+        self.queues = dict(queues or {})
+        self.queue_slot = threading.Lock()  # one queue page read at a time
         self.allowed_hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
         self.stopping = threading.Event()
         self.streams = threading.BoundedSemaphore(max_streams)
@@ -205,7 +228,11 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/api/workloads":
             self._workloads(params, head=head)
         elif path == "/api/facets":
-            self._json(self.ui.store.facets(), head=head)
+            facets = self.ui.store.facets()
+            facets["kueue"] = any(q.kueue_served() for q in self.ui.queues.values())
+            self._json(facets, head=head)
+        elif path == "/api/queues":
+            self._queues(head=head)
         elif path == "/api/workload":
             self._detail(params, head=head)
         elif path == "/api/stream":
@@ -280,6 +307,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._json({"error": f"no workload {key[:200]!r} (deleted?)"}, status=404, head=head)
             return
         self._json(found, head=head)
+
+    def _queues(self, *, head: bool) -> None:
+        if not self.ui.queue_slot.acquire(timeout=10.0):
+            self._json({"error": "the queue page is being read; try again"}, status=503)
+            return
+        try:
+            clusters = [self.ui.queues[name].queues() for name in sorted(self.ui.queues)]
+        finally:
+            self.ui.queue_slot.release()
+        self._json({"clusters": clusters}, head=head)
 
     def _stream(self, params: Mapping[str, list[str]]) -> None:
         text = self.headers.get("Last-Event-ID") or (params.get("since") or [""])[-1]

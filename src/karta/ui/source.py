@@ -20,6 +20,13 @@ at most every :data:`FLUSH_SECONDS`, so a burst of pod events costs one row each
 types change, the source takes references for the new plan (the objects already cached are
 replayed, nothing is listed again) and releases the old ones.
 
+Kueue (when the cluster serves ``workloads.kueue.x-k8s.io``): the Workloads are followed too (one
+more watch, all namespaces), indexed by their controller owner's uid, so that a row's queue
+state (:func:`karta.report.queue_detail`, the ``queue`` of the row) changes with its Workload; a
+refused watch makes the state of the rows carrying a queue label ``Unknown`` (never stale), a
+warning says why. The queue page (:meth:`ClusterSource.queues`) reads the ClusterQueues and
+LocalQueues on request (:func:`karta.kube.kueue_queues`, :func:`karta.report.queue_rows`).
+
 Several clusters are several sources writing into one store (each row carries its cluster's
 name): the store, the server and the page need nothing else. The workload page
 (:meth:`ClusterSource.detail`) reads the Events of the workload and its unhealthy pods on request,
@@ -41,6 +48,7 @@ from karta.errors import KartaError
 from karta.extract.requests import DEFAULT_GPU_RESOURCES
 from karta.kube.cache import SharedCache, Watch
 from karta.kube.informer import Handler
+from karta.kube.kueue import GROUP as KUEUE_GROUP
 from karta.kube.tracker import Coverage, CoveredTypes, following
 from karta.render import BACKENDS
 from karta.ui.detail import workload_detail
@@ -62,7 +70,7 @@ _Event = tuple[int, int, str, Any]
 class _Watched:
     """What the watch at one index follows."""
 
-    role: str  # "workload", "pods" or "groups"
+    role: str  # "workload", "pods", "groups" or "kueue" (Kueue's Workloads)
     resource: kube.ResourceType
     definition: StoredDefinition | None = None
 
@@ -74,6 +82,18 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _uid(obj: Mapping[str, Any]) -> str:
     return str(_meta(obj).get("uid") or "")
+
+
+def kueue_workload_resource(resources: Sequence[kube.ResourceType]) -> kube.ResourceType | None:
+    """Kueue's served ``Workload`` resource (its preferred version: discovery's first), if any."""
+    return next(
+        (
+            r
+            for r in resources
+            if r.group == KUEUE_GROUP and r.kind == "Workload" and r.supports("list", "watch")
+        ),
+        None,
+    )
 
 
 def group_resources(resources: Sequence[kube.ResourceType]) -> list[kube.ResourceType]:
@@ -135,6 +155,7 @@ class ClusterSource:
         self._watches: list[Watch] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._kueue_served = False
         self._reset_state()
 
     def _reset_state(self) -> None:
@@ -146,6 +167,10 @@ class ClusterSource:
         # uid -> (Kind/name, owner uids)
         self._groups: dict[str, tuple[str, tuple[str, ...]]] = {}
         self._groups_of: dict[str, set[str]] = {}
+        # Kueue Workloads: uid -> (object, controller owner uid); owner uid -> Workload uids
+        self._kueue: dict[str, tuple[dict[str, Any], str]] = {}
+        self._kueue_of: dict[str, set[str]] = {}
+        self._kueue_failed: str | None = None  # why the Workloads cannot be watched
         self._dirty: set[str] = set()
         self._unlinked: dict[str, dict[str, Any]] = {}  # pods held until the workloads are listed
         self._synced_indexes: set[int] = set()
@@ -222,6 +247,12 @@ class ClusterSource:
         if pods is not None:
             watched.append(_Watched("pods", pods))
         watched.extend(_Watched("groups", r) for r in group_resources(coverage.resources))
+        kueue = kueue_workload_resource(coverage.resources)
+        self._kueue_served = any(
+            r.group == KUEUE_GROUP and r.kind == "ClusterQueue" for r in coverage.resources
+        )
+        if kueue is not None:
+            watched.append(_Watched("kueue", kueue))
         key = (
             tuple((w.role, w.resource.gvk) for w in watched),
             tuple(coverage.types[gk].definition for gk in sorted(coverage.types)),
@@ -284,6 +315,9 @@ class ClusterSource:
                     if index not in self._failed:
                         self._failed[index] = f"cannot watch {watched.resource.group_resource}: {obj}"
                         self._warnings.append(self._failed[index])
+                    if watched.role == "kueue" and self._kueue_failed is None:
+                        self._kueue_failed = self._failed[index]
+                        self._dirty.update(u for u, (o, _) in self._workloads.items() if report.queue_name(o))
                     self._synced_indexes.add(index)  # refused: nothing to wait for (retried meanwhile)
                 elif kind == "DELETED":
                     self._delete(watched, obj)
@@ -309,6 +343,9 @@ class ClusterSource:
                 self._add_workloads(watched.definition, objs)
         elif watched.role == "pods":
             self._add_pods(objs)
+        elif watched.role == "kueue":
+            for obj in objs:
+                self._put_kueue(obj)
         else:
             for obj in objs:
                 self._put_group(obj)
@@ -319,6 +356,8 @@ class ClusterSource:
             self._drop_workload(uid)
         elif watched.role == "pods":
             self._drop_pod(uid)
+        elif watched.role == "kueue":
+            self._drop_kueue(uid)
         else:
             self._drop_group(uid)
 
@@ -480,6 +519,69 @@ class ClusterSource:
         with self._lock:
             return sorted(self._groups[g][0] for g in self._groups_of.get(uid, ()) if g in self._groups)
 
+    # -- Kueue Workloads --------------------------------------------------------------------------
+    def _put_kueue(self, obj: dict[str, Any]) -> None:
+        uid = _uid(obj)
+        if not uid:
+            return
+        self._drop_kueue(uid)
+        ref = kube.controller_ref(obj)
+        owner = str((ref or {}).get("uid") or "")
+        self._kueue[uid] = (obj, owner)
+        self._kueue_failed = None  # listed: the watch works (again)
+        if owner:
+            self._kueue_of.setdefault(owner, set()).add(uid)
+            if owner in self._workloads:
+                self._dirty.add(owner)
+
+    def _drop_kueue(self, uid: str) -> None:
+        found = self._kueue.pop(uid, None)
+        if found is None or not found[1]:
+            return
+        members = self._kueue_of.get(found[1])
+        if members is not None:
+            members.discard(uid)
+            if not members:
+                del self._kueue_of[found[1]]
+        if found[1] in self._workloads:
+            self._dirty.add(found[1])
+
+    def kueue_workloads_of(self, uid: str) -> list[dict[str, Any]] | None:
+        """The cached Kueue Workloads the workload ``uid`` controls; None when they cannot be
+        watched (refused)."""
+        with self._lock:
+            if self._kueue_failed is not None:
+                return None
+            return [self._kueue[k][0] for k in sorted(self._kueue_of.get(uid, ())) if k in self._kueue]
+
+    def _queue(self, uid: str, obj: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The row's queue state: Kueue's, from the watched Workloads; Unknown when they cannot be
+        watched; None when Kueue does not manage it."""
+        workloads = self.kueue_workloads_of(uid)
+        if workloads is None:
+            if report.queue_name(obj) is None:
+                return None
+            with self._lock:
+                why = self._kueue_failed or ""
+            return report.unknown_queue(obj, why).to_dict()
+        detail = report.queue_detail(obj, workloads)
+        return None if detail is None else detail.to_dict()
+
+    def kueue_served(self) -> bool:
+        """Kueue's queues are served here (the tracker's last discovery; the queue page's link)."""
+        return self._kueue_served
+
+    def queues(self) -> dict[str, Any]:
+        """The queue page of this cluster: ``{cluster, served, warnings, clusterQueues}``, the
+        ClusterQueues and LocalQueues read now (:func:`karta.report.queue_rows`)."""
+        read = kube.kueue_queues(self.client)
+        return {
+            "cluster": self.cluster,
+            "served": read.served,
+            "warnings": read.warnings,
+            "clusterQueues": report.queue_rows(read.cluster_queues, read.local_queues),
+        }
+
     # -- rows -------------------------------------------------------------------------------------
     def _flush(self) -> None:
         self._drain()
@@ -515,6 +617,7 @@ class ClusterSource:
             pods=pods,
             gpu_resources=self.gpu_resources,
             group_objects=groups,
+            queue=self._queue(uid, obj),
         )
 
     # -- the workload page ------------------------------------------------------------------------
@@ -550,6 +653,7 @@ class ClusterSource:
                 gpu_resources=self.gpu_resources,
                 scope=scope,
                 external_pods=external,
+                kueue_workloads=self.kueue_workloads_of(uid),
             )
         except KartaError as exc:
             return {"row": row, "error": f"cannot describe it with definition {definition.name}: {exc}"}

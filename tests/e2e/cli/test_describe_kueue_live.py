@@ -7,40 +7,21 @@ Workload is gone, the first job says that it has none."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
-from ..kubehttp import KubeHTTP, load_manifests, ok, wait
-from ..test_kueue_live import GPU, KUEUE, Queues, _admitted, _pytorchjob, _workload_for
+from ..kubehttp import KubeHTTP, ok, wait
+from ..queued import queues, two_queued_jobs
+from ..test_kueue_live import GPU, KUEUE, Queues
 from .conftest import Result
 
-
-@pytest.fixture
-def queues(kueue_cluster: KubeHTTP) -> Iterator[Queues]:
-    q = Queues(kueue_cluster)
-    yield q
-    q.close()
+__all__ = ["queues"]  # the fixture
 
 
 def test_describe_shows_the_queue_the_admission_state_and_why_it_waits(
     kueue_cluster: KubeHTTP, queues: Queues, corpus: Path, kli: Callable[..., Result]
 ) -> None:
-    (crd,) = load_manifests(corpus / "crds" / "kubeflow.org_pytorchjobs.yaml")
-    kueue_cluster.ensure_crd(crd)
-    base = f"{KUEUE}/namespaces/{queues.ns}/workloads"
-    first, second = (_pytorchjob(kueue_cluster, queues.ns, n, queues.lq) for n in ("first", "second"))
-    ok(kueue_cluster.post(base, _workload_for(first, queues.lq)))
-    wait("the first Workload to be admitted", lambda: _admitted(queues.workload("pytorchjob-first")))
-    ok(kueue_cluster.post(base, _workload_for(second, queues.lq)))
-    wait(
-        "the second Workload to be pending",
-        lambda: any(
-            c.get("reason") == "Pending"
-            for c in queues.workload("pytorchjob-second").get("status", {}).get("conditions", [])
-        ),
-    )
+    first, _ = two_queued_jobs(kueue_cluster, queues, corpus)
     config = ("--kubeconfig", str(kueue_cluster.kubeconfig), "-n", queues.ns)
 
     admitted = kli("describe", "pytorchjob", "first", *config)
@@ -75,7 +56,7 @@ def test_describe_shows_the_queue_the_admission_state_and_why_it_waits(
     assert plain.code == 0, plain.err
     assert "Queue:" not in plain.out
 
-    ok(kueue_cluster.delete(f"{base}/pytorchjob-first"))
+    ok(kueue_cluster.delete(f"{KUEUE}/namespaces/{queues.ns}/workloads/pytorchjob-first"))
     wait(
         "the first Workload to be gone",
         lambda: "pytorchjob-first" not in {w["metadata"]["name"] for w in queues.workloads()},

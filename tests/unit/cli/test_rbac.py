@@ -33,6 +33,12 @@ def test_catalog_definitions_and_backend(kli) -> None:
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": read},
         {"apiGroups": ["kubeflow.org"], "resources": ["pytorchjobs"], "verbs": read},
         {"apiGroups": ["run.ai"], "resources": ["kartas"], "verbs": read},
+        # Kueue's queue state (kli get's QUEUE column, kli describe's Queue line, kli ui's queue page)
+        {
+            "apiGroups": ["kueue.x-k8s.io"],
+            "resources": ["clusterqueues", "localqueues", "workloads"],
+            "verbs": read,
+        },
         {
             "apiGroups": ["scheduling.run.ai"],
             "resources": ["podgroups"],

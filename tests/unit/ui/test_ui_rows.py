@@ -219,3 +219,25 @@ def test_facets_list_what_the_rows_hold() -> None:
     assert facets["namespaces"] == ["a", "b"] and facets["kinds"] == ["Job", "JobSet"]
     assert facets["statuses"] == ["Degraded", "Failed", "Running"]
     assert facets["clusters"] == [{"name": "c", "synced": True, "warnings": ["w"]}]
+
+
+def test_a_row_carries_the_queue_state_with_kli_gets_cell() -> None:
+    job = _job("q")
+    assert _row(job)["queue"] is None
+    queue = {
+        "queue": "team",
+        "workload": "job-q",
+        "state": "Pending",
+        "clusterQueue": None,
+        "reason": "Pending",
+        "message": "8 more needed",
+    }
+    row = _row(job, queue=queue)
+    assert row["queue"] == {**queue, "text": "team:Pending"}
+    unknown = _row(job, queue={"queue": "team", "workload": None, "state": "Unknown", "message": "forbidden"})
+    assert unknown["queue"]["text"] == "team:?"
+    rows = [
+        _row(_job(n), queue={"queue": "team", "state": s}) for n, s in (("a", "Pending"), ("b", "Admitted"))
+    ]
+    page, _ = select_rows(rows, RowQuery(sort="queue"))
+    assert [r["name"] for r in page] == ["b", "a"]

@@ -190,3 +190,56 @@ def test_open_streams_are_bounded(served: tuple[UiServer, RowStore]) -> None:
     assert status == 503 and "too many" in json.loads(body)["error"]
     for conn, _ in open_:
         conn.close()
+
+
+class _Queues:
+    def __init__(self, served: bool) -> None:
+        self.served = served
+
+    def kueue_served(self) -> bool:
+        return self.served
+
+    def queues(self) -> dict[str, Any]:
+        rows = [
+            {
+                "name": HOSTILE,
+                "missing": False,
+                "admitted": 1,
+                "reserving": 1,
+                "pending": 1,
+                "resources": [],
+                "localQueues": [],
+            }
+        ]
+        return {
+            "cluster": "c",
+            "served": self.served,
+            "warnings": [],
+            "clusterQueues": rows if self.served else [],
+        }
+
+
+@pytest.mark.parametrize("served", [True, False])
+def test_the_queue_page_api_and_the_facet_that_links_it(served: bool) -> None:
+    server = UiServer(RowStore(), {}, port=0, queues={"c": _Queues(served)})
+    server.start()
+    try:
+        status, headers, body = _get(server, "/api/facets")
+        assert status == 200 and json.loads(body)["kueue"] is served
+        status, headers, body = _get(server, "/api/queues")
+        assert status == 200 and headers["content-type"] == "application/json"
+        (cluster,) = json.loads(body)["clusters"]
+        assert cluster["served"] is served
+        assert [cq["name"] for cq in cluster["clusterQueues"]] == ([HOSTILE] if served else [])
+    finally:
+        server.close()
+
+
+def test_without_queue_sources_there_is_no_queue_link() -> None:
+    server = UiServer(RowStore(), {}, port=0)
+    server.start()
+    try:
+        assert json.loads(_get(server, "/api/facets")[2])["kueue"] is False
+        assert json.loads(_get(server, "/api/queues")[2]) == {"clusters": []}
+    finally:
+        server.close()

@@ -82,7 +82,14 @@ def ui_command(address: str, port: int, config_file: str | None, overrides: Conf
             allowed = None  # reached by other names; the user chose to expose it
             warn(f"--address {address}: anyone who can reach it sees what your credentials can list")
         try:
-            server = ui.UiServer(rows, {context: source.detail}, host=host, port=port, allowed_hosts=allowed)
+            server = ui.UiServer(
+                rows,
+                {context: source.detail},
+                host=host,
+                port=port,
+                allowed_hosts=allowed,
+                queues={context: source},
+            )
         except OSError as exc:
             raise CliError(
                 f"cannot listen on {address}:{port}: {exc.strerror or exc}",

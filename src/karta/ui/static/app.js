@@ -59,6 +59,13 @@ function gangText(gang) {
   return `${group} · ${gang.text}`;
 }
 
+// The queue state in words (kli describe's Queue: line): queue, ClusterQueue, state, why it waits.
+function queueText(queue) {
+  const where = `${queue.queue || "<no queue label>"}${queue.clusterQueue ? ` (ClusterQueue ${queue.clusterQueue})` : ""}`;
+  const why = [queue.reason, queue.message].filter((part) => part).join(": ");
+  return `${where}: ${queue.state}${why ? ` (${why})` : ""}${queue.workload ? `, workload ${queue.workload}` : ""}`;
+}
+
 async function getJSON(url) {
   const response = await fetch(url, { headers: { Accept: "application/json" } });
   const body = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
@@ -109,6 +116,7 @@ async function loadFacets() {
   fillSelect($("f-namespace"), facets.namespaces, state.filters.namespace);
   fillSelect($("f-kind"), facets.kinds, state.filters.kind);
   fillSelect($("f-status"), facets.statuses, state.filters.status);
+  $("queues-link").hidden = !facets.kueue;
   const warnings = $("warnings");
   const said = facets.clusters.flatMap((c) => c.warnings.map((w) => (facets.clusters.length > 1 ? `${c.name}: ${w}` : w)));
   warnings.replaceChildren(...said.slice(0, 20).map((w) => el("p", { text: w })));
@@ -173,6 +181,7 @@ const SORTS = {
   gpus: (r) => r.gpus,
   age: (r) => -(Date.parse(r.createdAt) || 0),
   gang: (r) => (r.gang ? (r.gang.minimumMet ? 2 : 1) : 0),
+  queue: (r) => (r.queue ? r.queue.text : ""),
 };
 
 function matches(row) {
@@ -243,7 +252,7 @@ function renderWindow(force = true) {
 }
 
 function spacer(px) {
-  const tr = el("tr", { class: "spacer", "aria-hidden": "true" }, el("td", { colspan: 9 }));
+  const tr = el("tr", { class: "spacer", "aria-hidden": "true" }, el("td", { colspan: 10 }));
   tr.firstChild.style.height = `${px}px`;
   return tr;
 }
@@ -264,6 +273,7 @@ function rowElement(row, index) {
     el("td", { class: "num", text: pods, title: `${row.pods.ready} ready, ${row.pods.total} pods, ${row.pods.desired} desired` }),
     el("td", { class: "num", text: row.gpus }),
     el("td", { text: gangText(row.gang), class: row.gang ? (row.gang.minimumMet ? "good" : "bad") : null }),
+    el("td", { class: row.queue ? `queue q-${row.queue.state}` : null, text: row.queue ? row.queue.text : "", title: row.queue ? queueText(row.queue) : null }),
     el("td", { class: "num", text: age(row.createdAt), title: row.createdAt || "" }),
   );
 }
@@ -313,6 +323,11 @@ function detailContent(data) {
     const inScope = d.gangScope.inScope;
     const state = inScope === true ? "in the scope" : inScope === false ? "outside the scope" : "undecided";
     fact("Gang scope", `${state}: ${d.gangScope.reason}`, inScope === false ? "bad" : null);
+  }
+  const queue = d.queue || row.queue;
+  if (queue) {
+    fact("Queue", queueText(queue), queue.state === "Admitted" || queue.state === "Finished" ? "good" : "bad");
+    for (const note of queue.notes || []) fact("", note);
   }
   fact("Created", row.createdAt || "");
   if (row.cluster) fact("Cluster", row.cluster);
@@ -396,6 +411,82 @@ function treeNode(component) {
   return item;
 }
 
+// -- the queue page (Kueue) -------------------------------------------------------------------
+
+async function showQueues(focus) {
+  const view = $("queues-view");
+  let data;
+  try {
+    data = await getJSON("/api/queues");
+  } catch (error) {
+    view.replaceChildren(backLink(), el("p", { class: "bad", text: `cannot show the queues: ${error.message}` }));
+    return;
+  }
+  if (location.hash !== "#/queues") return;
+  view.replaceChildren(...queuesContent(data));
+  view.dataset.loaded = "true";
+  if (focus) view.querySelector("h2").focus();
+}
+
+function count(value) {
+  return value === null || value === undefined ? "?" : String(value);
+}
+
+function bar(resource) {
+  const label = `${resource.used}/${resource.nominal}`;
+  const track = el("div", { class: "quota-bar", role: "img", "aria-label": `${resource.resource} in ${resource.flavor}: ${label} used` });
+  if (resource.fraction !== null && resource.fraction !== undefined) {
+    const fill = el("div", { class: resource.fraction >= 1 ? "fill full" : "fill" });
+    fill.style.width = `${Math.min(100, Math.max(0, resource.fraction * 100))}%`;
+    track.append(fill);
+  }
+  return track;
+}
+
+function queuesContent(data) {
+  const out = [backLink(), el("h2", { tabindex: "-1", text: "Queues (Kueue)" })];
+  const several = data.clusters.length > 1;
+  for (const cluster of data.clusters) {
+    if (several) out.push(el("h3", { text: `Cluster ${cluster.cluster}` }));
+    if (!cluster.served) {
+      out.push(el("p", { class: "muted", text: "Kueue is not installed in this cluster (no ClusterQueue resource is served)." }));
+      continue;
+    }
+    for (const warning of cluster.warnings) out.push(el("p", { class: "bad", text: warning }));
+    if (!cluster.clusterQueues.length && !cluster.warnings.length) out.push(el("p", { class: "muted", text: "No ClusterQueue." }));
+    for (const cq of cluster.clusterQueues) {
+      const box = el("article", { class: "cq", "data-name": cq.name });
+      box.append(el("h3", { text: `ClusterQueue ${cq.name}` }));
+      if (cq.missing) box.append(el("p", { class: "bad", text: "named by LocalQueues but not found (or not readable)" }));
+      else box.append(el("p", { class: "counts", text: `${count(cq.admitted)} admitted, ${count(cq.reserving)} reserving quota, ${count(cq.pending)} pending` }));
+      if (cq.resources.length) {
+        const rows = cq.resources.map((r) =>
+          el(
+            "tr",
+            { "data-resource": r.resource, "data-flavor": r.flavor },
+            el("td", { text: r.flavor }),
+            el("td", { text: r.resource }),
+            el("td", {}, bar(r)),
+            el("td", { class: "num used", text: `${r.used}/${r.nominal}` }),
+            el("td", { class: "num", text: r.reserved }),
+            el("td", { class: "num", text: r.borrowed }),
+          ),
+        );
+        const head = el("tr", {}, ...["Flavor", "Resource", "Quota used", "Used/nominal", "Reserved", "Borrowed"].map((h) => el("th", { scope: "col", text: h })));
+        box.append(el("table", { class: "plain quota" }, el("thead", {}, head), el("tbody", {}, ...rows)));
+      }
+      if (cq.localQueues.length) {
+        box.append(el("p", { class: "muted", text: "LocalQueues:" }));
+        box.append(
+          el("ul", { class: "lqs" }, ...cq.localQueues.map((lq) => el("li", { text: `${lq.namespace}/${lq.name}: ${count(lq.admitted)} admitted, ${count(lq.pending)} pending` }))),
+        );
+      }
+      out.push(box);
+    }
+  }
+  return out;
+}
+
 // -- routing and controls ----------------------------------------------------------------------
 
 function route() {
@@ -403,7 +494,16 @@ function route() {
   const match = hash.match(/^#\/workload\/(.+)$/);
   const list = $("list-view");
   const detail = $("detail-view");
-  if (match) {
+  const queues = $("queues-view");
+  queues.hidden = hash !== "#/queues";
+  if (hash === "#/queues") {
+    state.detailId = null;
+    list.hidden = true;
+    detail.hidden = true;
+    delete queues.dataset.loaded;
+    queues.replaceChildren(backLink(), el("p", { class: "muted", text: "loading…" }));
+    showQueues(true);
+  } else if (match) {
     state.detailId = decodeURIComponent(match[1]);
     list.hidden = true;
     detail.hidden = false;
