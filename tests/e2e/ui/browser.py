@@ -4,6 +4,8 @@ the page: the list's rows, the page loaded, the namespace filter, the browser's 
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +15,18 @@ from .kliui import wait_for
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
+
+
+@contextmanager
+def screenshots(where: Path) -> Iterator[Path]:
+    """Screenshots saved under ``where`` (printed), copied to ``$KARTA_UI_SCREENS`` when set."""
+    print(f"\nweb view screenshots: {where}")
+    yield where
+    target = os.environ.get("KARTA_UI_SCREENS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        for shot in where.glob("*.png"):
+            shutil.copy(shot, Path(target) / shot.name)
 
 
 @contextmanager

@@ -18,8 +18,6 @@ Screenshots are saved under pytest's temporary directory (the path is printed) a
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
 import time
 import uuid
 from collections.abc import Iterator
@@ -33,7 +31,7 @@ from karta.gang import SCOPE_LABEL
 from ..cli.conftest import RUNNING, ensure_karta_crd, make_pod, patch_status
 from ..kubehttp import KubeHTTP, load_manifests, ok, wait
 from ..nodes import dedicated_node, pin
-from .browser import errors, filter_namespace, headless_chromium, load, page_rows
+from .browser import errors, filter_namespace, headless_chromium, load, page_rows, screenshots
 from .kliui import kli_ui, rows, wait_for
 
 pytestmark = pytest.mark.slow
@@ -124,14 +122,8 @@ def scene(controllers_cluster: KubeHTTP, corpus: Path) -> Iterator[dict[str, Any
 
 @pytest.fixture(scope="module")
 def screens(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    where = tmp_path_factory.mktemp("ui-screenshots")
-    print(f"\nweb view screenshots: {where}")
-    yield where
-    target = os.environ.get("KARTA_UI_SCREENS")
-    if target:
-        Path(target).mkdir(parents=True, exist_ok=True)
-        for shot in where.glob("*.png"):
-            shutil.copy(shot, Path(target) / shot.name)
+    with screenshots(tmp_path_factory.mktemp("ui-screenshots")) as where:
+        yield where
 
 
 @pytest.fixture(scope="module")

@@ -119,7 +119,7 @@ def get(
 
     TYPE is what kubectl takes (plural, singular, short name, resource.group) or a definition's
     Kind; several NAMEs (or TYPE/NAME pairs) read those workloads. Columns: [NAMESPACE] NAME
-    [TYPE] PHASE GPU COMPONENTS AGE [GANG ORIGIN]; NAMESPACE appears with -A, TYPE with
+    [TYPE] PHASE GPU COMPONENTS [QUEUE] AGE [GANG ORIGIN]; NAMESPACE appears with -A, TYPE with
     --all-types, GANG and ORIGIN with -o wide. Nothing is cut unless stdout is a terminal (and
     -o wide never cuts).
     -o json|yaml prints {"items": [...], "count": N}, or the row alone for one named workload;
@@ -134,6 +134,13 @@ def get(
     of its gangs, a gang with sub-groups counting every sub-group's minimum, e.g. "0/12 bound, min
     12 not met (master 0/1, worker 0/11)"; "unknown" when some of its pods could not be read. The
     pods are read (once per namespace) only then, and not for -o table or -o name.
+
+    QUEUE (a "queue" field in -o json|yaml, as kli describe's) appears when some listed
+    workload carries Kueue's kueue.x-k8s.io/queue-name label: <queue>:<state>, e.g.
+    team:Admitted or team:Pending (Kueue's own state of its Workload, found by the
+    kueue.x-k8s.io/job-uid label: one list per namespace). "?" when the Workloads could not be
+    read (a warning says why). Not with -w: the rows follow workload changes, not Workload
+    ones, so the state is left out (a warning says so); kli describe shows it.
 
     Several clusters: --context A --context B (or --all-contexts, every context of the
     kubeconfig) lists each in parallel, with a CLUSTER column first (the context) and a
