@@ -5,25 +5,13 @@ tests of the queue state."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from .kubehttp import KubeHTTP, load_manifests, ok, wait
 from .test_kueue_live import KUEUE, Queues, _admitted, _pytorchjob, _workload_for
 
-__all__ = ["queues_fixture", "two_queued_jobs"]
-
-
-def queues_fixture(kueue_cluster: KubeHTTP) -> Iterator[Queues]:
-    q = Queues(kueue_cluster)
-    yield q
-    q.close()
-
-
-queues = pytest.fixture(queues_fixture, name="queues")
+__all__ = ["two_queued_jobs"]
 
 
 def two_queued_jobs(cluster: KubeHTTP, queues: Queues, corpus: Path) -> tuple[dict[str, Any], dict[str, Any]]:

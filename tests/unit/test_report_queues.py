@@ -272,3 +272,57 @@ def test_the_queues_are_read_with_kueue_absent_or_refused_said() -> None:
     assert read.served and read.cluster_queues == [CLUSTER_QUEUE] and read.local_queues == []
     assert read.warnings == ["cannot list localqueues.kueue.x-k8s.io (forbidden)"]
     assert not kueue_queues(_Client({}, served=())).served  # type: ignore[arg-type]
+
+
+def _run(client: _Client, *, all_namespaces: bool = False) -> Any:
+    from karta.cli.commands.get import Request, Run
+    from karta.kube import ConfigOverrides
+
+    run = Run(
+        request=Request((("pytorchjob", ()),)),
+        phases=frozenset(),
+        selector=None,
+        chunk_size=500,
+        all_namespaces=all_namespaces,
+        fmt="table",
+        gpu_resources=("nvidia.com/gpu",),
+        overrides=ConfigOverrides(),
+    )
+    run.client = client  # type: ignore[assignment]
+    return run
+
+
+def test_kli_get_reads_the_workloads_once_per_namespace_and_says_unknown_when_refused() -> None:
+    client = _Client(
+        {"workloads": [ObjectList([_workload("a", ("QuotaReserved", "True"), ("Admitted", "True"))], "1")]}
+    )
+    run = _run(client)
+    views: list[dict[str, Any]] = [{"name": n, "namespace": "ml"} for n in ("a", "b")]
+    run.queue_pending = [(views[0], _job("a")), (views[1], _job("b"))]
+    run._read_queues()
+    assert len(client.calls) == 1 and client.calls[0]["namespace"] == "ml"
+    assert [queue_cell(v["queue"]) for v in views] == ["team:Admitted", "team:NoWorkload"]
+    assert run.warnings == []
+
+    refused = _run(_Client({}, refused={"workloads": 403}), all_namespaces=True)
+    view: dict[str, Any] = {"name": "a", "namespace": "ml"}
+    refused.queue_pending = [(view, _job("a"))]
+    refused._read_queues()
+    assert refused.client.calls[0]["namespace"] is None  # -A: one list of every namespace
+    assert queue_cell(view["queue"]) == "team:?" and view["queue"]["state"] == "Unknown"
+    assert view["queue"]["message"] == "cannot list workloads.kueue.x-k8s.io (forbidden)"
+    assert refused.warnings == [
+        "cannot list workloads.kueue.x-k8s.io (forbidden): the Kueue queue state is not shown"
+    ]
+
+
+def test_kli_get_under_watch_reads_no_queue_and_says_why() -> None:
+    run = _run(_Client({}))
+    run.watching = True
+    run.queue_skipped = 2
+    run._read_queues()
+    assert run.client.calls == []
+    assert run.warnings == [
+        "2 workloads carry a Kueue queue label: no QUEUE column with -w (Workload changes are not "
+        "watched); 'kli get' without -w or 'kli describe' shows the queue state"
+    ]

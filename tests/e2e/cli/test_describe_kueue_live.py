@@ -11,11 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..kubehttp import KubeHTTP, ok, wait
-from ..queued import queues, two_queued_jobs
+from ..queued import two_queued_jobs
 from ..test_kueue_live import GPU, KUEUE, Queues
+from ..test_kueue_live import queues as queues  # the fixture
 from .conftest import Result
-
-__all__ = ["queues"]  # the fixture
 
 
 def test_describe_shows_the_queue_the_admission_state_and_why_it_waits(

@@ -10,11 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..kubehttp import KubeHTTP, load_manifests, ok
-from ..queued import queues, two_queued_jobs
+from ..queued import two_queued_jobs
 from ..test_kueue_live import Queues
+from ..test_kueue_live import queues as queues  # the fixture
 from .conftest import Result
-
-__all__ = ["queues"]  # the fixture
 
 
 def test_get_shows_the_queue_and_the_admission_state(

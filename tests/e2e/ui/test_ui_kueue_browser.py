@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from ..kubehttp import KubeHTTP
-from ..queued import queues, two_queued_jobs
+from ..queued import two_queued_jobs
 from ..test_kueue_live import GPU, Queues
+from ..test_kueue_live import queues as queues  # the fixture
 from .browser import errors, filter_namespace, headless_chromium, load, screenshots
 from .kliui import kli_ui, rows, wait_for
 
