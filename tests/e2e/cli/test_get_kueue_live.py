@@ -14,6 +14,7 @@ from ..queued import two_queued_jobs
 from ..test_kueue_live import Queues
 from ..test_kueue_live import queues as queues  # the fixture
 from .conftest import Result
+from .test_describe_access import RBAC, _account, _bind, _wait_allowed
 
 
 def test_get_shows_the_queue_and_the_admission_state(
@@ -66,3 +67,43 @@ def test_get_without_queue_labels_has_no_queue_column(
     table = kli("get", "pytorchjob", "--kubeconfig", str(kueue_cluster.kubeconfig), "-n", queues.ns)
     assert table.code == 0, table.err
     assert table.out.splitlines()[0].split() == ["NAME", "PHASE", "GPU", "COMPONENTS", "AGE"]
+
+
+def test_get_says_unknown_when_the_workloads_are_refused_and_reads_them_with_kli_rbacs_role(
+    kueue_cluster: KubeHTTP, queues: Queues, corpus: Path, kli: Callable[..., Result], tmp_path: Path
+) -> None:
+    """An account that may list PyTorchJobs but not Kueue's Workloads: QUEUE says ``team:?`` (never
+    a state) and a warning says why; bound to the role ``kli rbac`` prints, it reads the states."""
+    two_queued_jobs(kueue_cluster, queues, corpus)
+    suffix = queues.ns.rpartition("-")[2]
+    narrow, full = f"karta-no-kueue-{suffix}", f"karta-kli-rbac-{suffix}"
+    jobs = {"apiGroups": ["kubeflow.org"], "resources": ["pytorchjobs"], "verbs": ["get", "list", "watch"]}
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": narrow}}
+    _bind(kueue_cluster, {**role, "rules": [jobs]}, namespace=queues.ns, account="narrow")
+    printed = kli("rbac", "kubeflow-org-pytorchjob-v1", "--name", full, "-o", "json")
+    assert printed.code == 0, printed.err
+    (kli_role,) = json.loads(printed.out)["items"]
+    _bind(kueue_cluster, kli_role, namespace=queues.ns, account="full")
+    try:
+        configs = {a: _account(kueue_cluster, queues.ns, a, tmp_path) for a in ("narrow", "full")}
+        _wait_allowed(kueue_cluster, queues.ns, "narrow", "list", "kubeflow.org", "pytorchjobs")
+        _wait_allowed(kueue_cluster, queues.ns, "full", "list", "kueue.x-k8s.io", "workloads")
+
+        refused = kli("get", "pytorchjob", "--kubeconfig", str(configs["narrow"]))
+        assert refused.code == 0, refused.err
+        cells = {row.split()[0]: row.split()[-2] for row in refused.out.splitlines()[1:]}
+        assert cells == {"first": f"{queues.lq}:?", "second": f"{queues.lq}:?"}
+        assert (
+            f"cannot list workloads.kueue.x-k8s.io in namespace {queues.ns} (forbidden): the Kueue queue "
+            "state is not shown"
+        ) in refused.err
+
+        allowed = kli("get", "pytorchjob", "--kubeconfig", str(configs["full"]))
+        assert allowed.code == 0, allowed.err
+        cells = {row.split()[0]: row.split()[-2] for row in allowed.out.splitlines()[1:]}
+        assert cells == {"first": f"{queues.lq}:Admitted", "second": f"{queues.lq}:Pending"}
+        assert "workloads.kueue" not in allowed.err
+    finally:
+        for name in (narrow, full):
+            kueue_cluster.delete(f"{RBAC}/clusterrolebindings/{name}")
+            kueue_cluster.delete(f"{RBAC}/clusterroles/{name}")
