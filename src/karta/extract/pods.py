@@ -7,19 +7,42 @@ single-value rule for instance ids, replica keys, group keys and filters (11.2),
 matching (11.4). Results are cached per querier by expression text, so a pod is evaluated against
 each expression at most once however many components, members or sub-groups ask; every evaluation
 on the pod happens in one evaluator session (one budget per pod for untrusted definitions).
+
+A trusted evaluator (the built-in catalog) runs a definition's pod-side expressions through their
+generated functions (:func:`pod_functions`), generated together and kept in the definition cache of
+:mod:`karta._codegen` under the expressions' texts and the generator's fingerprint, so that a
+later process reads them instead of parsing and compiling the expressions (``kli inspect -f W
+--pods P``, ``kli describe``). A generated function that declines (or any expression it does not
+cover) leaves the evaluation to :meth:`Evaluator.evaluate`, which gives the exact result or error.
+With the cache off or unwritable, nothing changes: the evaluator runs every expression, and
+generates code for those it sees again (:func:`karta._codegen.due`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from karta import _codegen as codegen
+from karta._identity import IdentityCache
 from karta.errors import InstanceNotFoundError, JqError, PodQueryError
 from karta.jq import Evaluator, Session
-from karta.model.types import ComponentDefinition, PodGroupMember
+from karta.jq._values import normalise_output
+from karta.model.types import ComponentDefinition, ComponentTypeSelector, Karta, PodGroupMember
 
-__all__ = ["PodQuerier", "go_format", "single_value"]
+__all__ = [
+    "PodFunctions",
+    "PodQuerier",
+    "go_format",
+    "pod_expressions",
+    "pod_functions",
+    "single_value",
+    "type_expression",
+]
+
+PodFunctions = Mapping[str, Callable[[Any], list[Any]]]
+"""Generated functions of pod-side expressions, by expression text (:func:`pod_functions`)."""
 
 
 def go_format(value: Any) -> str:
@@ -57,15 +80,113 @@ def single_value(results: Sequence[Any]) -> str:
     return go_format(value)
 
 
+def type_expression(selector: ComponentTypeSelector) -> str | None:
+    """The expression a component type selector evaluates on a pod (11.1): ``keyPath``, or with
+    ``value`` the textual comparison; None without a ``keyPath``."""
+    if not selector.key_path:
+        return None
+    if selector.value is None:
+        return selector.key_path
+    # [compat] the comparison is built textually; json.dumps escapes quotes in the value.
+    return f"{selector.key_path} == {json.dumps(selector.value)}"
+
+
+def pod_expressions(karta: Karta) -> tuple[str, ...]:
+    """Every pod-side expression of ``karta``, once each, sorted: its components' type selectors
+    (:func:`type_expression`), instance id paths and replica key paths, its alpha members' group
+    key paths and filters, and its split's group key paths (extension E1; the default key paths
+    are the split component's own selector paths)."""
+    found: set[str] = set()
+    for component in karta.components:
+        selector = component.pod_selector
+        if selector is None:
+            continue
+        if selector.component_type_selector is not None:
+            found.add(type_expression(selector.component_type_selector) or "")
+        if selector.component_instance_selector is not None:
+            found.add(selector.component_instance_selector.id_path)
+        if selector.replica_selector is not None:
+            found.add(selector.replica_selector.key_path)
+    gang = karta.gang
+    if gang is not None:
+        for group in gang.pod_groups:
+            for member in group.members:
+                found.update(member.group_by_key_paths)
+                found.update(member.filters)
+        if gang.pod_group is not None and gang.pod_group.split is not None:
+            found.update(gang.pod_group.split.group_by_key_paths)
+    found.discard("")
+    return tuple(sorted(found))
+
+
+class _PodTable:
+    """The generated functions of one definition's pod-side expressions, looked up once."""
+
+    __slots__ = ("found", "functions", "karta")
+
+    def __init__(self, karta: Karta) -> None:
+        self.karta = karta
+        self.functions: PodFunctions | None = None
+        self.found = False
+
+    def get(self) -> PodFunctions | None:
+        if not self.found:
+            self.functions = self._find()
+            self.found = True
+        return self.functions
+
+    def _find(self) -> PodFunctions | None:
+        """The definition cache's table, else (when it can keep it, or under ``eager``: see
+        :func:`karta._codegen.due_for_cache`) a table generated now, else None."""
+        expressions = pod_expressions(self.karta)
+        if not expressions or not codegen.enabled():
+            return None
+        key = codegen.definition_key("pods", list(expressions))
+        what = f"pod-side expressions of {self.karta.name or self.karta.root.name or 'a definition'}"
+        if key is not None:
+            from karta.jq.generated_runtime import load_table
+
+            table = load_table(key, what)
+            if table is not None:
+                return table
+        if not codegen.due_for_cache(0, key):
+            return None  # nothing would outlive the process: the evaluator decides, as it always did
+        from karta.jq.codegen import generate_table
+
+        return generate_table(expressions, key=key, what=what) or None
+
+
+_tables: IdentityCache[Karta, _PodTable] = IdentityCache(_PodTable, size=1024)
+
+
+def pod_functions(karta: Karta, evaluator: Evaluator) -> PodFunctions | None:
+    """The generated functions of ``karta``'s pod-side expressions for queriers evaluating with
+    ``evaluator`` (see the module docstring), or None: for an evaluator generated code may not
+    stand in for (:attr:`Evaluator.inlinable`: untrusted definitions run metered), under
+    ``KARTA_CODEGEN=off``, and when the definition cache neither holds nor can keep them."""
+    if not evaluator.inlinable:
+        return None
+    return _tables(karta).get()
+
+
 class PodQuerier:
     """Evaluates the pod-side expressions of a Karta against one pod.
 
-    The pod must not be mutated while the querier is in use (results are cached).
+    The pod must not be mutated while the querier is in use (results are cached). ``functions``
+    (:func:`pod_functions`) run the expressions they hold; every other expression, and every one
+    whose function declines, is evaluated by ``evaluator``.
     """
 
-    def __init__(self, pod: Mapping[str, Any], *, evaluator: Evaluator | None = None) -> None:
+    def __init__(
+        self,
+        pod: Mapping[str, Any],
+        *,
+        evaluator: Evaluator | None = None,
+        functions: PodFunctions | None = None,
+    ) -> None:
         self._pod = pod
         self._evaluator = evaluator if evaluator is not None else Evaluator()
+        self._functions = functions if functions and self._evaluator.inlinable else None
         self._session: Session | None = None
         self._cache: dict[str, list[Any] | JqError] = {}
 
@@ -97,15 +218,37 @@ class PodQuerier:
         if cached is None:
             if self._session is None:
                 self._session = self._evaluator.open_session(self._pod)
+            functions = self._functions
+            fn = functions.get(expression) if functions is not None else None
             try:
                 with self._session:
-                    cached = self._evaluator.evaluate(expression, self._pod)
+                    if fn is not None:
+                        cached = self._generated(fn)
+                    if cached is None:
+                        cached = self._evaluator.evaluate(expression, self._pod)
             except JqError as exc:
                 cached = exc
             self._cache[expression] = cached
         if isinstance(cached, JqError):
             raise cached
         return cached
+
+    def _generated(self, fn: Callable[[Any], list[Any]]) -> list[Any] | None:
+        """The outputs of a generated function on the pod as :meth:`Evaluator.evaluate` returns
+        them, or None when it declines or exceeds the result limit (the evaluator then gives the
+        exact result or error)."""
+        evaluator = self._evaluator
+        try:
+            out = fn(evaluator.input_of(self._pod))
+        except Exception:  # JqFail, RecursionError, or a gap: the general code decides
+            return None
+        if len(out) > evaluator.max_results:
+            return None
+        if float in map(type, out):
+            for i, x in enumerate(out):
+                if x.__class__ is float:
+                    out[i] = normalise_output(x)
+        return out
 
     def _single(self, expression: str, context: str) -> str:
         try:
@@ -129,12 +272,10 @@ class PodQuerier:
             return False
         if not selector.key_path:
             return True
+        results = self._query_for_type(type_expression(selector) or "", component)
         if selector.value is None:
-            results = self._query_for_type(selector.key_path, component)
             return any(r is not None for r in results)
-        # [compat] the comparison is built textually; json.dumps escapes quotes in the value.
-        expression = f"{selector.key_path} == {json.dumps(selector.value)}"
-        return any(r is True for r in self._query_for_type(expression, component))
+        return any(r is True for r in results)
 
     def _query_for_type(self, expression: str, component: ComponentDefinition) -> list[Any]:
         try:

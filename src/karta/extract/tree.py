@@ -35,7 +35,7 @@ from karta._records import record, replace
 from karta.errors import ExtractionError, PodQueryError
 from karta.extract.external import external_selectors, split_external
 from karta.extract.factory import ComponentFactory
-from karta.extract.pods import PodQuerier
+from karta.extract.pods import PodQuerier, pod_functions
 from karta.extract.types import ExtractedInstance, Scale
 from karta.jq import Evaluator
 from karta.model.findings import Finding, Severity
@@ -211,9 +211,11 @@ def build_tree(
     pool = None
     if pods is not None:
         own, external = split_external(external_selectors(factory), [*pods, *external_pods])
-        pool = [PodQuerier(pod, evaluator=evaluator) for pod in own]
+        functions = pod_functions(factory.karta, evaluator) if own or external else None
+        pool = [PodQuerier(pod, evaluator=evaluator, functions=functions) for pod in own]
         builder.external = {
-            name: [PodQuerier(pod, evaluator=evaluator) for pod in found] for name, found in external.items()
+            name: [PodQuerier(pod, evaluator=evaluator, functions=functions) for pod in found]
+            for name, found in external.items()
         }
     root = factory.karta.root
     root_node = builder.node(root, pool, with_children=False) if root.is_pod_bearing else None

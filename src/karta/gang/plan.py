@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from karta._records import record
 from karta.errors import GangError, KartaError, PodQueryError
-from karta.extract.pods import PodQuerier
+from karta.extract.pods import PodQuerier, pod_functions
 from karta.gang._types import FactoryLike
 from karta.gang.compiled import CompiledGang, own_counts, subtree_counts
 from karta.gang.compiled import _compiled as _compiled_gang  # compiled_gang, one call less
@@ -245,7 +245,8 @@ def compute_gang_plan(
     queriers: list[PodQuerier] = []
     if pods:
         evaluator = evaluator if evaluator is not None else _factory_evaluator(factory)
-        queriers = [PodQuerier(pod, evaluator=evaluator) for pod in pods]
+        functions = pod_functions(factory.karta, evaluator)
+        queriers = [PodQuerier(pod, evaluator=evaluator, functions=functions) for pod in pods]
     if compiled.split is not None:  # extension E1
         from karta.gang.split import split_plan
 
@@ -289,7 +290,8 @@ def general_gang_plan(
         return _NO_GANGS
     pods = workload_own_pods(factory, pods)
     evaluator = evaluator if evaluator is not None else _factory_evaluator(factory)
-    queriers = [PodQuerier(pod, evaluator=evaluator) for pod in pods]
+    functions = pod_functions(factory.karta, evaluator) if pods else None
+    queriers = [PodQuerier(pod, evaluator=evaluator, functions=functions) for pod in pods]
     summary = structure_summary(factory.karta)
     if gang.pod_group is not None:
         if gang.pod_group.split is not None:

@@ -29,7 +29,7 @@ declines, and the closures run.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -45,7 +45,16 @@ from karta.jq.operations import BINARY_OPS, MAX_EXACT
 from karta.jq.printer import to_jq
 from karta.jq.syntax import split_iteration  # here for the generators; the evaluator needs it without them
 
-__all__ = ["Emitter", "GeneratedFn", "generate", "generated_cache", "is_single", "restore", "split_iteration"]
+__all__ = [
+    "Emitter",
+    "GeneratedFn",
+    "generate",
+    "generate_table",
+    "generated_cache",
+    "is_single",
+    "restore",
+    "split_iteration",
+]
 
 GeneratedFn = Callable[[Any], list[Any]]
 Continuation = Callable[[str], None]
@@ -927,3 +936,80 @@ def generate(expression: str, node: A.Node) -> GeneratedFn | None:
         generated_cache.clear()
     generated_cache[expression] = fn
     return fn
+
+
+def generate_table(expressions: Sequence[str], *, key: str | None, what: str) -> dict[str, GeneratedFn]:
+    """The generated functions of many expressions, by text, from one source (one function per
+    expression, and ``table()`` returning them by text), kept under ``key`` in karta._codegen's
+    definition cache (None: not kept), where a later process reads the whole table at once
+    (:func:`karta.jq.generated_runtime.load_table`) instead of parsing and generating: the
+    pod-side expressions of a definition (:mod:`karta.extract.pods`).
+
+    Each function is :func:`generate`'s for its expression (the same contract: the closures'
+    outputs, or JqFail). An expression our parser rejects, that the checks refuse, outside the
+    fast path, or whose code is declined (beyond Python's compiler limits too: the others are
+    generated without it), has no function (its evaluation takes the general path); so has every
+    one when generating fails (which raises under ``KARTA_CODEGEN=strict``) or under
+    ``KARTA_CODEGEN=off``."""
+    if not codegen.enabled():
+        return {}
+    try:
+        try:
+            return _table(expressions, key, what)
+        except codegen.Declined as exc:  # one of them beyond the compiler's limits: find which
+            codegen.declined(what, exc)
+            kept = [text for text in expressions if _compiles_alone(text, what)]
+            return _table(kept, key, what)
+    except (Unsupported, RecursionError, codegen.Declined) as exc:  # too large, or too deep
+        codegen.declined(what, exc)
+    except Exception as exc:
+        codegen.failed(what, exc)
+    return {}
+
+
+def _compiles_alone(text: str, what: str) -> bool:
+    try:
+        _table([text], None, what)
+    except codegen.Declined:
+        return False
+    return True
+
+
+def _table(expressions: Sequence[str], key: str | None, what: str) -> dict[str, GeneratedFn]:
+    """:func:`generate_table`'s work; raises Declined for a source beyond the compiler's limits."""
+    from karta.errors import JqError
+    from karta.jq.evaluator import plan_for
+
+    emitter = Emitter(recipes=key is not None)
+    names: dict[str, str] = {}
+    for text in expressions:
+        if text in names:
+            continue
+        try:
+            plan = plan_for(text)
+        except JqError as exc:  # refused by the checks: the evaluation reports it
+            codegen.declined(f"jq {text}", exc)
+            continue
+        if plan.node is None or plan.fast is None:  # libjq's, or a parse error to report
+            continue
+        # what a declined expression added is dropped (its constants' names stay unused)
+        lines, consts, recipes = len(emitter.lines), dict(emitter._consts), emitter.recipes
+        saved = None if recipes is None else dict(recipes)
+        name = f"run_{len(names)}"
+        try:
+            with emitter.block(f"def {name}(v):"):
+                emitter.line("out = []")
+                emitter.emit(plan.node, "v", lambda x: emitter.line(f"out.append({x})"))
+                emitter.line("return out")
+        except (Unsupported, RecursionError) as exc:  # outside the fast path, or too deep
+            del emitter.lines[lines:]
+            emitter._consts, emitter.recipes = consts, saved
+            codegen.declined(f"jq {text}", exc)
+            continue
+        names[text] = name
+    with emitter.block("def table():"):
+        emitter.line("return {" + ", ".join(f"{text!r}: {name}" for text, name in names.items()) + "}")
+    table: dict[str, GeneratedFn] = emitter.build("table", what=what)()
+    if key is not None and emitter.recipes is not None:
+        codegen.store_definition(key, emitter.code, emitter.recipes, emitter.source)
+    return table

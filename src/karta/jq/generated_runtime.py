@@ -25,7 +25,7 @@ from karta.jq.builtin_table import fast_of
 from karta.jq.fastpath.core import EMPTY_ENV, until_error, value_function
 from karta.jq.operations import BINARY_OPS, index_value, iterate_value
 
-__all__ = ["BASE_NAMESPACE", "expression_key", "load_function", "plain_recipe", "restore"]
+__all__ = ["BASE_NAMESPACE", "expression_key", "load_function", "load_table", "plain_recipe", "restore"]
 
 
 def _iterate(v: Any) -> Any:
@@ -186,3 +186,21 @@ def expression_key(expression: str) -> str | None:
     from karta import _codegen as codegen
 
     return codegen.definition_key("jq", expression)
+
+
+def load_table(key: str, what: str) -> dict[str, Callable[[Any], list[Any]]] | None:
+    """The functions of many expressions by text that the definition cache's entry ``key`` holds
+    (:func:`karta.jq.codegen.generate_table` wrote it), or None for a miss or an entry that is not
+    such a table (then the caller generates it, and the entry is written again)."""
+    table = load_function(key, {}, "table", what)
+    if table is None:
+        return None
+    try:
+        functions = table()
+    except Exception:  # a foreign entry: generate
+        return None
+    if functions.__class__ is not dict or not all(
+        text.__class__ is str and callable(fn) for text, fn in functions.items()
+    ):
+        return None
+    return functions

@@ -17,6 +17,7 @@ from karta._records import record
 from karta.errors import KartaError
 from karta.extract import ComponentFactory, PodQuerier
 from karta.extract.external import external_selectors, matches
+from karta.extract.pods import PodFunctions, pod_functions
 from karta.gang import GangPlan, StructureSummary, infer_pod_component, structure_summary
 from karta.jq import Evaluator
 from karta.model import Karta
@@ -67,6 +68,7 @@ def place_pods(
                 sub_group_of.setdefault(member, sub.name)
     summary = structure_summary(karta)
     external = external_selectors(factory) if external_components(karta) else {}
+    functions = pod_functions(karta, evaluator) if pods else None
     out: list[Placement] = []
     for pod in pods:
         # extension E2: a pod an external component selects by labels is that component's
@@ -74,7 +76,7 @@ def place_pods(
         if owner is not None:
             out.append(Placement(pod_name(pod), component=owner, labels=_labels(pod)))
             continue
-        out.append(_place(summary, factory, pod, evaluator, gang_of, sub_group_of))
+        out.append(_place(summary, factory, pod, evaluator, functions, gang_of, sub_group_of))
     return out
 
 
@@ -89,11 +91,12 @@ def _place(
     factory: ComponentFactory,
     pod: Mapping[str, Any],
     evaluator: Evaluator,
+    functions: PodFunctions | None,
     gang_of: dict[str, str],
     sub_group_of: dict[str, str],
 ) -> Placement:
     name = pod_name(pod)
-    querier = PodQuerier(pod, evaluator=evaluator)
+    querier = PodQuerier(pod, evaluator=evaluator, functions=functions)
     labels = _labels(pod)
     gang, sub_group = gang_of.get(name), sub_group_of.get(name)
     try:
