@@ -155,14 +155,18 @@ def test_generated_pod_functions_agree_with_the_general_code_on_every_catalog_de
 
 
 def _placements(karta: Any, obj: dict[str, Any], pods: list[dict[str, Any]]) -> tuple[Any, ...]:
-    """The gang plan of the object and its pods, and where each pod goes."""
+    """The gang plan of the object and its pods, where each pod goes, and the workload tree (what
+    kli describe shows of live pods)."""
+    from karta.extract.tree import build_tree
+
     evaluator = Evaluator(trusted=True)
     factory = ComponentFactory(karta, obj, evaluator=evaluator)
+    tree = _answer(lambda: build_tree(ComponentFactory(karta, obj, evaluator=evaluator), pods))
     try:
         plan = compute_gang_plan(factory, pods, evaluator=evaluator)
     except KartaError as exc:
-        return (str(exc), place_pods(karta, factory, pods, evaluator=evaluator, plan=None))
-    return (plan.to_dict(), place_pods(karta, factory, pods, evaluator=evaluator, plan=plan))
+        return (str(exc), place_pods(karta, factory, pods, evaluator=evaluator, plan=None), tree)
+    return (plan.to_dict(), place_pods(karta, factory, pods, evaluator=evaluator, plan=plan), tree)
 
 
 @needs_corpus
@@ -170,6 +174,7 @@ def test_placements_are_the_same_from_the_definition_cache_and_without_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from karta.catalog import catalog_definition
+    from karta.extract import tree
     from karta.gang import plan as gang_plan
     from karta.jq import codegen
     from karta.report import placement
@@ -192,6 +197,7 @@ def test_placements_are_the_same_from_the_definition_cache_and_without_it(
             with monkeypatch.context() as general:
                 general.setattr(placement, "pod_functions", lambda *_: None)
                 general.setattr(gang_plan, "pod_functions", lambda *_: None)
+                general.setattr(tree, "pod_functions", lambda *_: None)
                 without = _placements(karta, step.obj, pods)
             fresh_tables()
             assert _placements(karta, step.obj, pods) == without, step.id  # generated, then kept
