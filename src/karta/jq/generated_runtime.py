@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import Any
 
 from karta.jq._values import JqFail
-from karta.jq.builtin_table import fast_of
 from karta.jq.fastpath.core import EMPTY_ENV, until_error, value_function
 from karta.jq.operations import BINARY_OPS, index_value, iterate_value
 
@@ -125,6 +124,8 @@ def restore(recipes: Any, extra: Callable[[tuple[Any, ...]], Any] | None = None)
         elif tag == "binary" and len(args) == 1 and args[0] in BINARY_OPS:
             value = BINARY_OPS[args[0]]
         elif tag == "builtin" and len(args) == 2 and args[0].__class__ is str and args[1].__class__ is int:
+            from karta.jq.builtin_table import fast_of  # the table is for this recipe alone
+
             fast = fast_of(args[0], args[1])
             if fast is None or fast.kind != "value":
                 raise ValueError(f"not a value builtin: {args[0]}/{args[1]}")
