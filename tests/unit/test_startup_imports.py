@@ -197,6 +197,8 @@ def test_a_command_on_one_object_reads_one_definition(argv: list[str], tmp_path:
     never = NEVER_FOR_ONE_OBJECT | (
         GENERATORS | NEVER_FOR_READING | COMPILER if argv[0] != "verify" else set()
     )
+    if argv[0] == "gang":  # the builtin table is for cached code naming a builtin (a status function)
+        never |= {"karta.jq.builtin_table"}
     assert not set(result["modules"]) & never, sorted(set(result["modules"]) & never)
 
 
