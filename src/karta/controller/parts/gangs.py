@@ -55,15 +55,14 @@ their workloads.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from karta import extract, model, render
 from karta.controller.runtime.definitions import LiveDefinitions
 from karta.controller.runtime.events import EventRecorder
-from karta.controller.runtime.follow import FollowsTypes
+from karta.controller.runtime.follow import FollowsTypes, Watched
 from karta.controller.runtime.group_writer import MANAGED_SELECTOR, GroupWriter, WriteResult
 from karta.controller.runtime.logs import logger
 from karta.controller.runtime.mappers import namespace_keys, owner_keys
@@ -71,11 +70,11 @@ from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import owner_rules, readable_owner_kinds
 from karta.controller.runtime.quarantine import Quarantine
 from karta.controller.runtime.scope import GangScope, scope_rules
-from karta.controller.runtime.workqueue import WorkQueue, run_workers
+from karta.controller.runtime.workqueue import WorkQueue
 from karta.definitions import StoredDefinition, evaluator_for
 from karta.errors import ClusterError, KartaError
 from karta.gang import compute_gang_plan, gang_format, gangs_follow_pods
-from karta.kube.cache import OWNER_INDEX, SharedCache, Watch
+from karta.kube.cache import OWNER_INDEX, SharedCache
 from karta.kube.client import KubeClient
 from karta.kube.informer import Handler
 from karta.kube.owners import OwnerChains, controller_ref
@@ -112,35 +111,6 @@ class Key:
     def __str__(self) -> str:
         what = "Pod" if self.pod else self.gvk.kind
         return f"{what} {self.namespace}/{self.name}" if self.namespace else f"{what} {self.name}"
-
-
-@dataclass
-class _Watched:
-    """One covered type: its served resource, its definition, its references on the shared cache."""
-
-    resource: ResourceType
-    definition: StoredDefinition | None  # None: the backend's group objects, or pods
-    watches: dict[str | None, Watch] = field(default_factory=dict)
-
-    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
-        key = f"{namespace}/{name}" if namespace else name
-        for ns, watch in self.watches.items():
-            if ns is None or ns == namespace:
-                found = watch.get(key)
-                if found is not None:
-                    return found
-        return None
-
-    def objects(self) -> list[dict[str, Any]]:
-        return [obj for watch in self.watches.values() for obj in watch.objects()]
-
-    @property
-    def synced(self) -> bool:
-        return all(watch.synced.is_set() for watch in self.watches.values())
-
-    def release(self) -> None:
-        for watch in self.watches.values():
-            watch.release()
 
 
 class GangReconciler(FollowsTypes):
@@ -191,9 +161,9 @@ class GangReconciler(FollowsTypes):
         self.queue: WorkQueue[Key] = WorkQueue(CONTROLLER, metrics)
         self.writer = GroupWriter(client, self._group_resources, cache=self)
         self._lock = threading.RLock()
-        self._types: dict[GroupKind, _Watched] = {}
-        self._groups: dict[GVK, _Watched] = {}  # the backend's served group resources
-        self._pods: _Watched | None = None
+        self._types: dict[GroupKind, Watched] = {}
+        self._groups: dict[GVK, Watched] = {}  # the backend's served group resources
+        self._pods: Watched | None = None
         self._top_level = TopLevel(client, (), readable=frozenset())
         self._chains = OwnerChains(client, readable=frozenset())
         self._options: BackendOptions = controller_options(self.backend.name, scheduler_name=scheduler_name)
@@ -211,7 +181,7 @@ class GangReconciler(FollowsTypes):
             watched = self._all_watched()
         return all(w.synced for w in watched)
 
-    def _all_watched(self) -> list[_Watched]:
+    def _all_watched(self) -> list[Watched]:
         return [*self._types.values(), *self._groups.values(), *([self._pods] if self._pods else [])]
 
     def watched_types(self) -> dict[GroupKind, GVK]:
@@ -223,37 +193,14 @@ class GangReconciler(FollowsTypes):
         self._stop = stop
         if self.scope is not None:
             self.scope.listen(self._namespace_changed)
-        workers = threading.Thread(
-            target=run_workers,
-            args=(self.queue, self.reconcile),
-            kwargs={
-                "workers": self.workers,
-                "stop": stop,
-                "controller": CONTROLLER,
-                "metrics": self.metrics,
-            },
-            name=f"{CONTROLLER}-workers",
-            daemon=True,
-        )
-        workers.start()
 
-        def resyncing() -> None:
-            next_resync = time.monotonic() + self.resync_period
-            while not stop.wait(min(0.5, max(0.05, next_resync - time.monotonic()))):
-                if time.monotonic() >= next_resync:
-                    self.resync()
-                    next_resync = time.monotonic() + self.resync_period
-
-        try:
-            self._follow(stop, resyncing)
-        finally:
-            stop.set()
+        def release() -> list[Watched]:
             with self._lock:
                 watched = self._all_watched()
                 self._types, self._groups, self._pods = {}, {}, None
-            for w in watched:
-                w.release()
-            workers.join(timeout=30)
+            return watched
+
+        self._reconcile_following(stop, CONTROLLER, release)
 
     def resync(self) -> None:
         """Every workload of every watched type back into the queue."""
@@ -262,7 +209,7 @@ class GangReconciler(FollowsTypes):
         for w in watched:
             self._enqueue_all(w)
 
-    def _enqueue_all(self, w: _Watched) -> None:
+    def _enqueue_all(self, w: Watched) -> None:
         for obj in w.objects():
             self._enqueue_object(w.resource.gvk, obj)
 
@@ -296,9 +243,9 @@ class GangReconciler(FollowsTypes):
         self._options = self._backend_options(resources)
         readable = readable_owner_kinds(d.karta for d in store.definitions)
         top_level = TopLevel.of(self.client, store, readable=readable)
-        requeue: list[_Watched] = []
-        stopped: list[_Watched] = []
-        started: list[tuple[_Watched, _TypedHandler, dict[str, Any]]] = []
+        requeue: list[Watched] = []
+        stopped: list[Watched] = []
+        started: list[tuple[Watched, _TypedHandler, dict[str, Any]]] = []
         with self._lock:
             self._top_level = top_level
             self._chains = OwnerChains(self.client, readable=readable)
@@ -313,7 +260,7 @@ class GangReconciler(FollowsTypes):
                     requeue.append(current)
             for gk, target in wanted.items():
                 if gk not in self._types:
-                    w = self._types[gk] = _Watched(target.resource, target.definition)
+                    w = self._types[gk] = Watched(target.resource, target.definition)
                     started.append((w, self._workload_handler, {}))
                     _LOG.info(
                         "reconciling type",
@@ -333,7 +280,7 @@ class GangReconciler(FollowsTypes):
                     stopped.append(self._groups.pop(gvk))
             for gvk, rtype in group_gvks.items():
                 if gvk not in self._groups:
-                    w = self._groups[gvk] = _Watched(rtype, None)
+                    w = self._groups[gvk] = Watched(rtype, None)
                     started.append(
                         (
                             w,
@@ -350,7 +297,7 @@ class GangReconciler(FollowsTypes):
                 pod_type = next((r for r in resources if r.gvk == _POD), None)
                 if pod_type is not None:
                     # Full pods, not metadata: the platform metrics read the same cache.
-                    self._pods = _Watched(pod_type, None)
+                    self._pods = Watched(pod_type, None)
                     started.append((self._pods, self._pod_handler, {}))
             elif not alpha and self._pods is not None:
                 stopped.append(self._pods)
@@ -374,7 +321,7 @@ class GangReconciler(FollowsTypes):
         with self._lock:
             return [w.resource for w in self._groups.values()]
 
-    def _synced_groups(self, rtype: ResourceType) -> _Watched | None:
+    def _synced_groups(self, rtype: ResourceType) -> Watched | None:
         with self._lock:
             w = self._groups.get(rtype.gvk)
         return w if w is not None and w.synced else None
@@ -403,7 +350,7 @@ class GangReconciler(FollowsTypes):
 
     def _watch(
         self,
-        w: _Watched,
+        w: Watched,
         handler: _TypedHandler,
         *,
         label_selector: str | None = None,

@@ -10,14 +10,69 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from karta.controller.runtime.definitions import LiveDefinitions
-from karta.kube.cache import SharedCache
+from karta.controller.runtime.workqueue import start_workers
+from karta.definitions import StoredDefinition
+from karta.kube.cache import OWNER_INDEX, SharedCache, Watch
 from karta.kube.client import KubeClient
+from karta.kube.resources import ResourceType
 from karta.kube.tracker import Coverage, CoveredTypes, following
 
-__all__ = ["FollowsTypes"]
+__all__ = ["FollowsTypes", "Watched", "every"]
+
+
+@dataclass
+class Watched:
+    """One followed type: its served resource, its definition (None: a resource the part reads
+    for itself, such as group objects or pods), its references on the shared cache (one per
+    watched namespace, None: all)."""
+
+    resource: ResourceType
+    definition: StoredDefinition | None
+    watches: dict[str | None, Watch] = field(default_factory=dict)
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        key = f"{namespace}/{name}" if namespace else name
+        for ns, watch in self.watches.items():
+            if ns is None or ns == namespace:
+                found = watch.get(key)
+                if found is not None:
+                    return found
+        return None
+
+    def objects(self) -> list[dict[str, Any]]:
+        return [obj for watch in self.watches.values() for obj in watch.objects()]
+
+    def owned(self, namespace: str, uid: str) -> list[dict[str, Any]]:
+        """The cached objects of ``namespace`` owned by ``uid`` (the watches keep :data:`OWNER_INDEX`)."""
+        return [
+            obj
+            for watch in self.watches.values()
+            for obj in watch.by_index(OWNER_INDEX, uid)
+            if (obj.get("metadata") or {}).get("namespace") == namespace
+        ]
+
+    @property
+    def synced(self) -> bool:
+        return all(watch.synced.is_set() for watch in self.watches.values())
+
+    def release(self) -> None:
+        for watch in self.watches.values():
+            watch.release()
+
+
+def every(stop: threading.Event, period: Callable[[], float], body: Callable[[], None]) -> None:
+    """Run ``body`` every ``period()`` seconds until ``stop`` (a part's resync)."""
+    next_run = time.monotonic() + period()
+    while not stop.wait(min(0.5, max(0.05, next_run - time.monotonic()))):
+        if time.monotonic() >= next_run:
+            body()
+            next_run = time.monotonic() + period()
 
 
 class FollowsTypes:
@@ -74,6 +129,30 @@ class FollowsTypes:
         coverage = self.tracker.refresh()
         if coverage is not None and not self._subscribed:
             self._coverage(coverage)
+
+    def _reconcile_following(
+        self, stop: threading.Event, controller: str, release: Callable[[], list[Watched]]
+    ) -> None:
+        """A reconciler's ``run`` (the part has ``queue``, ``reconcile``, ``workers``, ``metrics``,
+        ``resync`` and ``resync_period``): the workers draining the queue, the types followed, a
+        resync every ``resync_period`` seconds until ``stop``; then the references ``release()``
+        hands back (the part forgets them) released and the workers joined."""
+        part: Any = self
+        threads = start_workers(
+            part.queue,
+            part.reconcile,
+            workers=part.workers,
+            stop=stop,
+            controller=controller,
+            metrics=part.metrics,
+        )
+        try:
+            self._follow(stop, lambda: every(stop, lambda: float(part.resync_period), part.resync))
+        finally:
+            stop.set()
+            for w in release():
+                w.release()
+            threads.join(timeout=30)
 
     def _follow(self, stop: threading.Event, body: Callable[[], None]) -> None:
         """Run the owned cache and tracker, hear every coverage, run ``body`` until it returns."""

@@ -32,7 +32,7 @@ from typing import Generic, TypeVar
 from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 
-__all__ = ["WORKER_NICENESS", "WorkQueue", "lower_thread_priority", "run_workers"]
+__all__ = ["WORKER_NICENESS", "WorkQueue", "lower_thread_priority", "run_workers", "start_workers"]
 
 WORKER_NICENESS = 10
 
@@ -175,6 +175,27 @@ class WorkQueue(Generic[K]):
     def shutting_down(self) -> bool:
         with self._cond:
             return self._shutting_down
+
+
+def start_workers(
+    queue: WorkQueue[K],
+    reconcile: Callable[[K], float | None],
+    *,
+    workers: int,
+    stop: threading.Event,
+    controller: str,
+    metrics: Metrics | None = None,
+) -> threading.Thread:
+    """:func:`run_workers` on a daemon thread of its own, started (join it after ``stop``)."""
+    thread = threading.Thread(
+        target=run_workers,
+        args=(queue, reconcile),
+        kwargs={"workers": workers, "stop": stop, "controller": controller, "metrics": metrics},
+        name=f"{controller}-workers",
+        daemon=True,
+    )
+    thread.start()
+    return thread
 
 
 def run_workers(
