@@ -7,8 +7,11 @@ and checked by the tests (``--check``, ``tests/unit/chart``):
   generated from the model), which ``templates/crd.yaml`` renders with the chart's labels;
 * ``files/rbac.yaml``: for each gang backend, the ClusterRole rules that depend on the
   definitions: the built-in catalog's workload kinds, their pods and owners, the backend's group
-  objects (:func:`karta.controller.rbac.workload_rules`, on :func:`karta.rbac.build_rbac`); and
-  the read-only rules of ``--ui`` (:func:`karta.controller.rbac.ui_rules`);
+  objects (:func:`karta.controller.rbac.workload_rules`, on :func:`karta.rbac.build_rbac`); the
+  read-only rules of ``--ui`` (:func:`karta.controller.rbac.ui_rules`); and for ``kueue.enabled``
+  the rules of ``--kueue`` (:func:`karta.controller.rbac.kueue_rules`) and the suspend webhook's
+  rules (:func:`karta.controller.parts.kueue.webhook.webhook_rules`), both for the catalog with no
+  ``--kueue-native`` framework;
 * the ``backend`` enum of ``values.schema.json``: karta-controller's ``--backend`` choices, from the
   gang-backend registry (:data:`karta.controller.options.BACKENDS`);
 * the README's table of chart values, from ``values.yaml`` (defaults) and ``values.schema.json``
@@ -29,7 +32,8 @@ import yaml
 
 from karta.catalog import catalog_definitions
 from karta.controller.options import BACKENDS
-from karta.controller.rbac import ui_rules, workload_rules
+from karta.controller.parts.kueue.webhook import webhook_rules
+from karta.controller.rbac import kueue_rules, ui_rules, workload_rules
 from karta.crd import render_crd_yaml
 from karta.render.backends import NO_BACKEND
 
@@ -70,8 +74,9 @@ def crd_text() -> str:
 
 
 def rbac_text() -> str:
-    """``files/rbac.yaml``: ``backends: {name: [rule, ...]}`` for every backend but ``none``, and
-    ``ui: [rule, ...]``, what ``--ui`` reads (:func:`karta.controller.rbac.ui_rules`)."""
+    """``files/rbac.yaml``: ``backends: {name: [rule, ...]}`` for every backend but ``none``,
+    ``ui: [rule, ...]``, what ``--ui`` reads (:func:`karta.controller.rbac.ui_rules`), and
+    ``kueue: {rules, webhookRules}`` (``--kueue``: its RBAC and the suspend webhook's rules)."""
     kartas = catalog_definitions()
     backends: dict[str, Any] = {}
     notes: set[str] = set()
@@ -81,7 +86,11 @@ def rbac_text() -> str:
         rules, found = workload_rules(kartas, backend=backend)
         backends[backend] = rules
         notes.update(found)
-    generated = {"backends": backends, "ui": ui_rules(kartas)}
+    generated = {
+        "backends": backends,
+        "ui": ui_rules(kartas),
+        "kueue": {"rules": kueue_rules(kartas), "webhookRules": webhook_rules(kartas)},
+    }
     body = yaml.safe_dump(generated, sort_keys=False, default_flow_style=None, width=100)
     guessed = sorted({note.partition(":")[0] for note in notes})
     lines = textwrap.wrap(", ".join(guessed), width=96, initial_indent="#   ", subsequent_indent="#   ")

@@ -161,6 +161,8 @@ def build(
         manager.add(installer, leader_only=True)
     if options.backend != "none":
         _add_gang_reconciler(controller)
+    if options.kueue:
+        _add_kueue(controller)
     if options.enable_webhook:
         certs = CertFiles(options.webhook_cert_dir)
         _add_tls_and_registration(controller, certs)
@@ -173,7 +175,7 @@ def build(
             _add_escaped_pods(controller, binder or _pod_binder(controller)[0])
     if options.ui:
         _add_ui(controller)
-    if options.ui or options.backend != "none":
+    if options.ui or options.backend != "none" or options.kueue:
         # The types the gang reconciler and the platform metrics follow (leader-only), and the web
         # view on every replica.
         manager.add(types, leader_only=not options.ui)
@@ -223,6 +225,13 @@ def _add_webhook_server(controller: Controller, certs: CertFiles) -> PodBinder |
         karta_cache = controller.cache.watch(KARTA_RESOURCE, on_error=on_error).informer
         manager.add_ready_check("karta-webhook-cache", lambda: karta_cache.synced.is_set() or absent.is_set())
     KartaWebhooks(karta_cache.objects).register(server)
+    if options.kueue:
+        from karta.controller.parts.kueue.webhook import PATH as KUEUE_PATH
+        from karta.controller.parts.kueue.webhook import KueueSuspend
+
+        server.register(
+            KUEUE_PATH, "kueue-suspend", KueueSuspend(lambda: definitions.store, native=options.kueue_native)
+        )
     if options.backend == "none":
         return None
     binder, admission_client = _pod_binder(controller)
@@ -358,9 +367,53 @@ def _add_tls_and_registration(controller: Controller, files: CertFiles) -> None:
         controller.parts["certs"] = mounted
         controller.manager.add(mounted)
     if options.register_webhooks:
-        registration = Registration(client, options, namespace=namespace, bundle=bundle)
+        registration = Registration(
+            client, options, namespace=namespace, bundle=bundle, kueue_rules=_kueue_rules(controller)
+        )
         controller.parts["registration"] = registration
         controller.manager.add(registration)
+
+
+def _kueue_rules(controller: Controller) -> Callable[[], list[dict[str, object]]] | None:
+    """With ``--kueue``: the suspend webhook's rules from the live definitions, each kind's plural
+    as discovery serves it (a kind not served has no rule)."""
+    if not controller.options.kueue:
+        return None
+    from karta.controller.parts.kueue.webhook import webhook_rules
+    from karta.model.gvk import GVK
+
+    client, definitions, native = controller.client, controller.definitions, controller.options.kueue_native
+
+    def plural(gvk: GVK) -> str | None:
+        found = client.discovery.find(*gvk)
+        return found.plural if found is not None else None
+
+    return lambda: webhook_rules(
+        [d.karta for d in definitions.store.visible() if d.valid], native=native, plural=plural
+    )
+
+
+def _add_kueue(controller: Controller) -> None:
+    """``--kueue``: the Kueue reconciler, leader-only, on the shared cache and tracker; ready once
+    its informers synced (a standby replica is ready without them)."""
+    from karta.controller.parts.kueue.reconciler import KueueReconciler
+
+    options, manager = controller.options, controller.manager
+    kueue = KueueReconciler(
+        controller.client,
+        definitions=controller.definitions,
+        metrics=controller.metrics,
+        events=controller.events,
+        native=options.kueue_native,
+        namespaces=options.namespaces,
+        workers=options.workers,
+        resync_period=options.resync_period,
+        cache=controller.cache,
+        tracker=controller.types,
+    )
+    controller.parts["kueue"] = kueue
+    manager.add(kueue, leader_only=True)
+    manager.add_ready_check("kueue", lambda: not manager.leading or kueue.ready())
 
 
 def _elector(options: Options, client: KubeClient) -> Elector:

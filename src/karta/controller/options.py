@@ -63,6 +63,8 @@ class Options:
     workers: int = 4
     quarantine_budget_breaches: int = 5
     quarantine_window: float = 60.0
+    kueue: bool = False
+    kueue_native: tuple[str, ...] = ()
     ui: bool = False
     ui_bind_address: str = ":8082"
     # The webhooks in a child process; only where build() may spawn one (karta.controller.main).
@@ -227,6 +229,22 @@ def parser() -> argparse.ArgumentParser:
         help="the window of --quarantine-budget-breaches (default 60)",
     )
     a(
+        "--kueue",
+        action="store_true",
+        help="be Kueue's adapter for every covered kind it can manage (docs/kueue.md): workloads "
+        "labelled kueue.x-k8s.io/queue-name are suspended at creation (with --enable-webhook), "
+        "get a Kueue Workload, and are started on admission, stopped on eviction",
+    )
+    a(
+        "--kueue-native",
+        action="append",
+        dest="kueue_native",
+        default=[],
+        metavar="FRAMEWORK",
+        help="a Kueue built-in framework (e.g. batch/job) Kueue's configuration keeps: its kind is "
+        "left to Kueue (repeatable; as python -m karta.kueue.config --native)",
+    )
+    a(
         "--ui",
         action="store_true",
         help="serve the read-only web view and JSON API of every workload (docs/ui.md) on "
@@ -251,6 +269,13 @@ def parse(argv: list[str] | None = None) -> tuple[Options, bool]:
     values = {k: v for k, v in vars(ns).items() if k != "version"}
     values["namespaces"] = tuple(values["namespaces"])
     values["exclude_namespaces"] = tuple(values["exclude_namespaces"])
+    values["kueue_native"] = tuple(values["kueue_native"])
+    from karta.kueue.config import KueueConfigError, kueue_integrations
+
+    try:
+        kueue_integrations((), native=values["kueue_native"])
+    except KueueConfigError as exc:
+        parser().error(f"--kueue-native: {exc}")
     if values["workers"] < 1:
         parser().error("--workers must be at least 1")
     if values["quarantine_budget_breaches"] < 0:

@@ -22,6 +22,8 @@ Each module that makes the calls declares its rules, from plain values (a part n
   :func:`~karta.controller.runtime.crds.crd_rules`);
 * Events create, patch (Warning events on Kartas in ``default`` and on workloads anywhere:
   :func:`~karta.controller.runtime.events.event_rules`);
+* ``--kueue``: :func:`~karta.controller.parts.kueue.reconciler.kueue_rules` (the managed kinds
+  read and updated, Kueue's Workloads, ResourceFlavors, priority classes, pods; docs/kueue.md 8);
 * ``--ui`` (the web view, docs/ui.md; read-only, wired by :mod:`karta.controller.main`, not a
   part): :func:`ui_rules`;
 * ``--webhook-cert-mode auto``: the certificate Secret in the controller's namespace and get and
@@ -44,6 +46,7 @@ from karta.controller.parts.catalog_install import catalog_install_rules
 from karta.controller.parts.certs import cert_rules
 from karta.controller.parts.gangs import workload_rules
 from karta.controller.parts.kartas.operator import operator_rules
+from karta.controller.parts.kueue.reconciler import kueue_rules
 from karta.controller.registration import registration_rules
 from karta.controller.runtime.crds import crd_rules
 from karta.controller.runtime.definitions import definitions_rules
@@ -59,6 +62,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ControllerRBAC",
     "controller_rbac",
+    "kueue_rules",
     "owner_kinds",
     "ui_rules",
     "workload_rules",
@@ -108,6 +112,8 @@ def controller_rbac(
     cluster += [*crd_rules(), *event_rules()]
     if options.ui:
         cluster += ui_rules(kartas, plurals=plurals)
+    if options.kueue:
+        cluster += kueue_rules(kartas, native=options.kueue_native, plurals=plurals)
     namespaced: list[dict[str, Any]] = []
     configurations = (
         ("mutatingwebhookconfigurations", options.mutating_webhook_name),

@@ -24,17 +24,19 @@ from __future__ import annotations
 
 import base64
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from karta.controller.options import Options
 from karta.controller.parts.kartas.webhooks import MUTATE_PATH as KARTA_MUTATE_PATH
 from karta.controller.parts.kartas.webhooks import VALIDATE_PATH as KARTA_VALIDATE_PATH
+from karta.controller.parts.kueue.webhook import PATH as KUEUE_MUTATE_PATH
+from karta.controller.parts.kueue.webhook import kueue_webhook
 from karta.controller.parts.pod_binding.admission import PATH as POD_MUTATE_PATH
 from karta.controller.parts.pod_binding.admission import pod_webhook
 from karta.controller.runtime.logs import logger
 from karta.controller.runtime.scope import excluded_namespaces
-from karta.errors import ClusterError
+from karta.errors import ClusterError, KartaError
 from karta.gang.scope import namespace_selector
 from karta.kube.client import KubeClient
 from karta.rbac import rule
@@ -42,6 +44,7 @@ from karta.rbac import rule
 __all__ = [
     "KARTA_MUTATE_PATH",
     "KARTA_VALIDATE_PATH",
+    "KUEUE_MUTATE_PATH",
     "POD_MUTATE_PATH",
     "Registration",
     "registration_rules",
@@ -87,11 +90,14 @@ def webhook_configurations(
     namespace: str,
     ca_bundle: bytes | None = None,
     excluded: tuple[str, ...] | None = None,
+    kueue_rules: Sequence[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """The MutatingWebhookConfiguration and the ValidatingWebhookConfiguration, in that order.
     ``namespace``: the controller's (``--webhook-namespace``, else the client's); ``excluded``: the
     namespaces never gang-scheduled (:func:`karta.controller.runtime.scope.excluded_namespaces`;
-    None: ``--exclude-namespace`` and ``namespace``, as the chart, which runs in the cluster)."""
+    None: ``--exclude-namespace`` and ``namespace``, as the chart, which runs in the cluster);
+    ``kueue_rules``: with ``--kueue``, the suspend webhook's rules
+    (:func:`karta.controller.parts.kueue.webhook.webhook_rules`; none: no entry)."""
     if excluded is None:
         excluded = (*options.exclude_namespaces, namespace)
 
@@ -121,6 +127,8 @@ def webhook_configurations(
                 namespace_selector=namespace_selector(options.gang_scope, excluded=excluded),
             )
         )
+    if options.kueue and kueue_rules:
+        mutating.append(kueue_webhook(client_config=cc(KUEUE_MUTATE_PATH), rules=kueue_rules))
     validating: list[dict[str, Any]] = [
         {
             "name": "vkarta.run.ai",
@@ -197,20 +205,23 @@ class Registration:
         namespace: str | None,
         bundle: Callable[[], bytes | None],
         interval: float = 5.0,
+        kueue_rules: Callable[[], Sequence[Mapping[str, Any]]] | None = None,
     ) -> None:
         self.client = client
         self.options = options
         self.namespace = namespace
         self.bundle = bundle
         self.interval = interval
+        self.kueue_rules = kueue_rules  # read each round: a new definition or CRD changes them
         self.registered = threading.Event()
 
     def run(self, stop: threading.Event) -> None:
-        applied: bytes | None = None
+        applied: tuple[bytes, list[Any]] | None = None
         failures = 0
         while not stop.is_set():
             bundle = self.bundle()
-            if bundle is not None and bundle != applied:
+            rules = self._kueue_rules()
+            if bundle is not None and (bundle, rules) != applied:
                 try:
                     apply(
                         self.client,
@@ -219,6 +230,7 @@ class Registration:
                             namespace=self.namespace or self.client.namespace,
                             ca_bundle=bundle,
                             excluded=excluded_namespaces(self.options.exclude_namespaces, client=self.client),
+                            kueue_rules=rules,
                         ),
                     )
                 except ClusterError as exc:
@@ -227,7 +239,7 @@ class Registration:
                     stop.wait(min(30.0, 0.5 * 2 ** min(failures, 6)))
                     continue
                 failures = 0
-                applied = bundle
+                applied = (bundle, rules)
                 self.registered.set()
                 _LOG.info(
                     "webhooks registered",
@@ -237,3 +249,12 @@ class Registration:
                     },
                 )
             stop.wait(self.interval if applied is not None else 0.2)
+
+    def _kueue_rules(self) -> list[Any]:
+        if self.kueue_rules is None or not self.options.kueue:
+            return []
+        try:
+            return list(self.kueue_rules())
+        except KartaError as exc:
+            _LOG.warning("cannot compute the Kueue webhook's rules", extra={"error": str(exc)})
+            return []

@@ -109,6 +109,13 @@ class Metrics:
             ["group", "kind"],
             registry=r,
         )
+        self.kueue_actions = Counter(
+            "karta_kueue_actions",
+            "What the Kueue part did to workloads and Workloads (created, updated, deleted, started, "
+            "stopped, released, finished, failed-to-start, finalizer-dropped).",
+            ["action"],
+            registry=r,
+        )
         self.webhook_requests = Counter(
             "karta_webhook_requests",
             "Admission requests per webhook and outcome (allowed, patched, denied, error).",

@@ -1,0 +1,608 @@
+"""The Kueue reconciler (docs/kueue.md sections 2 and 9.3): Kueue's ``ReconcileGenericJob`` loop
+(``pkg/controller/jobframework/reconciler.go``, v0.17.0) for every top-level workload of a managed
+kind (:func:`~karta.controller.parts.kueue.webhook.managed`) that carries the
+``kueue.x-k8s.io/queue-name`` label.
+
+Types come from the shared covered-types tracker; each managed type and Kueue's Workloads get a
+reference on the shared cache (the Workloads indexed by owner UID, so that a Workload's change
+brings its workload back to the queue). Keys are (GVK, namespace, name), deduplicated and retried
+with back-off on API errors, every key again each ``resync_period``.
+
+One reconcile, in Kueue's order (the library decides, this module reads and writes):
+
+1. the workload gone or being deleted: its Workloads' finalizer ``kueue.x-k8s.io/resource-in-use``
+   dropped (the owner reference deletes them);
+2. a Workload being deleted (by hand): the workload stopped (``patches.stop``), then the finalizer
+   dropped; a new Workload is made on the next round;
+3. a finished Workload: the finalizer dropped;
+4. the workload Completed / Failed (``finished.finished_condition``): the Workload's ``Finished``;
+5. no Workload: a running workload is stopped first; once none of its pods is active
+   (``activity.is_active``) the Workload is created (``workload.build_workload``, ``priority``
+   read from the WorkloadPriorityClass or PriorityClass ``priority_class_ref`` names);
+6. not ``equivalent``: the spec updated while suspended and without quota, else the workload
+   stopped and the Workload deleted (and made again);
+7. ``Evicted`` or not admitted while running: ``patches.stop``; once no pod is active, the quota
+   reservation released in the Workload's status (admission null, ``QuotaReserved`` False/Pending,
+   ``Admitted`` False/NoReservation, ``Requeued`` True), as Kueue leaves to an external framework's
+   controller;
+8. admitted and suspended: the ResourceFlavors read, ``admission.admission_infos``,
+   ``patches.start``, the workload updated. A ``KueueError`` or ``WriteBackError`` is permanent:
+   the Workload ``Finished`` with reason ``FailedToStart`` and a Warning event.
+
+Writes to the workload are full updates (PUT) with its resourceVersion: a conflict is retried.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from karta import extract
+from karta.controller.parts.kueue.webhook import managed, manages
+from karta.controller.runtime.definitions import LiveDefinitions
+from karta.controller.runtime.events import EventRecorder
+from karta.controller.runtime.follow import FollowsTypes, Watched
+from karta.controller.runtime.logs import logger
+from karta.controller.runtime.mappers import owner_keys
+from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.owners import owner_rules
+from karta.controller.runtime.workqueue import WorkQueue
+from karta.definitions import evaluator_for
+from karta.errors import ApiError, ClusterError, KartaError, KueueError, WriteBackError
+from karta.kube.cache import OWNER_INDEX, SharedCache
+from karta.kube.client import KubeClient
+from karta.kube.informer import Handler
+from karta.kube.resources import ResourceType
+from karta.kube.tracker import Coverage, CoveredTypes, same_definition
+from karta.kube.workloads import workload_pods
+from karta.kueue import names
+from karta.kueue.activity import is_active
+from karta.kueue.admission import admission_infos
+from karta.kueue.finished import finished_condition
+from karta.kueue.patches import is_suspended, start, stop
+from karta.kueue.workload import build_workload, equivalent, priority_class_ref
+from karta.model import Karta
+from karta.model.gvk import GVK, GroupKind
+from karta.model.names import plural_guess
+from karta.rbac import READ_VERBS, rule
+
+__all__ = ["CONTROLLER", "Key", "KueueReconciler", "kueue_rules"]
+
+CONTROLLER: Final = "kueue"
+_LOG = logger(CONTROLLER)
+WORKLOADS = GroupKind("kueue.x-k8s.io", "Workload")
+_ACTIVE_RECHECK_S: Final = (
+    2.0  # pods are not watched: how soon an evicted workload's pods are looked at again
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    gvk: GVK
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.gvk.kind} {self.namespace}/{self.name}"
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if isinstance(c, Mapping) and c.get("type") == kind:
+            return c
+    return {}
+
+
+def _true(obj: Mapping[str, Any], kind: str) -> bool:
+    return _condition(obj, kind).get("status") == "True"
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _with_conditions(obj: Mapping[str, Any], new: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The Workload's conditions with ``new`` replacing those of their types (a transition time kept
+    when the status does not change)."""
+    old = {
+        c.get("type"): c for c in (obj.get("status") or {}).get("conditions") or [] if isinstance(c, Mapping)
+    }
+    replaced = {c["type"] for c in new}
+    out = [dict(c) for t, c in old.items() if t not in replaced]
+    now = _now()
+    for c in new:
+        previous = old.get(c["type"]) or {}
+        stamp = previous.get("lastTransitionTime") if previous.get("status") == c["status"] else None
+        out.append({**c, "lastTransitionTime": stamp or now})
+    return out
+
+
+class KueueReconciler(FollowsTypes):
+    """The Kueue reconciler as a leader-only manager part (``run`` blocks until ``stop``)."""
+
+    name = CONTROLLER
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        definitions: LiveDefinitions,
+        metrics: Metrics,
+        events: EventRecorder,
+        native: Sequence[str] = (),
+        namespaces: tuple[str, ...] = (),
+        workers: int = 4,
+        resync_period: float = 600.0,
+        types_interval: float = 30.0,
+        informer_retry_s: float = 5.0,
+        cache: SharedCache | None = None,
+        tracker: CoveredTypes | None = None,
+    ) -> None:
+        self.client = client
+        self._init_following(
+            client,
+            definitions,
+            cache=cache,
+            tracker=tracker,
+            types_interval=types_interval,
+            retry_s=informer_retry_s,
+            log=_LOG,
+        )
+        self.definitions = definitions
+        self.metrics = metrics
+        self.events = events
+        self.native = tuple(native)
+        self.namespaces: tuple[str | None, ...] = tuple(namespaces) or (None,)
+        self.workers = workers
+        self.resync_period = resync_period
+        self.queue: WorkQueue[Key] = WorkQueue(CONTROLLER, metrics)
+        self._lock = threading.RLock()
+        self._types: dict[GroupKind, Watched] = {}
+        self._workloads: Watched | None = None
+        self._refreshed = threading.Event()
+        self._ineligible_reported: set[tuple[str, str]] = set()
+
+    # -- readiness ------------------------------------------------------------------------------
+    def ready(self) -> bool:
+        if not self._refreshed.is_set():
+            return False
+        with self._lock:
+            watched = [*self._types.values(), *([self._workloads] if self._workloads else [])]
+        return all(w.synced for w in watched)
+
+    def watched_types(self) -> dict[GroupKind, GVK]:
+        with self._lock:
+            return {gk: w.resource.gvk for gk, w in self._types.items()}
+
+    # -- running --------------------------------------------------------------------------------
+    def run(self, stop: threading.Event) -> None:
+        def release() -> list[Watched]:
+            with self._lock:
+                watched = [*self._types.values(), *([self._workloads] if self._workloads else [])]
+                self._types, self._workloads = {}, None
+            return watched
+
+        self._reconcile_following(stop, CONTROLLER, release)
+
+    def resync(self) -> None:
+        with self._lock:
+            watched = list(self._types.values())
+        for w in watched:
+            for obj in w.objects():
+                self._enqueue(w.resource.gvk, obj)
+
+    def _enqueue(self, gvk: GVK, obj: Mapping[str, Any]) -> None:
+        meta = _meta(obj)
+        self.queue.add(Key(gvk, str(meta.get("namespace") or ""), str(meta.get("name") or "")))
+
+    # -- types ----------------------------------------------------------------------------------
+    def _coverage(self, coverage: Coverage) -> None:
+        wanted = {gk: c for gk, c in coverage.types.items() if managed(c.definition, self.native)}
+        self._report_ineligible(coverage)
+        workload_type = next(
+            (
+                r
+                for r in coverage.resources
+                if r.group == WORKLOADS.group and r.plural == "workloads" and r.version == "v1beta2"
+            ),
+            None,
+        )
+        stopped: list[Watched] = []
+        started: list[tuple[Watched, Any, tuple[str, ...]]] = []
+        requeue: list[Watched] = []
+        with self._lock:
+            for gk in list(self._types):
+                current, target = self._types[gk], wanted.get(gk)
+                if target is None or target.resource.gvk != current.resource.gvk:
+                    stopped.append(self._types.pop(gk))
+                    _LOG.info("type no longer queued through Kueue", extra={"type": current.resource.token})
+                elif current.definition is None or not same_definition(current.definition, target.definition):
+                    current.definition = target.definition
+                    requeue.append(current)
+            for gk, target in wanted.items():
+                if gk not in self._types:
+                    w = self._types[gk] = Watched(target.resource, target.definition)
+                    started.append((w, self._workload_handler, ()))
+                    _LOG.info(
+                        "queueing type through Kueue",
+                        extra={"type": target.resource.token, "definition": target.definition.name},
+                    )
+            if workload_type is None and self._workloads is not None:
+                stopped.append(self._workloads)
+                self._workloads = None
+            elif workload_type is not None and self._workloads is None:
+                self._workloads = Watched(workload_type, None)
+                started.append((self._workloads, self._kueue_workload_handler, (OWNER_INDEX,)))
+        for w in stopped:
+            w.release()
+        for w, handler, indexes in started:
+            for ns in self.namespaces if w.resource.namespaced else (None,):
+                w.watches[ns] = self.cache.watch(
+                    w.resource, namespace=ns, handler=_bound(handler, w.resource), indexes=indexes
+                )
+        for w in requeue:
+            for obj in w.objects():
+                self._enqueue(w.resource.gvk, obj)
+        self._refreshed.set()
+
+    def _report_ineligible(self, coverage: Coverage) -> None:
+        """A covered definition with suspend actions that karta cannot manage whole: logged once
+        per definition and reason (its workloads are never half-managed)."""
+        from karta.kueue.config import suspendable
+        from karta.kueue.eligibility import eligibility
+
+        for c in coverage.types.values():
+            d = c.definition
+            if not d.valid or not suspendable(d.karta):
+                continue
+            reason = eligibility(d.karta).reason
+            if reason is None or (d.name, reason) in self._ineligible_reported:
+                continue
+            self._ineligible_reported.add((d.name, reason))
+            _LOG.warning(
+                "definition not queued through Kueue", extra={"definition": d.name, "reason": reason}
+            )
+
+    # -- event handlers -------------------------------------------------------------------------
+    def _workload_handler(self, rtype: ResourceType, kind: str, obj: dict[str, Any], _old: Any) -> None:
+        self._enqueue(rtype.gvk, obj)
+
+    def _kueue_workload_handler(
+        self, _rtype: ResourceType, _kind: str, obj: dict[str, Any], _old: Any
+    ) -> None:
+        with self._lock:
+            reconciled = {gk: w.resource.gvk for gk, w in self._types.items()}
+        for gvk, ns, name in owner_keys(obj, reconciled):
+            self.queue.add(Key(gvk, ns, name))
+
+    # -- reconcile ------------------------------------------------------------------------------
+    def reconcile(self, key: Key) -> float | None:
+        with self._lock:
+            w = self._types.get(key.gvk.group_kind)
+            workloads = self._workloads
+        if w is None or w.definition is None or workloads is None:
+            return None
+        obj = w.get(key.namespace, key.name)
+        if obj is None or _meta(obj).get("deletionTimestamp"):
+            self._release_orphans(workloads, key)
+            return None
+        meta = _meta(obj)
+        labels = meta.get("labels") or {}
+        if not labels.get(names.QUEUE_LABEL):
+            return None
+        if any(isinstance(r, Mapping) and r.get("controller") for r in meta.get("ownerReferences") or []):
+            return None  # not top-level: its owner is the one queued
+        definition = w.definition
+        factory = extract.ComponentFactory(definition.karta, obj, evaluator=evaluator_for(definition))
+        owned = [o for o in workloads.owned(key.namespace, str(meta.get("uid") or "")) if _owns(o, meta)]
+        try:
+            return self._reconcile(key, w, workloads, obj, factory, owned)
+        except (KueueError, WriteBackError) as exc:
+            admitted = next((o for o in owned if _true(o, names.ADMITTED)), None)
+            if admitted is not None:
+                self._failed_to_start(obj, workloads, admitted, str(exc))
+            else:
+                self.events.warning(obj, "KueueWorkloadFailed", f"karta cannot queue it through Kueue: {exc}")
+            return None
+        except ClusterError:
+            raise
+        except KartaError as exc:
+            self.events.warning(obj, "KueueWorkloadFailed", f"karta cannot queue it through Kueue: {exc}")
+            return None
+
+    def _reconcile(
+        self,
+        key: Key,
+        w: Watched,
+        workloads: Watched,
+        obj: dict[str, Any],
+        factory: extract.ComponentFactory,
+        owned: list[dict[str, Any]],
+    ) -> float | None:
+        suspended = is_suspended(factory)
+        # 2. a Workload being deleted (by hand): stop, then drop its finalizer.
+        for going in owned:
+            if _meta(going).get("deletionTimestamp"):
+                if not suspended:
+                    self._update(w, obj, stop(factory, going), "stopped", "its Workload is being deleted")
+                    return None
+                self._drop_finalizer(workloads, going)
+                return None
+        # Several Workloads: keep the first (Kueue's ensureOneWorkload), delete the others.
+        wl = owned[0] if owned else None
+        for extra in owned[1:]:
+            self._delete(workloads, extra)
+        # 3. finished
+        if wl is not None and _true(wl, names.FINISHED):
+            self._drop_finalizer(workloads, wl)
+            return None
+        # 4. the workload finished
+        done = finished_condition(factory, observed_generation=_meta(wl).get("generation") if wl else None)
+        if done is not None:
+            if wl is not None:
+                self._set_conditions(workloads, wl, [done])
+                self.metrics.kueue_actions.labels(action="finished").inc()
+            return None
+        # 5. no Workload
+        if wl is None:
+            if not suspended:
+                self._update(w, obj, stop(factory, None), "stopped", "it has no Kueue Workload yet")
+                return None
+            if self._active(obj):
+                return _ACTIVE_RECHECK_S
+            built = build_workload(factory, priority=self._priority(factory))
+            self.client.create(built.obj, namespace=key.namespace)
+            self.metrics.kueue_actions.labels(action="created").inc()
+            self.events.normal(
+                obj, "KueueWorkloadCreated", f"created Kueue Workload {built.obj['metadata']['name']}"
+            )
+            return None
+        admitted = _true(wl, names.ADMITTED)
+        reserved = _true(wl, names.QUOTA_RESERVED)
+        # 6. not equivalent
+        built = build_workload(factory, priority=self._priority(factory))
+        if not equivalent(wl, built, admitted=admitted):
+            if suspended and not reserved:
+                fresh = dict(wl)
+                fresh["spec"] = built.obj["spec"]
+                fresh["metadata"] = {**_meta(wl), "annotations": built.obj["metadata"].get("annotations")}
+                self.client.request_json("PUT", _path(workloads.resource, wl), body=fresh)
+                self.metrics.kueue_actions.labels(action="updated").inc()
+                return None
+            if not suspended:
+                self._update(w, obj, stop(factory, wl), "stopped", "it changed since its Workload was made")
+                return None
+            self._delete(workloads, wl)
+            return None
+        # 7. evicted, or running without admission
+        evicted = _true(wl, names.EVICTED)
+        if evicted or (not admitted and not suspended):
+            if not suspended:
+                reason = _condition(wl, names.EVICTED).get("reason") or "NotAdmitted"
+                self._update(w, obj, stop(factory, wl), "stopped", f"Kueue evicted it ({reason})")
+                return None
+            if reserved:
+                if self._active(obj):
+                    return _ACTIVE_RECHECK_S
+                self._release(workloads, wl)
+            return None
+        # 8. admitted and suspended: start
+        if admitted and suspended:
+            flavors = {
+                str(_meta(f).get("name")): f
+                for f in self.client.list("resourceflavors.v1beta2.kueue.x-k8s.io").items
+            }
+            infos = admission_infos(wl, flavors)
+            self._update(
+                w,
+                obj,
+                start(factory, wl, infos),
+                "started",
+                f"Kueue admitted Workload {_meta(wl).get('name')}",
+            )
+            return None
+        return None
+
+    # -- reads ----------------------------------------------------------------------------------
+    def _active(self, obj: Mapping[str, Any]) -> bool:
+        pods, warnings = workload_pods(self.client, obj)
+        if warnings:
+            raise ClusterError("; ".join(warnings))
+        return is_active(pods)
+
+    def _priority(self, factory: extract.ComponentFactory) -> int | None:
+        ref = priority_class_ref(factory)
+        if ref is None:
+            return None
+        if ref.get("group") == names.WORKLOAD_PRIORITY_CLASS_GROUP:
+            path = f"/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses/{ref['name']}"
+        else:
+            path = f"/apis/scheduling.k8s.io/v1/priorityclasses/{ref['name']}"
+        try:
+            found = self.client.request_json("GET", path)
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        value = found.get("value") if isinstance(found, Mapping) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    # -- writes ---------------------------------------------------------------------------------
+    def _update(self, w: Watched, obj: Mapping[str, Any], new: Any, action: str, why: str) -> None:
+        body = dict(new)
+        body["metadata"] = {
+            **(body.get("metadata") or {}),
+            "resourceVersion": _meta(obj).get("resourceVersion"),
+        }
+        self.client.request_json("PUT", _path(w.resource, obj), body=body)
+        self.metrics.kueue_actions.labels(action=action).inc()
+        self.events.normal(obj, "KueueStarted" if action == "started" else "KueueStopped", f"{action}: {why}")
+        _LOG.info("workload " + action, extra={"controller": CONTROLLER, "key": _label(obj), "why": why})
+
+    def _drop_finalizer(self, workloads: Watched, wl: Mapping[str, Any]) -> None:
+        finalizers = list(_meta(wl).get("finalizers") or [])
+        if names.RESOURCE_IN_USE_FINALIZER not in finalizers:
+            return
+        kept = [f for f in finalizers if f != names.RESOURCE_IN_USE_FINALIZER]
+        patch = [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": _meta(wl).get("resourceVersion")},
+            {"op": "replace", "path": "/metadata/finalizers", "value": kept},
+        ]
+        try:
+            self.client.patch(
+                workloads.resource, str(_meta(wl).get("name")), patch,
+                namespace=str(_meta(wl).get("namespace")), patch_type="json",
+            )  # fmt: skip
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+        self.metrics.kueue_actions.labels(action="finalizer-dropped").inc()
+
+    def _delete(self, workloads: Watched, wl: Mapping[str, Any]) -> None:
+        try:
+            self.client.delete(
+                workloads.resource, str(_meta(wl).get("name")), namespace=str(_meta(wl).get("namespace"))
+            )
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+        self.metrics.kueue_actions.labels(action="deleted").inc()
+
+    def _set_conditions(
+        self, workloads: Watched, wl: Mapping[str, Any], new: Sequence[Mapping[str, Any]], **status: Any
+    ) -> None:
+        body = {
+            "metadata": {"resourceVersion": _meta(wl).get("resourceVersion")},
+            "status": {"conditions": _with_conditions(wl, new), **status},
+        }
+        self.client.patch(
+            workloads.resource, str(_meta(wl).get("name")), body,
+            namespace=str(_meta(wl).get("namespace")), subresource="status",
+        )  # fmt: skip
+
+    def _release(self, workloads: Watched, wl: Mapping[str, Any]) -> None:
+        """Kueue's UnsetQuotaReservationWithCondition + SetRequeuedCondition for an evicted Workload
+        whose workload has no active pod left."""
+        evicted = _condition(wl, names.EVICTED)
+        reason = str(evicted.get("reason") or "Evicted")
+        message = str(evicted.get("message") or "evicted")
+        self._set_conditions(
+            workloads,
+            wl,
+            [
+                {"type": names.QUOTA_RESERVED, "status": "False", "reason": "Pending", "message": message},
+                {
+                    "type": names.ADMITTED,
+                    "status": "False",
+                    "reason": "NoReservation",
+                    "message": "The workload has no reservation",
+                },
+                {"type": "Requeued", "status": "True", "reason": reason, "message": message},
+            ],
+            admission=None,
+        )
+        self.metrics.kueue_actions.labels(action="released").inc()
+
+    def _failed_to_start(
+        self, obj: Mapping[str, Any], workloads: Watched, wl: Mapping[str, Any], message: str
+    ) -> None:
+        condition = {"type": names.FINISHED, "status": "True", "reason": "FailedToStart", "message": message}
+        self._set_conditions(workloads, wl, [condition])
+        self.metrics.kueue_actions.labels(action="failed-to-start").inc()
+        self.events.warning(
+            obj,
+            "KueueFailedToStart",
+            f"the admission of Workload {_meta(wl).get('name')} cannot be applied: {message}",
+        )
+
+    def _release_orphans(self, workloads: Watched, key: Key) -> None:
+        """The workload is gone or going: its Workloads' finalizers dropped (the owner reference
+        deletes them; there is nothing left to stop)."""
+        for wl in workloads.objects():
+            meta = _meta(wl)
+            if meta.get("namespace") != key.namespace:
+                continue
+            if any(_names(r, key) for r in meta.get("ownerReferences") or []):
+                self._drop_finalizer(workloads, wl)
+
+
+def _names(ref: Any, key: Key) -> bool:
+    """An owner reference that is the controller ``key`` names."""
+    if not isinstance(ref, Mapping) or not ref.get("controller"):
+        return False
+    group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+    return ref.get("kind") == key.gvk.kind and ref.get("name") == key.name and group == key.gvk.group
+
+
+def _owns(wl: Mapping[str, Any], meta: Mapping[str, Any]) -> bool:
+    return any(
+        isinstance(r, Mapping) and r.get("controller") and r.get("uid") == meta.get("uid")
+        for r in _meta(wl).get("ownerReferences") or []
+    )
+
+
+def _path(rtype: ResourceType, obj: Mapping[str, Any]) -> str:
+    meta = _meta(obj)
+    return rtype.object_path(str(meta.get("name")), str(meta.get("namespace") or "") or None)
+
+
+def _label(obj: Mapping[str, Any]) -> str:
+    meta = _meta(obj)
+    return f"{obj.get('kind')} {meta.get('namespace')}/{meta.get('name')}"
+
+
+def _bound(handler: Any, rtype: ResourceType) -> Handler:
+    def bound(kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        handler(rtype, kind, obj, old)
+
+    return bound
+
+
+def kueue_rules(
+    kartas: Sequence[Karta],
+    *,
+    native: Sequence[str] = (),
+    plurals: Mapping[tuple[str, str], str] | None = None,
+) -> list[dict[str, Any]]:
+    """The RBAC rules of ``--kueue`` for the definitions ``kartas`` (docs/kueue.md section 8): the
+    managed kinds read and updated (suspend, resume, the pod templates) and their ``finalizers``
+    updated (the Workload's owner reference blocks owner deletion); Kueue's Workloads written,
+    their status patched; ResourceFlavors read; WorkloadPriorityClasses and PriorityClasses got;
+    pods read and the owner walk between a pod and its workload (``get``)."""
+    plurals = plurals or {}
+    managed_kinds: dict[str, set[str]] = {}
+    for karta in kartas:
+        gvk = karta.root_gvk
+        if gvk is None or not gvk.kind or not manages(karta, native):
+            continue
+        managed_kinds.setdefault(gvk.group, set()).add(
+            plurals.get((gvk.group, gvk.kind)) or plural_guess(gvk.kind)
+        )
+    rules = [
+        rule(g, sorted(names), ("get", "list", "watch", "update", "patch"))
+        for g, names in sorted(managed_kinds.items())
+    ]
+    rules += [
+        rule(g, sorted(f"{n}/finalizers" for n in names), ("update",))
+        for g, names in sorted(managed_kinds.items())
+    ]
+    rules += [
+        rule(WORKLOADS.group, ["workloads"], ("get", "list", "watch", "create", "update", "patch", "delete")),
+        rule(WORKLOADS.group, ["workloads/status"], ("get", "update", "patch")),
+        rule(WORKLOADS.group, ["resourceflavors"], READ_VERBS),
+        rule(WORKLOADS.group, ["workloadpriorityclasses"], ("get",)),
+        rule("scheduling.k8s.io", ["priorityclasses"], ("get",)),
+        rule("", ["pods"], READ_VERBS),
+    ]
+    read: dict[str, set[str]] = {g: set(n) for g, n in managed_kinds.items()}
+    read.setdefault("", set()).add("pods")
+    rules += owner_rules([k for k in kartas if manages(k, native)], read=read, plurals=plurals)
+    return rules

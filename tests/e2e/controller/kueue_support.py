@@ -1,0 +1,112 @@
+"""Shared pieces of the Kueue part's e2e tests: karta-controller ``--kueue`` in this process with
+its suspend webhook registered for a test namespace, PyTorchJobs of two 4-GPU workers, and reads
+of the Workloads the controller makes."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from karta.controller.main import Controller
+from karta.controller.parts.kueue.reconciler import KueueReconciler
+from karta.controller.parts.kueue.webhook import PATH, kueue_webhook
+
+from ..kubehttp import KubeHTTP, ok, wait
+from ..test_kueue_live import QUEUE_LABEL, Queues, _condition, _container
+from .pods_support import WEBHOOKS, running_controller
+
+PYTORCHJOBS = "/apis/kubeflow.org/v1/namespaces/{ns}/pytorchjobs"
+NATIVE = ("batch/job",)  # as the kueue_cluster's Kueue (hack/cluster/controlplane.py KUEUE_NATIVE)
+
+
+def pytorchjob(q: Queues, name: str, *, priority_class: str | None = None) -> dict[str, Any]:
+    """A PyTorchJob of two 4-GPU workers in the queue, created running (the webhook suspends it)."""
+    labels = {QUEUE_LABEL: q.lq}
+    if priority_class:
+        labels["kueue.x-k8s.io/priority-class"] = priority_class
+    worker = {"replicas": 2, "template": {"spec": {"containers": [{**_container(4), "name": "pytorch"}]}}}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": name, "namespace": q.ns, "labels": labels},
+        "spec": {"pytorchReplicaSpecs": {"Worker": worker}},
+    }
+
+
+def job(kube: KubeHTTP, q: Queues, name: str) -> dict[str, Any]:
+    return ok(kube.get(f"{PYTORCHJOBS.format(ns=q.ns)}/{name}"))
+
+
+def suspended(obj: dict[str, Any]) -> bool:
+    return bool(obj["spec"].get("runPolicy", {}).get("suspend"))
+
+
+def workload_of(q: Queues, name: str) -> dict[str, Any] | None:
+    """The Workload whose controller is the PyTorchJob ``name`` (None while there is none)."""
+    for wl in q.workloads():
+        refs = wl["metadata"].get("ownerReferences") or []
+        if any(r.get("controller") and r["kind"] == "PyTorchJob" and r["name"] == name for r in refs):
+            return wl
+    return None
+
+
+def admitted(q: Queues, name: str) -> dict[str, Any] | None:
+    wl = workload_of(q, name)
+    return wl if wl is not None and _condition(wl, "Admitted").get("status") == "True" else None
+
+
+def pending(q: Queues, name: str) -> bool:
+    wl = workload_of(q, name)
+    return wl is not None and _condition(wl, "QuotaReserved").get("reason") == "Pending"
+
+
+def pods(kube: KubeHTTP, q: Queues, name: str) -> list[dict[str, Any]]:
+    selector = {"labelSelector": f"training.kubeflow.org/job-name={name}"}
+    items: list[dict[str, Any]] = ok(kube.get(f"/api/v1/namespaces/{q.ns}/pods", params=selector))["items"]
+    return items
+
+
+@contextmanager
+def kueue_controller(kube: KubeHTTP, workdir: Path, q: Queues, **extra: Any) -> Iterator[Controller]:
+    """``karta-controller --kueue --kueue-native batch/job --enable-webhook`` in this process, its
+    suspend webhook registered for PyTorchJobs of the test namespace; yields once the reconciler
+    follows PyTorchJobs and the API server calls the webhook."""
+    with running_controller(
+        kube, workdir, backend="none", kueue=True, kueue_native=NATIVE, resync_period=30.0, **extra
+    ) as (controller, ca):
+        assert controller.webhooks is not None
+        url = f"https://127.0.0.1:{controller.webhooks.bound_port}{PATH}"
+        rules = [{"apiGroups": ["kubeflow.org"], "apiVersions": ["v1"], "operations": ["CREATE"],
+                  "resources": ["pytorchjobs"], "scope": "Namespaced"}]  # fmt: skip
+        entry = kueue_webhook(
+            client_config={"url": url, "caBundle": base64.b64encode(ca).decode()}, rules=rules
+        )
+        entry["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": q.ns}}
+        name = f"karta-e2e-kueue-{uuid.uuid4().hex[:8]}"
+        body = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+                "metadata": {"name": name}, "webhooks": [entry]}  # fmt: skip
+        ok(kube.post(WEBHOOKS, body))
+        try:
+            reconciler = controller.parts["kueue"]
+            assert isinstance(reconciler, KueueReconciler)
+
+            def following() -> bool:
+                return reconciler.ready() and any(
+                    gvk.kind == "PyTorchJob" for gvk in reconciler.watched_types().values()
+                )
+
+            wait("the Kueue part to follow PyTorchJobs", following, timeout=60)
+            probe = pytorchjob(q, "probe")
+
+            def webhook_called() -> bool:
+                created = ok(kube.post(PYTORCHJOBS.format(ns=q.ns), probe, params={"dryRun": "All"}))
+                return suspended(created)
+
+            wait("the API server to call the suspend webhook", webhook_called, timeout=30)
+            yield controller
+        finally:
+            kube.delete(f"{WEBHOOKS}/{name}")
