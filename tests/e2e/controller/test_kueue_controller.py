@@ -105,3 +105,63 @@ def test_a_higher_priority_job_preempts_a_lower_one(
             assert suspended(job(kube, q, "low"))
     finally:
         kube.delete(f"{KUEUE}/workloadpriorityclasses/{q.ns}-high")
+
+
+def test_the_controller_restarted_between_admission_and_start(
+    kueue_cluster: KubeHTTP, queues: Queues, pytorchjob_crd: None, tmp_path: Path
+) -> None:
+    """The second job is admitted while the controller is down (the ClusterQueue grown to 16
+    GPUs): the restarted controller finds it admitted and suspended, and starts it."""
+    kube, q = kueue_cluster, queues
+    with kueue_controller(kube, tmp_path, q):
+        ok(kube.post(PYTORCHJOBS.format(ns=q.ns), pytorchjob(q, "first")))
+        wait("the first job to be started", lambda: not suspended(job(kube, q, "first")))
+        ok(kube.post(PYTORCHJOBS.format(ns=q.ns), pytorchjob(q, "second")))
+        wait("the second Workload to be pending", lambda: pending(q, "second"))
+    cq = q.get_cq()
+    for resource in cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"]:
+        if resource["name"] == "nvidia.com/gpu":
+            resource["nominalQuota"] = "16"
+    ok(kube.request("PUT", f"{KUEUE}/clusterqueues/{q.cq}", body=cq))
+    wait("the second Workload to be admitted while the controller is down", lambda: admitted(q, "second"))
+    assert suspended(job(kube, q, "second"))
+    with kueue_controller(kube, tmp_path, q):
+        running = wait(
+            "the second job to be started", lambda: not suspended(j := job(kube, q, "second")) and j
+        )
+        spec = running["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+        assert spec["nodeSelector"] == q.node_labels
+        assert not suspended(job(kube, q, "first"))
+
+
+def test_a_workload_deleted_by_hand_stops_the_job_and_queues_it_again(
+    kueue_cluster: KubeHTTP, queues: Queues, pytorchjob_crd: None, tmp_path: Path
+) -> None:
+    """Kueue's rule: the finalizer keeps the deleted Workload until the job is stopped (its
+    templates restored); then a new Workload is made, admitted, and the job started again."""
+    kube, q = kueue_cluster, queues
+    with kueue_controller(kube, tmp_path, q):
+        held = ok(kube.post(PYTORCHJOBS.format(ns=q.ns), pytorchjob(q, "first")))
+        wait("the first job to be started", lambda: not suspended(job(kube, q, "first")))
+        old = workload_of(q, "first")
+        assert old is not None and "kueue.x-k8s.io/resource-in-use" in old["metadata"]["finalizers"]
+        ok(kube.delete(f"{KUEUE}/namespaces/{q.ns}/workloads/{old['metadata']['name']}"))
+
+        def replaced() -> dict[str, Any] | None:
+            wl = workload_of(q, "first")
+            return wl if wl is not None and wl["metadata"]["uid"] != old["metadata"]["uid"] else None
+
+        wait("a new Workload", replaced, timeout=60)
+        # the job was stopped in between: its admission's values were removed from the templates
+        wait("the new Workload to be admitted", lambda: admitted(q, "first"))
+        running = wait("the job to be started again", lambda: not suspended(j := job(kube, q, "first")) and j)
+        spec = running["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+        assert spec["nodeSelector"] == q.node_labels
+        assert (
+            running["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"]
+            == (held["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"])
+        )
+        events = ok(kube.get(f"/api/v1/namespaces/{q.ns}/events"))["items"]
+        assert any(e["reason"] == "KueueStopped" and "being deleted" in e["message"] for e in events), (
+            "the job was stopped before the finalizer was dropped"
+        )

@@ -14,10 +14,12 @@ import yaml
 from karta.catalog import catalog_definitions
 from karta.controller.options import Options, parse, to_argv
 from karta.controller.parts.kueue.webhook import (
+    KUEUE_MANAGED,
     PATH,
     WEBHOOK_NAME,
     KueueSuspend,
     managed,
+    managed_condition,
     manages,
     suspend_patch,
     webhook_rules,
@@ -174,3 +176,18 @@ def test_rbac_of_kueue() -> None:
         assert _allows(rules, group, resource, verb), (group, resource, verb)
     assert not _allows(rules, "batch", "jobs", "update")  # Kueue's own
     assert not _allows(rules, "apps", "deployments", "update")
+
+
+def test_the_kueue_managed_condition_of_a_karta() -> None:
+    by_kind = {d.karta.root_gvk.kind: d.karta for d in STORE.visible() if d.karta.root_gvk is not None}
+    yes = managed_condition(by_kind["PyTorchJob"])
+    assert yes is not None and (yes["status"], yes["reason"]) == ("True", "Managed")
+    native = managed_condition(by_kind["Job"], ("batch/job",))
+    assert native is not None and (native["status"], native["reason"]) == ("False", "KeptWithKueue")
+    deployment = managed_condition(by_kind["Deployment"])
+    assert deployment is not None and (deployment["status"], deployment["reason"]) == ("False", "NotEligible")
+    assert "suspend" in deployment["message"]
+    trainjob = managed_condition(by_kind["TrainJob"])
+    assert trainjob is not None and trainjob["reason"] == "NotEligible"
+    assert "nodeAffinityPath" in trainjob["message"]
+    assert all(c["type"] == KUEUE_MANAGED for c in (yes, native, deployment, trainjob))

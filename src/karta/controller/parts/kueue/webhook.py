@@ -55,6 +55,33 @@ def manages(karta: Karta, native: Iterable[str] = ()) -> bool:
         return False
 
 
+KUEUE_MANAGED: Final = "KueueManaged"
+
+
+def managed_condition(karta: Karta, native: Iterable[str] = ()) -> dict[str, str] | None:
+    """The ``KueueManaged`` condition of a Karta (without its transition time; None: no root
+    kind): True, reason ``Managed``, when its workloads are queued through Kueue by karta; else
+    False with the reason karta leaves them alone: ``NotEligible`` (the message is
+    :func:`karta.kueue.eligibility.eligibility`'s reason, or the missing suspend actions) or
+    ``KeptWithKueue`` (a ``--kueue-native`` framework, or a core-group kind)."""
+    root = karta.root_gvk
+    if root is None or not root.kind:
+        return None
+    try:
+        integrations = kueue_integrations([karta], native=native)
+    except KartaError:
+        return None
+    token = GVK(root.group, root.version, root.kind).token
+    if integrations.external_frameworks:
+        message = f"workloads of {token} labelled {QUEUE_LABEL} are queued through Kueue by karta"
+        return {"type": KUEUE_MANAGED, "status": "True", "reason": "Managed", "message": message}
+    why = dict(integrations.left_out).get(token, "not a Kueue external framework")
+    kept = why.startswith("kept with Kueue") or why.startswith("a core-group kind")
+    reason = "KeptWithKueue" if kept else "NotEligible"
+    message = f"workloads of {token} are not queued through Kueue by karta: {why}"
+    return {"type": KUEUE_MANAGED, "status": "False", "reason": reason, "message": message}
+
+
 def managed(definition: StoredDefinition, native: Iterable[str] = ()) -> bool:
     """:func:`manages` for a stored definition (an invalid one never)."""
     return definition.valid and manages(definition.karta, native)
