@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -71,17 +71,28 @@ def pods(kube: KubeHTTP, q: Queues, name: str) -> list[dict[str, Any]]:
 
 
 @contextmanager
-def kueue_controller(kube: KubeHTTP, workdir: Path, q: Queues, **extra: Any) -> Iterator[Controller]:
+def kueue_controller(
+    kube: KubeHTTP,
+    workdir: Path,
+    q: Queues,
+    *,
+    kind: tuple[str, str, str] = ("kubeflow.org", "v1", "pytorchjobs"),
+    probe: dict[str, Any] | None = None,
+    paused: Callable[[dict[str, Any]], bool] | None = None,
+    **extra: Any,
+) -> Iterator[Controller]:
     """``karta-controller --kueue --kueue-native batch/job --enable-webhook`` in this process, its
-    suspend webhook registered for PyTorchJobs of the test namespace; yields once the reconciler
-    follows PyTorchJobs and the API server calls the webhook."""
+    suspend webhook registered for ``kind`` (group, version, plural: PyTorchJobs by default) in
+    the test namespace; yields once the reconciler follows the kind and the API server calls the
+    webhook (a dry-run creation of ``probe`` comes back ``paused``)."""
     with running_controller(
         kube, workdir, backend="none", kueue=True, kueue_native=NATIVE, resync_period=30.0, **extra
     ) as (controller, ca):
         assert controller.webhooks is not None
         url = f"https://127.0.0.1:{controller.webhooks.bound_port}{PATH}"
-        rules = [{"apiGroups": ["kubeflow.org"], "apiVersions": ["v1"], "operations": ["CREATE"],
-                  "resources": ["pytorchjobs"], "scope": "Namespaced"}]  # fmt: skip
+        group, version, plural = kind
+        rules = [{"apiGroups": [group], "apiVersions": [version], "operations": ["CREATE"],
+                  "resources": [plural], "scope": "Namespaced"}]  # fmt: skip
         entry = kueue_webhook(
             client_config={"url": url, "caBundle": base64.b64encode(ca).decode()}, rules=rules
         )
@@ -96,15 +107,16 @@ def kueue_controller(kube: KubeHTTP, workdir: Path, q: Queues, **extra: Any) -> 
 
             def following() -> bool:
                 return reconciler.ready() and any(
-                    gvk.kind == "PyTorchJob" for gvk in reconciler.watched_types().values()
+                    gvk.group == group for gvk in reconciler.watched_types().values()
                 )
 
-            wait("the Kueue part to follow PyTorchJobs", following, timeout=60)
-            probe = pytorchjob(q, "probe")
+            wait(f"the Kueue part to follow {plural}", following, timeout=60)
+            body = probe or pytorchjob(q, "probe")
+            collection = f"/apis/{group}/{version}/namespaces/{q.ns}/{plural}"
 
             def webhook_called() -> bool:
-                created = ok(kube.post(PYTORCHJOBS.format(ns=q.ns), probe, params={"dryRun": "All"}))
-                return suspended(created)
+                created = ok(kube.post(collection, body, params={"dryRun": "All"}))
+                return (paused or suspended)(created)
 
             wait("the API server to call the suspend webhook", webhook_called, timeout=30)
             yield controller

@@ -41,6 +41,7 @@ def running_controller(
     gang_scope: str = "all",  # most of these tests predate the opt-in scope (issue 22): every namespace
     webhook_port: int = 0,
     ca: bytes | None = None,
+    cluster_definitions: bool = False,
     **extra: Any,
 ) -> Iterator[tuple[Controller, bytes]]:
     """``karta-controller --backend BACKEND --enable-webhook`` in this process (webhook on
@@ -61,7 +62,7 @@ def running_controller(
         webhook_cert_dir=workdir / "certs",
         metrics_bind_address=metrics_bind_address,
         health_probe_bind_address="0",
-        cluster_definitions=False,
+        cluster_definitions=cluster_definitions,
         definitions_dir=workdir / "definitions",
         namespaces=namespaces,
         shutdown_timeout=5.0,

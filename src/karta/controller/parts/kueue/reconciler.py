@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from karta import extract
-from karta.controller.parts.kueue.webhook import managed, manages
+from karta.controller.parts.kueue.webhook import KUEUE_MANAGED, managed, managed_condition, manages
 from karta.controller.runtime.definitions import LiveDefinitions
 from karta.controller.runtime.events import EventRecorder
 from karta.controller.runtime.follow import FollowsTypes, Watched
@@ -55,6 +55,7 @@ from karta.errors import ApiError, ClusterError, KartaError, KueueError, WriteBa
 from karta.kube.cache import OWNER_INDEX, SharedCache
 from karta.kube.client import KubeClient
 from karta.kube.informer import Handler
+from karta.kube.kartas import KARTA_RESOURCE
 from karta.kube.resources import ResourceType
 from karta.kube.tracker import Coverage, CoveredTypes, same_definition
 from karta.kube.workloads import workload_pods
@@ -254,22 +255,38 @@ class KueueReconciler(FollowsTypes):
         self._refreshed.set()
 
     def _report_ineligible(self, coverage: Coverage) -> None:
-        """A covered definition with suspend actions that karta cannot manage whole: logged once
-        per definition and reason (its workloads are never half-managed)."""
-        from karta.kueue.config import suspendable
-        from karta.kueue.eligibility import eligibility
-
-        for c in coverage.types.values():
-            d = c.definition
-            if not d.valid or not suspendable(d.karta):
+        """Whether each cluster Karta's workloads are queued through Kueue: the condition
+        ``KueueManaged`` on its status (:func:`managed_condition`), written when it changes
+        (merge patch of the conditions guarded by the resourceVersion; a refusal is logged and
+        tried again on the next coverage). Definitions karta leaves alone are logged once."""
+        kartas = {
+            str(_meta(o).get("name")): o for o in self.definitions.informer.objects() if _meta(o).get("name")
+        }
+        for d in coverage.store.definitions:
+            if not d.valid:
                 continue
-            reason = eligibility(d.karta).reason
-            if reason is None or (d.name, reason) in self._ineligible_reported:
+            wanted = managed_condition(d.karta, self.native)
+            if wanted is None:
                 continue
-            self._ineligible_reported.add((d.name, reason))
-            _LOG.warning(
-                "definition not queued through Kueue", extra={"definition": d.name, "reason": reason}
-            )
+            if wanted["status"] == "False" and (d.name, wanted["message"]) not in self._ineligible_reported:
+                self._ineligible_reported.add((d.name, wanted["message"]))
+                _LOG.info("not queued through Kueue", extra={"definition": d.name, "why": wanted["message"]})
+            obj = kartas.get(d.name) if d.origin == "cluster" else None
+            if obj is None:
+                continue
+            have = _condition(obj, KUEUE_MANAGED)
+            if all(have.get(k) == v for k, v in wanted.items()):
+                continue
+            body = {
+                "metadata": {"resourceVersion": _meta(obj).get("resourceVersion")},
+                "status": {"conditions": _with_conditions(obj, [wanted])},
+            }
+            try:
+                self.client.patch(KARTA_RESOURCE, d.name, body, subresource="status")
+            except ClusterError as exc:
+                _LOG.warning(
+                    "cannot write the KueueManaged condition", extra={"karta": d.name, "error": str(exc)}
+                )
 
     # -- event handlers -------------------------------------------------------------------------
     def _workload_handler(self, rtype: ResourceType, kind: str, obj: dict[str, Any], _old: Any) -> None:
