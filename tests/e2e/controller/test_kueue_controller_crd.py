@@ -173,6 +173,9 @@ def _queued_through_the_cluster_karta(
         assert _paused(_get(kube, q, "third"))
         assert _pending(q, "third")
         assert not _paused(_get(kube, q, "second"))
+        # deleting it later is not blocked by the Workload's finalizer, which no one else drops
+        ok(kube.delete(f"{_runs(q.ns)}/third"))
+        wait("the third run's Workload to be gone", lambda: _workload_of(q, "third") is None, timeout=60)
 
 
 def _admitted(q: Queues, name: str) -> dict[str, Any] | None:

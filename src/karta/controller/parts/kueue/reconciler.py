@@ -75,6 +75,7 @@ __all__ = ["CONTROLLER", "Key", "KueueReconciler", "kueue_rules"]
 CONTROLLER: Final = "kueue"
 _LOG = logger(CONTROLLER)
 WORKLOADS = GroupKind("kueue.x-k8s.io", "Workload")
+_WORKLOAD_GVK = GVK(WORKLOADS.group, "v1beta2", WORKLOADS.kind)
 _ACTIVE_RECHECK_S: Final = (
     2.0  # pods are not watched: how soon an evicted workload's pods are looked at again
 )
@@ -297,11 +298,20 @@ class KueueReconciler(FollowsTypes):
     ) -> None:
         with self._lock:
             reconciled = {gk: w.resource.gvk for gk, w in self._types.items()}
-        for gvk, ns, name in owner_keys(obj, reconciled):
+        keys = owner_keys(obj, reconciled)
+        for gvk, ns, name in keys:
             self.queue.add(Key(gvk, ns, name))
+        meta = _meta(obj)
+        if not keys and meta.get("deletionTimestamp") and _ours(obj):
+            # Its kind is no longer managed (the Karta deleted): nothing can be stopped any more,
+            # and nobody else drops our finalizer.
+            self.queue.add(Key(_WORKLOAD_GVK, str(meta.get("namespace") or ""), str(meta.get("name") or "")))
 
     # -- reconcile ------------------------------------------------------------------------------
     def reconcile(self, key: Key) -> float | None:
+        if key.gvk == _WORKLOAD_GVK:
+            self._release_unmanaged(key)
+            return None
         with self._lock:
             w = self._types.get(key.gvk.group_kind)
             workloads = self._workloads
@@ -540,6 +550,19 @@ class KueueReconciler(FollowsTypes):
             f"the admission of Workload {_meta(wl).get('name')} cannot be applied: {message}",
         )
 
+    def _release_unmanaged(self, key: Key) -> None:
+        """A Workload of ours being deleted whose owner's kind karta no longer manages: its
+        finalizer dropped."""
+        with self._lock:
+            workloads = self._workloads
+            reconciled = {gk: w.resource.gvk for gk, w in self._types.items()}
+        wl = workloads.get(key.namespace, key.name) if workloads is not None else None
+        if workloads is None or wl is None or not _meta(wl).get("deletionTimestamp") or not _ours(wl):
+            return
+        if owner_keys(wl, reconciled):
+            return  # managed again: the owner's reconcile decides
+        self._drop_finalizer(workloads, wl)
+
     def _release_orphans(self, workloads: Watched, key: Key) -> None:
         """The workload is gone or going: its Workloads' finalizers dropped (the owner reference
         deletes them; there is nothing left to stop)."""
@@ -549,6 +572,15 @@ class KueueReconciler(FollowsTypes):
                 continue
             if any(_names(r, key) for r in meta.get("ownerReferences") or []):
                 self._drop_finalizer(workloads, wl)
+
+
+def _ours(wl: Mapping[str, Any]) -> bool:
+    """A Workload karta made (its managed-by label) still holding Kueue's finalizer."""
+    meta = _meta(wl)
+    labels = meta.get("labels") or {}
+    return labels.get("app.kubernetes.io/managed-by") == "karta" and names.RESOURCE_IN_USE_FINALIZER in (
+        meta.get("finalizers") or []
+    )
 
 
 def _names(ref: Any, key: Key) -> bool:
