@@ -37,6 +37,18 @@ def pytorchjob(q: Queues, name: str, *, priority_class: str | None = None) -> di
     }
 
 
+def change_cq(kube: KubeHTTP, q: Queues, change: Callable[[dict[str, Any]], None]) -> None:
+    """Read, ``change`` and write the test's ClusterQueue, again on a conflict (Kueue writes it too)."""
+
+    def attempt() -> bool:
+        cq = q.get_cq()
+        change(cq)
+        written = kube.request("PUT", f"/apis/kueue.x-k8s.io/v1beta2/clusterqueues/{q.cq}", body=cq)
+        return written.status != 409 and bool(ok(written))
+
+    wait("the ClusterQueue to be updated", attempt, timeout=30)
+
+
 def job(kube: KubeHTTP, q: Queues, name: str) -> dict[str, Any]:
     return ok(kube.get(f"{PYTORCHJOBS.format(ns=q.ns)}/{name}"))
 

@@ -17,6 +17,7 @@ from ..test_kueue_live import queues as queues  # the fixture
 from .kueue_support import (
     PYTORCHJOBS,
     admitted,
+    change_cq,
     job,
     kueue_controller,
     pending,
@@ -73,9 +74,7 @@ def test_a_higher_priority_job_preempts_a_lower_one(
     restored, releases the quota once its pods are gone, and the urgent one is admitted and started;
     the low one is requeued and waits."""
     kube, q = kueue_cluster, queues
-    cq = q.get_cq()
-    cq["spec"]["preemption"] = {"withinClusterQueue": "LowerPriority"}
-    ok(kube.request("PUT", f"{KUEUE}/clusterqueues/{q.cq}", body=cq))
+    change_cq(kube, q, lambda cq: cq["spec"].update(preemption={"withinClusterQueue": "LowerPriority"}))
     high: dict[str, Any] = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
             "metadata": {"name": f"{q.ns}-high"}, "value": 1000}  # fmt: skip
     ok(kube.post(f"{KUEUE}/workloadpriorityclasses", high))
@@ -118,11 +117,13 @@ def test_the_controller_restarted_between_admission_and_start(
         wait("the first job to be started", lambda: not suspended(job(kube, q, "first")))
         ok(kube.post(PYTORCHJOBS.format(ns=q.ns), pytorchjob(q, "second")))
         wait("the second Workload to be pending", lambda: pending(q, "second"))
-    cq = q.get_cq()
-    for resource in cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"]:
-        if resource["name"] == "nvidia.com/gpu":
-            resource["nominalQuota"] = "16"
-    ok(kube.request("PUT", f"{KUEUE}/clusterqueues/{q.cq}", body=cq))
+
+    def grow(cq: dict[str, Any]) -> None:
+        for resource in cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"]:
+            if resource["name"] == "nvidia.com/gpu":
+                resource["nominalQuota"] = "16"
+
+    change_cq(kube, q, grow)
     wait("the second Workload to be admitted while the controller is down", lambda: admitted(q, "second"))
     assert suspended(job(kube, q, "second"))
     with kueue_controller(kube, tmp_path, q):

@@ -21,7 +21,7 @@ import yaml
 from ..kubehttp import KubeHTTP, ok, wait
 from ..test_kueue_live import GPU, KUEUE, Queues, _condition
 from ..test_kueue_live import queues as queues  # the fixture
-from .kueue_support import kueue_controller
+from .kueue_support import change_cq, kueue_controller
 from .operator_support import install_karta_crd
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -116,9 +116,7 @@ def test_a_crd_kueue_does_not_know_is_queued_through_its_cluster_karta(
     body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": flavor},
             "spec": {"nodeLabels": labels}}  # fmt: skip
     ok(kube.post(f"{KUEUE}/resourceflavors", body))
-    cq = q.get_cq()
-    cq["spec"]["resourceGroups"][0]["flavors"][0]["name"] = flavor
-    ok(kube.request("PUT", f"{KUEUE}/clusterqueues/{q.cq}", body=cq))
+    change_cq(kube, q, lambda cq: cq["spec"]["resourceGroups"][0]["flavors"][0].update(name=flavor))
     try:
         _queued_through_the_cluster_karta(kube, q, labels, tmp_path)
     finally:
