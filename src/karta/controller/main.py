@@ -229,9 +229,10 @@ def _add_webhook_server(controller: Controller, certs: CertFiles) -> PodBinder |
         from karta.controller.parts.kueue.webhook import PATH as KUEUE_PATH
         from karta.controller.parts.kueue.webhook import KueueSuspend
 
-        server.register(
-            KUEUE_PATH, "kueue-suspend", KueueSuspend(lambda: definitions.store, native=options.kueue_native)
+        suspend = KueueSuspend(
+            lambda: definitions.store, native=options.kueue_native, quarantine=controller.quarantine
         )
+        server.register(KUEUE_PATH, "kueue-suspend", suspend)
     if options.backend == "none":
         return None
     binder, admission_client = _pod_binder(controller)
@@ -410,6 +411,7 @@ def _add_kueue(controller: Controller) -> None:
         resync_period=options.resync_period,
         cache=controller.cache,
         tracker=controller.types,
+        quarantine=controller.quarantine,
     )
     controller.parts["kueue"] = kueue
     manager.add(kueue, leader_only=True)

@@ -208,3 +208,81 @@ def test_an_admission_that_cannot_be_written_finishes_the_workload_failed_to_sta
         events = ok(kube.get(f"/api/v1/namespaces/{q.ns}/events"))["items"]
         assert any(e["reason"] == "KueueFailedToStart" and e["type"] == "Warning" for e in events)
         assert _paused(_get(kube, q, "tolerated"))
+
+
+SPIN_PATH = "until(false; .) | .spec.paused"  # a suspend path that runs until its time budget stops it
+
+
+def _edit_karta(kube: KubeHTTP, suspend_path: str) -> None:
+    def attempt() -> bool:
+        karta = ok(kube.get(f"{KARTAS}/{KARTA_NAME}"))
+        root = karta["spec"]["structureDefinition"]["rootComponent"]
+        root["suspendDefinition"]["suspendActions"] = [{"path": suspend_path, "value": "true"}]
+        written = kube.request("PUT", f"{KARTAS}/{KARTA_NAME}", body=karta)
+        return written.status != 409 and bool(ok(written))
+
+    wait("the Karta to be updated", attempt, timeout=30)
+
+
+def _events(kube: KubeHTTP, q: Queues, name: str, reason: str) -> list[dict[str, Any]]:
+    events = ok(kube.get(f"/api/v1/namespaces/{q.ns}/events"))["items"]
+    return [e for e in events if e["involvedObject"].get("name") == name and e.get("reason") == reason]
+
+
+def test_a_quarantined_karta_leaves_its_runs_as_they_are_and_new_ones_are_denied(
+    kueue_cluster: KubeHTTP, queues: Queues, trainingruns: None, tmp_path: Path
+) -> None:
+    """A cluster Karta whose suspend action breaches its time budget (issue 21's quarantine, for the
+    Kueue part): each labelled run is denied (never let run unsuspended, outside its quota), with
+    the Karta named; after 5 breaches the Karta is quarantined (``Degraded`` True) and new runs are
+    denied without being evaluated; a run queued before is left as it is (still paused, its
+    Workload pending) with a ``KueueQuarantined`` event; a new generation of the Karta lifts it."""
+    kube, q = kueue_cluster, queues
+    change_cq(kube, q, lambda cq: cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][-1].update(
+        nominalQuota="0"))  # fmt: skip
+    with _karta_and_controller(kube, q, tmp_path):
+        held = ok(kube.post(_runs(q.ns), _run(q, "held")))
+        assert _paused(held)
+        wait("the held run's Workload to be pending", lambda: _pending(q, "held"))
+        _edit_karta(kube, SPIN_PATH)
+
+        def denied(name: str) -> str | None:
+            answer = kube.post(_runs(q.ns), _run(q, name))
+            if answer.status in (200, 201):  # the old generation still served: gone again
+                ok(kube.delete(f"{_runs(q.ns)}/{name}"))
+                return None
+            return str(answer.body)
+
+        # Denied while evaluated (the time budget breached) until the breaches quarantine the Karta
+        # (the reconciler's evaluation of the held run counts too), then denied unevaluated.
+        messages = [wait(f"run {i} denied", lambda i=i: denied(f"hostile-{i}"), timeout=60) for i in range(6)]
+        evaluated = [m for m in messages if "is quarantined" not in m]
+        assert evaluated and all("suspendActions" in m and "time budget" in m for m in evaluated), messages
+        assert all(KARTA_NAME in m and "without the kueue.x-k8s.io/queue-name label" in m for m in messages)
+        assert "is quarantined" in messages[-1] and "Degraded" in messages[-1], messages[-1]
+        degraded = wait(
+            "the Karta's Degraded condition",
+            lambda: (
+                (c := _condition(ok(kube.get(f"{KARTAS}/{KARTA_NAME}")), "Degraded"))
+                and c["status"] == "True"
+                and c
+            ),
+            timeout=60,
+        )
+        assert degraded["reason"] == "BudgetExceeded", degraded
+
+        # the run queued before: left as it is, told why
+        held = _get(kube, q, "held")
+        held["metadata"].setdefault("annotations", {})["karta.test/touch"] = "1"
+        ok(kube.request("PUT", f"{_runs(q.ns)}/held", body=held))
+        wait("the held run's KueueQuarantined event", lambda: _events(kube, q, "held", "KueueQuarantined"))
+        assert _paused(_get(kube, q, "held")) and _pending(q, "held")
+
+        # a new generation lifts the quarantine: runs are held for Kueue again
+        _edit_karta(kube, ".spec.paused")
+        after = wait(
+            "a run to be created again",
+            lambda: (r := kube.post(_runs(q.ns), _run(q, "fixed"))).status in (200, 201) and ok(r),
+        )
+        assert _paused(after)
+        wait("the fixed run's Workload to be pending", lambda: _pending(q, "fixed"))

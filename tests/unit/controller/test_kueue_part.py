@@ -26,6 +26,8 @@ from karta.controller.parts.kueue.webhook import (
 )
 from karta.controller.rbac import controller_rbac
 from karta.controller.registration import webhook_configurations
+from karta.controller.runtime.metrics import Metrics
+from karta.controller.runtime.quarantine import Quarantine
 from karta.definitions import DefinitionStore
 from karta.model import load_karta
 
@@ -191,3 +193,48 @@ def test_the_kueue_managed_condition_of_a_karta() -> None:
     assert trainjob is not None and trainjob["reason"] == "NotEligible"
     assert "nodeAffinityPath" in trainjob["message"]
     assert all(c["type"] == KUEUE_MANAGED for c in (yes, native, deployment, trainjob))
+
+
+# ----------------------------------------------------------------------------- hostile definitions
+
+SPIN_PATH = "until(false; .) | .spec.runPolicy.suspend"  # a path expression that never ends
+
+
+def _cluster_pytorch(**action: str) -> DefinitionStore:
+    """The catalog's PyTorchJob definition as a cluster Karta (untrusted, budgets on) whose
+    suspend action is ``action`` (path and value)."""
+    doc = yaml.safe_load((ROOT / "src/karta/catalog/data/kubeflow-org-pytorchjob-v1.yaml").read_text())
+    doc["metadata"] = {"name": "my-pytorch", "uid": "k-uid", "generation": 1}
+    root = doc["spec"]["structureDefinition"]["rootComponent"]
+    suspend = {"path": ".spec.runPolicy.suspend", "value": "true", **action}
+    root["suspendDefinition"]["suspendActions"] = [suspend]
+    return STORE.with_cluster([load_karta(doc).karta])
+
+
+def test_a_workload_that_cannot_be_suspended_is_denied_never_let_run_outside_its_quota() -> None:
+    webhook = KueueSuspend(lambda: _cluster_pytorch(value="not json"))
+    answer = webhook(_request(_job({"kueue.x-k8s.io/queue-name": "team"})))
+    assert not answer.allowed and not answer.patch
+    assert "PyTorchJob ns/j" in answer.message and "my-pytorch" in answer.message
+    assert "suspendActions" in answer.message
+    assert "without the kueue.x-k8s.io/queue-name label" in answer.message
+
+
+def test_budget_breaches_quarantine_the_definition_and_its_workloads_are_denied_unevaluated() -> None:
+    store = _cluster_pytorch(path=SPIN_PATH)
+    metrics = Metrics()
+    quarantine = Quarantine(breaches=2, window=600.0, metrics=metrics)
+    webhook = KueueSuspend(lambda: store, quarantine=quarantine)
+    request = _request(_job({"kueue.x-k8s.io/queue-name": "team"}))
+    for _ in range(2):
+        answer = webhook(request)
+        assert not answer.allowed and "time budget" in answer.message
+    (entry,) = quarantine.quarantined()
+    assert entry.definition == "my-pytorch"
+    answer = webhook(request)
+    assert not answer.allowed and "is quarantined" in answer.message and "Degraded" in answer.message
+    breaches = {"definition": "my-pytorch", "budget": "time"}
+    # not evaluated: no third breach
+    assert metrics.registry.get_sample_value("karta_definition_budget_breaches_total", breaches) == 2
+    # an unlabelled one is not karta's to suspend: allowed, not evaluated
+    assert webhook(_request(_job())).allowed

@@ -29,6 +29,14 @@ One reconcile, in Kueue's order (the library decides, this module reads and writ
    ``patches.start``, the workload updated. A ``KueueError`` or ``WriteBackError`` is permanent:
    the Workload ``Finished`` with reason ``FailedToStart`` and a Warning event.
 
+**Quarantine** (docs/controller/quarantine.md). A definition the process's
+:class:`~karta.controller.runtime.quarantine.Quarantine` holds is not evaluated: its workloads are
+left as they are (a suspended one stays suspended and its Workload queued; an admitted one keeps
+running) and each gets a Warning event ``KueueQuarantined`` once per definition version; every
+budget breach met here is told to the quarantine. While it holds, karta cannot suspend such a
+workload if Kueue evicts it: the Karta's ``Degraded`` condition says so, and a new generation
+lifts it (docs/kueue.md section 9.2).
+
 Writes to the workload are full updates (PUT) with its resourceVersion: a conflict is retried.
 """
 
@@ -49,8 +57,9 @@ from karta.controller.runtime.logs import logger
 from karta.controller.runtime.mappers import owner_keys
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import owner_rules
+from karta.controller.runtime.quarantine import Quarantine, definition_version
 from karta.controller.runtime.workqueue import WorkQueue
-from karta.definitions import evaluator_for
+from karta.definitions import StoredDefinition, evaluator_for
 from karta.errors import ApiError, ClusterError, KartaError, KueueError, WriteBackError
 from karta.kube.cache import OWNER_INDEX, SharedCache
 from karta.kube.client import KubeClient
@@ -147,8 +156,11 @@ class KueueReconciler(FollowsTypes):
         informer_retry_s: float = 5.0,
         cache: SharedCache | None = None,
         tracker: CoveredTypes | None = None,
+        quarantine: Quarantine | None = None,
     ) -> None:
         self.client = client
+        self.quarantine = quarantine or Quarantine(metrics=metrics)
+        self._quarantine_told: set[tuple[str, str, Any]] = set()
         self._init_following(
             client,
             definitions,
@@ -328,11 +340,15 @@ class KueueReconciler(FollowsTypes):
         if any(isinstance(r, Mapping) and r.get("controller") for r in meta.get("ownerReferences") or []):
             return None  # not top-level: its owner is the one queued
         definition = w.definition
+        if self.quarantine.holds(definition):
+            self._quarantined(obj, definition)
+            return None  # not evaluated: left as it is until the definition changes
         factory = extract.ComponentFactory(definition.karta, obj, evaluator=evaluator_for(definition))
         owned = [o for o in workloads.owned(key.namespace, str(meta.get("uid") or "")) if _owns(o, meta)]
         try:
             return self._reconcile(key, w, workloads, obj, factory, owned)
         except (KueueError, WriteBackError) as exc:
+            self.quarantine.breached(definition, exc, part=CONTROLLER)
             admitted = next((o for o in owned if _true(o, names.ADMITTED)), None)
             if admitted is not None:
                 self._failed_to_start(obj, workloads, admitted, str(exc))
@@ -342,8 +358,27 @@ class KueueReconciler(FollowsTypes):
         except ClusterError:
             raise
         except KartaError as exc:
+            self.quarantine.breached(definition, exc, part=CONTROLLER)
             self.events.warning(obj, "KueueWorkloadFailed", f"karta cannot queue it through Kueue: {exc}")
             return None
+
+    def _quarantined(self, obj: Mapping[str, Any], definition: StoredDefinition) -> None:
+        """The Warning event of a workload left alone for its quarantined definition, once per
+        workload and definition version."""
+        told = (str(_meta(obj).get("uid") or ""), definition.name, definition_version(definition))
+        with self._lock:
+            if told in self._quarantine_told:
+                return
+            if len(self._quarantine_told) > 100_000:
+                self._quarantine_told.clear()  # bounded: at worst an event told again
+            self._quarantine_told.add(told)
+        self.events.warning(
+            obj,
+            "KueueQuarantined",
+            f"karta leaves it as it is while its definition {definition.name} is quarantined "
+            "(its expressions breached their budget; see the Karta's Degraded condition): "
+            "nothing is suspended, resumed or queued for it until the Karta changes",
+        )
 
     def _reconcile(
         self,

@@ -8,11 +8,18 @@ Which kinds are managed: :func:`managed` — the definition is eligible
 configuration lists under ``externalFrameworks`` (:func:`karta.kueue.config.kueue_integrations`
 with the same ``native`` built-ins: a kind Kueue keeps is never touched by karta).
 
-A request karta cannot answer for (no definition, an ineligible one, an owned object, an object
-that cannot be evaluated) is allowed unchanged: the reconciler never creates a Workload for it
-either, so it runs unqueued, as Kueue leaves a job of a kind it does not manage. The webhook's
-``failurePolicy`` is ``Fail`` (section 9.2): an object created while the controller is down must
-not start outside its quota.
+A request that is not karta's to answer (not a CREATE, no queue label, an owned object, no
+definition or one karta does not manage) is allowed unchanged: the reconciler never creates a
+Workload for it either, so it runs unqueued, as Kueue leaves a job of a kind it does not manage.
+
+A labelled workload of a managed kind that karta cannot suspend is **denied**, with the reason and
+a hint: its definition is quarantined (docs/controller/quarantine.md: its expressions breached
+their budget too often; nothing of it is evaluated until the Karta changes), or the suspend
+actions fail on this object (a budget breach, told to the quarantine, an invalid value, any other
+error). Allowing it unsuspended would let it run outside its quota, and a label is the user's
+request to be queued. Kueue's own webhooks refuse a job they cannot handle the same way. The
+webhook's ``failurePolicy`` is ``Fail`` (section 9.2) for the same reason: an object created while
+the controller is down must not start outside its quota.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from typing import Any, Final
 
 from karta import extract
 from karta.controller.runtime.logs import logger
-from karta.controller.runtime.webhook.review import Answer, allow, json_pointer
+from karta.controller.runtime.quarantine import Quarantine
+from karta.controller.runtime.webhook.review import Answer, allow, deny, json_pointer
 from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
 from karta.errors import KartaError
 from karta.kueue.config import kueue_integrations
@@ -45,6 +53,8 @@ __all__ = [
 PATH: Final = "/mutate-kueue-suspend"
 WEBHOOK_NAME: Final = "kueue.karta.run.ai"
 _LOG = logger("kueue")
+_NAME_MAX: Final = 253  # a Kubernetes name at most: the message names the object, bounded
+_ERROR_MAX: Final = 1000  # characters of the error quoted in a denial
 
 
 def manages(karta: Karta, native: Iterable[str] = ()) -> bool:
@@ -105,9 +115,16 @@ def suspend_patch(obj: Mapping[str, Any], suspended: Mapping[str, Any]) -> list[
 class KueueSuspend:
     """The webhook handler (:data:`~karta.controller.runtime.webhook.review.Handler`) at :data:`PATH`."""
 
-    def __init__(self, store: Callable[[], DefinitionStore], *, native: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        store: Callable[[], DefinitionStore],
+        *,
+        native: Sequence[str] = (),
+        quarantine: Quarantine | None = None,
+    ) -> None:
         self.store = store
         self.native = tuple(native)
+        self.quarantine = quarantine or Quarantine()
 
     def __call__(self, request: Mapping[str, Any]) -> Answer:
         try:
@@ -135,15 +152,39 @@ class KueueSuspend:
         definition = resolution.used if resolution is not None else None
         if definition is None or not managed(definition, self.native):
             return allow()
+        return self._suspend(definition, obj, gvk)
+
+    def _suspend(self, definition: StoredDefinition, obj: Mapping[str, Any], gvk: GVK) -> Answer:
+        """The suspend patch of a labelled workload of a managed kind, or the denial (docstring)."""
+        meta = obj.get("metadata") or {}
+        name = str(meta.get("name") or meta.get("generateName") or "")[:_NAME_MAX]
+        what = f"{gvk.kind} {str(meta.get('namespace') or '')[:_NAME_MAX]}/{name}"
+        hint = (
+            f"fix the Karta {definition.name} (a new generation is evaluated again), or create it "
+            f"without the {QUEUE_LABEL} label to run it outside Kueue"
+        )
+        if self.quarantine.holds(definition):
+            return deny(
+                f"karta cannot queue {what} through Kueue: its definition {definition.name} is "
+                "quarantined (its expressions breached their budget; see the Karta's Degraded "
+                f"condition), so it cannot be suspended until admission; {hint}"
+            )
         try:
             factory = extract.ComponentFactory(
                 definition.karta, dict(obj), evaluator=evaluator_for(definition)
             )
             suspended = suspend(factory)
-        except KartaError as exc:
-            return allow(warnings=[f"karta: not suspended for Kueue: {exc}"])
+        except Exception as exc:  # hostile definitions and objects: denied, never raised
+            self.quarantine.breached(definition, exc, part="kueue-webhook")
+            return deny(
+                f"karta cannot queue {what} through Kueue: the suspendActions of {definition.name} "
+                f"failed on it, so it cannot be suspended until admission: {str(exc)[:_ERROR_MAX]}; {hint}"
+            )
         if not isinstance(suspended, Mapping):
-            return allow()
+            return deny(
+                f"karta cannot queue {what} through Kueue: the suspendActions of {definition.name} "
+                f"gave {type(suspended).__name__}, not an object; {hint}"
+            )
         return allow(suspend_patch(obj, suspended))
 
 
