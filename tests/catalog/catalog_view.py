@@ -23,6 +23,11 @@ from karta.model import Karta
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "corpus"
 WORKLOADS = CORPUS / "workloads"
+# What the shared corpus lacks: real CRDs and manifests of the frameworks, vendored with their
+# licence and source (tests/corpus/SOURCES.md), in the same layout (``crds/<group>_<plural>.yaml``,
+# ``workloads/<project>/<file>.yaml``). A project directory is never also in the shared corpus.
+VENDORED = REPO / "tests" / "corpus"
+VENDORED_WORKLOADS = VENDORED / "workloads"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 GPU = "nvidia.com/gpu"
 
@@ -53,8 +58,27 @@ def evaluator() -> Evaluator:
 
 
 def corpus_files() -> list[Path]:
-    """``workloads/*/*.yaml`` (status fragments live one level deeper and are not included)."""
-    return sorted(WORKLOADS.glob("*/*.yaml"))
+    """``workloads/*/*.yaml`` of the shared corpus, then of the vendored one (status fragments live
+    one level deeper and are not included)."""
+    return sorted(WORKLOADS.glob("*/*.yaml")) + sorted(VENDORED_WORKLOADS.glob("*/*.yaml"))
+
+
+def crd_files(pattern: str = "*.yaml") -> list[Path]:
+    """The CRD files matching ``pattern`` of the shared corpus, then of the vendored one."""
+    return sorted((CORPUS / "crds").glob(pattern)) + sorted((VENDORED / "crds").glob(pattern))
+
+
+def workload_file(name: str) -> Path:
+    """``<project>/<file>.yaml`` (as lifecycle and gang files name them) in the shared corpus, else
+    in the vendored one."""
+    shared = WORKLOADS / name
+    return shared if shared.exists() else VENDORED_WORKLOADS / name
+
+
+def relative(path: Path) -> Path:
+    """A corpus file's name relative to its workloads directory (shared or vendored)."""
+    root = VENDORED_WORKLOADS if path.is_relative_to(VENDORED_WORKLOADS) else WORKLOADS
+    return path.relative_to(root)
 
 
 def documents(path: Path) -> list[dict[str, Any]]:
@@ -83,7 +107,7 @@ def workload_documents() -> list[tuple[Path, int, dict[str, Any]]]:
 
 
 def golden_path(path: Path, index: int) -> Path:
-    rel = path.relative_to(WORKLOADS).with_suffix("")
+    rel = relative(path).with_suffix("")
     return GOLDEN / f"{rel.parent.name}__{rel.name}__{index}.json"
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from catalog_view import CORPUS
+from catalog_view import CORPUS, crd_files
 
 from karta.catalog import CATALOG_DATA_DIR
 from karta.model import Karta
@@ -67,7 +67,7 @@ def _crd_index(group: str) -> dict[tuple[str, str], dict[str, Any]]:
     """(kind, served version) -> openAPIV3Schema over the corpus CRDs of one API group (files are
     named ``<group>_<plural>[.<variant>].yaml``; only those are read, the corpus is 17 MB)."""
     index: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in sorted(CRDS.glob(f"{group}_*.yaml")):
+    for path in crd_files(f"{group}_*.yaml"):
         with path.open("rb") as handle:
             for doc in yaml.load_all(handle, Loader=_Loader):
                 if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":

@@ -12,7 +12,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from catalog_view import GOLDEN, WORKLOADS, definition_for, extract_view, golden_path, workload_documents
+from catalog_view import (
+    GOLDEN,
+    WORKLOADS,
+    definition_for,
+    extract_view,
+    golden_path,
+    relative,
+    workload_documents,
+)
 
 
 def main() -> int:
@@ -24,11 +32,9 @@ def main() -> int:
     for path, index, doc in workload_documents():
         karta = definition_for(doc)
         if karta is None:
-            print(
-                f"no built-in definition for {path.relative_to(WORKLOADS)} document {index}", file=sys.stderr
-            )
+            print(f"no built-in definition for {relative(path)} document {index}", file=sys.stderr)
             return 1
-        view = {"file": str(path.relative_to(WORKLOADS)), "document": index, **extract_view(karta, doc)}
+        view = {"file": str(relative(path)), "document": index, **extract_view(karta, doc)}
         target = golden_path(path, index)
         expected.add(target)
         text = json.dumps(view, indent=2, sort_keys=False) + "\n"

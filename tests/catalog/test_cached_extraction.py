@@ -17,11 +17,10 @@ from karta.extract import compiled
 from karta.extract.factory import _build_plan, _definitions_of
 from karta.jq import Evaluator
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "workloads"
-
 
 def _objects() -> dict[str, list[Any]]:
     """Objects by catalog slug: every lifecycle step, then every corpus document of the kind."""
+    from catalog_view import corpus_files
     from test_lifecycle import STEPS
 
     by_slug: dict[str, list[Any]] = {}
@@ -29,7 +28,7 @@ def _objects() -> dict[str, list[Any]]:
         by_slug.setdefault(step.file, []).append(step.obj)
     slugs = {entry.gvk: entry.slug for entry in catalog.catalog_index()}
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    for path in sorted(CORPUS.glob("*/*.yaml")):
+    for path in corpus_files():
         with path.open("rb") as handle:
             for doc in yaml.load_all(handle, Loader=loader):
                 if isinstance(doc, dict):

@@ -25,7 +25,9 @@ from catalog_view import (
     evaluator,
     extract_view,
     golden_path,
+    relative,
     workload_documents,
+    workload_file,
 )
 
 from karta.catalog import catalog_by_gvk
@@ -34,7 +36,7 @@ from karta.extract import ComponentFactory
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS}")
 
 DOCS = workload_documents() if WORKLOADS.is_dir() else []
-IDS = [f"{p.relative_to(WORKLOADS)}#{i}" for p, i, _ in DOCS]
+IDS = [f"{relative(p)}#{i}" for p, i, _ in DOCS]
 
 
 def test_corpus_has_workloads() -> None:
@@ -54,7 +56,7 @@ def test_every_document_is_a_workload_or_a_known_non_workload() -> None:
 def test_document_matches_reviewed_golden(path: Path, index: int, doc: dict[str, Any]) -> None:
     karta = definition_for(doc)
     assert karta is not None, f"no built-in definition for {doc.get('apiVersion')} {doc.get('kind')}"
-    view = {"file": str(path.relative_to(WORKLOADS)), "document": index, **extract_view(karta, doc)}
+    view = {"file": str(relative(path)), "document": index, **extract_view(karta, doc)}
     golden = golden_path(path, index)
     assert golden.exists(), f"missing golden {golden.name}: run tests/catalog/regen_golden.py and review it"
     assert view == json.loads(golden.read_text())
@@ -101,7 +103,7 @@ FULL_STATUS = {
 
 @pytest.mark.parametrize(("name", "expected"), sorted(FULL_STATUS.items()))
 def test_status_of_full_objects(name: str, expected: list[str]) -> None:
-    (doc,) = documents(WORKLOADS / name)
+    (doc,) = documents(workload_file(name))
     assert "status" in doc
     karta = definition_for(doc)
     assert karta is not None
@@ -112,7 +114,7 @@ def test_status_of_full_objects(name: str, expected: list[str]) -> None:
 
 def test_every_full_status_example_is_checked() -> None:
     with_status = {
-        str(p.relative_to(WORKLOADS))
+        str(relative(p))
         for p in corpus_files()
         for d in documents(p)
         if isinstance(d.get("status"), dict) and (d.get("apiVersion"), d.get("kind")) not in NOT_WORKLOADS
@@ -190,7 +192,7 @@ FRAGMENTS: list[tuple[str, str, str, str, list[str], str]] = [
 
 
 def _fragment_object(name: str, api_version: str, kind: str, where: str) -> dict[str, Any]:
-    with (WORKLOADS / name).open() as handle:
+    with workload_file(name).open() as handle:
         fragment = yaml.safe_load(handle)
     obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}, "spec": {}}
     if where == "status":

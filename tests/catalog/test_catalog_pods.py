@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from catalog_view import CORPUS, WORKLOADS, definition_for, documents, evaluator
+from catalog_view import CORPUS, definition_for, documents, evaluator, workload_file
 
 from karta.catalog import catalog_by_gvk
 from karta.extract import ComponentFactory
@@ -28,7 +28,7 @@ def _pod(name: str, labels: dict[str, str], owner: dict[str, Any] | None = None)
 
 
 def _corpus(name: str, index: int = 0) -> dict[str, Any]:
-    return documents(WORKLOADS / name)[index]
+    return documents(workload_file(name))[index]
 
 
 def _place(doc: dict[str, Any], pod: dict[str, Any]) -> tuple[str, str]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from catalog_view import CORPUS
+from catalog_view import CORPUS, crd_files
 
 from karta.catalog import catalog_definitions
 from karta.model import Karta
@@ -60,7 +60,7 @@ NO_CORPUS_CRD = frozenset(
 @functools.cache
 def _corpus_crds() -> tuple[dict[str, Any], ...]:
     found = []
-    for path in sorted(CRDS.glob("*.yaml")):
+    for path in crd_files():
         with path.open("rb") as handle:
             found.extend(
                 doc

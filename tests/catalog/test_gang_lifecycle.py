@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from catalog_view import CORPUS, WORKLOADS, documents, evaluator
+from catalog_view import CORPUS, documents, evaluator, workload_file
 from test_lifecycle import _definitions, _unknown, merge
 
 from karta.extract import ComponentFactory
@@ -84,7 +84,7 @@ def _object(doc: dict[str, Any], where: str) -> dict[str, Any]:
     if "object" in doc:
         return copy.deepcopy(doc["object"])
     path, _, index = str(doc["object_from"]).partition("#")
-    return copy.deepcopy(documents(WORKLOADS / path)[int(index or 0)])
+    return copy.deepcopy(documents(workload_file(path))[int(index or 0)])
 
 
 def load_gang_steps(path: Path) -> list[GangStep]:

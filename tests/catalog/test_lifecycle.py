@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from catalog_view import WORKLOADS, documents, evaluator
+from catalog_view import documents, evaluator, workload_file
 
 from karta.catalog import catalog_definitions
 from karta.extract import ComponentFactory
@@ -66,7 +66,7 @@ def _expectation(value: Any, where: str) -> dict[str, Any]:
 
 def _corpus_status(ref: str, where: str) -> Any:
     path, _, index = ref.partition("#")
-    docs = documents(WORKLOADS / path)
+    docs = documents(workload_file(path))
     doc = docs[int(index or 0)]
     if "status" not in doc:
         raise AssertionError(f"{where}: {ref} has no status")

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
-from catalog_view import CORPUS, definition_for, workload_documents
+from catalog_view import CORPUS, crd_files, definition_for, workload_documents
 from tests.engines import GENERAL, GENERATED
 
 from karta.catalog import catalog_definitions
@@ -390,7 +390,7 @@ _BUILTIN_OBJECTS: dict[str, dict[str, Any]] = {
 
 def _crd_versions_with_observed_generation() -> set[tuple[str, str, str]]:
     out: set[tuple[str, str, str]] = set()
-    for path in sorted(CRDS.glob("*.yaml")):
+    for path in crd_files():
         for doc in yaml.safe_load_all(path.read_text()):
             if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
                 continue
