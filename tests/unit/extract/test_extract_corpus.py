@@ -17,7 +17,7 @@ from karta.extract import ComponentFactory
 from karta.jq import Evaluator
 from karta.model.types import Karta
 
-CORPUS = Path("/work/shared/corpus/workloads")
+CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus" / "workloads"
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _STATUS = {

@@ -12,7 +12,7 @@ from gang_builders import POD_KIND, component, karta, make_factory, pod, pts, se
 from karta.extract import build_tree
 from karta.gang import compute_gang_plan, flat_min
 
-CORPUS = Path("/work/shared/corpus/workloads")
+CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus" / "workloads"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not available")
 
 REPLICA_TYPE = '.metadata.labels["training.kubeflow.org/replica-type"]'

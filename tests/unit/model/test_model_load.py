@@ -21,7 +21,7 @@ from karta.model import (
     load_kartas,
 )
 
-CORPUS = Path("/work/shared/corpus")
+CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
 
 
 def _messages(result: LoadResult) -> list[str]:

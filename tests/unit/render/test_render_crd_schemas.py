@@ -11,7 +11,7 @@ import pytest
 import yaml
 from render_fixtures import definition, run, train_7_pods
 
-CRDS = Path("/work/shared/corpus/crds")
+CRDS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus" / "crds"
 pytestmark = pytest.mark.skipif(not CRDS.is_dir(), reason=f"shared corpus not found at {CRDS}")
 
 SCHEMAS = {
