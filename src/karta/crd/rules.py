@@ -49,6 +49,10 @@ def _field_rules() -> dict[tuple[Any, str], dict[str, Any]]:
     rules: dict[tuple[Any, str], dict[str, Any]] = {
         (t.StructureDefinition, "childComponents"): _map("name"),
         (t.StructureDefinition, "additionalChildKinds"): _map("kind"),
+        (t.StructureDefinition, "references"): _map("name"),  # extension E3
+        (t.ListReference, "matchExpressions"): _ATOMIC,
+        (t.ReferenceRequirement, "values"): _ATOMIC,
+        (t.ReferenceRequirement, "operator"): {"enum": ["In", "NotIn", "Exists", "DoesNotExist"]},
         (t.PodGroup, "subGroups"): _map("componentName"),
         (t.GangSplit, "by"): {"enum": list(SPLIT_BY)},
         (t.GangSplit, "indexes"): {"enum": list(SPLIT_INDEXES)},

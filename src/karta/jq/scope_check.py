@@ -23,7 +23,7 @@ from karta.jq import syntax
 from karta.jq.builtin_table import BUILTINS, FORMATS, GOJQ_HINTS, PREDEFINED_VARIABLES, is_builtin
 from karta.jq.safety import direct_children, pattern_keys, pattern_variables
 
-__all__ = ["compile_check", "gojq_check"]
+__all__ = ["compile_check", "free_variables", "gojq_check"]
 
 
 class _Scope:
@@ -86,15 +86,31 @@ def _problem(node: syntax.Node, scope: _Scope) -> str | None:
     return None
 
 
-def compile_check(node: syntax.Node) -> str | None:
+def compile_check(node: syntax.Node, *, declared: frozenset[str] = frozenset()) -> str | None:
     """The compile error libjq would report for ``node`` (first in tree order), or None.
 
+    ``declared``: variables bound around the whole expression (a definition's references,
+    extension E3), defined everywhere in it.
     The caller raises ``failed to compile JQ expression '<e>': <detail>`` with the result.
     Import directives are not resolved (the safety check rejects them).
     """
     if isinstance(node, syntax.ModuleDirective):
         return None
-    return _first(node, _problem)
+    return _first(node, _problem, declared)
+
+
+def free_variables(node: syntax.Node) -> frozenset[str]:
+    """The variables ``node`` reads that nothing in it binds and jq does not predefine (``$x``
+    outside any ``as $x``, ``reduce``/``foreach`` or ``def f($x)``): what must be bound around
+    it (extension E3's references)."""
+    found: set[str] = set()
+    stack = [(node, _Scope(frozenset(), frozenset(), frozenset()))]
+    while stack:
+        n, scope = stack.pop()
+        if isinstance(n, syntax.Var) and n.name not in scope.vars and n.name not in PREDEFINED_VARIABLES:
+            found.add(n.name)
+        stack.extend(_children(n, scope))
+    return frozenset(found)
 
 
 _PROCESS_HINT = "definitions must not read or affect the evaluating process (karta-format.md 14.2)"
@@ -146,8 +162,12 @@ def gojq_check(node: syntax.Node) -> str | None:
     return _first(node, _gojq_problem)
 
 
-def _first(node: syntax.Node, problem_of: Callable[[syntax.Node, _Scope], str | None]) -> str | None:
-    stack = [(node, _Scope(frozenset(), frozenset(), frozenset()))]
+def _first(
+    node: syntax.Node,
+    problem_of: Callable[[syntax.Node, _Scope], str | None],
+    declared: frozenset[str] = frozenset(),
+) -> str | None:
+    stack = [(node, _Scope(frozenset(), declared, frozenset()))]
     while stack:  # iterative pre-order: trees as deep as the parser allows
         n, scope = stack.pop()
         problem = problem_of(n, scope)

@@ -205,10 +205,48 @@ class ComponentDefinition(Model):
         )
 
 
+class LookupReference(Model):
+    """Extension E3: one object by name; ``nameExpression`` is object-side jq yielding its name."""
+
+    name_expression: str = ""
+
+
+class ReferenceRequirement(Model):
+    """Extension E3: one ``matchExpressions`` entry of a list reference (a Kubernetes label
+    selector requirement); each value is a label value (literal) or else a jq expression
+    (:func:`karta.model.validate_references.is_literal`)."""
+
+    key: str = ""
+    operator: str = ""
+    values: tuple[str, ...] = ()
+
+
+class ListReference(Model):
+    """Extension E3: the objects a label selector matches; a ``matchLabels`` value that is a
+    valid label value is literal, any other is a jq expression (object-side, one string)."""
+
+    match_labels: dict[str, str] | None = None
+    match_expressions: tuple[ReferenceRequirement, ...] = ()
+
+
+class Reference(Model):
+    """Karta extension E3 (docs/format-extensions.md): a related object (or list of objects) the
+    consumer fetches before any expression runs, bound in every jq expression as ``$<name>``:
+    an object or null for ``lookup``, an array for ``list``."""
+
+    name: str = ""
+    gvk: GroupVersionKind | None = None
+    namespace_expression: str | None = None
+    lookup: LookupReference | None = None
+    list: ListReference | None = None
+
+
 class StructureDefinition(Model):
     root_component: ComponentDefinition = field(default_factory=ComponentDefinition)
     child_components: tuple[ComponentDefinition, ...] = ()
     additional_child_kinds: tuple[GroupVersionKind, ...] = ()
+    references: tuple[Reference, ...] = ()
+    """Extension E3: related objects bound as ``$<name>`` in every expression."""
 
 
 class SubGroup(Model):

@@ -24,6 +24,13 @@ from karta.model.findings import Finding, Severity
 from karta.model.schema import join_path, wire_fields
 from karta.model.types import ComponentDefinition, FragmentedPodSpecDefinition, Karta, StatusDefinition
 from karta.model.validate_gang import GANG_PATH, SPLIT_PATH, SPLIT_SIZE_PATH, SPLIT_WHEN_PATH
+from karta.model.validate_references import (
+    REFERENCES_PATH,
+    check_references,
+    declared_references,
+    is_literal,
+    is_reference_field,
+)
 from karta.model.validate_status import STATUS_KEYS
 from karta.model.validate_structure import component_paths
 
@@ -105,9 +112,28 @@ def _component_fields(out: list[JqField], path: str, comp: ComponentDefinition) 
             )
 
 
+def _reference_fields(out: list[JqField], karta: Karta) -> None:
+    """Extension E3: each reference's own expressions (object-side, no reference bound)."""
+    for i, ref in enumerate(karta.spec.structure_definition.references):
+        where = f"{REFERENCES_PATH}[{i}]"
+        _field(out, f"{where}.namespaceExpression", ref.namespace_expression)
+        if ref.lookup is not None:
+            _field(out, f"{where}.lookup.nameExpression", ref.lookup.name_expression)
+        if ref.list is not None:
+            for key, value in (ref.list.match_labels or {}).items():
+                if not is_literal(value):
+                    _field(out, f"{where}.list.matchLabels.{key}", value)
+            for j, req in enumerate(ref.list.match_expressions):
+                for k, value in enumerate(req.values):
+                    if not is_literal(value):
+                        _field(out, f"{where}.list.matchExpressions[{j}].values[{k}]", value)
+
+
 def jq_fields(karta: Karta) -> list[JqField]:
-    """Every non-empty ``{jq}`` field: components in order (root first), then gang members."""
+    """Every non-empty ``{jq}`` field: the references' (extension E3), components in order (root
+    first), then gang members."""
     out: list[JqField] = []
+    _reference_fields(out, karta)
     for path, comp in component_paths(karta):
         _component_fields(out, path, comp)
     gang = karta.gang
@@ -141,15 +167,19 @@ def _severity(value: object) -> Severity:
 
 
 def check_expressions(karta: Karta) -> tuple[list[Finding], list[Finding]]:
-    """14.2 findings (parse failures and safety issues), and R6 assignability warnings, separately."""
+    """14.2 findings (parse failures and safety issues), and R6 assignability warnings, separately.
+    The references' names (extension E3) are declared in every expression but theirs; the
+    references' findings follow (:func:`karta.model.validate_references.check_references`)."""
     # Imported here: loading a definition must not pay for the jq front end.
     from karta.jq.parser import parse_cached as parse
     from karta.jq.parser import shown
     from karta.jq.safety import assignability_reason, check_safety
-    from karta.jq.scope_check import compile_check
+    from karta.jq.scope_check import compile_check, free_variables
 
     safety: list[Finding] = []
     assignability: list[Finding] = []
+    declared = declared_references(karta)
+    used: set[str] = set()
     for jf in jq_fields(karta):
         expr, where = jf.expression, jf.location
         try:
@@ -163,8 +193,22 @@ def check_expressions(karta: Karta) -> tuple[list[Finding], list[Finding]]:
             message = f"failed to parse JQ expression '{shown(expr)}' at '{where}': {detail}"
             safety.append(Finding(Severity.ERROR, message, where))
             continue
-        undefined = compile_check(node)
+        own = is_reference_field(where)
+        if declared:
+            read = free_variables(node) & declared
+            if own and read:
+                names = ", ".join(f"${n}" for n in sorted(read))
+                message = (
+                    f"JQ expression '{expr}' at '{where}' reads {names}: a reference's expressions see only "
+                    "the workload (references are resolved before any expression runs)"
+                )
+                safety.append(Finding(Severity.ERROR, message, where))
+            elif not own:
+                used |= read
+        undefined = compile_check(node, declared=declared)
         if undefined is not None:
+            if declared and undefined.startswith("$") and undefined.endswith(" is not defined"):
+                undefined += f" (declare it in {REFERENCES_PATH} to read a related object)"
             message = f"failed to compile JQ expression '{expr}' at '{where}': {undefined}"
             safety.append(Finding(Severity.ERROR, message, where))
         for issue in check_safety(node):
@@ -178,6 +222,7 @@ def check_expressions(karta: Karta) -> tuple[list[Finding], list[Finding]]:
         reason = assignability_reason(node) if jf.written else None
         if reason is not None:
             assignability.append(_not_assignable(jf, reason))
+    safety.extend(check_references(karta, frozenset(used)))
     return safety, assignability
 
 
