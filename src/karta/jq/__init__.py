@@ -4,6 +4,7 @@ Public surface (everything else in this package is private):
 
 * :class:`Evaluator` – ``evaluate``, ``paths``, ``assign``, ``assign_zip``, ``session``,
   ``open_session`` (a :class:`Session`: one object's budget);
+* :class:`BoundEvaluator` – an evaluator with ``$name`` bound in every expression (references);
 * :class:`Budget` – what untrusted expressions may spend per object (``DEFAULT_BUDGET``);
 * :func:`setpath` – jq's ``setpath`` on plain data;
 * :func:`parse` – expression text to :mod:`karta.jq.syntax` (raises ``JqParseError``);
@@ -28,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_BUDGET": "karta.jq.budget",
     "Budget": "karta.jq.budget",
     "Evaluator": "karta.jq.evaluator",
+    "BoundEvaluator": "karta.jq.bound",
     "Session": "karta.jq.evaluator",
     "setpath": "karta.jq.evaluator",
     "parse": "karta.jq.parser",
@@ -42,6 +44,7 @@ __all__ = [
     "DEFAULT_BUDGET",
     "DEFAULT_MAX_RESULTS",
     "DEFAULT_TIMEOUT_MS",
+    "BoundEvaluator",
     "Budget",
     "Evaluator",
     "SafetyIssue",
@@ -63,6 +66,7 @@ __dir__ = lazy_dir(_EXPORTS, globals())
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from karta.jq._values import json_type
+    from karta.jq.bound import BoundEvaluator
     from karta.jq.budget import DEFAULT_BUDGET, Budget
     from karta.jq.evaluator import DEFAULT_MAX_RESULTS, DEFAULT_TIMEOUT_MS, Evaluator, Session, setpath
     from karta.jq.parser import parse
