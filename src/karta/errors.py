@@ -63,6 +63,17 @@ class JqResultLimitError(JqRuntimeError):
     """``query results exceed the allowed number <N>``."""
 
 
+class ReferenceLimitError(KartaError):
+    """The referenced objects of one workload (extension E3) went over a limit
+    (:class:`karta.references.ReferenceLimits`): too many references, a list matching too many
+    objects, an object or all of them too large. Like a jq budget, it ends that object's
+    evaluation, never the process; ``reference`` names the reference ("" for the count)."""
+
+    def __init__(self, message: str, *, reference: str) -> None:
+        super().__init__(message)
+        self.reference = reference
+
+
 # --- definitions ----------------------------------------------------------------------------------
 
 

@@ -349,6 +349,7 @@ def run_checks(
     *,
     trusted: bool,
     pods: Sequence[Mapping[str, Any]] = (),
+    evaluator: Evaluator | None = None,
 ) -> list[Check]:
     """All checks of ``karta`` on ``obj`` (and its ``pods``, when given) against
     ``predictions`` (:func:`check_predictions`; ``{}`` for none); ``trusted`` only for built-in
@@ -368,7 +369,8 @@ def run_checks(
             f"is for {gvk.kind} ({gvk.api_version}) but the workload is {obj.get('kind')} "
             f"({obj.get('apiVersion')})",
         )
-    evaluator = evaluator_for(trusted=trusted)
+    if evaluator is None:  # else the caller's (references bound: extension E3)
+        evaluator = evaluator_for(trusted=trusted)
     factory = ComponentFactory(karta, obj, evaluator=evaluator)
     _status_checks(factory.root(), checks, predictions)
     predicted_components = predictions.get("components") or {}
