@@ -20,13 +20,13 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from karta import definitions, kube, model, report
+from karta import definitions, jq, kube, model, report
 from karta._records import record
 from karta.cli import exitcodes
 from karta.cli.cluster import cluster_failure, connect
 from karta.cli.errors import CliError, UsageError
-from karta.cli.inputs import read_documents, read_text
-from karta.cli.output import warn
+from karta.cli.inputs import read_documents, read_objects, read_text
+from karta.cli.output import note, warn
 from karta.errors import (
     AmbiguousDefinitionError,
     ApiError,
@@ -34,6 +34,7 @@ from karta.errors import (
     DefinitionError,
     InvalidDefinitionError,
     NoDefinitionError,
+    ReferenceLimitError,
 )
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ __all__ = [
     "parse_target",
     "parse_targets",
     "read_live",
+    "reference_evaluator",
     "resolution_notes",
     "resolve_type",
 ]
@@ -577,3 +579,28 @@ def read_live(
         events=got.events,
         events_read=got.failure is None,
     )
+
+
+def reference_evaluator(
+    chosen: definitions.StoredDefinition, obj: dict[str, Any], ref_files: Sequence[str], *, obj_name: str = ""
+) -> jq.Evaluator:
+    """The evaluator of ``chosen`` for ``obj`` with its references (extension E3) bound to the
+    objects of ``ref_files`` (``kli -f --ref``); the definition's own evaluator when it has none
+    (``--ref`` is then useless: a warning). A reference nothing matched is null (``[]``) with a
+    note; an error reading one (a failing name expression) is a warning; a limit is an error."""
+    from karta import references
+
+    base = definitions.evaluator_for(chosen)
+    if not chosen.karta.spec.structure_definition.references:
+        if ref_files:
+            warn(f"--ref is not used: definition {chosen.name} has no references")
+        return base
+    objects = [o for path in ref_files for o in read_objects(path, what="referenced object")]
+    where = f"{obj_name}: " if obj_name else ""
+    try:
+        resolution = references.resolve(chosen.karta, obj, base, objects)
+    except ReferenceLimitError as exc:
+        raise CliError(f"{where}{exc}") from None
+    for problem in resolution.problems:
+        (note if problem.kind == "note" else warn)(f"{where}{problem.message}")
+    return resolution.evaluator(base)

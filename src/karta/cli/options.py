@@ -225,3 +225,17 @@ def manifest_options(
 def limit_option(flag: str, *, default: int, help: str) -> Callable[[F], F]:
     """A count that limits what a table shows (``0`` = all): ``--pod-limit``, ``--component-limit``."""
     return click.option(flag, type=click.IntRange(min=0), default=default, show_default=True, help=help)
+
+
+def ref_option(func: F) -> F:
+    """``--ref FILE`` (repeatable; ``refs: tuple[str, ...]``): the objects a definition's
+    references (extension E3) read, offline (:func:`karta.cli.lookup.reference_evaluator`)."""
+    return click.option(
+        "--ref",
+        "refs",
+        multiple=True,
+        metavar="FILE",
+        help="Objects the definition's references read (repeatable; multi-document YAML or a List); "
+        "matched by apiVersion, kind and name or labels. A reference nothing matches is null "
+        "([] for a list).",
+    )(func)

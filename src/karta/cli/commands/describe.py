@@ -52,10 +52,11 @@ from karta.cli.lookup import (
     not_installed,
     open_store,
     parse_targets,
+    reference_evaluator,
     resolution_notes,
     resolve_type,
 )
-from karta.cli.options import connection_options, limit_option, manifest_options, output_options
+from karta.cli.options import connection_options, limit_option, manifest_options, output_options, ref_option
 from karta.cli.output import emit, warn
 from karta.cli.views.describe import render_table
 from karta.errors import ApiError, ClusterError, KartaError
@@ -100,6 +101,7 @@ NO_DEFINITION_HINT = (
     default=0,
     help="Components shown per level, those with unhealthy or missing pods first (0 = all; table output).",
 )
+@ref_option
 @output_options("table", "json", "yaml", printing.JSONPATH)
 @connection_options
 def describe(
@@ -112,6 +114,7 @@ def describe(
     definition: str | None,
     pod_limit: int,
     component_limit: int,
+    refs: tuple[str, ...],
     output: str | None,
     config_file: str | None,
     overrides: ConfigOverrides,
@@ -157,6 +160,8 @@ def describe(
         raise UsageError("-R/--recursive goes with -f DIR")
     if pods_file is not None and file is None:
         raise UsageError("--pods goes with -f FILE; live, the workload's pods are read from the cluster")
+    if refs and file is None:
+        raise UsageError("--ref goes with -f FILE (offline, the referenced objects come from the files)")
     targets = parse_targets(args, command="describe") if args else ()
     named = any(names for _, names in targets)
     if (selector or all_namespaces) and (file is not None or named):
@@ -166,6 +171,7 @@ def describe(
         fmt=resolve_output(output, config=config, allowed=("table", "json", "yaml")),  # or jsonpath=
         limits=(pod_limit, component_limit),
         gpu_resources=config.gpu_resources,
+        refs=refs,
     )
     if file is None:
         _describe_live(
@@ -189,6 +195,7 @@ class Out:
     fmt: str
     limits: tuple[int, int]  # --pod-limit, --component-limit
     gpu_resources: tuple[str, ...]
+    refs: tuple[str, ...] = ()  # --ref FILE: what references read in file mode (extension E3)
     texts: list[str] = field(default_factory=list)
     reports: list[Any] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -214,7 +221,10 @@ class Out:
         namespace's labels (``scope``)."""
         try:
             if file_mode:
-                described = report.describe_file(chosen, obj, gpu_resources=self.gpu_resources, pods=pods)
+                evaluator = reference_evaluator(chosen, obj, self.refs, obj_name=name)
+                described = report.describe_file(
+                    chosen, obj, gpu_resources=self.gpu_resources, pods=pods, evaluator=evaluator
+                )
             else:
                 described = report.describe_live(
                     chosen,

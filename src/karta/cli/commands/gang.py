@@ -34,8 +34,9 @@ from karta.cli.lookup import (
     chosen_definition,
     open_store,
     read_live,
+    reference_evaluator,
 )
-from karta.cli.options import connection_options, format_option, manifest_options
+from karta.cli.options import connection_options, format_option, manifest_options, ref_option
 from karta.cli.output import dump_json, dump_yaml, warn
 from karta.errors import KartaError
 from karta.gang import gang_format
@@ -104,6 +105,7 @@ __all__ = ["gang"]
     help="Print the existing pods' binding patches (kubectl patch commands; -o json|yaml: a List "
     "of partial Pods) instead of the objects.",
 )
+@ref_option
 @format_option("yaml", "json", help="Output format: multi-document YAML, or a JSON List.")
 @connection_options
 def gang(
@@ -122,6 +124,7 @@ def gang(
     kai_managed: bool,
     group_name: str | None,
     pod_patches: bool,
+    refs: tuple[str, ...],
     output: str,
     overrides: ConfigOverrides,
 ) -> None:
@@ -141,6 +144,8 @@ def gang(
         raise UsageError("--pods goes with -f FILE; live, the workload's pods are read from the cluster")
     if recursive and file is None:
         raise UsageError("-R/--recursive goes with -f DIR")
+    if refs and file is None:
+        raise UsageError("--ref goes with -f FILE (offline, the referenced objects come from the files)")
     warnings: list[str] = []
     workloads: list[tuple[dict[str, Any], str, list[dict[str, Any]], StoredDefinition]] = []
     if target:
@@ -205,7 +210,9 @@ def gang(
     if group_name is not None and len(workloads) > 1:
         raise UsageError(f"--name names one workload's group; {file} holds {len(workloads)} workloads")
     results = [
-        _render(backend, obj, obj_name, pods, chosen, options=options)
+        _render(
+            backend, obj, obj_name, pods, chosen, options=options, refs=refs if file is not None else None
+        )
         for obj, obj_name, pods, chosen in workloads
     ]
     objects_out = [o for result in results for o in result.objects]
@@ -333,6 +340,7 @@ def _render(
     chosen: StoredDefinition,
     *,
     options: Any,
+    refs: Sequence[str] | None = None,
 ) -> Rendering:
     """One workload's objects for ``backend``; a definition without gang instructions, or one
     the backend cannot render, is an error naming the workload."""
@@ -342,7 +350,12 @@ def _render(
             "(spec.optimizationInstructions.gangScheduling)",
             hint="add a podGroup (karta-format.md section 12), or pass another one with --definition",
         )
-    factory = extract.ComponentFactory(chosen.karta, obj, evaluator=definitions.evaluator_for(chosen))
+    evaluator = (
+        definitions.evaluator_for(chosen)
+        if refs is None
+        else reference_evaluator(chosen, obj, refs, obj_name=obj_name)
+    )
+    factory = extract.ComponentFactory(chosen.karta, obj, evaluator=evaluator)
     try:
         model.validate_or_raise(chosen.karta)  # a definition from the store is evaluated only once valid
         return render.render(backend, factory, pods=pods, options=options)

@@ -13,13 +13,19 @@ from typing import TYPE_CHECKING
 
 import click
 
-from karta import definitions, report
+from karta import report
 from karta.cli import exitcodes
 from karta.cli.commands import short_help
 from karta.cli.errors import CliError, UsageError
 from karta.cli.inputs import read_labelled_objects, read_objects
-from karta.cli.lookup import DEFINITION_OPTION_HELP, PASS_DEFINITION_HINT, chosen_definition, open_store
-from karta.cli.options import connection_options, format_option, manifest_options
+from karta.cli.lookup import (
+    DEFINITION_OPTION_HELP,
+    PASS_DEFINITION_HINT,
+    chosen_definition,
+    open_store,
+    reference_evaluator,
+)
+from karta.cli.options import connection_options, format_option, manifest_options, ref_option
 from karta.cli.output import emit, warn
 from karta.cli.views.inspect import render_table
 from karta.cli.views.table import fit_width
@@ -38,6 +44,7 @@ __all__ = ["inspect"]
 @click.option(
     "--pods", "pods_file", metavar="PODS", help="The workload's pods (multi-document YAML or a List)."
 )
+@ref_option
 @format_option("table", "json", "yaml")
 @connection_options
 def inspect(
@@ -45,6 +52,7 @@ def inspect(
     recursive: bool,
     definition: str | None,
     pods_file: str | None,
+    refs: tuple[str, ...],
     output: str,
     overrides: ConfigOverrides,
 ) -> None:
@@ -80,7 +88,7 @@ def inspect(
                 raise
             warn(f"skipping {obj_name}: {exc}")
             continue
-        evaluator = definitions.evaluator_for(chosen)
+        evaluator = reference_evaluator(chosen, obj, refs, obj_name=obj_name if several else "")
         try:
             view = report.inspect_report(
                 chosen.karta, obj, pods, evaluator=evaluator, diagnostics=diagnostics

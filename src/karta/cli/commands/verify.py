@@ -17,8 +17,8 @@ from karta.cli import exitcodes
 from karta.cli.commands import short_help
 from karta.cli.errors import CliError, UsageError
 from karta.cli.inputs import parse_documents, read_object, read_objects, read_text
-from karta.cli.lookup import definitions_named
-from karta.cli.options import format_option
+from karta.cli.lookup import definitions_named, reference_evaluator
+from karta.cli.options import format_option, ref_option
 from karta.cli.output import emit
 from karta.cli.text import printable
 from karta.errors import PredictionError
@@ -59,8 +59,16 @@ _MARK = {"ok": "ok  ", "fail": "FAIL", "warn": "warn"}
 @click.option(
     "--predict", "predict", metavar="P", help="YAML file of predictions (status, components, gang, pods)."
 )
+@ref_option
 @format_option("table", "json", "yaml")
-def verify(definition: str, workload: str, pods_file: str | None, predict: str | None, output: str) -> None:
+def verify(
+    definition: str,
+    workload: str,
+    pods_file: str | None,
+    predict: str | None,
+    refs: tuple[str, ...],
+    output: str,
+) -> None:
     """Check a definition against a real workload manifest and written-down predictions.
 
     Reports paths that extract nothing (warn), pod specs without containers, components without
@@ -80,7 +88,10 @@ def verify(definition: str, workload: str, pods_file: str | None, predict: str |
     if predictions.get("pods") and not pods_file:
         raise UsageError("the predictions name pods (pods:); pass the pods with --pods PODS")
     chosen = defs[0]
-    checks = report.run_checks(chosen.karta, obj, predictions, trusted=chosen.trusted, pods=pods)
+    evaluator = reference_evaluator(chosen, obj, refs)
+    checks = report.run_checks(
+        chosen.karta, obj, predictions, trusted=chosen.trusted, pods=pods, evaluator=evaluator
+    )
     name = chosen.karta.metadata.name
     failed = sum(1 for c in checks if c.result == "fail")
     warned = sum(1 for c in checks if c.result == "warn")
