@@ -40,6 +40,7 @@ __all__ = [
     "Resolution",
     "bind_references",
     "plan_references",
+    "referenced_kinds",
     "resolve",
     "resolve_offline",
 ]
@@ -249,6 +250,19 @@ def _plan_one(
         return base(namespace=namespace, match_labels=tuple(labels), match_expressions=tuple(requirements))
     except (JqError, ValueError) as exc:
         return base(namespace=workload_ns, error=str(exc))
+
+
+def referenced_kinds(karta: Karta) -> list[tuple[str, str, str]]:
+    """The (group, version, kind) the references of ``karta`` read, once each, in definition order:
+    what RBAC must let a consumer get (lookup) or list (list), read-only, and what a controller
+    watches to re-reconcile the workloads that read an object."""
+    out: list[tuple[str, str, str]] = []
+    for ref in karta.spec.structure_definition.references:
+        if ref.gvk is not None:
+            key = (ref.gvk.group, ref.gvk.version, ref.gvk.kind)
+            if key not in out:
+                out.append(key)
+    return out
 
 
 def plan_references(karta: Karta, obj: Mapping[str, Any], evaluator: Evaluator) -> list[ReferenceRequest]:

@@ -196,3 +196,15 @@ def test_requests_match_only_what_they_fetch() -> None:
     request = ReferenceRequest("r", "", "v1", "ConfigMap", False, namespace="team", error="bad")
     assert not request.fetches
     assert not request.matches(REFS[1])
+
+
+def test_referenced_kinds_for_rbac_and_watches() -> None:
+    again = {
+        "name": "other",
+        "gvk": {"group": "", "version": "v1", "kind": "ConfigMap"},
+        "lookup": {"nameExpression": ".a"},
+    }
+    assert references.referenced_kinds(_karta([again])) == [
+        ("example.com", "v1", "RunTemplate"),
+        ("", "v1", "ConfigMap"),
+    ]

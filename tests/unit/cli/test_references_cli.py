@@ -157,3 +157,9 @@ def test_the_installed_kli_end_to_end() -> None:
         ("Workload", None),
         ("PodGroup", 4),
     ]
+
+
+def test_validate_notes_the_extension(kli: Kli) -> None:
+    r = kli("validate", DEF)
+    assert r.code == 0, r.out + r.err
+    assert "note: structureDefinition.references is karta extension E3" in r.err
