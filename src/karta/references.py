@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from karta._records import record
-from karta.errors import JqError, ReferenceLimitError
+from karta.errors import JqBudgetError, JqError, ReferenceLimitError
 
 if TYPE_CHECKING:
     from karta.jq import Evaluator
@@ -248,6 +248,8 @@ def _plan_one(
                     values.append(one)
             requirements.append((req.key, req.operator, tuple(values)))
         return base(namespace=namespace, match_labels=tuple(labels), match_expressions=tuple(requirements))
+    except JqBudgetError:
+        raise  # the object's budget is spent: its evaluation ends, as any budget breach ends it
     except (JqError, ValueError) as exc:
         return base(namespace=workload_ns, error=str(exc))
 
@@ -267,7 +269,9 @@ def referenced_kinds(karta: Karta) -> list[tuple[str, str, str]]:
 
 def plan_references(karta: Karta, obj: Mapping[str, Any], evaluator: Evaluator) -> list[ReferenceRequest]:
     """One request per reference of ``karta``, in definition order (none: ``[]``). ``evaluator``
-    is the definition's own, unbound: a reference's expressions see only the workload."""
+    is the definition's own, unbound: a reference's expressions see only the workload, under one
+    budget for all of them. A failing expression is the request's ``error``; a budget breach
+    (:class:`~karta.errors.JqBudgetError`) raises: the object's evaluation ends."""
     refs = karta.spec.structure_definition.references
     if not refs:
         return []

@@ -208,3 +208,15 @@ def test_referenced_kinds_for_rbac_and_watches() -> None:
         ("example.com", "v1", "RunTemplate"),
         ("", "v1", "ConfigMap"),
     ]
+
+
+def test_a_budget_breach_in_a_reference_expression_ends_the_object() -> None:
+    from karta.errors import JqBudgetError
+
+    bomb = {
+        "name": "bomb",
+        "gvk": {"group": "", "version": "v1", "kind": "ConfigMap"},
+        "lookup": {"nameExpression": ".metadata.name * 100000000 | length | tostring"},
+    }
+    with pytest.raises(JqBudgetError, match="output budget exceeded"):
+        references.plan_references(_karta([bomb]), WORKLOAD, Evaluator())

@@ -33,6 +33,7 @@ from karta.errors import (
     ClusterError,
     DefinitionError,
     InvalidDefinitionError,
+    JqBudgetError,
     NoDefinitionError,
     ReferenceLimitError,
 )
@@ -599,7 +600,7 @@ def reference_evaluator(
     where = f"{obj_name}: " if obj_name else ""
     try:
         resolution = references.resolve(chosen.karta, obj, base, objects)
-    except ReferenceLimitError as exc:
+    except (ReferenceLimitError, JqBudgetError) as exc:
         raise CliError(f"{where}{exc}") from None
     for problem in resolution.problems:
         (note if problem.kind == "note" else warn)(f"{where}{problem.message}")
