@@ -1,6 +1,7 @@
 """Shared pieces of the Kueue part's e2e tests: karta-controller ``--kueue`` in this process with
-its suspend webhook registered for a test namespace, PyTorchJobs of two 4-GPU workers, and reads
-of the Workloads the controller makes."""
+its suspend webhook (and, with a gang backend, its pod-binding webhook) registered for a test
+namespace, PyTorchJobs of two 4-GPU workers (or a gang of a master and workers pinned to the
+flavor's kwok Nodes), and reads of the Workloads the controller makes."""
 
 from __future__ import annotations
 
@@ -15,26 +16,61 @@ from karta.controller.main import Controller
 from karta.controller.parts.kueue.reconciler import KueueReconciler
 from karta.controller.parts.kueue.webhook import PATH, kueue_webhook
 
-from ..kubehttp import KubeHTTP, ok, wait
+from ..kubehttp import KubeHTTP, load_manifests, ok, wait
+from ..nodes import dedicated_node, pin
 from ..test_kueue_live import QUEUE_LABEL, Queues, _condition, _container
-from .pods_support import WEBHOOKS, running_controller
+from .pods_support import WEBHOOKS, registered_webhook, running_controller, wait_webhook_active, webhook_url
 
 PYTORCHJOBS = "/apis/kubeflow.org/v1/namespaces/{ns}/pytorchjobs"
 NATIVE = ("batch/job",)  # as the kueue_cluster's Kueue (hack/cluster/controlplane.py KUEUE_NATIVE)
 
 
-def pytorchjob(q: Queues, name: str, *, priority_class: str | None = None) -> dict[str, Any]:
-    """A PyTorchJob of two 4-GPU workers in the queue, created running (the webhook suspends it)."""
+def pytorchjob(
+    q: Queues,
+    name: str,
+    *,
+    priority_class: str | None = None,
+    workers: int = 2,
+    gpus: int = 4,
+    master: bool = False,
+    pinned: bool = False,
+) -> dict[str, Any]:
+    """A PyTorchJob of ``workers`` workers (and, with ``master``, a master) of ``gpus`` GPUs each
+    in the queue, created running (the webhook suspends it). ``pinned``: its pods select and
+    tolerate the Nodes of :func:`flavor_node` only (tests/e2e/nodes.py), so they can be bound."""
     labels = {QUEUE_LABEL: q.lq}
     if priority_class:
         labels["kueue.x-k8s.io/priority-class"] = priority_class
-    worker = {"replicas": 2, "template": {"spec": {"containers": [{**_container(4), "name": "pytorch"}]}}}
+
+    def replicas(count: int) -> dict[str, Any]:
+        spec: dict[str, Any] = {"containers": [{**_container(gpus), "name": "pytorch"}]}
+        if pinned:
+            spec = {**pin(spec, q.node_labels), "terminationGracePeriodSeconds": 0}
+        return {"replicas": count, "template": {"spec": spec}}
+
+    replica_specs = {"Worker": replicas(workers)} if workers else {}
+    if master:
+        replica_specs = {"Master": replicas(1), **replica_specs}
     return {
         "apiVersion": "kubeflow.org/v1",
         "kind": "PyTorchJob",
         "metadata": {"name": name, "namespace": q.ns, "labels": labels},
-        "spec": {"pytorchReplicaSpecs": {"Worker": worker}},
+        "spec": {"pytorchReplicaSpecs": replica_specs},
     }
+
+
+def pytorchjob_crd(kube: KubeHTTP, corpus: Path) -> None:
+    """The corpus's PyTorchJob CRD installed (the training operator serves it)."""
+    (crd,) = load_manifests(corpus / "crds" / "kubeflow.org_pytorchjobs.yaml")
+    kube.ensure_crd(crd)
+
+
+def flavor_node(kube: KubeHTTP, q: Queues, index: int, *, gpus: int) -> str:
+    """A kwok Node of ``gpus`` GPUs with the labels of the test's ResourceFlavor (the node
+    selector Kueue's admission writes) and the taint only ``pinned`` pods tolerate; its name."""
+    name = f"{q.flavor}-{index}"
+    dedicated_node(kube, name, selector=q.node_labels, gpus=gpus, kwok=True)
+    return name
 
 
 def change_cq(kube: KubeHTTP, q: Queues, change: Callable[[dict[str, Any]], None]) -> None:
@@ -91,15 +127,21 @@ def kueue_controller(
     kind: tuple[str, str, str] = ("kubeflow.org", "v1", "pytorchjobs"),
     probe: dict[str, Any] | None = None,
     paused: Callable[[dict[str, Any]], bool] | None = None,
+    backend: str = "none",
     **extra: Any,
 ) -> Iterator[Controller]:
     """``karta-controller --kueue --kueue-native batch/job --enable-webhook`` in this process, its
     suspend webhook registered for ``kind`` (group, version, plural: PyTorchJobs by default) in
     the test namespace; yields once the reconciler follows the kind and the API server calls the
-    webhook (a dry-run creation of ``probe`` comes back ``paused``)."""
-    with running_controller(
-        kube, workdir, backend="none", kueue=True, kueue_native=NATIVE, resync_period=30.0, **extra
-    ) as (controller, ca):
+    webhook (a dry-run creation of ``probe`` comes back ``paused``). With a gang ``backend``
+    (``--backend workload-api``) the pod-binding webhook is registered for the test namespace too
+    (fail-closed, as test_gang_scheduling.py) and called before it yields."""
+    with (
+        running_controller(
+            kube, workdir, backend=backend, kueue=True, kueue_native=NATIVE, resync_period=30.0, **extra
+        ) as (controller, ca),
+        _pod_binding(kube, controller, ca, q.ns, backend),
+    ):
         assert controller.webhooks is not None
         url = f"https://127.0.0.1:{controller.webhooks.bound_port}{PATH}"
         group, version, plural = kind
@@ -134,3 +176,16 @@ def kueue_controller(
             yield controller
         finally:
             kube.delete(f"{WEBHOOKS}/{name}")
+
+
+@contextmanager
+def _pod_binding(
+    kube: KubeHTTP, controller: Controller, ca: bytes, namespace: str, backend: str
+) -> Iterator[None]:
+    """The pod-binding webhook registered for ``namespace`` and called (nothing without a backend)."""
+    if backend == "none":
+        yield
+        return
+    with registered_webhook(kube, url=webhook_url(controller), ca=ca, namespaces=(namespace,)):
+        wait_webhook_active(kube, controller, namespace)
+        yield

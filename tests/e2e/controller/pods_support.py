@@ -255,3 +255,19 @@ def hold_unbound(kube: KubeHTTP, namespace: str, count: int, selector: str = "")
         assert bound(items) == [], f"part of the gang was bound: {bound(items)}"
         time.sleep(0.5)
     return pods(kube, namespace, selector)
+
+
+def pod_group(kube: KubeHTTP, namespace: str, name: str) -> dict[str, Any] | None:
+    """The Workload API PodGroup ``name`` (``scheduling.k8s.io/v1beta1``), None while there is none."""
+    answer = kube.get(f"/apis/scheduling.k8s.io/v1beta1/namespaces/{namespace}/podgroups/{name}")
+    return answer.json() if answer.status == 200 else None
+
+
+def gang_min_count(group: dict[str, Any]) -> int:
+    return int(group["spec"]["schedulingPolicy"]["gang"]["minCount"])
+
+
+def all_bound(kube: KubeHTTP, namespace: str, selector: str, count: int) -> list[dict[str, Any]] | None:
+    """The pods of ``selector`` once exactly ``count`` exist and all are bound, else None."""
+    items = pods(kube, namespace, selector)
+    return items if len(items) == count and len(bound(items)) == count else None
