@@ -6,7 +6,8 @@ top owner's labels and annotations copied, queue / priority / preemptibility / t
 owner's labels and annotations (2.6), then the Karta's sizes, sub-groups and topology; nothing of
 ours is added. With ``kai_managed`` (mode B) our labels are added and the workload gets
 ``kai.scheduler/skip-podgrouper: "true"`` so that KAI's pod-grouper leaves its pods alone; the
-PodGroup may then be given another name (``group_name``). A split ``podGroup`` (extension E1) gives
+PodGroup may then be given another name (``group_name``), and the annotations karta's Kueue adapter
+keeps on the workload (:data:`KUEUE_STATE_PREFIX`) are not copied. A split ``podGroup`` (extension E1) gives
 one PodGroup per gang, ``pg-<topOwnerUID>-<podGroup.name>-<keys>`` (the gang of the rest keeps
 ``pg-<topOwnerUID>-<podGroup.name>``); KAI's own reader ignores the extension, which the preview
 says in a warning.
@@ -38,11 +39,16 @@ from karta.render.common import (
     top_owner,
 )
 
-__all__ = ["API_VERSION", "DEFAULT_QUEUE", "DEFAULT_SCHEDULER", "render_kai"]
+__all__ = ["API_VERSION", "DEFAULT_QUEUE", "DEFAULT_SCHEDULER", "KUEUE_STATE_PREFIX", "render_kai"]
 
 API_VERSION = "scheduling.run.ai/v2alpha2"
 DEFAULT_SCHEDULER = "kai-scheduler"
 DEFAULT_QUEUE = "default-queue"
+KUEUE_STATE_PREFIX = "run.ai/karta-kueue-"
+"""The annotations karta's Kueue adapter keeps on a workload it manages (``karta.kueue.names``:
+the templates to restore on eviction): state of one admission, not a fact about the gang. In mode B,
+where karta writes the PodGroup, they are not copied onto it: every admission and eviction would
+otherwise rewrite the PodGroup with a copy of that state (docs/kueue.md, "Kueue with a gang backend")."""
 
 _TOPOLOGY_ANNOTATIONS = (
     ("kai.scheduler/topology", "topology"),
@@ -148,13 +154,16 @@ def _pod_group(
     pod: Mapping[str, Any] | None,
     options: KaiOptions,
 ) -> dict[str, Any]:
+    annotations = owner.annotations
+    if options.kai_managed:
+        annotations = {k: v for k, v in annotations.items() if not k.startswith(KUEUE_STATE_PREFIX)}
     metadata = group_metadata(
         owner,
         name,
         factory.karta,
         managed=options.kai_managed,
         labels=owner.labels,
-        annotations=owner.annotations,
+        annotations=annotations,
     )
 
     spec: dict[str, Any] = {"queue": _queue(owner, pod, options)}
