@@ -5,6 +5,11 @@ pods ``kli get`` lists).
 ``is_active`` is stricter than Kueue's batch Job (which counts ``status.active``): a pod that is
 terminating still counts, so that an evicted workload's quota is released only once nothing of it
 runs any more.
+
+``pods_ready_condition`` is the ``PodsReady`` condition Kueue's job reconciler writes for its own
+kinds (``generatePodsReadyCondition``): with ``waitForPodsReady`` on, Kueue evicts an admitted
+Workload whose condition is not True within its timeout, the remedy for a job admitted on quota
+whose pods do not fit (a gang, all or nothing).
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["is_active", "pods_ready"]
+from karta.kueue import names
+
+__all__ = ["is_active", "pods_ready", "pods_ready_condition"]
 
 _TERMINAL = frozenset({"Succeeded", "Failed"})
 
@@ -53,3 +60,33 @@ def pods_ready(pods: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -
         if _phase(pod) == "Succeeded" or (not terminating and _phase(pod) == "Running" and _ready(pod)):
             done += 1
     return done >= wanted
+
+
+def pods_ready_condition(pods: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> dict[str, str]:
+    """The ``PodsReady`` condition of an admitted Workload (without ``lastTransitionTime``), as
+    Kueue v0.17.0's ``generatePodsReadyCondition``: True ``Started`` (``Recovered`` after a
+    recovery) once :func:`pods_ready`; else False, ``WaitForRecovery`` when it was True or already
+    waiting for recovery, ``WaitForStart`` otherwise."""
+    status = workload.get("status")
+    conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    current: Mapping[str, Any] = next(
+        (c for c in conditions or [] if isinstance(c, Mapping) and c.get("type") == names.PODS_READY), {}
+    )
+    recovering = current.get("reason") in (names.PODS_READY_WAIT_FOR_RECOVERY, names.PODS_READY_RECOVERED)
+    if pods_ready(pods, workload):
+        reason = names.PODS_READY_RECOVERED if recovering else names.PODS_READY_STARTED
+        return _pods_ready(True, reason, "All pods reached readiness and the workload is running")
+    if current.get("status") == "True" or current.get("reason") == names.PODS_READY_WAIT_FOR_RECOVERY:
+        return _pods_ready(
+            False, names.PODS_READY_WAIT_FOR_RECOVERY, "At least one pod has failed, waiting for recovery"
+        )
+    return _pods_ready(False, names.PODS_READY_WAIT_FOR_START, "Not all pods are ready or succeeded")
+
+
+def _pods_ready(status: bool, reason: str, message: str) -> dict[str, str]:
+    return {
+        "type": names.PODS_READY,
+        "status": "True" if status else "False",
+        "reason": reason,
+        "message": message,
+    }

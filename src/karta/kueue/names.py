@@ -24,6 +24,11 @@ __all__ = [
     "LOCAL_QUEUE_LABEL",
     "MAX_EXEC_TIME_LABEL",
     "PODSET_LABEL",
+    "PODS_READY",
+    "PODS_READY_RECOVERED",
+    "PODS_READY_STARTED",
+    "PODS_READY_WAIT_FOR_RECOVERY",
+    "PODS_READY_WAIT_FOR_START",
     "POD_PRIORITY_CLASS_GROUP",
     "PRIORITY_CLASS_LABEL",
     "PROVREQ_ANNOTATION_PREFIX",
@@ -73,6 +78,12 @@ EVICTED = "Evicted"
 FINISHED = "Finished"
 FINISHED_SUCCEEDED = "Succeeded"
 FINISHED_FAILED = "Failed"
+# The PodsReady condition (Kueue's waitForPodsReady) and its reasons.
+PODS_READY = "PodsReady"
+PODS_READY_STARTED = "Started"
+PODS_READY_RECOVERED = "Recovered"
+PODS_READY_WAIT_FOR_START = "WaitForStart"
+PODS_READY_WAIT_FOR_RECOVERY = "WaitForRecovery"
 
 _HASH_LENGTH = 5
 _LONG_MAX = 253

@@ -81,6 +81,13 @@ def _group(kube: KubeHTTP, q: Queues, name: str) -> dict[str, Any]:
     return group
 
 
+def _pods_ready(q: Queues, name: str) -> tuple[str, str] | None:
+    """The (status, reason) of the PodsReady condition the Kueue part writes on the job's Workload."""
+    wl = workload_of(q, name)
+    condition = _condition(wl, "PodsReady") if wl is not None else {}
+    return (condition["status"], condition["reason"]) if condition else None
+
+
 def _bound_together(kube: KubeHTTP, q: Queues, name: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = wait(
         f"the {SIZE} pods of {name} bound", lambda: all_bound(kube, q.ns, _selector(name), SIZE), timeout=90
@@ -107,6 +114,8 @@ def test_kueue_admits_and_the_scheduler_binds_the_gang_all_or_nothing(
         held = hold_unbound(kube, q.ns, SIZE, _selector("first"))  # admitted, but only room for 3
         assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in held} == {"first-pytorchjob"}
         assert all(q.toleration in p["spec"]["tolerations"] for p in held)  # Kueue's flavor, on the pods
+        # what Kueue's waitForPodsReady would time out on: admitted, its pods not ready
+        assert _pods_ready(q, "first") == ("False", "WaitForStart")
 
         second = ok(kube.post(PYTORCHJOBS.format(ns=q.ns), _gang_job(q, "second")))
         assert suspended(second)
@@ -115,6 +124,7 @@ def test_kueue_admits_and_the_scheduler_binds_the_gang_all_or_nothing(
         nodes.append(flavor_node(kube, q, SIZE - 1, gpus=GPUS))  # room for the whole gang
         placed = _bound_together(kube, q, "first")
         assert len({p["spec"]["nodeName"] for p in placed}) == SIZE
+        wait("PodsReady once kwok runs them", lambda: _pods_ready(q, "first") == ("True", "Started"))
         print(f"\nfirst gang: admitted, 0/{SIZE} bound on room for 3; {SIZE}/{SIZE} after the 4th Node")
 
         # the second waits for quota, not for Nodes: suspended, no pods, its PodGroup named by none

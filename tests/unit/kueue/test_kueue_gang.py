@@ -26,6 +26,7 @@ from karta.controller.parts.kueue.webhook import webhook_rules
 from karta.controller.parts.pod_binding.admission import WEBHOOK_NAME as POD_WEBHOOK
 from karta.controller.registration import webhook_configurations
 from karta.extract import ComponentFactory
+from karta.kueue.activity import pods_ready_condition
 from karta.kueue.admission import admission_infos
 from karta.kueue.names import RESTORE_ANNOTATION
 from karta.kueue.patches import start, stop, suspend
@@ -106,3 +107,38 @@ def test_the_pod_webhook_and_the_kueue_webhook_never_see_the_same_object() -> No
     }
     assert pod["reinvocationPolicy"] == kueue["reinvocationPolicy"] == "Never"
     assert all(rule["operations"] == ["CREATE"] for e in (pod, kueue) for rule in e["rules"])
+
+
+def _pod(phase: str, ready: bool = False) -> dict[str, Any]:
+    conditions = [{"type": "Ready", "status": "True" if ready else "False"}]
+    return {"metadata": {"name": "p"}, "status": {"phase": phase, "conditions": conditions}}
+
+
+def _with(condition: tuple[str, str] | None) -> dict[str, Any]:
+    workload: dict[str, Any] = {"spec": {"podSets": [{"name": "worker", "count": 2}]}, "status": {}}
+    if condition is not None:
+        status, reason = condition
+        workload["status"]["conditions"] = [{"type": "PodsReady", "status": status, "reason": reason}]
+    return workload
+
+
+@pytest.mark.parametrize(
+    ("current", "pods", "expected"),
+    [
+        (None, [], ("False", "WaitForStart")),  # admitted, no pod yet (a gang that does not fit)
+        (None, [_pod("Pending"), _pod("Pending")], ("False", "WaitForStart")),
+        (("False", "WaitForStart"), [_pod("Running", True), _pod("Running")], ("False", "WaitForStart")),
+        (("False", "WaitForStart"), [_pod("Running", True), _pod("Succeeded")], ("True", "Started")),
+        (("True", "Started"), [_pod("Running", True), _pod("Failed")], ("False", "WaitForRecovery")),
+        (("False", "WaitForRecovery"), [_pod("Running", True)], ("False", "WaitForRecovery")),
+        (("False", "WaitForRecovery"), [_pod("Running", True), _pod("Running", True)], ("True", "Recovered")),
+        (("True", "Recovered"), [_pod("Running", True), _pod("Running", True)], ("True", "Recovered")),
+    ],
+)
+def test_pods_ready_is_the_condition_kueues_job_reconciler_writes(
+    current: tuple[str, str] | None, pods: list[dict[str, Any]], expected: tuple[str, str]
+) -> None:
+    """Kueue v0.17.0 generatePodsReadyCondition: what its waitForPodsReady times out on, so that an
+    admitted gang that does not fit is evicted and requeued rather than holding its quota."""
+    condition = pods_ready_condition(pods, _with(current))
+    assert (condition["type"], condition["status"], condition["reason"]) == ("PodsReady", *expected)

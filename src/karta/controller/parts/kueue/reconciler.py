@@ -28,6 +28,9 @@ One reconcile, in Kueue's order (the library decides, this module reads and writ
 8. admitted and suspended: the ResourceFlavors read, ``admission.admission_infos``,
    ``patches.start``, the workload updated. A ``KueueError`` or ``WriteBackError`` is permanent:
    the Workload ``Finished`` with reason ``FailedToStart`` and a Warning event.
+9. admitted and running: the Workload's ``PodsReady`` condition (``activity.pods_ready_condition``,
+   written when its status or reason changes), which Kueue's ``waitForPodsReady`` times out on;
+   the pods are looked at again every 5 s until they are all ready (they are not watched).
 
 **Quarantine** (docs/controller/quarantine.md). A definition the process's
 :class:`~karta.controller.runtime.quarantine.Quarantine` holds is not evaluated: its workloads are
@@ -69,7 +72,7 @@ from karta.kube.resources import ResourceType
 from karta.kube.tracker import Coverage, CoveredTypes, same_definition
 from karta.kube.workloads import workload_pods
 from karta.kueue import names
-from karta.kueue.activity import is_active
+from karta.kueue.activity import is_active, pods_ready_condition
 from karta.kueue.admission import admission_infos
 from karta.kueue.finished import finished_condition
 from karta.kueue.patches import is_suspended, start, stop
@@ -88,6 +91,7 @@ _WORKLOAD_GVK = GVK(WORKLOADS.group, "v1beta2", WORKLOADS.kind)
 _ACTIVE_RECHECK_S: Final = (
     2.0  # pods are not watched: how soon an evicted workload's pods are looked at again
 )
+_READY_RECHECK_S: Final = 5.0  # and an admitted one's, until they are all ready (PodsReady)
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,14 +475,27 @@ class KueueReconciler(FollowsTypes):
                 f"Kueue admitted Workload {_meta(wl).get('name')}",
             )
             return None
+        # 9. admitted and running: PodsReady, as Kueue's job reconciler writes it for its own kinds
+        if admitted:
+            return self._pods_ready(workloads, obj, wl)
         return None
 
+    def _pods_ready(self, workloads: Watched, obj: Mapping[str, Any], wl: Mapping[str, Any]) -> float | None:
+        condition = pods_ready_condition(self._pods(obj), wl)
+        current = _condition(wl, names.PODS_READY)
+        if (current.get("status"), current.get("reason")) != (condition["status"], condition["reason"]):
+            self._set_conditions(workloads, wl, [condition])
+        return None if condition["status"] == "True" else _READY_RECHECK_S
+
     # -- reads ----------------------------------------------------------------------------------
-    def _active(self, obj: Mapping[str, Any]) -> bool:
+    def _pods(self, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
         pods, warnings = workload_pods(self.client, obj)
         if warnings:
             raise ClusterError("; ".join(warnings))
-        return is_active(pods)
+        return list(pods)
+
+    def _active(self, obj: Mapping[str, Any]) -> bool:
+        return is_active(self._pods(obj))
 
     def _priority(self, factory: extract.ComponentFactory) -> int | None:
         ref = priority_class_ref(factory)
