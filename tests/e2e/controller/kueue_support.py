@@ -19,7 +19,14 @@ from karta.controller.parts.kueue.webhook import PATH, kueue_webhook
 from ..kubehttp import KubeHTTP, load_manifests, ok, wait
 from ..nodes import dedicated_node, pin
 from ..test_kueue_live import QUEUE_LABEL, Queues, _condition, _container
-from .pods_support import WEBHOOKS, registered_webhook, running_controller, wait_webhook_active, webhook_url
+from .pods_support import (
+    WEBHOOKS,
+    all_bound,
+    registered_webhook,
+    running_controller,
+    wait_webhook_active,
+    webhook_url,
+)
 
 PYTORCHJOBS = "/apis/kubeflow.org/v1/namespaces/{ns}/pytorchjobs"
 NATIVE = ("batch/job",)  # as the kueue_cluster's Kueue (hack/cluster/controlplane.py KUEUE_NATIVE)
@@ -113,7 +120,7 @@ def pending(q: Queues, name: str) -> bool:
 
 
 def pods(kube: KubeHTTP, q: Queues, name: str) -> list[dict[str, Any]]:
-    selector = {"labelSelector": f"training.kubeflow.org/job-name={name}"}
+    selector = {"labelSelector": job_selector(name)}
     items: list[dict[str, Any]] = ok(kube.get(f"/api/v1/namespaces/{q.ns}/pods", params=selector))["items"]
     return items
 
@@ -189,3 +196,36 @@ def _pod_binding(
     with registered_webhook(kube, url=webhook_url(controller), ca=ca, namespaces=(namespace,)):
         wait_webhook_active(kube, controller, namespace)
         yield
+
+
+# -- a gang job: Kueue admits it, kube-scheduler binds it all or nothing (test_kueue_gang*.py) --
+
+GANG_SIZE = 4  # a master and 3 workers
+GANG_GPUS = 2  # each; 8 in all, the ClusterQueue's quota
+
+
+def gang_job(q: Queues, name: str, **extra: Any) -> dict[str, Any]:
+    """A PyTorchJob of a master and 3 workers of 2 GPUs each, pinned to the :func:`flavor_node` Nodes."""
+    return pytorchjob(q, name, master=True, workers=GANG_SIZE - 1, gpus=GANG_GPUS, pinned=True, **extra)
+
+
+def job_selector(name: str) -> str:
+    return f"training.kubeflow.org/job-name={name}"
+
+
+def pods_ready_of(q: Queues, name: str) -> tuple[str, str] | None:
+    """The (status, reason) of the PodsReady condition the Kueue part writes on the job's Workload."""
+    wl = workload_of(q, name)
+    condition = _condition(wl, "PodsReady") if wl is not None else {}
+    return (condition["status"], condition["reason"]) if condition else None
+
+
+def bound_together(kube: KubeHTTP, q: Queues, name: str) -> list[dict[str, Any]]:
+    """Until the job's pods are all bound (each to its gang by the pod webhook); the pods."""
+    items: list[dict[str, Any]] = wait(
+        f"the {GANG_SIZE} pods of {name} bound",
+        lambda: all_bound(kube, q.ns, job_selector(name), GANG_SIZE),
+        timeout=90,
+    )
+    assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in items} == {f"{name}-pytorchjob"}
+    return items

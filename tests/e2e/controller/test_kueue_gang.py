@@ -36,23 +36,25 @@ from ..kubehttp import KubeHTTP, ok, wait
 from ..test_kueue_live import KUEUE, Queues, _condition
 from ..test_kueue_live import queues as queues  # the fixture
 from .kueue_support import (
+    GANG_GPUS,
+    GANG_SIZE,
     PYTORCHJOBS,
     admitted,
+    bound_together,
     change_cq,
     flavor_node,
+    gang_job,
     job,
+    job_selector,
     kueue_controller,
     pending,
     pods,
-    pytorchjob,
+    pods_ready_of,
     pytorchjob_crd,
     suspended,
     workload_of,
 )
-from .pods_support import all_bound, bound, gang_min_count, hold_unbound, pod_group
-
-SIZE = 4  # a master and 3 workers
-GPUS = 2  # each; 8 in all, the ClusterQueue's quota
+from .pods_support import bound, gang_min_count, hold_unbound, pod_group
 
 
 @pytest.fixture
@@ -65,14 +67,6 @@ def nodes(kueue_cluster: KubeHTTP, queues: Queues, corpus: Path) -> Iterator[lis
         kueue_cluster.delete(f"/api/v1/nodes/{name}")
 
 
-def _gang_job(q: Queues, name: str, **extra: Any) -> dict[str, Any]:
-    return pytorchjob(q, name, master=True, workers=SIZE - 1, gpus=GPUS, pinned=True, **extra)
-
-
-def _selector(name: str) -> str:
-    return f"training.kubeflow.org/job-name={name}"
-
-
 def _group(kube: KubeHTTP, q: Queues, name: str) -> dict[str, Any]:
     """The job's PodGroup (the gang part names it ``<job>-pytorchjob``), once the gang part made it."""
     group: dict[str, Any] = wait(
@@ -81,61 +75,51 @@ def _group(kube: KubeHTTP, q: Queues, name: str) -> dict[str, Any]:
     return group
 
 
-def _pods_ready(q: Queues, name: str) -> tuple[str, str] | None:
-    """The (status, reason) of the PodsReady condition the Kueue part writes on the job's Workload."""
-    wl = workload_of(q, name)
-    condition = _condition(wl, "PodsReady") if wl is not None else {}
-    return (condition["status"], condition["reason"]) if condition else None
-
-
-def _bound_together(kube: KubeHTTP, q: Queues, name: str) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = wait(
-        f"the {SIZE} pods of {name} bound", lambda: all_bound(kube, q.ns, _selector(name), SIZE), timeout=90
-    )
-    assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in items} == {f"{name}-pytorchjob"}
-    return items
-
-
 def test_kueue_admits_and_the_scheduler_binds_the_gang_all_or_nothing(
     kueue_cluster: KubeHTTP, queues: Queues, nodes: list[str], tmp_path: Path
 ) -> None:
     kube, q = kueue_cluster, queues
-    nodes += [flavor_node(kube, q, i, gpus=GPUS) for i in range(SIZE - 1)]  # room for 3 of the 4 pods
+    nodes += [
+        flavor_node(kube, q, i, gpus=GANG_GPUS) for i in range(GANG_SIZE - 1)
+    ]  # room for 3 of the 4 pods
     with kueue_controller(kube, tmp_path, q, backend="workload-api", namespaces=(q.ns,)):
-        created = ok(kube.post(PYTORCHJOBS.format(ns=q.ns), _gang_job(q, "first")))
+        created = ok(kube.post(PYTORCHJOBS.format(ns=q.ns), gang_job(q, "first")))
         assert suspended(created), "the Kueue part's webhook suspends a queued workload at creation"
-        assert gang_min_count(_group(kube, q, "first")) == SIZE  # rendered while suspended, no pods
+        assert gang_min_count(_group(kube, q, "first")) == GANG_SIZE  # rendered while suspended, no pods
         wait("the first Workload to be admitted", lambda: admitted(q, "first"))
         running = wait("the first job to be resumed", lambda: not suspended(j := job(kube, q, "first")) and j)
         master = running["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
         assert master["nodeSelector"] == q.node_labels and q.toleration in master["tolerations"]
 
         started = time.monotonic()
-        held = hold_unbound(kube, q.ns, SIZE, _selector("first"))  # admitted, but only room for 3
+        held = hold_unbound(kube, q.ns, GANG_SIZE, job_selector("first"))  # admitted, but only room for 3
         assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in held} == {"first-pytorchjob"}
         assert all(q.toleration in p["spec"]["tolerations"] for p in held)  # Kueue's flavor, on the pods
         # what Kueue's waitForPodsReady would time out on: admitted, its pods not ready
-        assert _pods_ready(q, "first") == ("False", "WaitForStart")
+        assert pods_ready_of(q, "first") == ("False", "WaitForStart")
 
-        second = ok(kube.post(PYTORCHJOBS.format(ns=q.ns), _gang_job(q, "second")))
+        second = ok(kube.post(PYTORCHJOBS.format(ns=q.ns), gang_job(q, "second")))
         assert suspended(second)
         wait("the second Workload to be pending", lambda: pending(q, "second"))
 
-        nodes.append(flavor_node(kube, q, SIZE - 1, gpus=GPUS))  # room for the whole gang
-        placed = _bound_together(kube, q, "first")
-        assert len({p["spec"]["nodeName"] for p in placed}) == SIZE
-        wait("PodsReady once kwok runs them", lambda: _pods_ready(q, "first") == ("True", "Started"))
-        print(f"\nfirst gang: admitted, 0/{SIZE} bound on room for 3; {SIZE}/{SIZE} after the 4th Node")
+        nodes.append(flavor_node(kube, q, GANG_SIZE - 1, gpus=GANG_GPUS))  # room for the whole gang
+        placed = bound_together(kube, q, "first")
+        assert len({p["spec"]["nodeName"] for p in placed}) == GANG_SIZE
+        wait("PodsReady once kwok runs them", lambda: pods_ready_of(q, "first") == ("True", "Started"))
+        print(
+            f"\nfirst gang: admitted, 0/{GANG_SIZE} bound on room for 3; "
+            f"{GANG_SIZE}/{GANG_SIZE} after the 4th Node"
+        )
 
         # the second waits for quota, not for Nodes: suspended, no pods, its PodGroup named by none
         assert suspended(job(kube, q, "second")) and pending(q, "second")
         assert not pods(kube, q, "second")
-        assert gang_min_count(_group(kube, q, "second")) == SIZE
+        assert gang_min_count(_group(kube, q, "second")) == GANG_SIZE
 
         ok(kube.delete(f"{PYTORCHJOBS.format(ns=q.ns)}/first"))
         wait("the second Workload to be admitted", lambda: admitted(q, "second"))
         wait("the second job to be resumed", lambda: not suspended(job(kube, q, "second")))
-        _bound_together(kube, q, "second")
+        bound_together(kube, q, "second")
         print(f"both gangs in {time.monotonic() - started:.1f}s from the first's pods")
 
 
@@ -147,27 +131,27 @@ def test_a_preempted_gang_goes_away_and_keeps_no_minimum_that_blocks(
     high: dict[str, Any] = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
             "metadata": {"name": f"{q.ns}-high"}, "value": 1000}  # fmt: skip
     ok(kube.post(f"{KUEUE}/workloadpriorityclasses", high))
-    nodes += [flavor_node(kube, q, i, gpus=GPUS) for i in range(SIZE)]  # room for one gang
+    nodes += [flavor_node(kube, q, i, gpus=GANG_GPUS) for i in range(GANG_SIZE)]  # room for one gang
     try:
         with kueue_controller(kube, tmp_path, q, backend="workload-api", namespaces=(q.ns,)):
-            held = ok(kube.post(PYTORCHJOBS.format(ns=q.ns), _gang_job(q, "low")))
-            _bound_together(kube, q, "low")
+            held = ok(kube.post(PYTORCHJOBS.format(ns=q.ns), gang_job(q, "low")))
+            bound_together(kube, q, "low")
             low_group = _group(kube, q, "low")
 
-            urgent = _gang_job(q, "urgent", priority_class=f"{q.ns}-high")
+            urgent = gang_job(q, "urgent", priority_class=f"{q.ns}-high")
             started = time.monotonic()
             ok(kube.post(PYTORCHJOBS.format(ns=q.ns), urgent))
             stopped = wait("the low job to be suspended", lambda: suspended(j := job(kube, q, "low")) and j)
             assert stopped["spec"]["pytorchReplicaSpecs"] == held["spec"]["pytorchReplicaSpecs"]
             wait("the low job's pods to go away", lambda: not pods(kube, q, "low"), timeout=60)
-            _bound_together(kube, q, "urgent")  # on the Nodes the low gang left
+            bound_together(kube, q, "urgent")  # on the Nodes the low gang left
             preempted_in = time.monotonic() - started
 
             # what the gang part does with a suspended workload: its PodGroup is kept as it was (the
             # same object, its own minimum), and no pod names it, so it holds nothing back
             kept = _group(kube, q, "low")
             assert kept["metadata"]["uid"] == low_group["metadata"]["uid"]
-            assert gang_min_count(kept) == SIZE
+            assert gang_min_count(kept) == GANG_SIZE
             low = workload_of(q, "low")
             assert low is not None and _condition(low, "Requeued").get("reason") == "Preempted"
             wait("the low Workload to be pending again", lambda: pending(q, "low"))
@@ -176,7 +160,7 @@ def test_a_preempted_gang_goes_away_and_keeps_no_minimum_that_blocks(
             ok(kube.delete(f"{PYTORCHJOBS.format(ns=q.ns)}/urgent"))
             wait("the low Workload to be admitted again", lambda: admitted(q, "low"))
             wait("the low job to be resumed", lambda: not suspended(job(kube, q, "low")))
-            _bound_together(kube, q, "low")  # through the kept PodGroup, all 4 new pods together
+            bound_together(kube, q, "low")  # through the kept PodGroup, all 4 new pods together
             print(
                 f"\nurgent gang bound {preempted_in:.1f}s after its creation (the low one preempted); "
                 f"the low gang bound again {time.monotonic() - started - preempted_in:.1f}s later"
