@@ -38,7 +38,6 @@ from .kueue_support import (
     flavor_node,
     gang_job,
     job,
-    job_selector,
     kueue_controller,
     pending,
     pods,
@@ -47,7 +46,7 @@ from .kueue_support import (
     suspended,
     workload_of,
 )
-from .pods_support import hold_unbound
+from .pods_support import bound
 
 TIMEOUT_S = 10
 
@@ -83,18 +82,19 @@ def test_an_admitted_gang_that_does_not_fit_gives_its_quota_back(
     ready_cluster: KubeHTTP, ready_queues: Queues, tmp_path: Path
 ) -> None:
     kube, q = ready_cluster, ready_queues
-    nodes = [
-        flavor_node(kube, q, i, gpus=GANG_GPUS) for i in range(GANG_SIZE - 1)
-    ]  # room for 3 of the 4 pods
+    room_for_3 = [flavor_node(kube, q, i, gpus=GANG_GPUS) for i in range(GANG_SIZE - 1)]
+    nodes = list(room_for_3)
     try:
         with kueue_controller(kube, tmp_path, q, backend="workload-api", namespaces=(q.ns,)):
             ok(kube.post(PYTORCHJOBS.format(ns=q.ns), gang_job(q, "first")))
             wait("the first Workload to be admitted", lambda: admitted(q, "first"))
             admitted_at = time.monotonic()
-            hold_unbound(kube, q.ns, GANG_SIZE, job_selector("first"))
-            assert pods_ready_of(q, "first") == ("False", "WaitForStart")
+            # well within the timeout: the second queued behind it, the first's PodsReady False
             ok(kube.post(PYTORCHJOBS.format(ns=q.ns), gang_job(q, "second")))
             wait("the second Workload to be pending", lambda: pending(q, "second"))
+            wait("PodsReady False", lambda: pods_ready_of(q, "first") == ("False", "WaitForStart"))
+            wait("the first's pods", lambda: len(pods(kube, q, "first")) == GANG_SIZE, timeout=30)
+            assert not bound(pods(kube, q, "first"))
 
             # Kueue's timeout: the first evicted, stopped, its pods gone, the quota to the second
             wait("the second Workload to be admitted", lambda: admitted(q, "second"), timeout=60)
@@ -110,6 +110,11 @@ def test_an_admitted_gang_that_does_not_fit_gives_its_quota_back(
             assert admitted(q, "second") and not suspended(job(kube, q, "second"))
             assert suspended(job(kube, q, "first")) and not admitted(q, "first")
             print(f"\nthe unplaceable gang gave its quota to the next job {took:.1f}s after its admission")
+            for name in ("first", "second"):
+                wl = workload_of(q, name) or {}
+                times = {c["type"]: (c["status"], c.get("reason"), c["lastTransitionTime"])
+                         for c in (wl.get("status") or {}).get("conditions") or []}  # fmt: skip
+                print(name, times)
     finally:
         for name in nodes:
             kube.delete(f"/api/v1/nodes/{name}")
