@@ -37,6 +37,7 @@ from karta.kueue.config import kueue_integrations
 from karta.kueue.names import QUEUE_LABEL
 from karta.kueue.patches import suspend
 from karta.model import Karta
+from karta.model.documents import DocumentError, check_json_value
 from karta.model.gvk import GVK
 from karta.model.names import plural_guess
 
@@ -168,6 +169,13 @@ class KueueSuspend:
                 f"karta cannot queue {what} through Kueue: its definition {definition.name} is "
                 "quarantined (its expressions breached their budget; see the Karta's Degraded "
                 f"condition), so it cannot be suspended until admission; {hint}"
+            )
+        try:
+            check_json_value(obj, source=what)
+        except DocumentError as exc:  # the object's doing, not the definition's: no breach counted
+            return deny(
+                f"karta cannot queue {what} through Kueue: {exc}, beyond any real object; create it "
+                f"without the {QUEUE_LABEL} label to run it outside Kueue"
             )
         try:
             factory = extract.ComponentFactory(
