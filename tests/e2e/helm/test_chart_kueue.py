@@ -25,6 +25,7 @@ from karta.controller.main import Controller, build
 from karta.controller.parts.kueue.reconciler import KueueReconciler
 from karta.controller.parts.kueue.webhook import WEBHOOK_NAME, webhook_rules
 from karta.controller.rbac import controller_rbac
+from karta.controller.registration import webhook_configurations
 from karta.crd import load_crd
 from karta.kube import ConfigOverrides, KubeClient
 from karta.rbac import build_rbac
@@ -137,7 +138,20 @@ def test_the_chart_renders_the_suspend_webhook_scoped_by_the_queue_label(setup: 
     assert entry["objectSelector"] == {
         "matchExpressions": [{"key": "kueue.x-k8s.io/queue-name", "operator": "Exists"}]
     }
-    assert entry["rules"] == webhook_rules(k for k in catalog_definitions())
+    rules = webhook_rules(catalog_definitions())
+    assert entry["rules"] == rules
+    # what the controller itself registers for the chart's flags (its caBundle is patched in)
+    mutating, _ = webhook_configurations(
+        setup.controller.options, namespace=setup.release_ns, kueue_rules=rules
+    )
+    (want,) = [w for w in mutating["webhooks"] if w["name"] == WEBHOOK_NAME]
+    assert {**entry, "clientConfig": want["clientConfig"]} == want
+    # watchNamespaces: only there (a workload suspended elsewhere would never be resumed)
+    assert entry["namespaceSelector"] == {
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": [setup.queues.ns]}
+        ]
+    }
     covered = {(r["apiGroups"][0], r["resources"][0]) for r in entry["rules"]}
     assert ("kubeflow.org", "pytorchjobs") in covered and ("jobset.x-k8s.io", "jobsets") in covered
     assert ("apps", "deployments") not in covered  # no suspend actions: never queued

@@ -138,6 +138,13 @@ def test_webhook_rules_and_registration() -> None:
     assert entry["objectSelector"] == {
         "matchExpressions": [{"key": "kueue.x-k8s.io/queue-name", "operator": "Exists"}]
     }
+    scoped, _ = webhook_configurations(
+        Options(kueue=True, namespaces=("b", "a")), namespace="ns", kueue_rules=rules
+    )
+    (entry,) = [w for w in scoped["webhooks"] if w["name"] == WEBHOOK_NAME]
+    assert entry["namespaceSelector"] == {
+        "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["a", "b"]}]
+    }  # only where the reconciler looks
     without, _ = webhook_configurations(Options(), namespace="ns", kueue_rules=rules)
     assert all(w["name"] != WEBHOOK_NAME for w in without["webhooks"])
 

@@ -197,9 +197,20 @@ class KueueSuspend:
 
 
 def kueue_webhook(
-    *, client_config: Mapping[str, Any], rules: Sequence[Mapping[str, Any]], failure_policy: str = "Fail"
+    *,
+    client_config: Mapping[str, Any],
+    rules: Sequence[Mapping[str, Any]],
+    failure_policy: str = "Fail",
+    namespaces: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The MutatingWebhookConfiguration entry of the suspend webhook (``rules``: :func:`webhook_rules`)."""
+    """The MutatingWebhookConfiguration entry of the suspend webhook (``rules``: :func:`webhook_rules`).
+    ``namespaces``: the controller's (``--namespace``), the only ones it matches (a workload
+    suspended where the reconciler does not look would never be resumed); none: every namespace but
+    ``kube-system``."""
+    if namespaces:
+        scope = {"key": "kubernetes.io/metadata.name", "operator": "In", "values": sorted(set(namespaces))}
+    else:
+        scope = {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}
     return {
         "name": WEBHOOK_NAME,
         "admissionReviewVersions": ["v1"],
@@ -208,11 +219,7 @@ def kueue_webhook(
         "matchPolicy": "Equivalent",
         "rules": [dict(r) for r in rules],
         "objectSelector": {"matchExpressions": [{"key": QUEUE_LABEL, "operator": "Exists"}]},
-        "namespaceSelector": {
-            "matchExpressions": [
-                {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}
-            ]
-        },
+        "namespaceSelector": {"matchExpressions": [scope]},
         "sideEffects": "None",
         "timeoutSeconds": 10,
         "reinvocationPolicy": "Never",
