@@ -631,3 +631,24 @@ def test_a_job_nested_beyond_any_real_object_is_reported_not_crashed(depth: int)
     assert rig.api.workloads() == []
     ((reason, message),) = rig.api.events
     assert reason == "KueueWorkloadFailed" and "nested too deeply" in message
+
+
+def test_a_start_the_api_server_refuses_hands_the_quota_back() -> None:
+    """The admitted job cannot be written (its annotations are at the 256 KiB limit, say): the
+    Workload is Finished with FailedToStart, so Kueue frees the quota; the job stays suspended."""
+    rig = _rig()
+    _queued(rig)
+    _admit(rig)
+    rig.api.always["update", "PyTorchJob"] = ApiError(
+        'PyTorchJob.kubeflow.org "train" is invalid: metadata.annotations: Too long: must have at most '
+        "262144 bytes",
+        status=422,
+    )
+    assert rig.reconcile() is None
+    finished = {c["type"]: c for c in rig.workload()["status"]["conditions"]}["Finished"]
+    assert (finished["status"], finished["reason"]) == ("True", "FailedToStart")
+    assert "262144 bytes" in finished["message"]
+    assert rig.api.events[-1][0] == "KueueFailedToStart"
+    assert _suspended(rig.api.job())
+    rig.reconcile()  # finished: the finalizer dropped, nothing started
+    assert rig.workload()["metadata"]["finalizers"] == [] and _suspended(rig.api.job())

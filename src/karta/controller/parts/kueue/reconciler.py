@@ -42,7 +42,8 @@ A request the API server refuses is a Warning event on the workload, once per wo
 ``KueueForbidden`` (403: the controller's RBAC lacks a right; tried again every minute, never
 hammered) or ``KueueWorkloadRejected`` (400, 413, 422: the object as written, such as a Workload
 beyond Kueue's limits of PodSets or size; not retried until the workload changes). The API server
-creates nothing partial: the workload stays suspended.
+creates nothing partial: the workload stays suspended. A start the API server refuses (400, 413,
+422) is a ``FailedToStart`` as in step 8, so the admitted quota is not held by a suspended job.
 """
 
 from __future__ import annotations
@@ -549,7 +550,14 @@ class KueueReconciler(FollowsTypes):
             **(body.get("metadata") or {}),
             "resourceVersion": _meta(obj).get("resourceVersion"),
         }
-        self.client.request_json("PUT", _path(w.resource, obj), body=body)
+        try:
+            self.client.request_json("PUT", _path(w.resource, obj), body=body)
+        except ApiError as exc:
+            if action == "started" and exc.status in _REJECTED:
+                # The admitted workload cannot be written (say its annotations are full): the
+                # admission cannot be applied, so its quota is handed back (FailedToStart).
+                raise WriteBackError(f"the API server refused the started workload: {exc}") from exc
+            raise
         self.metrics.kueue_actions.labels(action=action).inc()
         self.events.normal(obj, "KueueStarted" if action == "started" else "KueueStopped", f"{action}: {why}")
         _LOG.info("workload " + action, extra={"controller": CONTROLLER, "key": _label(obj), "why": why})
