@@ -10,14 +10,14 @@
   controller stays ready;
 - a JobSet of 9 replicated Jobs: Kueue v0.17.0's Workload holds at most 8 PodSets, so the API
   server refuses it (422); one ``KueueWorkloadRejected`` event, no Workload, the JobSet stays
-  suspended; with 8 the Workload is made and admitted.
+  suspended; with 8 the Workload is made and admitted;
+- a PyTorchJob of 10,000 workers: one Workload with one PodSet of 10,000, pending with Kueue's
+  message, the job suspended.
 """
 
 from __future__ import annotations
 
 import base64
-import json
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,7 +32,7 @@ from karta.controller.rbac import controller_rbac
 from karta.crd import load_crd
 from karta.kueue.config import kueue_configuration
 
-from ..conftest import _controlplane
+from ..conftest import _controlplane, etcd_request
 from ..helm.helm_support import token_kubeconfig
 from ..kubehttp import KubeHTTP, from_kubeconfig, load_manifests, ok, wait
 from ..test_kueue_live import GPU, QUEUE_LABEL, Queues, _container
@@ -66,15 +66,10 @@ class Private:
     def compact(self) -> None:
         """Compact etcd at its current revision (a watch resumed from before it gets 410)."""
         key = base64.b64encode(b"/registry/karta-test-compaction").decode()
-        put = self._etcd("/v3/kv/put", {"key": key, "value": base64.b64encode(b"x").decode()})
-        self._etcd("/v3/kv/compaction", {"revision": int(put["header"]["revision"]), "physical": True})
-
-    def _etcd(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        url = f"http://127.0.0.1:{self.cp.etcd_port}{path}"
-        request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            result: dict[str, Any] = json.loads(answer.read())
-            return result
+        value = base64.b64encode(b"x").decode()
+        put = etcd_request(self.cp.etcd_port, "/v3/kv/put", {"key": key, "value": value})
+        revision = int(put["header"]["revision"])
+        etcd_request(self.cp.etcd_port, "/v3/kv/compaction", {"revision": revision, "physical": True})
 
 
 @pytest.fixture(scope="module")
@@ -235,3 +230,24 @@ def test_a_workload_beyond_kueues_pod_set_limit(private: Private, q: Queues, tmp
 
 def _owned_by(q: Queues, name: str) -> dict[str, Any] | None:
     return next((wl for wl in q.workloads() if wl["metadata"]["ownerReferences"][0]["name"] == name), None)
+
+
+def test_ten_thousand_replicas_wait_in_one_pod_set(private: Private, q: Queues, tmp_path: Path) -> None:
+    """A PyTorchJob of 10,000 workers (0 GPUs, 1 CPU each, on a queue of 32 CPUs): one Workload,
+    one PodSet of 10,000, pending with Kueue's own message; the job stays suspended."""
+    kube = private.http
+    big = pytorchjob(q, "huge")
+    worker = big["spec"]["pytorchReplicaSpecs"]["Worker"]
+    worker["replicas"] = 10_000
+    worker["template"]["spec"]["containers"] = [{**_container(0), "name": "pytorch"}]
+    with kueue_controller(kube, tmp_path, q):
+        assert suspended(ok(kube.post(PYTORCHJOBS.format(ns=q.ns), big)))
+        wait("its Workload to be pending", lambda: pending(q, "huge"))
+        wl = workload_of(q, "huge")
+        assert wl is not None and [(p["name"], p["count"]) for p in wl["spec"]["podSets"]] == [
+            ("worker", 10_000)
+        ]
+        reserved = next(c for c in wl["status"]["conditions"] if c["type"] == "QuotaReserved")
+        assert "insufficient" in reserved["message"].lower(), reserved["message"]
+        assert suspended(job(kube, q, "huge"))
+        assert len([w for w in q.workloads() if w["metadata"]["ownerReferences"][0]["name"] == "huge"]) == 1
