@@ -652,3 +652,20 @@ def test_a_start_the_api_server_refuses_hands_the_quota_back() -> None:
     assert _suspended(rig.api.job())
     rig.reconcile()  # finished: the finalizer dropped, nothing started
     assert rig.workload()["metadata"]["finalizers"] == [] and _suspended(rig.api.job())
+
+
+def test_a_webhooks_denial_is_a_rejection_not_a_missing_right() -> None:
+    """Admission webhooks deny with 403 (controller-runtime's Denied): a policy engine refusing the
+    started job's node selector is FailedToStart (the quota handed back), not a recheck every
+    minute while the quota is held."""
+    rig = _rig()
+    _queued(rig)
+    _admit(rig)
+    rig.api.always["update", "PyTorchJob"] = ApiError(
+        'admission webhook "policy.example.com" denied the request: nodeSelector pool=a100 is not allowed',
+        status=403,
+    )
+    assert rig.reconcile() is None
+    finished = {c["type"]: c for c in rig.workload()["status"]["conditions"]}["Finished"]
+    assert finished["reason"] == "FailedToStart" and "not allowed" in finished["message"]
+    assert "KueueForbidden" not in [reason for reason, _ in rig.api.events]

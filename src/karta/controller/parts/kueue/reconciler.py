@@ -40,10 +40,11 @@ lifts it (docs/kueue.md section 9.2).
 Writes to the workload are full updates (PUT) with its resourceVersion: a conflict is retried.
 A request the API server refuses is a Warning event on the workload, once per workload and message:
 ``KueueForbidden`` (403: the controller's RBAC lacks a right; tried again every minute, never
-hammered) or ``KueueWorkloadRejected`` (400, 413, 422: the object as written, such as a Workload
-beyond Kueue's limits of PodSets or size; not retried until the workload changes). The API server
-creates nothing partial: the workload stays suspended. A start the API server refuses (400, 413,
-422) is a ``FailedToStart`` as in step 8, so the admitted quota is not held by a suspended job.
+hammered) or ``KueueWorkloadRejected`` (400, 413, 422, or an admission webhook's denial: the object
+as written, such as a Workload beyond Kueue's limits of PodSets or size; not retried until the
+workload changes). The API server creates nothing partial: the workload stays suspended. A start
+the API server refuses (400, 413, 422, a webhook's denial) is a ``FailedToStart`` as in step 8, so
+the admitted quota is not held by a job that stays suspended.
 """
 
 from __future__ import annotations
@@ -364,12 +365,12 @@ class KueueReconciler(FollowsTypes):
         try:
             requeue = self._reconcile(key, w, workloads, obj, factory, owned)
         except ApiError as exc:
-            if exc.status == 403:
+            if exc.status == 403 and not _rejected(exc):
                 # No right to write (RBAC narrower than kueue_rules): reported once, looked at
                 # again now and then, never hammered; the webhook still suspends new workloads.
                 self._refused(obj, "KueueForbidden", exc)
                 return min(_FORBIDDEN_RECHECK_S, self.resync_period)
-            if exc.status in _REJECTED:
+            if _rejected(exc):
                 # The object karta wrote is refused as it is (a Workload beyond Kueue's limits:
                 # PodSets, size): it will be again until the workload changes.
                 self._refused(obj, "KueueWorkloadRejected", exc)
@@ -553,7 +554,7 @@ class KueueReconciler(FollowsTypes):
         try:
             self.client.request_json("PUT", _path(w.resource, obj), body=body)
         except ApiError as exc:
-            if action == "started" and exc.status in _REJECTED:
+            if action == "started" and _rejected(exc):
                 # The admitted workload cannot be written (say its annotations are full): the
                 # admission cannot be applied, so its quota is handed back (FailedToStart).
                 raise WriteBackError(f"the API server refused the started workload: {exc}") from exc
@@ -660,6 +661,12 @@ class KueueReconciler(FollowsTypes):
                 continue
             if any(_names(r, key) for r in meta.get("ownerReferences") or []):
                 self._drop_finalizer(workloads, wl)
+
+
+def _rejected(exc: ApiError) -> bool:
+    """The API server refused the object itself: invalid (400, 413, 422), or denied by an admission
+    webhook (Kueue's own, a policy engine's), which answers 403 as a missing right does."""
+    return exc.status in _REJECTED or (exc.status == 403 and "admission webhook" in str(exc))
 
 
 def _ours(wl: Mapping[str, Any]) -> bool:
