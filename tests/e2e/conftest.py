@@ -9,8 +9,10 @@ Also a per-session test namespace and the location of the shared corpus.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +39,17 @@ def hack_module(relative: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def etcd_request(port: int, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST ``body`` to the control plane's etcd (its v3 JSON gateway on 127.0.0.1:``port``): the
+    fault tests write and compact behind the API server's back."""
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(), method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        result: dict[str, Any] = json.loads(answer.read())
+        return result
 
 
 def _controlplane() -> ModuleType:

@@ -14,6 +14,8 @@ compare against it). :class:`Registration` server-side applies them (field manag
   gang-scheduling scope's namespaces (:func:`karta.gang.scope.namespace_selector` for
   ``--gang-scope``), never ``kube-system``, the ``--exclude-namespace`` ones, nor the controller's
   own namespace when it runs in a cluster (its own pods must start without it; ``excluded``).
+* with ``--kueue``, ``kueue.karta.run.ai`` (docs/kueue.md 9.2): CREATE of the managed kinds
+  labelled ``kueue.x-k8s.io/queue-name``, in the ``--namespace`` namespaces only when given.
 
 ``clientConfig`` is ``url`` (``--webhook-url`` + path) when a URL is given, else the Service
 ``--webhook-service-name`` in ``--webhook-namespace`` on port 443. ``caBundle`` is set when known
@@ -128,7 +130,11 @@ def webhook_configurations(
             )
         )
     if options.kueue and kueue_rules:
-        mutating.append(kueue_webhook(client_config=cc(KUEUE_MUTATE_PATH), rules=kueue_rules))
+        mutating.append(
+            kueue_webhook(
+                client_config=cc(KUEUE_MUTATE_PATH), rules=kueue_rules, namespaces=options.namespaces
+            )
+        )
     validating: list[dict[str, Any]] = [
         {
             "name": "vkarta.run.ai",

@@ -68,7 +68,8 @@ def running_controller(
         shutdown_timeout=5.0,
         **extra,
     )
-    client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(kube.kubeconfig)))
+    # ``kubeconfig`` (in ``extra``): another identity than the cluster's admin
+    client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(options.kubeconfig or kube.kubeconfig)))
     controller = build(options, client)
     assert controller.webhooks is not None
     platform = controller.parts.get(PLATFORM)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from karta.kube import KubeClient
 from karta.model import load_karta
 from karta.model.gvk import GroupKind
 
-from ..conftest import REPO, _controlplane
+from ..conftest import REPO, _controlplane, etcd_request
 from ..kubehttp import KubeHTTP, from_kubeconfig, load_manifests
 from ..nodes import dedicated_node
 from .gangs_support import (
@@ -66,11 +65,7 @@ class Private:
         return self.kube
 
     def etcd(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        url = f"http://127.0.0.1:{self.cp.etcd_port}{path}"
-        request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            result: dict[str, Any] = json.loads(answer.read())
-            return result
+        return etcd_request(self.cp.etcd_port, path, body)
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,6 @@ the two configurations the chart created at the in-process server's URL, as the 
 
 from __future__ import annotations
 
-import base64
-import dataclasses
 import json
 import threading
 import uuid
@@ -28,14 +26,12 @@ from typing import Any
 import pytest
 import yaml
 
-import karta.kube.client as kube_client_module
 from karta.catalog import catalog_definitions, catalog_slugs
 from karta.controller.main import Controller, build, identity
 from karta.controller.parts.catalog_install import CatalogInstaller
 from karta.controller.parts.gangs import GangReconciler
 from karta.controller.rbac import controller_rbac
 from karta.crd import load_crd
-from karta.errors import ApiError
 from karta.gang import SCOPE_LABEL
 from karta.kube import ConfigOverrides, KubeClient
 
@@ -50,12 +46,21 @@ from ..controller.gangs_support import (
 from ..controller.operator_support import karta_body, wait_condition, widget_crd
 from ..controller.pods_support import batch_job, wait_webhook_active
 from ..kubehttp import KubeHTTP
-from .helm_support import CHART, Helm, by_kind, controller_options, documents
+from .helm_support import (
+    ADM,
+    CHART,
+    Helm,
+    by_kind,
+    controller_options,
+    documents,
+    outside_the_cluster,
+    point_webhooks_at,
+    record_forbidden,
+    token_kubeconfig,
+)
 
 RELEASE = "karta"
-ADM = "/apis/admissionregistration.k8s.io/v1"
 WIDGETS = "helm-rbac.example.com"  # the group of a user definition's kind, granted by rbac.extraRules
-PATHS = {"mkarta.run.ai": "/mutate-run-ai-v1alpha1-karta", "vkarta.run.ai": "/validate-run-ai-v1alpha1-karta"}
 
 
 @dataclass
@@ -85,60 +90,6 @@ def _namespace(cluster: KubeHTTP, prefix: str, labels: dict[str, str] | None = N
     created = cluster.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
     assert created.status == 201, created.body
     return name
-
-
-def _token_kubeconfig(cluster: KubeHTTP, namespace: str, account: str, path: Path) -> Path:
-    """A kubeconfig for the ServiceAccount: a bound token from the TokenRequest API."""
-    request = {
-        "apiVersion": "authentication.k8s.io/v1",
-        "kind": "TokenRequest",
-        "spec": {"expirationSeconds": 3600},
-    }
-    answer = cluster.post(f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token", request)
-    assert answer.status == 201, answer.body
-    admin = yaml.safe_load(cluster.kubeconfig.read_text())
-    context = next(c["context"] for c in admin["contexts"] if c["name"] == admin["current-context"])
-    server = next(c["cluster"] for c in admin["clusters"] if c["name"] == context["cluster"])
-    ca = (
-        server.get("certificate-authority-data")
-        or base64.b64encode(
-            (cluster.kubeconfig.parent / server["certificate-authority"]).read_bytes()
-        ).decode()
-    )
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {"name": "test", "cluster": {"server": cluster.server, "certificate-authority-data": ca}}
-        ],
-        "users": [{"name": account, "user": {"token": answer.json()["status"]["token"]}}],
-        "contexts": [{"name": "sa", "context": {"cluster": "test", "user": account, "namespace": namespace}}],
-        "current-context": "sa",
-    }
-    path.write_text(yaml.safe_dump(config))
-    path.chmod(0o600)
-    return path
-
-
-def _point_webhooks_at(cluster: KubeHTTP, manifest: list[dict[str, Any]], url: str) -> None:
-    """Replace each chart webhook's Service by ``url`` (its caBundle stays: the controller's)."""
-    for kind, plural in (
-        ("MutatingWebhookConfiguration", "mutatingwebhookconfigurations"),
-        ("ValidatingWebhookConfiguration", "validatingwebhookconfigurations"),
-    ):
-        for config in by_kind(manifest, kind):
-            ops: list[dict[str, Any]] = []
-            for i, webhook in enumerate(config["webhooks"]):
-                path = PATHS.get(webhook["name"], "/mutate--v1-pod")
-                ops += [
-                    {"op": "remove", "path": f"/webhooks/{i}/clientConfig/service"},
-                    {"op": "add", "path": f"/webhooks/{i}/clientConfig/url", "value": url + path},
-                ]
-            name = config["metadata"]["name"]
-            patched = cluster.request(
-                "PATCH", f"{ADM}/{plural}/{name}", body=ops, content_type="application/json-patch+json"
-            )
-            assert patched.status == 200, patched.body
 
 
 @pytest.fixture(scope="module")
@@ -174,15 +125,6 @@ def setup(
         "Kartas served", lambda: (r := cluster.get("/apis/run.ai/v1alpha1/kartas")).status == 200 and r
     )
     kartas_before = {k["metadata"]["name"] for k in listed.json()["items"]}
-    original = kube_client_module._error_from
-
-    def recording(status: int, body: bytes) -> ApiError:
-        error = original(status, body)
-        if error.status == 403:
-            with forbidden.lock:
-                forbidden.seen.append(str(error))
-        return error
-
     controller: Controller | None = None
     client: KubeClient | None = None
     with pytest.MonkeyPatch.context() as patch:
@@ -193,22 +135,10 @@ def setup(
             manifest = documents(cluster_helm.run("get", "manifest", RELEASE, "--namespace", release_ns).out)
             chart_options = controller_options(manifest)
             (account,) = {o["metadata"]["name"] for o in by_kind(manifest, "ServiceAccount")}
-            kubeconfig = _token_kubeconfig(cluster, release_ns, account, workdir / "sa.kubeconfig")
+            kubeconfig = token_kubeconfig(cluster, release_ns, account, workdir / "sa.kubeconfig")
             # The chart's flags; only where to listen and to write files change outside a cluster.
-            options = dataclasses.replace(
-                chart_options,
-                kubeconfig=str(kubeconfig),
-                webhook_host="127.0.0.1",
-                webhook_port=0,
-                webhook_url="https://127.0.0.1",  # the serving certificate also names 127.0.0.1
-                webhook_cert_dir=workdir / "certs",
-                definitions_dir=workdir / "no-definitions",
-                metrics_bind_address="0",
-                health_probe_bind_address="0",
-                ui_bind_address="127.0.0.1:0",
-                shutdown_timeout=10.0,
-            )
-            patch.setattr(kube_client_module, "_error_from", recording)
+            options = outside_the_cluster(chart_options, kubeconfig, workdir, ui_bind_address="127.0.0.1:0")
+            record_forbidden(patch, forbidden.seen, forbidden.lock)
             client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(kubeconfig)))
             controller = build(options, client)
             gangs = controller.parts["gangs"]
@@ -220,7 +150,7 @@ def setup(
                 "the webhook server (after the certificate Secret and caBundle)",
                 controller.webhooks.serving.is_set,
             )
-            _point_webhooks_at(cluster, manifest, f"https://127.0.0.1:{controller.webhooks.bound_port}")
+            point_webhooks_at(cluster, manifest, f"https://127.0.0.1:{controller.webhooks.bound_port}")
             _wait("controller ready", lambda: controller is not None and controller.manager.ready()[0])
             source = controller.parts["ui-source"]
             _wait("the web view's first sync", source.synced.is_set)
@@ -525,7 +455,7 @@ def test_the_identitys_rules_are_exactly_the_librarys(
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nobody"}},
     )
     assert created.status == 201, created.body
-    nobody = _token_kubeconfig(cluster, setup.release_ns, "nobody", tmp_path / "nobody.kubeconfig")
+    nobody = token_kubeconfig(cluster, setup.release_ns, "nobody", tmp_path / "nobody.kubeconfig")
     mine = Path(str(setup.controller.options.kubeconfig))
     rbac = controller_rbac(setup.controller.options, catalog_definitions(), extra_rules=setup.extra_rules)
     for namespace, rules in (

@@ -30,6 +30,7 @@ from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.quarantine import Quarantine
 from karta.definitions import DefinitionStore
 from karta.model import load_karta
+from karta.model.gvk import GVK
 
 ROOT = Path(__file__).resolve().parents[3]
 STORE = DefinitionStore.load(user_directory=ROOT / "tests" / "no-such-dir")
@@ -137,6 +138,13 @@ def test_webhook_rules_and_registration() -> None:
     assert entry["objectSelector"] == {
         "matchExpressions": [{"key": "kueue.x-k8s.io/queue-name", "operator": "Exists"}]
     }
+    scoped, _ = webhook_configurations(
+        Options(kueue=True, namespaces=("b", "a")), namespace="ns", kueue_rules=rules
+    )
+    (entry,) = [w for w in scoped["webhooks"] if w["name"] == WEBHOOK_NAME]
+    assert entry["namespaceSelector"] == {
+        "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["a", "b"]}]
+    }  # only where the reconciler looks
     without, _ = webhook_configurations(Options(), namespace="ns", kueue_rules=rules)
     assert all(w["name"] != WEBHOOK_NAME for w in without["webhooks"])
 
@@ -238,3 +246,22 @@ def test_budget_breaches_quarantine_the_definition_and_its_workloads_are_denied_
     assert metrics.registry.get_sample_value("karta_definition_budget_breaches_total", breaches) == 2
     # an unlabelled one is not karta's to suspend: allowed, not evaluated
     assert webhook(_request(_job())).allowed
+
+
+def test_a_job_nested_too_deeply_is_denied_without_blaming_its_definition() -> None:
+    """An object nested beyond any real one (a kind whose schema keeps unknown fields): denied with
+    the reason, never a RecursionError, and no budget breach is counted against the definition (a
+    user's hostile object must not quarantine it for everyone)."""
+    job = _job({"kueue.x-k8s.io/queue-name": "team"})
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(5000):
+        node["x"] = {}
+        node = node["x"]
+    job["spec"]["extra"] = deep
+    quarantine = Quarantine(breaches=1, window=600.0, metrics=Metrics())
+    store = _cluster_pytorch()
+    answer = KueueSuspend(lambda: store, quarantine=quarantine)(_request(job))
+    assert not answer.allowed and not answer.patch
+    assert "nested too deeply" in answer.message and "PyTorchJob ns/j" in answer.message
+    assert not quarantine.holds(store.resolution(GVK("kubeflow.org", "v1", "PyTorchJob")).used)

@@ -41,6 +41,13 @@ workload if Kueue evicts it: the Karta's ``Degraded`` condition says so, and a n
 lifts it (docs/kueue.md section 9.2).
 
 Writes to the workload are full updates (PUT) with its resourceVersion: a conflict is retried.
+A request the API server refuses is a Warning event on the workload, once per workload and message:
+``KueueForbidden`` (403: the controller's RBAC lacks a right; tried again every minute, never
+hammered) or ``KueueWorkloadRejected`` (400, 413, 422, or an admission webhook's denial: the object
+as written, such as a Workload beyond Kueue's limits of PodSets or size; not retried until the
+workload changes). The API server creates nothing partial: the workload stays suspended. A start
+the API server refuses (400, 413, 422, a webhook's denial) is a ``FailedToStart`` as in step 8, so
+the admitted quota is not held by a job that stays suspended.
 """
 
 from __future__ import annotations
@@ -78,6 +85,7 @@ from karta.kueue.finished import finished_condition
 from karta.kueue.patches import is_suspended, start, stop
 from karta.kueue.workload import build_workload, equivalent, priority_class_ref
 from karta.model import Karta
+from karta.model.documents import DocumentError, check_json_value
 from karta.model.gvk import GVK, GroupKind
 from karta.model.names import plural_guess
 from karta.rbac import READ_VERBS, rule
@@ -92,6 +100,9 @@ _ACTIVE_RECHECK_S: Final = (
     2.0  # pods are not watched: how soon an evicted workload's pods are looked at again
 )
 _READY_RECHECK_S: Final = 5.0  # and an admitted one's, until they are all ready (PodsReady)
+_FORBIDDEN_RECHECK_S: Final = 60.0  # how soon a workload refused for want of rights is tried again
+_REJECTED: Final = frozenset({400, 413, 422})  # the object itself refused: until the workload changes
+_MAX_REFUSALS: Final = 4096  # refusals remembered (so reported once each); forgotten past that
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +198,7 @@ class KueueReconciler(FollowsTypes):
         self._workloads: Watched | None = None
         self._refreshed = threading.Event()
         self._ineligible_reported: set[tuple[str, str]] = set()
+        self._refusals: dict[str, str] = {}  # workload UID: the refusal last reported for it
 
     # -- readiness ------------------------------------------------------------------------------
     def ready(self) -> bool:
@@ -347,10 +359,27 @@ class KueueReconciler(FollowsTypes):
         if self.quarantine.holds(definition):
             self._quarantined(obj, definition)
             return None  # not evaluated: left as it is until the definition changes
+        try:
+            check_json_value(obj, source=_label(obj))  # nested or wide beyond any real object
+        except DocumentError as exc:
+            self.events.warning(obj, "KueueWorkloadFailed", f"karta cannot queue it through Kueue: {exc}")
+            return None
         factory = extract.ComponentFactory(definition.karta, obj, evaluator=evaluator_for(definition))
         owned = [o for o in workloads.owned(key.namespace, str(meta.get("uid") or "")) if _owns(o, meta)]
         try:
-            return self._reconcile(key, w, workloads, obj, factory, owned)
+            requeue = self._reconcile(key, w, workloads, obj, factory, owned)
+        except ApiError as exc:
+            if exc.status == 403 and not _rejected(exc):
+                # No right to write (RBAC narrower than kueue_rules): reported once, looked at
+                # again now and then, never hammered; the webhook still suspends new workloads.
+                self._refused(obj, "KueueForbidden", exc)
+                return min(_FORBIDDEN_RECHECK_S, self.resync_period)
+            if _rejected(exc):
+                # The object karta wrote is refused as it is (a Workload beyond Kueue's limits:
+                # PodSets, size): it will be again until the workload changes.
+                self._refused(obj, "KueueWorkloadRejected", exc)
+                return None
+            raise
         except (KueueError, WriteBackError) as exc:
             self.quarantine.breached(definition, exc, part=CONTROLLER)
             admitted = next((o for o in owned if _true(o, names.ADMITTED)), None)
@@ -365,6 +394,24 @@ class KueueReconciler(FollowsTypes):
             self.quarantine.breached(definition, exc, part=CONTROLLER)
             self.events.warning(obj, "KueueWorkloadFailed", f"karta cannot queue it through Kueue: {exc}")
             return None
+        with self._lock:
+            self._refusals.pop(str(meta.get("uid") or ""), None)
+        return requeue
+
+    def _refused(self, obj: Mapping[str, Any], reason: str, exc: ApiError) -> None:
+        """A Warning event and a log line for a request the API server refused, once per workload
+        and message (again only after a reconcile of it succeeded)."""
+        uid = str(_meta(obj).get("uid") or "")
+        message = f"the API server refused a request of karta's Kueue part (HTTP {exc.status}): {exc}"
+        with self._lock:
+            if self._refusals.get(uid) == message:
+                return
+            if len(self._refusals) >= _MAX_REFUSALS:
+                self._refusals.clear()
+            self._refusals[uid] = message
+        self.metrics.kueue_actions.labels(action="refused").inc()
+        self.events.warning(obj, reason, message)
+        _LOG.warning("workload refused", extra={"controller": CONTROLLER, "key": _label(obj), "why": message})
 
     def _quarantined(self, obj: Mapping[str, Any], definition: StoredDefinition) -> None:
         """The Warning event of a workload left alone for its quarantined definition, once per
@@ -521,7 +568,14 @@ class KueueReconciler(FollowsTypes):
             **(body.get("metadata") or {}),
             "resourceVersion": _meta(obj).get("resourceVersion"),
         }
-        self.client.request_json("PUT", _path(w.resource, obj), body=body)
+        try:
+            self.client.request_json("PUT", _path(w.resource, obj), body=body)
+        except ApiError as exc:
+            if action == "started" and _rejected(exc):
+                # The admitted workload cannot be written (say its annotations are full): the
+                # admission cannot be applied, so its quota is handed back (FailedToStart).
+                raise WriteBackError(f"the API server refused the started workload: {exc}") from exc
+            raise
         self.metrics.kueue_actions.labels(action=action).inc()
         self.events.normal(obj, "KueueStarted" if action == "started" else "KueueStopped", f"{action}: {why}")
         _LOG.info("workload " + action, extra={"controller": CONTROLLER, "key": _label(obj), "why": why})
@@ -624,6 +678,12 @@ class KueueReconciler(FollowsTypes):
                 continue
             if any(_names(r, key) for r in meta.get("ownerReferences") or []):
                 self._drop_finalizer(workloads, wl)
+
+
+def _rejected(exc: ApiError) -> bool:
+    """The API server refused the object itself: invalid (400, 413, 422), or denied by an admission
+    webhook (Kueue's own, a policy engine's), which answers 403 as a missing right does."""
+    return exc.status in _REJECTED or (exc.status == 403 and "admission webhook" in str(exc))
 
 
 def _ours(wl: Mapping[str, Any]) -> bool:

@@ -37,6 +37,7 @@ from karta.kueue.config import kueue_integrations
 from karta.kueue.names import QUEUE_LABEL
 from karta.kueue.patches import suspend
 from karta.model import Karta
+from karta.model.documents import DocumentError, check_json_value
 from karta.model.gvk import GVK
 from karta.model.names import plural_guess
 
@@ -170,6 +171,13 @@ class KueueSuspend:
                 f"condition), so it cannot be suspended until admission; {hint}"
             )
         try:
+            check_json_value(obj, source=what)
+        except DocumentError as exc:  # the object's doing, not the definition's: no breach counted
+            return deny(
+                f"karta cannot queue {what} through Kueue: {exc}, beyond any real object; create it "
+                f"without the {QUEUE_LABEL} label to run it outside Kueue"
+            )
+        try:
             factory = extract.ComponentFactory(
                 definition.karta, dict(obj), evaluator=evaluator_for(definition)
             )
@@ -189,9 +197,20 @@ class KueueSuspend:
 
 
 def kueue_webhook(
-    *, client_config: Mapping[str, Any], rules: Sequence[Mapping[str, Any]], failure_policy: str = "Fail"
+    *,
+    client_config: Mapping[str, Any],
+    rules: Sequence[Mapping[str, Any]],
+    failure_policy: str = "Fail",
+    namespaces: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The MutatingWebhookConfiguration entry of the suspend webhook (``rules``: :func:`webhook_rules`)."""
+    """The MutatingWebhookConfiguration entry of the suspend webhook (``rules``: :func:`webhook_rules`).
+    ``namespaces``: the controller's (``--namespace``), the only ones it matches (a workload
+    suspended where the reconciler does not look would never be resumed); none: every namespace but
+    ``kube-system``."""
+    if namespaces:
+        scope = {"key": "kubernetes.io/metadata.name", "operator": "In", "values": sorted(set(namespaces))}
+    else:
+        scope = {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}
     return {
         "name": WEBHOOK_NAME,
         "admissionReviewVersions": ["v1"],
@@ -200,11 +219,7 @@ def kueue_webhook(
         "matchPolicy": "Equivalent",
         "rules": [dict(r) for r in rules],
         "objectSelector": {"matchExpressions": [{"key": QUEUE_LABEL, "operator": "Exists"}]},
-        "namespaceSelector": {
-            "matchExpressions": [
-                {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}
-            ]
-        },
+        "namespaceSelector": {"matchExpressions": [scope]},
         "sideEffects": "None",
         "timeoutSeconds": 10,
         "reinvocationPolicy": "Never",
