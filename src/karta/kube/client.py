@@ -33,6 +33,7 @@ from karta.kube.discovery import Discovery
 from karta.kube.resources import ResourceType
 from karta.kube.sources import ConfigOverrides
 from karta.kube.transport import HttpResponse, HttpStream, HttpTransport, Transport
+from karta.kube.unreadable import decode_items, label_of, split_list
 
 FIELD_MANAGER = "karta"
 DEFAULT_CHUNK_SIZE = 500
@@ -57,6 +58,7 @@ class ObjectList:
     continue_token: str = ""
     pages: int = 1
     restarted: bool = False
+    unreadable: tuple[str, ...] = ()  # items the client could not decode: ``<Kind ns/name>: <why>``
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,10 @@ class WatchStream:
     def __iter__(self) -> Iterator[WatchEvent]:
         try:
             for line in self._stream.lines():
-                doc = _decode(line, what="watch event")
+                try:
+                    doc = _decode(line, what="watch event")
+                except ClusterError as exc:
+                    raise UnreadableEventError(f"{exc} (watch event of {_event_label(line)})") from exc
                 kind = str(doc.get("type", ""))
                 obj = doc.get("object") or {}
                 if kind == "ERROR":
@@ -260,9 +265,12 @@ class KubeClient:
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         resource_version: str | None = None,
         metadata_only: bool = False,
+        keep_readable: bool = False,
     ) -> Iterator[ObjectList]:
         """Pages of at most ``chunk_size`` items (0 = one unpaged list); ``namespace=None`` lists
-        a namespaced type across all namespaces.
+        a namespaced type across all namespaces. An item the client cannot decode makes its page
+        a :class:`ClusterError` naming it, unless ``keep_readable``: then the page keeps the other
+        items and names it in :attr:`ObjectList.unreadable` (the caller says so).
 
         The one 410 policy of every list (client-go's pager does the same): when a continue token
         expires mid-way (410 Gone after at least one page), the type is listed again, unpaged, and
@@ -277,6 +285,7 @@ class KubeClient:
             field_selector=field_selector,
             resource_version=resource_version,
             metadata_only=metadata_only,
+            keep_readable=keep_readable,
         )
         received = 0
         try:
@@ -287,7 +296,7 @@ class KubeClient:
             if exc.status != 410 or received == 0:
                 raise
             full = next(self._pages(rtype, chunk_size=0, **query))
-            yield ObjectList(full.items, full.resource_version, restarted=True)
+            yield ObjectList(full.items, full.resource_version, restarted=True, unreadable=full.unreadable)
 
     def _pages(
         self,
@@ -299,6 +308,7 @@ class KubeClient:
         chunk_size: int,
         resource_version: str | None,
         metadata_only: bool,
+        keep_readable: bool,
     ) -> Iterator[ObjectList]:
         path = rtype.collection_path(namespace)
         params: dict[str, str] = {}
@@ -312,14 +322,15 @@ class KubeClient:
             params["resourceVersion"] = resource_version
         accept = METADATA_LIST_ACCEPT if metadata_only else JSON
         while True:
-            doc = self.request_json("GET", path, params=params, accept=accept)
+            resp = self.raw("GET", path, params=params, accept=accept)
+            doc, unreadable = _decode_list(resp.body) if keep_readable else (_as_dict(_decode(resp.body)), ())
             meta = doc.get("metadata") or {}
             items = list(doc.get("items") or [])
             if not metadata_only:
                 for item in items:
                     _fill_type(item, rtype)
             token = str(meta.get("continue") or "")
-            yield ObjectList(items, str(meta.get("resourceVersion") or ""), token)
+            yield ObjectList(items, str(meta.get("resourceVersion") or ""), token, unreadable=unreadable)
             if not token:
                 return
             params["continue"] = token
@@ -335,11 +346,13 @@ class KubeClient:
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         resource_version: str | None = None,
         metadata_only: bool = False,
+        keep_readable: bool = False,
     ) -> ObjectList:
         """Every item, fetched in pages (:meth:`iter_pages`, with its 410 policy: an expired
         continue token means one unpaged list instead). The resourceVersion is the first page's
         (the snapshot all pages belong to)."""
         items: list[dict[str, Any]] = []
+        unreadable: list[str] = []
         version = ""
         pages = 0
         for page in self.iter_pages(
@@ -350,13 +363,15 @@ class KubeClient:
             chunk_size=chunk_size,
             resource_version=resource_version,
             metadata_only=metadata_only,
+            keep_readable=keep_readable,
         ):
             if page.restarted:
-                items, version, pages = [], "", 0
+                items, unreadable, version, pages = [], [], "", 0
             items.extend(page.items)
+            unreadable.extend(page.unreadable)
             version = version or page.resource_version
             pages += 1
-        return ObjectList(items, version, pages=pages)
+        return ObjectList(items, version, pages=pages, unreadable=tuple(unreadable))
 
     def watch(
         self,
@@ -510,6 +525,44 @@ def _fill_type(obj: Any, rtype: ResourceType) -> None:
     if isinstance(obj, dict):
         obj.setdefault("apiVersion", rtype.api_version)
         obj.setdefault("kind", rtype.kind)
+
+
+class UnreadableEventError(ClusterError):
+    """A watch event whose object the client cannot decode: the list-then-watch re-lists, which
+    keeps every other object and names this one (:attr:`ObjectList.unreadable`)."""
+
+
+def _event_label(line: bytes) -> str:
+    start = line.find(b'"object"')
+    return label_of(line[start:] if start >= 0 else line)
+
+
+def _decode_list(body: bytes) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A list answer decoded; when orjson refuses it whole, item by item
+    (:mod:`karta.kube.unreadable`): the readable items kept, the others named."""
+    try:
+        doc = _decode(body, what="list")
+    except ClusterError:
+        split = split_list(body)
+        if split is None:
+            raise
+        rest, raw_items = split
+        doc = _decode(rest, what="list")
+        good, bad = decode_items(raw_items, _decode, lambda item: _unreadable_reason(item))
+        doc["items"] = good
+        return doc, tuple(bad)
+    return _as_dict(doc), ()
+
+
+def _as_dict(doc: Any) -> dict[str, Any]:
+    return doc if isinstance(doc, dict) else {}
+
+
+def _unreadable_reason(item: bytes) -> str:
+    problem = _number_problem(item)
+    if problem is None:
+        return "not valid JSON"
+    return problem.replace("an answer nested too deeply to read", "nested too deeply to read")
 
 
 def _decode(body: bytes, *, what: str = "answer") -> Any:

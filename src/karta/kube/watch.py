@@ -6,19 +6,26 @@ resumes from the last resourceVersion seen (bookmarks move it forward without tr
 server answers 410 (the version was compacted away), it lists again and yields a new ``SYNC``
 event so the consumer can reconcile against the complete state. A broken connection (apiserver
 restart, network) is retried with capped exponential back-off from the same resourceVersion.
-This is the loop the controller builds on (DESIGN.md section 4: no controller framework).
+An object the client cannot decode (nested too deeply, a number no double holds:
+:mod:`karta.kube.unreadable`) never blinds the loop to its kind: a list keeps every other object
+and names it in a warning, and a watch event carrying it makes the loop list again (resuming the
+watch would send the same event); ``stats.unreadable`` counts both. This is the loop the
+controller builds on (DESIGN.md section 4: no controller framework).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from karta.errors import ApiError, ClusterUnreachableError
-from karta.kube.client import DEFAULT_CHUNK_SIZE, KubeClient, WatchEvent, WatchStream
+from karta.kube.client import DEFAULT_CHUNK_SIZE, KubeClient, UnreadableEventError, WatchEvent, WatchStream
 from karta.kube.resources import ResourceType
+
+_LOG = logging.getLogger("karta.kube.watch")
 
 SYNC = "SYNC"
 
@@ -39,6 +46,7 @@ class ListWatchStats:
     expired: int = 0  # 410 answers that forced a re-list
     reconnects: int = 0  # broken connections resumed from the last resourceVersion
     bookmarks: int = 0
+    unreadable: int = 0  # objects left out of lists, and watch events, the client could not decode
 
 
 @dataclass
@@ -78,8 +86,15 @@ class ListWatch:
             label_selector=self.label_selector,
             chunk_size=self.chunk_size,
             metadata_only=self.metadata_only,
+            keep_readable=True,
         )
         self.stats.lists += 1
+        if listed.unreadable:
+            self.stats.unreadable += len(listed.unreadable)
+            _LOG.warning(
+                "objects the client cannot read are left out of the list (the others are kept)",
+                extra={"resource": self.rtype.plural, "objects": "; ".join(listed.unreadable[:5])[:2000]},
+            )
         self.resource_version = listed.resource_version
         return SyncEvent(listed.items, listed.resource_version)
 
@@ -115,6 +130,15 @@ class ListWatch:
                     yield event
                     if self.stopped:
                         return
+            except UnreadableEventError as exc:
+                # one object the client cannot decode: a re-list keeps the others and names it
+                # (resuming the watch would send the same event again)
+                self.stats.unreadable += 1
+                _LOG.warning("a watch event the client cannot read; listing again", extra={"error": str(exc)})
+                need_list = True
+                self._sleep(delay)
+                delay = min(delay * 2, self.backoff_max)
+                continue
             except ApiError as exc:
                 if exc.status == 410:
                     self.stats.expired += 1

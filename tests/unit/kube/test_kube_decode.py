@@ -81,6 +81,56 @@ def test_a_list_page_names_the_bad_item() -> None:
         client(body.encode()).list(CM, namespace="ns")
 
 
+DEEP = '{"a":' * 5000 + "1" + "}" * 5000  # the API server stores it for a CRD that keeps unknown fields
+
+
+@pytest.mark.parametrize("bad", [DEEP, HUGE, "NaN"])
+def test_keep_readable_lists_keep_the_others_and_name_the_bad_one(bad: str) -> None:
+    """One object nobody can decode must not blind an informer to its whole kind."""
+    items = [cm("good-1", "1"), cm("bad", bad), cm("good-2", '"x"')]
+    body = (
+        f'{{"kind": "ConfigMapList", "metadata": {{"resourceVersion": "7"}}, "items": [{", ".join(items)}]}}'
+    )
+    listed = client(body.encode()).list(CM, namespace="ns", keep_readable=True)
+    assert [i["metadata"]["name"] for i in listed.items] == ["good-1", "good-2"]
+    assert listed.resource_version == "7"
+    (unreadable,) = listed.unreadable
+    assert unreadable.startswith("ConfigMap ns/bad: ")
+    assert ("nested too deeply" in unreadable) if bad == DEEP else ("at .data.x" in unreadable)
+
+
+def test_split_list_is_not_fooled_by_strings_and_nested_items() -> None:
+    from karta.kube.unreadable import label_of, split_list
+
+    body = rb'{"kind":"items","x":{"items":[1]},"s":"]\"[{","items":[{"a":[{"b":"}"}]},{"c":1}],"z":[]}'
+    rest, items = split_list(body) or (b"", [])
+    assert items == [rb'{"a":[{"b":"}"}]}', rb'{"c":1}']
+    assert rest == rb'{"kind":"items","x":{"items":[1]},"s":"]\"[{","items":[],"z":[]}'
+    assert split_list(b'{"kind":"x"}') is None and split_list(b"[1,2]") is None
+    escapes = rb'{"kind":"A\u001b","metadata":{"name":"n\u0007x","namespace":"ns"}}'
+    assert label_of(escapes) == r"A\u001b ns/n\u0007x"  # as the bytes say: never a raw escape
+
+
+def test_an_unreadable_watch_event_makes_the_list_watch_list_again() -> None:
+    from karta.kube.client import UnreadableEventError
+    from karta.kube.watch import ListWatch
+
+    line = f'{{"type": "MODIFIED", "object": {cm("bad", DEEP)}}}'.encode()
+    stream = client(b"{}", [line]).watch(CM, namespace="ns")
+    with pytest.raises(UnreadableEventError, match="ConfigMap ns/bad"):
+        list(stream)
+    body = (
+        f'{{"kind": "ConfigMapList", "metadata": {{"resourceVersion": "9"}}, "items": [{cm("bad", DEEP)}]}}'
+    )
+    watch = ListWatch(client(body.encode(), [line]), CM, namespace="ns", backoff_initial=0.0)
+    events = watch.events()
+    first = next(events)
+    again = next(events)  # the event could not be read: listed again, not resumed
+    watch.stop()
+    assert first.items == [] and again.items == [] and watch.stats.lists == 2
+    assert watch.stats.unreadable >= 3
+
+
 def test_a_watch_event_names_the_object() -> None:
     line = f'{{"type": "ADDED", "object": {cm("bad", "1e999")}}}'.encode()
     stream = client(b"{}", [line]).watch(CM, namespace="ns")
