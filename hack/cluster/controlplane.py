@@ -2,7 +2,9 @@
 
 Owns: building-or-reusing the pinned binaries (via ``build.sh``), a throw-away PKI made with the
 ``openssl`` command (CA, apiserver serving certificate, admin client certificate, service-account
-signing key), starting etcd and kube-apiserver (and optionally kube-controller-manager and
+signing key, the aggregation layer's front-proxy CA and client certificate), starting etcd and
+kube-apiserver (its aggregation layer on: requestheader and proxy-client flags, aggregator routing
+to endpoints since no kube-proxy runs) (and optionally kube-controller-manager and
 kube-scheduler) on 127.0.0.1 only with free ports, an admin kubeconfig, the ``/readyz`` wait, and
 a clean teardown (process groups killed, work directory removed; ``down`` keeps the logs in
 ``<dir>-logs``).
@@ -19,7 +21,10 @@ With ``--kueue`` it runs Kueue's controller manager (``hack/kueue``) with a give
 (``up.sh`` generates it with ``python -m karta.kueue.config``): its CRDs, its webhook
 configurations and the CRD conversion webhooks with ``clientConfig.url`` on loopback TLS (a serving
 certificate from the test CA), its internal certificate management and leader election off, its
-probes and metrics on free loopback ports (``start_kueue``).
+probes and metrics on free loopback ports (``start_kueue``), and its visibility API (the queue
+positions) behind the aggregation layer: its server on this machine's non-loopback address
+(``host_address``), a Service with an EndpointSlice naming it, and the APIServices of
+``visibility.kueue.x-k8s.io`` (``_register_kueue_visibility``; docs/kueue.md section 11).
 
 Standard library only, so that ``up.sh``/``down.sh`` and the pytest fixture in ``tests/e2e`` can
 both use it without the project's virtualenv. Run ``python3 controlplane.py --help``.
@@ -273,8 +278,8 @@ def _ephemeral_floor() -> int:
         return 32768
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now, chosen below the kernel's ephemeral range:
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that is free right now, chosen below the kernel's ephemeral range:
     a port from that range (what binding port 0 gives) can be taken, between this check and the
     component's own bind, by any outgoing connection on the machine (the components' own clients
     included), and the component then exits with "address already in use"."""
@@ -286,12 +291,12 @@ def free_port() -> int:
         candidate = rng.randint(low, high)
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             try:
-                sock.bind(("127.0.0.1", candidate))
+                sock.bind((host, candidate))
             except OSError:
                 continue
             return candidate
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         port: int = sock.getsockname()[1]
         return port
 
@@ -1178,7 +1183,7 @@ class ControlPlane:
             # The visibility API server (on by default) on the host's address (an EndpointSlice
             # may not name a loopback one), delegating authentication and authorization to the
             # API server through --kubeconfig (without the flag it looks for in-cluster config).
-            self.kueue_visibility_port = free_port()
+            self.kueue_visibility_port = free_port(self._visibility_address)
             config["visibilityServer"] = {
                 "bindAddress": self._visibility_address,
                 "bindPort": self.kueue_visibility_port,
