@@ -23,7 +23,8 @@ configurations and the CRD conversion webhooks with ``clientConfig.url`` on loop
 certificate from the test CA), its internal certificate management and leader election off, its
 probes and metrics on free loopback ports (``start_kueue``), and its visibility API (the queue
 positions) behind the aggregation layer: its server on this machine's non-loopback address
-(``host_address``), a Service with an EndpointSlice naming it, and the APIServices of
+(``host_address``), a Service with an EndpointSlice naming it (without such an address: on
+127.0.0.1 behind an ExternalName Service, aggregator routing off), and the APIServices of
 ``visibility.kueue.x-k8s.io`` (``_register_kueue_visibility``; docs/kueue.md section 11).
 
 Standard library only, so that ``up.sh``/``down.sh`` and the pytest fixture in ``tests/e2e`` can
@@ -318,8 +319,11 @@ def host_address() -> str | None:
     127.0.0.1, and without kube-proxy the aggregation layer routes to the endpoint itself):
     ``$KARTA_CLUSTER_HOST_ADDRESS`` when set, else the source address of the default route (a UDP
     socket "connected" to a documentation address: no packet is sent), else one the host name
-    resolves to; None when there is none (a container without a network)."""
+    resolves to; None when there is none (a container without a network) or the variable is
+    ``none``."""
     override = os.environ.get(HOST_ADDRESS_ENV, "").strip()
+    if override == "none":
+        return None
     if override:
         if not _routable(override):
             raise ControlPlaneError(f"{HOST_ADDRESS_ENV}={override}: not a non-loopback IPv4 address")
@@ -846,7 +850,9 @@ class ControlPlane:
             # The aggregation layer (APIService objects, e.g. Kueue's visibility API): the client
             # certificate it presents to aggregated servers and the headers they read the user
             # from (kubeadm's flags). No kube-proxy runs, so a Service's ClusterIP leads nowhere:
-            # the aggregator routes to the Service's endpoints (EndpointSlices) directly.
+            # the aggregator routes to the Service's endpoints (EndpointSlices) directly; on a
+            # machine without a non-loopback address, Kueue's visibility server is reached through
+            # an ExternalName Service instead, which only the routing to Services resolves.
             f"--requestheader-client-ca-file={pki / 'front-proxy-ca.crt'}",
             f"--requestheader-allowed-names={FRONT_PROXY_CLIENT}",
             "--requestheader-username-headers=X-Remote-User",
@@ -854,7 +860,7 @@ class ControlPlane:
             "--requestheader-extra-headers-prefix=X-Remote-Extra-",
             f"--proxy-client-cert-file={pki / 'front-proxy-client.crt'}",
             f"--proxy-client-key-file={pki / 'front-proxy-client.key'}",
-            "--enable-aggregator-routing=true",
+            f"--enable-aggregator-routing={'true' if self._aggregator_routing else 'false'}",
             "--profiling=false",
             "--v=1",
         ]
@@ -1069,8 +1075,6 @@ class ControlPlane:
             ("metrics", KUEUE_METRICS_CERT_DIR),
             ("visibility", KUEUE_VISIBILITY_CERT_DIR),
         ):
-            if what == "visibility" and self._visibility_address is None:
-                continue
             for source, target in (("kueue.crt", "tls.crt"), ("kueue.key", "tls.key")):
                 if (directory / target).is_file():
                     continue
@@ -1176,18 +1180,14 @@ class ControlPlane:
         )
         args: list[str] = []
         gates = dict(config.get("featureGates") or {})
-        if self._visibility_address is None:
-            # No address the aggregation layer may route to (see _visibility_address).
-            gates["VisibilityOnDemand"] = False
-        elif gates.get("VisibilityOnDemand", True):
+        if gates.get("VisibilityOnDemand", True):
             # The visibility API server (on by default) on the host's address (an EndpointSlice
-            # may not name a loopback one), delegating authentication and authorization to the
-            # API server through --kubeconfig (without the flag it looks for in-cluster config).
-            self.kueue_visibility_port = free_port(self._visibility_address)
-            config["visibilityServer"] = {
-                "bindAddress": self._visibility_address,
-                "bindPort": self.kueue_visibility_port,
-            }
+            # may not name a loopback one; without one, on 127.0.0.1 behind an ExternalName
+            # Service), delegating authentication and authorization to the API server through
+            # --kubeconfig (without the flag it looks for in-cluster config).
+            address = self._visibility_address or "127.0.0.1"
+            self.kueue_visibility_port = free_port(address)
+            config["visibilityServer"] = {"bindAddress": address, "bindPort": self.kueue_visibility_port}
             args += [
                 f"--kubeconfig={self.kubeconfig}",
                 f"--visibility-server-port={self.kueue_visibility_port}",
@@ -1198,6 +1198,13 @@ class ControlPlane:
         path = self._kueue_dir / "config.yaml"  # JSON is YAML; Kueue's decoder reads both
         path.write_text(json.dumps(config, indent=2) + "\n")
         return [f"--config={path}", *args]
+
+    @property
+    def _aggregator_routing(self) -> bool:
+        """The aggregator routes to a Service's endpoints (``--enable-aggregator-routing``),
+        unless Kueue runs on a machine without a non-loopback address: its visibility Service is
+        then an ExternalName of 127.0.0.1, which only the routing to Services resolves."""
+        return self.config.kueue is None or self._visibility_address is not None
 
     @property
     def _visibility_address(self) -> str | None:
@@ -1211,25 +1218,17 @@ class ControlPlane:
         """Kueue's visibility API behind the aggregation layer, as its install
         (config/components/visibility) makes it: the Service ``kueue-visibility-server`` (no
         selector: its EndpointSlice is written here, naming the host address and the port Kueue
-        listens on), an APIService per version it serves (v1beta2, v1beta1; TLS not verified, as
-        its install does: the certificate is whatever /visibility holds), then until both are
-        Available (the aggregator reached Kueue)."""
-        if not self.kueue_visibility_port:
-            print(
-                "controlplane: Kueue's visibility API is off (no non-loopback address on this machine "
-                f"for its EndpointSlice; set {HOST_ADDRESS_ENV})",
-                file=sys.stderr,
-            )
+        listens on; without a host address an ExternalName Service of 127.0.0.1 and the APIService
+        naming Kueue's port), an APIService per version it serves (v1beta2, v1beta1; TLS not
+        verified, as its install does: the certificate is whatever /visibility holds), then until
+        both are Available (the aggregator reached Kueue)."""
+        if not self.kueue_visibility_port:  # VisibilityOnDemand turned off by the configuration
             return
         namespace = self._kueue_namespace
         service = {"name": KUEUE_VISIBILITY_SERVICE, "namespace": namespace}
+        port = {"name": "https", "port": 443, "protocol": "TCP"}
         objects: list[dict[str, Any]] = [
-            {
-                "apiVersion": "v1",
-                "kind": "Service",
-                "metadata": service,
-                "spec": {"ports": [{"name": "https", "port": 443, "protocol": "TCP"}]},
-            },
+            {"apiVersion": "v1", "kind": "Service", "metadata": service, "spec": {"ports": [port]}},
             {
                 "apiVersion": "discovery.k8s.io/v1",
                 "kind": "EndpointSlice",
@@ -1264,6 +1263,17 @@ class ControlPlane:
                     },
                 }
             )
+        if self._visibility_address is None:
+            # ExternalName: the aggregator (routing to Services) dials <externalName>:<the
+            # APIService's port> (k8s.io/apiserver pkg/util/proxy ResolveCluster).
+            objects[0]["spec"] = {
+                "type": "ExternalName",
+                "externalName": "127.0.0.1",
+                "ports": [{**port, "port": self.kueue_visibility_port}],
+            }
+            del objects[1]
+            for api in objects[1:]:
+                api["spec"]["service"]["port"] = self.kueue_visibility_port
         path = self._kueue_list("visibility.json", objects)
         self._kubectl(kubectl, "apply", "--server-side", "--force-conflicts", f"--filename={path}")
         try:

@@ -3,7 +3,8 @@ conversion webhooks moved from its install's Service to ``clientConfig.url`` on 
 with the test CA, the namespace limits its kustomization adds, its Configuration completed with
 this process's ports and certificates, and ``kubectl -o json``'s stream of documents read; the
 aggregation layer's API server flags and Kueue's visibility API behind it (its server on the host's
-non-loopback address, off without one; Service, EndpointSlice, APIServices)."""
+non-loopback address with a Service, an EndpointSlice and the APIServices; without such an address
+on 127.0.0.1 behind an ExternalName Service, the aggregator routing to Services)."""
 
 from __future__ import annotations
 
@@ -123,12 +124,38 @@ def test_the_configuration_gets_this_processs_ports_and_certificates(
     assert config["webhook"]["port"] == cp.kueue_webhook_port
 
 
-def test_without_a_routable_address_the_visibility_server_is_off(
+def test_without_a_routable_address_the_visibility_server_is_behind_an_external_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cp_mod = _module()
-    monkeypatch.setattr(cp_mod, "host_address", lambda: None)
-    cp = _plane(tmp_path, {"featureGates": {"VisibilityOnDemand": True}})
+    monkeypatch.setenv("KARTA_CLUSTER_HOST_ADDRESS", "none")
+    cp = _plane(tmp_path, {"namespace": "queues"}, monkeypatch)
+    assert "--enable-aggregator-routing=false" in cp._apiserver_args()
+    (tmp_path / "cp" / "kueue").mkdir(parents=True)
+    cp._kueue_args(1111, 2222)
+    port = cp.kueue_visibility_port
+    config = json.loads((tmp_path / "cp" / "kueue" / "config.yaml").read_text())
+    assert config["visibilityServer"] == {"bindAddress": "127.0.0.1", "bindPort": port}
+    calls: list[tuple[str, ...]] = []
+    monkeypatch.setattr(cp, "_kubectl", lambda kubectl, *args: calls.append(args) or "")
+    cp._register_kueue_visibility(Path("kubectl"))
+    service, *apis = json.loads((tmp_path / "cp" / "kueue" / "visibility.json").read_text())["items"]
+    assert service["spec"] == {
+        "type": "ExternalName",
+        "externalName": "127.0.0.1",
+        "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+    }
+    assert [a["kind"] for a in apis] == ["APIService", "APIService"]  # no EndpointSlice
+    assert apis[0]["spec"]["service"] == {
+        "name": "kueue-visibility-server",
+        "namespace": "queues",
+        "port": port,
+    }
+
+
+def test_visibility_off_in_the_configuration_registers_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cp = _plane(tmp_path, {"featureGates": {"VisibilityOnDemand": False}}, monkeypatch)
     (tmp_path / "cp" / "kueue").mkdir(parents=True)
     assert cp._kueue_args(1111, 2222) == [f"--config={tmp_path / 'cp' / 'kueue' / 'config.yaml'}"]
     config = json.loads((tmp_path / "cp" / "kueue" / "config.yaml").read_text())
@@ -137,7 +164,7 @@ def test_without_a_routable_address_the_visibility_server_is_off(
     calls: list[tuple[str, ...]] = []
     monkeypatch.setattr(cp, "_kubectl", lambda kubectl, *args: calls.append(args) or "")
     cp._register_kueue_visibility(Path("kubectl"))
-    assert calls == []  # nothing registered
+    assert calls == []
 
 
 def test_the_visibility_api_behind_the_aggregation_layer(
@@ -179,6 +206,8 @@ def test_the_visibility_api_behind_the_aggregation_layer(
 
 def test_the_host_address_is_never_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
     cp_mod = _module()
+    monkeypatch.setenv("KARTA_CLUSTER_HOST_ADDRESS", "none")
+    assert cp_mod.host_address() is None
     for bad in ("127.0.0.1", "169.254.1.1", "0.0.0.0", "::1", "fe80::1", "not-an-ip"):
         assert not cp_mod._routable(bad)
         monkeypatch.setenv("KARTA_CLUSTER_HOST_ADDRESS", bad)
@@ -191,7 +220,8 @@ def test_the_host_address_is_never_loopback(monkeypatch: pytest.MonkeyPatch) -> 
     assert found is None or cp_mod._routable(found)
 
 
-def test_the_api_server_runs_the_aggregation_layer(tmp_path: Path) -> None:
+def test_the_api_server_runs_the_aggregation_layer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KARTA_CLUSTER_HOST_ADDRESS", "192.0.2.7")
     cp = _plane(tmp_path, {})
     args = cp._apiserver_args()
     pki = tmp_path / "cp" / "pki"
