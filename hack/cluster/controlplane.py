@@ -2,7 +2,9 @@
 
 Owns: building-or-reusing the pinned binaries (via ``build.sh``), a throw-away PKI made with the
 ``openssl`` command (CA, apiserver serving certificate, admin client certificate, service-account
-signing key), starting etcd and kube-apiserver (and optionally kube-controller-manager and
+signing key, the aggregation layer's front-proxy CA and client certificate), starting etcd and
+kube-apiserver (its aggregation layer on: requestheader and proxy-client flags, aggregator routing
+to endpoints since no kube-proxy runs) (and optionally kube-controller-manager and
 kube-scheduler) on 127.0.0.1 only with free ports, an admin kubeconfig, the ``/readyz`` wait, and
 a clean teardown (process groups killed, work directory removed; ``down`` keeps the logs in
 ``<dir>-logs``).
@@ -19,7 +21,11 @@ With ``--kueue`` it runs Kueue's controller manager (``hack/kueue``) with a give
 (``up.sh`` generates it with ``python -m karta.kueue.config``): its CRDs, its webhook
 configurations and the CRD conversion webhooks with ``clientConfig.url`` on loopback TLS (a serving
 certificate from the test CA), its internal certificate management and leader election off, its
-probes and metrics on free loopback ports (``start_kueue``).
+probes and metrics on free loopback ports (``start_kueue``), and its visibility API (the queue
+positions) behind the aggregation layer: its server on this machine's non-loopback address
+(``host_address``), a Service with an EndpointSlice naming it (without such an address: on
+127.0.0.1 behind an ExternalName Service, aggregator routing off), and the APIServices of
+``visibility.kueue.x-k8s.io`` (``_register_kueue_visibility``; docs/kueue.md section 11).
 
 Standard library only, so that ``up.sh``/``down.sh`` and the pytest fixture in ``tests/e2e`` can
 both use it without the project's virtualenv. Run ``python3 controlplane.py --help``.
@@ -29,7 +35,9 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import ctypes
+import ipaddress
 import json
 import os
 import random
@@ -62,6 +70,16 @@ TRAINING_NAMESPACE = "karta-training-operator"
 # Kueue (internalCertManagement off) reads its metrics serving certificate from this fixed
 # directory (cmd/kueue/main.go: a Secret a kubelet would mount there); any valid pair serves.
 KUEUE_METRICS_CERT_DIR = Path("/etc/kueue/metrics/certs")
+# Kueue's visibility API server (internalCertManagement off) reads its serving certificate from
+# this fixed directory (pkg/visibility/server.go); its APIServices skip TLS verification (as its
+# own install's do), so any valid pair serves.
+KUEUE_VISIBILITY_CERT_DIR = Path("/visibility")
+KUEUE_VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
+KUEUE_VISIBILITY_VERSIONS = ("v1beta2", "v1beta1")  # pkg/visibility/server.go install()
+KUEUE_VISIBILITY_SERVICE = "kueue-visibility-server"
+# The address Kueue's visibility server listens on and its EndpointSlice names, instead of the
+# one host_address() finds.
+HOST_ADDRESS_ENV = "KARTA_CLUSTER_HOST_ADDRESS"
 # Names as Kueue's config/default kustomization makes them (namePrefix "kueue-").
 KUEUE_WEBHOOK_NAMES = {
     "MutatingWebhookConfiguration": "kueue-mutating-webhook-configuration",
@@ -111,6 +129,9 @@ DEFAULT_RUNTIME_CONFIG: tuple[str, ...] = ("scheduling.k8s.io/v1beta1=true",)
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 STATE_FILE = "state.json"
+# The common name of the client certificate the API server's aggregation layer presents
+# (--proxy-client-cert-file), the only one --requestheader-allowed-names accepts.
+FRONT_PROXY_CLIENT = "front-proxy-client"
 
 
 class ControlPlaneError(RuntimeError):
@@ -258,8 +279,8 @@ def _ephemeral_floor() -> int:
         return 32768
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now, chosen below the kernel's ephemeral range:
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that is free right now, chosen below the kernel's ephemeral range:
     a port from that range (what binding port 0 gives) can be taken, between this check and the
     component's own bind, by any outgoing connection on the machine (the components' own clients
     included), and the component then exits with "address already in use"."""
@@ -271,14 +292,59 @@ def free_port() -> int:
         candidate = rng.randint(low, high)
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             try:
-                sock.bind(("127.0.0.1", candidate))
+                sock.bind((host, candidate))
             except OSError:
                 continue
             return candidate
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((host, 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def _routable(address: str) -> bool:
+    """An IPv4 address an Endpoint(Slice) may name: not loopback, link-local, unspecified or
+    multicast (the API server's ValidateEndpointIP)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return ip.version == 4 and not (
+        ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast
+    )
+
+
+def host_address() -> str | None:
+    """An IPv4 address of this machine that is not loopback (an EndpointSlice may not name
+    127.0.0.1, and without kube-proxy the aggregation layer routes to the endpoint itself):
+    ``$KARTA_CLUSTER_HOST_ADDRESS`` when set, else the source address of the default route (a UDP
+    socket "connected" to a documentation address: no packet is sent), else one the host name
+    resolves to; None when there is none (a container without a network) or the variable is
+    ``none``."""
+    override = os.environ.get(HOST_ADDRESS_ENV, "").strip()
+    if override == "none":
+        return None
+    if override:
+        if not _routable(override):
+            raise ControlPlaneError(f"{HOST_ADDRESS_ENV}={override}: not a non-loopback IPv4 address")
+        return override
+    candidates: list[str] = []
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.connect(("203.0.113.1", 9))
+        candidates.append(str(sock.getsockname()[0]))
+    with contextlib.suppress(OSError):
+        infos = socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)
+        candidates += [str(info[4][0]) for info in infos]
+    for candidate in candidates:
+        if not _routable(candidate):
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((candidate, 0))  # an address of this machine
+            except OSError:
+                continue
+        return candidate
+    return None
 
 
 # ---------------------------------------------------------------------------------------- PKI
@@ -294,31 +360,48 @@ def _ec_key(name: str, *, cwd: Path) -> None:
     _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", name, cwd=cwd)
 
 
-def _signed_cert(name: str, *, subject: str, extensions: str, cwd: Path) -> None:
-    """``name.key`` + ``name.crt`` signed by ``ca.crt`` with the given X.509v3 extensions."""
+def _signed_cert(name: str, *, subject: str, extensions: str, cwd: Path, ca: str = "ca") -> None:
+    """``name.key`` + ``name.crt`` signed by ``<ca>.crt`` with the given X.509v3 extensions."""
     _ec_key(f"{name}.key", cwd=cwd)
     _openssl("req", "-new", "-key", f"{name}.key", "-subj", subject, "-out", f"{name}.csr", cwd=cwd)
     # Key identifiers too: strict verifiers (e.g. Python 3.13's default context) require them.
     extensions += "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid:always\n"
     (cwd / f"{name}.ext").write_text(extensions)
     _openssl(
-        "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+        "x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key", "-CAcreateserial",
         "-days", "3650", "-sha256", "-extfile", f"{name}.ext", "-out", f"{name}.crt",
         cwd=cwd,
     )  # fmt: skip
 
 
-def generate_pki(pki: Path) -> None:
-    """CA, apiserver serving cert, admin client cert (system:masters), service-account key pair."""
-    pki.mkdir(parents=True, exist_ok=True)
-    _ec_key("ca.key", cwd=pki)
+def _ca(name: str, *, subject: str, cwd: Path) -> None:
+    """A self-signed CA, ``name.key`` + ``name.crt``."""
+    _ec_key(f"{name}.key", cwd=cwd)
     _openssl(
-        "req", "-x509", "-new", "-key", "ca.key", "-subj", "/CN=karta-test-ca", "-days", "3650",
+        "req", "-x509", "-new", "-key", f"{name}.key", "-subj", subject, "-days", "3650",
         "-addext", "basicConstraints=critical,CA:TRUE",
         "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
-        "-out", "ca.crt",
-        cwd=pki,
+        "-out", f"{name}.crt",
+        cwd=cwd,
     )  # fmt: skip
+
+
+def generate_pki(pki: Path) -> None:
+    """CA, apiserver serving cert, admin client cert (system:masters), service-account key pair,
+    and the aggregation layer's front-proxy CA and client certificate (the API server presents it
+    to aggregated API servers, which trust the CA through the ``extension-apiserver-authentication``
+    ConfigMap the API server publishes, as kubeadm's ``front-proxy-*`` files)."""
+    pki.mkdir(parents=True, exist_ok=True)
+    _ca("ca", subject="/CN=karta-test-ca", cwd=pki)
+    _ca("front-proxy-ca", subject="/CN=karta-test-front-proxy-ca", cwd=pki)
+    _signed_cert(
+        "front-proxy-client",
+        subject=f"/CN={FRONT_PROXY_CLIENT}",
+        extensions="basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+        "extendedKeyUsage=clientAuth\n",
+        cwd=pki,
+        ca="front-proxy-ca",
+    )
     sans = ",".join(
         [
             "IP:127.0.0.1",
@@ -443,6 +526,8 @@ class ControlPlane:
         self.pids: dict[str, int] = {}
         self.raydash_port = 0  # the Ray dashboard stand-in KubeRay's HTTP_PROXY points at
         self.kueue_webhook_port = 0  # Kueue's webhook server (https://127.0.0.1:<port>)
+        self.kueue_visibility_port = 0  # its visibility API server (on the host address), 0: off
+        self._host_address: str | None = None
         self._kueue_crd_port = 0  # the port its CRDs' conversion webhooks name
         self._kueue_started = False
         self._kueue_objects: list[dict[str, Any]] = []
@@ -762,6 +847,20 @@ class ControlPlane:
             # Pods must not wait for the token controller to create the default ServiceAccount,
             # and fake Node objects (no kubelet) must not get the not-ready taint on creation.
             "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+            # The aggregation layer (APIService objects, e.g. Kueue's visibility API): the client
+            # certificate it presents to aggregated servers and the headers they read the user
+            # from (kubeadm's flags). No kube-proxy runs, so a Service's ClusterIP leads nowhere:
+            # the aggregator routes to the Service's endpoints (EndpointSlices) directly; on a
+            # machine without a non-loopback address, Kueue's visibility server is reached through
+            # an ExternalName Service instead, which only the routing to Services resolves.
+            f"--requestheader-client-ca-file={pki / 'front-proxy-ca.crt'}",
+            f"--requestheader-allowed-names={FRONT_PROXY_CLIENT}",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            f"--proxy-client-cert-file={pki / 'front-proxy-client.crt'}",
+            f"--proxy-client-key-file={pki / 'front-proxy-client.key'}",
+            f"--enable-aggregator-routing={'true' if self._aggregator_routing else 'false'}",
             "--profiling=false",
             "--v=1",
         ]
@@ -832,6 +931,7 @@ class ControlPlane:
             self._start_addon(name, self._operator_args(name), probe="readyz", binary=binary)
         if self.config.kueue is not None:
             self._register_kueue_webhooks(kubectl)
+            self._register_kueue_visibility(kubectl)
 
     def _start_raydash(self) -> None:
         """hack/raydash: the Ray dashboards of every RayCluster's head pod, reached by KubeRay
@@ -971,16 +1071,22 @@ class ControlPlane:
         )
         for source, target in (("kueue.crt", "tls.crt"), ("kueue.key", "tls.key")):
             shutil.copyfile(self.pki / source, certs / target)
-            if not (KUEUE_METRICS_CERT_DIR / target).is_file():
+        for what, directory in (
+            ("metrics", KUEUE_METRICS_CERT_DIR),
+            ("visibility", KUEUE_VISIBILITY_CERT_DIR),
+        ):
+            for source, target in (("kueue.crt", "tls.crt"), ("kueue.key", "tls.key")):
+                if (directory / target).is_file():
+                    continue
                 try:
-                    KUEUE_METRICS_CERT_DIR.mkdir(parents=True, exist_ok=True)
-                    tmp = KUEUE_METRICS_CERT_DIR / f".{target}.{os.getpid()}"
+                    directory.mkdir(parents=True, exist_ok=True)
+                    tmp = directory / f".{target}.{os.getpid()}"
                     shutil.copyfile(self.pki / source, tmp)
-                    tmp.replace(KUEUE_METRICS_CERT_DIR / target)
+                    tmp.replace(directory / target)
                 except OSError as exc:
                     raise ControlPlaneError(
-                        f"Kueue reads its metrics certificate from {KUEUE_METRICS_CERT_DIR} (tls.crt, "
-                        f"tls.key) when its internal certificate management is off; cannot write it: {exc}"
+                        f"Kueue reads its {what} certificate from {directory} (tls.crt, tls.key) when "
+                        f"its internal certificate management is off; cannot write it: {exc}"
                     ) from exc
         self.kueue_webhook_port = self._kueue_crd_port = free_port()
         self._kueue_objects = self._kueue_manifests(kubectl)
@@ -1070,14 +1176,113 @@ class ControlPlane:
                 },
                 "leaderElection": {"leaderElect": False},
                 "internalCertManagement": {"enable": False},
-                # The visibility API server (on by default) reads its certificate from /visibility
-                # and delegates authentication in-cluster; nothing here reads pending positions yet.
-                "featureGates": {"VisibilityOnDemand": False, **dict(config.get("featureGates") or {})},
             }
         )
+        args: list[str] = []
+        gates = dict(config.get("featureGates") or {})
+        if gates.get("VisibilityOnDemand", True):
+            # The visibility API server (on by default) on the host's address (an EndpointSlice
+            # may not name a loopback one; without one, on 127.0.0.1 behind an ExternalName
+            # Service), delegating authentication and authorization to the API server through
+            # --kubeconfig (without the flag it looks for in-cluster config).
+            address = self._visibility_address or "127.0.0.1"
+            self.kueue_visibility_port = free_port(address)
+            config["visibilityServer"] = {"bindAddress": address, "bindPort": self.kueue_visibility_port}
+            args += [
+                f"--kubeconfig={self.kubeconfig}",
+                f"--visibility-server-port={self.kueue_visibility_port}",
+            ]
+        else:
+            self.kueue_visibility_port = 0
+        config["featureGates"] = gates
         path = self._kueue_dir / "config.yaml"  # JSON is YAML; Kueue's decoder reads both
         path.write_text(json.dumps(config, indent=2) + "\n")
-        return [f"--config={path}"]
+        return [f"--config={path}", *args]
+
+    @property
+    def _aggregator_routing(self) -> bool:
+        """The aggregator routes to a Service's endpoints (``--enable-aggregator-routing``),
+        unless Kueue runs on a machine without a non-loopback address: its visibility Service is
+        then an ExternalName of 127.0.0.1, which only the routing to Services resolves."""
+        return self.config.kueue is None or self._visibility_address is not None
+
+    @property
+    def _visibility_address(self) -> str | None:
+        """The address Kueue's visibility server listens on and its EndpointSlice names: the
+        host's own (non-loopback) address, found once (``host_address``)."""
+        if self._host_address is None:
+            self._host_address = host_address() or ""
+        return self._host_address or None
+
+    def _register_kueue_visibility(self, kubectl: Path) -> None:
+        """Kueue's visibility API behind the aggregation layer, as its install
+        (config/components/visibility) makes it: the Service ``kueue-visibility-server`` (no
+        selector: its EndpointSlice is written here, naming the host address and the port Kueue
+        listens on; without a host address an ExternalName Service of 127.0.0.1 and the APIService
+        naming Kueue's port), an APIService per version it serves (v1beta2, v1beta1; TLS not
+        verified, as its install does: the certificate is whatever /visibility holds), then until
+        both are Available (the aggregator reached Kueue)."""
+        if not self.kueue_visibility_port:  # VisibilityOnDemand turned off by the configuration
+            return
+        namespace = self._kueue_namespace
+        service = {"name": KUEUE_VISIBILITY_SERVICE, "namespace": namespace}
+        port = {"name": "https", "port": 443, "protocol": "TCP"}
+        objects: list[dict[str, Any]] = [
+            {"apiVersion": "v1", "kind": "Service", "metadata": service, "spec": {"ports": [port]}},
+            {
+                "apiVersion": "discovery.k8s.io/v1",
+                "kind": "EndpointSlice",
+                "metadata": {
+                    "name": KUEUE_VISIBILITY_SERVICE,
+                    "namespace": namespace,
+                    "labels": {
+                        "kubernetes.io/service-name": KUEUE_VISIBILITY_SERVICE,
+                        "endpointslice.kubernetes.io/managed-by": "karta-controlplane",
+                    },
+                },
+                "addressType": "IPv4",
+                "endpoints": [{"addresses": [self._visibility_address], "conditions": {"ready": True}}],
+                "ports": [{"name": "https", "port": self.kueue_visibility_port, "protocol": "TCP"}],
+            },
+        ]
+        names = []
+        for version in KUEUE_VISIBILITY_VERSIONS:
+            names.append(f"apiservice/{version}.{KUEUE_VISIBILITY_GROUP}")
+            objects.append(
+                {
+                    "apiVersion": "apiregistration.k8s.io/v1",
+                    "kind": "APIService",
+                    "metadata": {"name": f"{version}.{KUEUE_VISIBILITY_GROUP}"},
+                    "spec": {
+                        "group": KUEUE_VISIBILITY_GROUP,
+                        "version": version,
+                        "groupPriorityMinimum": 100,
+                        "versionPriority": 100,
+                        "insecureSkipTLSVerify": True,
+                        "service": {**service, "port": 443},
+                    },
+                }
+            )
+        if self._visibility_address is None:
+            # ExternalName: the aggregator (routing to Services) dials <externalName>:<the
+            # APIService's port> (k8s.io/apiserver pkg/util/proxy ResolveCluster).
+            objects[0]["spec"] = {
+                "type": "ExternalName",
+                "externalName": "127.0.0.1",
+                "ports": [{**port, "port": self.kueue_visibility_port}],
+            }
+            del objects[1]
+            for api in objects[1:]:
+                api["spec"]["service"]["port"] = self.kueue_visibility_port
+        path = self._kueue_list("visibility.json", objects)
+        self._kubectl(kubectl, "apply", "--server-side", "--force-conflicts", f"--filename={path}")
+        try:
+            self._kubectl(kubectl, "wait", "--for=condition=Available", "--timeout=60s", *names)
+        except ControlPlaneError as exc:
+            raise ControlPlaneError(
+                f"Kueue's visibility API not available through the aggregation layer ({exc}); "
+                f"Kueue's log:\n{self._log_tail('kueue')}"
+            ) from exc
 
     def _register_kueue_webhooks(self, kubectl: Path) -> None:
         """Kueue's webhook configurations on the running server, once it serves (its readiness

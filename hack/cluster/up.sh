@@ -14,7 +14,10 @@
 #   --kueue: also Kueue's controller manager (hack/kueue/build.sh), its CRDs and webhooks (loopback
 #           TLS), configured for karta's catalog by `python -m karta.kueue.config --native batch/job`
 #           (needs karta installed: .venv); --kueue-config FILE: with this Configuration (JSON) instead
-#           (both imply --controllers)
+#           (both imply --controllers); its visibility API (queue positions) behind the API server's
+#           aggregation layer, served on this machine's non-loopback address (KARTA_CLUSTER_HOST_ADDRESS
+#           to choose it; without one, or =none: on 127.0.0.1 behind an ExternalName Service, the
+#           aggregator routing to Services), its certificate in /visibility
 # Logs: DIR/logs/<component>.log (DIR defaults to /tmp/karta-cluster-$UID; kwok.log, kuberay.log,
 # raydash.log, training.log, kueue.log too); down.sh stops them all and keeps the logs.
 set -euo pipefail

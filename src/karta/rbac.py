@@ -11,7 +11,9 @@ often owned through whatever the workload (:data:`INTERMEDIATE_KINDS`: ReplicaSe
 Jobs) and Events. :func:`owner_kinds` lists them. Kueue's queue state (``kli get``'s QUEUE
 column, ``kli describe``'s Queue line, the web view's queue column and queue page) reads Kueue's
 Workloads, ClusterQueues and LocalQueues: :data:`KUEUE_READ` (harmless where Kueue is not
-installed).
+installed), and the position of a pending Workload Kueue's visibility API
+(:data:`KUEUE_VISIBILITY_GROUP`): ``get`` on ``localqueues/pendingworkloads``
+(:func:`kueue_position_rule`), read-only.
 
 Resource names are the CRDs' plurals when known (:func:`crd_plurals`), else a guess from the kind,
 with a note saying so. Pure: the caller reads definitions and CRD files and prints the objects
@@ -33,9 +35,11 @@ __all__ = [
     "INTERMEDIATE_KINDS",
     "KUEUE_GROUP",
     "KUEUE_READ",
+    "KUEUE_VISIBILITY_GROUP",
     "READ_VERBS",
     "build_rbac",
     "crd_plurals",
+    "kueue_position_rule",
     "owner_kinds",
     "rule",
 ]
@@ -43,6 +47,7 @@ __all__ = [
 READ_VERBS = ("get", "list", "watch")
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_READ = ("clusterqueues", "localqueues", "workloads")  # Kueue's queue state and queue page
+KUEUE_VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"  # Kueue's visibility API (aggregated)
 
 
 def rule(
@@ -66,6 +71,11 @@ INTERMEDIATE_KINDS: tuple[tuple[str, str], ...] = (
 
 # groups of built-in kinds, whose plurals are the regular lower-cased ones
 _BUILT_IN_GROUPS = {"", "apps", "batch"}
+
+
+def kueue_position_rule() -> dict[str, Any]:
+    """Read a LocalQueue's pending Workloads and their positions (Kueue's visibility API)."""
+    return rule(KUEUE_VISIBILITY_GROUP, ["localqueues/pendingworkloads"], ["get"])
 
 
 def crd_plurals(documents: Iterable[Any]) -> dict[tuple[str, str], str]:
@@ -128,7 +138,8 @@ def build_rbac(
     """``(objects, notes)``: the ClusterRole ``name`` (and its binding to ``service_account``,
     ``(namespace, name)``) and the comments explaining guesses. The role reads the kinds of
     :func:`owner_kinds` (``related``: the definitions consulted for the kinds ``kartas`` name),
-    pods, Events, Kartas and Kueue's queues and Workloads (:data:`KUEUE_READ`); with ``owners``
+    pods, Events, Kartas and Kueue's queues and Workloads (:data:`KUEUE_READ`) and pending
+    positions (:func:`kueue_position_rule`); with ``owners``
     False (a consumer that reads only the workloads and their pods, such as the controller) the
     root kinds, pods and Kartas. An unknown backend is a
     GangError."""
@@ -156,6 +167,7 @@ def build_rbac(
     rules.append(rule("run.ai", ["kartas"], READ_VERBS))
     if owners:
         rules.append(rule(KUEUE_GROUP, list(KUEUE_READ), READ_VERBS))
+        rules.append(kueue_position_rule())
     rules.extend(gang_backend(backend).rbac_rule() for backend in backends)
     labels = {"app.kubernetes.io/managed-by": "karta"}
     role: dict[str, Any] = {

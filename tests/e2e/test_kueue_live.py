@@ -201,7 +201,13 @@ def _workload_for(owner: dict[str, Any], queue: str) -> dict[str, Any]:
             "labels": {QUEUE_LABEL: queue, "kueue.x-k8s.io/job-uid": owner["metadata"]["uid"]},
             "ownerReferences": [controller_ref(owner)],
         },
-        "spec": {"queueName": queue, "podSets": [{"name": "worker", "count": 2, "template": template}]},
+        # priority 0 as karta.kueue.workload writes it without a class (Kueue's visibility API fails
+        # for a pending Workload without spec.priority)
+        "spec": {
+            "queueName": queue,
+            "priority": 0,
+            "podSets": [{"name": "worker", "count": 2, "template": template}],
+        },
     }
 
 

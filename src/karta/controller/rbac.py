@@ -53,7 +53,7 @@ from karta.controller.runtime.definitions import definitions_rules
 from karta.controller.runtime.events import event_rules
 from karta.controller.runtime.leader import lease_rules
 from karta.controller.runtime.owners import owner_kinds, owner_rules
-from karta.rbac import KUEUE_GROUP, READ_VERBS, build_rbac, rule
+from karta.rbac import KUEUE_GROUP, READ_VERBS, build_rbac, kueue_position_rule, rule
 
 if TYPE_CHECKING:
     from karta.controller.options import Options
@@ -136,7 +136,8 @@ def ui_rules(
     """What ``--ui`` reads (see the module docstring), read verbs only: the root kinds and pods
     (list, watch: :func:`karta.rbac.build_rbac` without owners), the kinds between them
     (:func:`~karta.controller.runtime.owners.owner_rules`, get), Events (list), every backend's
-    group objects (list, watch) and Kueue's ClusterQueues and LocalQueues (the queue page)."""
+    group objects (list, watch), Kueue's ClusterQueues and LocalQueues (the queue page) and the
+    pending lists of its visibility API (a pending Workload's position, get)."""
     from karta.render import BACKENDS
 
     plurals = plurals or {}
@@ -148,4 +149,5 @@ def ui_rules(
     for backend in BACKENDS.values():
         rules.append(rule(backend.api_group, list(backend.resources), READ_VERBS))
     rules.append(rule(KUEUE_GROUP, ["clusterqueues", "localqueues"], READ_VERBS))
+    rules.append(kueue_position_rule())  # a pending Workload's position on its page
     return rules

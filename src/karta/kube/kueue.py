@@ -18,12 +18,23 @@ the state of a job on a page not read would be wrong, so none is shown), grouped
 
 Owns :func:`kueue_queues` too, for the web view's queue page: the ClusterQueues and LocalQueues
 (one list each, pages of :data:`LIST_PAGE`).
+
+Owns :func:`kueue_pending` too, for the position of a pending Workload: the LocalQueue's pending
+list from Kueue's visibility API (``visibility.kueue.x-k8s.io``, an aggregated API: its served
+version from discovery, v1beta2 before v1beta1 in Kueue v0.17.0), ``GET
+namespaces/<ns>/localqueues/<lq>/pendingworkloads?limit=`` :data:`PENDING_PAGE` ``&offset=``, page
+after page until the Workload looked for is listed, a page comes back short (the end), or
+:data:`MAX_PENDING` items were read (then ``complete`` is False: a position beyond that is not
+shown); and the LocalQueue (its ``spec.clusterQueue``, for the ClusterQueue's name; a failed read
+only leaves the name out). The API not served (not in discovery: Kueue without its visibility
+server, or its APIService not available), refused or failing is recorded, never raised.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from karta.errors import ClusterError
 from karta.kube.client import KubeClient
@@ -33,9 +44,14 @@ __all__ = [
     "GROUP",
     "LIST_PAGE",
     "MAX_PAGES",
+    "MAX_PENDING",
     "PAGE",
+    "PENDING_PAGE",
+    "VISIBILITY_GROUP",
+    "KueuePending",
     "KueueQueues",
     "KueueRead",
+    "kueue_pending",
     "kueue_queues",
     "kueue_workloads",
     "kueue_workloads_in",
@@ -46,6 +62,9 @@ PAGE = 50  # more than one Workload per job is a transient (a replacement); 50 i
 LIST_PAGE = 500  # Workloads (or queues) per list page
 MAX_PAGES = 100  # pages of one list: 50000 Workloads in a namespace is beyond what is shown
 _JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
+PENDING_PAGE = 250  # pending Workloads per visibility request (Kueue's default limit is 1000)
+MAX_PENDING = 1000  # pending Workloads of one LocalQueue read at most, for one position
 
 
 @dataclass(frozen=True)
@@ -170,3 +189,88 @@ def kueue_queues(client: KubeClient) -> KueueQueues:
         except ClusterError as exc:
             failures.append(read_failure(exc, resource=resource.group_resource, namespace="", verb="list"))
     return KueueQueues(read["cq"], read["lq"], failures=tuple(failures))
+
+
+@dataclass(frozen=True)
+class KueuePending:
+    """A LocalQueue's pending Workloads as Kueue's visibility API lists them, in order (the
+    ``PendingWorkloadsSummary`` items); ``complete`` False: the read stopped at
+    :data:`MAX_PENDING`; ``cluster_queue``: the LocalQueue's ``spec.clusterQueue`` (None: not
+    read); ``unread``: why the list could not be read ("" when it was)."""
+
+    items: list[dict[str, Any]] = field(default_factory=list)
+    complete: bool = True
+    cluster_queue: str | None = None
+    unread: str = ""
+
+
+def kueue_pending(
+    client: KubeClient, namespace: str, local_queue: str, workload: str | None = None
+) -> KueuePending:
+    """The pending Workloads of LocalQueue ``local_queue`` in ``namespace``, read until
+    ``workload`` is among them (None: to the end), at most :data:`MAX_PENDING`."""
+    version = _visibility_version(client)
+    if version is None:
+        return KueuePending(
+            unread=f"Kueue's visibility API ({VISIBILITY_GROUP}) is not served by this cluster"
+        )
+    path = (
+        f"/apis/{VISIBILITY_GROUP}/{version}/namespaces/{quote(namespace, safe='')}"
+        f"/localqueues/{quote(local_queue, safe='')}/pendingworkloads"
+    )
+    items: list[dict[str, Any]] = []
+    complete = False
+    try:
+        while len(items) < MAX_PENDING:
+            limit = min(PENDING_PAGE, MAX_PENDING - len(items))
+            page = client.request_json("GET", path, params={"limit": str(limit), "offset": str(len(items))})
+            got = page.get("items") if isinstance(page, dict) else None
+            if not isinstance(got, list):
+                return KueuePending(unread=f"{path} answered no list of items")
+            items.extend(item if isinstance(item, dict) else {} for item in got[:limit])
+            if len(got) < limit:
+                complete = True
+                break
+            if workload is not None and any(_name(item) == workload for item in got[:limit]):
+                complete = True  # what follows cannot change its position
+                break
+    except ClusterError as exc:
+        failure = read_failure(
+            exc, resource=f"localqueues/pendingworkloads.{VISIBILITY_GROUP}", namespace=namespace, verb="get"
+        )
+        why = " ".join(failure.reason.split())  # forbidden, not found, or the error on one line
+        return KueuePending(unread=f"cannot {failure.what} ({why})")
+    return KueuePending(
+        items, complete=complete, cluster_queue=_cluster_queue_of(client, namespace, local_queue)
+    )
+
+
+def _visibility_version(client: KubeClient) -> str | None:
+    """The served version of Kueue's visibility API that has ``localqueues`` (discovery lists
+    the preferred version first), or None."""
+    try:
+        resources = client.discovery.resources()
+    except ClusterError:
+        return None
+    for resource in resources:
+        if resource.group == VISIBILITY_GROUP and resource.plural == "localqueues":
+            return resource.version
+    return None
+
+
+def _cluster_queue_of(client: KubeClient, namespace: str, local_queue: str) -> str | None:
+    resource = client.discovery.preferred(GROUP, "LocalQueue")
+    if resource is None:
+        return None
+    try:
+        obj = client.get(resource, local_queue, namespace=namespace, resource_version="0")
+    except ClusterError:
+        return None
+    spec = obj.get("spec")
+    name = spec.get("clusterQueue") if isinstance(spec, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _name(item: Any) -> Any:
+    meta = item.get("metadata") if isinstance(item, dict) else None
+    return meta.get("name") if isinstance(meta, dict) else None

@@ -17,7 +17,8 @@ ExtractPriority; EquivalentToWorkload):
   docs/kueue.md 6), ``maximumExecutionTimeSeconds`` from ``kueue.x-k8s.io/max-exec-time-seconds``,
   ``priorityClassRef`` and ``priority`` when the caller resolved the class
   :func:`priority_class_ref` names (a WorkloadPriorityClass from ``kueue.x-k8s.io/priority-class``,
-  else the first PodSet's pod ``priorityClassName``).
+  else the first PodSet's pod ``priorityClassName``), else ``priority: 0`` (Kueue's visibility API
+  fails for a pending Workload without one).
 """
 
 from __future__ import annotations
@@ -221,11 +222,17 @@ def build_workload(
         if ref is not None:
             spec["priorityClassRef"] = ref
         spec["priority"] = priority
-    elif ref is not None:
-        warnings.append(
-            f"{ref['kind']} {ref['name']} is not resolved (no priority given): the Workload has no "
-            "priorityClassRef, so Kueue gives it the default priority"
-        )
+    else:
+        # Always a value, as Kueue's jobframework writes one (PrepareWorkloadPriority: 0 without a
+        # class): Kueue v0.17.0's visibility API dereferences spec.priority of every pending
+        # Workload, and one without it makes the whole pending list of its queue fail (a nil
+        # pointer panic in pkg/visibility/storage/utils.go, 503 to the caller).
+        spec["priority"] = 0
+        if ref is not None:
+            warnings.append(
+                f"{ref['kind']} {ref['name']} is not resolved (no priority given): the Workload has no "
+                "priorityClassRef, so Kueue gives it the default priority"
+            )
     workload = {"apiVersion": API_VERSION, "kind": "Workload", "metadata": metadata, "spec": spec}
     return KueueWorkload(obj=workload, members=members, warnings=tuple(warnings))
 

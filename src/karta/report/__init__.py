@@ -50,7 +50,11 @@ _EXPORTS: dict[str, str] = {
     "total_requests": "karta.report.rows",
     "workload_rows": "karta.report.rows",
     "LiveDetails": "karta.report.live",
+    "PendingInput": "karta.report.queue",
+    "PendingQuery": "karta.report.queue",
     "QueueDetail": "karta.report.queue",
+    "QueuePosition": "karta.report.queue",
+    "pending_query": "karta.report.queue",
     "queue_cell": "karta.report.queue",
     "queue_detail": "karta.report.queue",
     "queue_rows": "karta.report.queues",
@@ -102,8 +106,11 @@ __all__ = [
     "KindTotals",
     "LiveDetails",
     "NodeCapacity",
+    "PendingInput",
+    "PendingQuery",
     "PodRow",
     "QueueDetail",
+    "QueuePosition",
     "Row",
     "ScopeInput",
     "Summarizer",
@@ -138,6 +145,7 @@ __all__ = [
     "owned_pods",
     "parse_time",
     "pending_groups",
+    "pending_query",
     "platform_totals",
     "pod_gpus",
     "pod_placement",
@@ -205,7 +213,17 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         workload_counts,
     )
     from karta.report.pods import PodRow, natural_key, pod_row
-    from karta.report.queue import QueueDetail, queue_cell, queue_detail, queue_name, unknown_queue
+    from karta.report.queue import (
+        PendingInput,
+        PendingQuery,
+        QueueDetail,
+        QueuePosition,
+        pending_query,
+        queue_cell,
+        queue_detail,
+        queue_name,
+        unknown_queue,
+    )
     from karta.report.queues import queue_rows
     from karta.report.rows import (
         UNATTRIBUTED,

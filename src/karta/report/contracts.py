@@ -205,7 +205,8 @@ if TYPE_CHECKING:
         ``gangScope``: ``{inScope, reason[, mode]}``, whether karta-controller manages its gangs
         (``inScope`` null: undecided, the reason says what each ``--gang-scope`` decides); live,
         when Kueue manages it: ``queue``: ``{queue, workload, state, clusterQueue, reason, message[,
-        notes]}`` (:mod:`karta.report.queue`)."""
+        notes][, position: {clusterQueue, localQueue, clusterQueueName, localQueueName, text}][,
+        positionNote]}`` (:mod:`karta.report.queue`; the position of a pending Workload, from 1)."""
 
         fileMode: bool
         stale: NotRequired[bool]  # present (true) only when the root status is stale

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from karta.report.contracts import DescribeReport
     from karta.report.gang_state import GangState
     from karta.report.live import LiveDetails  # imported by describe_live: a file has no live details
+    from karta.report.queue import PendingInput
     from karta.report.rows import WorkloadRows
 
 __all__ = [
@@ -123,14 +124,16 @@ def describe_live(
     scope: ScopeInput | None = None,
     external_pods: Sequence[Mapping[str, Any]] = (),
     kueue_workloads: Sequence[Mapping[str, Any]] | None = None,
+    kueue_pending: PendingInput | None = None,
 ) -> Described:
     """A live workload with its ``pods`` (``pods_complete`` False: only some could be read) and
     ``events`` (``events_read`` False: they could not be read); ``warnings`` say what could not be
     read; ``scope``: its namespace's labels, for ``gangScope`` (None: not shown);
     ``external_pods``: the pods listed for its external components (extension E2);
     ``kueue_workloads``: the Kueue Workloads read for it, for ``queue`` (None: not read, not
-    shown; :mod:`karta.report.queue`). Raises :class:`~karta.errors.KartaError` when the
-    definition cannot read the object."""
+    shown; :mod:`karta.report.queue`); ``kueue_pending``: its LocalQueue's pending list, for the
+    position of a pending Workload (:func:`karta.report.queue.pending_query`). Raises
+    :class:`~karta.errors.KartaError` when the definition cannot read the object."""
     read = summarize(
         definition,
         obj,
@@ -153,7 +156,7 @@ def describe_live(
     if kueue_workloads is not None:
         from karta.report.queue import queue_detail
 
-        queue = queue_detail(obj, kueue_workloads)
+        queue = queue_detail(obj, kueue_workloads, kueue_pending)
         if queue is not None:
             report["queue"] = queue.to_dict()
     return Described(report, read.built, read.gang)

@@ -38,12 +38,14 @@ def workload_detail(
     scope: report.ScopeInput | None = None,
     external_pods: Sequence[Mapping[str, Any]] = (),
     kueue_workloads: Sequence[Mapping[str, Any]] | None = None,
+    kueue_pending: report.PendingInput | None = None,
 ) -> dict[str, Any]:
     """``{row, describe, groupObjects, gangPlan, gang: {backend: {objects}|{error}}, definition}``;
     ``describe.gangScope`` with ``scope`` (the namespace's labels) and gang instructions;
     ``external_pods``: the pods its external components select (extension E2: shown on them,
     never in the gang plan or the rendered objects); ``kueue_workloads``: the Kueue Workloads it
-    controls, for ``describe.queue`` (None: not read, not shown)."""
+    controls, for ``describe.queue`` (None: not read, not shown); ``kueue_pending``: its
+    LocalQueue's pending list, for the position of a pending Workload."""
     if definition.problems:
         raise KartaError("; ".join(definition.problems[:3]))
     evaluator = evaluator_for(definition)
@@ -60,6 +62,7 @@ def workload_detail(
         scope=scope,
         external_pods=external_pods,
         kueue_workloads=kueue_workloads,
+        kueue_pending=kueue_pending,
     )
     describe = described.report
     out: dict[str, Any] = {

@@ -640,6 +640,12 @@ class ClusterSource:
             )
         row = self.store.get(row_id(self.cluster, uid)) or self.row(uid, obj, definition)
         external, unselected = self.external_pods_of(obj, definition)
+        kueue_workloads = self.kueue_workloads_of(uid)
+        pending = None
+        if kueue_workloads is not None:  # a pending Workload's position, read now (Kueue's visibility API)
+            query = report.pending_query(obj, report.queue_detail(obj, kueue_workloads))
+            if query is not None:
+                pending = kube.kueue_pending(self.client, query.namespace, query.local_queue, query.workload)
         try:
             return workload_detail(
                 obj,
@@ -653,7 +659,8 @@ class ClusterSource:
                 gpu_resources=self.gpu_resources,
                 scope=scope,
                 external_pods=external,
-                kueue_workloads=self.kueue_workloads_of(uid),
+                kueue_workloads=kueue_workloads,
+                kueue_pending=pending,
             )
         except KartaError as exc:
             return {"row": row, "error": f"cannot describe it with definition {definition.name}: {exc}"}

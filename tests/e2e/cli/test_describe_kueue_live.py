@@ -36,7 +36,11 @@ def test_describe_shows_the_queue_the_admission_state_and_why_it_waits(
         f"couldn't assign flavors to pod set worker: insufficient unused quota for {GPU} in flavor "
         f"{queues.flavor}, 8 more needed"
     )
-    assert f"Queue: {queues.lq}: Pending (Pending: {message})   workload: pytorchjob-second" in pending.out
+    where = f"position 1 in ClusterQueue {queues.cq}, 1 in LocalQueue {queues.lq}"  # visibility API
+    assert (
+        f"Queue: {queues.lq}: Pending, {where} (Pending: {message})   workload: pytorchjob-second"
+        in pending.out
+    )
 
     report = json.loads(kli("describe", "pytorchjob", "second", *config, "-o", "json").out)
     assert report["queue"] == {
@@ -46,6 +50,13 @@ def test_describe_shows_the_queue_the_admission_state_and_why_it_waits(
         "clusterQueue": None,
         "reason": "Pending",
         "message": message,
+        "position": {
+            "clusterQueue": 1,
+            "localQueue": 1,
+            "clusterQueueName": queues.cq,
+            "localQueueName": queues.lq,
+            "text": where,
+        },
     }
 
     unlabelled = {**first, "metadata": {"name": "third", "namespace": queues.ns}}

@@ -2,7 +2,8 @@
 (``kueue_cluster``): two PyTorchJobs of 8 GPUs on a ClusterQueue of 8 GPUs, each with the
 Workload karta's controller creates for it (:func:`tests.e2e.queued.two_queued_jobs`). The list's
 queue column reads ``team:Admitted`` and ``team:Pending`` (the same facts as ``kli get``'s QUEUE
-column), the pending job's page says why it waits (Kueue's message), and the queue page (linked
+column), the pending job's page says why it waits (Kueue's message) and its position (Kueue's
+visibility API, read when the page is opened), and the queue page (linked
 from the header since Kueue is served) draws the ClusterQueue with 8/8 GPUs used as a full bar,
 1 admitted and 1 pending, with its LocalQueue. The browser logs no error."""
 
@@ -75,9 +76,11 @@ def test_the_queue_column_the_workload_page_and_the_queue_page(
             ),
         )
         assert (
-            f"{queues.lq}: Pending (Pending: couldn't assign flavors to pod set worker: insufficient "
+            f"{queues.lq}: Pending, position 1 in ClusterQueue {queues.cq}, 1 in LocalQueue {queues.lq} "
+            f"(Pending: couldn't assign flavors to pod set worker: insufficient "
             f"unused quota for {GPU} in flavor {queues.flavor}, 8 more needed)"
         ) in detail.text
+        assert "position not shown" not in detail.text
 
         link = browser.find_element("id", "queues-link")
         link.click()

@@ -39,6 +39,12 @@ def test_catalog_definitions_and_backend(kli) -> None:
             "resources": ["clusterqueues", "localqueues", "workloads"],
             "verbs": read,
         },
+        # a pending Workload's position (Kueue's visibility API), read-only
+        {
+            "apiGroups": ["visibility.kueue.x-k8s.io"],
+            "resources": ["localqueues/pendingworkloads"],
+            "verbs": ["get"],
+        },
         {
             "apiGroups": ["scheduling.run.ai"],
             "resources": ["podgroups"],

@@ -215,6 +215,7 @@ class Out:
         scope: report.ScopeInput | None = None,
         external_pods: Sequence[dict[str, Any]] = (),
         kueue_workloads: Sequence[dict[str, Any]] | None = None,
+        kueue_pending: kube.KueuePending | None = None,
     ) -> None:
         """One workload: from a file (``file_mode``), else live with its ``pods`` and ``events``
         (``events_read`` False: they could not be read; ``said``: what could not be read) and its
@@ -238,6 +239,7 @@ class Out:
                     scope=scope,
                     external_pods=external_pods,
                     kueue_workloads=kueue_workloads,
+                    kueue_pending=kueue_pending,
                 )
         except KartaError as exc:
             raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
@@ -344,6 +346,7 @@ def _describe_live(
                 said=said,
                 scope=scopes.get(namespace or ""),
                 kueue_workloads=None if queued is None or queued.failure is not None else queued.workloads,
+                kueue_pending=_kueue_pending(client, obj, queued),
             )
     single = sum(len(names) for _, names in targets) == 1
     if found or not missing:
@@ -383,6 +386,19 @@ def _kueue_workloads(
         return None
     uid = str((obj.get("metadata") or {}).get("uid") or "")
     return kube.kueue_workloads(client, namespace, uid)
+
+
+def _kueue_pending(
+    client: kube.KubeClient, obj: dict[str, Any], queued: kube.KueueRead | None
+) -> kube.KueuePending | None:
+    """The pending list of the LocalQueue of a workload whose Kueue Workload is pending (Kueue's
+    visibility API, for its position), or None: nothing pending, no request."""
+    if queued is None or queued.failure is not None:
+        return None
+    query = report.pending_query(obj, report.queue_detail(obj, queued.workloads))
+    if query is None:
+        return None
+    return kube.kueue_pending(client, query.namespace, query.local_queue, query.workload)
 
 
 def _read_targets(

@@ -17,7 +17,11 @@ are read once per namespace (:func:`karta.kube.find_pods_many`) and each gets it
 (``kueue.x-k8s.io/queue-name``), the Kueue Workloads are listed once per namespace listed
 (:func:`karta.kube.kueue_workloads_in`), matched by job uid, and those rows get a QUEUE column and a
 ``queue`` field (:func:`karta.report.queue_detail`; ``?``/``Unknown`` with a warning when the list
-fails); not under ``-w``, whose rows follow workload events only. ``-w`` then prints a row per
+fails); not under ``-w``, whose rows follow workload events only. Where the gang state is shown
+(``-o wide``, json, yaml), a pending Workload's position comes too (``team:Pending#3``, the
+``queue.position`` field): each LocalQueue's pending list read once from Kueue's visibility API
+(:func:`karta.kube.kueue_pending`, at most :data:`MAX_POSITION_QUEUES` LocalQueues; not served
+or refused: a warning, and no position). ``-w`` then prints a row per
 change until Ctrl-C or ``--watch-timeout``
 (:class:`karta.kube.MergedWatch`). ``--sort-by`` reorders the rows by a field of the objects
 ``-o json`` prints; ``-o name|jsonpath=|custom-columns=`` and ``--no-headers`` print them as
@@ -66,6 +70,8 @@ if TYPE_CHECKING:
     from karta.report import Summarizer, WorkloadSummary
 
 FORMATS = ("table", "wide", "json", "yaml")
+# LocalQueues whose pending lists one 'kli get' reads for positions, at most (one read each).
+MAX_POSITION_QUEUES = 20
 
 
 @click.command("get", short_help=short_help("get"))
@@ -710,6 +716,12 @@ class Run:
         fields (json, yaml, jsonpath, custom-columns), not ``-o table`` or ``-o name``."""
         return self.fmt not in ("table", "name")
 
+    @property
+    def shows_position(self) -> bool:
+        """The output shows the position of a pending Kueue Workload (Kueue's visibility API, one
+        read per LocalQueue): where it shows the gang state, not in the narrow default table."""
+        return self.shows_gang
+
     def _summary(self, obj: Mapping[str, Any], target: Target) -> WorkloadSummary:
         """The row of ``obj``; when the output shows the gang state and the definition has gang
         instructions, the row is kept for :meth:`_read_gangs`, which adds ``gang`` (it needs the
@@ -744,6 +756,8 @@ class Run:
         for view, obj in pending:
             where = None if self.all_namespaces else str(view.get("namespace") or "") or None
             by_namespace.setdefault(where, []).append((view, obj))
+        # rows whose Workload is pending, by LocalQueue (their positions: -o wide, json, yaml)
+        waiting: dict[tuple[str, str], list[tuple[WorkloadSummary, Mapping[str, Any], list[Any]]]] = {}
         for namespace, rows in by_namespace.items():
             read = kube.kueue_workloads_in(self.client, namespace)
             self.warnings.extend(w for w in read.warnings if w not in self.warnings)
@@ -754,7 +768,26 @@ class Run:
                     detail = report.unknown_queue(obj, f"cannot {read.failure.what} ({read.failure.reason})")
                 else:
                     uid = str((obj.get("metadata") or {}).get("uid") or "")
-                    detail = report.queue_detail(obj, by_uid.get(uid, []))
+                    workloads = by_uid.get(uid, [])
+                    detail = report.queue_detail(obj, workloads)
+                    query = report.pending_query(obj, detail) if self.shows_position else None
+                    if query is not None:
+                        key = (query.namespace, query.local_queue)
+                        waiting.setdefault(key, []).append((view, obj, workloads))
+                if detail is not None:
+                    view["queue"] = detail.to_dict()
+        for index, ((namespace, local_queue), rows_of) in enumerate(sorted(waiting.items())):
+            if index >= MAX_POSITION_QUEUES:
+                self.warnings.append(
+                    f"positions not shown for {len(waiting) - index} LocalQueue(s): pending workloads of "
+                    f"more than {MAX_POSITION_QUEUES} LocalQueues are listed ('kli describe' shows one)"
+                )
+                break
+            listed = kube.kueue_pending(self.client, namespace, local_queue)
+            if listed.unread and listed.unread not in self.warnings:
+                self.warnings.append(listed.unread)
+            for view, obj, workloads in rows_of:
+                detail = report.queue_detail(obj, workloads, listed)
                 if detail is not None:
                     view["queue"] = detail.to_dict()
 

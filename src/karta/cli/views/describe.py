@@ -106,7 +106,8 @@ def _scope(scope: Any) -> list[str]:
 
 
 def _queue(queue: Any) -> list[str]:
-    """The ``Queue:`` line (Kueue: the queue, the admission state and why it waits) and its notes;
+    """The ``Queue:`` line (Kueue: the queue, the admission state, the position of a pending
+    Workload and why it waits) and its notes (and why the position is not shown);
     none when Kueue does not manage the workload."""
     if not isinstance(queue, Mapping):
         return []
@@ -114,10 +115,13 @@ def _queue(queue: Any) -> list[str]:
     if queue.get("clusterQueue"):
         where += f" (ClusterQueue {queue['clusterQueue']})"
     why = ": ".join(str(part) for part in (queue.get("reason"), queue.get("message")) if part)
-    line = f"Queue: {where}: {queue.get('state')}" + (f" ({why})" if why else "")
+    position = queue.get("position")
+    at = f", {position['text']}" if isinstance(position, Mapping) and position.get("text") else ""
+    line = f"Queue: {where}: {queue.get('state')}{at}" + (f" ({why})" if why else "")
     if queue.get("workload"):
         line += f"   workload: {queue['workload']}"
-    return [printable(line), *(printable(f"  {note}") for note in queue.get("notes") or ())]
+    notes = [*(queue.get("notes") or ()), *([queue["positionNote"]] if queue.get("positionNote") else [])]
+    return [printable(line), *(printable(f"  {note}") for note in notes)]
 
 
 def _pending(groups: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -63,7 +63,8 @@ function gangText(gang) {
 function queueText(queue) {
   const where = `${queue.queue || "<no queue label>"}${queue.clusterQueue ? ` (ClusterQueue ${queue.clusterQueue})` : ""}`;
   const why = [queue.reason, queue.message].filter((part) => part).join(": ");
-  return `${where}: ${queue.state}${why ? ` (${why})` : ""}${queue.workload ? `, workload ${queue.workload}` : ""}`;
+  const at = queue.position && queue.position.text ? `, ${queue.position.text}` : "";
+  return `${where}: ${queue.state}${at}${why ? ` (${why})` : ""}${queue.workload ? `, workload ${queue.workload}` : ""}`;
 }
 
 async function getJSON(url) {
@@ -327,7 +328,7 @@ function detailContent(data) {
   const queue = d.queue || row.queue;
   if (queue) {
     fact("Queue", queueText(queue), queue.state === "Admitted" || queue.state === "Finished" ? "good" : "bad");
-    for (const note of queue.notes || []) fact("", note);
+    for (const note of [...(queue.notes || []), ...(queue.positionNote ? [queue.positionNote] : [])]) fact("", note);
   }
   fact("Created", row.createdAt || "");
   if (row.cluster) fact("Cluster", row.cluster);
