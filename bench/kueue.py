@@ -49,7 +49,7 @@ from typing import Any
 
 import yaml
 
-from karta.errors import ClusterError
+from karta.errors import ClusterError, ClusterUnreachableError
 from karta.kube import ConfigOverrides, KubeClient
 from karta.kube.resources import ResourceType
 from karta.model import Karta
@@ -410,6 +410,19 @@ class PhaseResult:
     retries: int  # "reconcile failed; retrying" lines the controller logged during the phase
 
 
+def again(call: Callable[[], Any]) -> Any:
+    """``call()``, again (up to 3 times) when the cluster was unreachable: the client's pooled
+    connections can all have been closed by the API server while idle (its idle timeout), and
+    the transport retries only once."""
+    for attempt in range(4):
+        try:
+            return call()
+        except ClusterUnreachableError:
+            if attempt == 3:
+                raise
+    raise AssertionError("unreachable")
+
+
 def retries_logged(log: Path) -> int:
     try:
         return log.read_text(errors="replace").count("reconcile failed; retrying")
@@ -442,7 +455,7 @@ def run_phase(
 
     def create(item: tuple[Kind, dict[str, Any]]) -> None:
         kind, obj = item
-        got = client.create(obj)
+        got = again(lambda: client.create(obj))
         with lock:
             created[got["metadata"]["uid"]] = (kind, obj["metadata"]["name"])
 
@@ -472,7 +485,9 @@ def run_phase(
             except TimeoutError as exc:
                 failures.append(str(exc))
             freed = time.monotonic()
-            client.delete(kind.rtype, obj_name, namespace=ns, propagation="Background")
+            again(
+                lambda k=kind, n=obj_name: client.delete(k.rtype, n, namespace=ns, propagation="Background")
+            )
             deleted.add(current)
             if step == count - 1:
                 break
