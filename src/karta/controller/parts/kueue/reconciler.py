@@ -581,23 +581,36 @@ class KueueReconciler(FollowsTypes):
         _LOG.info("workload " + action, extra={"controller": CONTROLLER, "key": _label(obj), "why": why})
 
     def _drop_finalizer(self, workloads: Watched, wl: Mapping[str, Any]) -> None:
-        finalizers = list(_meta(wl).get("finalizers") or [])
-        if names.RESOURCE_IN_USE_FINALIZER not in finalizers:
+        """Kueue's ``resource-in-use`` finalizer removed from ``wl``. The JSON patch tests the
+        finalizers it read (not the resourceVersion: garbage collection and Kueue change a Workload
+        being deleted all the time, and a test on the version failed on nearly every handover);
+        another finalizer added meanwhile fails the test, and the Workload is read again once."""
+        name, namespace = str(_meta(wl).get("name")), str(_meta(wl).get("namespace"))
+        for attempt in range(2):
+            finalizers = list(_meta(wl).get("finalizers") or [])
+            if names.RESOURCE_IN_USE_FINALIZER not in finalizers:
+                return
+            kept = [f for f in finalizers if f != names.RESOURCE_IN_USE_FINALIZER]
+            patch = [
+                {"op": "test", "path": "/metadata/finalizers", "value": finalizers},
+                {"op": "replace", "path": "/metadata/finalizers", "value": kept},
+            ]
+            try:
+                self.client.patch(workloads.resource, name, patch, namespace=namespace, patch_type="json")
+            except ApiError as exc:
+                if exc.status == 404:
+                    return
+                if exc.status != 422 or attempt:
+                    raise
+                try:
+                    wl = self.client.get(workloads.resource, name, namespace=namespace)
+                except ApiError as again:
+                    if again.status == 404:
+                        return
+                    raise
+                continue
+            self.metrics.kueue_actions.labels(action="finalizer-dropped").inc()
             return
-        kept = [f for f in finalizers if f != names.RESOURCE_IN_USE_FINALIZER]
-        patch = [
-            {"op": "test", "path": "/metadata/resourceVersion", "value": _meta(wl).get("resourceVersion")},
-            {"op": "replace", "path": "/metadata/finalizers", "value": kept},
-        ]
-        try:
-            self.client.patch(
-                workloads.resource, str(_meta(wl).get("name")), patch,
-                namespace=str(_meta(wl).get("namespace")), patch_type="json",
-            )  # fmt: skip
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
-        self.metrics.kueue_actions.labels(action="finalizer-dropped").inc()
 
     def _delete(self, workloads: Watched, wl: Mapping[str, Any]) -> None:
         try:
