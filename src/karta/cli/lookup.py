@@ -55,6 +55,7 @@ __all__ = [
     "definitions_named",
     "fetch_workload",
     "is_definition_file",
+    "live_evaluator",
     "load_definition",
     "named_definition",
     "no_such_definition",
@@ -605,3 +606,28 @@ def reference_evaluator(
     for problem in resolution.problems:
         (note if problem.kind == "note" else warn)(f"{where}{problem.message}")
     return resolution.evaluator(base)
+
+
+def live_evaluator(
+    client: kube.KubeClient, chosen: definitions.StoredDefinition, obj: dict[str, Any], *, obj_name: str = ""
+) -> tuple[jq.Evaluator, list[str]]:
+    """The evaluator of ``chosen`` for the live ``obj`` with its references (extension E3) read
+    through the API (:func:`karta.kube.resolve_live`) and what to warn about: a forbidden or
+    failing read names the reference and its kind (the reference is bound null / [], never
+    silently); a reference that found nothing is a note on stderr. A limit is an error. The
+    definition's own evaluator, and no read, when it has no references."""
+    base = definitions.evaluator_for(chosen)
+    if not chosen.karta.spec.structure_definition.references:
+        return base, []
+    where = f"{obj_name}: " if obj_name else ""
+    try:
+        resolution = kube.resolve_live(client, chosen.karta, obj, base)
+    except (ReferenceLimitError, JqBudgetError) as exc:
+        raise CliError(f"{where}{exc}") from None
+    warnings: list[str] = []
+    for problem in resolution.problems:
+        if problem.kind == "note":
+            note(f"{where}{problem.message}")
+        else:
+            warnings.append(f"{where}{problem.message}")
+    return resolution.evaluator(base), warnings

@@ -96,6 +96,8 @@ _EXPORTS: dict[str, str] = {
     "Listed": "karta.kube.capacity",
     "list_nodes": "karta.kube.capacity",
     "list_pods": "karta.kube.capacity",
+    "fetch_references": "karta.kube.references",
+    "resolve_live": "karta.kube.references",
 }
 
 __all__ = [
@@ -145,6 +147,7 @@ __all__ = [
     "controller_ref",
     "covered_types",
     "external_pods",
+    "fetch_references",
     "find_pods",
     "find_pods_many",
     "in_cluster_config",
@@ -162,6 +165,7 @@ __all__ = [
     "parse_timeout",
     "per_cluster",
     "read_cluster_kartas",
+    "resolve_live",
     "resolve_type",
     "select_contexts",
     "served_crd",
@@ -208,6 +212,7 @@ if TYPE_CHECKING:
     )
     from karta.kube.namespaces import NAMESPACE_RESOURCE, NamespaceRead, namespace_labels
     from karta.kube.owners import MAX_DEPTH, OwnerChain, OwnerChains, OwnerLink, ReadFailure, controller_ref
+    from karta.kube.references import fetch_references, resolve_live
     from karta.kube.resources import ResourceType
     from karta.kube.sources import ConfigOverrides, connect_for_definitions
     from karta.kube.watch import ListWatch, SyncEvent

@@ -186,11 +186,14 @@ class Summarizer:
     def __init__(self, *, gpu_resources: Sequence[str]) -> None:
         self.gpu_resources = tuple(gpu_resources)
 
-    def summary(self, obj: Mapping[str, Any], definition: StoredDefinition) -> WorkloadSummary:
-        """The row of ``obj`` resolved through ``definition``, read without its pods (``kli get``
-        adds ``gang`` when it shows it: :func:`karta.report.gang_report`). Raises
-        :class:`~karta.errors.KartaError` when the definition is invalid or extraction fails."""
-        read = summarize(definition, obj, gpu_resources=self.gpu_resources)
+    def summary(
+        self, obj: Mapping[str, Any], definition: StoredDefinition, *, evaluator: Evaluator | None = None
+    ) -> WorkloadSummary:
+        """The row of ``obj`` resolved through ``definition`` (``evaluator``: with its references
+        bound, extension E3), read without its pods (``kli get`` adds ``gang`` when it shows it:
+        :func:`karta.report.gang_report`). Raises :class:`~karta.errors.KartaError` when the
+        definition is invalid or extraction fails."""
+        read = summarize(definition, obj, gpu_resources=self.gpu_resources, evaluator=evaluator)
         meta = obj.get("metadata")
         meta = meta if isinstance(meta, Mapping) else {}
         created = meta.get("creationTimestamp")

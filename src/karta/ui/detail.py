@@ -13,13 +13,16 @@ when the definition cannot read the object.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karta import model, report
 from karta.definitions import StoredDefinition, evaluator_for
 from karta.errors import KartaError
 from karta.gang import gang_format
 from karta.render import BACKENDS, render
+
+if TYPE_CHECKING:
+    from karta.jq import Evaluator
 
 __all__ = ["workload_detail"]
 
@@ -39,16 +42,18 @@ def workload_detail(
     external_pods: Sequence[Mapping[str, Any]] = (),
     kueue_workloads: Sequence[Mapping[str, Any]] | None = None,
     kueue_pending: report.PendingInput | None = None,
+    evaluator: Evaluator | None = None,
 ) -> dict[str, Any]:
     """``{row, describe, groupObjects, gangPlan, gang: {backend: {objects}|{error}}, definition}``;
     ``describe.gangScope`` with ``scope`` (the namespace's labels) and gang instructions;
     ``external_pods``: the pods its external components select (extension E2: shown on them,
     never in the gang plan or the rendered objects); ``kueue_workloads``: the Kueue Workloads it
     controls, for ``describe.queue`` (None: not read, not shown); ``kueue_pending``: its
-    LocalQueue's pending list, for the position of a pending Workload."""
+    LocalQueue's pending list, for the position of a pending Workload; ``evaluator``: the
+    definition's with the workload's references bound (extension E3), else the definition's own."""
     if definition.problems:
         raise KartaError("; ".join(definition.problems[:3]))
-    evaluator = evaluator_for(definition)
+    evaluator = evaluator if evaluator is not None else evaluator_for(definition)
     pod_list = [dict(p) for p in pods]
     described = report.describe_live(
         definition,

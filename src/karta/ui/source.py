@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karta import kube, report
 from karta.definitions import DefinitionStore, StoredDefinition
@@ -54,6 +54,9 @@ from karta.render import BACKENDS
 from karta.ui.detail import workload_detail
 from karta.ui.rows import row_id, workload_row
 from karta.ui.store import RowStore
+
+if TYPE_CHECKING:
+    from karta.jq import Evaluator
 
 __all__ = ["FLUSH_SECONDS", "MAX_OWNER_CACHE", "ClusterSource"]
 
@@ -465,14 +468,14 @@ class ClusterSource:
         return sorted(found, key=lambda p: str(_meta(p).get("name") or ""))
 
     def external_pods_of(
-        self, obj: Mapping[str, Any], definition: StoredDefinition
+        self, obj: Mapping[str, Any], definition: StoredDefinition, *, evaluator: Evaluator | None = None
     ) -> tuple[list[dict[str, Any]], list[str]]:
         """Extension E2: the cached pods of the workload's namespace its external components select
         by labels (the watch holds every pod: no extra list), and why they could not be selected."""
         from karta.extract.external import matches
 
         try:
-            selectors = report.external_selectors_of(definition, obj)
+            selectors = report.external_selectors_of(definition, obj, evaluator=evaluator)
         except KartaError as exc:
             return [], [f"cannot select the external pods: {exc}"]
         if not selectors:
@@ -610,6 +613,7 @@ class ClusterSource:
         pods = self.pods_of(uid)
         with self._lock:
             groups = len(self._groups_of.get(uid, ()))
+        evaluator, _ = self.references_of(obj, definition)
         return workload_row(
             obj,
             definition,
@@ -617,8 +621,26 @@ class ClusterSource:
             pods=pods,
             gpu_resources=self.gpu_resources,
             group_objects=groups,
+            evaluator=evaluator,
             queue=self._queue(uid, obj),
         )
+
+    def references_of(
+        self, obj: Mapping[str, Any], definition: StoredDefinition
+    ) -> tuple[Evaluator | None, list[str]]:
+        """Extension E3: the definition's evaluator with the workload's references read through
+        the API (:func:`karta.kube.resolve_live`) and what could not be read (a forbidden or
+        failing read names the reference and its kind); ``(None, [])`` without references."""
+        if not definition.karta.spec.structure_definition.references or definition.problems:
+            return None, []
+        from karta.definitions.evaluators import evaluator_for
+
+        base = evaluator_for(definition)
+        try:
+            resolution = kube.resolve_live(self.client, definition.karta, obj, base)
+        except KartaError as exc:  # a limit or budget: the references are not bound
+            return None, [f"cannot read the references: {exc}"]
+        return resolution.evaluator(base), [p.message for p in resolution.errors]
 
     # -- the workload page ------------------------------------------------------------------------
     def detail(self, uid: str) -> dict[str, Any] | None:
@@ -639,7 +661,8 @@ class ClusterSource:
                 labels.labels, unread=labels.unread, mode=self.scope_mode, excluded=self.scope_excluded
             )
         row = self.store.get(row_id(self.cluster, uid)) or self.row(uid, obj, definition)
-        external, unselected = self.external_pods_of(obj, definition)
+        evaluator, unread = self.references_of(obj, definition)
+        external, unselected = self.external_pods_of(obj, definition, evaluator=evaluator)
         kueue_workloads = self.kueue_workloads_of(uid)
         pending = None
         if kueue_workloads is not None:  # a pending Workload's position, read now (Kueue's visibility API)
@@ -654,13 +677,14 @@ class ClusterSource:
                 pods=pods,
                 events=events.events,
                 events_read=events.failure is None,
-                warnings=[*events.warnings, *unselected],
+                warnings=[*events.warnings, *unread, *unselected],
                 group_objects=self.group_objects_of(uid),
                 gpu_resources=self.gpu_resources,
                 scope=scope,
                 external_pods=external,
                 kueue_workloads=kueue_workloads,
                 kueue_pending=pending,
+                evaluator=evaluator,
             )
         except KartaError as exc:
             return {"row": row, "error": f"cannot describe it with definition {definition.name}: {exc}"}

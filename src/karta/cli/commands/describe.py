@@ -48,6 +48,7 @@ from karta.cli.lookup import (
     DEFINITION_OPTION_HELP,
     chosen_definition,
     definition_for_object,
+    live_evaluator,
     not_found,
     not_installed,
     open_store,
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from karta.definitions import DefinitionStore, StoredDefinition
+    from karta.jq import Evaluator
     from karta.kube import ConfigOverrides
     from karta.report import WorkloadRows
 
@@ -216,10 +218,12 @@ class Out:
         external_pods: Sequence[dict[str, Any]] = (),
         kueue_workloads: Sequence[dict[str, Any]] | None = None,
         kueue_pending: kube.KueuePending | None = None,
+        evaluator: Evaluator | None = None,
     ) -> None:
         """One workload: from a file (``file_mode``), else live with its ``pods`` and ``events``
         (``events_read`` False: they could not be read; ``said``: what could not be read) and its
-        namespace's labels (``scope``)."""
+        namespace's labels (``scope``); live, ``evaluator`` has the references read through the
+        API bound (:func:`karta.cli.lookup.live_evaluator`)."""
         try:
             if file_mode:
                 evaluator = reference_evaluator(chosen, obj, self.refs, obj_name=name)
@@ -240,6 +244,7 @@ class Out:
                     external_pods=external_pods,
                     kueue_workloads=kueue_workloads,
                     kueue_pending=kueue_pending,
+                    evaluator=evaluator,
                 )
         except KartaError as exc:
             raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
@@ -330,7 +335,10 @@ def _describe_live(
                 chosen, diagnostics = chosen_definition(definition, obj, overrides, hint="", store=store)
                 notes = [d["message"] for d in diagnostics if d["severity"] in ("warning", "error")]
                 out.say(notes)
-            external, unlisted = _external_pods(client, chosen, obj, label)
+            evaluator, unread = live_evaluator(client, chosen, obj, obj_name=label)
+            said.extend(unread)
+            out.warnings.extend(unread)
+            external, unlisted = _external_pods(client, chosen, obj, label, evaluator=evaluator)
             said.extend(unlisted)
             out.warnings.extend(unlisted)
             out.add(
@@ -347,6 +355,7 @@ def _describe_live(
                 scope=scopes.get(namespace or ""),
                 kueue_workloads=None if queued is None or queued.failure is not None else queued.workloads,
                 kueue_pending=_kueue_pending(client, obj, queued),
+                evaluator=evaluator,
             )
     single = sum(len(names) for _, names in targets) == 1
     if found or not missing:
@@ -366,12 +375,17 @@ def _describe_live(
 
 
 def _external_pods(
-    client: kube.KubeClient, chosen: StoredDefinition, obj: dict[str, Any], label: str
+    client: kube.KubeClient,
+    chosen: StoredDefinition,
+    obj: dict[str, Any],
+    label: str,
+    *,
+    evaluator: Evaluator | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Extension E2: the pods the workload's external components select by labels (one LIST
     each), and what could not be listed or computed (warnings)."""
     try:
-        selectors = report.external_selectors_of(chosen, obj)
+        selectors = report.external_selectors_of(chosen, obj, evaluator=evaluator)
     except KartaError as exc:
         return [], [f"cannot select the external pods of {label}: {exc}"]
     return kube.external_pods(client, obj, selectors)

@@ -24,6 +24,7 @@ from click.core import ParameterSource
 
 from karta import definitions, extract, model, render
 from karta.cli import exitcodes
+from karta.cli.cluster import connect
 from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.errors import CliError, UsageError
@@ -32,6 +33,7 @@ from karta.cli.lookup import (
     DEFINITION_OPTION_HELP,
     PASS_DEFINITION_HINT,
     chosen_definition,
+    live_evaluator,
     open_store,
     read_live,
     reference_evaluator,
@@ -44,6 +46,7 @@ from karta.render.backends import BACKENDS, WORKLOAD_API_VERSIONS
 
 if TYPE_CHECKING:
     from karta.definitions import StoredDefinition
+    from karta.jq import Evaluator
     from karta.kube import ConfigOverrides
     from karta.render import Rendering
 
@@ -148,6 +151,7 @@ def gang(
         raise UsageError("--ref goes with -f FILE (offline, the referenced objects come from the files)")
     warnings: list[str] = []
     workloads: list[tuple[dict[str, Any], str, list[dict[str, Any]], StoredDefinition]] = []
+    live_eval: Evaluator | None = None  # live: the references read through the API
     if target:
         live = read_live(target, command="gang", overrides=overrides)
         obj, obj_name, pods, chosen = live.workload.obj, live.label, live.pods, live.workload.definition
@@ -155,6 +159,10 @@ def gang(
         if definition is not None:
             chosen, diagnostics = chosen_definition(definition, obj, overrides, hint=PASS_DEFINITION_HINT)
             warnings.extend(d["message"] for d in diagnostics if d["severity"] in ("warning", "error"))
+        if chosen.karta.spec.structure_definition.references:  # extension E3: read them live
+            with connect(overrides) as client:
+                live_eval, unread = live_evaluator(client, chosen, obj, obj_name=obj_name)
+            warnings.extend(unread)
         workloads.append((obj, obj_name, pods, chosen))
     elif file is None:
         raise UsageError(
@@ -211,7 +219,14 @@ def gang(
         raise UsageError(f"--name names one workload's group; {file} holds {len(workloads)} workloads")
     results = [
         _render(
-            backend, obj, obj_name, pods, chosen, options=options, refs=refs if file is not None else None
+            backend,
+            obj,
+            obj_name,
+            pods,
+            chosen,
+            options=options,
+            refs=refs if file is not None else None,
+            evaluator=live_eval,
         )
         for obj, obj_name, pods, chosen in workloads
     ]
@@ -341,6 +356,7 @@ def _render(
     *,
     options: Any,
     refs: Sequence[str] | None = None,
+    evaluator: Evaluator | None = None,
 ) -> Rendering:
     """One workload's objects for ``backend``; a definition without gang instructions, or one
     the backend cannot render, is an error naming the workload."""
@@ -350,11 +366,12 @@ def _render(
             "(spec.optimizationInstructions.gangScheduling)",
             hint="add a podGroup (karta-format.md section 12), or pass another one with --definition",
         )
-    evaluator = (
-        definitions.evaluator_for(chosen)
-        if refs is None
-        else reference_evaluator(chosen, obj, refs, obj_name=obj_name)
-    )
+    if evaluator is None:
+        evaluator = (
+            definitions.evaluator_for(chosen)
+            if refs is None
+            else reference_evaluator(chosen, obj, refs, obj_name=obj_name)
+        )
     factory = extract.ComponentFactory(chosen.karta, obj, evaluator=evaluator)
     try:
         model.validate_or_raise(chosen.karta)  # a definition from the store is evaluated only once valid

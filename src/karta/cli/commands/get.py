@@ -54,7 +54,7 @@ from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.config import load_config, resolve_output
 from karta.cli.errors import CliError, UsageError, format_error
-from karta.cli.lookup import not_found, not_installed, open_store, parse_targets, resolve_type
+from karta.cli.lookup import live_evaluator, not_found, not_installed, open_store, parse_targets, resolve_type
 from karta.cli.options import list_options, multi_cluster_options, output_options
 from karta.cli.output import dump_json, dump_yaml, emit, warn
 from karta.cli.progress import Progress
@@ -65,6 +65,7 @@ from karta.gang import gang_format
 
 if TYPE_CHECKING:
     from karta.definitions import DefinitionStore, StoredDefinition
+    from karta.jq import Evaluator
     from karta.jsonpath import Path
     from karta.kube import ConfigOverrides, KubeClient, ResourceType, TopLevel
     from karta.report import Summarizer, WorkloadSummary
@@ -444,7 +445,7 @@ class Run:
     resource_versions: dict[int, str] = field(default_factory=dict)
     chains: kube.OwnerChains | None = None  # owner reads shared by every read of pods
     # rows whose gang state is still to be read (with their object and definition)
-    gang_pending: list[tuple[WorkloadSummary, Mapping[str, Any], StoredDefinition]] = field(
+    gang_pending: list[tuple[WorkloadSummary, Mapping[str, Any], StoredDefinition, Evaluator | None]] = field(
         default_factory=list
     )
     progress: bool = True  # a progress line on a terminal (off when several clusters list at once)
@@ -727,9 +728,16 @@ class Run:
         instructions, the row is kept for :meth:`_read_gangs`, which adds ``gang`` (it needs the
         pods)."""
         assert self.builder is not None
-        view = self.builder.summary(obj, target.definition)
+        evaluator = None
+        if target.definition.karta.spec.structure_definition.references:
+            assert self.client is not None
+            evaluator, unread = live_evaluator(
+                self.client, target.definition, dict(obj), obj_name=f"{target.resource.kind}/{_name(obj)}"
+            )
+            self.warnings.extend(w for w in unread if w not in self.warnings)
+        view = self.builder.summary(obj, target.definition, evaluator=evaluator)
         if self.shows_gang and gang_format(target.definition.karta) is not None:
-            self.gang_pending.append((view, obj, target.definition))
+            self.gang_pending.append((view, obj, target.definition, evaluator))
         if report.queue_name(obj) is not None:
             if self.watching:
                 self.queue_skipped += 1
@@ -800,10 +808,12 @@ class Run:
         pending, self.gang_pending = self.gang_pending, []
         if self.chains is None:
             self.chains = kube.OwnerChains(self.client)
-        found = kube.find_pods_many(self.client, [obj for _, obj, _ in pending], chains=self.chains)
-        for (view, obj, definition), pods in zip(pending, found, strict=True):
+        found = kube.find_pods_many(self.client, [obj for _, obj, _, _ in pending], chains=self.chains)
+        for (view, obj, definition, evaluator), pods in zip(pending, found, strict=True):
             self.warnings.extend(w for w in pods.warnings if w not in self.warnings)
-            gang = report.gang_report(definition, obj, pods.pods, pods_complete=pods.complete)
+            gang = report.gang_report(
+                definition, obj, pods.pods, pods_complete=pods.complete, evaluator=evaluator
+            )
             if gang is not None:
                 view["gang"] = gang
 
