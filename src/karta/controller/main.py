@@ -437,6 +437,7 @@ def _pod_binder(controller: Controller) -> tuple[PodBinder, KubeClient]:
     reporting pods that escaped it, and the client it reads owners with."""
     from karta.controller.parts.pod_binding.admission import PodBinder
     from karta.controller.runtime.owners import OwnerCache, ReadableOwners
+    from karta.controller.runtime.references import ReferenceIndex
     from karta.controller.runtime.served import ServedOptions
 
     options, definitions = controller.options, controller.definitions
@@ -455,6 +456,10 @@ def _pod_binder(controller: Controller) -> tuple[PodBinder, KubeClient]:
         scheduler_name=options.scheduler_name,
         options=served.current,
         quarantine=controller.quarantine,
+        # Extension E3: references from the shared cache (no API read per pod).
+        references=ReferenceIndex(
+            admission_client, controller.cache, namespaces=tuple(options.namespaces) or (None,)
+        ),
     )
     return binder, admission_client
 

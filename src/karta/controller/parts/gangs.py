@@ -69,6 +69,7 @@ from karta.controller.runtime.mappers import namespace_keys, owner_keys
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import owner_rules, readable_owner_kinds
 from karta.controller.runtime.quarantine import Quarantine
+from karta.controller.runtime.references import ReferenceIndex
 from karta.controller.runtime.scope import GangScope, scope_rules
 from karta.controller.runtime.workqueue import WorkQueue
 from karta.definitions import StoredDefinition, evaluator_for
@@ -83,6 +84,7 @@ from karta.kube.tracker import Coverage, CoveredTypes, same_definition
 from karta.kube.workloads import TopLevel, workload_pods
 from karta.model.gvk import GVK, GroupKind
 from karta.rbac import build_rbac, rule
+from karta.references import Resolution
 from karta.render.backends import NO_BACKEND, BackendOptions, controller_options, gang_backend
 
 __all__ = [
@@ -97,6 +99,7 @@ CONTROLLER: Final = "gangs"
 _LOG = logger(CONTROLLER)
 _POD = GVK("", "v1", "Pod")
 ALPHA_STALE_GRACE_S: Final = 30.0
+REFERENCES_RETRY_S: Final = 1.0  # a referenced kind's cache not synced yet: try again this soon
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +174,11 @@ class GangReconciler(FollowsTypes):
         self._stop = threading.Event()
         self._invalid_reported: set[tuple[str, int]] = set()
         self._deleted_pods: dict[Key, dict[str, Any]] = {}
+        # Extension E3: references read from the shared cache; a referenced object's change
+        # brings back every workload that reads it.
+        self.references = ReferenceIndex(
+            client, self.cache, namespaces=self.namespaces, on_change=self._reference_changed
+        )
 
     # -- readiness and introspection ------------------------------------------------------------
     def ready(self) -> bool:
@@ -198,6 +206,7 @@ class GangReconciler(FollowsTypes):
             with self._lock:
                 watched = self._all_watched()
                 self._types, self._groups, self._pods = {}, {}, None
+            self.references.close()
             return watched
 
         self._reconcile_following(stop, CONTROLLER, release)
@@ -381,8 +390,17 @@ class GangReconciler(FollowsTypes):
         self, rtype: ResourceType, kind: str, obj: dict[str, Any], _old: dict[str, Any] | None
     ) -> None:
         if kind == "DELETED":
+            meta = obj.get("metadata") or {}
+            self.references.forget(
+                Key(rtype.gvk, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+            )
             return  # the group objects go by garbage collection (ownerReference with the UID)
         self._enqueue_object(rtype.gvk, obj)
+
+    def _reference_changed(self, reader: object) -> None:
+        """A referenced object (extension E3) a workload reads changed: that workload again."""
+        if isinstance(reader, Key):
+            self.queue.add(reader)
 
     def _group_handler(
         self, _rtype: ResourceType, kind: str, obj: dict[str, Any], _old: dict[str, Any] | None
@@ -445,9 +463,14 @@ class GangReconciler(FollowsTypes):
             return None  # not evaluated: its group objects stay as last written
         karta = definition.karta
         evaluator = evaluator_for(definition)
-        factory = extract.ComponentFactory(karta, obj, evaluator=evaluator)
         try:
             model.validate_or_raise(karta)
+            resolution = self.references.resolve(key, karta, obj, evaluator)
+            if resolution is None:
+                return REFERENCES_RETRY_S  # a referenced kind's cache has not synced yet
+            self._reference_problems(obj, resolution)
+            evaluator = resolution.evaluator(evaluator)
+            factory = extract.ComponentFactory(karta, obj, evaluator=evaluator)
             pods: list[dict[str, Any]] = []
             if gangs_follow_pods(karta):
                 pods, warnings = workload_pods(self.client, obj, chains=chains)
@@ -555,6 +578,17 @@ class GangReconciler(FollowsTypes):
             return
         self.client.patch(rtype, str(meta.get("name")), dict(patch), namespace=meta.get("namespace"))
 
+    def _reference_problems(self, obj: Mapping[str, Any], resolution: Resolution) -> None:
+        """Extension E3: a referenced object that is not there is a Warning event
+        ``ReferenceNotFound`` (the gang follows what the definition computes with null, so no
+        stale group is kept); a reference that could not be read (forbidden, not served) is an
+        error: nothing is written (``GangRenderFailed`` names the reference and its kind)."""
+        errors = [p.message for p in resolution.errors]
+        if errors:
+            raise _ReferenceError("; ".join(errors))
+        for problem in resolution.problems:
+            self.events.warning(obj, "ReferenceNotFound", problem.message)
+
     def _render_failed(
         self, obj: Mapping[str, Any], gvk: GVK, definition: StoredDefinition, message: str
     ) -> None:
@@ -611,6 +645,10 @@ class GangReconciler(FollowsTypes):
 
 class _PlanError(KartaError):
     """An error diagnostic of the gang plan (a pod the plan could not place)."""
+
+
+class _ReferenceError(KartaError):
+    """A reference of the workload could not be read (extension E3): forbidden, not served."""
 
 
 class _WriteError(ClusterError):

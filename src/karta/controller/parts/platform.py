@@ -48,7 +48,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -60,6 +60,7 @@ from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import readable_owner_kinds
 from karta.controller.runtime.quarantine import Quarantine, definition_version
+from karta.controller.runtime.references import ReferenceIndex
 from karta.controller.runtime.scope import GangScope
 from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
@@ -74,6 +75,9 @@ from karta.kube.tracker import Coverage, CoveredTypes, same_definition
 from karta.kube.workloads import TopLevel
 from karta.model.gvk import GroupKind
 from karta.report.platform import MAX_OWNER_DEPTH
+
+if TYPE_CHECKING:
+    from karta.jq import Evaluator
 
 __all__ = ["PART", "PlatformMetrics"]
 
@@ -162,6 +166,11 @@ class PlatformMetrics(FollowsTypes, Collector):
         self._totals: list[report.KindTotals] = []  # what scrapes serve (refresh)
         self._changed = threading.Event()  # since the totals were counted
         self._refreshed = threading.Event()
+        # Extension E3: references read from the shared cache; a referenced object's change
+        # brings back every workload that reads it (its version then differs).
+        self.references = ReferenceIndex(
+            client, self.cache, namespaces=self.namespaces, on_change=self._reference_changed
+        )
 
     # -- running --------------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
@@ -208,6 +217,7 @@ class PlatformMetrics(FollowsTypes, Collector):
                 self._totals = []
             for watch in held:
                 watch.release()
+            self.references.close()
             workers.join(timeout=30)
 
     def synced(self) -> bool:
@@ -463,7 +473,14 @@ class PlatformMetrics(FollowsTypes, Collector):
         uid = str(meta.get("uid") or "")
         definition = t.definition
         karta = definition.karta
-        version = (str(meta.get("resourceVersion") or ""), definition_version(definition))
+        evaluator = evaluator_for(definition)
+        referenced: tuple[Any, ...] = ()
+        if karta.spec.structure_definition.references and not self.quarantine.holds(definition):
+            bound = self._references(key, definition, obj, evaluator)
+            if bound is None:
+                return
+            evaluator, referenced = bound
+        version = (str(meta.get("resourceVersion") or ""), definition_version(definition), *referenced)
         gang_key: tuple[Any, ...] | None = None
         if gang_format(karta) is not None:
 
@@ -486,7 +503,6 @@ class PlatformMetrics(FollowsTypes, Collector):
                 if uid not in self._statuses:
                     self._statuses[uid] = (None, _UNDEFINED)
             return
-        evaluator = evaluator_for(definition)
         if status_due:
             try:
                 primary = report.primary_status(karta, obj, evaluator=evaluator, raise_budget=True)
@@ -505,6 +521,34 @@ class PlatformMetrics(FollowsTypes, Collector):
             with self._lock:
                 self._gangs[uid] = (gang_key, state)
             self._changed.set()
+
+    def _references(
+        self, key: _Key, definition: StoredDefinition, obj: Mapping[str, Any], evaluator: Evaluator
+    ) -> tuple[Evaluator, tuple[Any, ...]] | None:
+        """Extension E3: the evaluator with the workload's references bound from the shared cache
+        and what they were (resourceVersions, a problem's message: part of the version the
+        results are kept for); None when a referenced kind's cache has not synced (the key
+        comes back in a second) or the references cannot be bound (a limit: counted as a breach;
+        the last results stand)."""
+        try:
+            resolution = self.references.resolve(key, definition.karta, obj, evaluator)
+        except KartaError as exc:
+            self.quarantine.breached(definition, exc, part=PART)
+            _LOG.warning("cannot read the references", extra={"key": str(key), "error": str(exc)})
+            return None
+        if resolution is None:
+            self.queue.add_after(key, 1.0)
+            return None
+        seen: list[Any] = [p.message for p in resolution.problems]
+        for value in resolution.bindings.values():
+            objects = value if isinstance(value, list) else [value]
+            seen.append(tuple(_resource_version(o) for o in objects))
+        return resolution.evaluator(evaluator), tuple(seen)
+
+    def _reference_changed(self, reader: object) -> None:
+        """A referenced object a workload reads changed: that workload again."""
+        if isinstance(reader, tuple):
+            self.queue.add(reader)
 
     # -- the collector ----------------------------------------------------------------------------
     def describe(self) -> Iterable[Metric]:
@@ -604,3 +648,8 @@ def _valid(definition: StoredDefinition) -> bool:
     except KartaError:
         return False
     return True
+
+
+def _resource_version(obj: Any) -> str:
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    return str(meta.get("resourceVersion") or "") if isinstance(meta, Mapping) else ""

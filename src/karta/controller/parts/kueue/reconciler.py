@@ -68,6 +68,7 @@ from karta.controller.runtime.mappers import owner_keys
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import owner_rules
 from karta.controller.runtime.quarantine import Quarantine, definition_version
+from karta.controller.runtime.references import ReferenceIndex
 from karta.controller.runtime.workqueue import WorkQueue
 from karta.definitions import StoredDefinition, evaluator_for
 from karta.errors import ApiError, ClusterError, KartaError, KueueError, WriteBackError
@@ -199,6 +200,11 @@ class KueueReconciler(FollowsTypes):
         self._refreshed = threading.Event()
         self._ineligible_reported: set[tuple[str, str]] = set()
         self._refusals: dict[str, str] = {}  # workload UID: the refusal last reported for it
+        # Extension E3: references read from the shared cache; a referenced object's change
+        # brings back every workload that reads it.
+        self.references = ReferenceIndex(
+            client, self.cache, namespaces=self.namespaces, on_change=self._reference_changed
+        )
 
     # -- readiness ------------------------------------------------------------------------------
     def ready(self) -> bool:
@@ -218,6 +224,7 @@ class KueueReconciler(FollowsTypes):
             with self._lock:
                 watched = [*self._types.values(), *([self._workloads] if self._workloads else [])]
                 self._types, self._workloads = {}, None
+            self.references.close()
             return watched
 
         self._reconcile_following(stop, CONTROLLER, release)
@@ -364,7 +371,20 @@ class KueueReconciler(FollowsTypes):
         except DocumentError as exc:
             self.events.warning(obj, "KueueWorkloadFailed", f"karta cannot queue it through Kueue: {exc}")
             return None
-        factory = extract.ComponentFactory(definition.karta, obj, evaluator=evaluator_for(definition))
+        evaluator = evaluator_for(definition)
+        try:
+            resolution = self.references.resolve(key, definition.karta, obj, evaluator)
+        except KartaError as exc:
+            self.quarantine.breached(definition, exc, part=CONTROLLER)
+            self.events.warning(obj, "KueueWorkloadFailed", f"karta cannot queue it through Kueue: {exc}")
+            return None
+        if resolution is None:
+            return 1.0  # a referenced kind's cache has not synced yet
+        if resolution.errors:  # a reference not readable is not a missing object: nothing is done
+            unread = "; ".join(p.message for p in resolution.errors)
+            self.events.warning(obj, "KueueWorkloadFailed", f"karta cannot queue it through Kueue: {unread}")
+            return None
+        factory = extract.ComponentFactory(definition.karta, obj, evaluator=resolution.evaluator(evaluator))
         owned = [o for o in workloads.owned(key.namespace, str(meta.get("uid") or "")) if _owns(o, meta)]
         try:
             requeue = self._reconcile(key, w, workloads, obj, factory, owned)
@@ -412,6 +432,11 @@ class KueueReconciler(FollowsTypes):
         self.metrics.kueue_actions.labels(action="refused").inc()
         self.events.warning(obj, reason, message)
         _LOG.warning("workload refused", extra={"controller": CONTROLLER, "key": _label(obj), "why": message})
+
+    def _reference_changed(self, reader: object) -> None:
+        """A referenced object (extension E3) a workload reads changed: that workload again."""
+        if isinstance(reader, Key):
+            self.queue.add(reader)
 
     def _quarantined(self, obj: Mapping[str, Any], definition: StoredDefinition) -> None:
         """The Warning event of a workload left alone for its quarantined definition, once per

@@ -60,6 +60,7 @@ from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import OwnerCache, OwnerWalk
 from karta.controller.runtime.quarantine import Quarantine
+from karta.controller.runtime.references import ReferenceIndex
 from karta.controller.runtime.webhook.review import Answer, allow, deny, json_pointer
 from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
 from karta.errors import (
@@ -83,6 +84,7 @@ from karta.render.backends import controller_options, gang_backend
 
 if TYPE_CHECKING:
     from karta.controller.runtime.scope import GangScope
+    from karta.jq import Evaluator
 
 __all__ = [
     "EVENT_REASON",
@@ -160,8 +162,12 @@ class PodBinder:
         scheduler_name: str | None = None,
         options: Callable[[], BackendOptions] | None = None,
         quarantine: Quarantine | None = None,
+        references: ReferenceIndex | None = None,
     ) -> None:
         self.store = store
+        # Extension E3: a definition's references answered from the shared cache only (no API
+        # read per request); without one, a workload whose definition has references fails.
+        self.references = references
         self.quarantine = quarantine or Quarantine()
         self.owners = owners
         self.backend = backend
@@ -233,12 +239,15 @@ class PodBinder:
                 workload,
             )
         try:
-            factory = ComponentFactory(stored.karta, workload, evaluator=evaluator_for(stored))
+            evaluator = self._evaluator(stored, workload)
+            factory = ComponentFactory(stored.karta, workload, evaluator=evaluator)
             plan = compute_gang_plan(factory, pods, evaluator=factory.evaluator)
             rendering = render(self.backend, factory, pods=pods, plan=plan, options=self.options())
         except JqBudgetError as exc:
             self.quarantine.breached(stored, exc, part="pod-binding")
             raise BindingFailure("budget", f"{stored.name}: {exc}", workload) from exc
+        except _ReferencesUnread as exc:
+            raise BindingFailure("references", f"{stored.name}: {exc}", workload) from exc
         except (ExtractionError, JqError, PodQueryError) as exc:
             raise BindingFailure("extraction", f"{stored.name}: {exc}", workload) from exc
         except GangError as exc:
@@ -262,6 +271,26 @@ class PodBinder:
             warnings=rendering.warnings,
             errors=tuple(d.message for d in plan.diagnostics if d.severity is Severity.ERROR),
         )
+
+    def _evaluator(self, stored: StoredDefinition, workload: Mapping[str, Any]) -> Evaluator:
+        """The definition's evaluator with the workload's references (extension E3) bound from
+        the shared cache; a reference not readable, or a cache not synced yet, is unknown data:
+        :class:`_ReferencesUnread` (the request fails as for any unknown data)."""
+        evaluator = evaluator_for(stored)
+        if not stored.karta.spec.structure_definition.references:
+            return evaluator
+        if self.references is None:
+            raise _ReferencesUnread("its references cannot be read here (no cache of referenced objects)")
+        resolution = self.references.resolve(None, stored.karta, workload, evaluator)
+        if resolution is None:
+            raise _ReferencesUnread("the cache of its referenced objects has not synced yet")
+        if resolution.errors:
+            raise _ReferencesUnread("; ".join(p.message for p in resolution.errors))
+        return resolution.evaluator(evaluator)
+
+
+class _ReferencesUnread(KartaError):
+    """A workload's references (extension E3) could not be read from the cache."""
 
 
 def binding_patch(pod: Mapping[str, Any], merge: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -1,0 +1,166 @@
+"""The controller's references (extension E3) from the shared cache
+(:class:`karta.controller.runtime.references.ReferenceIndex`): bindings from the cache with no API
+read, None until a referenced kind's cache synced, a missing object a note and null, a forbidden
+kind reported (never missing), and the index: a change of a referenced object re-queues exactly
+the workloads that read it."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, cast
+
+import yaml
+
+from karta.controller.runtime.references import ReferenceIndex
+from karta.errors import ApiError, UnknownResourceTypeError
+from karta.jq import Evaluator
+from karta.kube.cache import SharedCache
+from karta.kube.client import KubeClient
+from karta.kube.resources import ResourceType
+from karta.model import Karta, load_karta
+
+HERE = Path(__file__).resolve().parents[1] / "cli" / "references"
+TEMPLATES = ResourceType("example.com", "v1", "RunTemplate", "runtemplates")
+CONFIGMAPS = ResourceType("", "v1", "ConfigMap", "configmaps")
+
+
+class _Discovery:
+    def for_gvk(self, group: str, version: str, kind: str) -> ResourceType:
+        for r in (TEMPLATES, CONFIGMAPS):
+            if r.gvk == (group, version, kind):
+                return r
+        raise UnknownResourceTypeError(f"the server doesn't serve kind {kind}")
+
+
+class _Client:
+    """Discovery only: a read through the API would fail the test."""
+
+    discovery = _Discovery()
+
+
+def _karta() -> Karta:
+    result = load_karta(yaml.safe_load((HERE / "definition.yaml").read_text()), strict=True)
+    assert result.karta is not None
+    return result.karta
+
+
+KARTA = _karta()
+WORKLOAD = yaml.safe_load((HERE / "workload.yaml").read_text())
+REFS = list(yaml.safe_load_all((HERE / "refs.yaml").read_text()))
+
+
+def _run(name: str, template: str) -> dict[str, Any]:
+    obj = copy.deepcopy(WORKLOAD)
+    obj["metadata"]["name"] = name
+    obj["spec"]["templateRef"]["name"] = template
+    return obj
+
+
+def _setup() -> tuple[SharedCache, ReferenceIndex, list[object]]:
+    cache = SharedCache(client=cast(KubeClient, _Client()), start=False)
+    changed: list[object] = []
+    index = ReferenceIndex(cast(KubeClient, _Client()), cache, on_change=changed.append)
+    return cache, index, changed
+
+
+def _informer(cache: SharedCache, plural: str) -> Any:
+    return next(i for k, i in cache.informers().items() if k.plural == plural)
+
+
+def _fill(cache: SharedCache) -> None:
+    _informer(cache, "runtemplates").replace([copy.deepcopy(o) for o in REFS if o["kind"] == "RunTemplate"])
+    _informer(cache, "configmaps").replace([copy.deepcopy(o) for o in REFS if o["kind"] == "ConfigMap"])
+
+
+def test_bound_from_the_cache_once_synced() -> None:
+    cache, index, _ = _setup()
+    assert index.resolve("run1", KARTA, WORKLOAD, Evaluator()) is None  # nothing synced yet
+    _fill(cache)
+    resolution = index.resolve("run1", KARTA, WORKLOAD, Evaluator())
+    assert resolution is not None and not resolution.problems
+    assert resolution.bindings["runtime"]["spec"]["nodes"] == 3
+    assert [c["metadata"]["name"] for c in resolution.bindings["configs"]] == ["c1"]  # namespace team only
+    evaluator = resolution.evaluator(Evaluator())
+    assert evaluator.evaluate("($runtime.spec.nodes // 1) + (.spec.extraNodes // 0)", WORKLOAD) == [4]
+
+
+def test_a_change_requeues_exactly_the_readers() -> None:
+    cache, index, changed = _setup()
+    index.resolve("a", KARTA, _run("a", "big"), Evaluator())
+    _fill(cache)
+    index.resolve("a", KARTA, _run("a", "big"), Evaluator())
+    index.resolve("b", KARTA, _run("b", "small"), Evaluator())
+    changed.clear()
+    edited = copy.deepcopy(next(o for o in REFS if o["kind"] == "RunTemplate"))
+    edited["spec"]["nodes"] = 5
+    edited["metadata"]["resourceVersion"] = "9"
+    _informer(cache, "runtemplates").record("MODIFIED", edited)
+    assert changed == ["a"]
+    changed.clear()
+    _informer(cache, "runtemplates").record(
+        "ADDED",
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "RunTemplate",
+            "metadata": {"name": "small", "namespace": "team"},
+        },
+    )
+    assert changed == ["b"]
+    changed.clear()
+    index.forget("a")
+    _informer(cache, "runtemplates").record("DELETED", edited)
+    assert changed == []  # "a" reads nothing any more
+
+
+def test_missing_is_a_note_and_null() -> None:
+    cache, index, _ = _setup()
+    index.resolve("x", KARTA, _run("x", "gone"), Evaluator())
+    _fill(cache)
+    resolution = index.resolve("x", KARTA, _run("x", "gone"), Evaluator())
+    assert resolution is not None
+    assert resolution.bindings["runtime"] is None
+    assert [p.kind for p in resolution.problems] == ["note"]
+    assert "RunTemplate/gone not found in namespace team" in resolution.problems[0].message
+    assert not resolution.errors
+
+
+def test_a_forbidden_kind_is_reported_never_missing() -> None:
+    cache, index, changed = _setup()
+    index.resolve("x", KARTA, WORKLOAD, Evaluator())
+    _informer(cache, "configmaps").replace([])
+    informer = _informer(cache, "runtemplates")
+    informer.on_error(ApiError('runtemplates.example.com is forbidden: User "karta" cannot list', status=403))
+    assert changed == ["x"]  # its readers are told at once
+    resolution = index.resolve("x", KARTA, WORKLOAD, Evaluator())
+    assert resolution is not None
+    assert [(p.reference, p.kind) for p in resolution.errors] == [("runtime", "forbidden")]
+    assert (
+        "reference 'runtime' (RunTemplate example.com/v1): reading is forbidden"
+        in resolution.errors[0].message
+    )
+
+
+def test_a_kind_not_served_is_an_error() -> None:
+    doc = yaml.safe_load((HERE / "definition.yaml").read_text())
+    doc["spec"]["structureDefinition"]["references"][0]["gvk"]["kind"] = "Nope"
+    loaded = load_karta(doc, strict=True)
+    assert loaded.karta is not None
+    cache, index, _ = _setup()
+    index.resolve("x", loaded.karta, WORKLOAD, Evaluator())
+    _informer(cache, "configmaps").replace([])
+    resolution = index.resolve("x", loaded.karta, WORKLOAD, Evaluator())
+    assert resolution is not None
+    assert [p.kind for p in resolution.errors] == ["error"]
+    assert "doesn't serve kind Nope" in resolution.errors[0].message
+
+
+def test_one_cache_reference_per_kind() -> None:
+    cache, index, _ = _setup()
+    for name in ("a", "b", "c"):
+        index.resolve(name, KARTA, _run(name, "big"), Evaluator())
+    held = cache.keys()
+    assert sorted(k.plural for k in held) == ["configmaps", "runtemplates"]
+    assert set(held.values()) == {1}
+    index.close()
+    assert cache.keys() == {}
