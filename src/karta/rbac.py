@@ -14,6 +14,9 @@ Workloads, ClusterQueues and LocalQueues: :data:`KUEUE_READ` (harmless where Kue
 installed), and the position of a pending Workload Kueue's visibility API
 (:data:`KUEUE_VISIBILITY_GROUP`): ``get`` on ``localqueues/pendingworkloads``
 (:func:`kueue_position_rule`), read-only.
+The kinds a definition's references read (extension E3,
+:func:`karta.references.referenced_kinds`: a TrainJob's training runtimes) are read too, by
+every consumer (the controller included: its shared cache watches them), read-only.
 
 Resource names are the CRDs' plurals when known (:func:`crd_plurals`), else a guess from the kind,
 with a note saying so. Pure: the caller reads definitions and CRD files and prints the objects
@@ -125,6 +128,15 @@ def owner_kinds(kartas: Sequence[Karta], related: Sequence[Karta] = ()) -> list[
     return list(out)
 
 
+def _referenced(kartas: Sequence[Karta]) -> list[tuple[str, str]]:
+    """(group, kind) the references of ``kartas`` read (extension E3), each once."""
+    from karta.references import referenced_kinds
+
+    return list(
+        dict.fromkeys((group, kind) for karta in kartas for group, _, kind in referenced_kinds(karta))
+    )
+
+
 def build_rbac(
     kartas: Sequence[Karta],
     *,
@@ -141,7 +153,8 @@ def build_rbac(
     pods, Events, Kartas and Kueue's queues and Workloads (:data:`KUEUE_READ`) and pending
     positions (:func:`kueue_position_rule`); with ``owners``
     False (a consumer that reads only the workloads and their pods, such as the controller) the
-    root kinds, pods and Kartas. An unknown backend is a
+    root kinds, pods and Kartas; in both, the kinds their references read (extension E3). An
+    unknown backend is a
     GangError."""
     plurals = plurals or {}
     notes: list[str] = []
@@ -153,7 +166,9 @@ def build_rbac(
             notes.append(f"{karta.metadata.name} has no root kind; it adds nothing")
         else:
             roots.append((gvk.group, gvk.kind))
-    for group, kind in owner_kinds(kartas, related) if owners else list(dict.fromkeys(roots)):
+    kinds = owner_kinds(kartas, related) if owners else list(dict.fromkeys(roots))
+    kinds.extend(k for k in _referenced(kartas) if k not in kinds)
+    for group, kind in kinds:
         plural = plurals.get((group, kind))
         if plural is None:
             plural = plural_guess(kind)

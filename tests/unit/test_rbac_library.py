@@ -66,3 +66,27 @@ def test_crd_plurals_skip_what_is_not_a_crd_with_names() -> None:
         "resources": ["pytorchjobs"],
         "verbs": ["get", "list", "watch"],
     } in (role["rules"])
+
+
+def test_referenced_kinds_are_read_only_for_every_consumer() -> None:
+    """Extension E3: the kinds a definition's references read (lookup and list) get get/list/watch
+    and nothing more, in ``kli rbac``'s role and in the controller's (``owners=False``)."""
+    import yaml
+
+    from karta.model import load_karta
+
+    here = Path(__file__).resolve().parent / "cli" / "references"
+    karta = load_karta(yaml.safe_load((here / "definition.yaml").read_text()), strict=True).karta
+    assert karta is not None
+    crd = {
+        "kind": "CustomResourceDefinition",
+        "spec": {"group": "example.com", "names": {"kind": "RunTemplate", "plural": "runtemplates"}},
+    }
+    for owners in (True, False):
+        (role,), _ = build_rbac([karta], name="r", plurals=crd_plurals([crd]), owners=owners)
+        rules = role["rules"]
+        for group, resource in (("example.com", "runtemplates"), ("", "configmaps")):
+            assert _allows(rules, group, resource, "get") and _allows(rules, group, resource, "watch")
+            assert not any(
+                _allows(rules, group, resource, verb) for verb in ("create", "update", "patch", "delete")
+            )
