@@ -128,12 +128,18 @@ def running_controller(
     definitions_dir: Path,
     cluster_definitions: bool = False,
     resync_period: float = 600.0,
+    as_user: str | None = None,
     **extra: Any,
 ) -> Iterator[Controller]:
     """The controller of ``build()`` for ``backend``, watching ``namespace`` only, started and
     ready; shut down afterwards. Types are re-read every second (the default is 30 s). ``extra``:
-    more :class:`Options` (e.g. ``ui=True``, a ``metrics_bind_address`` to serve ``/metrics``)."""
-    client = client_for(cluster)
+    more :class:`Options` (e.g. ``ui=True``, a ``metrics_bind_address`` to serve ``/metrics``);
+    ``as_user``: the controller impersonates that user (its RBAC is the test's)."""
+    client = (
+        client_for(cluster)
+        if as_user is None
+        else KubeClient.from_config(ConfigOverrides(kubeconfig=str(cluster.kubeconfig), as_user=as_user))
+    )
     options = Options(
         backend=backend,
         gang_scope="all",  # these tests predate the opt-in scope (issue 22): every namespace
