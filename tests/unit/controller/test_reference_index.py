@@ -164,3 +164,47 @@ def test_one_cache_reference_per_kind() -> None:
     assert set(held.values()) == {1}
     index.close()
     assert cache.keys() == {}
+
+
+def _binder_setup(tmp_path: Path, references: ReferenceIndex | None) -> tuple[Any, Any]:
+    from karta.controller.parts.pod_binding.admission import PodBinder
+    from karta.controller.runtime.owners import OwnerCache
+    from karta.definitions import DefinitionStore
+    from karta.model.gvk import GVK
+
+    tmp_path.mkdir(parents=True)
+    (tmp_path / "trainrun.yaml").write_text((HERE / "definition.yaml").read_text())
+    store = DefinitionStore.load(include_catalog=False, user_directory=tmp_path)
+    stored = store.definition_for(GVK("example.com", "v1", "TrainRun"))
+    binder = PodBinder(
+        store=lambda: store,
+        owners=OwnerCache(cast(KubeClient, _Client())),
+        backend="coscheduling",
+        references=references,
+    )
+    return binder, stored
+
+
+def test_pod_binding_reads_references_from_the_cache_only(tmp_path: Path) -> None:
+    """The admission path: no API read (the client has none); a cache not synced, or no cache,
+    is a failure with reason ``references`` (unknown data); once synced the gang is the
+    runtime's (3 nodes + 1 extra)."""
+    import pytest
+
+    from karta.controller.parts.pod_binding.admission import BindingFailure
+    from karta.controller.runtime.owners import OwnerWalk
+
+    cache, index, _ = _setup()
+    walk = OwnerWalk((), copy.deepcopy(WORKLOAD) | {"metadata": {**WORKLOAD["metadata"], "uid": "u1"}})
+    binder, stored = _binder_setup(tmp_path / "a", index)
+    with pytest.raises(BindingFailure) as failed:
+        binder.bind(walk, stored, [])
+    assert failed.value.reason == "references"
+    assert "has not synced yet" in failed.value.message
+    _fill(cache)
+    binding = binder.bind(walk, stored, [])
+    [group] = binding.objects
+    assert group["spec"]["minMember"] == 4
+    without, stored = _binder_setup(tmp_path / "b", None)
+    with pytest.raises(BindingFailure, match="no cache of referenced objects"):
+        without.bind(walk, stored, [])
