@@ -139,6 +139,13 @@ def test_a_forbidden_kind_is_reported_never_missing() -> None:
         "reference 'runtime' (RunTemplate example.com/v1): reading is forbidden"
         in resolution.errors[0].message
     )
+    # RBAC fixed: the informer lists (no error for three retries); the reference is read again.
+    for kind in index._kinds.values():
+        kind.failed_at -= 4 * cache.retry_s
+    informer.replace([copy.deepcopy(o) for o in REFS if o["kind"] == "RunTemplate"])
+    healed = index.resolve("x", KARTA, WORKLOAD, Evaluator())
+    assert healed is not None and not healed.errors
+    assert healed.bindings["runtime"]["metadata"]["name"] == "big"
 
 
 def test_a_kind_not_served_is_an_error() -> None:

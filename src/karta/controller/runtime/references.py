@@ -11,7 +11,8 @@ references (:func:`karta.references.plan_references`), answers each from the cac
 ADDED/MODIFIED/DELETED object of a referenced kind that one of them matches
 (:meth:`~karta.references.ReferenceRequest.matches`, before or after the change) calls
 ``on_change(reader)``. A kind the cache may not read (403: the watch's ``on_error``) is reported
-``forbidden`` for every reference to it, never as a missing object; a kind the API server does
+``forbidden`` for every reference to it, never as a missing object, while the watch keeps
+failing (the informer retries; an error older than three retries is forgotten); a kind the API server does
 not serve is an ``error``; a referenced object that is not there is a ``note`` (the reference is
 bound null / []). Until a kind's cache has synced, :meth:`resolve` answers None: the caller
 retries (a reconcile later, an admission request as for any unknown data).
@@ -22,6 +23,7 @@ No API read happens per resolution: every answer comes from the cache.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +49,17 @@ class _Kind:
         self.namespaced = True
         self.forbidden: str | None = None
         self.error: str | None = None
+        self.failed_at = 0.0  # the last error; the informer reports one at every retry while failing
+
+    def failing(self, retry_s: float) -> bool:
+        """Whether the watch still fails: an error within three retries. Older, the informer
+        has listed since (RBAC fixed, the kind served again): the error is forgotten."""
+        if self.forbidden is None and self.error is None:
+            return False
+        if time.monotonic() - self.failed_at <= 3 * retry_s:
+            return True
+        self.forbidden = self.error = None
+        return False
 
 
 class ReferenceIndex:
@@ -123,10 +136,11 @@ class ReferenceIndex:
         if not request.fetches:
             return Fetched(request)
         kind = self._kind(_gvk(request))
-        if kind.forbidden is not None:
-            return Fetched(request, forbidden=kind.forbidden)
-        if kind.error is not None:
-            return Fetched(request, error=kind.error)
+        if kind.failing(self.cache.retry_s):
+            if kind.forbidden is not None:
+                return Fetched(request, forbidden=kind.forbidden)
+            if kind.error is not None:
+                return Fetched(request, error=kind.error)
         namespace = request.namespace if kind.namespaced else None
         if kind.namespaced and None not in kind.watches and namespace not in kind.watches:
             return Fetched(
@@ -155,7 +169,7 @@ class ReferenceIndex:
         try:
             rtype = self.client.discovery.for_gvk(*gvk)
         except ClusterError as exc:  # not served (or discovery failed): an error, retried on resync
-            kind.error = str(exc)
+            kind.error, kind.failed_at = str(exc), time.monotonic()
             with self._lock:
                 self._kinds.pop(gvk, None)
             return kind
@@ -165,11 +179,14 @@ class ReferenceIndex:
             self._changed(gvk, obj, old)
 
         def on_error(exc: KartaError) -> None:
+            first = not kind.failing(self.cache.retry_s)
             if isinstance(exc, ApiError) and exc.status == 403:
-                kind.forbidden = str(exc)
+                kind.forbidden, kind.error = str(exc), None
             else:
-                kind.error = str(exc)
-            self._changed(gvk, None, None)
+                kind.forbidden, kind.error = None, str(exc)
+            kind.failed_at = time.monotonic()
+            if first:  # its readers are told once, not at every retry
+                self._changed(gvk, None, None)
 
         for ns in self.namespaces if rtype.namespaced else (None,):
             kind.watches[ns] = self.cache.watch(rtype, namespace=ns, handler=handler, on_error=on_error)
