@@ -609,19 +609,25 @@ def reference_evaluator(
 
 
 def live_evaluator(
-    client: kube.KubeClient, chosen: definitions.StoredDefinition, obj: dict[str, Any], *, obj_name: str = ""
+    client: kube.KubeClient,
+    chosen: definitions.StoredDefinition,
+    obj: dict[str, Any],
+    *,
+    obj_name: str = "",
+    memo: dict[Any, Any] | None = None,
 ) -> tuple[jq.Evaluator, list[str]]:
     """The evaluator of ``chosen`` for the live ``obj`` with its references (extension E3) read
     through the API (:func:`karta.kube.resolve_live`) and what to warn about: a forbidden or
     failing read names the reference and its kind (the reference is bound null / [], never
     silently); a reference that found nothing is a note on stderr. A limit is an error. The
-    definition's own evaluator, and no read, when it has no references."""
+    definition's own evaluator, and no read, when it has no references. ``memo``: the answers
+    this run already read (:func:`karta.kube.fetch_references`)."""
     base = definitions.evaluator_for(chosen)
     if not chosen.karta.spec.structure_definition.references:
         return base, []
     where = f"{obj_name}: " if obj_name else ""
     try:
-        resolution = kube.resolve_live(client, chosen.karta, obj, base)
+        resolution = kube.resolve_live(client, chosen.karta, obj, base, memo=memo)
     except (ReferenceLimitError, JqBudgetError) as exc:
         raise CliError(f"{where}{exc}") from None
     warnings: list[str] = []

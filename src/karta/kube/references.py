@@ -12,6 +12,7 @@ the web view); the controller answers the same requests from its shared cache in
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from karta.errors import ApiError, ClusterError
@@ -69,10 +70,26 @@ def _fetch_one(client: KubeClient, request: ReferenceRequest, limits: ReferenceL
 
 
 def fetch_references(
-    client: KubeClient, requests: Sequence[ReferenceRequest], *, limits: ReferenceLimits = DEFAULT_LIMITS
+    client: KubeClient,
+    requests: Sequence[ReferenceRequest],
+    *,
+    limits: ReferenceLimits = DEFAULT_LIMITS,
+    memo: dict[ReferenceRequest, Fetched] | None = None,
 ) -> list[Fetched]:
-    """What the API answers for each request, in order (see the module's docstring)."""
-    return [_fetch_one(client, request, limits) for request in requests]
+    """What the API answers for each request, in order (see the module's docstring). ``memo``:
+    the answers already read by this run (``kli get -A``: a thousand TrainJobs naming three
+    runtimes read three runtimes), keyed by the request but its reference's name."""
+    out: list[Fetched] = []
+    for request in requests:
+        if memo is None:
+            out.append(_fetch_one(client, request, limits))
+            continue
+        key = replace(request, reference="")
+        got = memo.get(key)
+        if got is None:
+            got = memo[key] = _fetch_one(client, key, limits)
+        out.append(replace(got, request=request))
+    return out
 
 
 def resolve_live(
@@ -82,12 +99,14 @@ def resolve_live(
     evaluator: Evaluator,
     *,
     limits: ReferenceLimits = DEFAULT_LIMITS,
+    memo: dict[ReferenceRequest, Fetched] | None = None,
 ) -> Resolution:
-    """Plan ``karta``'s references for ``obj``, read them through ``client`` and bind them; a
-    definition without references reads nothing (an empty :class:`Resolution`). Raises
+    """Plan ``karta``'s references for ``obj``, read them through ``client`` (``memo``: see
+    :func:`fetch_references`) and bind them; a definition without references reads nothing (an
+    empty :class:`Resolution`). Raises
     :class:`~karta.errors.ReferenceLimitError` / :class:`~karta.errors.JqBudgetError` as
     :func:`~karta.references.bind_references` and :func:`~karta.references.plan_references` do."""
     requests = plan_references(karta, obj, evaluator)
     if not requests:
         return Resolution({})
-    return bind_references(fetch_references(client, requests, limits=limits), limits=limits)
+    return bind_references(fetch_references(client, requests, limits=limits, memo=memo), limits=limits)

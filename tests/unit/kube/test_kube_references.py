@@ -165,3 +165,14 @@ def test_no_references_no_read() -> None:
     assert plain is not None
     resolution = kube.resolve_live(cast(KubeClient, client), plain, WORKLOAD, Evaluator())
     assert resolution.bindings == {} and client.calls == []
+
+
+def test_a_run_reads_each_referenced_object_once() -> None:
+    """``kli get -A``: many workloads naming the same runtime read it once (``memo``), each
+    binding under its own reference's name."""
+    client = _Client()
+    memo: dict[Any, Any] = {}
+    for _ in range(3):
+        resolution = _resolve(client, memo=memo)
+        assert resolution.bindings["runtime"]["spec"]["nodes"] == 3
+    assert [c[0] for c in client.calls] == ["get", "list"]

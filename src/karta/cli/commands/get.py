@@ -445,6 +445,7 @@ class Run:
     resource_versions: dict[int, str] = field(default_factory=dict)
     chains: kube.OwnerChains | None = None  # owner reads shared by every read of pods
     # rows whose gang state is still to be read (with their object and definition)
+    references_read: dict[Any, Any] = field(default_factory=dict)  # E3: each referenced object read once
     gang_pending: list[tuple[WorkloadSummary, Mapping[str, Any], StoredDefinition, Evaluator | None]] = field(
         default_factory=list
     )
@@ -732,7 +733,11 @@ class Run:
         if target.definition.karta.spec.structure_definition.references:
             assert self.client is not None
             evaluator, unread = live_evaluator(
-                self.client, target.definition, dict(obj), obj_name=f"{target.resource.kind}/{_name(obj)}"
+                self.client,
+                target.definition,
+                dict(obj),
+                obj_name=f"{target.resource.kind}/{_name(obj)}",
+                memo=None if self.watching else self.references_read,  # -w: read them fresh
             )
             self.warnings.extend(w for w in unread if w not in self.warnings)
         view = self.builder.summary(obj, target.definition, evaluator=evaluator)
