@@ -437,8 +437,8 @@ def _pod_binder(controller: Controller) -> tuple[PodBinder, KubeClient]:
     reporting pods that escaped it, and the client it reads owners with."""
     from karta.controller.parts.pod_binding.admission import PodBinder
     from karta.controller.runtime.owners import OwnerCache, ReadableOwners
-    from karta.controller.runtime.references import ReferenceIndex
     from karta.controller.runtime.served import ServedOptions
+    from karta.kube.reference_index import ReferenceIndex
 
     options, definitions = controller.options, controller.definitions
     # Admission has its own client (its own connection pool): a pod's answer never waits for a

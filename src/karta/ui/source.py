@@ -49,6 +49,7 @@ from karta.extract.requests import DEFAULT_GPU_RESOURCES
 from karta.kube.cache import SharedCache, Watch
 from karta.kube.informer import Handler
 from karta.kube.kueue import GROUP as KUEUE_GROUP
+from karta.kube.reference_index import ReferenceIndex
 from karta.kube.tracker import Coverage, CoveredTypes, following
 from karta.render import BACKENDS
 from karta.ui.detail import workload_detail
@@ -159,6 +160,9 @@ class ClusterSource:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._kueue_served = False
+        # Extension E3: references from the shared cache; a referenced object's change marks the
+        # rows of the workloads that read it (a runtime edited: its TrainJobs' rows change).
+        self.references = ReferenceIndex(client, self.cache, on_change=self._reference_changed)
         self._reset_state()
 
     def _reset_state(self) -> None:
@@ -202,6 +206,7 @@ class ClusterSource:
         finally:
             self._release(self._watches)
             self._watches = []
+            self.references.close()
 
     def _covered(self, coverage: Coverage) -> None:
         """A read of the types (the tracker's thread): planned by the source's thread."""
@@ -393,6 +398,13 @@ class ClusterSource:
     def _drop_workload(self, uid: str) -> None:
         if self._workloads.pop(uid, None) is not None:
             self._dirty.add(uid)
+        self.references.forget(uid)
+
+    def _reference_changed(self, reader: object) -> None:
+        """A referenced object a workload reads changed (an informer's thread): its row again."""
+        if isinstance(reader, str):
+            with self._lock:
+                self._dirty.add(reader)
 
     # -- pods -------------------------------------------------------------------------------------
     def _add_pods(self, pods: list[dict[str, Any]]) -> None:
@@ -613,7 +625,7 @@ class ClusterSource:
         pods = self.pods_of(uid)
         with self._lock:
             groups = len(self._groups_of.get(uid, ()))
-        evaluator, _ = self.references_of(obj, definition)
+        evaluator, _ = self.references_of(obj, definition, reader=uid)
         return workload_row(
             obj,
             definition,
@@ -626,18 +638,23 @@ class ClusterSource:
         )
 
     def references_of(
-        self, obj: Mapping[str, Any], definition: StoredDefinition
+        self, obj: Mapping[str, Any], definition: StoredDefinition, *, reader: str | None = None
     ) -> tuple[Evaluator | None, list[str]]:
-        """Extension E3: the definition's evaluator with the workload's references read through
-        the API (:func:`karta.kube.resolve_live`) and what could not be read (a forbidden or
-        failing read names the reference and its kind); ``(None, [])`` without references."""
+        """Extension E3: the definition's evaluator with the workload's references read from the
+        shared cache (:class:`~karta.kube.reference_index.ReferenceIndex`; ``reader``, the
+        workload's UID, has its row marked when one of them changes), through the API while a
+        referenced kind's cache has not synced yet (:func:`karta.kube.resolve_live`), and what
+        could not be read (a forbidden or failing read names the reference and its kind);
+        ``(None, [])`` without references."""
         if not definition.karta.spec.structure_definition.references or definition.problems:
             return None, []
         from karta.definitions.evaluators import evaluator_for
 
         base = evaluator_for(definition)
         try:
-            resolution = kube.resolve_live(self.client, definition.karta, obj, base)
+            resolution = self.references.resolve(reader or _uid(obj), definition.karta, obj, base)
+            if resolution is None:
+                resolution = kube.resolve_live(self.client, definition.karta, obj, base)
         except KartaError as exc:  # a limit or budget: the references are not bound
             return None, [f"cannot read the references: {exc}"]
         return resolution.evaluator(base), [p.message for p in resolution.errors]

@@ -69,7 +69,6 @@ from karta.controller.runtime.mappers import namespace_keys, owner_keys
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import owner_rules, readable_owner_kinds
 from karta.controller.runtime.quarantine import Quarantine
-from karta.controller.runtime.references import ReferenceIndex
 from karta.controller.runtime.scope import GangScope, scope_rules
 from karta.controller.runtime.workqueue import WorkQueue
 from karta.definitions import StoredDefinition, evaluator_for
@@ -79,6 +78,7 @@ from karta.kube.cache import OWNER_INDEX, SharedCache
 from karta.kube.client import KubeClient
 from karta.kube.informer import Handler
 from karta.kube.owners import OwnerChains, controller_ref
+from karta.kube.reference_index import ReferenceIndex
 from karta.kube.resources import ResourceType
 from karta.kube.tracker import Coverage, CoveredTypes, same_definition
 from karta.kube.workloads import TopLevel, workload_pods

@@ -60,7 +60,6 @@ from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import readable_owner_kinds
 from karta.controller.runtime.quarantine import Quarantine, definition_version
-from karta.controller.runtime.references import ReferenceIndex
 from karta.controller.runtime.scope import GangScope
 from karta.controller.runtime.workqueue import WorkQueue, run_workers
 from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
@@ -70,6 +69,7 @@ from karta.gang import gang_format
 from karta.kube.cache import CONTROLLER_INDEX, SharedCache, Watch
 from karta.kube.client import KubeClient
 from karta.kube.informer import Handler, object_key
+from karta.kube.reference_index import ReferenceIndex
 from karta.kube.resources import ResourceType
 from karta.kube.tracker import Coverage, CoveredTypes, same_definition
 from karta.kube.workloads import TopLevel

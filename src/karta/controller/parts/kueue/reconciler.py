@@ -68,7 +68,6 @@ from karta.controller.runtime.mappers import owner_keys
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import owner_rules
 from karta.controller.runtime.quarantine import Quarantine, definition_version
-from karta.controller.runtime.references import ReferenceIndex
 from karta.controller.runtime.workqueue import WorkQueue
 from karta.definitions import StoredDefinition, evaluator_for
 from karta.errors import ApiError, ClusterError, KartaError, KueueError, WriteBackError
@@ -76,6 +75,7 @@ from karta.kube.cache import OWNER_INDEX, SharedCache
 from karta.kube.client import KubeClient
 from karta.kube.informer import Handler
 from karta.kube.kartas import KARTA_RESOURCE
+from karta.kube.reference_index import ReferenceIndex
 from karta.kube.resources import ResourceType
 from karta.kube.tracker import Coverage, CoveredTypes, same_definition
 from karta.kube.workloads import workload_pods

@@ -60,7 +60,6 @@ from karta.controller.runtime.logs import logger
 from karta.controller.runtime.metrics import Metrics
 from karta.controller.runtime.owners import OwnerCache, OwnerWalk
 from karta.controller.runtime.quarantine import Quarantine
-from karta.controller.runtime.references import ReferenceIndex
 from karta.controller.runtime.webhook.review import Answer, allow, deny, json_pointer
 from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
 from karta.errors import (
@@ -77,6 +76,7 @@ from karta.errors import (
 from karta.extract import ComponentFactory
 from karta.gang import SCOPE_LABEL, compute_gang_plan, gang_format
 from karta.kube.client import KubeClient
+from karta.kube.reference_index import ReferenceIndex
 from karta.model import GVK
 from karta.model.findings import Severity
 from karta.render import BackendOptions, render

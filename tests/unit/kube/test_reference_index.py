@@ -1,5 +1,5 @@
 """The controller's references (extension E3) from the shared cache
-(:class:`karta.controller.runtime.references.ReferenceIndex`): bindings from the cache with no API
+(:class:`karta.kube.reference_index.ReferenceIndex`): bindings from the cache with no API
 read, None until a referenced kind's cache synced, a missing object a note and null, a forbidden
 kind reported (never missing), and the index: a change of a referenced object re-queues exactly
 the workloads that read it."""
@@ -12,11 +12,11 @@ from typing import Any, cast
 
 import yaml
 
-from karta.controller.runtime.references import ReferenceIndex
 from karta.errors import ApiError, UnknownResourceTypeError
 from karta.jq import Evaluator
 from karta.kube.cache import SharedCache
 from karta.kube.client import KubeClient
+from karta.kube.reference_index import ReferenceIndex
 from karta.kube.resources import ResourceType
 from karta.model import Karta, load_karta
 

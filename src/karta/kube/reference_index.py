@@ -1,7 +1,8 @@
-"""A workload's references (extension E3) answered from the controller's shared cache, with an
-index so that a change of a referenced object re-queues every workload that reads it.
+"""A workload's references (extension E3) answered from a shared cache (the controller's, the web
+view's), with an index so that a change of a referenced object re-queues every workload that
+reads it.
 
-:class:`ReferenceIndex` is what a part that evaluates definitions asks instead of the API: per
+:class:`ReferenceIndex` is what a consumer that evaluates definitions asks instead of the API: per
 referenced kind it holds one reference on the shared cache (:class:`karta.kube.cache.SharedCache`;
 cluster-scoped kinds once, namespaced kinds once per watched namespace, so the wide cache of the
 controller with its web view shares them), taken the first time a workload reads the kind and
