@@ -4,7 +4,8 @@ RunTemplate (a second test CRD) through a lookup reference.
 
 - ``kli describe trainrun/NAME`` reads the runtime through the API and shows its nodes and GPUs;
 - the controller (in-process, coscheduling) renders the gang from the runtime, from its shared
-  cache; editing the runtime's node count re-renders every TrainRun that uses it (and only those);
+  cache; editing the runtime's node count re-renders every TrainRun that uses it (and only those),
+  and the rows of its web view (``--ui``) follow;
   deleting the runtime gives a ``ReferenceNotFound`` event and the gang follows what the
   definition computes with null (no stale gang); the same definition pointed at a kind the
   controller may not read (impersonating a user without it) gives a ``GangRenderFailed`` event
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,6 +30,7 @@ import yaml
 from karta.cli.main import main
 from karta.errors import ApiError
 from karta.kube import KubeClient
+from karta.ui import UiServer
 
 from ..kubehttp import KubeHTTP
 from .gangs_support import (
@@ -182,6 +186,12 @@ def _definitions(directory: Path, template_group: str = GROUP) -> Path:
     return directory
 
 
+def _view_gpus(server: UiServer, ns: str) -> dict[str, int]:
+    with urllib.request.urlopen(f"{server.url}api/workloads?namespace={ns}", timeout=10) as answer:
+        items = json.loads(answer.read())["items"]
+    return {r["name"]: r["gpus"] for r in items}
+
+
 def _minimums(kube: KubeClient, ns: str) -> dict[str, int]:
     return {
         o["metadata"]["ownerReferences"][0]["name"]: o["spec"]["minMember"]
@@ -246,17 +256,29 @@ def test_controller_renders_the_gang_from_the_runtime(
     templates(big, 3)
     templates(small, 2)
     with running_controller(
-        cluster, backend="coscheduling", namespace=ns, definitions_dir=_definitions(tmp_path / "d")
-    ):
+        cluster,
+        backend="coscheduling",
+        namespace=ns,
+        definitions_dir=_definitions(tmp_path / "d"),
+        ui=True,
+        ui_bind_address="127.0.0.1:0",
+    ) as ctl:
         for name, template in (("a", big), ("b", big), ("c", small)):
             kube.create(_run(name, template), namespace=ns)
         eventually(lambda: _minimums(kube, ns) == {"a": 3, "b": 3, "c": 2}, what="gangs from the runtimes")
+        server = ctl.parts["ui-server"]
+        assert isinstance(server, UiServer)
+        eventually(lambda: _view_gpus(server, ns) == {"a": 24, "b": 24, "c": 16}, what="the web view's GPUs")
         # Editing the runtime's node count re-renders every TrainRun that uses it.
         rtype = kube.discovery.for_gvk(GROUP, "v1", "RunTemplate")
         started = time.monotonic()
         kube.patch(rtype, big, {"spec": {"nodes": 5}})
         eventually(lambda: _minimums(kube, ns) == {"a": 5, "b": 5, "c": 2}, what="gangs after the edit")
         print(f"\nruntime edit -> both gangs re-rendered in {time.monotonic() - started:.2f}s")
+        # The web view's rows follow the runtime too (its shared cache's index marks them).
+        eventually(
+            lambda: _view_gpus(server, ns) == {"a": 40, "b": 40, "c": 16}, what="the view after the edit"
+        )
         # Deleting the runtime: a clear event, and the gang follows the definition's null case.
         kube.delete(rtype, big)
         eventually(lambda: _minimums(kube, ns) == {"a": 1, "b": 1, "c": 2}, what="gangs after the deletion")
