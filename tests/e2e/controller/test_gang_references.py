@@ -352,3 +352,45 @@ def test_a_kind_the_controller_may_not_read_is_reported(
         ), event["message"]
         assert _minimums(kube, ns) == {}  # nothing written from a reference it could not read
         assert ctl.manager.ready()[0]
+
+
+def test_kli_warns_of_a_reference_it_may_not_read(
+    cluster: KubeHTTP,
+    kube: KubeClient,
+    ns: str,
+    tmp_path: Path,
+    templates: Callable[..., dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Live ``kli describe`` as a user who may not read the referenced kind: the workload is
+    described (the reference bound null) and a warning names the reference and the kind."""
+    user = f"karta-refs-kli-{uuid.uuid4().hex[:6]}"
+    _grant_all_but(cluster, user, DENIED_GROUP)
+    suffix = uuid.uuid4().hex[:6]
+    templates(f"big-{suffix}", 3, group=DENIED_GROUP)
+    kube.create(_run("run1", f"big-{suffix}"), namespace=ns)
+    monkeypatch.setenv("KARTA_DEFINITIONS", str(_definitions(tmp_path / "defs", DENIED_GROUP)))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    capsys.readouterr()
+    code = main(
+        [
+            "describe",
+            "trainrun/run1",
+            "-n",
+            ns,
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "--as",
+            user,
+            "-o",
+            "json",
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert (
+        f"warning: TrainRun/run1: reference 'runtime' (RunTemplate {DENIED_GROUP}/v1): reading is forbidden"
+        in err
+    ), err
+    assert yaml.safe_load(out)["phases"] == ["Undefined"], out  # "$runtime != null" is false: not Running
