@@ -320,6 +320,7 @@ def _describe_live(
         # every workload's pods, each namespace's listed once, owner reads shared
         found_pods = kube.find_pods_many(client, [obj for _, obj in found])
         scopes: dict[str, report.ScopeInput] = {}  # each namespace's labels read once
+        referenced: dict[Any, Any] = {}  # extension E3: each referenced object read once
         for (resolved, obj), pods in zip(found, found_pods, strict=True):
             namespace = str((obj.get("metadata") or {}).get("namespace") or "") or None
             if namespace is not None and namespace not in scopes:
@@ -335,7 +336,7 @@ def _describe_live(
                 chosen, diagnostics = chosen_definition(definition, obj, overrides, hint="", store=store)
                 notes = [d["message"] for d in diagnostics if d["severity"] in ("warning", "error")]
                 out.say(notes)
-            evaluator, unread = live_evaluator(client, chosen, obj, obj_name=label)
+            evaluator, unread = live_evaluator(client, chosen, obj, obj_name=label, memo=referenced)
             said.extend(unread)
             out.warnings.extend(unread)
             external, unlisted = _external_pods(client, chosen, obj, label, evaluator=evaluator)
