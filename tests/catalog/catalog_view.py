@@ -19,6 +19,7 @@ from karta.extract import Component, ComponentFactory, Scale
 from karta.gang import compute_gang_plan, subtree_desired
 from karta.jq import Evaluator
 from karta.model import Karta
+from karta.references import resolve
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -177,9 +178,59 @@ def _object_name(doc: dict[str, Any]) -> str | None:
     return metadata.get("name") or metadata.get("generateName")
 
 
-def extract_view(karta: Karta, doc: dict[str, Any]) -> dict[str, Any]:
-    """The extracted view of one workload document (see the module docstring)."""
-    factory = ComponentFactory(karta, doc, evaluator=_EVALUATOR)
+def bound_evaluator(
+    karta: Karta, doc: dict[str, Any], refs: list[dict[str, Any]] | None = None
+) -> tuple[Evaluator, dict[str, str | None]]:
+    """The evaluator of ``doc`` with the definition's references (extension E3) bound to the
+    matching objects of ``refs`` (none given: every reference null / []), and what each bound
+    (``Kind/name`` of the object, a list's count, or None); the plain evaluator for a definition
+    without references."""
+    if not karta.spec.structure_definition.references:
+        return _EVALUATOR, {}
+    resolution = resolve(karta, doc, _EVALUATOR, refs or [])
+    assert not resolution.errors, resolution.errors
+    bound: dict[str, str | None] = {}
+    for name, value in resolution.bindings.items():
+        if isinstance(value, list):
+            bound[name] = f"{len(value)} objects"
+        elif isinstance(value, dict):
+            bound[name] = f"{value.get('kind')}/{(value.get('metadata') or {}).get('name')}"
+        else:
+            bound[name] = None
+    return resolution.evaluator(_EVALUATOR), bound
+
+
+def reference_documents(path: Path) -> tuple[list[Path], list[dict[str, Any]]]:
+    """The objects a workload of ``path`` may reference: the non-workload documents (runtimes,
+    configuration) of every file of its project directory, and those files."""
+    files, objects = [], []
+    for candidate in sorted(path.parent.glob("*.yaml")):
+        found = [d for d in documents(candidate) if (d.get("apiVersion"), d.get("kind")) in NOT_WORKLOADS]
+        if found:
+            files.append(candidate)
+            objects.extend(found)
+    return files, objects
+
+
+def golden_view(path: Path, index: int, karta: Karta, doc: dict[str, Any]) -> dict[str, Any]:
+    """What a golden file pins: the view of the document alone and, for a definition with
+    references, the variant ``withReferences``: the view with the project directory's referenced
+    objects (``reference_documents``), keyed by those files and naming what each reference bound."""
+    view = {"file": str(relative(path)), "document": index, **extract_view(karta, doc)}
+    if karta.spec.structure_definition.references:
+        files, objects = reference_documents(path)
+        with_refs = extract_view(karta, doc, objects)
+        view["withReferences"] = {"files": [str(relative(f)) for f in files], **with_refs}
+    return view
+
+
+def extract_view(
+    karta: Karta, doc: dict[str, Any], refs: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The extracted view of one workload document (see the module docstring); the definition's
+    references bound to the matching objects of ``refs`` (see ``bound_evaluator``)."""
+    bound_eval, bound = bound_evaluator(karta, doc, refs)
+    factory = ComponentFactory(karta, doc, evaluator=bound_eval)
     parents = {c.name: c.owner_ref for c in karta.components}
     components: list[dict[str, Any]] = []
     multiplier: dict[str, int] = {}
@@ -220,8 +271,10 @@ def extract_view(karta: Karta, doc: dict[str, Any]) -> dict[str, Any]:
         "components": components,
         "desiredPods": subtree_desired(factory, karta.root.name),
         "gpus": _number(total_gpus),
-        "gang": compute_gang_plan(factory, evaluator=_EVALUATOR).to_dict(),
+        "gang": compute_gang_plan(factory, evaluator=bound_eval).to_dict(),
     }
+    if bound:
+        view["references"] = bound
     if status is not None:
         view["status"] = {
             "phase": status.phase,

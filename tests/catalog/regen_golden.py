@@ -16,8 +16,8 @@ from catalog_view import (
     GOLDEN,
     WORKLOADS,
     definition_for,
-    extract_view,
     golden_path,
+    golden_view,
     relative,
     workload_documents,
 )
@@ -34,7 +34,7 @@ def main() -> int:
         if karta is None:
             print(f"no built-in definition for {relative(path)} document {index}", file=sys.stderr)
             return 1
-        view = {"file": str(relative(path)), "document": index, **extract_view(karta, doc)}
+        view = golden_view(path, index, karta, doc)
         target = golden_path(path, index)
         expected.add(target)
         text = json.dumps(view, indent=2, sort_keys=False) + "\n"

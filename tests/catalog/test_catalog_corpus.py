@@ -19,12 +19,13 @@ from catalog_view import (
     CORPUS,
     NOT_WORKLOADS,
     WORKLOADS,
+    bound_evaluator,
     corpus_files,
     definition_for,
     documents,
     evaluator,
-    extract_view,
     golden_path,
+    golden_view,
     relative,
     workload_documents,
     workload_file,
@@ -32,6 +33,7 @@ from catalog_view import (
 
 from karta.catalog import catalog_by_gvk
 from karta.extract import ComponentFactory
+from karta.jq.bound import bound_names
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS}")
 
@@ -56,7 +58,7 @@ def test_every_document_is_a_workload_or_a_known_non_workload() -> None:
 def test_document_matches_reviewed_golden(path: Path, index: int, doc: dict[str, Any]) -> None:
     karta = definition_for(doc)
     assert karta is not None, f"no built-in definition for {doc.get('apiVersion')} {doc.get('kind')}"
-    view = {"file": str(relative(path)), "document": index, **extract_view(karta, doc)}
+    view = golden_view(path, index, karta, doc)
     golden = golden_path(path, index)
     assert golden.exists(), f"missing golden {golden.name}: run tests/catalog/regen_golden.py and review it"
     assert view == json.loads(golden.read_text())
@@ -64,11 +66,18 @@ def test_document_matches_reviewed_golden(path: Path, index: int, doc: dict[str,
 
 @pytest.mark.parametrize(("path", "index", "doc"), DOCS, ids=IDS)
 def test_pod_specs_round_trip_through_write_back(path: Path, index: int, doc: dict[str, Any]) -> None:
-    """Writing the extracted pod specs back leaves the object unchanged (the paths are writable)."""
+    """Writing the extracted pod specs back leaves the object unchanged (the paths are writable).
+    A pod spec path that reads a reference (extension E3: the runtime's template, merged with the
+    workload's overrides) is a value, not a path (E3.3.7): karta never writes it back."""
     karta = definition_for(doc)
     assert karta is not None
-    factory = ComponentFactory(karta, copy.deepcopy(doc), evaluator=evaluator())
+    names = frozenset(r.name for r in karta.spec.structure_definition.references)
+    factory = ComponentFactory(karta, copy.deepcopy(doc), evaluator=bound_evaluator(karta, doc)[0])
     for definition in karta.components:
+        spec = definition.spec_definition
+        paths = [spec.pod_template_spec_path, spec.pod_spec_path] if spec is not None else []
+        if any(p and bound_names(p, names) for p in paths):
+            continue
         component = factory.component(definition.name)
         templates = component.pod_template_specs()
         if templates is not None and all(templates.values()):

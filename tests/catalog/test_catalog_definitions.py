@@ -10,10 +10,13 @@ import pytest
 
 import karta.catalog as catalog
 from karta.errors import DefinitionError
-from karta.model import load_karta, validate_karta
+from karta.jq.bound import bound_names
+from karta.model import Karta, load_karta, validate_karta
 from karta.model.findings import Severity
+from karta.model.types import ComponentDefinition
 from karta.model.validate_external import EXTERNAL_NOTE, external_components
 from karta.model.validate_gang import SPLIT_PATH
+from karta.model.validate_references import REFERENCES_NOTE, REFERENCES_PATH
 
 FILES = sorted(catalog.CATALOG_DATA_DIR.glob("*.yaml"))
 
@@ -24,6 +27,13 @@ def test_catalog_has_at_least_35_root_gvks() -> None:
     assert len(definitions) >= 35
     # Four kinds ship two versions: MPIJob, DynamoGraphDeployment, LLMInferenceService, Notebook.
     assert len(kinds) == len(definitions) - 4
+
+
+def _component_locations(karta: Karta) -> list[tuple[str, ComponentDefinition]]:
+    structure = karta.spec.structure_definition
+    return [("rootComponent", structure.root_component)] + [
+        (f"childComponents[{i}]", c) for i, c in enumerate(structure.child_components)
+    ]
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
@@ -39,7 +49,25 @@ def test_builtin_loads_strictly_with_zero_findings(path: Path) -> None:
     # Extension E2 likewise: one note per component that selects its pods by labels.
     external = [f for f in findings if f.severity == Severity.NOTE and f.message == EXTERNAL_NOTE]
     assert len(external) == len(external_components(result.karta))
-    rest = [f for f in findings if f not in marks and f not in external]
+    # Extension E3: one note on the definitions with references, and an R6 warning (E3.3.7) for each
+    # pod spec path that merges a referenced object (a value, not a path: karta never writes it).
+    references = result.karta.spec.structure_definition.references
+    e3 = [f for f in findings if f.location == REFERENCES_PATH and f.message == REFERENCES_NOTE]
+    assert len(e3) == (1 if references else 0)
+    names = frozenset(r.name for r in references)
+    merged = {
+        f"spec.structureDefinition.{where}.specDefinition.podTemplateSpecPath"
+        for where, c in _component_locations(result.karta)
+        if c.spec_definition is not None
+        and bound_names(c.spec_definition.pod_template_spec_path or "", names)
+    }
+    r6 = [
+        f
+        for f in findings
+        if f.severity == Severity.WARNING and any(f"at '{m}'" in f.message for m in merged)
+    ]
+    assert len(r6) == len(merged)
+    rest = [f for f in findings if f not in marks and f not in external and f not in e3 and f not in r6]
     assert [f"{f.severity}: {f.message} ({f.location})" for f in rest] == []
 
 

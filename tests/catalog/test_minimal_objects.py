@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from catalog_view import evaluator, extract_view
+from catalog_view import bound_evaluator, extract_view
 from minimal_objects import CRDS, HANDWRITTEN, crd_schema, minimal_object, variants_for
 
 from karta.catalog import catalog_definitions
@@ -117,6 +117,6 @@ def test_minimal_object_extracts(name: str, variant: str, obj: dict[str, Any]) -
     karta = DEFINITIONS[name]
     view = extract_view(karta, obj)
     assert view["definition"] == name
-    factory = ComponentFactory(karta, obj, evaluator=evaluator())
+    factory = ComponentFactory(karta, obj, evaluator=bound_evaluator(karta, obj)[0])
     for definition in karta.components:
         factory.component(definition.name).extracted_instances()
