@@ -3,7 +3,8 @@
 A definition is managed only whole, never half: the root component must be able to hold the
 workload (``suspendActions``) and start it (``resumeActions``), and every pod-bearing component
 must be able to receive the admitted flavor's node labels through a write-back path (a pod template,
-a pod spec, or a fragmented pod spec with a ``nodeAffinityPath``). The first missing piece is the
+a pod spec, or a fragmented pod spec with a ``nodeAffinityPath``; a path that reads a referenced
+object, extension E3, is not one: karta never writes it). The first missing piece is the
 reason, one sentence naming the field: it is the Karta's condition message and ``kli``'s warning.
 
 Notes are what an eligible definition cannot carry (it is still managed): a fragmented pod spec has
@@ -16,6 +17,7 @@ pod label is not written.
 from __future__ import annotations
 
 from karta._records import record
+from karta.jq.bound import bound_names
 from karta.model.types import ComponentDefinition, Karta
 
 __all__ = ["Eligibility", "eligibility"]
@@ -33,11 +35,23 @@ class Eligibility:
         return self.reason is None
 
 
-def _write_target(component: ComponentDefinition) -> tuple[str | None, list[str]]:
+def _write_target(component: ComponentDefinition, references: frozenset[str]) -> tuple[str | None, list[str]]:
     """Why the component cannot receive a node selector (None when it can), and its notes."""
     spec = component.spec_definition
     if spec is None:
         return None, []
+    for field, path in (
+        ("podTemplateSpecPath", spec.pod_template_spec_path),
+        ("podSpecPath", spec.pod_spec_path),
+    ):
+        read = bound_names(path, references) if path else ()
+        if read:
+            return (
+                f"component {component.name}'s {field} reads a referenced object "
+                f"({', '.join('$' + name for name in read)}, extension E3): karta never writes one, so "
+                "the admitted flavor's node labels cannot be written into its pods",
+                [],
+            )
     if spec.pod_template_spec_path:
         return None, []
     if spec.pod_spec_path:
@@ -91,8 +105,9 @@ def eligibility(karta: Karta) -> Eligibility:
             "a Kueue Workload needs at least one PodSet"
         )
     notes: list[str] = []
+    references = frozenset(r.name for r in karta.spec.structure_definition.references)
     for component in pod_bearing:
-        reason, more = _write_target(component)
+        reason, more = _write_target(component, references)
         if reason is not None:
             return Eligibility(reason)
         notes.extend(more)

@@ -115,7 +115,7 @@ def test_managed_kinds_are_kueues_external_frameworks() -> None:
     assert not managed(by_kind["Job"], ("batch/job",))  # left to Kueue's own integration
     assert managed(by_kind["Job"])
     assert not managed(by_kind["Deployment"])  # no suspend actions
-    assert not managed(by_kind["TrainJob"])  # no nodeAffinityPath
+    assert not managed(by_kind["TrainJob"])  # its pod template is the runtime's (a referenced object)
     made_up = load_karta(
         yaml.safe_load((ROOT / "tests/definitions/example-com-trainingrun-v1.yaml").read_text())
     )
@@ -199,7 +199,7 @@ def test_the_kueue_managed_condition_of_a_karta() -> None:
     assert "suspend" in deployment["message"]
     trainjob = managed_condition(by_kind["TrainJob"])
     assert trainjob is not None and trainjob["reason"] == "NotEligible"
-    assert "nodeAffinityPath" in trainjob["message"]
+    assert "reads a referenced object" in trainjob["message"]
     assert all(c["type"] == KUEUE_MANAGED for c in (yes, native, deployment, trainjob))
 
 
