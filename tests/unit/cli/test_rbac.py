@@ -90,7 +90,7 @@ def test_plural_from_crd_and_binding(kli) -> None:
 
 def test_the_kinds_a_workload_is_made_of(kli) -> None:
     """Components' kinds and additionalChildKinds, and what the definitions of those kinds name in
-    turn: a Milvus's Deployments own ReplicaSets; a TrainJob's JobSet owns Jobs."""
+    turn: a Milvus's Deployments own ReplicaSets; a TrainJob's JobSet owns Jobs, and it reads its runtime."""
     r = kli("rbac", "milvus-io-milvus-v1beta1", "trainer-kubeflow-org-trainjob-v1alpha1", "-o", "json")
     assert r.code == 0, r.err
     rules = {rule["apiGroups"][0]: rule["resources"] for rule in json.loads(r.out)["items"][0]["rules"]}
@@ -98,7 +98,8 @@ def test_the_kinds_a_workload_is_made_of(kli) -> None:
     assert rules["apps"] == ["deployments", "replicasets", "statefulsets"]
     assert rules["batch"] == ["jobs"]
     assert rules["jobset.x-k8s.io"] == ["jobsets"]
-    assert rules["trainer.kubeflow.org"] == ["trainjobs"]
+    # the TrainJob reads its runtime (extension E3): both runtime kinds, read-only
+    assert rules["trainer.kubeflow.org"] == ["clustertrainingruntimes", "trainingruntimes", "trainjobs"]
     r = kli("rbac", "apps-deployment-v1")
     assert "replicasets" in rules_of(r.out)[1]["resources"]  # its additionalChildKinds
 
