@@ -142,6 +142,16 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ),
     ),
     (
+        "mlops-seldon-io-model-v1alpha1",
+        ("mlops.seldon.io", "v1alpha1", "Model"),
+        ("model",),
+    ),
+    (
+        "mlops-seldon-io-server-v1alpha1",
+        ("mlops.seldon.io", "v1alpha1", "Server"),
+        ("server",),
+    ),
+    (
         "nvidia-com-dynamographdeployment-v1alpha1",
         ("nvidia.com", "v1alpha1", "DynamoGraphDeployment"),
         ("dynamographdeployment", "service"),
