@@ -120,6 +120,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("leaderworkerset", "group", "leader", "worker"),
     ),
     (
+        "machinelearning-seldon-io-seldondeployment-v1",
+        ("machinelearning.seldon.io", "v1", "SeldonDeployment"),
+        ("seldondeployment", "component"),
+    ),
+    (
         "milvus-io-milvus-v1beta1",
         ("milvus.io", "v1beta1", "Milvus"),
         (
