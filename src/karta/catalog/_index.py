@@ -70,6 +70,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("jobset", "replicatedjob"),
     ),
     (
+        "kubeai-org-model-v1",
+        ("kubeai.org", "v1", "Model"),
+        ("model",),
+    ),
+    (
         "kubeflow-org-jaxjob-v1",
         ("kubeflow.org", "v1", "JAXJob"),
         ("jaxjob", "worker"),
