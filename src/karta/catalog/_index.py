@@ -70,6 +70,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("jobset", "replicatedjob"),
     ),
     (
+        "kaito-sh-workspace-v1beta1",
+        ("kaito.sh", "v1beta1", "Workspace"),
+        ("workspace",),
+    ),
+    (
         "kubeai-org-model-v1",
         ("kubeai.org", "v1", "Model"),
         ("model",),
