@@ -120,6 +120,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("notebook",),
     ),
     (
+        "kubeflow-org-trial-v1beta1",
+        ("kubeflow.org", "v1beta1", "Trial"),
+        ("trial", "job", "master", "worker"),
+    ),
+    (
         "kubeflow-org-mpijob-v2beta1",
         ("kubeflow.org", "v2beta1", "MPIJob"),
         ("mpijob", "launcher", "worker"),
