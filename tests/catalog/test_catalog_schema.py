@@ -43,6 +43,10 @@ NOTED: dict[str, str | tuple[str, ...]] = {
         "variable $clusterRuntime",
         "the result is computed and its type is unknown",
     ),
+    # Katib's Trial CRD: the whole object is preserve-unknown-fields (nothing to check, no path found).
+    "kubeflow-org-trial-v1beta1": "x-kubernetes-preserve-unknown-fields",
+    # KAITO's Workspace CRD: inference.template is an object without properties.
+    "kaito-sh-workspace-v1beta1": "the schema does not say what it holds",
 }
 
 # Built-in kinds (no CRD) and kinds whose CRD the corpus does not hold.
@@ -105,7 +109,7 @@ def test_every_finding_is_explained(name: str) -> None:
     checks = _checks(name)
     assert checks, f"{name}: no corpus CRD lists its version"
     for check in checks:
-        assert check.paths > 0
+        assert check.paths > 0 or NOTED.get(name) == "x-kubernetes-preserve-unknown-fields"
         found = {(name, _short(f.location), f.message.split(" ", 1)[0]) for f in check.errors}
         expected = {key for key in EXPLAINED if key[0] == name}
         assert found == expected

@@ -370,6 +370,40 @@ SNAPSHOTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
             },
         ),
     ],
+    # Seldon's duckv1.Status has observedGeneration; the operators leave it unset, so the rule only
+    # applies to a status someone else wrote it into.
+    "machinelearning-seldon-io-seldondeployment-v1": [
+        ("creating", {"state": "Creating"}),
+        (
+            "failed",
+            {"state": "Failed", "description": "Deployment is no longer progressing and not available."},
+        ),
+        ("available", {"state": "Available", "conditions": [_cond("Ready", "True")]}),
+    ],
+    "mlops-seldon-io-model-v1alpha1": [
+        (
+            "load failed",
+            {"conditions": [{**_cond("ModelReady", "False", "load failed"), "message": "ModelFailed"}]},
+        ),
+        (
+            "available",
+            {
+                "conditions": [{**_cond("ModelReady", "True"), "message": "ModelAvailable"}],
+                "availableReplicas": 1,
+            },
+        ),
+    ],
+    "mlops-seldon-io-server-v1alpha1": [
+        ("reconcile error", {"conditions": [_cond("StatefulSetReady", "False", "ServerConfig not found")]}),
+        (
+            "ready",
+            {
+                "conditions": [
+                    _cond("StatefulSetReady", "True", "StatefulSet replicas matches desired replicas")
+                ]
+            },
+        ),
+    ],
 }
 
 # Objects for kinds the corpus has no manifest of (the built-in ones): a spec their mappings can read.

@@ -70,6 +70,16 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("jobset", "replicatedjob"),
     ),
     (
+        "kaito-sh-workspace-v1beta1",
+        ("kaito.sh", "v1beta1", "Workspace"),
+        ("workspace",),
+    ),
+    (
+        "kubeai-org-model-v1",
+        ("kubeai.org", "v1", "Model"),
+        ("model",),
+    ),
+    (
         "kubeflow-org-jaxjob-v1",
         ("kubeflow.org", "v1", "JAXJob"),
         ("jaxjob", "worker"),
@@ -110,6 +120,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("notebook",),
     ),
     (
+        "kubeflow-org-trial-v1beta1",
+        ("kubeflow.org", "v1beta1", "Trial"),
+        ("trial", "job", "master", "worker"),
+    ),
+    (
         "kubeflow-org-mpijob-v2beta1",
         ("kubeflow.org", "v2beta1", "MPIJob"),
         ("mpijob", "launcher", "worker"),
@@ -118,6 +133,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         "leaderworkerset-x-k8s-io-leaderworkerset-v1",
         ("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet"),
         ("leaderworkerset", "group", "leader", "worker"),
+    ),
+    (
+        "machinelearning-seldon-io-seldondeployment-v1",
+        ("machinelearning.seldon.io", "v1", "SeldonDeployment"),
+        ("seldondeployment", "component"),
     ),
     (
         "milvus-io-milvus-v1beta1",
@@ -140,6 +160,16 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
             "pulsar",
             "kafka",
         ),
+    ),
+    (
+        "mlops-seldon-io-model-v1alpha1",
+        ("mlops.seldon.io", "v1alpha1", "Model"),
+        ("model",),
+    ),
+    (
+        "mlops-seldon-io-server-v1alpha1",
+        ("mlops.seldon.io", "v1alpha1", "Server"),
+        ("server",),
     ),
     (
         "nvidia-com-dynamographdeployment-v1alpha1",
