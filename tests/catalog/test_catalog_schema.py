@@ -56,6 +56,7 @@ NO_CORPUS_CRD = frozenset(
         "apps-deployment-v1",
         "apps-replicaset-v1",
         "apps-statefulset-v1",
+        "apps-daemonset-v1",
         "batch-cronjob-v1",
         "batch-job-v1",
         "core-pod-v1",

@@ -35,6 +35,7 @@ NOT_IN_CORPUS = frozenset(
         "apps-deployment-v1",
         "apps-replicaset-v1",
         "apps-statefulset-v1",
+        "apps-daemonset-v1",
         "batch-job-v1",
         "batch-cronjob-v1",
         "agents-x-k8s-io-sandbox-v1beta1",

@@ -34,7 +34,12 @@ from karta.status import primary_status
 
 CRDS = CORPUS / "crds"
 BUILTIN_WITH_OBSERVED_GENERATION = frozenset(
-    {("apps", "v1", "Deployment"), ("apps", "v1", "ReplicaSet"), ("apps", "v1", "StatefulSet")}
+    {
+        ("apps", "v1", "Deployment"),
+        ("apps", "v1", "ReplicaSet"),
+        ("apps", "v1", "StatefulSet"),
+        ("apps", "v1", "DaemonSet"),
+    }
 )
 IGNORED_WHEN_STALE = {"Degraded", "Completed", "Failed"}
 # The replicated kinds (README "Statuses"): Running only once the rollout settled, which includes an
@@ -44,6 +49,7 @@ REPLICATED = frozenset(
         "apps-deployment-v1",
         "apps-replicaset-v1",
         "apps-statefulset-v1",
+        "apps-daemonset-v1",
         "grove-io-podcliqueset-v1alpha1",
         "leaderworkerset-x-k8s-io-leaderworkerset-v1",
         "milvus-io-milvus-v1beta1",
@@ -157,6 +163,31 @@ SNAPSHOTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
                 "updatedReplicas": 3,
                 "currentRevision": "web-1",
                 "updateRevision": "web-1",
+            },
+        ),
+    ],
+    "apps-daemonset-v1": [
+        (
+            "one pod not available",
+            {
+                "currentNumberScheduled": 3,
+                "numberMisscheduled": 0,
+                "desiredNumberScheduled": 3,
+                "numberReady": 2,
+                "updatedNumberScheduled": 3,
+                "numberAvailable": 2,
+                "numberUnavailable": 1,
+            },
+        ),
+        (
+            "all available",
+            {
+                "currentNumberScheduled": 3,
+                "numberMisscheduled": 0,
+                "desiredNumberScheduled": 3,
+                "numberReady": 3,
+                "updatedNumberScheduled": 3,
+                "numberAvailable": 3,
             },
         ),
     ],

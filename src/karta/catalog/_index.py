@@ -25,6 +25,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("nimservice",),
     ),
     (
+        "apps-daemonset-v1",
+        ("apps", "v1", "DaemonSet"),
+        ("daemonset",),
+    ),
+    (
         "apps-deployment-v1",
         ("apps", "v1", "Deployment"),
         ("deployment",),
