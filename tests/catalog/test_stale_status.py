@@ -191,6 +191,19 @@ SNAPSHOTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
             },
         ),
     ],
+    # Tekton: knative's generated reconciler writes observedGeneration after every reconcile.
+    "tekton-dev-pipelinerun-v1": [
+        ("a task failed, stopping", {"conditions": [_cond("Succeeded", "Unknown", "PipelineRunStopping")]}),
+        ("running", {"conditions": [_cond("Succeeded", "Unknown", "Running")]}),
+        ("failed", {"conditions": [_cond("Succeeded", "False", "Failed")]}),
+        ("succeeded", {"conditions": [_cond("Succeeded", "True", "Succeeded")]}),
+    ],
+    "tekton-dev-taskrun-v1": [
+        ("pod pending", {"conditions": [_cond("Succeeded", "Unknown", "Pending")], "podName": "p"}),
+        ("running", {"conditions": [_cond("Succeeded", "Unknown", "Running")], "podName": "p"}),
+        ("failed", {"conditions": [_cond("Succeeded", "False", "Failed")], "podName": "p"}),
+        ("succeeded", {"conditions": [_cond("Succeeded", "True", "Succeeded")], "podName": "p"}),
+    ],
     "grove-io-podcliqueset-v1alpha1": [
         (
             "min available breached",
@@ -210,6 +223,12 @@ SNAPSHOTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
                 "conditions": [_cond("MinAvailableBreached", "False", "SufficientAvailablePCSGReplicas")],
             },
         ),
+    ],
+    # KubeVirt VM: virt-controller's vm.go writes observedGeneration (and desiredGeneration) on sync.
+    "kubevirt-io-virtualmachine-v1": [
+        ("image pull failing", {"printableStatus": "ImagePullBackOff", "created": True}),
+        ("running", {"printableStatus": "Running", "created": True, "ready": True}),
+        ("paused", {"printableStatus": "Paused", "created": True}),
     ],
     "leaderworkerset-x-k8s-io-leaderworkerset-v1": [
         (
