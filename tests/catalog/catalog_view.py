@@ -35,7 +35,8 @@ GPU = "nvidia.com/gpu"
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # Kinds that appear in the corpus but are not workloads: configuration, storage, scheduler objects
-# and runtime templates (TrainingRuntime/ClusterTrainingRuntime are read through TrainJob).
+# and runtime templates (TrainingRuntime/ClusterTrainingRuntime are read through TrainJob; Tekton
+# Tasks and Pipelines through the TaskRuns and PipelineRuns that reference them).
 NOT_WORKLOADS = frozenset(
     {
         ("v1", "ConfigMap"),
@@ -48,6 +49,8 @@ NOT_WORKLOADS = frozenset(
         ("scheduling.x-k8s.io/v1alpha1", "PodGroup"),
         ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"),
         ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime"),
+        ("tekton.dev/v1", "Task"),
+        ("tekton.dev/v1", "Pipeline"),
     }
 )
 

@@ -442,6 +442,11 @@ HANDWRITTEN: dict[str, tuple[dict[str, Any], list[tuple[Path_, Any]], str]] = {
         [*_POD_LISTS, (("spec", "volumeClaimTemplates"), [{"metadata": {"name": "v"}}])],
         "built-in kind (apps/v1 StatefulSet: spec.selector and spec.template required)",
     ),
+    "apps-daemonset-v1": (
+        _meta("apps/v1", "DaemonSet", spec={"selector": _SELECTOR, "template": _LABELLED}),
+        [*_POD_LISTS, (("spec", "updateStrategy"), {"type": "OnDelete"})],
+        "built-in kind (apps/v1 DaemonSet: spec.selector and spec.template required)",
+    ),
     "batch-job-v1": (
         _meta(
             "batch/v1",

@@ -34,6 +34,10 @@ NOTED: dict[str, str | tuple[str, ...]] = {
     "argoproj-io-workflow-v1alpha1": "x-kubernetes-preserve-unknown-fields",
     # KServe's minimal CRD: v1alpha1 is preserve-unknown-fields, v1alpha2 has the full schema.
     "serving-kserve-io-llminferenceservice-v1alpha1": "x-kubernetes-preserve-unknown-fields",
+    # Tekton's CRD leaves the pod template's affinity preserve-unknown-fields.
+    "tekton-dev-taskrun-v1": "x-kubernetes-preserve-unknown-fields",
+    # Kubeflow Pipelines' CRD: spec and status are preserve-unknown-fields.
+    "kubeflow-org-scheduledworkflow-v1beta1": "x-kubernetes-preserve-unknown-fields",
     # The stop rule enumerates the components with to_entries: fixed fields, not checked one by one.
     "milvus-io-milvus-v1beta1": "to_entries",
     # Extension E3: the node's pod template and count come from the referenced training runtime
@@ -56,6 +60,7 @@ NO_CORPUS_CRD = frozenset(
         "apps-deployment-v1",
         "apps-replicaset-v1",
         "apps-statefulset-v1",
+        "apps-daemonset-v1",
         "batch-cronjob-v1",
         "batch-job-v1",
         "core-pod-v1",

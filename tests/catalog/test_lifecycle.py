@@ -164,8 +164,11 @@ def test_each_lifecycle_has_enough_flows(path: Path) -> None:
 # exceptions read a suspension asked for in the spec as Suspended before any status: CronJob, whose
 # suspension is a spec flag its controller never acknowledges in status, and RayCluster, whose
 # operator confirms it unconditionally on its first reconcile (KubeRay v1.5.0 calculateStatus: a
-# cluster created suspended has no pod to delete, state suspended is the first thing written).
-SPEC_SUSPENDED_FROM_SPEC_ALONE = frozenset({"batch-cronjob-v1", "ray-io-raycluster-v1"})
+# cluster created suspended has no pod to delete, state suspended is the first thing written), and
+# ScheduledSparkApplication, whose operator returns at once on spec.suspend and never writes it.
+SPEC_SUSPENDED_FROM_SPEC_ALONE = frozenset(
+    {"batch-cronjob-v1", "ray-io-raycluster-v1", "sparkoperator-k8s-io-scheduledsparkapplication-v1beta2"}
+)
 
 
 @pytest.mark.parametrize("path", lifecycle_files(), ids=lambda p: p.stem)

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(not CRDS.is_dir(), reason=f"corpus CRDs not foun
 
 DEFINITIONS = {karta.name: karta for karta in catalog_definitions()}
 
-# Catalog definitions without a CRD in the corpus (/work/shared/corpus/crds): the six built-in
+# Catalog definitions without a CRD in the corpus (/work/shared/corpus/crds): the seven built-in
 # kinds, and six CRDs the corpus does not hold (agent-sandbox, the kubeflow/trainer v1.9 JAX,
 # Paddle and XGBoost jobs, and both Notebook versions). Each has a hand-written minimal object and
 # variant list in minimal_objects.HANDWRITTEN, whose third field gives the reason.
@@ -35,6 +35,7 @@ NOT_IN_CORPUS = frozenset(
         "apps-deployment-v1",
         "apps-replicaset-v1",
         "apps-statefulset-v1",
+        "apps-daemonset-v1",
         "batch-job-v1",
         "batch-cronjob-v1",
         "agents-x-k8s-io-sandbox-v1beta1",

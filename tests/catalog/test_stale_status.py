@@ -34,7 +34,12 @@ from karta.status import primary_status
 
 CRDS = CORPUS / "crds"
 BUILTIN_WITH_OBSERVED_GENERATION = frozenset(
-    {("apps", "v1", "Deployment"), ("apps", "v1", "ReplicaSet"), ("apps", "v1", "StatefulSet")}
+    {
+        ("apps", "v1", "Deployment"),
+        ("apps", "v1", "ReplicaSet"),
+        ("apps", "v1", "StatefulSet"),
+        ("apps", "v1", "DaemonSet"),
+    }
 )
 IGNORED_WHEN_STALE = {"Degraded", "Completed", "Failed"}
 # The replicated kinds (README "Statuses"): Running only once the rollout settled, which includes an
@@ -44,6 +49,7 @@ REPLICATED = frozenset(
         "apps-deployment-v1",
         "apps-replicaset-v1",
         "apps-statefulset-v1",
+        "apps-daemonset-v1",
         "grove-io-podcliqueset-v1alpha1",
         "leaderworkerset-x-k8s-io-leaderworkerset-v1",
         "milvus-io-milvus-v1beta1",
@@ -160,6 +166,44 @@ SNAPSHOTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
             },
         ),
     ],
+    "apps-daemonset-v1": [
+        (
+            "one pod not available",
+            {
+                "currentNumberScheduled": 3,
+                "numberMisscheduled": 0,
+                "desiredNumberScheduled": 3,
+                "numberReady": 2,
+                "updatedNumberScheduled": 3,
+                "numberAvailable": 2,
+                "numberUnavailable": 1,
+            },
+        ),
+        (
+            "all available",
+            {
+                "currentNumberScheduled": 3,
+                "numberMisscheduled": 0,
+                "desiredNumberScheduled": 3,
+                "numberReady": 3,
+                "updatedNumberScheduled": 3,
+                "numberAvailable": 3,
+            },
+        ),
+    ],
+    # Tekton: knative's generated reconciler writes observedGeneration after every reconcile.
+    "tekton-dev-pipelinerun-v1": [
+        ("a task failed, stopping", {"conditions": [_cond("Succeeded", "Unknown", "PipelineRunStopping")]}),
+        ("running", {"conditions": [_cond("Succeeded", "Unknown", "Running")]}),
+        ("failed", {"conditions": [_cond("Succeeded", "False", "Failed")]}),
+        ("succeeded", {"conditions": [_cond("Succeeded", "True", "Succeeded")]}),
+    ],
+    "tekton-dev-taskrun-v1": [
+        ("pod pending", {"conditions": [_cond("Succeeded", "Unknown", "Pending")], "podName": "p"}),
+        ("running", {"conditions": [_cond("Succeeded", "Unknown", "Running")], "podName": "p"}),
+        ("failed", {"conditions": [_cond("Succeeded", "False", "Failed")], "podName": "p"}),
+        ("succeeded", {"conditions": [_cond("Succeeded", "True", "Succeeded")], "podName": "p"}),
+    ],
     "grove-io-podcliqueset-v1alpha1": [
         (
             "min available breached",
@@ -179,6 +223,12 @@ SNAPSHOTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
                 "conditions": [_cond("MinAvailableBreached", "False", "SufficientAvailablePCSGReplicas")],
             },
         ),
+    ],
+    # KubeVirt VM: virt-controller's vm.go writes observedGeneration (and desiredGeneration) on sync.
+    "kubevirt-io-virtualmachine-v1": [
+        ("image pull failing", {"printableStatus": "ImagePullBackOff", "created": True}),
+        ("running", {"printableStatus": "Running", "created": True, "ready": True}),
+        ("paused", {"printableStatus": "Paused", "created": True}),
     ],
     "leaderworkerset-x-k8s-io-leaderworkerset-v1": [
         (

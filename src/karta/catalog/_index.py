@@ -25,6 +25,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("nimservice",),
     ),
     (
+        "apps-daemonset-v1",
+        ("apps", "v1", "DaemonSet"),
+        ("daemonset",),
+    ),
+    (
         "apps-deployment-v1",
         ("apps", "v1", "Deployment"),
         ("deployment",),
@@ -120,6 +125,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("notebook",),
     ),
     (
+        "kubeflow-org-scheduledworkflow-v1beta1",
+        ("kubeflow.org", "v1beta1", "ScheduledWorkflow"),
+        ("scheduledworkflow",),
+    ),
+    (
         "kubeflow-org-trial-v1beta1",
         ("kubeflow.org", "v1beta1", "Trial"),
         ("trial", "job", "master", "worker"),
@@ -128,6 +138,16 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         "kubeflow-org-mpijob-v2beta1",
         ("kubeflow.org", "v2beta1", "MPIJob"),
         ("mpijob", "launcher", "worker"),
+    ),
+    (
+        "kubevirt-io-virtualmachine-v1",
+        ("kubevirt.io", "v1", "VirtualMachine"),
+        ("virtualmachine",),
+    ),
+    (
+        "kubevirt-io-virtualmachineinstance-v1",
+        ("kubevirt.io", "v1", "VirtualMachineInstance"),
+        ("virtualmachineinstance",),
     ),
     (
         "leaderworkerset-x-k8s-io-leaderworkerset-v1",
@@ -217,9 +237,24 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("inferenceservice", "predictor", "transformer", "explainer"),
     ),
     (
+        "sparkoperator-k8s-io-scheduledsparkapplication-v1beta2",
+        ("sparkoperator.k8s.io", "v1beta2", "ScheduledSparkApplication"),
+        ("scheduledsparkapplication", "driver", "executor"),
+    ),
+    (
         "sparkoperator-k8s-io-sparkapplication-v1beta2",
         ("sparkoperator.k8s.io", "v1beta2", "SparkApplication"),
         ("sparkapplication", "driver", "executor"),
+    ),
+    (
+        "tekton-dev-pipelinerun-v1",
+        ("tekton.dev", "v1", "PipelineRun"),
+        ("pipelinerun",),
+    ),
+    (
+        "tekton-dev-taskrun-v1",
+        ("tekton.dev", "v1", "TaskRun"),
+        ("taskrun",),
     ),
     (
         "trainer-kubeflow-org-trainjob-v1alpha1",
