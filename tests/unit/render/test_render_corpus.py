@@ -18,6 +18,7 @@ from karta.errors import GangError
 from karta.extract import ComponentFactory
 from karta.jq import Evaluator
 from karta.model import Karta, load_karta
+from karta.references import resolve
 from karta.render import BACKENDS, Rendering, options_for, render
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "catalog"))
@@ -58,7 +59,9 @@ def _render(
         group, _, version = str(doc["apiVersion"]).rpartition("/")
         karta = catalog_by_gvk(group, version, str(doc["kind"]))
     assert karta is not None
-    factory = ComponentFactory(karta, copy.deepcopy(doc), evaluator=EVALUATOR)
+    # a definition with references (extension E3, the TrainJob) read alone: bound to null
+    evaluator = resolve(karta, doc, EVALUATOR, ()).evaluator(EVALUATOR)
+    factory = ComponentFactory(karta, copy.deepcopy(doc), evaluator=evaluator)
     return render(backend, factory, pods=pods or [], options=options_for(backend, options))
 
 

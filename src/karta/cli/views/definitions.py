@@ -1,6 +1,6 @@
 """The ``kli definitions`` table (section 17.7): ``NAME KIND ORIGIN STATUS COMPONENTS``; on a
 terminal fitted to its width (KIND shortened to the Kind, COMPONENTS cut with ``+N more`` or left
-out), never cut on a pipe or in a file (:func:`karta.cli.views.table.fit_width`)."""
+out, then KIND left out), never cut on a pipe or in a file (:func:`karta.cli.views.table.fit_width`)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ def table(
     group and version; ``kli definitions NAME`` shows it all); then, with ``fit`` (the default
     ``--component-limit``), COMPONENTS keeps whole names and ends in ``+N more`` or ``+N``, or is
     left out when not even :data:`_LEAST_COMPONENTS` columns are left for it (the whole catalog's
-    long names; a filter or NAME shows them)."""
+    long names; a filter or NAME shows them), and KIND too when even that does not fit (the
+    catalog's NAME spells the kind, lower-cased)."""
     header = ["NAME", "KIND", "ORIGIN", "STATUS", "COMPONENTS"]
     rows = [
         [
@@ -66,6 +67,8 @@ def table(
         room = _room(header, rows, width)
         if fit and room < _LEAST_COMPONENTS:
             header, rows = header[:last], [row[:last] for row in rows]
+            if _width([header, *rows]) > width:  # the NAME spells the kind too (lower-cased)
+                header, rows = [header[0], *header[2:]], [[row[0], *row[2:]] for row in rows]
         else:
             room = max(room, len("COMPONENTS"))
             for row in rows:
