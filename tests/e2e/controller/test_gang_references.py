@@ -39,7 +39,6 @@ from .gangs_support import (
     eventually,
     group_objects,
     install_crds,
-    new_namespace,
     running_controller,
     wait_served,
 )
@@ -157,13 +156,6 @@ def kube(cluster: KubeHTTP, corpus: Path) -> Iterator[KubeClient]:
     )
     yield client
     client.close()
-
-
-@pytest.fixture
-def ns(cluster: KubeHTTP) -> Iterator[str]:
-    name = new_namespace(cluster)
-    yield name
-    cluster.delete(f"/api/v1/namespaces/{name}")
 
 
 @pytest.fixture

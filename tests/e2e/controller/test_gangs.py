@@ -50,13 +50,6 @@ def kube(cluster: KubeHTTP, corpus: Path) -> Iterator[KubeClient]:
     yield from served_kube(cluster, corpus)
 
 
-@pytest.fixture
-def ns(cluster: KubeHTTP) -> Iterator[str]:
-    name = new_namespace(cluster)
-    yield name
-    cluster.delete(f"/api/v1/namespaces/{name}")
-
-
 def _create(kube: KubeClient, obj: dict[str, Any], ns: str) -> dict[str, Any]:
     return kube.create(obj, namespace=ns)
 

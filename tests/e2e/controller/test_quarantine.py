@@ -34,7 +34,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +48,6 @@ from ..cli.conftest import _wait_served, ensure_karta_crd
 from ..kubehttp import KubeHTTP
 from ..test_hostile_live import CRD
 from .certs_support import Process, free_port, kube_client, unique, wait_for
-from .gangs_support import new_namespace
 
 __all__ = ["kube_client"]  # fixtures used by name
 
@@ -220,13 +218,6 @@ def condition(client: KubeClient, name: str, kind: str) -> dict[str, Any] | None
         if c.get("type") == kind:
             return dict(c)
     return None
-
-
-@pytest.fixture
-def ns(cluster: KubeHTTP) -> Iterator[str]:
-    name = new_namespace(cluster)
-    yield name
-    cluster.delete(f"/api/v1/namespaces/{name}")
 
 
 @pytest.fixture
