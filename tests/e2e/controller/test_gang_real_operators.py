@@ -292,7 +292,16 @@ def test_the_operators_gang_binds_all_or_nothing_then_runs(
         (p["metadata"]["name"], p["spec"].get("schedulingGroup")) for p in held_pods
     ]
     held = _eventually_seen(
-        env, capsys, resource, ns, name, lambda s: s.gang_cell == f"0/{size} bound, min {size} not met"
+        env,
+        capsys,
+        resource,
+        ns,
+        name,
+        lambda s: (
+            s.gang_cell == f"0/{size} bound, min {size} not met"
+            and s.ui_gang is not None
+            and s.ui_gang["minMember"] == size
+        ),
     )
     assert held.gang_json["minMember"] == size and held.gang_json["scheduled"] == 0, held
     assert held.ui_gang is not None and held.ui_gang["minMember"] == size, held
@@ -315,7 +324,13 @@ def test_the_operators_gang_binds_all_or_nothing_then_runs(
         resource,
         ns,
         name,
-        lambda s: s.gang_cell == f"{size}/{size} bound, min {size} met" and s.ui_status == "Running",
+        # the web view reads its own watch cache, which may see the last binding a moment later
+        lambda s: (
+            s.gang_cell == f"{size}/{size} bound, min {size} met"
+            and s.ui_status == "Running"
+            and s.ui_gang is not None
+            and s.ui_gang["scheduled"] == size
+        ),
     )
     assert seen.status == "Running", (seen, obj["status"])
     assert seen.ui_gang is not None and seen.ui_gang["minimumMet"] and seen.ui_gang["scheduled"] == size, seen
