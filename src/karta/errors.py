@@ -115,7 +115,7 @@ class ExtractionError(KartaError):
 
 
 class ConversionError(ExtractionError):
-    """A jq result does not have the type the field needs (section 4 of the format)."""
+    """A jq result does not have the type the field needs (docs/spec/format.md#typed-results)."""
 
 
 class QuantityError(KartaError, ValueError):
