@@ -13,6 +13,8 @@ _CITATION = re.compile(r"docs/spec/(format|gang-backends)\.md((?:#[a-z0-9-]+(?:,
 _LINK = re.compile(r"\]\(((?:\.\./)?spec/|)(format|gang-backends)\.md#([a-z0-9-]+)\)")
 # Built so that this file does not cite them itself.
 _OUTSIDE = ("karta" + "-format.md", "shared" + "/docs")
+# The tests of hack/recite_spec.py, which rewrites old citations, quote them.
+_REWRITERS = {Path(__file__).resolve(), ROOT / "tests" / "unit" / "hack" / "test_recite_spec.py"}
 
 
 def _anchors(page: str) -> set[str]:
@@ -60,6 +62,6 @@ def test_nothing_cites_the_specifications_outside_the_repository() -> None:
     bad = [
         path.relative_to(ROOT).as_posix()
         for path in _files()
-        if path != Path(__file__).resolve() and any(name in path.read_text() for name in _OUTSIDE)
+        if path not in _REWRITERS and any(name in path.read_text() for name in _OUTSIDE)
     ]
     assert not bad
