@@ -28,7 +28,7 @@ run kli definitions --component-limit 2
 # What a workload asks for (file mode: desired replicas and requests per component).
 run kli describe -f examples/workloads/pytorchjob-train-7.yaml
 # The gang-scheduler objects for two backends, ready for kubectl apply.
-# (--definition: the example with master/worker sub-groups of docs/gang-backends.md's running example)
+# (--definition: the example with master/worker sub-groups of docs/spec/gang-backends.md#running-example)
 run kli gang -f examples/workloads/pytorchjob-train-7.yaml --backend kai \
   --definition examples/definitions/kubeflow-org-pytorchjob-v1.yaml
 run kli gang -f examples/workloads/pytorchjob-train-7.yaml --backend volcano \

@@ -2,7 +2,7 @@
 
 Every user-facing error derives from :class:`KartaError` and carries enough context (file, field
 path, jq expression, component, instance) for a one-line message. Message substrings that the
-format contract (``docs/karta-format.md``) pins are produced by the raising code, not here.
+format contract (``docs/spec/format.md``) pins are produced by the raising code, not here.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class JqRuntimeError(JqError):
 
 
 class JqBudgetError(JqRuntimeError):
-    """An evaluation went over one of its budgets (karta-format.md 3.4 and issue 9): time per
+    """An evaluation went over one of its budgets (docs/spec/format.md#limits and issue 9): time per
     object, memory, output size or steps; ``budget`` names which (``time``, ``memory``,
     ``output``, ``steps``). It ends the extraction of that object, never the process; unlike other
     runtime errors it is not contained in one status matcher (R3), because the budget is the
@@ -90,7 +90,8 @@ class ValidationError(KartaError):
 
 
 class ResolutionError(KartaError):
-    """No definition, or no single one, covers a workload type (karta-format.md 17.3, 17.4)."""
+    """No definition, or no single one, covers a workload type (docs/spec/format.md#definition-sources,
+    #kli-get)."""
 
 
 class NoDefinitionError(ResolutionError):
@@ -114,7 +115,7 @@ class ExtractionError(KartaError):
 
 
 class ConversionError(ExtractionError):
-    """A jq result does not have the type the field needs (section 4 of the format)."""
+    """A jq result does not have the type the field needs (docs/spec/format.md#typed-results)."""
 
 
 class QuantityError(KartaError, ValueError):

@@ -1,6 +1,6 @@
-"""The RBAC a consumer of some Karta definitions needs (gang-backends.md 1.5): a ClusterRole with
-get/list/watch on the workload kinds and their pods and on ``kartas.run.ai``, plus each chosen gang
-backend's rule for its group objects as its registry record states it
+"""The RBAC a consumer of some Karta definitions needs (docs/spec/gang-backends.md#object-rules): a
+ClusterRole with get/list/watch on the workload kinds and their pods and on ``kartas.run.ai``, plus each
+chosen gang backend's rule for its group objects as its registry record states it
 (:mod:`karta.render.backends`), and optionally a ClusterRoleBinding for a service account.
 
 Finding a workload's pods reads the controller owners of every pod of its namespace (17.5), and

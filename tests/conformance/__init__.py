@@ -1,1 +1,1 @@
-"""Conformance suite: the cases of karta-format.md section 20 (and the [fix] cases) as data."""
+"""Conformance suite: the cases of docs/spec/format.md#conformance (and the [fix] cases) as data."""

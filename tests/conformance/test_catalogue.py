@@ -1,5 +1,5 @@
 """The conformance cases themselves: well-formed, uniquely named, and covering every row of
-karta-format.md section 20 (and the 12.6 table) plus every library-observable [fix] R1-R11, R17."""
+docs/spec/format.md#conformance (and the 12.6 table) plus every library-observable [fix] R1-R11, R17."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Conformance runner for extraction: kinds ``extract``, ``scale``, ``status``, ``writeback``,
-``suspend`` and ``tree`` (karta-format.md 20.2-20.7, 20.11, 20.12, 20.15; R1, R3-R7)."""
+``suspend`` and ``tree`` (docs/spec/format.md#conformance; R1, R3-R7)."""
 
 from __future__ import annotations
 

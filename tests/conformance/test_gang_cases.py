@@ -1,5 +1,5 @@
 """Conformance runner for pod-side evaluation and gangs: kinds ``pod_query``, ``effective_member``,
-``gang_scale`` and ``gang_plan`` (karta-format.md 20.8-20.10, 20.14, 20.16; R8)."""
+``gang_scale`` and ``gang_plan`` (docs/spec/format.md#conformance; R8)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Conformance runner for the expression evaluator: kinds ``expression``, ``assign``, ``assign_zip``
-(karta-format.md 20.1, R9, R11)."""
+(docs/spec/format.md#conformance, R9, R11)."""
 
 from __future__ import annotations
 

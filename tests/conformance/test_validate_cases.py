@@ -1,5 +1,5 @@
-"""Conformance runner for the validator: kind ``validate`` (karta-format.md 20.13, 14.1, 14.2; R2,
-R6, R9, R10, R17). Findings are those of ``load_karta`` (unknown fields, R17) plus
+"""Conformance runner for the validator: kind ``validate`` (docs/spec/format.md#conformance, #validator,
+#expression-safety; R2, R6, R9, R10, R17). Findings are those of ``load_karta`` (unknown fields, R17) plus
 ``validate_karta``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Documented exit codes of ``kli`` (karta-format.md section 17.2)."""
+"""Documented exit codes of ``kli`` (docs/spec/format.md#kli-exit-codes)."""
 
 from __future__ import annotations
 

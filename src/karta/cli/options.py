@@ -1,5 +1,5 @@
 """The click options several commands share, declared once: kubectl's connection flags
-(:func:`connection_options`, karta-format.md 17.1; :func:`multi_cluster_options` for a command
+(:func:`connection_options`, docs/spec/format.md#kli-connection; :func:`multi_cluster_options` for a command
 that works on several contexts) and ``-o/--output`` with ``--config``
 (:func:`output_options`, 17.2; with ``objects``, also kubectl's ``name``, ``jsonpath=`` and
 ``custom-columns=``, :mod:`karta.cli.printing`), ``--no-headers`` and ``--sort-by``

@@ -1,4 +1,5 @@
-"""The command line of ``karta-controller``: controller-runtime's flag names (karta-format.md 15.4).
+"""The command line of ``karta-controller``: controller-runtime's flag names
+(docs/spec/format.md#operator-flags).
 
 Parsed with argparse into :class:`Options`. Usage errors exit 2 with one line naming the flag
 (argparse's convention, as kubectl's); ``--version`` prints the version and exits 0.

@@ -1,4 +1,5 @@
-"""The webhook configurations the API server needs to call us (karta-format.md 15.3, gang-backends.md 1.1).
+"""The webhook configurations the API server needs to call us (docs/spec/format.md#webhooks,
+docs/spec/gang-backends.md#modes).
 
 :func:`webhook_configurations` is pure: the MutatingWebhookConfiguration and the
 ValidatingWebhookConfiguration for the options (a Helm chart renders the same objects; the tests

@@ -42,7 +42,7 @@ __all__ = [
 CRD_FILE = Path(__file__).resolve().parent / f"{CRD_NAME}.yaml"
 
 _HEADER = (
-    "# The Karta CustomResourceDefinition (karta-format.md sections 1, 2.1 and 14.3).\n"
+    "# The Karta CustomResourceDefinition (docs/spec/format.md#crd, #field-tree and #crd-rules).\n"
     "# Generated from karta.model by `python -m karta.crd`; do not edit by hand.\n"
 )
 

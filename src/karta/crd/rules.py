@@ -1,4 +1,4 @@
-"""What the Karta CRD says beyond the shapes of the model (karta-format.md sections 2.1 and 14.3).
+"""What the Karta CRD says beyond the shapes of the model (docs/spec/format.md#field-tree and #crd-rules).
 
 Owns the API-server-only keywords of the schema, keyed by model and wire name: list types and
 list-map keys, ``minItems``/``minLength``/``minProperties``, the defaults of the condition field

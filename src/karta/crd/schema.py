@@ -5,7 +5,7 @@ names (:func:`karta.model.schema.wire_fields`), marks the properties of
 :data:`karta.model.schema.REQUIRED` required, and merges the API-server-only keywords of
 :mod:`karta.crd.rules`. The result is a structural OpenAPI v3 schema, so the CRD and the loader can
 never disagree about which fields exist or are required. Identity, scope, subresources and printer
-columns follow karta-format.md section 1.
+columns follow docs/spec/format.md#crd.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Owns :func:`catalog_objects` and karta's ownership label (:data:`MANAGED_BY`). Each built-in
 definition becomes a Karta object named by its slug, without status, labelled
-``app.kubernetes.io/managed-by: karta`` and with its index labels (karta-format.md 15.2). The
+``app.kubernetes.io/managed-by: karta`` and with its index labels (docs/spec/format.md#index-labels). The
 controller's ``--install-catalog`` applies exactly these objects and ``kli catalog export`` prints
 them for ``kubectl apply``, so both put the same objects on a cluster.
 """

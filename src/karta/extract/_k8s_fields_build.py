@@ -2,7 +2,7 @@
 Kubernetes API server (run by ``bash hack/k8s-fields.sh [--check]``).
 
 The original converts every extracted pod template, pod spec and fragment into its typed
-Kubernetes struct, which drops the fields that struct does not have (section 4 of the format). The
+Kubernetes struct, which drops the fields that struct does not have (docs/spec/format.md#typed-results). The
 field tree of those structs is generated here from the Kubernetes OpenAPI of the pinned version
 (``/openapi/v3/api/v1`` of the test control plane), never written by hand: ``hack/k8s-fields.sh``
 starts the control plane and writes the file with :func:`render` (``hack/k8s_fields.py``: the

@@ -1,4 +1,4 @@
-"""Typed conversion of jq results (section 4 of the format).
+"""Typed conversion of jq results (docs/spec/format.md#typed-results).
 
 Results stay plain JSON data. Each target type is checked loosely, at the field level that the
 Kubernetes type defines (objects are objects, arrays arrays, strings strings), the way the original's

@@ -1,4 +1,5 @@
-"""Fragmented pod specs (sections 6.2 and 9.3 of the format): the eleven fragment fields.
+"""Fragmented pod specs (docs/spec/format.md#fragmented and #fragmented-write-back): the eleven fragment
+fields.
 
 Owns the table that ties each ``*Path`` field of ``fragmentedPodSpecDefinition`` to its record key
 and target type, the assembly of records from independently evaluated paths, and the fixed order

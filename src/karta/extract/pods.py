@@ -1,4 +1,4 @@
-"""Pod-side evaluation (karta-format.md section 11): matching one live pod to a component, an
+"""Pod-side evaluation (docs/spec/format.md#pod-side): matching one live pod to a component, an
 instance, a replica and a gang member of a Karta.
 
 :class:`PodQuerier` wraps one Pod object (plain JSON data) and evaluates the pod-side expressions of

@@ -1,6 +1,7 @@
-"""Pod requests and Kubernetes quantities, the one implementation of karta-format.md 17.5 step 8 for
-every consumer of the library: ``kli describe`` and ``kli get`` (per-pod GPUs, CPU and memory), the
-renderers' ``minResources`` (gang-backends.md 4.4 step 6, 5.4 step 4) and the controller.
+"""Pod requests and Kubernetes quantities, the one implementation of docs/spec/format.md#workload-tree step 8
+for every consumer of the library: ``kli describe`` and ``kli get`` (per-pod GPUs, CPU and memory), the
+renderers' ``minResources`` (docs/spec/gang-backends.md#volcano-rendering step 5,
+#coscheduling-rendering step 3) and the controller.
 
 The rule, for every resource of a ``resources`` block, is the request, falling back to the limit.
 A pod (template or spec style) requests the larger of its biggest init container and the sum of its

@@ -1,4 +1,4 @@
-"""Scale values (section 7 of the format): integral int32 numbers or base-10 numeric strings.
+"""Scale values (docs/spec/format.md#scale): integral int32 numbers or base-10 numeric strings.
 
 The library reports scale as found: nothing is defaulted, clamped or reordered.
 """

@@ -1,4 +1,4 @@
-"""Suspend and resume (section 10 of the format): JSON-decode each action value, then Assign it."""
+"""Suspend and resume (docs/spec/format.md#suspend): JSON-decode each action value, then Assign it."""
 
 from __future__ import annotations
 

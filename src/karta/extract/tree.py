@@ -1,4 +1,4 @@
-"""The workload tree (karta-format.md 17.5, R7, R16): components → instances → child components,
+"""The workload tree (docs/spec/format.md#workload-tree, R7, R16): components → instances → child components,
 with live pods placed on the instances that own them.
 
 ``build_tree`` validates the definition, reads the root status, and builds one

@@ -1,7 +1,7 @@
 """Extracted values trimmed to the Kubernetes schema of their target type [compat].
 
 The original converts each pod template, pod spec, metadata and fragment into its typed Kubernetes
-struct through JSON (section 4 of the format), and a struct keeps only its own fields: a Pod's
+struct through JSON (docs/spec/format.md#typed-results), and a struct keeps only its own fields: a Pod's
 ``apiVersion``, ``kind`` and ``status`` under ``podTemplateSpecPath: .``, Knative's
 ``containerConcurrency`` in a PodSpec, KServe's ``modelFormat``/``storageUri`` in a container are
 gone from what it hands on (a Kueue Workload, a PodGroup's template), and what it hands on is what

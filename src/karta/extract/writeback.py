@@ -1,4 +1,4 @@
-"""Writing values back through a component's paths (section 9 of the format).
+"""Writing values back through a component's paths (docs/spec/format.md#write-back).
 
 Every function here is pure: it returns a new workload object and never mutates its input or the
 values it is given (values are copied into the result).

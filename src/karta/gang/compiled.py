@@ -6,8 +6,8 @@ definition alone, worked out once per definition object (DESIGN.md 1, "compile o
 an unknown sub-group component, a bad topology or an ownership cycle), so that every error keeps
 its message and its order. Otherwise the result holds the structure summary, each sub-group's
 covered components and topology, and the scale subtrees as nested tuples, so that one pass over
-them yields both the gang minimum (12.6) and the desired count (gang-backends.md 1.4). Both walks
-are iterative: a definition nobody validated cannot make them reach Python's recursion limit.
+them yields both the gang minimum (12.6) and the desired count (docs/spec/gang-backends.md#desired). Both
+walks are iterative: a definition nobody validated cannot make them reach Python's recursion limit.
 A ``podGroup`` with ``split`` (extension E1) is compiled too, with its split's shape
 (:func:`karta.gang.split.compile_split`, None when one of its definition-level checks fails): its
 ``when`` is evaluated per object, false plans the one gang from this structure.

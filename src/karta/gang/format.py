@@ -1,4 +1,4 @@
-"""Which gang format a definition uses (karta-format.md: ``podGroup``, the current one, or the alpha
+"""Which gang format a definition uses (docs/spec/format.md: ``podGroup``, the current one, or the alpha
 ``podGroups``), the one answer every consumer asks before computing or rendering a gang."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Pod → component → gang member → instance (karta-format.md 12.5), for the alpha gang format and
-for pod placement in general.
+"""Pod → component → gang member → instance (docs/spec/format.md#pod-membership), for the alpha gang format
+and for pod placement in general.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Gang object names: KAI's fixed PodGroup names (karta-format.md 13.3, 13.4) and the naming rules
-of gang-backends.md 1.3 (DNS-1123 checks, shortening long names with a hash suffix).
+"""Gang object names: KAI's fixed PodGroup names (docs/spec/format.md#kai-current, #kai-alpha) and the naming
+rules of docs/spec/gang-backends.md#naming (DNS-1123 checks, shortening long names with a hash suffix).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def kai_alpha_pod_group_name(top_owner_uid: str, keys: Sequence[str] = ()) -> st
 
 def shorten_name(name: str, limit: int = DNS1123_SUBDOMAIN_MAX) -> str:
     """``name`` if it fits ``limit``; else its first ``limit - 9`` characters, ``-`` and the first
-    8 hex digits of its SHA-256 (gang-backends.md 1.3). Dots that would end the kept prefix are
+    8 hex digits of its SHA-256 (docs/spec/gang-backends.md#naming). Dots that would end the kept prefix are
     dropped (our rule: ``x.-<hash>`` is no DNS-1123 subdomain, while the full name was one).
     """
     if len(name) <= limit:

@@ -1,5 +1,5 @@
-"""The gang plan (gang-backends.md 1.2): the backend-independent gangs of one workload object and
-its pods, which every scheduler renderer consumes.
+"""The gang plan (docs/spec/gang-backends.md#gang-plan): the backend-independent gangs of one workload object
+and its pods, which every scheduler renderer consumes.
 
 Current format (``podGroup``): one gang per workload, one sub-group per ``subGroups[]`` entry with
 ``minMember = subtree_scale(component)``; pods are members of the gang, and of every sub-group whose
@@ -172,7 +172,7 @@ class Gang:
     @property
     def qualified_name(self) -> str:
         """Unique within a plan: the name, plus ``-<key1>-<key2>…`` for alpha gangs with keys and
-        split gangs (the naming of gang-backends.md 1.3 without the workload-name prefix)."""
+        split gangs (the naming of docs/spec/gang-backends.md#naming without the workload-name prefix)."""
         return "-".join((self.name, *self.keys))
 
     def to_dict(self) -> GangDict:
@@ -218,7 +218,7 @@ _NO_GANGS = GangPlan()  # the plan of a definition without gang instructions (im
 
 
 def flat_min(gang: Gang) -> int:
-    """Minimum pods of a gang for backends without sub-groups (gang-backends.md 1.2)."""
+    """Minimum pods of a gang for backends without sub-groups (docs/spec/gang-backends.md#gang-plan)."""
     if gang.sub_groups:
         return sum(sub.min_member for sub in gang.sub_groups)
     return gang.min_member
@@ -230,7 +230,7 @@ def compute_gang_plan(
     *,
     evaluator: Evaluator | None = None,
 ) -> GangPlan:
-    """The gang plan of the factory's workload object and its pods (gang-backends.md 1.2).
+    """The gang plan of the factory's workload object and its pods (docs/spec/gang-backends.md#gang-plan).
 
     ``pods`` are the workload's pods (the caller filters by owner; the pods of external
     components, extension E2, are left out here). Definition-level problems (a sub-group without

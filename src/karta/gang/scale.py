@@ -1,5 +1,5 @@
-"""Subtree scale, the gang minimum of a component (karta-format.md 12.6), and subtree desired, the
-desired pod count used by backends that need it (gang-backends.md 1.4).
+"""Subtree scale, the gang minimum of a component (docs/spec/format.md#subtree-scale), and subtree desired,
+the desired pod count used by backends that need it (docs/spec/gang-backends.md#desired).
 
 Both follow one walk of the component tree (iterative: no input reaches Python's recursion limit)
 and differ only in the per-instance value: ``effMin`` prefers
@@ -64,7 +64,8 @@ def subtree_desired(
     *,
     summary: StructureSummary | None = None,
 ) -> int:
-    """The desired pod count of ``component``'s subtree (gang-backends.md 1.4); errors as subtree_scale."""
+    """The desired pod count of ``component``'s subtree (docs/spec/gang-backends.md#desired); errors as
+    subtree_scale."""
     return _Recursion(factory, summary, effective_desired).run(component, instance_id)
 
 

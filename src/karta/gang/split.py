@@ -7,8 +7,8 @@ The expected gangs come from the workload object, so a gang whose pods do not ex
 - ``by: instance``: one gang per instance id of the split component S, minimum
   ``subtree_scale(S, id)`` (12.6), keys ``(id,)``;
 - ``by: replica``: one gang per replica index ``0 .. desired - 1`` of each instance of S (desired:
-  ``replicas``, else ``minReplicas``, gang-backends.md 1.4), minimum 12.6 with S's own count taken as
-  one replica (the sum of its children's subtree scales, 1 without children); keys ``(index,)``, or
+  ``replicas``, else ``minReplicas``, docs/spec/gang-backends.md#desired), minimum 12.6 with S's own count
+  taken as one replica (the sum of its children's subtree scales, 1 without children); keys ``(index,)``, or
   ``(id, index)`` when S is multi-instance;
 - the rest: the pods of pod-bearing components outside S's subtree form one more gang, named
   ``podGroup.name`` as the workload's one gang would be, minimum 12.6 over the component tree with

@@ -1,4 +1,5 @@
-"""The structure summary of a Karta (karta-format.md 12.4): the component tree precomputed once.
+"""The structure summary of a Karta (docs/spec/format.md#structure-summary): the component tree precomputed
+once.
 
 It holds the parent and children maps (definition order), the definitions by name, the pod-bearing
 components (root first), whether any component has a ``scaleDefinition`` (which selects the

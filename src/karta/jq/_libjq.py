@@ -1,6 +1,6 @@
 """The libjq engine: the only module that imports the ``jq`` binding.
 
-libjq differs from gojq, whose results karta must reproduce (karta-format.md 3.2, R11): it keeps
+libjq differs from gojq, whose results karta must reproduce (docs/spec/format.md#jq-dialect, R11): it keeps
 objects in insertion order, keeps the text of number literals (``3.0`` stays ``3.0`` through
 ``tostring``), reads ``env`` from the process. So libjq never sees an expression as written:
 

@@ -167,7 +167,7 @@ _SIXTEEN_DIGITS = b"0" * 16
 
 
 def as_double(value: int) -> int | float:
-    """An integer as the double the original reads for it (karta-format.md 3.2): exact up to
+    """An integer as the double the original reads for it (docs/spec/format.md#jq-dialect): exact up to
     2**53, rounded to the nearest double beyond (an int again below 1e17, as jq prints it), the
     largest double of its sign beyond the double range (what libjq reads for an infinite input)."""
     if -_EXACT <= value <= _EXACT:

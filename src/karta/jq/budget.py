@@ -136,7 +136,7 @@ class Meter:
             raise Exceeded("time", self.timeout_message())
 
     def timeout_message(self) -> str:
-        """What passing the deadline says (karta-format.md 3.4: a deadline-exceeded cause)."""
+        """What passing the deadline says (docs/spec/format.md#limits: a deadline-exceeded cause)."""
         if self.per_evaluation_ms:
             return f"context deadline exceeded (evaluation took longer than {self.per_evaluation_ms} ms)"
         return f"context deadline exceeded (time budget of {self.budget.time_ms} ms per object used up)"

@@ -24,7 +24,7 @@ no arities: they are not builtins for the name check, and still rejected by the 
 
 **What gojq lacks** (``gojq_lacks``, ``gojq_since``; :data:`FORMATS`; ``Variable.gojq_lacks``):
 the original implementation and KAI Scheduler evaluate with gojq 0.12.x embedded as a library
-(karta-format.md 3.2), so a definition that uses a jq builtin gojq does not define fails there
+(docs/spec/format.md#jq-dialect), so a definition that uses a jq builtin gojq does not define fails there
 even though libjq runs it here; the validator rejects it (and warns for builtins gojq added only
 during 0.12.x). Sources: the "Difference to jq" section of gojq's README (no ``keys_unsorted``;
 ``get_jq_origin``, ``get_prog_origin``, ``get_search_list``, ``input_line_number`` and
@@ -71,8 +71,8 @@ __all__ = [
 Effect = Literal["", "deletes", "process", "environment"]
 """What a builtin does besides computing values from its input.
 
-``deletes``: removes parts of its input (``del``; rejected, karta-format.md 14.2). ``process``:
-reads or affects the evaluating process (halt, input, debug, stderr, module metadata, ...;
+``deletes``: removes parts of its input (``del``; rejected, docs/spec/format.md#expression-safety).
+``process``: reads or affects the evaluating process (halt, input, debug, stderr, module metadata, ...;
 rejected). ``environment``: reads the process environment (``env``; a warning, 14.2)."""
 
 
@@ -604,8 +604,8 @@ FORMATS: Final[dict[str, FormatRecord]] = {
 GOJQ_HINTS: Final[dict[str, str]] = {
     "keys_unsorted": "use keys: gojq iterates objects in sorted key order, so keys is what keys_unsorted "
     "would give there",
-    "have_decnum": "numbers are doubles there (karta-format.md 3.2)",
-    "have_literal_numbers": "numbers are doubles there (karta-format.md 3.2)",
+    "have_decnum": "numbers are doubles there (docs/spec/format.md#jq-dialect)",
+    "have_literal_numbers": "numbers are doubles there (docs/spec/format.md#jq-dialect)",
     "lgamma_r": "use lgamma",
     "input": "there is no second input: use .",
     "inputs": "there is no second input: use .",
@@ -614,7 +614,7 @@ GOJQ_HINTS: Final[dict[str, str]] = {
 }
 """What to write instead of a builtin, variable (``$name``) or format (``@name``) gojq lacks, for
 the message of the evaluation that refuses it; the rest read or affect the evaluating process,
-which no definition may (karta-format.md 14.2)."""
+which no definition may (docs/spec/format.md#expression-safety)."""
 
 
 def is_builtin(name: str, arity: int) -> bool:

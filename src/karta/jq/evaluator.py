@@ -24,7 +24,7 @@ and the pod querier do) spends one budget for every expression evaluated inside 
 thread; a breach spends it all, so the rest of that object fails fast, and the next session
 starts afresh. Outside a session every evaluation has a budget of its own. The time budget counts
 the wall time spent inside evaluations of the session, capped per evaluation by ``timeout_ms``
-(karta-format.md 3.4); starting a sandbox worker is not charged to it.
+(docs/spec/format.md#limits); starting a sandbox worker is not charged to it.
 
 Results of the fast path share structure with the input (no copies on the read path): treat
 them as read-only, or pass ``copy_results=True`` to get fresh, fully normalised values (what libjq
@@ -357,7 +357,7 @@ class Evaluator:
     evaluation also under ``timeout_ms``. ``fast_path=False`` sends every expression to libjq
     (the reference engine; used by benchmarks and differential checks).
 
-    Numbers beyond 2**53 are the original's doubles (karta-format.md 3.2). ``decoded=False`` (the
+    Numbers beyond 2**53 are the original's doubles (docs/spec/format.md#jq-dialect). ``decoded=False`` (the
     default, for objects built in Python): each object is checked once per session
     (:func:`karta.jq._values.as_input`, a few microseconds) and read through a converted copy when
     it holds such a number. ``decoded=True``: every object comes from one of karta's decoders
@@ -645,7 +645,7 @@ class Evaluator:
 
     def input_of(self, data: Any, session: Session | None = None) -> Any:
         """``data`` as every engine reads it: numbers beyond 2**53 as the original's doubles
-        (karta-format.md 3.2, :func:`karta.jq._values.as_input`). The one place inputs enter:
+        (docs/spec/format.md#jq-dialect, :func:`karta.jq._values.as_input`). The one place inputs enter:
         every evaluation calls it, and so does whoever hands an object to generated code. In a
         session for ``data`` (``session``, else the current one) it is converted once. The object
         itself when the evaluator is ``decoded`` (its decoder converted it)."""

@@ -3,7 +3,7 @@
 Owns :func:`to_jq` (a tree of :mod:`karta.jq.syntax` back to jq text that parses to an equal
 tree: operators printed by precedence, so chains stay flat and only real nesting adds
 parentheses) and :func:`gojq_program` (the same text with the rewrites that make libjq compute
-what gojq computes, karta-format.md 3.2, R11). Both walk the tree iteratively, so they print any
+what gojq computes, docs/spec/format.md#jq-dialect, R11). Both walk the tree iteratively, so they print any
 tree the parser builds, however long its chains.
 
 The gojq rewrites (only where a name means the builtin, not a user ``def`` or parameter):

@@ -3,8 +3,8 @@
 Owns the tree walker (:func:`direct_children`, every node kind and every child, pattern keys
 included) and three checks:
 
-* :func:`check_safety` – the expression safety validator of karta-format.md 14.2 / R9: rejected
-  constructs (``del``, generators with excessive output, ``..``, modifying operators), our own
+* :func:`check_safety` – the expression safety validator of docs/spec/format.md#expression-safety / R9:
+  rejected constructs (``del``, generators with excessive output, ``..``, modifying operators), our own
   bans (functions that read or affect the evaluating process, ``$__loc__``, ``import``/
   ``include``/``module``, recursive ``def``), what gojq lacks (builtins and formats the table
   marks, keywords and module prefixes as function names: the original and KAI Scheduler would

@@ -9,7 +9,7 @@ parser builds. The model's expression validation reports the result as an error 
 libjq engine raises it instead of compiling.
 
 And :func:`gojq_check`: the first builtin, predefined variable or format that gojq, the engine of
-the original implementation and KAI Scheduler (karta-format.md 3.2), does not define, in gojq's
+the original implementation and KAI Scheduler (docs/spec/format.md#jq-dialect), does not define, in gojq's
 own words (``function not defined: keys_unsorted/0``), with what to write instead. Every
 evaluation refuses such an expression as a compile failure, as the original does, although
 libjq could run it.
@@ -113,7 +113,9 @@ def free_variables(node: syntax.Node) -> frozenset[str]:
     return frozenset(found)
 
 
-_PROCESS_HINT = "definitions must not read or affect the evaluating process (karta-format.md 14.2)"
+_PROCESS_HINT = (
+    "definitions must not read or affect the evaluating process (docs/spec/format.md#expression-safety)"
+)
 
 
 def _gojq_problem(node: syntax.Node, scope: _Scope) -> str | None:

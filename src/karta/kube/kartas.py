@@ -1,4 +1,4 @@
-"""Karta definitions from the cluster, best effort (karta-format.md 17.3).
+"""Karta definitions from the cluster, best effort (docs/spec/format.md#definition-sources).
 
 Owns :func:`read_cluster_kartas` (list every ``kartas.run.ai`` object, cluster-wide, paged, and
 load each leniently) and :func:`load_definitions` (catalog < user directory < cluster, merged per

@@ -2,7 +2,7 @@
 
 Owns :class:`OwnerChains`. A chain follows the ``ownerReferences`` entry with ``controller: true``
 from an object upwards, reading each owner's metadata only (``PartialObjectMetadata``), at most
-:data:`MAX_DEPTH` links (karta-format.md 17.4/17.5: depth ≤ 6). Owner reads are cached per
+:data:`MAX_DEPTH` links (docs/spec/format.md#kli-get, #workload-tree: depth ≤ 6). Owner reads are cached per
 (namespace, apiVersion, kind, name) and shared between chains; :meth:`OwnerChains.walk_many`
 walks several objects with at most 8 concurrent reads.
 

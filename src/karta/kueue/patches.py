@@ -4,7 +4,7 @@ admission written into its pod templates through the definition's write-back pat
 them (Suspend + RestorePodSetsInfo). Every function returns a new object; the factory given is
 never changed.
 
-Per component style (format section 9):
+Per component style (docs/spec/format.md#write-back):
 
 - ``podTemplateSpecPath``: labels and annotations into the template's metadata, the node selector
   and tolerations into its spec, written with update_pod_template_spec;

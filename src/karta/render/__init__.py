@@ -1,4 +1,4 @@
-"""Scheduler-object renderers (gang-backends.md): pure functions from a workload (a Karta applied to
+"""Scheduler-object renderers (docs/spec/gang-backends.md): pure functions from a workload (a Karta applied to
 one object, as a :class:`~karta.extract.ComponentFactory`), its gang plan, its pods and options to the
 plain-dict Kubernetes objects a gang scheduler understands, plus per-pod binding patches.
 

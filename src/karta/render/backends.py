@@ -1,4 +1,4 @@
-"""The gang-backend registry: one record per backend of gang-backends.md (sections 2-6) with its name,
+"""The gang-backend registry: one record per backend of docs/spec/gang-backends.md (§2–§6) with its name,
 the API group and resources of the objects it creates, the verbs RBAC must allow on them, its
 options type and its renderer. It is the only list of backends: :func:`karta.render.render`,
 ``kli gang --backend``, ``kli rbac --backend``, :func:`karta.rbac.build_rbac`, karta-controller
@@ -67,11 +67,12 @@ __all__ = [
 WORKLOAD_API_VERSIONS: Mapping[str, str] = MappingProxyType(
     {"1.35": "v1alpha1", "1.36": "v1alpha2", "1.37": "v1beta1"}
 )
-"""Kubernetes release → the Workload API version it serves (gang-backends.md 3.1)."""
+"""Kubernetes release → the Workload API version it serves
+(docs/spec/gang-backends.md#workload-api-versions)."""
 
 GROUP_OBJECT_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
-"""What a consumer does on the group objects it renders (gang-backends.md 1.5): read and watch
-them, server-side apply them (create, patch), and delete those no longer in the plan (stale
+"""What a consumer does on the group objects it renders (docs/spec/gang-backends.md#object-rules): read and
+watch them, server-side apply them (create, patch), and delete those no longer in the plan (stale
 objects; karta-controller's gang reconciler)."""
 
 
@@ -280,7 +281,7 @@ class GangBackend:
         return loaded
 
     def rbac_rule(self) -> dict[str, Any]:
-        """The ClusterRole rule for the group objects (gang-backends.md 1.5)."""
+        """The ClusterRole rule for the group objects (docs/spec/gang-backends.md#object-rules)."""
         return {"apiGroups": [self.api_group], "resources": list(self.resources), "verbs": list(self.verbs)}
 
     def renders_version(self, options: BackendOptions, kind: str, version: str) -> bool:
@@ -330,7 +331,8 @@ class GangBackend:
 def workload_api_version(served: Mapping[str, bool]) -> str | None:
     """The Kubernetes release whose Workload API to render, from the versions of
     ``scheduling.k8s.io`` Workload the cluster serves (``{version: served}``): the newest of
-    v1beta1, v1alpha2, v1alpha1 (gang-backends.md 3.5); None when none is served."""
+    v1beta1, v1alpha2, v1alpha1 (docs/spec/gang-backends.md#workload-api-versions); None when none is
+    served."""
     for release, version in sorted(WORKLOAD_API_VERSIONS.items(), reverse=True):
         if served.get(version):
             return release
@@ -468,7 +470,7 @@ _ALL = (
 )
 
 BACKENDS: Mapping[str, GangBackend] = MappingProxyType({backend.name: backend for backend in _ALL})
-"""Backend name → record, in the order of gang-backends.md."""
+"""Backend name → record, in the order of docs/spec/gang-backends.md."""
 
 NO_BACKEND = "none"
 """karta-controller's ``--backend`` without a gang backend (mode A: the operator only)."""

@@ -1,5 +1,5 @@
-"""What every scheduler renderer shares (gang-backends.md 1.3 and 1.5): the result record, the
-workload's identity as top owner, object and DNS-label names, the metadata our objects carry
+"""What every scheduler renderer shares (docs/spec/gang-backends.md#naming and #object-rules): the result
+record, the workload's identity as top owner, object and DNS-label names, the metadata our objects carry
 (managed-by and Karta index labels, ``run.ai/karta-name``, the owner reference), pod → gang and
 pod → sub-group lookups, and per-pod patches.
 """
@@ -43,8 +43,9 @@ class PodPatch:
 
     The whole patch is what a pod needs at creation (pod admission, 1.1). Of an existing pod only
     the metadata can change: the API server refuses updates of ``spec.schedulerName``,
-    ``spec.schedulingGroup`` and ``spec.workloadRef`` (gang-backends.md 3.3: immutable), so
-    :meth:`existing_pod_patch` leaves the spec out and :meth:`creation_only` says what it left out.
+    ``spec.schedulingGroup`` and ``spec.workloadRef`` (docs/spec/gang-backends.md#workload-api-v1beta1:
+    immutable), so :meth:`existing_pod_patch` leaves the spec out and :meth:`creation_only` says what it
+    left out.
     """
 
     pod: str
@@ -111,7 +112,7 @@ def _string_map(value: Any) -> dict[str, str]:
 
 def top_owner(workload: Mapping[str, Any]) -> TopOwner:
     """The identity of the workload object. An object with more than one owner reference is an error
-    (gang-backends.md 8.1); ``metadata.name`` is required."""
+    (docs/spec/gang-backends.md#edge-cases); ``metadata.name`` is required."""
     metadata = workload.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
     name = str(metadata.get("name") or "")

@@ -1,5 +1,5 @@
-"""scheduler-plugins coscheduling: ``scheduling.x-k8s.io/v1alpha1`` PodGroups (gang-backends.md
-section 5).
+"""scheduler-plugins coscheduling: ``scheduling.x-k8s.io/v1alpha1`` PodGroups
+(docs/spec/gang-backends.md#coscheduling).
 
 One PodGroup per gang with ``minMember`` = flatMin, named within 63 characters because pods carry the
 name as a label value (dots allowed: an object name and a label value both take them); no group (and

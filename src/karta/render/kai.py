@@ -1,11 +1,11 @@
-"""KAI Scheduler: ``scheduling.run.ai/v2alpha2`` PodGroups (gang-backends.md section 2).
+"""KAI Scheduler: ``scheduling.run.ai/v2alpha2`` PodGroups (docs/spec/gang-backends.md#kai).
 
-By default the output is a preview of what KAI's own Karta fallback creates (mode A, karta-format.md
-13.3 and 13.4): names ``pg-<topOwnerUID>-<podGroup.name>`` or ``pg-<topOwnerUID>[-<keys>]``, the
-top owner's labels and annotations copied, queue / priority / preemptibility / topology from the
-owner's labels and annotations (2.6), then the Karta's sizes, sub-groups and topology; nothing of
-ours is added. With ``kai_managed`` (mode B) our labels are added and the workload gets
-``kai.scheduler/skip-podgrouper: "true"`` so that KAI's pod-grouper leaves its pods alone; the
+By default the output is a preview of what KAI's own Karta fallback creates (mode A,
+docs/spec/format.md#kai-current and #kai-alpha): names ``pg-<topOwnerUID>-<podGroup.name>`` or
+``pg-<topOwnerUID>[-<keys>]``, the top owner's labels and annotations copied, queue / priority /
+preemptibility / topology from the owner's labels and annotations (2.6), then the Karta's sizes, sub-groups
+and topology; nothing of ours is added. With ``kai_managed`` (mode B) our labels are added and the workload
+gets ``kai.scheduler/skip-podgrouper: "true"`` so that KAI's pod-grouper leaves its pods alone; the
 PodGroup may then be given another name (``group_name``), and the annotations karta's Kueue adapter
 keeps on the workload (:data:`KUEUE_STATE_PREFIX`) are not copied. A split ``podGroup`` (extension E1) gives
 one PodGroup per gang, ``pg-<topOwnerUID>-<podGroup.name>-<keys>`` (the gang of the rest keeps

@@ -1,4 +1,4 @@
-"""Kueue: the PodSets of a ``kueue.x-k8s.io/v1beta2`` Workload (gang-backends.md section 6).
+"""Kueue: the PodSets of a ``kueue.x-k8s.io/v1beta2`` Workload (docs/spec/gang-backends.md#kueue).
 
 One PodSet per sub-group (current format with sub-groups), or one per distinct pod template when a
 sub-group's pods have several (each counting only that template's pods), else one per pod-bearing

@@ -1,5 +1,5 @@
 """The skeleton of the backends with one PodGroup per gang and pods bound to it by their metadata:
-Volcano (gang-backends.md section 4) and coscheduling (section 5).
+Volcano (docs/spec/gang-backends.md#volcano) and coscheduling (docs/spec/gang-backends.md#coscheduling).
 
 It owns what they share: the missing-UID warning, a warning for each part of the plan the backend
 drops (sub-groups, topology), one PodGroup per gang (named per 1.3, with the metadata of 1.5 and

@@ -1,9 +1,9 @@
-"""``minResources`` of a gang (gang-backends.md 4.4 step 6, 5.4 step 4): Σ of ``minimum pods ×
-per-replica request``, with the minimums of subtree scale (12.6), so that nested scales multiply
-exactly as they do for ``minMember``.
+"""``minResources`` of a gang (docs/spec/gang-backends.md#volcano-rendering step 5, #coscheduling-rendering
+step 3): Σ of ``minimum pods × per-replica request``, with the minimums of subtree scale (12.6), so that
+nested scales multiply exactly as they do for ``minMember``.
 
-Per-replica requests are the exact ones of :mod:`karta.extract.requests` (karta-format.md 17.5) for
-the component's pod style; an invalid quantity there is a GangError here.
+Per-replica requests are the exact ones of :mod:`karta.extract.requests` (docs/spec/format.md#workload-tree)
+for the component's pod style; an invalid quantity there is a GangError here.
 """
 
 from __future__ import annotations

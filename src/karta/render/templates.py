@@ -1,6 +1,6 @@
 """Pod templates of components as renderers need them: one PodTemplateSpec per instance whatever the
-definition's style (gang-backends.md 6.5 step 3), and the priority class all templates agree on
-(4.4 step 5).
+definition's style (docs/spec/gang-backends.md#kueue-rendering step 2), and the priority class all templates
+agree on (docs/spec/gang-backends.md#volcano-rendering step 4).
 
 - ``podTemplateSpecPath``: the template as extracted;
 - ``podSpecPath`` (+ ``metadataPath``): the spec with the instance's metadata;

@@ -1,4 +1,4 @@
-"""Volcano: ``scheduling.volcano.sh/v1beta1`` PodGroups (gang-backends.md section 4).
+"""Volcano: ``scheduling.volcano.sh/v1beta1`` PodGroups (docs/spec/gang-backends.md#volcano).
 
 One PodGroup per gang, ``minMember`` = flatMin, ``minTaskMember`` per sub-group, the queue from the
 workload label ``scheduling.volcano.sh/queue-name`` (else the configured default), the priority class

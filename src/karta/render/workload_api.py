@@ -1,5 +1,5 @@
 """Kubernetes workload-aware scheduling: ``scheduling.k8s.io`` Workload and PodGroup objects
-(gang-backends.md section 3) for Kubernetes 1.35 (``v1alpha1``), 1.36 (``v1alpha2``) and 1.37
+(docs/spec/gang-backends.md#workload-api) for Kubernetes 1.35 (``v1alpha1``), 1.36 (``v1alpha2``) and 1.37
 (``v1beta1``, optionally the ``v1alpha3`` CompositePodGroup tree).
 
 One Workload per workload object with one template per gang shape (``podGroup.name``, or each alpha

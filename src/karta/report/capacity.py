@@ -1,6 +1,6 @@
 """Cluster capacity from Nodes and Pods (``kli top nodes``, ``kli top gpus``): what the Nodes can
 allocate against what the pods request. Requests, not usage: ``kubectl top`` reads metrics-server,
-this reads ``spec`` (karta-format.md 17.5 step 8, :func:`karta.extract.requests.pod_requests`).
+this reads ``spec`` (docs/spec/format.md#workload-tree step 8, :func:`karta.extract.requests.pod_requests`).
 
 A pod counts while it is not terminal (its phase is neither Succeeded nor Failed, as ``kubectl
 describe node`` counts "Allocated resources"); it is *bound* once ``spec.nodeName`` is set and

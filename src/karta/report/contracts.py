@@ -113,7 +113,7 @@ if TYPE_CHECKING:
         replicas: int
 
     class WorkloadView(TypedDict):
-        """The fields of karta-format.md 17.4's ``View``: a workload, its definition and phases."""
+        """The fields of docs/spec/format.md#kli-get's ``View``: a workload, its definition and phases."""
 
         name: str | None
         namespace: str | None

@@ -1,4 +1,4 @@
-"""One workload described (karta-format.md 17.6): the ``kli describe`` report and the web view's
+"""One workload described (docs/spec/format.md#kli-describe): the ``kli describe`` report and the web view's
 workload page both come from here, live (:func:`describe_live`: the object, its pods and Events) or
 from a file (:func:`describe_file`: desired replicas, no pods).
 

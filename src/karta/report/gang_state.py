@@ -1,6 +1,6 @@
 """A live workload's gang state: how many of its pods are bound to a Node against the minimum its
-gang plan asks for, sub-group minimums included (gang-backends.md 1.2). The one answer ``kli get
--o wide|json|yaml``, ``kli describe``, the web view's rows and the platform metrics give.
+gang plan asks for, sub-group minimums included (docs/spec/gang-backends.md#gang-plan). The one answer
+``kli get -o wide|json|yaml``, ``kli describe``, the web view's rows and the platform metrics give.
 
 A gang's effective minimum is :func:`karta.gang.flat_min`: its own ``minMember``, or, when it has
 sub-groups (whose gang-level ``minMember`` is 0 and ``minSubGroup`` is every sub-group), the sum of

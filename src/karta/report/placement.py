@@ -1,6 +1,6 @@
-"""Where each pod of a workload belongs, by the library's pod matching (karta-format.md 11, 12.5):
-its component (:func:`karta.gang.infer_pod_component`), instance (11.4), replica (11.2) and gang
-(and sub-group) in a computed gang plan. ``kli inspect`` shows the placements; ``kli verify
+"""Where each pod of a workload belongs, by the library's pod matching (docs/spec/format.md#pod-side,
+#pod-membership): its component (:func:`karta.gang.infer_pod_component`), instance (11.4), replica (11.2) and
+gang (and sub-group) in a computed gang plan. ``kli inspect`` shows the placements; ``kli verify
 --pods`` checks them.
 
 A placement also says what could not be decided (``problems``) and whether the component was

@@ -1,5 +1,5 @@
-"""Live pods as the reports show them (karta-format.md 17.5 rule 10, 17.6): one row per pod, why a
-pod is not ready, and which pods count as unhealthy.
+"""Live pods as the reports show them (docs/spec/format.md#workload-tree rule 10, #kli-describe): one row per
+pod, why a pod is not ready, and which pods count as unhealthy.
 
 A pod row is ``{name, phase, ready, node, reason?, resources}``: ``ready`` is the PodReady
 condition, ``node`` is ``spec.nodeName`` (None while unscheduled), and ``reason`` (only when not

@@ -1,5 +1,5 @@
-"""The component rows of a workload (karta-format.md 17.5, 17.6): what ``kli describe`` shows as a
-tree and what ``kli get`` sums into a row, with desired replicas, live pods and requests.
+"""The component rows of a workload (docs/spec/format.md#workload-tree, #kli-describe): what ``kli describe``
+shows as a tree and what ``kli get`` sums into a row, with desired replicas, live pods and requests.
 
 A row is one component, or one instance of a multi-instance component (named by its instance key,
 or ``name[replicaKey]``). Desired replicas per instance: ``replicas``, else ``minReplicas``, else 1;

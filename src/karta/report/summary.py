@@ -1,4 +1,4 @@
-"""One workload as one row (karta-format.md 17.4 ``View``), read once for every consumer: what ``kli
+"""One workload as one row (docs/spec/format.md#kli-get ``View``), read once for every consumer: what ``kli
 get`` lists and the web view's rows show (status, phases, GPUs, pods per component, pods ready and,
 read with its pods, the gang state of :mod:`karta.report.gang_state`).
 
@@ -108,7 +108,7 @@ class Summary:
 
     @property
     def status(self) -> str:
-        """The primary status (karta-format.md 8.6), ``Undefined`` when none matched."""
+        """The primary status (docs/spec/format.md#primary-status), ``Undefined`` when none matched."""
         status = self.built.tree.status
         return str(status.primary) if status is not None else "Undefined"
 

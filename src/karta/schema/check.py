@@ -1,8 +1,8 @@
 """A Karta definition checked against its CRD's OpenAPI schema, without any manifest.
 
 :func:`check_definition` takes every object-side ``{jq}`` field of the definition (spec, scale,
-status, suspend and instance-id paths: karta-format.md 3.1; pod-side selectors and gang members
-are evaluated on Pods and left out), finds the object paths each one reads
+status, suspend and instance-id paths: docs/spec/format.md#expression-inputs; pod-side selectors and gang
+members are evaluated on Pods and left out), finds the object paths each one reads
 (:func:`karta.schema.paths.analyse`) and looks each up in the schema of the definition's root
 version (:func:`karta.schema.openapi.resolve`). Findings (errors):
 
@@ -235,7 +235,9 @@ class _Checker:
                 message = f"the expression yields {_a(value.type)}{shown}, not {what}"
                 self.emit(Severity.ERROR, message, location, "")
             elif expects == "scale" and value.has_value and not _whole(value.value):
-                message = f"the expression yields{shown}, which is not a replica count (karta-format.md 7)"
+                message = (
+                    f"the expression yields{shown}, which is not a replica count (docs/spec/format.md#scale)"
+                )
                 self.emit(Severity.ERROR, message, location, "")
         elif isinstance(value, Obj):
             if expects == "template":

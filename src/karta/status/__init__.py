@@ -1,4 +1,4 @@
-"""Status mapping (section 8 of the format): ``extract_status`` and its result records.
+"""Status mapping (docs/spec/format.md#status): ``extract_status`` and its result records.
 
 Names are resolved lazily (PEP 562): importing the package, or one light module of it, costs nothing
 until a name is used.

@@ -1,4 +1,4 @@
-"""Status extraction (section 8 of the format): phase, conditions, matchers, matched set, primary,
+"""Status extraction (docs/spec/format.md#status): phase, conditions, matchers, matched set, primary,
 and the stale flag (``status.observedGeneration`` below ``metadata.generation``; see
 :func:`karta.status.result.staleness`).
 

@@ -1,6 +1,6 @@
 """Status results: the Condition and StatusResult records, the fixed orders, the primary status.
 
-Owns the two orders of section 8 of the format: the fixed evaluation order of the mapping keys
+Owns the two orders of docs/spec/format.md#status: the fixed evaluation order of the mapping keys
 (8.2, also the order of ``matched``) and the precedence that picks the one primary status (8.6, R4),
 and the stale-status rule (:func:`staleness`): a status whose ``observedGeneration`` is below the
 object's ``metadata.generation`` describes an older spec. The matched set stays what the mappings

@@ -4,7 +4,7 @@ the list shows, and the list query (filters, sort, page) the API and the page sh
 A row is ``{id, cluster, uid, kind, apiVersion, group, name, namespace, status, phases,
 definition, components, pods: {ready, total, desired}, gpus, gang, queue, createdAt, error?}``:
 
-- ``status`` is the primary status (karta-format.md 8.6) and ``phases`` the matched set;
+- ``status`` is the primary status (docs/spec/format.md#primary-status) and ``phases`` the matched set;
 - ``pods`` counts the live pods placed on the workload's tree (``desired`` from its scales);
 - ``gpus`` the GPUs requested by every desired pod (the request arithmetic of 17.5);
 - ``gang`` is None when the definition has no gang instructions, else ``{gangs, minMember,

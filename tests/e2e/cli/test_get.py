@@ -1,4 +1,4 @@
-"""``kli get`` against a real API server of its own (karta-format.md 17.4): one type, one named
+"""``kli get`` against a real API server of its own (docs/spec/format.md#kli-get): one type, one named
 workload, ``--all-types -A`` with nested objects left out (owner references read directly, through an
 uncovered owner, and an unreadable owner), ``--phase``, ``-l``, ``--chunk-size``, ``-w``, an
 RBAC-limited user, a missing CRD, the missing Karta CRD and then a cluster Karta.

@@ -55,7 +55,8 @@ def _create(kube: KubeClient, obj: dict[str, Any], ns: str) -> dict[str, Any]:
 
 
 def _assert_common_rules(objects: list[dict[str, Any]], workload: dict[str, Any], definition: str) -> None:
-    """gang-backends.md 1.5: namespace, ownerReference, managed-by and Karta labels, annotation."""
+    """docs/spec/gang-backends.md#object-rules: namespace, ownerReference, managed-by and Karta labels,
+    annotation."""
     meta = workload["metadata"]
     group, _, version = workload["apiVersion"].rpartition("/")
     assert objects

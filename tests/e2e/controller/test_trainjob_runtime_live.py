@@ -155,7 +155,8 @@ def test_kli_describe_reads_the_cluster_training_runtime(
     assert code == 0, err
     assert f"ClusterTrainingRuntime/{runtime} not found" in err, err
     alone = yaml.safe_load(out)
-    # no replicas: describe's desired is the format's default 1 (karta-format 17.5 step 7), no pod template
+    # no replicas: describe's desired is the format's default 1 (docs/spec/format.md#workload-tree step 7), no
+    # pod template
     assert alone["resources"]["gpus"] == 0 and _nodes(alone) == 1, out
 
 

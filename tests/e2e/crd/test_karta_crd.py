@@ -1,4 +1,5 @@
-"""The shipped Karta CRD on a real API server (karta-format.md sections 1, 2.1, 2.3 and 14.3).
+"""The shipped Karta CRD on a real API server (docs/spec/format.md#crd, #field-tree, #defaults and
+#crd-rules).
 
 The server takes the CRD as a structural schema, serves ``kartas`` cluster-scoped with the short
 name and printer columns of section 1, accepts every bundled and built-in definition and gives the

@@ -1,5 +1,5 @@
-"""Karta definitions read from the real API server (karta-format.md 17.3): merged over the catalog,
-collisions, limited RBAC through impersonation (warnings, never crashes), the CRD missing, an
+"""Karta definitions read from the real API server (docs/spec/format.md#definition-sources): merged over the
+catalog, collisions, limited RBAC through impersonation (warnings, never crashes), the CRD missing, an
 undecodable object, and an unreachable server."""
 
 from __future__ import annotations

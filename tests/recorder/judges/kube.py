@@ -68,8 +68,8 @@ def cronjob(obj: Mapping[str, Any]) -> Judged:
     if scheduled:
         # syncCronJob writes lastSuccessfulTime only when a job it owns completes (the RFC 3339
         # stamps order as strings). No job active and the last scheduled one never succeeded: that
-        # run failed, and the CronJob schedules on with reduced health (Degraded, karta-format.md
-        # section 8.1), not plain Running.
+        # run failed, and the CronJob schedules on with reduced health (Degraded,
+        # docs/spec/format.md#status-vocabulary), not plain Running.
         succeeded = status.get("lastSuccessfulTime")
         if not succeeded or str(succeeded) < str(scheduled):
             return Judged("Degraded", "no job active; the last scheduled job did not succeed")

@@ -81,7 +81,7 @@ def rayjob(obj: Mapping[str, Any]) -> Judged:
             # IsJobTerminal: STOPPED is terminal and only FAILED maps to JobDeploymentStatusFailed, so
             # the operator writes Complete. Ray's JobStatus docs: STOPPED is "intentionally stopped
             # by the user": the job finished without succeeding, which the format's vocabulary
-            # (karta-format.md section 8.1) calls Failed, not Completed ("finished successfully").
+            # (docs/spec/format.md#status-vocabulary) calls Failed, not Completed ("finished successfully").
             return Judged("Failed", "jobDeploymentStatus Complete, jobStatus STOPPED: stopped, not succeeded")
         return Judged("Completed", f"jobDeploymentStatus Complete (jobStatus {job or 'not reported'})")
     if deployment in ("Failed", "ValidationFailed"):

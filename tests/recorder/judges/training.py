@@ -52,7 +52,7 @@ def job(obj: Mapping[str, Any]) -> Judged:
     if is_true(conds, "Restarting"):
         # A replica failed with a retryable exit code after the job ran; the operator drops Running
         # and recreates the pod (MPIJob v1 never does, so it stays here). The format's vocabulary
-        # (karta-format.md section 8.1): Degraded is "running, but with reduced health or capacity";
+        # (docs/spec/format.md#status-vocabulary): Degraded is "running, but with reduced health or capacity";
         # Initializing is "before running", which this job is not.
         return Judged("Degraded", "condition Restarting True: a failed replica is being recreated")
     if is_true(conds, "Running"):

@@ -120,7 +120,8 @@ def test_pod_patches_as_a_list_of_partial_pods(kli: Callable[..., Any], examples
 
 
 def test_pod_patches_of_the_workload_api_are_none(kli: Callable[..., Any], examples: Path) -> None:
-    # spec.schedulingGroup is the whole binding, and it is immutable (gang-backends.md 3.3)
+    # spec.schedulingGroup is the whole binding, and it is immutable
+    # (docs/spec/gang-backends.md#workload-api-v1beta1)
     pods = str(examples / PODS)
     result = kli(*_args(examples, "--backend", "workload-api", "--pods", pods, "--pod-patches"))
     assert (result.code, result.out) == (0, "")

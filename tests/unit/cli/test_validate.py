@@ -1,4 +1,4 @@
-"""``kli validate``: output lines and exit codes of karta-format.md 17.8; several files,
+"""``kli validate``: output lines and exit codes of docs/spec/format.md#kli-validate; several files,
 directories and documents; ``-o json`` findings for CI."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Karta admission webhooks (karta-format.md 14.4, 15.3): their answers to well-formed and
+"""The Karta admission webhooks (docs/spec/format.md#admission, #webhooks): their answers to well-formed and
 hostile requests, directly and through the HTTPS webhook server."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The operator's pure decisions (karta-format.md 15.1, 15.2): root GVK and index labels of any
-object, the validator text, the three conditions and their transitions, the CRD records, the
+"""The operator's pure decisions (docs/spec/format.md#operator-conditions, #index-labels): root GVK and index
+labels of any object, the validator text, the three conditions and their transitions, the CRD records, the
 catalog install plan."""
 
 from __future__ import annotations

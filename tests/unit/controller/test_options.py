@@ -1,4 +1,4 @@
-"""The command line: defaults of karta-format.md 15.4, usage errors exit 2 naming the flag."""
+"""The command line: defaults of docs/spec/format.md#operator-flags, usage errors exit 2 naming the flag."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Shared test data for the Karta CRD: one valid definition that uses every list of the schema, and
-one invalid variant per kind of CRD rule (karta-format.md sections 2.1 and 14.3).
+one invalid variant per kind of CRD rule (docs/spec/format.md#field-tree and #crd-rules).
 
 Owns :func:`valid_definition` and :data:`INVALID_CASES`. The offline tests check each case against
 the generated schema and the model; the e2e tests send the same cases to a real API server. Each

@@ -1,4 +1,4 @@
-"""Conformance cases C1, C2, C5, C6 and 20.15 of karta-format.md through ComponentFactory."""
+"""Conformance cases C1, C2, C5, C6 and 20.15 of docs/spec/format.md through ComponentFactory."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PodQuerier: section 11 and the pod-side table of karta-format.md 20.14."""
+"""PodQuerier: section 11 and the pod-side table of docs/spec/format.md#conformance."""
 
 from __future__ import annotations
 

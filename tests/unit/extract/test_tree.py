@@ -1,4 +1,5 @@
-"""The workload tree: karta-format.md 17.5, C11 (20.12), R7 replica split, R16 unattributed pods."""
+"""The workload tree: docs/spec/format.md#workload-tree, C11 (20.12), R7 replica split, R16 unattributed
+pods."""
 
 from __future__ import annotations
 

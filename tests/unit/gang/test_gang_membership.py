@@ -1,4 +1,5 @@
-"""Structure summary and pod → component → effective member (karta-format.md 12.4, 12.5; C8, C9)."""
+"""Structure summary and pod → component → effective member (docs/spec/format.md#structure-summary,
+#pod-membership; C8, C9)."""
 
 from __future__ import annotations
 

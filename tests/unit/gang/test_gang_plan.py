@@ -1,4 +1,5 @@
-"""Gang plans (gang-backends.md 1.2, 1.6, 2.9; karta-format.md 20.16)."""
+"""Gang plans (docs/spec/gang-backends.md#gang-plan, #running-example, #kai-example;
+docs/spec/format.md#conformance)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Subtree scale and desired: every worked example of karta-format.md 12.6 (C7, 20.8)."""
+"""Subtree scale and desired: every worked example of docs/spec/format.md#subtree-scale (C7, 20.8)."""
 
 from __future__ import annotations
 

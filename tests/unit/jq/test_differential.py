@@ -1,7 +1,7 @@
 """Differential tests: the fast path against libjq on generated expressions and objects.
 
 The reference program given to libjq is rendered so that libjq computes gojq's semantics, which
-the fast path implements (karta-format.md 3.2, R11):
+the fast path implements (docs/spec/format.md#jq-dialect, R11):
 
 * ``a // b`` suppresses errors of ``a`` in gojq but not in libjq 1.8, so it is rendered as
   "the truthy outputs of ``[a?]``, else ``b``";
@@ -345,7 +345,7 @@ def test_fast_path_agrees_with_libjq(node: A.Node, data: Any) -> None:
 # --- fixed table of tricky cases ----------------------------------------------------------------
 
 TRICKY: list[tuple[str, Any]] = [
-    # J1, J2, J3, J13, J14 of karta-format.md 20.1
+    # J1, J2, J3, J13, J14 of docs/spec/format.md#conformance
     (".metadata.nonexistent", {"metadata": {}}),
     (".spec.items[] | select(.x == 99)", {"spec": {"items": [{"x": 1}]}}),
     ('.spec.a // "d"', {"spec": {}}),

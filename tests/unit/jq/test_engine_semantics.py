@@ -1,4 +1,4 @@
-"""One semantics whichever engine runs an expression (karta-format.md 3.2, R11): the fast path and
+"""One semantics whichever engine runs an expression (docs/spec/format.md#jq-dialect, R11): the fast path and
 libjq (``Evaluator(fast_path=False)``, which runs karta.jq.printer.gojq_program) agree on every
 catalog and conformance expression, also when the objects the expression reads were built inside
 it, and on generated expressions that mix object construction, iteration and serialisation;

@@ -1,6 +1,6 @@
 """Three engine points found by cases this project had not seen (issue 24, item 4).
 
-* Numbers above 2**53 in the input behave as the doubles the original sees (karta-format.md 3.2:
+* Numbers above 2**53 in the input behave as the doubles the original sees (docs/spec/format.md#jq-dialect:
   it converts its input to generic JSON values, numbers as IEEE-754 doubles):
   ``9007199254740993`` compares equal to ``9007199254740992`` and prints as it, on the fast path,
   the generated code, libjq, the metered fast path and the sandbox, through the component factory

@@ -71,7 +71,7 @@ def test_integers_beyond_64_bits_take_both_engines(value: int) -> None:
     for expression in (".spec.name", ".spec | keys", ".spec.big | type", ".spec.big > 0"):
         assert FAST.evaluate(expression, data) == LIBJQ.evaluate(expression, data), expression
     text = FAST.evaluate(".spec.big | tostring", data)[0]
-    # The original's doubles (karta-format.md 3.2): the nearest one, the largest double beyond the
+    # The original's doubles (docs/spec/format.md#jq-dialect): the nearest one, the largest double beyond the
     # double range, on both engines.
     assert text == number_text(normalise_output(as_double(value)))
     if value.bit_length() > 1024:

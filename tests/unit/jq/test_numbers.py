@@ -88,7 +88,7 @@ CASES: list[tuple[str, Any, Any]] = [
     ("[[1]] | flatten(1e300)", None, [[1]]),
     ('"abc" * 1e300', None, "error"),  # Repeat string result too long
     # Integers beyond 2**53 (literals and input) are doubles; an input integer beyond the double
-    # range is the largest double (karta-format.md 3.2: the original reads its input as doubles).
+    # range is the largest double (docs/spec/format.md#jq-dialect: the original reads its input as doubles).
     ("9007199254740993 + 0", None, [9007199254740992]),
     ("100000000000000000000000000001 + 1", None, [1e29]),
     (". + 1", 10**400, [1.7976931348623157e308]),

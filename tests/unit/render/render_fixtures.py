@@ -1,5 +1,5 @@
-"""The running example of gang-backends.md 1.6 (train-7 with the definition of karta-format.md 2.5)
-and small builders for renderer tests."""
+"""The running example of docs/spec/gang-backends.md#running-example (train-7 with the definition of
+docs/spec/format.md#full-example) and small builders for renderer tests."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _load(relative: str) -> Any:
 
 
 def definition_dict() -> dict[str, Any]:
-    """karta-format.md 2.5 as a dict (examples/definitions/kubeflow-org-pytorchjob-v1.yaml)."""
+    """docs/spec/format.md#full-example as a dict (examples/definitions/kubeflow-org-pytorchjob-v1.yaml)."""
     data: dict[str, Any] = _load("definitions/kubeflow-org-pytorchjob-v1.yaml")
     return data
 

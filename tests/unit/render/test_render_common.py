@@ -1,5 +1,5 @@
-"""Shared rules: names (gang-backends.md 1.3: length limits, hash suffix, invalid names are errors),
-metadata (1.5), quantities and minResources arithmetic."""
+"""Shared rules: names (docs/spec/gang-backends.md#naming: length limits, hash suffix, invalid names are
+errors), metadata (1.5), quantities and minResources arithmetic."""
 
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def test_min_resources_use_requests_over_limits_init_containers_and_overhead() -
     assert group["spec"]["minResources"] == {"cpu": "65", "memory": "4Gi", "nvidia.com/gpu": "33"}
 
 
-# -- names with dots (gang-backends.md 1.3: object names are DNS-1123 subdomains) ---------------
+# -- names with dots (docs/spec/gang-backends.md#naming: object names are DNS-1123 subdomains) ---------------
 
 DOTTED = "llama-3.1-8b-instruct-fp8-l4-model"
 

@@ -1,5 +1,6 @@
-"""KAI PodGroups: the worked example of gang-backends.md 2.9 and its variants, karta-format.md 13.3
-(topology rules and messages) and 13.4 (alpha names, keys, the DNS check), and the 2.6 defaults."""
+"""KAI PodGroups: the worked example of docs/spec/gang-backends.md#kai-example and its variants,
+docs/spec/format.md#kai-current (topology rules and messages) and 13.4 (alpha names, keys, the DNS check), and
+the 2.6 defaults."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Kueue Workload PodSets (gang-backends.md 6.5, 6.6): the worked example and its elastic variant,
-PodSets per instance, nested scales, assembled fragmented templates, topology requests and limits."""
+"""Kueue Workload PodSets (docs/spec/gang-backends.md#kueue-rendering, #kueue-example): the worked example and
+its elastic variant, PodSets per instance, nested scales, assembled fragmented templates, topology requests
+and limits."""
 
 from __future__ import annotations
 

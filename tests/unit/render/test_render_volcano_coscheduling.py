@@ -1,5 +1,6 @@
-"""Volcano (gang-backends.md 4.4, 4.5) and coscheduling (5.4, 5.5) PodGroups: the worked examples, pod
-bindings, minResources, the 63-character label rule and the zero-minimum rule."""
+"""Volcano (docs/spec/gang-backends.md#volcano-rendering, #volcano-example) and coscheduling
+(#coscheduling-rendering, #coscheduling-example) PodGroups: the worked examples, pod bindings, minResources,
+the 63-character label rule and the zero-minimum rule."""
 
 from __future__ import annotations
 

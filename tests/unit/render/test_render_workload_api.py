@@ -1,5 +1,6 @@
-"""Kubernetes Workload API objects: the worked examples of gang-backends.md 3.6 (v1beta1, v1alpha2,
-v1alpha1, composite), alpha gangs per key (one PodGroup per key; podGroupReplicaKey in 1.35),
+"""Kubernetes Workload API objects: the worked examples of docs/spec/gang-backends.md#workload-api-example
+(v1beta1, v1alpha2, v1alpha1, composite), alpha gangs per key (one PodGroup per key; podGroupReplicaKey in
+1.35),
 ``basic`` for a zero minimum, topology and the template limit."""
 
 from __future__ import annotations

@@ -206,7 +206,9 @@ def test_a_literal_scale_that_is_not_a_replica_count(scale: str, shown: str) -> 
         )
     )
     ((_, _, message),) = errors(check)
-    assert message == f"the expression yields ({shown}), which is not a replica count (karta-format.md 7)"
+    assert message == (
+        f"the expression yields ({shown}), which is not a replica count (docs/spec/format.md#scale)"
+    )
 
 
 def test_an_iteration_over_a_non_list() -> None:

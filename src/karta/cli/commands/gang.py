@@ -1,5 +1,6 @@
 """``kli gang (TYPE/NAME | -f FILE [--pods PODS]) [--definition NAME|FILE] --backend B``: the scheduler
-objects of gang-backends.md for one workload, as YAML (or a JSON ``List``) ready for ``kubectl apply``.
+objects of docs/spec/gang-backends.md for one workload, as YAML (or a JSON ``List``) ready for ``kubectl
+apply``.
 
 From a file, the definition is resolved by the object's GVK as every command resolves it. Live
 (``TYPE/NAME`` or ``TYPE NAME``), the TYPE resolves as for ``kli get`` (cluster definitions
@@ -131,7 +132,7 @@ def gang(
     output: str,
     overrides: ConfigOverrides,
 ) -> None:
-    """Render the gang-scheduler objects for one workload (gang-backends.md).
+    """Render the gang-scheduler objects for one workload (docs/spec/gang-backends.md).
 
     TYPE/NAME reads the workload and its pods from the cluster (kubectl's connection flags
     apply); -f FILE renders a manifest, with its pods from --pods. KAI output is exactly the
@@ -364,7 +365,7 @@ def _render(
         raise CliError(
             f"definition {chosen.name} has no gang-scheduling instructions "
             "(spec.optimizationInstructions.gangScheduling)",
-            hint="add a podGroup (karta-format.md section 12), or pass another one with --definition",
+            hint="add a podGroup (docs/spec/format.md#gangs), or pass another one with --definition",
         )
     if evaluator is None:
         evaluator = (

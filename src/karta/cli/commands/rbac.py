@@ -1,8 +1,8 @@
 """``kli rbac DEFINITION... [--crd CRD.yaml] [--backend B] [--service-account NS/NAME]``.
 
-Prints the ClusterRole a consumer of those definitions needs (gang-backends.md 1.5): get/list/watch
-on the workload kinds, the kinds they are made of (components, ``additionalChildKinds``, and what
-the definitions of those kinds name in turn), the common pod owners (ReplicaSets, StatefulSets,
+Prints the ClusterRole a consumer of those definitions needs (docs/spec/gang-backends.md#object-rules):
+get/list/watch on the workload kinds, the kinds they are made of (components, ``additionalChildKinds``, and
+what the definitions of those kinds name in turn), the common pod owners (ReplicaSets, StatefulSets,
 Jobs), pods and Events (``kli get``/``describe`` read all of them), read access to
 ``kartas.run.ai``, and create/update on the group objects of the chosen gang backends; plus a
 ClusterRoleBinding for a service account.

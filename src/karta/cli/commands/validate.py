@@ -1,5 +1,5 @@
 """``kli validate FILE|DIR|-...``: load Karta definitions strictly and run the validator
-(karta-format.md 17.8), on several files, directories and standard input at once.
+(docs/spec/format.md#kli-validate), on several files, directories and standard input at once.
 
 Each input is read as ``-f`` reads (:func:`karta.cli.inputs.input_files`: a directory's ``.yaml``,
 ``.yml`` and ``.json`` files, ``-R`` recursively) and every YAML document of it is one

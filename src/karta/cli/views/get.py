@@ -1,4 +1,4 @@
-"""The ``kli get`` table (karta-format.md 17.4): ``[CLUSTER] [NAMESPACE] NAME [TYPE] PHASE GPU
+"""The ``kli get`` table (docs/spec/format.md#kli-get): ``[CLUSTER] [NAMESPACE] NAME [TYPE] PHASE GPU
 COMPONENTS [QUEUE] AGE [GANG ORIGIN]`` over :class:`karta.report.WorkloadSummary` rows. CLUSTER (the row's
 ``cluster``: its kubeconfig context) comes first when several clusters are listed; as kubectl,
 NAMESPACE comes next and only with ``-A``, ``-o wide`` adds GANG (the gang state) and ORIGIN, and

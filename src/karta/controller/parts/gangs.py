@@ -1,4 +1,4 @@
-"""The gang reconciler (mode B, gang-backends.md 1.1): the backend's group objects for every
+"""The gang reconciler (mode B, docs/spec/gang-backends.md#modes): the backend's group objects for every
 top-level workload of every type a usable definition describes.
 
 **Types.** The covered-types tracker (:class:`karta.kube.tracker.CoveredTypes`, shared with the

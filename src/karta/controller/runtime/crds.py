@@ -1,4 +1,5 @@
-"""Which CustomResourceDefinitions the cluster has, kept as small records (karta-format.md 15.1, 15.4).
+"""Which CustomResourceDefinitions the cluster has, kept as small records
+(docs/spec/format.md#operator-conditions, #operator-flags).
 
 Owns :class:`CRDIndex`: a list-then-watch of ``apiextensions.k8s.io/v1`` CRDs that keeps, per CRD,
 only a :class:`CRDRecord` (name, group, kind, the versions it serves, whether it is established).

@@ -1,7 +1,7 @@
 """The definitions the controller uses, kept current: catalog < directory < cluster Kartas.
 
-The same precedence per root GVK as ``kli`` (karta-format.md 17.3, :class:`DefinitionStore`).
-Cluster Kartas come from the shared cache's informer on ``kartas.run.ai``
+The same precedence per root GVK as ``kli`` (docs/spec/format.md#definition-sources,
+:class:`DefinitionStore`). Cluster Kartas come from the shared cache's informer on ``kartas.run.ai``
 (:class:`karta.kube.cache.SharedCache`: the Karta operator and the Karta webhooks read the same one);
 every change rebuilds the store (a new immutable snapshot, swapped atomically) and calls the
 subscribers with it. A Karta that does not decode is left out, with a warning in the log (the

@@ -4,11 +4,11 @@
 never hands over a half-computed set) and makes the cluster match them:
 
 - each object is read, compared with the live one on the backend's **immutable fields**
-  (:func:`immutable_differences`, from the backend's registry record; gang-backends.md 1.5 and
-  3.4, docs/controller/gang-reconciler.md) and, when one differs, **replaced** (deleted, then
-  created) when the caller gave the workload's pods and none of them holds it
-  (:func:`holding_pods`: a bound pod of that gang, or for a kind the backend's record
-  ``held_while_named``, any pod naming it), otherwise skipped and reported (``immutable``: a
+  (:func:`immutable_differences`, from the backend's registry record;
+  docs/spec/gang-backends.md#object-rules and #workload-api-v1beta1, docs/controller/gang-reconciler.md)
+  and, when one differs, **replaced** (deleted, then created) when the caller gave the workload's pods
+  and none of them holds it (:func:`holding_pods`: a bound pod of that gang, or for a kind the backend's
+  record ``held_while_named``, any pod naming it), otherwise skipped and reported (``immutable``: a
   Warning event on the workload and ``karta_gang_immutable_changes``): never forced. A replaced
   object whose deletion waits on a finalizer is created once it is gone (``deferred``);
 - otherwise it is written by server-side apply as field manager ``karta`` **with force**: the fields

@@ -84,7 +84,8 @@ def c_var(node: A.Node, scope: Scope) -> Compiled:
 
 
 def no_environment() -> Compiled:
-    """``$ENV`` and ``env`` of an untrusted definition: an empty object (karta-format.md 14.2)."""
+    """``$ENV`` and ``env`` of an untrusted definition: an empty object
+    (docs/spec/format.md#expression-safety)."""
 
     def one(v: Any, env: Env) -> Any:
         return {}

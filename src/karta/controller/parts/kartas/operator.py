@@ -1,4 +1,5 @@
-"""The Karta operator (karta-format.md 15.1, 15.2): validates and indexes ``kartas.run.ai`` objects.
+"""The Karta operator (docs/spec/format.md#operator-conditions, #index-labels): validates and indexes
+``kartas.run.ai`` objects.
 
 For every Karta not being deleted, :class:`KartaOperator` keeps three conditions on its status
 (``Validated``, ``CRDExists``, ``Ready``, each with ``observedGeneration``; ``lastTransitionTime``

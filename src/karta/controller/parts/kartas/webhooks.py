@@ -1,4 +1,4 @@
-"""The admission webhooks for Karta objects (karta-format.md 14.4, 15.3).
+"""The admission webhooks for Karta objects (docs/spec/format.md#admission, #webhooks).
 
 Owns :class:`KartaWebhooks`, two handlers for the
 :class:`~karta.controller.runtime.webhook.server.WebhookServer`:

@@ -1,4 +1,4 @@
-"""Pod binding at admission (gang-backends.md 1.1, mode B option 2): the mutating webhook on Pod
+"""Pod binding at admission (docs/spec/gang-backends.md#modes, mode B option 2): the mutating webhook on Pod
 CREATE at :data:`PATH` that points each pod of a covered workload at its gang's group object.
 
 From the pod alone (its owner references and labels: the workload's own controller is never waited
