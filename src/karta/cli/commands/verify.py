@@ -20,7 +20,7 @@ from karta.cli.inputs import parse_documents, read_object, read_objects, read_te
 from karta.cli.lookup import definitions_named, reference_evaluator
 from karta.cli.options import format_option, ref_option
 from karta.cli.output import emit
-from karta.cli.text import printable
+from karta.cli.text import plural, printable
 from karta.errors import PredictionError
 
 __all__ = ["verify"]
@@ -118,8 +118,11 @@ def verify(
         lines = [f"verify {name} against {workload_name}"]
         lines.extend(f"  {_MARK[c.result]}  {c.subject}: {c.message}" for c in checks)
         lines.append(
-            f"{len(checks)} checks: {len(checks) - failed - warned} ok, {failed} failed, {warned} warnings"
+            f"{plural(len(checks), 'check')}: {len(checks) - failed - warned} ok, {failed} failed, "
+            f"{plural(warned, 'warning')}"
         )
         click.echo("\n".join(printable(line) for line in lines))
     if failed:
-        raise CliError(f"{failed} of {len(checks)} checks failed for {obj_name}", code=exitcodes.FAILURE)
+        raise CliError(
+            f"{failed} of {plural(len(checks), 'check')} failed for {obj_name}", code=exitcodes.FAILURE
+        )
