@@ -49,6 +49,7 @@ from karta.cli.lookup import (
     chosen_definition,
     definition_for_object,
     live_evaluator,
+    no_definition_hint,
     not_found,
     not_installed,
     open_store,
@@ -56,6 +57,7 @@ from karta.cli.lookup import (
     reference_evaluator,
     resolution_notes,
     resolve_type,
+    unsaid,
 )
 from karta.cli.options import connection_options, limit_option, manifest_options, output_options, ref_option
 from karta.cli.output import emit, warn
@@ -314,7 +316,7 @@ def _describe_live(
                 all_namespaces=all_namespaces,
             )
         except CliError:
-            for warning in out.warnings:  # they may explain it
+            for warning in unsaid(store, out.warnings):  # they may explain it
                 warn(warning)
             raise
         # every workload's pods, each namespace's listed once, owner reads shared
@@ -434,7 +436,7 @@ def _read_targets(
             resolved = resolve_type(token, client=client, store=store)
         except CliError as exc:
             if exc.code == exitcodes.NO_DEFINITION and out.fmt in ("json", "yaml"):
-                emit(_no_definition_envelope(client, token), out.fmt)
+                emit(_no_definition_envelope(client, token, store), out.fmt)
             raise
         out.say(resolved.notes)  # duplicates ignored, invalid ones passed over
         rtype = resolved.resource
@@ -461,7 +463,7 @@ def _read_targets(
     return found, missing
 
 
-def _no_definition_envelope(client: kube.KubeClient, token: str) -> dict[str, str]:
+def _no_definition_envelope(client: kube.KubeClient, token: str, store: DefinitionStore) -> dict[str, str]:
     out = {"error": "no_definition_for_type"}
     try:
         rtype = client.discovery.resolve(token)
@@ -470,7 +472,9 @@ def _no_definition_envelope(client: kube.KubeClient, token: str) -> dict[str, st
     else:
         out["gvk"] = str(rtype.gvk)
     out["message"] = NO_DEFINITION_MESSAGE
-    out["hint"] = NO_DEFINITION_HINT
+    if store.cluster_forbidden:  # the likely cause, as the error line says
+        out["cause"] = f"the cluster's Karta definitions could not be listed: {store.cluster_forbidden}"
+    out["hint"] = no_definition_hint(store, NO_DEFINITION_HINT)
     return out
 
 
