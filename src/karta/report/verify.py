@@ -1,7 +1,22 @@
 """A definition checked against a real workload manifest and written-down predictions (R16; ``kli
 verify``): paths that extract nothing, pod specs without containers, components without instances,
 a status that resolves to ``Undefined``, then status, instances, replicas and the gang compared
-with the predictions::
+with the predictions.
+
+What a user would call a failure (issue 28; ``tests/catalog/test_catalog_verify.py`` runs every
+catalog definition on every corpus manifest of its kind):
+
+- an optional part absent from this workload is not one: an instance with replicas 0 and nothing
+  extracted (a TFJob without a chief: ``ok ... replicas 0: not part of this workload``, its empty
+  spec paths not warned about), or a component with no instances while another pod-bearing
+  component has some (``warn``; with none anywhere it is a ``FAIL``);
+- a pod template or pod spec without containers is one; a fragmented pod spec needs none (the
+  operator builds the containers from the fragments), and an empty one extracts nothing;
+- a definition with no pod-bearing component at all shows none of the workload's pods: a
+  ``FAIL``; so is one whose pod-bearing components extract nothing from this workload, unless they
+  are fragmented ones the workload leaves to the operator's defaults (``warn``).
+
+The predictions::
 
     status: Running                 # the primary status (or matched: [Running, Degraded])
     phase: Running                  # the raw phase
@@ -206,8 +221,10 @@ def _component_checks(
         error = ""
     # An optional replica type absent from this workload (a TFJob without a chief): replicas 0
     # on every instance and nothing extracted. Its empty spec paths are not worth a warning.
-    absent = bool(ids) and all(
-        (scales or {}).get(i) is not None and (scales or {})[i].replicas == 0 for i in ids
+    absent = (
+        bool(ids)
+        and all((scales or {}).get(i) is not None and (scales or {})[i].replicas == 0 for i in ids)
+        and all(v is None or _is_empty(v) for specs in extracted.values() for v in (specs or {}).values())
     )
     for field, expr in _paths(comp.definition):
         if absent and field.startswith("specDefinition"):

@@ -309,3 +309,15 @@ def test_absent_replica_types_pass_and_a_definition_without_pods_fails(kli) -> N
     assert "  FAIL  definition: has no component with a pod specification: it shows none of the pods" in lines
     assert "  ok    status: Initializing (matched: Initializing; phase: none)" in lines  # phase ""
     assert r.err == f"error: 1 of 6 checks failed for {wrapper}\n"
+
+
+def test_a_replica_type_scaled_to_zero_is_checked_as_it_is(kli, examples, tmp_path) -> None:
+    """replicas 0 with its template still there is not "absent": its template is still checked."""
+    w = write(tmp_path, "w.yaml", workload(worker_replicas=0))
+    r = kli("verify", "--definition", definition(examples), "--workload", w)
+    assert r.code == 0, r.out
+    assert "  ok    component worker: 1 instance, replicas 0" in r.out.splitlines()
+    w = write(tmp_path, "w2.yaml", workload(worker_replicas=0, worker_containers=[]))
+    r = kli("verify", "--definition", definition(examples), "--workload", w)
+    assert r.code == 1
+    assert "  FAIL  component worker: pod template has no containers" in r.out.splitlines()

@@ -72,7 +72,9 @@ def verify(
     """Check a definition against a real workload manifest and written-down predictions.
 
     Reports paths that extract nothing (warn), pod specs without containers, components without
-    instances and a status that resolves to Undefined (FAIL), then compares status, instances,
+    instances, a status that resolves to Undefined and a definition that shows no pod spec
+    (FAIL); an optional part absent from the workload (replicas 0, or no instances while other
+    components have some) is not a failure. Then compares status, instances,
     replicas and the gang with the predictions file, e.g. `component worker: expected replicas
     4, got 2`. With --pods, each pod is placed on its component, instance and gang by the pod
     selectors: a pod no component matches, a selector that does not match its pod, a pod outside
