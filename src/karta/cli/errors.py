@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from karta.cli import exitcodes
 from karta.cli.prog import spelled
 from karta.cli.text import printable
@@ -37,3 +39,26 @@ def one_line(message: str) -> str:
     object's status text, a name) are escaped, never written to the terminal."""
     parts = [part.strip() for part in message.splitlines()]
     return printable(" ".join(part for part in parts if part and part != "^").replace(" ,", ","))
+
+
+class RunFailures:
+    """The failures of a run over several inputs (``-f DIR``, a file of several objects): each is
+    reported as its ``error:`` line when it happens and the run goes on with the rest;
+    :meth:`finish`, once everything else is done and printed, exits with the first failure's code
+    (so ``-f DIR`` with an unreadable file still exits 2, as ``-f FILE`` does)."""
+
+    def __init__(self) -> None:
+        self.errors: list[CliError] = []
+
+    def add(self, exc: CliError) -> None:
+        self.errors.append(exc)
+        sys.stderr.write(format_error(exc, hint=False))
+
+    def finish(self, where: str) -> None:
+        if self.errors:
+            count = len(self.errors)
+            raise CliError(
+                f"{count} failure{'' if count == 1 else 's'} in {where}, each reported above; "
+                "everything else was processed",
+                code=self.errors[0].code,
+            )

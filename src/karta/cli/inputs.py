@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from karta import model
-from karta.cli.errors import UsageError
+from karta.cli.errors import RunFailures, UsageError
 from karta.jq._values import as_input, long_digits
 from karta.model.documents import MAX_BYTES
 
@@ -166,15 +166,24 @@ def input_files(path: str, *, recursive: bool = False) -> list[str]:
 
 
 def read_labelled_objects(
-    path: str, *, what: str, recursive: bool = False
+    path: str, *, what: str, recursive: bool = False, failures: RunFailures | None = None
 ) -> list[tuple[dict[str, Any], str]]:
     """Every object a ``-f`` names (see the module docstring), each with the name it is reported
     by: the file for a file of one object, else ``FILE (document N)`` (``items[i]`` of a List);
-    an empty file of a directory is skipped, nothing at all is a usage error."""
+    an empty file of a directory is skipped, nothing at all is a usage error. With ``failures``
+    (a directory run), a file that cannot be read or parsed, or a document that is not a
+    Kubernetes object (a status fragment), is one failure reported there, and the rest is read."""
     files = input_files(path, recursive=recursive)
+    collect = failures if failures is not None and Path(path).is_dir() else None
     out: list[tuple[dict[str, Any], str]] = []
     for file in files:
-        found = _file_objects(file, what=what)
+        try:
+            found = _file_objects(file, what=what, failures=collect)
+        except UsageError as exc:
+            if collect is None:
+                raise
+            collect.add(exc)
+            continue
         if len(found) == 1 and "items[" not in found[0][1]:
             found = [(found[0][0], found[0][1].rpartition(" (document")[0])]
         out.extend(found)
@@ -182,24 +191,39 @@ def read_labelled_objects(
             raise UsageError(
                 f"{path} holds more than {MAX_OBJECTS:,} {what}s; kli reads at most {MAX_OBJECTS:,}"
             )
+    if not out and collect is not None and collect.errors:
+        collect.finish(path)
     if not out:
         empty = "the file is empty" if files == [path] else "its files are empty"
         raise UsageError(f"{'stdin' if path == '-' else path} holds no {what}: {empty}")
     return out
 
 
-def _file_objects(path: str, *, what: str) -> list[tuple[dict[str, Any], str]]:
+def _file_objects(
+    path: str, *, what: str, failures: RunFailures | None = None
+) -> list[tuple[dict[str, Any], str]]:
+    """The objects of one file; with ``failures``, a document that is not one is reported there
+    and passed over, else it is a usage error."""
     text, name = read_text(path)
     out: list[tuple[dict[str, Any], str]] = []
+
+    def take(obj: Any, label: str) -> None:
+        try:
+            check_object(obj, label, what=what)
+        except UsageError as exc:
+            if failures is None:
+                raise
+            failures.add(exc)
+            return
+        out.append((obj, label))
+
     for index, doc in enumerate(parse_documents(text, name)):
         label = f"{name} (document {index + 1})"
         if isinstance(doc, dict) and doc.get("kind") == "List" and isinstance(doc.get("items"), list):
             for item_index, item in enumerate(doc["items"]):
-                check_object(item, f"{label} items[{item_index}]", what=what)
-                out.append((item, f"{label} items[{item_index}]"))
+                take(item, f"{label} items[{item_index}]")
         else:
-            check_object(doc, label, what=what)
-            out.append((doc, label))
+            take(doc, label)
         if len(out) > MAX_OBJECTS:
             raise UsageError(
                 f"{name} holds more than {MAX_OBJECTS:,} {what}s; kli reads at most {MAX_OBJECTS:,} "

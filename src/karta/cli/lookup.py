@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFINITION_OPTION_HELP",
     "FILE",
+    "FORBIDDEN_HINT",
     "INVALID_HINT",
     "NO_DEFINITION_HINT",
     "PASS_DEFINITION_HINT",
@@ -58,6 +59,7 @@ __all__ = [
     "live_evaluator",
     "load_definition",
     "named_definition",
+    "no_definition_hint",
     "no_such_definition",
     "not_found",
     "not_installed",
@@ -68,6 +70,7 @@ __all__ = [
     "reference_evaluator",
     "resolution_notes",
     "resolve_type",
+    "unsaid",
 ]
 
 FILE = "file"  # the origin of a definition given as a file (--definition FILE)
@@ -81,6 +84,28 @@ NO_DEFINITION_HINT = (
     '"kli definitions" lists the types Karta covers; "kli scaffold --crd CRD.yaml" drafts a '
     "definition for a custom resource (apply it to the cluster or put it in $KARTA_DEFINITIONS)"
 )
+FORBIDDEN_HINT = (
+    "ask a cluster administrator to let you list kartas.run.ai cluster-wide (a ClusterRole with "
+    'verb list on resource kartas of group run.ai); meanwhile "kubectl get karta NAME -o yaml" '
+    "from someone who may, saved in $KARTA_DEFINITIONS (default ~/.karta/definitions), is read "
+    "instead"
+)
+
+
+def no_definition_hint(store: definitions.DefinitionStore, hint: str) -> str:
+    """``hint`` for a type nothing covers, unless the cluster's Kartas could not be listed: then
+    how to be allowed to (the error already names that as the likely cause)."""
+    return FORBIDDEN_HINT if store.cluster_forbidden else hint
+
+
+def unsaid(store: definitions.DefinitionStore | None, warnings: Sequence[str]) -> list[str]:
+    """``warnings`` (copied from ``store.warnings`` earlier) less the one a no-definition error has
+    since said (:meth:`~karta.definitions.DefinitionStore.no_definition`): one message per cause."""
+    if store is None or not store.forbidden_said:
+        return list(warnings)
+    return [w for w in warnings if store.cluster_forbidden not in w]
+
+
 INVALID_HINT = (
     '"kli definitions" marks the invalid definitions; fix or delete them ("kli validate FILE" '
     "shows every finding), or pass a valid one with --definition NAME|FILE"
@@ -118,7 +143,9 @@ def open_store(
         if own:
             client.close()
     return definitions.DefinitionStore.load(
-        cluster=read.kartas if read.available else None, cluster_warnings=[*warnings, *read.warnings]
+        cluster=read.kartas if read.available else None,
+        cluster_warnings=[*warnings, *read.warnings],
+        cluster_forbidden=read.forbidden,
     )
 
 
@@ -134,7 +161,7 @@ def definition_for_object(
     except InvalidDefinitionError as exc:
         raise CliError(str(exc), hint=INVALID_HINT) from None
     except NoDefinitionError as exc:
-        raise CliError(str(exc), code=exitcodes.NO_DEFINITION, hint=hint) from None
+        raise CliError(str(exc), code=exitcodes.NO_DEFINITION, hint=no_definition_hint(store, hint)) from None
     except AmbiguousDefinitionError as exc:
         raise UsageError(str(exc)) from None
 
@@ -322,7 +349,8 @@ def resolve_type(
         close = _close_types(token, client=client, store=store)
         if close:
             message += f"; did you mean {' or '.join(close)}?"
-        raise CliError(message, code=exitcodes.NO_DEFINITION, hint=NO_DEFINITION_HINT) from None
+        hint = no_definition_hint(store, NO_DEFINITION_HINT)
+        raise CliError(message, code=exitcodes.NO_DEFINITION, hint=hint) from None
     except AmbiguousDefinitionError as exc:
         raise UsageError(str(exc)) from None
 

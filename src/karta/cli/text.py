@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["printable", "printable_lines"]
+__all__ = ["plural", "printable", "printable_lines"]
 
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
@@ -43,3 +43,8 @@ def printable(text: str) -> str:
 def printable_lines(text: str) -> str:
     """Each line of ``text`` through :func:`printable`, the ``\\n`` between them kept."""
     return "\n".join(printable(line) for line in text.split("\n"))
+
+
+def plural(count: int, word: str) -> str:
+    """``1 check``, ``2 checks``, ``0 checks``: a count and its noun (English ``-s`` plural)."""
+    return f"{count} {word}{'' if count == 1 else 's'}"

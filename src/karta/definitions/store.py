@@ -267,9 +267,20 @@ class DefinitionStore:
     problems followed by collisions of user definitions.
     """
 
-    def __init__(self, definitions: Iterable[StoredDefinition] = (), *, warnings: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        definitions: Iterable[StoredDefinition] = (),
+        *,
+        warnings: Iterable[str] = (),
+        cluster_forbidden: str = "",
+    ) -> None:
         self.definitions: list[StoredDefinition] = list(definitions)
         self._load_warnings = list(warnings)
+        # The API server's refusal to list the cluster's Kartas (a namespace-scoped user): the
+        # likely cause of a kind nothing covers, which NoDefinitionError then says, and the
+        # warning about it is dropped from :attr:`warnings` (said once, in the error).
+        self.cluster_forbidden = cluster_forbidden
+        self.forbidden_said = False
         self._claims: dict[GVK, list[StoredDefinition]] = {}
         self._unmapped: list[StoredDefinition] = []
         self._resolutions: dict[GVK, Resolution] = {}
@@ -297,8 +308,10 @@ class DefinitionStore:
         include_catalog: bool = True,
         cluster: Sequence[Karta] | None = None,
         cluster_warnings: Iterable[str] = (),
+        cluster_forbidden: str = "",
     ) -> DefinitionStore:
-        """Catalog < user directory < ``cluster`` (Kartas already read by the caller, or None)."""
+        """Catalog < user directory < ``cluster`` (Kartas already read by the caller, or None;
+        ``cluster_forbidden``: why they could not be listed, when it was forbidden)."""
         definitions: list[StoredDefinition] = []
         warnings: list[str] = []
         if include_catalog:
@@ -313,12 +326,14 @@ class DefinitionStore:
         warnings.extend(cluster_warnings)
         if cluster is not None:
             definitions.extend(_cluster(cluster))
-        return cls(definitions, warnings=warnings)
+        return cls(definitions, warnings=warnings, cluster_forbidden=cluster_forbidden)
 
     def with_cluster(self, kartas: Sequence[Karta], *, warnings: Iterable[str] = ()) -> DefinitionStore:
         """A new store with ``kartas`` added as cluster definitions (the seam for cluster access)."""
         return DefinitionStore(
-            [*self.definitions, *_cluster(kartas)], warnings=[*self._load_warnings, *warnings]
+            [*self.definitions, *_cluster(kartas)],
+            warnings=[*self._load_warnings, *warnings],
+            cluster_forbidden=self.cluster_forbidden,
         )
 
     # resolution of one GVK ----------------------------------------------------------------------
@@ -370,7 +385,22 @@ class DefinitionStore:
                 collisions.append(
                     f"{len(winners)} {winners[0].origin} Karta definitions claim {gvk}: {names}"
                 )
-        return [*self._load_warnings, *collisions]
+        said = self.forbidden_said and self.cluster_forbidden
+        loaded = [w for w in self._load_warnings if not (said and self.cluster_forbidden in w)]
+        return [*loaded, *collisions]
+
+    def no_definition(self, what: str) -> NoDefinitionError:
+        """ "no Karta definition covers ``what``"; when the cluster's Kartas could not be listed
+        (forbidden), the error names that as the likely cause (and the warning saying so is
+        dropped from :attr:`warnings`: it is said once, here)."""
+        if not self.cluster_forbidden:
+            return NoDefinitionError(f"no Karta definition covers {what}")
+        self.forbidden_said = True
+        return NoDefinitionError(
+            f"no Karta definition covers {what} among the built-in and your own definitions; "
+            "the cluster's Karta definitions, where it is likely to be, could not be listed "
+            f"({self.cluster_forbidden})"
+        )
 
     def visible(self) -> list[StoredDefinition]:
         """The definitions resolution uses: per root GVK (by GVK string) the one used, or the
@@ -471,7 +501,7 @@ class DefinitionStore:
         if not others:
             if claimed:  # only invalid definitions, at any version
                 raise InvalidDefinitionError(_invalid(f"{gvk.kind} ({gvk.api_version})", claimed))
-            raise NoDefinitionError(f"no Karta definition covers {gvk.kind} ({gvk.api_version})")
+            raise self.no_definition(f"{gvk.kind} ({gvk.api_version})")
         if served is not None and len(others) > 1:
             others = [r for r in others if served(r.gvk)] or others
         by_version = {r.gvk.version: r for r in others}
@@ -494,7 +524,7 @@ class DefinitionStore:
         if not matches:
             if resolutions:
                 raise InvalidDefinitionError(_invalid(f'"{token}"', resolutions))
-            raise NoDefinitionError(f'no Karta definition covers "{token}"')
+            raise self.no_definition(f'"{token}"')
         if len(matches) > 1:
             tokens = sorted({r.gvk.token.lower() for r in matches})
             raise AmbiguousDefinitionError(

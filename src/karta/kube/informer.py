@@ -30,12 +30,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from karta.errors import KartaError
+from karta.errors import ApiError, KartaError
 from karta.kube.client import KubeClient
 from karta.kube.resources import ResourceType
 from karta.kube.watch import ListWatch, SyncEvent
 
-__all__ = ["LAST_APPLIED", "Handler", "IndexFunc", "Informer", "object_key", "owner_uids", "trim_object"]
+__all__ = [
+    "LAST_APPLIED",
+    "Handler",
+    "IndexFunc",
+    "Informer",
+    "object_key",
+    "owner_uids",
+    "trim_object",
+    "unserved_message",
+]
 
 Handler = Callable[[str, dict[str, Any], dict[str, Any] | None], None]
 IndexFunc = Callable[[Mapping[str, Any]], list[str]]
@@ -57,6 +66,19 @@ def trim_object(obj: dict[str, Any]) -> dict[str, Any]:
     if heavy is not None:
         meta["annotations"] = {k: v for k, v in heavy.items() if k != LAST_APPLIED}
     return {**obj, "metadata": meta}
+
+
+def unserved_message(rtype: ResourceType) -> str:
+    """What a 404 on listing ``rtype`` means (the API server's own text is "404 page not found"):
+    its CRD is not installed; for the Karta CRD, how to install it."""
+    resource = f"{rtype.plural}.{rtype.group}" if rtype.group else rtype.plural
+    if (rtype.group, rtype.plural) == ("run.ai", "kartas"):
+        return (
+            f"the Karta CRD {resource} is not installed, so no Karta definitions are read from the "
+            "cluster: install it with 'kli crd | kubectl apply -f -' or the Helm chart (charts/karta "
+            "installs it); retrying"
+        )
+    return f"the API server does not serve {resource} (404: its CRD is not installed?); retrying"
 
 
 def object_key(obj: Mapping[str, Any]) -> str:
@@ -275,7 +297,9 @@ class Informer:
                 last_error = str(exc)
                 self.log.log(
                     level,
-                    "cannot list or watch; retrying",
+                    unserved_message(self.rtype)
+                    if isinstance(exc, ApiError) and exc.status == 404
+                    else "cannot list or watch; retrying",
                     extra={"informer": self.name, "error": str(exc), "retry_s": self.retry_s},
                 )
                 stop.wait(self.retry_s)

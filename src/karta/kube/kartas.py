@@ -58,6 +58,7 @@ class ClusterKartas:
     names: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     available: bool = False  # the list itself succeeded (CRD installed and readable)
+    forbidden: str = ""  # the API server's refusal when listing them was forbidden (401/403)
 
 
 def read_cluster_kartas(client: KubeClient, *, chunk_size: int = 500) -> ClusterKartas:
@@ -70,6 +71,7 @@ def read_cluster_kartas(client: KubeClient, *, chunk_size: int = 500) -> Cluster
         if exc.status == 404:
             out.warnings.append(CRD_MISSING)
         elif exc.status in (401, 403):
+            out.forbidden = str(exc)
             out.warnings.append(FORBIDDEN.format(err=exc))
         else:
             out.warnings.append(UNREADABLE_DEFINITIONS.format(err=exc))
@@ -126,4 +128,5 @@ def load_definitions(
         include_catalog=include_catalog,
         cluster=read.kartas if read.available else None,
         cluster_warnings=read.warnings,
+        cluster_forbidden=read.forbidden,
     )

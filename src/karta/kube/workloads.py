@@ -103,9 +103,7 @@ def resolve_type(token: str, *, client: KubeClient, store: DefinitionStore) -> R
     try:
         only = store.definition_for_token(token)
     except NoDefinitionError:
-        raise NoDefinitionError(
-            f'no Karta definition covers "{token}" (and the server has no resource type "{token}")'
-        ) from None
+        raise store.no_definition(f'"{token}" (and the server has no resource type "{token}")') from None
     assert only.gvk is not None
     return ResolvedType(only, None, only.gvk.kind, only.gvk.group, tuple(store.notes_for(only.gvk)))
 

@@ -314,6 +314,12 @@ def _pick_phase(phases: list[PhaseField]) -> PhaseField | None:
     return min(phases, key=rank) if phases else None
 
 
+def _undecided(expression: str) -> dict[str, Any]:
+    """The catalog's first Initializing rule: nothing decided yet (the operator has not written
+    the status field the other mappings read) is Initializing, not Undefined."""
+    return {"byExpression": {"expression": expression, "expectedResult": "true"}}
+
+
 def _status(analysis: SchemaAnalysis, todos: list[Todo], crd: CrdVersion, notes: list[str]) -> dict[str, Any]:
     where: tuple[str | int, ...] = (*_ROOT, "statusDefinition")
     phase = _pick_phase(analysis.phases)
@@ -380,6 +386,14 @@ def _status(analysis: SchemaAnalysis, todos: list[Todo], crd: CrdVersion, notes:
                 "controller's real status field"
             )
         todos.append(Todo((*where, "phaseDefinition"), note))
+    if "phaseDefinition" in definition:
+        undecided = f'({definition["phaseDefinition"]["path"]} // "") == ""'
+    elif "conditionsDefinition" in definition:
+        undecided = f"({definition['conditionsDefinition']['path']} // []) | length == 0"
+    else:
+        undecided = ""  # the replica count's rule above already says Initializing at 0
+    if undecided:
+        mappings["initializing"] = [_undecided(undecided), *mappings.get("initializing", [])]
     definition["statusMappings"] = {k: mappings[k] for k in STATUS_KEYS if k in mappings}
     return definition
 

@@ -123,8 +123,8 @@ def test_top_nodes_sums_the_bound_active_pods(kli: Callable[..., Result], scene:
     header, row_a, row_b = (line.split() for line in table.out.splitlines())
     assert " ".join(header) == "NAME GPU GPU REQUESTED GPU FREE PODS CPU REQUESTED MEMORY REQUESTED"
     # a: train-0 (2), debug (1), cpu-only; train-3 Succeeded is not counted
-    assert row_a == [a, "8", "3", "(37%)", "5", "3/110", "1500m/64", "3Gi/512Gi"]
-    assert row_b == [b, "4", "3", "(75%)", "1", "2/110", "1/64", "2Gi/512Gi"]
+    assert row_a == [a, "8", "3", "(37%)", "5", "3/110", "1500m/64000m", "3072Mi/524288Mi"]
+    assert row_b == [b, "4", "3", "(75%)", "1", "2/110", "1000m/64000m", "2048Mi/524288Mi"]
     bare = kli("top", "node", "-l", scene.label, "--no-headers", "--kubeconfig", scene.kubeconfig)
     assert bare.out.splitlines()[0].split()[0] == a and len(bare.out.splitlines()) == 2
     data = json.loads(
@@ -203,7 +203,7 @@ def test_what_cannot_be_listed_is_said_and_unknown(
         "warning: cannot list nodes (forbidden): the allocatable columns are <unknown>"
     ]
     (row_a,) = [line.split() for line in nodes.out.splitlines() if line.startswith(a)]
-    assert row_a == [a, "<unknown>", "3", "<unknown>", "3", "1500m", "3Gi"]
+    assert row_a == [a, "<unknown>", "3", "<unknown>", "3", "1500m", "3072Mi"]
 
     gpus = kli("top", "gpus", "-n", scene.namespace, "--as", pod_reader, "--kubeconfig", scene.kubeconfig)
     assert gpus.code == 0, gpus.err

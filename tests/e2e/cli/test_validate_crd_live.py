@@ -81,7 +81,8 @@ def test_a_kind_without_a_crd_in_the_cluster(
     )
     job = str(CATALOG / "batch-job-v1.yaml")
     r = kli("validate", "--crd-from-cluster", "--kubeconfig", str(cluster.kubeconfig), absent, job)
-    assert r.code == 1
+    assert r.code == 0, r.err  # issue 28: not checked is neither a pass nor INVALID
+    assert r.out.startswith("OK: acme-ai-absent-v1 is a valid Karta definition")
     assert (
         f"not checked against a CRD: the cluster serves no kind {kind} in group acme.ai (API discovery)"
         in r.out
@@ -90,7 +91,7 @@ def test_a_kind_without_a_crd_in_the_cluster(
         "not checked against a CRD: the cluster serves Job (jobs.batch) but has no CRD jobs.batch: "
         "the API server or an aggregated API serves it"
     ) in r.out
-    assert r.err.splitlines()[-1] == "error: 2 findings in 2 of 2 definitions"
+    assert "error:" not in r.err
 
 
 def test_an_identity_that_may_not_read_crds(

@@ -34,9 +34,10 @@ def test_unknown_values_are_shown_as_unknown() -> None:
     no_pods = NodeCapacity("b", Requests(4, 64000, 2**39), 110, None, None)
     no_node = NodeCapacity("c", None, None, Requests(1, 500, 2**30), 1)
     lines = [line.split() for line in node_lines([known, no_pods, no_node])]
-    assert lines[1] == ["a", "8", "3", "(37%)", "5", "3/110", "1500m/64", "3Gi/512Gi"]
+    # issue 28: one unit per column, kubectl top's (not 1500m/64 next to 8/64)
+    assert lines[1] == ["a", "8", "3", "(37%)", "5", "3/110", "1500m/64000m", "3072Mi/524288Mi"]
     assert lines[2] == ["b", "4", "<unknown>", "<unknown>", "<unknown>", "<unknown>", "<unknown>"]
-    assert lines[3] == ["c", "<unknown>", "1", "<unknown>", "1", "500m", "1Gi"]
+    assert lines[3] == ["c", "<unknown>", "1", "<unknown>", "1", "500m", "1024Mi"]
     assert len(node_lines([known], headers=False)) == 1
     assert gpu_total_line(GpuTotals(12, 2, 6, 3), namespace=None) == (
         "Cluster: 12 GPUs allocatable on 2 nodes; requested 6 (50%), free 6; pending 3"

@@ -77,15 +77,24 @@ def test_preserve_unknown_fields_makes_notes_not_a_pass(kli, examples: Path) -> 
     assert rows and {row["severity"] for row in rows} == {"note"}
 
 
-def test_a_definition_without_its_crd_is_an_error(kli, pytorch: Path) -> None:
+def test_a_definition_without_its_crd_is_not_checked(kli, pytorch: Path) -> None:
+    """Issue 28: not checked is neither a pass nor INVALID: an OK line (the definition itself is
+    valid) with the reason under it, exit 0; -o json has it as a note."""
     r = kli("validate", "--crd", str(ARGO_CRD), str(pytorch))
-    assert r.code == 1
-    assert "not checked against a CRD: the --crd files define no CRD for kubeflow.org/PyTorchJob" in r.out
+    assert r.code == 0, r.err
+    assert r.out.splitlines() == [
+        "OK: kubeflow-org-pytorchjob-v1 is a valid Karta definition (GVK: kubeflow.org/v1, Kind=PyTorchJob)",
+        "  not checked against a CRD: the --crd files define no CRD for kubeflow.org/PyTorchJob",
+    ]
+    assert r.err == ""
+    (row,) = json.loads(kli("validate", "-o", "json", "--crd", str(ARGO_CRD), str(pytorch)).out)
+    assert row["severity"] == "note"
+    assert row["path"] == "spec.structureDefinition.rootComponent.kind"
 
 
 def test_several_crd_files_and_definitions(kli, pytorch: Path, typo: Path) -> None:
     r = kli("validate", "--crd", str(ARGO_CRD), "--crd", str(PYTORCH_CRD), str(pytorch), str(typo))
-    assert r.code == 1
+    assert r.code == 1, r.err
     assert r.out.startswith(
         "OK: kubeflow-org-pytorchjob-v1 is a valid Karta definition "
         f"(GVK: kubeflow.org/v1, Kind=PyTorchJob) in {pytorch}\n"

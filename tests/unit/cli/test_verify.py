@@ -287,3 +287,37 @@ def test_usage_errors(kli, examples, tmp_path) -> None:
         r.code == 1
         and "  FAIL  component ghost: is predicted but the definition has no such component" in r.out
     )
+
+
+CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus" / "workloads"
+
+
+def test_absent_replica_types_pass_and_a_definition_without_pods_fails(kli) -> None:
+    """Issue 28: a TFJob without chief, master, ps or evaluator is not 4 failures; an AppWrapper
+    definition, which shows no pods at all, is one; one wording for an unset phase; plurals."""
+    tfjob = str(CORPUS / "kubeflow-training-v1/tfjob-simple.yaml")
+    r = kli("verify", "--definition", "kubeflow-org-tfjob-v1", "--workload", tfjob)
+    assert r.code == 0, r.out + r.err
+    lines = r.out.splitlines()
+    assert "  ok    component chief: 1 instance, replicas 0: not part of this workload" in lines
+    assert "  ok    status: Initializing (matched: Initializing; phase: none)" in lines
+    assert lines[-1] == "8 checks: 7 ok, 0 failed, 1 warning"
+    wrapper = str(CORPUS / "appwrapper/wrapped-gpu-job.yaml")
+    r = kli("verify", "--definition", "workload-codeflare-dev-appwrapper-v1beta2", "--workload", wrapper)
+    assert r.code == 1
+    lines = r.out.splitlines()
+    assert "  FAIL  definition: has no component with a pod specification: it shows none of the pods" in lines
+    assert "  ok    status: Initializing (matched: Initializing; phase: none)" in lines  # phase ""
+    assert r.err == f"error: 1 of 6 checks failed for {wrapper}\n"
+
+
+def test_a_replica_type_scaled_to_zero_is_checked_as_it_is(kli, examples, tmp_path) -> None:
+    """replicas 0 with its template still there is not "absent": its template is still checked."""
+    w = write(tmp_path, "w.yaml", workload(worker_replicas=0))
+    r = kli("verify", "--definition", definition(examples), "--workload", w)
+    assert r.code == 0, r.out
+    assert "  ok    component worker: 1 instance, replicas 0" in r.out.splitlines()
+    w = write(tmp_path, "w2.yaml", workload(worker_replicas=0, worker_containers=[]))
+    r = kli("verify", "--definition", definition(examples), "--workload", w)
+    assert r.code == 1
+    assert "  FAIL  component worker: pod template has no containers" in r.out.splitlines()

@@ -170,8 +170,9 @@ def test_phase_enum_is_mapped_by_name_and_unmapped_values_are_listed() -> None:
     draft = scaffold_crd([crd({"template": TEMPLATE}, status)])
     sd = draft.component("finetune")["statusDefinition"]
     assert sd["phaseDefinition"] == {"path": ".status.phase"}
+    undecided = {"byExpression": {"expression": '(.status.phase // "") == ""', "expectedResult": "true"}}
     assert sd["statusMappings"] == {
-        "initializing": [{"byPhase": "Pending"}],
+        "initializing": [undecided, {"byPhase": "Pending"}],  # issue 28: the catalog's first rule
         "running": [{"byPhase": "Running"}],
         "completed": [{"byPhase": "Succeeded"}],
         "failed": [{"byPhase": "Failed"}],
@@ -195,6 +196,40 @@ def test_conditions_without_phase_enum() -> None:
     sd = scaffold_crd([crd({"template": TEMPLATE}, status)]).component("finetune")["statusDefinition"]
     assert sd["conditionsDefinition"] == {"path": ".status.conditions"}
     assert {"byConditions": [{"type": "Running", "status": "True"}]} in sd["statusMappings"]["running"]
+
+
+@pytest.mark.parametrize(
+    "status",
+    [
+        None,  # no status in the schema: .status.phase guessed
+        {"phase": {"type": "string", "enum": ["Running", "Failed"]}},
+        {"conditions": {"type": "array", "items": {"type": "object"}}},
+    ],
+    ids=["guessed-phase", "phase-enum", "conditions"],
+)
+def test_a_draft_reads_initializing_before_the_operator_writes_status(status: dict[str, Any] | None) -> None:
+    """Issue 28: the catalog's rule "not decided yet is Initializing" is in every draft, so a
+    just-created object is Initializing, not Undefined (and still Running once it says so)."""
+    draft = scaffold_crd([crd({"template": TEMPLATE}, status)])
+    karta = load_karta(yaml.safe_load(draft.to_yaml()), strict=True).karta
+    assert karta is not None
+    obj: dict[str, Any] = {"apiVersion": "acme.ai/v1", "kind": "FineTune", "metadata": {"name": "f"}}
+    evaluator = Evaluator(trusted=False)
+
+    def primary(written: dict[str, Any] | None) -> str:
+        status = (
+            ComponentFactory(
+                karta, {**obj, **({"status": written} if written is not None else {})}, evaluator=evaluator
+            )
+            .root()
+            .status()
+        )
+        assert status is not None
+        return str(status.primary)
+
+    for written in (None, {}, {"phase": ""}, {"conditions": []}):
+        assert primary(written) == "Initializing", written
+    assert primary({"phase": "Running", "conditions": [{"type": "Running", "status": "True"}]}) == "Running"
 
 
 def test_no_status_and_no_pods_still_validates() -> None:
@@ -324,7 +359,10 @@ def test_comments_never_carry_the_crds_line_breaks_or_controls() -> None:
     assert "finetunes.acme.ai\\u000a# injected: true\\u2028" in text
     loaded = yaml.safe_load(text)
     assert loaded["spec"]["structureDefinition"]["rootComponent"]["statusDefinition"]["statusMappings"] == {
-        "running": [{"byPhase": "Running"}]
+        "initializing": [
+            {"byExpression": {"expression": '(.status.phase // "") == ""', "expectedResult": "true"}}
+        ],
+        "running": [{"byPhase": "Running"}],
     }
     assert errors_of(text) == []
 

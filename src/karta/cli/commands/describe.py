@@ -42,13 +42,14 @@ from karta.cli.cluster import cluster_failure, connect
 from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.config import load_config, resolve_output
-from karta.cli.errors import CliError, UsageError, format_error
+from karta.cli.errors import CliError, RunFailures, UsageError, format_error
 from karta.cli.inputs import read_labelled_objects, read_objects
 from karta.cli.lookup import (
     DEFINITION_OPTION_HELP,
     chosen_definition,
     definition_for_object,
     live_evaluator,
+    no_definition_hint,
     not_found,
     not_installed,
     open_store,
@@ -56,6 +57,7 @@ from karta.cli.lookup import (
     reference_evaluator,
     resolution_notes,
     resolve_type,
+    unsaid,
 )
 from karta.cli.options import connection_options, limit_option, manifest_options, output_options, ref_option
 from karta.cli.output import emit, warn
@@ -314,7 +316,7 @@ def _describe_live(
                 all_namespaces=all_namespaces,
             )
         except CliError:
-            for warning in out.warnings:  # they may explain it
+            for warning in unsaid(store, out.warnings):  # they may explain it
                 warn(warning)
             raise
         # every workload's pods, each namespace's listed once, owner reads shared
@@ -434,7 +436,7 @@ def _read_targets(
             resolved = resolve_type(token, client=client, store=store)
         except CliError as exc:
             if exc.code == exitcodes.NO_DEFINITION and out.fmt in ("json", "yaml"):
-                emit(_no_definition_envelope(client, token), out.fmt)
+                emit(_no_definition_envelope(client, token, store), out.fmt)
             raise
         out.say(resolved.notes)  # duplicates ignored, invalid ones passed over
         rtype = resolved.resource
@@ -461,7 +463,7 @@ def _read_targets(
     return found, missing
 
 
-def _no_definition_envelope(client: kube.KubeClient, token: str) -> dict[str, str]:
+def _no_definition_envelope(client: kube.KubeClient, token: str, store: DefinitionStore) -> dict[str, str]:
     out = {"error": "no_definition_for_type"}
     try:
         rtype = client.discovery.resolve(token)
@@ -470,7 +472,9 @@ def _no_definition_envelope(client: kube.KubeClient, token: str) -> dict[str, st
     else:
         out["gvk"] = str(rtype.gvk)
     out["message"] = NO_DEFINITION_MESSAGE
-    out["hint"] = NO_DEFINITION_HINT
+    if store.cluster_forbidden:  # the likely cause, as the error line says
+        out["cause"] = f"the cluster's Karta definitions could not be listed: {store.cluster_forbidden}"
+    out["hint"] = no_definition_hint(store, NO_DEFINITION_HINT)
     return out
 
 
@@ -486,45 +490,32 @@ def _describe_files(
     overrides: ConfigOverrides | None,
     pods_file: str | None = None,
 ) -> None:
-    objects = read_labelled_objects(path, what="workload object", recursive=recursive)
+    failures = RunFailures()  # a directory run goes on past a bad file or workload
+    objects = read_labelled_objects(path, what="workload object", recursive=recursive, failures=failures)
     if pods_file is not None and len(objects) > 1:
         raise UsageError(f"--pods goes with one workload; {path} holds {len(objects)} objects")
     pods = read_objects(pods_file, what="pod") if pods_file is not None else None
     store = open_store(overrides)
     out.warnings.extend(store.warnings)
-    several = len(objects) > 1
+    several = len(objects) > 1 or bool(failures.errors)
     skipped: list[CliError] = []
     for obj, name in objects:
-        api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
-        if definition is not None:  # --definition NAME|FILE: that one, whatever the type
-            chosen, diagnostics = chosen_definition(
-                definition, obj, overrides, hint=FILE_NO_DEFINITION_HINT, store=store
-            )
-            said = [d["message"] for d in diagnostics if d["severity"] in ("warning", "error")]
-            out.say(said)
-            out.add(chosen, obj, name, file_mode=True, pods=pods)
-            continue
         try:
-            chosen = definition_for_object(store, obj, hint=FILE_NO_DEFINITION_HINT)
-            out.say(resolution_notes(store, obj, chosen))
+            _describe_file_object(out, obj, name, store, definition, overrides, pods)
         except CliError as exc:
-            if exc.code != exitcodes.NO_DEFINITION:
+            if not several:
+                if exc.code == exitcodes.NO_DEFINITION:
+                    for warning in out.warnings:
+                        warn(warning)
+                    if out.fmt in ("json", "yaml"):
+                        emit(_envelope(str(model.GVK.of(str(obj["apiVersion"]), str(obj["kind"])))), out.fmt)
                 raise
-            if several:
+            if exc.code == exitcodes.NO_DEFINITION and definition is None:
                 skipped.append(exc)
                 out.warnings.append(f"skipping {name}: {exc}")
-                continue
-            for warning in out.warnings:
-                warn(warning)
-            if out.fmt in ("json", "yaml"):
-                emit(_envelope(str(model.GVK.of(api_version, kind))), out.fmt)
-            raise
-        gvk = chosen.gvk
-        if gvk is not None and gvk.version != api_version.rpartition("/")[2]:
-            other = f"a definition for version {gvk.version}"
-            out.warnings.append(f"{kind} {api_version} is described with {chosen.name}, {other}")
-        out.add(chosen, obj, name, file_mode=True, pods=pods)
-    if not out.reports and skipped:
+            else:
+                failures.add(exc)
+    if not out.reports and skipped and not failures.errors:
         for warning in out.warnings:
             warn(warning)
         raise CliError(
@@ -532,7 +523,37 @@ def _describe_files(
             code=exitcodes.NO_DEFINITION,
             hint=FILE_NO_DEFINITION_HINT,
         )
-    out.flush(single=not several)
+    out.flush(single=len(objects) == 1)
+    failures.finish(path)
+
+
+def _describe_file_object(
+    out: Out,
+    obj: dict[str, Any],
+    name: str,
+    store: Any,
+    definition: str | None,
+    overrides: ConfigOverrides | None,
+    pods: list[dict[str, Any]] | None,
+) -> None:
+    """One object of ``kli describe -f``: with ``definition`` (a name or file) that one, whatever
+    the type, else the one the store resolves for its type."""
+    api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
+    if definition is not None:
+        chosen, diagnostics = chosen_definition(
+            definition, obj, overrides, hint=FILE_NO_DEFINITION_HINT, store=store
+        )
+        said = [d["message"] for d in diagnostics if d["severity"] in ("warning", "error")]
+        out.say(said)
+        out.add(chosen, obj, name, file_mode=True, pods=pods)
+        return
+    chosen = definition_for_object(store, obj, hint=FILE_NO_DEFINITION_HINT)
+    out.say(resolution_notes(store, obj, chosen))
+    gvk = chosen.gvk
+    if gvk is not None and gvk.version != api_version.rpartition("/")[2]:
+        other = f"a definition for version {gvk.version}"
+        out.warnings.append(f"{kind} {api_version} is described with {chosen.name}, {other}")
+    out.add(chosen, obj, name, file_mode=True, pods=pods)
 
 
 FILE_NO_DEFINITION_HINT = (

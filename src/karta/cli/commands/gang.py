@@ -28,7 +28,7 @@ from karta.cli import exitcodes
 from karta.cli.cluster import connect
 from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
-from karta.cli.errors import CliError, UsageError
+from karta.cli.errors import CliError, RunFailures, UsageError
 from karta.cli.inputs import read_labelled_objects, read_objects
 from karta.cli.lookup import (
     DEFINITION_OPTION_HELP,
@@ -153,6 +153,7 @@ def gang(
     warnings: list[str] = []
     workloads: list[tuple[dict[str, Any], str, list[dict[str, Any]], StoredDefinition]] = []
     live_eval: Evaluator | None = None  # live: the references read through the API
+    failures = RunFailures()  # a directory run goes on past a bad file or workload
     if target:
         live = read_live(target, command="gang", overrides=overrides)
         obj, obj_name, pods, chosen = live.workload.obj, live.label, live.pods, live.workload.definition
@@ -170,7 +171,7 @@ def gang(
             "kli gang needs TYPE/NAME (a workload in the cluster) or -f FILE (a manifest, or - for stdin)"
         )
     else:
-        objects = read_labelled_objects(file, what="workload object", recursive=recursive)
+        objects = read_labelled_objects(file, what="workload object", recursive=recursive, failures=failures)
         if len(objects) > 1 and pods_file:
             raise UsageError(f"--pods goes with one workload; {file} holds {len(objects)} objects")
         pods = read_objects(pods_file, what="pod") if pods_file else []
@@ -182,9 +183,12 @@ def gang(
                     definition, obj, overrides, hint=PASS_DEFINITION_HINT, store=store
                 )
             except CliError as exc:
-                if len(objects) == 1 or exc.code != exitcodes.NO_DEFINITION:
+                if len(objects) == 1 and not failures.errors:
                     raise
-                warnings.append(f"skipping {obj_name}: {exc}")
+                if exc.code == exitcodes.NO_DEFINITION:
+                    warnings.append(f"skipping {obj_name}: {exc}")
+                else:
+                    failures.add(exc)
                 continue
             warnings.extend(
                 d["message"] for d in diagnostics if d["severity"] in ("warning", "error") and d not in seen
@@ -197,6 +201,7 @@ def gang(
                 continue
             workloads.append((obj, obj_name, _own_pods(chosen, obj, pods), chosen))
         if not workloads:
+            failures.finish(file)
             raise CliError(f"nothing in {file} has a definition with gang-scheduling instructions")
     options = render.options_for(  # each backend takes the flags it reads
         backend,
@@ -218,19 +223,25 @@ def gang(
         raise UsageError(f"--name: {exc}", hint=hint) from None
     if group_name is not None and len(workloads) > 1:
         raise UsageError(f"--name names one workload's group; {file} holds {len(workloads)} workloads")
-    results = [
-        _render(
-            backend,
-            obj,
-            obj_name,
-            pods,
-            chosen,
-            options=options,
-            refs=refs if file is not None else None,
-            evaluator=live_eval,
-        )
-        for obj, obj_name, pods, chosen in workloads
-    ]
+    results = []
+    for obj, obj_name, pods, chosen in workloads:
+        try:
+            results.append(
+                _render(
+                    backend,
+                    obj,
+                    obj_name,
+                    pods,
+                    chosen,
+                    options=options,
+                    refs=refs if file is not None else None,
+                    evaluator=live_eval,
+                )
+            )
+        except CliError as exc:
+            if len(workloads) == 1 and not failures.errors:
+                raise
+            failures.add(exc)
     objects_out = [o for result in results for o in result.objects]
     patches = [p for result in results for p in result.pod_patches]
     for result in results:
@@ -265,6 +276,7 @@ def gang(
         )
     for message in warnings:
         warn(message)
+    failures.finish(file or "")
 
 
 def _kueue_ineligible(chosen: Sequence[StoredDefinition]) -> list[str]:

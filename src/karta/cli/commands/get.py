@@ -54,7 +54,15 @@ from karta.cli.commands import short_help
 from karta.cli.completion import complete_types
 from karta.cli.config import load_config, resolve_output
 from karta.cli.errors import CliError, UsageError, format_error
-from karta.cli.lookup import live_evaluator, not_found, not_installed, open_store, parse_targets, resolve_type
+from karta.cli.lookup import (
+    live_evaluator,
+    not_found,
+    not_installed,
+    open_store,
+    parse_targets,
+    resolve_type,
+    unsaid,
+)
 from karta.cli.options import list_options, multi_cluster_options, output_options
 from karta.cli.output import dump_json, dump_yaml, emit, warn
 from karta.cli.progress import Progress
@@ -457,7 +465,7 @@ class Run:
     queue_skipped: int = 0  # -w: rows with a queue label whose state is not shown
 
     def flush_warnings(self) -> None:
-        for warning in self.warnings:
+        for warning in unsaid(self.store, self.warnings):
             warn(warning)
         self.warnings.clear()
 

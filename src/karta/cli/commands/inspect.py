@@ -16,7 +16,7 @@ import click
 from karta import report
 from karta.cli import exitcodes
 from karta.cli.commands import short_help
-from karta.cli.errors import CliError, UsageError
+from karta.cli.errors import CliError, RunFailures, UsageError
 from karta.cli.inputs import read_labelled_objects, read_objects
 from karta.cli.lookup import (
     DEFINITION_OPTION_HELP,
@@ -66,7 +66,8 @@ def inspect(
     {"items": [...], "count": N}), those no definition covers skipped with a warning. An
     extraction error exits 1 with `error: <message>`; no definition for the type exits 4.
     """
-    objects = read_labelled_objects(file, what="workload object", recursive=recursive)
+    failures = RunFailures()  # a directory run goes on past a bad file or workload
+    objects = read_labelled_objects(file, what="workload object", recursive=recursive, failures=failures)
     several = len(objects) > 1
     if several and pods_file:
         raise UsageError(
@@ -84,21 +85,34 @@ def inspect(
                 definition, obj, overrides, hint=PASS_DEFINITION_HINT, store=store
             )
         except CliError as exc:
-            if not several or exc.code != exitcodes.NO_DEFINITION:
+            if not several and not failures.errors:
                 raise
-            warn(f"skipping {obj_name}: {exc}")
+            if exc.code == exitcodes.NO_DEFINITION:
+                warn(f"skipping {obj_name}: {exc}")
+            else:
+                failures.add(exc)
             continue
-        evaluator = reference_evaluator(chosen, obj, refs, obj_name=obj_name if several else "")
         try:
+            evaluator = reference_evaluator(chosen, obj, refs, obj_name=obj_name if several else "")
             view = report.inspect_report(
                 chosen.karta, obj, pods, evaluator=evaluator, diagnostics=diagnostics
             )
         except (ExtractionError, StatusError, JqError, ValidationError) as exc:
-            raise CliError(f"{obj_name}: {exc}" if several else str(exc)) from None
+            error = CliError(f"{obj_name}: {exc}" if several else str(exc))
+            if not several:
+                raise error from None
+            failures.add(error)
+            continue
+        except CliError as exc:
+            if not several:
+                raise
+            failures.add(exc)
+            continue
         failed += report.error_count(view)
         views.append(view)
         absent.append(report.absent_components(chosen.karta, view))
     if not views:
+        failures.finish(file)
         raise CliError(
             f"no Karta definition covers any of the {len(objects)} objects of {file}",
             code=exitcodes.NO_DEFINITION,
@@ -114,4 +128,10 @@ def inspect(
         emit(views[0] if not several else {"items": views, "count": len(views)}, output)
     if failed:
         where = file if several else objects[0][1]
-        raise CliError(f'{failed} error diagnostic(s) for {where}; see "diagnostics"', code=exitcodes.FAILURE)
+        error = CliError(
+            f'{failed} error diagnostic(s) for {where}; see "diagnostics"', code=exitcodes.FAILURE
+        )
+        if not failures.errors:
+            raise error
+        failures.add(error)
+    failures.finish(file)

@@ -87,7 +87,9 @@ def validate(
     PodSpec-shaped, a scale path that is not an integer or a string, an iteration over something
     that is not a list or a map are errors naming the definition's field and the schema path.
     Where the schema stops saying what is there (x-kubernetes-preserve-unknown-fields) or an
-    expression cannot be followed, a note says so: it is not checked, not passed.
+    expression cannot be followed, a note says so: it is not checked, not passed. A definition
+    whose root kind has no CRD there is not checked either: `not checked against a CRD: ...`
+    under its OK line, which does not fail the run.
     """
     if crd_files and crd_from_cluster:
         raise UsageError("--crd and --crd-from-cluster exclude each other: give one")
@@ -109,6 +111,7 @@ class Checked:
     findings: list[model.Finding] = field(default_factory=list)
     unreadable: UsageError | None = None
     schema: schema.SchemaCheck | None = None  # the check against a CRD, when asked
+    unchecked: str = ""  # asked, but no CRD of its root kind: why it was not checked
 
     @property
     def errors(self) -> list[model.Finding]:
@@ -180,8 +183,9 @@ def check_schemas(
     missing: Mapping[tuple[str, str], str] | None = None,
 ) -> None:
     """Add the schema check of every loaded definition against its CRD among ``crds``; a
-    definition whose root kind no CRD defines gets an error finding (it could not be checked),
-    saying why (``missing``: the reason by group and kind, else: the --crd files define none)."""
+    definition whose root kind no CRD defines is not checked, which is neither a pass nor a
+    failure: a note finding saying why (``missing``: the reason by group and kind, else: the
+    --crd files define none), printed in place of the schema summary."""
     for c in checked:
         karta = c.karta
         if karta is None or c.unreadable is not None:
@@ -191,12 +195,9 @@ def check_schemas(
             gvk = karta.root.kind
             kind = f"{gvk.group or 'core'}/{gvk.kind}" if gvk is not None else "(no root kind)"
             known = (missing or {}).get((gvk.group, gvk.kind)) if gvk is not None else None
+            c.unchecked = f"not checked against a CRD: {known or f'the --crd files define no CRD for {kind}'}"
             c.findings.append(
-                model.Finding(
-                    model.Severity.ERROR,
-                    f"not checked against a CRD: {known or f'the --crd files define no CRD for {kind}'}",
-                    "spec.structureDefinition.rootComponent.kind",
-                )
+                model.Finding(model.Severity.NOTE, c.unchecked, "spec.structureDefinition.rootComponent.kind")
             )
             continue
         result = schema.check_definition(karta, crd)
@@ -276,10 +277,15 @@ def _print_text(checked: list[Checked]) -> None:
             lines = [f"OK: {c.name} is a valid Karta definition (GVK: {gvk_text}){where}"]
             if c.schema is not None:
                 lines.append(f"  {_schema_summary(c.schema)}")
+            elif c.unchecked:
+                lines.append(f"  {c.unchecked}")
         else:
             lines = [f"INVALID: {c.name}{where}"] + [f"  {_line(f)}" for f in c.errors]
+            lines += [f"  {c.unchecked}"] if c.unchecked else []
         sys.stdout.write("\n".join(printable(line) for line in lines) + "\n")
         for w in c.findings:
+            if w.message == c.unchecked:
+                continue  # said on stdout, in place of the schema summary
             if w.severity is model.Severity.NOTE:
                 note(_line(w))
             elif w.severity is not model.Severity.ERROR:

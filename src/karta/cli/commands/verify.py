@@ -20,7 +20,7 @@ from karta.cli.inputs import parse_documents, read_object, read_objects, read_te
 from karta.cli.lookup import definitions_named, reference_evaluator
 from karta.cli.options import format_option, ref_option
 from karta.cli.output import emit
-from karta.cli.text import printable
+from karta.cli.text import plural, printable
 from karta.errors import PredictionError
 
 __all__ = ["verify"]
@@ -72,7 +72,9 @@ def verify(
     """Check a definition against a real workload manifest and written-down predictions.
 
     Reports paths that extract nothing (warn), pod specs without containers, components without
-    instances and a status that resolves to Undefined (FAIL), then compares status, instances,
+    instances, a status that resolves to Undefined and a definition that shows no pod spec
+    (FAIL); an optional part absent from the workload (replicas 0, or no instances while other
+    components have some) is not a failure. Then compares status, instances,
     replicas and the gang with the predictions file, e.g. `component worker: expected replicas
     4, got 2`. With --pods, each pod is placed on its component, instance and gang by the pod
     selectors: a pod no component matches, a selector that does not match its pod, a pod outside
@@ -118,8 +120,11 @@ def verify(
         lines = [f"verify {name} against {workload_name}"]
         lines.extend(f"  {_MARK[c.result]}  {c.subject}: {c.message}" for c in checks)
         lines.append(
-            f"{len(checks)} checks: {len(checks) - failed - warned} ok, {failed} failed, {warned} warnings"
+            f"{plural(len(checks), 'check')}: {len(checks) - failed - warned} ok, {failed} failed, "
+            f"{plural(warned, 'warning')}"
         )
         click.echo("\n".join(printable(line) for line in lines))
     if failed:
-        raise CliError(f"{failed} of {len(checks)} checks failed for {obj_name}", code=exitcodes.FAILURE)
+        raise CliError(
+            f"{failed} of {plural(len(checks), 'check')} failed for {obj_name}", code=exitcodes.FAILURE
+        )

@@ -1,7 +1,9 @@
 """The tables of ``kli top nodes`` and ``kli top gpus`` (:mod:`karta.report.capacity` records).
 
 What could not be read is ``<unknown>`` (kubectl top's word), never 0. A requested amount shows
-its share of the allocatable one as ``kubectl describe node`` does: ``6 (75%)``.
+its share of the allocatable one as ``kubectl describe node`` does: ``6 (75%)``. Each column has
+one unit, kubectl top's: CPU in millicores (``9200m/64000m``), memory in MiB (``3072Mi/524288Mi``),
+so that rows compare at a glance.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from karta.cli.views.table import render
-from karta.extract.requests import format_cpu, format_memory
 
 if TYPE_CHECKING:
     from karta.report import GpuTotals, GpuUsage, NodeCapacity
@@ -26,6 +27,16 @@ def _share(used: int, of: int) -> str:
     return f"{used} ({used * 100 // of}%)" if of > 0 else str(used)
 
 
+def _cpu(millis: int) -> str:
+    """kubectl top's CPU unit, whatever the amount: ``500m``, ``64000m``."""
+    return f"{millis}m"
+
+
+def _memory(size: int) -> str:
+    """kubectl top's memory unit, whatever the amount (whole MiB, rounded down): ``3072Mi``."""
+    return f"{size // 2**20}Mi"
+
+
 def _known(value: int | None) -> str:
     return UNKNOWN if value is None else str(value)
 
@@ -37,10 +48,10 @@ def _node_row(node: NodeCapacity) -> tuple[str, ...]:
     else:
         requested = str(req.gpus) if alloc is None else _share(req.gpus, alloc.gpus)
         pods = str(node.pods) if node.allocatable_pods is None else f"{node.pods}/{node.allocatable_pods}"
-        cpu, memory = format_cpu(req.cpu_millis), format_memory(req.memory_bytes)
+        cpu, memory = _cpu(req.cpu_millis), _memory(req.memory_bytes)
         if alloc is not None:
-            cpu += f"/{format_cpu(alloc.cpu_millis)}"
-            memory += f"/{format_memory(alloc.memory_bytes)}"
+            cpu += f"/{_cpu(alloc.cpu_millis)}"
+            memory += f"/{_memory(alloc.memory_bytes)}"
     return (
         node.name,
         _known(None if alloc is None else alloc.gpus),
