@@ -15,6 +15,7 @@ const state = {
   desc: false,
   filters: { namespace: "", kind: "", status: "", text: "", gpu: "", gang: "", general: false },
   opened: null, // the id of the row last opened: focused again on the way back
+  focusIndex: 0, // the row Tab lands on (one row in the tab order; the arrows move it)
   source: null,
   detailId: null,
   detailTimer: null,
@@ -57,8 +58,7 @@ function age(created) {
 // The list's gang cell: a small bar of the pods bound against the minimum, then the words.
 function gangCell(gang) {
   if (!gang) return [];
-  const group = gang.groupObjects > 0 ? "group" : "no group";
-  const text = el("span", { text: `${gang.scheduled}/${gang.minMember} ${gang.minimumMet ? "met" : "not met"} · ${group}` });
+  const text = el("span", { text: gangText(gang) });
   if (!gang.minMember) return [text];
   return [meter(gang.scheduled, gang.minMember, gang.minimumMet, `${gang.scheduled} of ${gang.minMember} bound`, "mini"), text];
 }
@@ -280,7 +280,8 @@ function renderWindow(force = true) {
   const body = $("body");
   const rows = [];
   rows.push(spacer(first * height));
-  for (let i = first; i < last; i++) rows.push(rowElement(state.view[i], i));
+  const tabbable = state.focusIndex >= first && state.focusIndex < last ? state.focusIndex : first;
+  for (let i = first; i < last; i++) rows.push(rowElement(state.view[i], i, i === tabbable));
   rows.push(spacer((state.view.length - last) * height));
   body.replaceChildren(...rows);
   const sample = body.children[1];
@@ -296,14 +297,14 @@ function spacer(px) {
   return tr;
 }
 
-function rowElement(row, index) {
+function rowElement(row, index, tabbable) {
   const link = el("a", { href: `#/workload/${encodeURIComponent(row.id)}`, title: row.name, text: row.name });
   const components = row.components.map((c) => `${c.name}×${c.replicas}`).join(", ");
   const pods = `${row.pods.ready}/${row.pods.desired || row.pods.total}`;
   const status = el("td", { class: `status s-${row.status}`, title: row.phases.join(", "), text: row.error ? "Error" : row.status });
   return el(
     "tr",
-    { "aria-rowindex": index + 2, "data-id": row.id, "data-index": index, tabindex: "0" },
+    { "aria-rowindex": index + 2, "data-id": row.id, "data-index": index, tabindex: tabbable ? "0" : "-1" },
     el("td", { text: row.kind, title: row.apiVersion }),
     el("td", { text: row.namespace }),
     el("td", {}, link),
@@ -744,6 +745,7 @@ function route() {
 // around the focused one), Home/End jump, Enter opens, Escape comes back to the list.
 function focusRow(index) {
   if (index < 0 || index >= state.view.length) return;
+  state.focusIndex = index;
   const scroller = $("scroller");
   const height = state.rowHeight;
   const head = $("rows").tHead ? $("rows").tHead.offsetHeight : 0;
@@ -771,6 +773,10 @@ function setup() {
   $("scroller").addEventListener("scroll", () => requestAnimationFrame(() => renderWindow(false)), { passive: true });
   window.addEventListener("resize", () => requestAnimationFrame(() => renderWindow()));
   $("body").addEventListener("keydown", rowKey);
+  $("body").addEventListener("focusin", (event) => {
+    const tr = event.target.closest("tr[data-index]");
+    if (tr) state.focusIndex = Number(tr.dataset.index);
+  });
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && (location.hash || "#/") !== "#/" && !event.defaultPrevented) {
       location.hash = "#/";
