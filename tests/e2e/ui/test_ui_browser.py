@@ -470,3 +470,48 @@ def test_the_gang_picture_draws_each_replica_gang_and_sub_group(
         load(browser, url)  # off its page before it is deleted (the open page would read it again)
     finally:
         kube.delete(f"{path}/{made['metadata']['name']}")
+
+
+def test_a_user_who_cannot_list_nodes_or_pods_is_told_the_capacity_is_partial(
+    browser: Any, scene: dict[str, Any], screens: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """``kli ui --as`` a user who may read PyTorchJobs in one namespace only: the capacity page
+    says its data is partial and why (the Nodes and the pods cannot be listed), the numbers it
+    could not read are unknown, never 0 (issue 28: never wrong data silently)."""
+    kube: KubeHTTP = scene["kube"]
+    namespace = scene["namespace"]
+    user = f"carol-{namespace}"
+    rbac = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}"
+    rules = [{"apiGroups": ["kubeflow.org"], "resources": ["pytorchjobs"], "verbs": ["get", "list", "watch"]}]
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "carol"}}
+    ok(kube.post(f"{rbac}/roles", {**role, "rules": rules}))
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "carol"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "carol"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    }
+    ok(kube.post(f"{rbac}/rolebindings", binding))
+    with kli_ui(kube.kubeconfig, tmp_path_factory.mktemp("kli-ui-carol"), "--as", user) as limited:
+
+        def partial() -> dict[str, Any] | None:
+            (cluster,) = get_json(f"{limited}api/capacity")["clusters"]
+            said = " ".join(cluster["partial"])
+            done = cluster["gpusAllocatable"] is None and cluster["gpusRequested"] is None
+            return cluster if done and "nodes" in said and "pods" in said else None
+
+        cluster = wait_for("the capacity to be said partial", partial, timeout=60)
+        assert cluster["gpusFree"] is None and cluster["gpusPending"] is None and cluster["namespaces"] == []
+        browser.get(f"{limited}#/capacity")
+        view = wait_for(
+            "the capacity page",
+            lambda: (lambda e: e if e.get_attribute("data-loaded") == "true" else None)(
+                browser.find_element("id", "capacity-view")
+            ),
+        )
+        assert "Partial data: these numbers are not the whole cluster's." in view.text
+        assert "unknown GPUs allocatable" in view.text and "unknown requested by bound pods" in view.text
+        assert "unknown: the pods could not be read" in view.text
+        browser.save_screenshot(str(screens / "8-capacity-partial.png"))
+        assert errors(browser) == []
