@@ -64,7 +64,7 @@ __all__ = ["FLUSH_SECONDS", "MAX_OWNER_CACHE", "ClusterSource"]
 FLUSH_SECONDS = 0.25
 MAX_OWNER_CACHE = 20000  # owner reads cached before the cache starts again
 BATCH = 2000  # queued events applied at once (between flushes)
-NODES_SECONDS = 10.0  # the Nodes listed for the capacity page at most this often
+NODES_SECONDS = 60.0  # the Nodes listed for the capacity page at most this often (a list of every Node)
 
 # What a handler queues: (plan generation, index of the watch, event type, object), or the error
 # of the watch at that index (type "ERROR").
