@@ -93,3 +93,12 @@ def test_built_ins_are_not_validated_again(monkeypatch: pytest.MonkeyPatch) -> N
     copy = karta.model_copy(deep=True) if karta is not None else None
     with pytest.raises(AssertionError, match="validator ran"):  # another object: validated as usual
         validate_module.validate_or_raise(copy)
+
+
+def test_every_general_purpose_kind_names_a_catalog_definition() -> None:
+    """The web view's AI/general split (issue 28 item 3) names kinds the catalog has: a typo or a
+    renamed kind would silently put a general-purpose kind in the AI list."""
+    kinds = {(entry.gvk.group, entry.gvk.kind) for entry in catalog.catalog_index()}
+    assert kinds >= catalog.GENERAL_PURPOSE_KINDS, catalog.GENERAL_PURPOSE_KINDS - kinds
+    assert not catalog.is_ai_kind("apps", "Deployment") and not catalog.is_ai_kind("", "Pod")
+    assert catalog.is_ai_kind("kubeflow.org", "PyTorchJob") and catalog.is_ai_kind("example.com", "Mine")

@@ -35,12 +35,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CATALOG_DATA_DIR",
+    "GENERAL_PURPOSE_KINDS",
     "CatalogEntry",
     "catalog_by_gvk",
     "catalog_definition",
     "catalog_definitions",
     "catalog_index",
     "catalog_slugs",
+    "is_ai_kind",
     "render_index",
     "slug_for",
 ]
@@ -48,6 +50,38 @@ __all__ = [
 CATALOG_DATA_DIR = Path(__file__).resolve().parent / "data"
 _SHIPPED_DATA_DIR = CATALOG_DATA_DIR  # validated by the test suite (see the module docstring)
 INDEX_FILE = Path(__file__).resolve().parent / "_index.py"
+
+
+GENERAL_PURPOSE_KINDS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("", "Pod"),
+        ("apps", "Deployment"),
+        ("apps", "ReplicaSet"),
+        ("apps", "StatefulSet"),
+        ("apps", "DaemonSet"),
+        ("batch", "Job"),
+        ("batch", "CronJob"),
+        ("argoproj.io", "Workflow"),
+        ("tekton.dev", "PipelineRun"),
+        ("tekton.dev", "TaskRun"),
+        ("kubevirt.io", "VirtualMachine"),
+        ("kubevirt.io", "VirtualMachineInstance"),
+        ("serving.knative.dev", "Service"),
+    }
+)
+"""The general-purpose part of the catalog, as ``(API group, kind)``: Kubernetes' own workload
+kinds and general workflow, VM and serverless kinds, whose objects are AI workloads only when
+they ask for GPUs or are gang-scheduled. Every other catalog kind (training, serving, inference,
+notebooks, gangs of any framework) is the AI part, and so is a kind with no catalog definition
+(someone wrote a definition for it: it is what they came to see). The web view's default list
+(docs/ui.md) reads it through :func:`is_ai_kind`; ``tests/catalog`` checks each entry names a
+catalog definition's kind."""
+
+
+def is_ai_kind(group: str, kind: str) -> bool:
+    """Whether ``kind`` of API ``group`` is in the AI part of the catalog (not one of
+    :data:`GENERAL_PURPOSE_KINDS`)."""
+    return (group, kind) not in GENERAL_PURPOSE_KINDS
 
 
 class CatalogEntry(NamedTuple):

@@ -328,6 +328,7 @@ def _add_ui(controller: Controller) -> None:
         host=address[0],
         port=address[1],
         queues={source.cluster: source},
+        capacity={source.cluster: source},
     )
     controller.parts["ui-source"] = source
     controller.parts["ui-server"] = server

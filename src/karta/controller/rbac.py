@@ -136,7 +136,8 @@ def ui_rules(
     """What ``--ui`` reads (see the module docstring), read verbs only: the root kinds and pods
     (list, watch: :func:`karta.rbac.build_rbac` without owners), the kinds between them
     (:func:`~karta.controller.runtime.owners.owner_rules`, get), Events (list), every backend's
-    group objects (list, watch), Kueue's ClusterQueues and LocalQueues (the queue page) and the
+    group objects (list, watch), Kueue's ClusterQueues and LocalQueues (the queue page), the Nodes
+    (list: the capacity page's allocatable GPUs) and the
     pending lists of its visibility API (a pending Workload's position, get)."""
     from karta.render import BACKENDS
 
@@ -150,4 +151,5 @@ def ui_rules(
         rules.append(rule(backend.api_group, list(backend.resources), READ_VERBS))
     rules.append(rule(KUEUE_GROUP, ["clusterqueues", "localqueues"], READ_VERBS))
     rules.append(kueue_position_rule())  # a pending Workload's position on its page
+    rules.append(rule("", ["nodes"], ["list"]))  # the capacity page: the GPUs the Nodes can allocate
     return rules

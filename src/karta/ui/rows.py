@@ -2,7 +2,7 @@
 the list shows, and the list query (filters, sort, page) the API and the page share.
 
 A row is ``{id, cluster, uid, kind, apiVersion, group, name, namespace, status, phases,
-definition, components, pods: {ready, total, desired}, gpus, gang, queue, createdAt, error?}``:
+definition, components, pods: {ready, total, desired}, gpus, gang, queue, ai, createdAt, error?}``:
 
 - ``status`` is the primary status (docs/spec/format.md#primary-status) and ``phases`` the matched set;
 - ``pods`` counts the live pods placed on the workload's tree (``desired`` from its scales);
@@ -17,6 +17,10 @@ definition, components, pods: {ready, total, desired}, gpus, gang, queue, create
   controls), else ``kli describe``'s queue dict (:func:`karta.report.queue_detail`: queue,
   Workload, state, ClusterQueue, why it waits) plus ``text``, ``kli get``'s QUEUE cell
   (``team:Admitted``; ``team:?`` when its Workloads cannot be read);
+- ``ai`` whether it is an AI workload, what the page lists by default (issue 28): its kind is in the
+  AI part of the catalog (:func:`karta.catalog.is_ai_kind`), it requests GPUs, or it is a gang (its
+  gangs' minimum is more than one pod); a Deployment, Job or bare Pod asking for nothing of that
+  is a general-purpose workload, listed behind the page's toggle;
 - ``error`` says why the definition could not read the object (the row then has what metadata
   gives).
 
@@ -31,6 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from karta.catalog import is_ai_kind
 from karta.definitions import StoredDefinition
 from karta.errors import KartaError
 from karta.jq import Evaluator
@@ -42,6 +47,7 @@ __all__ = [
     "SORT_KEYS",
     "QueryError",
     "RowQuery",
+    "is_ai_row",
     "row_id",
     "select_rows",
     "workload_row",
@@ -63,6 +69,17 @@ def row_id(cluster: str, uid: str) -> str:
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def is_ai_row(row: Mapping[str, Any]) -> bool:
+    """Whether a row (:func:`workload_row`'s keys) is an AI workload: an AI kind of the catalog,
+    GPUs requested, or a gang of more than one pod."""
+    gang = row.get("gang")
+    return (
+        is_ai_kind(str(row.get("group") or ""), str(row.get("kind") or ""))
+        or bool(row.get("gpus"))
+        or (isinstance(gang, Mapping) and int(gang.get("minMember") or 0) > 1)
+    )
 
 
 def workload_row(
@@ -100,12 +117,14 @@ def workload_row(
         "gpus": 0,
         "gang": None,
         "queue": None if queue is None else {**queue, "text": queue_cell(queue)},
+        "ai": False,
         "createdAt": created_at(meta),
     }
     try:
         read = summarize(definition, obj, gpu_resources=gpu_resources, pods=pods, evaluator=evaluator)
     except KartaError as exc:
         row["error"] = f"cannot read it with definition {definition.name}: {exc}"
+        row["ai"] = is_ai_row(row)
         return row
     row["phases"] = read.phases
     row["status"] = read.status
@@ -118,6 +137,7 @@ def workload_row(
         state = read.gang.to_dict()
         met = state.pop("minimumMet")
         row["gang"] = {**state, "groupObjects": group_objects, "minimumMet": met, "text": read.gang.text()}
+    row["ai"] = is_ai_row(row)
     return row
 
 
@@ -132,6 +152,9 @@ class RowQuery:
     kind: str = ""
     status: str = ""
     text: str = ""
+    scope: str = "all"
+    gpu: str = ""
+    gang: str = ""
     sort: str = "age"
     descending: bool = False
     offset: int = 0
@@ -139,8 +162,9 @@ class RowQuery:
 
     @classmethod
     def parse(cls, params: Mapping[str, Sequence[str]]) -> RowQuery:
-        """From URL query parameters (``namespace``, ``kind``, ``status``, ``q``, ``sort``,
-        ``order`` asc|desc, ``offset``, ``limit`` ≤ :data:`MAX_PAGE`); QueryError names a bad one."""
+        """From URL query parameters (``namespace``, ``kind``, ``status``, ``q``, ``scope``
+        all|ai, ``gpu`` yes|no, ``gang`` yes|met|unmet|no, ``sort``, ``order`` asc|desc,
+        ``offset``, ``limit`` ≤ :data:`MAX_PAGE`); QueryError names a bad one."""
 
         def one(name: str, default: str = "") -> str:
             values = params.get(name) or ()
@@ -161,6 +185,16 @@ class RowQuery:
         sort = one("sort", "age")
         if sort not in SORT_KEYS:
             raise QueryError(f"sort: one of {', '.join(SORT_KEYS)}, not {sort[:40]!r}")
+        choices = {
+            "scope": ("all", "ai"),
+            "gpu": ("", "yes", "no"),
+            "gang": ("", "yes", "met", "unmet", "no"),
+        }
+        chosen = {name: one(name, allowed[0]) for name, allowed in choices.items()}
+        for name, value in chosen.items():
+            if value not in choices[name]:
+                shown = ", ".join(v for v in choices[name] if v)
+                raise QueryError(f"{name}: one of {shown}, not {value[:40]!r}")
         order = one("order", "asc")
         if order not in ("asc", "desc"):
             raise QueryError(f"order: asc or desc, not {order[:40]!r}")
@@ -169,6 +203,9 @@ class RowQuery:
             kind=one("kind"),
             status=one("status"),
             text=one("q").strip().lower(),
+            scope=chosen["scope"],
+            gpu=chosen["gpu"],
+            gang=chosen["gang"],
             sort=sort,
             descending=order == "desc",
             offset=number("offset", 0, 10**9),
@@ -182,6 +219,12 @@ class RowQuery:
             return False
         if self.status and self.status not in (row.get("phases") or ()):
             return False
+        if self.scope == "ai" and not row.get("ai"):
+            return False
+        if self.gpu and bool(row.get("gpus")) != (self.gpu == "yes"):
+            return False
+        if self.gang and not _gang_matches(self.gang, row.get("gang")):
+            return False
         if self.text:
             hay = " ".join(
                 str(row.get(k) or "") for k in ("name", "namespace", "kind", "status", "definition")
@@ -189,6 +232,14 @@ class RowQuery:
             if self.text.lower() not in hay:
                 return False
         return True
+
+
+def _gang_matches(wanted: str, gang: Any) -> bool:
+    if wanted == "no":
+        return gang is None
+    if not isinstance(gang, Mapping):
+        return False
+    return wanted == "yes" or bool(gang.get("minimumMet")) == (wanted == "met")
 
 
 def _sort_key(sort: str) -> Callable[[Mapping[str, Any]], Any]:

@@ -18,6 +18,11 @@ traceback):
   (:meth:`karta.ui.source.ClusterSource.queues`: Kueue's ClusterQueues and LocalQueues read on
   request, one at a time); ``/api/facets`` says ``kueue`` (some cluster serves Kueue's queues:
   the page links the queue page only then);
+- ``/api/capacity``: the capacity page, ``{clusters: [{cluster, nodes, gpusAllocatable,
+  gpusRequested, gpusPending, gpusFree, namespaces, partial, history}]}``
+  (:meth:`karta.ui.source.ClusterSource.capacity`, read on request, one at a time) with each
+  cluster's recent history: a sample every :data:`HISTORY_SECONDS`, the last
+  :data:`HISTORY_LENGTH` kept in memory (a ring: nothing grows, nothing is written);
 - ``/api/stream?since=SEQ`` (or ``Last-Event-ID``): ``text/event-stream`` of ``change`` events
   ``{seq, upserts, deletes}``, ``reset`` when the client is too far behind (reload), a comment
   every 15 s;
@@ -38,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -50,10 +56,13 @@ from karta.ui.rows import QueryError, RowQuery
 from karta.ui.store import RowStore
 
 __all__ = [
+    "HISTORY_LENGTH",
+    "HISTORY_SECONDS",
     "MAX_CONNECTIONS",
     "MAX_DETAILS",
     "MAX_STREAMS",
     "MAX_URL",
+    "CapacitySource",
     "DetailSource",
     "QueueSource",
     "UiServer",
@@ -66,6 +75,9 @@ MAX_DETAILS = 4
 SOCKET_TIMEOUT = 30.0
 HEARTBEAT = 15.0
 BATCH_SECONDS = 0.2
+HISTORY_SECONDS = 15.0  # a capacity sample per cluster this often
+HISTORY_LENGTH = 240  # samples kept per cluster (an hour at 15 s)
+HISTORY_NAMESPACES = 50  # namespaces kept per sample (the most requesting)
 
 _STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -95,6 +107,31 @@ class QueueSource(Protocol):
     def queues(self) -> dict[str, Any]: ...
 
 
+class CapacitySource(Protocol):
+    """A cluster's GPU capacity (:meth:`karta.ui.source.ClusterSource.capacity`)."""
+
+    def capacity(self) -> dict[str, Any]: ...
+
+
+def _sample(capacity: Mapping[str, Any], at: float) -> dict[str, Any]:
+    """One point of a cluster's history: the totals and the most requesting namespaces'."""
+    spaces = sorted(
+        capacity.get("namespaces") or (),
+        key=lambda n: -(int(n.get("gpusRequested") or 0) + int(n.get("gpusPending") or 0)),
+    )
+    return {
+        "t": round(at, 3),
+        "allocatable": capacity.get("gpusAllocatable"),
+        "requested": capacity.get("gpusRequested"),
+        "pending": capacity.get("gpusPending"),
+        "partial": bool(capacity.get("partial")),
+        "namespaces": {
+            str(n.get("namespace")): [n.get("gpusRequested"), n.get("gpusPending")]
+            for n in spaces[:HISTORY_NAMESPACES]
+        },
+    }
+
+
 def _static(name: str) -> bytes:
     return (resources.files("karta.ui") / "static" / name).read_bytes()
 
@@ -117,11 +154,20 @@ class UiServer:
         max_streams: int = MAX_STREAMS,
         max_connections: int = MAX_CONNECTIONS,
         queues: Mapping[str, QueueSource] | None = None,
+        capacity: Mapping[str, CapacitySource] | None = None,
+        history_seconds: float = HISTORY_SECONDS,
+        history_length: int = HISTORY_LENGTH,
     ) -> None:
         self.store = store
         self.details = dict(details)
         self.queues = dict(queues or {})
         self.queue_slot = threading.Lock()  # one queue page read at a time
+        self.capacity = dict(capacity or {})
+        self.capacity_slot = threading.Lock()  # one capacity read at a time
+        self.history_seconds = history_seconds
+        self.history: dict[str, deque[dict[str, Any]]] = {
+            name: deque(maxlen=history_length) for name in self.capacity
+        }
         self.allowed_hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
         self.stopping = threading.Event()
         self.streams = threading.BoundedSemaphore(max_streams)
@@ -147,7 +193,30 @@ class UiServer:
     def start(self) -> UiServer:
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True, name="karta-ui")
         self._thread.start()
+        if self.capacity:
+            sampler = threading.Thread(target=self._sampling, daemon=True, name="karta-ui-history")
+            sampler.start()
         return self
+
+    def read_capacity(self) -> list[dict[str, Any]]:
+        """Every cluster's capacity now (one read at a time), with its history."""
+        with self.capacity_slot:
+            read = {name: self.capacity[name].capacity() for name in sorted(self.capacity)}
+        return [{**found, "history": list(self.history[name])} for name, found in read.items()]
+
+    def sample(self) -> None:
+        """A point of every cluster's history (the sampler's thread, every ``history_seconds``)."""
+        at = time.time()
+        with self.capacity_slot:
+            read = {name: source.capacity() for name, source in self.capacity.items()}
+        for name, found in read.items():
+            self.history[name].append(_sample(found, at))
+
+    def _sampling(self) -> None:
+        while not self.stopping.is_set():
+            with contextlib.suppress(Exception):  # a failed read is a gap in the history
+                self.sample()
+            self.stopping.wait(self.history_seconds)
 
     def close(self) -> None:
         self.stopping.set()
@@ -230,9 +299,12 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/api/facets":
             facets = self.ui.store.facets()
             facets["kueue"] = any(q.kueue_served() for q in self.ui.queues.values())
+            facets["capacity"] = bool(self.ui.capacity)
             self._json(facets, head=head)
         elif path == "/api/queues":
             self._queues(head=head)
+        elif path == "/api/capacity":
+            self._json({"clusters": self.ui.read_capacity()}, head=head)
         elif path == "/api/workload":
             self._detail(params, head=head)
         elif path == "/api/stream":

@@ -64,6 +64,7 @@ __all__ = ["FLUSH_SECONDS", "MAX_OWNER_CACHE", "ClusterSource"]
 FLUSH_SECONDS = 0.25
 MAX_OWNER_CACHE = 20000  # owner reads cached before the cache starts again
 BATCH = 2000  # queued events applied at once (between flushes)
+NODES_SECONDS = 60.0  # the Nodes listed for the capacity page at most this often (a list of every Node)
 
 # What a handler queues: (plan generation, index of the watch, event type, object), or the error
 # of the watch at that index (type "ERROR").
@@ -160,6 +161,8 @@ class ClusterSource:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._kueue_served = False
+        self._nodes: tuple[float, list[dict[str, Any]] | None, str | None] | None = None
+        self._nodes_lock = threading.Lock()
         # Extension E3: references from the shared cache; a referenced object's change marks the
         # rows of the workloads that read it (a runtime edited: its TrainJobs' rows change).
         self.references = ReferenceIndex(client, self.cache, on_change=self._reference_changed)
@@ -595,6 +598,63 @@ class ClusterSource:
             "served": read.served,
             "warnings": read.warnings,
             "clusterQueues": report.queue_rows(read.cluster_queues, read.local_queues),
+        }
+
+    # -- capacity ---------------------------------------------------------------------------------
+    def _listed_nodes(self) -> tuple[list[dict[str, Any]] | None, str | None]:
+        """The Nodes (listed at most every :data:`NODES_SECONDS`), or None and why not."""
+        with self._nodes_lock:
+            now = time.monotonic()
+            if self._nodes is None or now - self._nodes[0] >= NODES_SECONDS:
+                try:
+                    listed = kube.list_nodes(self.client)
+                except KartaError as exc:
+                    self._nodes = (now, None, f"cannot list the Nodes: {exc}")
+                else:
+                    failure = listed.failure
+                    why = None if failure is None else f"cannot {failure.what} ({failure.reason})"
+                    self._nodes = (now, listed.items, why)
+            return self._nodes[1], self._nodes[2]
+
+    def capacity(self) -> dict[str, Any]:
+        """The capacity page of this cluster: the GPUs the Nodes can allocate (listed now, at most
+        every :data:`NODES_SECONDS`), the GPUs the non-terminal pods request, bound to a Node
+        (``gpusRequested``) and pending, in total and per namespace (the pods of the source's
+        watch, :func:`karta.report.gpu_usage`); None where it could not be read, never a zero,
+        and ``partial`` says why any number is not the whole cluster's."""
+        nodes, nodes_unread = self._listed_nodes()
+        with self._lock:
+            watching = [i for i, w in enumerate(self._watched) if w.role == "pods"]
+            refused = [self._failed[i] for i in watching if i in self._failed]
+            listed = all(i in self._synced_indexes for i in watching)
+            pods = list(self._pods.values())
+        partial: list[str] = []
+        if not watching:
+            partial.append(
+                "the pods are not watched (Pod is not served or not readable): no GPU request is counted"
+            )
+        partial.extend(refused)
+        if watching and not refused and not listed:
+            partial.append("the pods are still being listed: the requests may be low")
+        if nodes_unread:
+            partial.append(f"{nodes_unread}: the capacity is unknown")
+        usage = None
+        if watching and not refused:
+            usage = report.gpu_usage(pods, lambda _pod: None, gpu_resources=self.gpu_resources)
+        totals = report.gpu_totals(nodes, usage, gpu_resources=self.gpu_resources)
+        return {
+            "cluster": self.cluster,
+            **totals.to_dict(),
+            "namespaces": [
+                {
+                    "namespace": u.namespace,
+                    "pods": u.pods,
+                    "gpusRequested": u.requested,
+                    "gpusPending": u.pending,
+                }
+                for u in usage or ()
+            ],
+            "partial": partial,
         }
 
     # -- rows -------------------------------------------------------------------------------------

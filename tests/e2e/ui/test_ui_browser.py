@@ -5,12 +5,16 @@ nothing) on ``kli ui`` against the control plane with kube-controller-manager an
 
 The workloads: a corpus PyTorchJob (pods written by the test, as its operator and kubelet would,
 one condition message hostile HTML), the corpus JobSet ``paralleljobs`` (no operator: no status),
-and two batch Jobs whose pods the Job controller creates and the real scheduler places: one on a
-fake GPU Node, one asking for more GPUs than any Node has (Unschedulable, with the scheduler's
-message). The tests check the rows and statuses the list shows against the JSON API, that a status
-change in the cluster reaches the open page without a reload, that the workload page shows the
-tree, the pending reason and whether the workload is in the gang-scheduling scope (the namespace's
-label read live), that hostile text stays text, and that the browser logged no error.
+two batch Jobs whose pods the Job controller creates and the real scheduler places: one on a fake
+GPU Node, one asking for more GPUs than any Node has (Unschedulable, with the scheduler's
+message), and a Deployment of no pod asking for no GPU (a general-purpose workload, hidden until
+the page's toggle shows it). The tests check the rows and statuses the list shows against the
+JSON API, that a status change in the cluster reaches the open page without a reload, that the
+workload page shows the tree, the pending reason and whether the workload is in the
+gang-scheduling scope (the namespace's label read live), the gang picture (per replica gang and
+per sub-group: a LeaderWorkerSet and a SparkApplication made for it), keyboard navigation (rows
+focused, Enter opens, Escape comes back), the capacity page (GPU capacity, bound and pending per
+namespace, its history), that hostile text stays text, and that the browser logged no error.
 Screenshots are saved under pytest's temporary directory (the path is printed) and copied to
 ``$KARTA_UI_SCREENS`` when set.
 """
@@ -32,7 +36,7 @@ from ..cli.conftest import RUNNING, ensure_karta_crd, make_pod, patch_status
 from ..kubehttp import KubeHTTP, load_manifests, ok, wait
 from ..nodes import dedicated_node, pin
 from .browser import errors, filter_namespace, headless_chromium, load, page_rows, screenshots
-from .kliui import kli_ui, rows, wait_for
+from .kliui import get_json, kli_ui, rows, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -95,6 +99,18 @@ def scene(controllers_cluster: KubeHTTP, corpus: Path) -> Iterator[dict[str, Any
     jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
     ok(kube.post(jobs, job("fits", 1)))
     ok(kube.post(jobs, job("too-big", 16)))
+    web = {"name": "web", "image": "nginx"}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [web]}},
+        },
+    }
+    ok(kube.post(f"/apis/apps/v1/namespaces/{namespace}/deployments", deployment))
 
     def pods(job_name: str) -> list[dict[str, Any]]:
         answer = kube.get(
@@ -136,7 +152,7 @@ def browser() -> Iterator[Any]:
 def url(scene: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     kube: KubeHTTP = scene["kube"]
     with kli_ui(kube.kubeconfig, tmp_path_factory.mktemp("kli-ui")) as served:
-        wait_for("the view to list 4 workloads", lambda: len(rows(served, namespace=scene["namespace"])) == 4)
+        wait_for("the view to list 5 workloads", lambda: len(rows(served, namespace=scene["namespace"])) == 5)
         yield served
 
 
@@ -154,7 +170,8 @@ def test_the_list_shows_every_kind_and_follows_a_status_change(
     wait_for("4 rows", lambda: len(page_rows(browser)) == 4)
 
     def api_rows() -> dict[str, dict[str, Any]]:
-        return {f"{r['kind']}/{r['name']}": r for r in rows(url, namespace=scene["namespace"])}
+        """The AI workloads, what the page lists by default."""
+        return {f"{r['kind']}/{r['name']}": r for r in rows(url, namespace=scene["namespace"], scope="ai")}
 
     def agreeing() -> bool:
         """Whether the page has caught up with every change the API has seen (both follow the
@@ -180,7 +197,30 @@ def test_the_list_shows_every_kind_and_follows_a_status_change(
         assert shown[key]["pods"] == _pods(row), key
     assert shown[f"PyTorchJob/{scene['name']}"]["status"] == "Running"
     assert shown["Job/too-big"]["pods"] == "0/1" and shown["Job/fits"]["pods"] == "1/1"
+    # the general-purpose Deployment is hidden, and so is its count, until the toggle shows it
+    count = browser.find_element("id", "count")
+    assert count.text.startswith("4 of ") and count.text.endswith(" AI workloads"), count.text
+    assert "Deployment/web" not in page_rows(browser)
+    # the gang cell draws the pods bound against the minimum
+    assert browser.find_elements("css selector", "#body td.gang .meter.mini")
     browser.save_screenshot(str(screens / "1-list.png"))
+    browser.find_element("id", "f-general").click()
+    wait_for("the Deployment row", lambda: "Deployment/web" in page_rows(browser))
+    assert len(page_rows(browser)) == 5 and count.text.startswith("5 of ") and "AI" not in count.text
+    browser.find_element("id", "f-general").click()
+    wait_for("the Deployment hidden again", lambda: "Deployment/web" not in page_rows(browser))
+    gpu = browser.find_element("id", "f-gpu")
+    from selenium.webdriver.support.ui import Select
+
+    Select(gpu).select_by_value("yes")
+    gpu_rows = {k for k, r in api_rows().items() if r["gpus"]}
+    wait_for("the GPU filter", lambda: set(page_rows(browser)) == gpu_rows)
+    Select(gpu).select_by_value("")
+    Select(browser.find_element("id", "f-gang")).select_by_value("unmet")
+    unmet = {k for k, r in api_rows().items() if r["gang"] and not r["gang"]["minimumMet"]}
+    wait_for("the gang filter", lambda: set(page_rows(browser)) == unmet)
+    Select(browser.find_element("id", "f-gang")).select_by_value("")
+    wait_for("4 rows again", lambda: len(page_rows(browser)) == 4)
 
     marker = browser.execute_script("window.kartaNoReload = 1; return window.kartaNoReload")
     succeeded = {"type": "Succeeded", "status": "True", "reason": "PyTorchJobSucceeded", "message": HOSTILE}
@@ -248,6 +288,12 @@ def test_the_workload_page_shows_the_tree_and_the_pending_reason(
         ),
     )
     assert HOSTILE in detail.text  # shown as text
+    # the gang picture: the pods bound against the minimum, the whole gang's and each sub-group's
+    assert "Gang: pods bound against the minimum" in detail.text
+    lines = browser.find_elements("css selector", "#detail-view .gangs .gang-line")
+    assert lines and all(line.find_elements("css selector", ".meter[role='img']") for line in lines)
+    # the component tree drawn as a tree: a state dot on every node, the pods under their component
+    assert browser.find_elements("css selector", "#detail-view .tree ul[role='group'] li.pod .dot")
     assert browser.execute_script("return window.pwned") is None  # never run
     assert not browser.find_elements("css selector", "#detail-view img, #detail-view script")
     for summary in browser.find_elements("css selector", "#detail-view details summary")[:2]:
@@ -293,3 +339,179 @@ def test_the_workload_page_says_when_the_workload_is_outside_the_gang_scope(
     finally:
         ok(kube.request("PATCH", namespace, body=_label(None), content_type=MERGE))
     assert errors(browser) == []
+
+
+def test_the_list_is_driven_by_the_keyboard(browser: Any, url: str, scene: dict[str, Any]) -> None:
+    """Rows take the focus, arrows move it, Enter opens the workload, Escape comes back to the
+    list with the opened row focused again."""
+    from selenium.webdriver.common.keys import Keys
+
+    load(browser, url)
+    filter_namespace(browser, scene["namespace"])
+    wait_for("4 rows", lambda: len(page_rows(browser)) == 4)
+    # one row in the tab order (Tab goes on past the list), the first until the focus moves
+    assert [
+        r.get_attribute("data-index") for r in browser.find_elements("css selector", "#body tr[tabindex='0']")
+    ] == ["0"]
+    first = browser.find_element("css selector", "#body tr[data-index='0']")
+    first.send_keys(Keys.ARROW_DOWN)
+    focused = browser.switch_to.active_element
+    assert focused.get_attribute("data-index") == "1"
+    row_id = focused.get_attribute("data-id")
+    focused.send_keys(Keys.ENTER)
+    wait_for(
+        "the workload page", lambda: browser.execute_script("return location.hash").startswith("#/workload/")
+    )
+    wait_for(
+        "its details", lambda: browser.find_element("id", "detail-view").get_attribute("data-id") == row_id
+    )
+    browser.switch_to.active_element.send_keys(Keys.ESCAPE)
+    wait_for("the list again", lambda: browser.find_element("id", "list-view").is_displayed())
+    wait_for(
+        "the opened row focused again",
+        lambda: browser.switch_to.active_element.get_attribute("data-id") == row_id,
+    )
+    assert errors(browser) == []
+
+
+def test_the_capacity_page_draws_gpus_per_namespace_and_their_history(
+    browser: Any, url: str, scene: dict[str, Any], screens: Path
+) -> None:
+    """GPU capacity from the Nodes, the GPUs of bound and pending pods per namespace (the
+    too-big Job's 16 pending), what the API says, and the history once two samples are in."""
+    namespace = scene["namespace"]
+
+    def ours() -> dict[str, Any] | None:
+        (cluster,) = get_json(f"{url}api/capacity")["clusters"]
+        found = [n for n in cluster["namespaces"] if n["namespace"] == namespace]
+        whole = [h for h in cluster["history"] if not h["partial"]]  # the ones the chart draws
+        return {"cluster": cluster, "namespace": found[0]} if found and len(whole) >= 2 else None
+
+    read = wait_for("two whole history samples and the namespace's GPUs", ours, timeout=90)
+    cluster, mine = read["cluster"], read["namespace"]
+    assert cluster["partial"] == [] and cluster["gpusAllocatable"] >= 4  # the test's GPU Node
+    assert mine["gpusPending"] == 16 and mine["gpusRequested"] >= 1  # too-big waits, fits is bound
+    browser.get(f"{url}#/capacity")
+    view = wait_for(
+        "the capacity page",
+        lambda: (lambda e: e if e.get_attribute("data-loaded") == "true" else None)(
+            browser.find_element("id", "capacity-view")
+        ),
+    )
+    text = view.text
+    assert "GPU capacity" in text and "GPUs allocatable on" in text and "Partial data" not in text
+    (row,) = browser.find_elements("css selector", f"#capacity-view tr[data-namespace='{namespace}']")
+    cells = [c.text for c in row.find_elements("css selector", "td.num")]
+    assert cells == [str(mine["gpusRequested"]), "16"]
+    assert row.find_elements("css selector", "svg.cap-bar rect.seg-pending")
+    assert browser.find_elements("css selector", "#capacity-view svg.history path.series.requested")
+    browser.save_screenshot(str(screens / "5-capacity.png"))
+    assert errors(browser) == []
+
+
+@pytest.mark.parametrize(
+    ("crd", "manifest", "plural", "lines", "shot"),
+    [
+        (
+            "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+            "lws/lws-sample.yaml",
+            "leaderworkerset.x-k8s.io/v1/leaderworkersets",
+            ["all 3 gangs", "leaderworkerset-0", "leaderworkerset-1", "leaderworkerset-2"],
+            "6-workload-replica-gangs.png",
+        ),
+        (
+            "sparkoperator.k8s.io_sparkapplications.yaml",
+            "spark-operator/spark-pi.yaml",
+            "sparkoperator.k8s.io/v1beta2/sparkapplications",
+            ["gang", "sub-group driver", "sub-group executor"],
+            "7-workload-sub-groups.png",
+        ),
+    ],
+)
+def test_the_gang_picture_draws_each_replica_gang_and_sub_group(
+    browser: Any,
+    url: str,
+    scene: dict[str, Any],
+    screens: Path,
+    corpus: Path,
+    crd: str,
+    manifest: str,
+    plural: str,
+    lines: list[str],
+    shot: str,
+) -> None:
+    """A LeaderWorkerSet of 3 replica gangs and a SparkApplication with driver and executor
+    sub-groups (no operator: no pod is bound): a bar per gang and per sub-group, none met."""
+    kube: KubeHTTP = scene["kube"]
+    (definition,) = load_manifests(corpus / "crds" / crd)
+    kube.ensure_crd(definition)
+    (obj,) = load_manifests(corpus / "workloads" / manifest)
+    obj["metadata"].pop("namespace", None)
+    path = f"/apis/{plural.rpartition('/')[0]}/namespaces/{scene['namespace']}/{plural.rpartition('/')[2]}"
+    made = ok(kube.post(path, obj))
+    try:
+        name = made["metadata"]["name"]
+        wait_for(f"the {obj['kind']} row", lambda: any(r["name"] == name for r in rows(url, q=name)))
+        load(browser, url)
+        filter_namespace(browser, scene["namespace"])
+        wait_for(f"the {obj['kind']} row", lambda: f"{obj['kind']}/{name}" in page_rows(browser))
+        browser.find_element("link text", name).click()
+        wait_for(
+            "the gang picture",
+            lambda: browser.find_elements("css selector", "#detail-view .gangs .gang-line"),
+        )
+        shown = browser.find_elements("css selector", "#detail-view .gangs .gang-line")
+        assert [line.find_element("css selector", ".gang-name").text for line in shown] == lines
+        for line in shown:
+            assert "not met" in line.text
+            assert "unmet" in (line.find_element("css selector", ".meter").get_attribute("class") or "")
+        browser.save_screenshot(str(screens / shot))
+        assert errors(browser) == []
+        load(browser, url)  # off its page before it is deleted (the open page would read it again)
+    finally:
+        kube.delete(f"{path}/{made['metadata']['name']}")
+
+
+def test_a_user_who_cannot_list_nodes_or_pods_is_told_the_capacity_is_partial(
+    browser: Any, scene: dict[str, Any], screens: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """``kli ui --as`` a user who may read PyTorchJobs in one namespace only: the capacity page
+    says its data is partial and why (the Nodes and the pods cannot be listed), the numbers it
+    could not read are unknown, never 0 (issue 28: never wrong data silently)."""
+    kube: KubeHTTP = scene["kube"]
+    namespace = scene["namespace"]
+    user = f"carol-{namespace}"
+    rbac = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}"
+    rules = [{"apiGroups": ["kubeflow.org"], "resources": ["pytorchjobs"], "verbs": ["get", "list", "watch"]}]
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "carol"}}
+    ok(kube.post(f"{rbac}/roles", {**role, "rules": rules}))
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "carol"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "carol"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    }
+    ok(kube.post(f"{rbac}/rolebindings", binding))
+    with kli_ui(kube.kubeconfig, tmp_path_factory.mktemp("kli-ui-carol"), "--as", user) as limited:
+
+        def partial() -> dict[str, Any] | None:
+            (cluster,) = get_json(f"{limited}api/capacity")["clusters"]
+            said = " ".join(cluster["partial"])
+            done = cluster["gpusAllocatable"] is None and cluster["gpusRequested"] is None
+            return cluster if done and "nodes" in said and "pods" in said else None
+
+        cluster = wait_for("the capacity to be said partial", partial, timeout=60)
+        assert cluster["gpusFree"] is None and cluster["gpusPending"] is None and cluster["namespaces"] == []
+        browser.get(f"{limited}#/capacity")
+        view = wait_for(
+            "the capacity page",
+            lambda: (lambda e: e if e.get_attribute("data-loaded") == "true" else None)(
+                browser.find_element("id", "capacity-view")
+            ),
+        )
+        assert "Partial data: these numbers are not the whole cluster's." in view.text
+        assert "unknown GPUs allocatable" in view.text and "unknown requested by bound pods" in view.text
+        assert "unknown: the pods could not be read" in view.text
+        browser.save_screenshot(str(screens / "8-capacity-partial.png"))
+        assert errors(browser) == []

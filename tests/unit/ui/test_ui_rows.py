@@ -241,3 +241,92 @@ def test_a_row_carries_the_queue_state_with_kli_gets_cell() -> None:
     ]
     page, _ = select_rows(rows, RowQuery(sort="queue"))
     assert [r["name"] for r in page] == ["b", "a"]
+
+
+DEPLOYMENT = STORE.by_name("apps-deployment-v1")
+PYTORCH = STORE.by_name("kubeflow-org-pytorchjob-v1")
+
+
+def _deployment(gpus: int) -> dict[str, Any]:
+    limits = {"nvidia.com/gpu": gpus} if gpus else {}
+    container = {"name": "web", "image": "nginx", "resources": {"limits": limits}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": f"web-{gpus}", "namespace": "team-a", "uid": f"uid-web-{gpus}"},
+        "spec": {"replicas": 1, "selector": {}, "template": {"spec": {"containers": [container]}}},
+    }
+
+
+def test_a_row_says_whether_it_is_an_ai_workload() -> None:
+    """Issue 28 item 3: the page lists AI workloads by default; the library decides which rows
+    those are: a kind of the catalog's AI part, GPUs requested, or a gang of more than one pod."""
+
+    def row(obj: dict[str, Any], definition: Any) -> dict[str, Any]:
+        return workload_row(
+            obj,
+            definition,
+            cluster="c1",
+            pods=[],
+            evaluator=Evaluator(trusted=True),
+            gpu_resources=("nvidia.com/gpu",),
+        )
+
+    assert row(_deployment(0), DEPLOYMENT)["ai"] is False  # a general-purpose kind asking for no GPU
+    assert row(_deployment(2), DEPLOYMENT)["ai"] is True  # ... asking for GPUs
+    assert _row(_job("cpu", parallelism=1, gpus=0))["ai"] is False
+    gang = _row(_job("gang", parallelism=4, gpus=0))
+    assert gang["gang"]["minMember"] == 4 and gang["ai"] is True  # a gang of several pods
+    pytorch = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "p", "namespace": "team-a", "uid": "uid-p"},
+        "spec": {"pytorchReplicaSpecs": {}},
+    }
+    assert row(pytorch, PYTORCH)["ai"] is True  # the catalog's AI part, whatever it asks for
+
+
+def test_the_list_query_filters_ai_gpus_and_gangs() -> None:
+    rows = [
+        {
+            "id": "a",
+            "name": "a",
+            "namespace": "n",
+            "kind": "Deployment",
+            "ai": False,
+            "gpus": 0,
+            "gang": None,
+        },
+        {"id": "b", "name": "b", "namespace": "n", "kind": "Job", "ai": True, "gpus": 2, "gang": None},
+        {
+            "id": "c",
+            "name": "c",
+            "namespace": "n",
+            "kind": "X",
+            "ai": True,
+            "gpus": 0,
+            "gang": {"minimumMet": True},
+        },
+        {
+            "id": "d",
+            "name": "d",
+            "namespace": "n",
+            "kind": "X",
+            "ai": True,
+            "gpus": 8,
+            "gang": {"minimumMet": False},
+        },
+    ]
+
+    def names(**params: str) -> list[str]:
+        query = RowQuery.parse({k: [v] for k, v in {"sort": "name", **params}.items()})
+        return [str(r["name"]) for r in select_rows(rows, query)[0]]
+
+    assert names() == ["a", "b", "c", "d"]  # the API lists every row unless asked
+    assert names(scope="ai") == ["b", "c", "d"]
+    assert names(gpu="yes") == ["b", "d"] and names(gpu="no") == ["a", "c"]
+    assert names(gang="yes") == ["c", "d"] and names(gang="no") == ["a", "b"]
+    assert names(gang="met") == ["c"] and names(gang="unmet") == ["d"]
+    for name, value in (("scope", "generic"), ("gpu", "1"), ("gang", "maybe")):
+        with pytest.raises(QueryError, match=f"^{name}: one of"):
+            RowQuery.parse({name: [value]})

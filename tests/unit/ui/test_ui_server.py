@@ -136,7 +136,8 @@ def test_the_script_writes_cluster_text_as_text_only() -> None:
     script = (resources.files("karta.ui") / "static" / "app.js").read_text()
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
         assert sink not in script, sink
-    assert not re.search(r"https?://", script)  # no external assets
+    # no external assets; the SVG namespace name is an identifier, never fetched
+    assert not re.search(r"https?://(?!www\.w3\.org/2000/svg\")", script)
 
 
 def _stream(server: UiServer, since: int) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
@@ -243,3 +244,93 @@ def test_without_queue_sources_there_is_no_queue_link() -> None:
         assert json.loads(_get(server, "/api/queues")[2]) == {"clusters": []}
     finally:
         server.close()
+
+
+class _Capacity:
+    """A cluster whose requests change between reads (the history records each sample)."""
+
+    def __init__(self) -> None:
+        self.requested = 0
+
+    def capacity(self) -> dict[str, Any]:
+        self.requested += 1
+        return {
+            "cluster": "c",
+            "nodes": 2,
+            "gpusAllocatable": 8,
+            "gpusRequested": self.requested,
+            "gpusPending": 3,
+            "gpusFree": 8 - self.requested,
+            "namespaces": [
+                {"namespace": f"ns{i}", "pods": 1, "gpusRequested": i, "gpusPending": 0} for i in range(60)
+            ],
+            "partial": ["cannot list nodes (forbidden): the capacity is unknown"]
+            if self.requested > 2
+            else [],
+        }
+
+
+def test_the_capacity_api_keeps_a_bounded_history_ring() -> None:
+    """Issue 28 item 3: the capacity page's history is a ring in the server's memory: a sample per
+    cluster every ``history_seconds``, the last ``history_length`` kept, each with the most
+    requesting namespaces only; a partial read is marked in the sample and said in the answer."""
+    source = _Capacity()
+    server = UiServer(RowStore(), {}, port=0, capacity={"c": source}, history_seconds=3600, history_length=3)
+    server.start()  # the sampler takes its first sample at once
+    try:
+        for _ in range(4):
+            server.sample()
+        status, _, body = _get(server, "/api/capacity")
+        assert status == 200
+        (cluster,) = json.loads(body)["clusters"]
+        history = cluster["history"]
+        assert len(history) == 3  # bounded: the oldest samples are gone
+        assert [h["requested"] for h in history] == [3, 4, 5]
+        assert [h["partial"] for h in history] == [True, True, True]
+        assert all(h["allocatable"] == 8 and h["pending"] == 3 for h in history)
+        assert len(history[-1]["namespaces"]) == 50 and "ns59" in history[-1]["namespaces"]
+        assert "ns0" not in history[-1]["namespaces"]  # the least requesting are not kept
+        assert cluster["gpusRequested"] == 6 and cluster["partial"]  # read on request
+        assert json.loads(_get(server, "/api/facets")[2])["capacity"] is True
+    finally:
+        server.close()
+    bare = UiServer(RowStore(), {}, port=0)
+    bare.start()
+    try:
+        assert json.loads(_get(bare, "/api/capacity")[2]) == {"clusters": []}
+        assert json.loads(_get(bare, "/api/facets")[2])["capacity"] is False
+    finally:
+        bare.close()
+
+
+def _luminance(color: str) -> float:
+    channels = [int(color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_every_text_colour_has_wcag_aa_contrast_on_every_background() -> None:
+    """Issue 28 item 3: readable contrast. Every colour the stylesheet gives text (its variables
+    and the literal colours of text rules) against every background it paints behind text reaches
+    WCAG 2 AA for normal text (4.5:1)."""
+    css = re.sub(
+        r"/\*.*?\*/", "", (resources.files("karta.ui") / "static" / "app.css").read_text(), flags=re.S
+    )
+    variables = dict(re.findall(r"--([a-z]+):\s*(#[0-9a-fA-F]{6})", css))
+    text = {name: variables[name] for name in ("fg", "muted", "ok", "bad", "warn", "info")}
+    backgrounds = {"bg": variables["bg"], "head": variables["head"]}
+    behind_text = (".rows tbody tr:hover", ".rows tbody tr[data-id]:focus", ".pending", ".partial")
+    for selector, body in re.findall(r"([^{}]+)\{([^}]*)\}", css):
+        found = re.search(r"(?<![-\w])background:\s*(#[0-9a-fA-F]{6})", body)
+        if found and selector.strip() in behind_text:
+            backgrounds[selector.strip()] = found.group(1)
+    assert set(behind_text) <= set(backgrounds), backgrounds
+    for name, colour in text.items():
+        for where, background in backgrounds.items():
+            ratio = _contrast(colour, background)
+            assert ratio >= 4.5, f"--{name} {colour} on {where} {background}: {ratio:.2f}:1"

@@ -89,6 +89,7 @@ def ui_command(address: str, port: int, config_file: str | None, overrides: Conf
                 port=port,
                 allowed_hosts=allowed,
                 queues={context: source},
+                capacity={context: source},
             )
         except OSError as exc:
             raise CliError(

@@ -13,7 +13,9 @@ const state = {
   seq: 0,
   sort: "age",
   desc: false,
-  filters: { namespace: "", kind: "", status: "", text: "" },
+  filters: { namespace: "", kind: "", status: "", text: "", gpu: "", gang: "", general: false },
+  opened: null, // the id of the row last opened: focused again on the way back
+  focusIndex: 0, // the row Tab lands on (one row in the tab order; the arrows move it)
   source: null,
   detailId: null,
   detailTimer: null,
@@ -51,6 +53,23 @@ function age(created) {
   if (seconds < 7200) return `${Math.floor(seconds / 60)}m`;
   if (seconds < 172800) return `${Math.floor(seconds / 3600)}h`;
   return `${Math.floor(seconds / 86400)}d`;
+}
+
+// The list's gang cell: a small bar of the pods bound against the minimum, then the words.
+function gangCell(gang) {
+  if (!gang) return [];
+  const text = el("span", { text: gangText(gang) });
+  if (!gang.minMember) return [text];
+  return [meter(gang.scheduled, gang.minMember, gang.minimumMet, `${gang.scheduled} of ${gang.minMember} bound`, "mini"), text];
+}
+
+// A bar of value against whole (role img, its words in aria-label): full and green when met.
+function meter(value, whole, met, label, size) {
+  const track = el("span", { class: `meter ${size || ""} ${met ? "met" : "unmet"}`, role: "img", "aria-label": label, title: label });
+  const fill = el("span", { class: "fill" });
+  fill.style.width = `${whole > 0 ? Math.min(100, Math.max(0, (value / whole) * 100)) : 0}%`;
+  track.append(fill);
+  return track;
 }
 
 function gangText(gang) {
@@ -118,6 +137,7 @@ async function loadFacets() {
   fillSelect($("f-kind"), facets.kinds, state.filters.kind);
   fillSelect($("f-status"), facets.statuses, state.filters.status);
   $("queues-link").hidden = !facets.kueue;
+  $("capacity-link").hidden = !facets.capacity;
   const warnings = $("warnings");
   const said = facets.clusters.flatMap((c) => c.warnings.map((w) => (facets.clusters.length > 1 ? `${c.name}: ${w}` : w)));
   warnings.replaceChildren(...said.slice(0, 20).map((w) => el("p", { text: w })));
@@ -185,8 +205,17 @@ const SORTS = {
   queue: (r) => (r.queue ? r.queue.text : ""),
 };
 
+// The library decides what an AI workload is (row.ai: karta.ui.rows.is_ai_row); the page only
+// hides the others until asked, and never counts them while they are hidden.
 function matches(row) {
   const f = state.filters;
+  if (!f.general && !row.ai) return false;
+  if (f.gpu && (row.gpus > 0) !== (f.gpu === "yes")) return false;
+  if (f.gang === "no" && row.gang) return false;
+  if (f.gang && f.gang !== "no") {
+    if (!row.gang) return false;
+    if (f.gang !== "yes" && row.gang.minimumMet !== (f.gang === "met")) return false;
+  }
   if (f.namespace && row.namespace !== f.namespace) return false;
   if (f.kind && row.kind !== f.kind) return false;
   if (f.status && !row.phases.includes(f.status)) return false;
@@ -210,7 +239,16 @@ function refresh() {
     return a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
   });
   state.view = view;
-  $("count").textContent = `${view.length} of ${state.rows.size} workloads`;
+  let shown = state.rows.size;
+  if (!state.filters.general) {
+    shown = 0;
+    for (const row of state.rows.values()) if (row.ai) shown++;
+  }
+  const what = state.filters.general ? "workloads" : "AI workloads";
+  $("count").textContent = `${view.length} of ${shown} ${what}`;
+  const empty = $("empty");
+  empty.hidden = view.length > 0 || state.rows.size === 0;
+  empty.textContent = state.filters.general ? "No workload matches the filters." : "No AI workload matches the filters; general-purpose workloads are hidden (tick the box above to show them).";
   $("rows").setAttribute("aria-rowcount", String(view.length + 1));
   for (const th of document.querySelectorAll("#rows th[data-sort]")) {
     th.setAttribute("aria-sort", th.dataset.sort === state.sort ? (state.desc ? "descending" : "ascending") : "none");
@@ -242,7 +280,8 @@ function renderWindow(force = true) {
   const body = $("body");
   const rows = [];
   rows.push(spacer(first * height));
-  for (let i = first; i < last; i++) rows.push(rowElement(state.view[i], i));
+  const tabbable = state.focusIndex >= first && state.focusIndex < last ? state.focusIndex : first;
+  for (let i = first; i < last; i++) rows.push(rowElement(state.view[i], i, i === tabbable));
   rows.push(spacer((state.view.length - last) * height));
   body.replaceChildren(...rows);
   const sample = body.children[1];
@@ -258,14 +297,14 @@ function spacer(px) {
   return tr;
 }
 
-function rowElement(row, index) {
+function rowElement(row, index, tabbable) {
   const link = el("a", { href: `#/workload/${encodeURIComponent(row.id)}`, title: row.name, text: row.name });
   const components = row.components.map((c) => `${c.name}×${c.replicas}`).join(", ");
   const pods = `${row.pods.ready}/${row.pods.desired || row.pods.total}`;
   const status = el("td", { class: `status s-${row.status}`, title: row.phases.join(", "), text: row.error ? "Error" : row.status });
   return el(
     "tr",
-    { "aria-rowindex": index + 2, "data-id": row.id },
+    { "aria-rowindex": index + 2, "data-id": row.id, "data-index": index, tabindex: tabbable ? "0" : "-1" },
     el("td", { text: row.kind, title: row.apiVersion }),
     el("td", { text: row.namespace }),
     el("td", {}, link),
@@ -273,7 +312,7 @@ function rowElement(row, index) {
     el("td", { text: components, title: row.error || components }),
     el("td", { class: "num", text: pods, title: `${row.pods.ready} ready, ${row.pods.total} pods, ${row.pods.desired} desired` }),
     el("td", { class: "num", text: row.gpus }),
-    el("td", { text: gangText(row.gang), class: row.gang ? (row.gang.minimumMet ? "good" : "bad") : null }),
+    el("td", { class: row.gang ? (row.gang.minimumMet ? "good gang" : "bad gang") : null, title: row.gang ? gangText(row.gang) : null }, ...gangCell(row.gang)),
     el("td", { class: row.queue ? `queue q-${row.queue.state}` : null, text: row.queue ? row.queue.text : "", title: row.queue ? queueText(row.queue) : null }),
     el("td", { class: "num", text: age(row.createdAt), title: row.createdAt || "" }),
   );
@@ -333,11 +372,10 @@ function detailContent(data) {
   fact("Created", row.createdAt || "");
   if (row.cluster) fact("Cluster", row.cluster);
   out.push(facts);
+  if (d.gang && !d.gang.error) out.push(...gangPicture(d.gang));
   if (d.components) {
     out.push(el("h3", { text: "Components" }));
-    const tree = el("ul", { class: "tree", role: "tree", "aria-label": "component tree" });
-    for (const component of d.components) tree.append(treeNode(component));
-    out.push(tree);
+    out.push(renderTree(d.components.map(componentNode), "component tree"));
   }
   if (d.pendingPods && d.pendingPods.length) {
     out.push(el("h3", { text: "Pending pods" }));
@@ -386,45 +424,89 @@ function table(headers, rows) {
   return el("table", { class: "plain" }, el("thead", {}, head), el("tbody", {}, ...body));
 }
 
-function treeNode(component) {
+// The gang picture: per replica gang (several gangs) or the one gang, the pods bound to a Node
+// against the minimum, and each sub-group's (karta.report.gang_state's perGang and subGroups).
+function gangPicture(gang) {
+  const out = [el("h3", { text: "Gang: pods bound against the minimum" })];
+  const box = el("div", { class: "gangs" });
+  const line = (name, bound, minimum, met, cls) =>
+    el(
+      "div",
+      { class: `gang-line ${cls || ""}` },
+      el("span", { class: "gang-name", text: name }),
+      meter(bound, minimum, met, `${name}: ${bound} of ${minimum} bound${met ? ", minimum met" : ", minimum not met"}`),
+      el("span", { class: met ? "good" : "bad", text: `${bound}/${minimum} bound · ${met ? "met" : "not met"}` }),
+    );
+  const gangs = gang.perGang && gang.perGang.length ? gang.perGang : null;
+  box.append(line(gangs ? `all ${gangs.length} gangs` : "gang", gang.scheduled, gang.minMember, gang.minimumMet, "g-total"));
+  for (const g of gangs || []) box.append(line(g.name, g.scheduled, g.minMember, g.minimumMet, "g-replica"));
+  for (const sub of gang.subGroups || []) box.append(line(`sub-group ${sub.name}`, sub.scheduled, sub.minMember, sub.scheduled >= sub.minMember, "g-sub"));
+  out.push(box);
+  return out;
+}
+
+// The tree renderer, generic over its nodes: {label, detail, state ("ok" | "bad" | "warn" | ""),
+// mono, children: [node]}. The component tree is one source of nodes (componentNode below); any
+// other tree (an owner chain) gives nodes of the same shape.
+function renderTree(roots, label) {
+  const tree = el("ul", { class: "tree", role: "tree", "aria-label": label });
+  for (const node of roots) tree.append(treeItem(node));
+  return tree;
+}
+
+function treeItem(node) {
+  const children = node.children || [];
+  const item = el(
+    "li",
+    { role: "treeitem", "aria-expanded": children.length ? "true" : null, class: node.mono ? "pod" : null },
+    el("span", { class: `dot ${node.state || "none"}`, "aria-hidden": "true" }),
+    el("span", { class: "node-name", text: node.label }),
+    node.detail ? el("span", { class: "node-detail", text: ` ${node.detail}` }) : null,
+  );
+  if (children.length) {
+    const group = el("ul", { role: "group" });
+    for (const child of children) group.append(treeItem(child));
+    item.append(group);
+  }
+  return item;
+}
+
+function componentNode(component) {
   const replicas = component.replicas || {};
   const ready = replicas.ready === null || replicas.ready === undefined ? "?" : replicas.ready;
   const gpus = component.resources && component.resources.gpus ? `, ${component.resources.gpus} GPU` : "";
   const nodes = component.nodes && component.nodes.length ? `, on ${component.nodes.join(", ")}` : "";
-  const kind = component.kind ? ` ${component.kind.kind}` : "";
-  const item = el(
-    "li",
-    { role: "treeitem", "aria-expanded": "true" },
-    el("span", { class: "node-name", text: component.name }),
-    el("span", { class: "muted", text: `${kind} ` }),
-    `${ready}/${replicas.desired} ready${gpus}${nodes}`,
-  );
-  const children = el("ul", { role: "group" });
-  for (const pod of component.pods || []) {
+  const kind = component.kind ? `${component.kind.kind} · ` : "";
+  const whole = replicas.desired || 0;
+  const state = ready === "?" ? "" : ready >= whole ? "ok" : "warn";
+  const pods = (component.pods || []).map((pod) => {
     const reason = pod.reason ? ` (${pod.reason})` : "";
-    const mark = pod.ready ? "✓" : pod.phase === "Succeeded" ? "✓" : "✗";
-    children.append(
-      el("li", { role: "treeitem", class: "pod" }, `${mark} ${pod.name} ${pod.phase}${reason}${pod.node ? ` on ${pod.node}` : ""}`),
-    );
-  }
-  for (const child of component.children || []) children.append(treeNode(child));
-  if (children.childNodes.length) item.append(children);
-  return item;
+    const done = pod.ready || pod.phase === "Succeeded";
+    const mark = done ? "✓" : "✗";
+    return { label: `${mark} ${pod.name}`, detail: `${pod.phase}${reason}${pod.node ? ` on ${pod.node}` : ""}`, state: done ? "ok" : pod.phase === "Pending" ? "warn" : "bad", mono: true, children: [] };
+  });
+  return {
+    label: component.name,
+    detail: `${kind}${ready}/${replicas.desired} ready${gpus}${nodes}`,
+    state,
+    children: [...pods, ...(component.children || []).map(componentNode)],
+  };
 }
 
 // -- the queue page (Kueue) -------------------------------------------------------------------
 
-async function showQueues(focus) {
-  const view = $("queues-view");
+// A page read on request (the queues, the capacity): its JSON drawn by content(), or why not.
+async function showPage(page, focus) {
+  const view = $(page.view);
   let data;
   try {
-    data = await getJSON("/api/queues");
+    data = await getJSON(page.url);
   } catch (error) {
-    view.replaceChildren(backLink(), el("p", { class: "bad", text: `cannot show the queues: ${error.message}` }));
+    view.replaceChildren(backLink(), el("p", { class: "bad", text: `cannot show ${page.what}: ${error.message}` }));
     return;
   }
-  if (location.hash !== "#/queues") return;
-  view.replaceChildren(...queuesContent(data));
+  if (location.hash !== page.hash) return;
+  view.replaceChildren(...page.content(data));
   view.dataset.loaded = "true";
   if (focus) view.querySelector("h2").focus();
 }
@@ -488,24 +570,161 @@ function queuesContent(data) {
   return out;
 }
 
+// -- the capacity page ------------------------------------------------------------------------
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined) continue;
+    if (key === "text") node.textContent = String(value);
+    else node.setAttribute(key, String(value));
+  }
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+function known(value) {
+  return value === null || value === undefined ? "unknown" : String(value);
+}
+
+// One stacked bar: bound requests, then pending ones, against the Nodes' allocatable GPUs (the
+// scale is whichever is larger, so pending beyond the capacity shows past the capacity mark).
+function capacityBar(requested, pending, allocatable, scale, label) {
+  const width = 600;
+  const height = 22;
+  const x = (v) => (scale > 0 ? (Math.max(0, v || 0) / scale) * width : 0);
+  const chart = svg("svg", { class: "cap-bar", viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": label, preserveAspectRatio: "none" });
+  chart.append(svg("title", { text: label }));
+  chart.append(svg("rect", { class: "track", x: 0, y: 0, width, height }));
+  chart.append(svg("rect", { class: "seg-requested", x: 0, y: 0, width: x(requested), height }));
+  chart.append(svg("rect", { class: "seg-pending", x: x(requested), y: 0, width: x(pending), height }));
+  if (allocatable !== null && allocatable !== undefined) {
+    const at = Math.min(width - 1, x(allocatable));
+    chart.append(svg("line", { class: "capacity-mark", x1: at, x2: at, y1: 0, y2: height }));
+  }
+  return chart;
+}
+
+// The recent history (the server's ring): allocatable, bound and pending GPUs over time.
+// Samples read while something was unreadable (partial) are left out, and the chart says so.
+function historyChart(history, pick, names, label, short) {
+  const points = history.filter((h) => !h.partial && pick(h).some((v) => v !== null && v !== undefined));
+  const left = history.filter((h) => h.partial).length;
+  const note = left ? ` ${left} partial sample${left === 1 ? "" : "s"} not drawn.` : "";
+  if (points.length < 2) {
+    const text = short ? "collecting…" : `History: collecting (a sample every 15 s, the last hour kept while the view runs).${note}`;
+    return el("p", { class: "muted history-empty", text });
+  }
+  const width = 600;
+  const height = 110;
+  const pad = 18;
+  const t0 = points[0].t;
+  const t1 = points[points.length - 1].t;
+  const top = Math.max(1, ...points.flatMap((h) => pick(h).map((v) => v || 0)));
+  const x = (t) => pad + ((t - t0) / Math.max(1, t1 - t0)) * (width - 2 * pad);
+  const y = (v) => height - pad - ((v || 0) / top) * (height - 2 * pad);
+  const chart = svg("svg", { class: "history", viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": label });
+  chart.append(svg("title", { text: label }));
+  chart.append(svg("line", { class: "axis", x1: pad, x2: width - pad, y1: height - pad, y2: height - pad }));
+  pick(points[0]).forEach((_, series) => {
+    const d = points.map((h, i) => `${i ? "L" : "M"}${x(h.t).toFixed(1)},${y(pick(h)[series]).toFixed(1)}`).join(" ");
+    chart.append(svg("path", { class: `series ${names[series]}`, d }));
+  });
+  const minutes = Math.round((t1 - t0) / 60);
+  chart.append(svg("text", { class: "tick", x: pad, y: height - 3, text: minutes ? `${minutes} min ago` : `${Math.round(t1 - t0)} s ago` }));
+  chart.append(svg("text", { class: "tick", x: width - pad, y: height - 3, "text-anchor": "end", text: "now" }));
+  chart.append(svg("text", { class: "tick", x: 2, y: pad - 4, text: `${top} GPUs` }));
+  if (note) chart.append(svg("text", { class: "tick", x: width / 2, y: height - 3, "text-anchor": "middle", text: note.trim() }));
+  return chart;
+}
+
+function capacityContent(data) {
+  const out = [backLink(), el("h2", { tabindex: "-1", text: "GPU capacity" })];
+  out.push(
+    el("p", { class: "legend" },
+      el("span", { class: "key key-requested" }), " requested by pods bound to a Node ",
+      el("span", { class: "key key-pending" }), " requested by pending pods ",
+      el("span", { class: "key key-capacity" }), " allocatable on the Nodes (the mark; dashed in the history)"),
+  );
+  const several = data.clusters.length > 1;
+  for (const cluster of data.clusters) {
+    const box = el("article", { class: "capacity", "data-cluster": cluster.cluster });
+    box.append(el("h3", { text: several ? `Cluster ${cluster.cluster}` : `Cluster ${cluster.cluster}` }));
+    if (cluster.partial.length) {
+      const warn = el("div", { class: "partial", role: "alert" }, el("strong", { text: "Partial data: these numbers are not the whole cluster's." }));
+      for (const why of cluster.partial) warn.append(el("p", { text: why }));
+      box.append(warn);
+    }
+    const alloc = cluster.gpusAllocatable;
+    const req = cluster.gpusRequested;
+    const pend = cluster.gpusPending;
+    const summary = `${known(alloc)} GPUs allocatable on ${known(cluster.nodes)} Node${cluster.nodes === 1 ? "" : "s"} · ${known(req)} requested by bound pods · ${known(pend)} pending · ${known(cluster.gpusFree)} free`;
+    box.append(el("p", { class: "cap-summary", text: summary }));
+    const scale = Math.max(alloc || 0, (req || 0) + (pend || 0), 1);
+    box.append(capacityBar(req, pend, alloc, scale, summary));
+    box.append(el("h4", { text: "Recent history" }));
+    box.append(historyChart(cluster.history, (h) => [h.allocatable, h.requested, h.pending], ["allocatable", "requested", "pending"], `GPUs allocatable, requested and pending, the last ${cluster.history.length} samples`));
+    box.append(el("h4", { text: "Per namespace" }));
+    if (!cluster.namespaces.length) {
+      box.append(el("p", { class: "muted", text: req === null ? "unknown: the pods could not be read" : "No pod requests a GPU." }));
+    } else {
+      const top = Math.max(alloc || 0, ...cluster.namespaces.map((n) => n.gpusRequested + n.gpusPending), 1);
+      const rows = cluster.namespaces.map((n) => {
+        const words = `${n.namespace}: ${n.gpusRequested} GPUs requested by bound pods, ${n.gpusPending} pending (${n.pods} pods)`;
+        const spark = historyChart(
+          cluster.history.map((h) => ({ t: h.t, partial: h.partial, v: h.namespaces[n.namespace] || [0, 0] })),
+          (h) => h.v,
+          ["requested", "pending"],
+          `${n.namespace}: requested and pending over time`,
+          true,
+        );
+        if (spark.classList) spark.classList.add("spark");
+        return el(
+          "tr",
+          { "data-namespace": n.namespace },
+          el("th", { scope: "row", text: n.namespace || "(none)" }),
+          el("td", {}, capacityBar(n.gpusRequested, n.gpusPending, alloc, top, words)),
+          el("td", { class: "num", text: String(n.gpusRequested) }),
+          el("td", { class: "num", text: String(n.gpusPending) }),
+          el("td", {}, spark),
+        );
+      });
+      const head = el("tr", {}, ...["Namespace", "GPUs", "Bound", "Pending", "History"].map((h) => el("th", { scope: "col", text: h })));
+      box.append(el("table", { class: "plain namespaces" }, el("thead", {}, head), el("tbody", {}, ...rows)));
+    }
+    out.push(box);
+  }
+  if (!data.clusters.length) out.push(el("p", { class: "muted", text: "No cluster reports its capacity." }));
+  return out;
+}
+
 // -- routing and controls ----------------------------------------------------------------------
+
+const PAGES = [
+  { hash: "#/queues", view: "queues-view", url: "/api/queues", what: "the queues", content: queuesContent },
+  { hash: "#/capacity", view: "capacity-view", url: "/api/capacity", what: "the capacity", content: capacityContent },
+];
 
 function route() {
   const hash = location.hash || "#/";
   const match = hash.match(/^#\/workload\/(.+)$/);
   const list = $("list-view");
   const detail = $("detail-view");
-  const queues = $("queues-view");
-  queues.hidden = hash !== "#/queues";
-  if (hash === "#/queues") {
+  const page = PAGES.find((p) => p.hash === hash);
+  for (const other of PAGES) $(other.view).hidden = other !== page;
+  if (page) {
     state.detailId = null;
     list.hidden = true;
     detail.hidden = true;
-    delete queues.dataset.loaded;
-    queues.replaceChildren(backLink(), el("p", { class: "muted", text: "loading…" }));
-    showQueues(true);
+    const view = $(page.view);
+    delete view.dataset.loaded;
+    view.replaceChildren(backLink(), el("p", { class: "muted", text: "loading…" }));
+    showPage(page, true);
   } else if (match) {
     state.detailId = decodeURIComponent(match[1]);
+    state.opened = state.detailId;
     list.hidden = true;
     detail.hidden = false;
     detail.replaceChildren(backLink(), el("p", { class: "muted", text: "loading…" }));
@@ -515,13 +734,60 @@ function route() {
     detail.hidden = true;
     list.hidden = false;
     renderWindow();
+    if (state.opened) {
+      const index = state.view.findIndex((r) => r.id === state.opened);
+      if (index >= 0) focusRow(index);
+    }
+  }
+}
+
+// Keyboard: rows take the focus (Tab), arrows move between them (the list draws the rows
+// around the focused one), Home/End jump, Enter opens, Escape comes back to the list.
+function focusRow(index) {
+  if (index < 0 || index >= state.view.length) return;
+  state.focusIndex = index;
+  const scroller = $("scroller");
+  const height = state.rowHeight;
+  const head = $("rows").tHead ? $("rows").tHead.offsetHeight : 0;
+  if (index * height < scroller.scrollTop) scroller.scrollTop = index * height;
+  else if ((index + 1) * height + head > scroller.scrollTop + scroller.clientHeight) scroller.scrollTop = (index + 1) * height + head - scroller.clientHeight;
+  renderWindow();
+  const tr = document.querySelector(`#body tr[data-index="${index}"]`);
+  if (tr) tr.focus({ preventScroll: true });
+}
+
+function rowKey(event) {
+  const tr = event.target.closest("tr[data-id]");
+  if (!tr) return;
+  const index = Number(tr.dataset.index);
+  const moves = { ArrowDown: index + 1, ArrowUp: index - 1, PageDown: index + 10, PageUp: index - 10, Home: 0, End: state.view.length - 1 };
+  if (event.key === "Enter" && event.target === tr) {
+    location.hash = `#/workload/${encodeURIComponent(tr.dataset.id)}`;
+  } else if (event.key in moves) {
+    event.preventDefault();
+    focusRow(Math.max(0, Math.min(state.view.length - 1, moves[event.key])));
   }
 }
 
 function setup() {
   $("scroller").addEventListener("scroll", () => requestAnimationFrame(() => renderWindow(false)), { passive: true });
   window.addEventListener("resize", () => requestAnimationFrame(() => renderWindow()));
-  for (const [id, key] of [["f-namespace", "namespace"], ["f-kind", "kind"], ["f-status", "status"]]) {
+  $("body").addEventListener("keydown", rowKey);
+  $("body").addEventListener("focusin", (event) => {
+    const tr = event.target.closest("tr[data-index]");
+    if (tr) state.focusIndex = Number(tr.dataset.index);
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && (location.hash || "#/") !== "#/" && !event.defaultPrevented) {
+      location.hash = "#/";
+    }
+  });
+  $("f-general").addEventListener("change", (event) => {
+    state.filters.general = event.target.checked;
+    $("scroller").scrollTop = 0;
+    refresh();
+  });
+  for (const [id, key] of [["f-namespace", "namespace"], ["f-kind", "kind"], ["f-status", "status"], ["f-gpu", "gpu"], ["f-gang", "gang"]]) {
     $(id).addEventListener("change", (event) => {
       state.filters[key] = event.target.value;
       $("scroller").scrollTop = 0;
