@@ -120,6 +120,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("xgboostjob", "master", "worker"),
     ),
     (
+        "kubeflow-org-experiment-v1beta1",
+        ("kubeflow.org", "v1beta1", "Experiment"),
+        ("experiment",),
+    ),
+    (
         "kubeflow-org-notebook-v1beta1",
         ("kubeflow.org", "v1beta1", "Notebook"),
         ("notebook",),
@@ -237,6 +242,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("inferenceservice", "predictor", "transformer", "explainer"),
     ),
     (
+        "slinky-slurm-net-nodeset-v1beta1",
+        ("slinky.slurm.net", "v1beta1", "NodeSet"),
+        ("nodeset",),
+    ),
+    (
         "sparkoperator-k8s-io-scheduledsparkapplication-v1beta2",
         ("sparkoperator.k8s.io", "v1beta2", "ScheduledSparkApplication"),
         ("scheduledsparkapplication", "driver", "executor"),
@@ -265,5 +275,10 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         "workload-codeflare-dev-appwrapper-v1beta2",
         ("workload.codeflare.dev", "v1beta2", "AppWrapper"),
         ("appwrapper",),
+    ),
+    (
+        "workspace-devfile-io-devworkspace-v1alpha2",
+        ("workspace.devfile.io", "v1alpha2", "DevWorkspace"),
+        ("devworkspace",),
     ),
 )
