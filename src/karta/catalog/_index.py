@@ -207,6 +207,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("dynamographdeployment", "component"),
     ),
     (
+        "production-stack-vllm-ai-vllmruntime-v1alpha1",
+        ("production-stack.vllm.ai", "v1alpha1", "VLLMRuntime"),
+        ("vllmruntime",),
+    ),
+    (
         "ray-io-raycluster-v1",
         ("ray.io", "v1", "RayCluster"),
         ("raycluster", "head", "worker"),

@@ -51,6 +51,10 @@ KINDS: dict[tuple[str, str], tuple[str, str]] = {
     ("mlops.seldon.io", "Model"): ("Seldon Core 2", "a model loaded on Servers (no pods of its own)"),
     ("mlops.seldon.io", "Server"): ("Seldon Core 2", "an inference server (MLServer, Triton)"),
     ("nvidia.com", "DynamoGraphDeployment"): ("NVIDIA Dynamo", "disaggregated LLM serving graph"),
+    ("production-stack.vllm.ai", "VLLMRuntime"): (
+        "vLLM production stack",
+        "a vLLM model server (its Deployment)",
+    ),
     ("ray.io", "RayCluster"): ("KubeRay", "a Ray cluster (head and worker groups)"),
     ("ray.io", "RayJob"): ("KubeRay", "a Ray job on its own cluster"),
     ("ray.io", "RayService"): ("KubeRay", "Ray Serve on a cluster"),
