@@ -23,7 +23,7 @@ export KARTA_DEFINITIONS="$PWD/examples/definitions"
 run kli inspect -f examples/workloads/jobgroup-etl.yaml --pods examples/pods/jobgroup-etl-pods.yaml
 run kli inspect -f examples/workloads/servicegraph-chat.yaml -o yaml
 unset KARTA_DEFINITIONS
-# The built-in catalog: 49 definitions of 45 workload kinds (some kinds have one per version).
+# The built-in catalog: 53 definitions of 49 workload kinds (some kinds have one per version).
 run kli definitions --component-limit 2
 # What a workload asks for (file mode: desired replicas and requests per component).
 run kli describe -f examples/workloads/pytorchjob-train-7.yaml

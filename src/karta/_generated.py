@@ -21,3 +21,23 @@ def write_or_check(target: Path, text: str, *, check: bool, command: str) -> int
         return 0
     target.write_text(text, encoding="utf-8")
     return 0
+
+
+def write_or_check_block(target: Path, begin: str, end: str, text: str, *, check: bool, command: str) -> int:
+    """The same for the lines strictly between the marker lines ``begin`` and ``end`` of ``target``
+    (the rest of the file is left as it is); 1 with a message when the file or a marker is missing."""
+    current = target.read_text(encoding="utf-8") if target.exists() else ""
+    lines = current.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.strip() == begin]
+    ends = [i for i, line in enumerate(lines) if line.strip() == end]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        print(f"{target}: needs one line {begin} and, after it, one line {end}", file=sys.stderr)
+        return 1
+    block = "".join(lines[starts[0] + 1 : ends[0]])
+    if block == text:
+        return 0
+    if check:
+        print(f"{target}: the block between {begin} and {end} is stale: run `{command}`", file=sys.stderr)
+        return 1
+    target.write_text("".join(lines[: starts[0] + 1]) + text + "".join(lines[ends[0] :]), encoding="utf-8")
+    return 0

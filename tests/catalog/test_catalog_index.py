@@ -25,12 +25,61 @@ def test_check_fails_on_a_stale_index_and_the_generator_fixes_it(
     target = tmp_path / "_index.py"
     monkeypatch.setattr(catalog, "INDEX_FILE", target)
     monkeypatch.setattr("karta.catalog.__main__.INDEX_FILE", target)
+    readme = tmp_path / "README.md"
+    readme.write_text(catalog.README_FILE.read_text())
+    monkeypatch.setattr("karta.catalog.__main__.README_FILE", readme)
     target.write_text(catalog.INDEX_FILE.name)  # anything else
     assert main(["--check"]) == 1
     assert main([]) == 0
     assert main(["--check"]) == 0
     assert target.read_text() == catalog.render_index()
     assert main(["--bogus"]) == 2
+
+
+def test_the_readme_table_of_kinds_is_current_and_one_row_per_kind() -> None:
+    text = catalog.README_FILE.read_text()
+    block = text.split(catalog.KINDS_BEGIN + "\n", 1)[1].split(catalog.KINDS_END, 1)[0]
+    assert block == catalog.render_kinds_table()
+    kartas = catalog.catalog_definitions()
+    kinds = {(k.root_gvk.group or "core", k.root_gvk.kind) for k in kartas if k.root_gvk}
+    rows = [line for line in block.splitlines() if line.startswith("| `")]
+    assert sorted(row.split("`")[1] for row in rows) == sorted(f"{g}/{k}" for g, k in kinds)
+    assert f"{len(kartas)} definitions of {len(kinds)} workload kinds" in block
+    # Read from the definitions: versions, the status fields, the gang.
+    (mpijob,) = [row for row in rows if row.startswith("| `kubeflow.org/MPIJob`")]
+    assert "| v1, v2beta1 |" in mpijob and mpijob.endswith("| yes |")
+    (nodeset,) = [row for row in rows if row.startswith("| `slinky.slurm.net/NodeSet`")]
+    assert "`availableReplicas`" in nodeset and "`slurmDown`" in nodeset and nodeset.endswith("| no |")
+
+
+def test_check_fails_on_a_stale_readme_table_and_the_generator_fixes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = tmp_path / "README.md"
+    monkeypatch.setattr("karta.catalog.__main__.README_FILE", readme)
+    readme.write_text(f"# title\n\n{catalog.KINDS_BEGIN}\nold rows\n{catalog.KINDS_END}\n\nthe rest\n")
+    assert main(["--check"]) == 1
+    assert main([]) == 0
+    assert main(["--check"]) == 0
+    expected = (
+        f"# title\n\n{catalog.KINDS_BEGIN}\n{catalog.render_kinds_table()}{catalog.KINDS_END}\n\nthe rest\n"
+    )
+    assert readme.read_text() == expected
+    readme.write_text("no markers\n")  # one clear message, the file left alone
+    assert main([]) == 1 and readme.read_text() == "no markers\n"
+
+
+def test_a_kind_without_its_readme_words_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from karta.catalog._kinds import KINDS
+
+    monkeypatch.delitem(KINDS, ("slinky.slurm.net", "NodeSet"))
+    with pytest.raises(DefinitionError, match=r"no entry for slinky\.slurm\.net/NodeSet"):
+        catalog.render_kinds_table()
+    monkeypatch.setitem(KINDS, ("slinky.slurm.net", "NodeSet"), ("Slinky", "nodes"))
+    monkeypatch.setitem(KINDS, ("example.com", "Gone"), ("Example", "a kind no definition has"))
+    with pytest.raises(DefinitionError, match=r"an entry for no catalog kind: example\.com/Gone"):
+        catalog.render_kinds_table()
+    assert main(["--check"]) == 1
 
 
 def test_index_matches_the_files() -> None:

@@ -49,6 +49,10 @@ NOTED: dict[str, str | tuple[str, ...]] = {
     ),
     # Katib's Trial CRD: the whole object is preserve-unknown-fields (nothing to check, no path found).
     "kubeflow-org-trial-v1beta1": "x-kubernetes-preserve-unknown-fields",
+    # Katib's Experiment CRD: the same, the whole object is preserve-unknown-fields.
+    "kubeflow-org-experiment-v1beta1": "x-kubernetes-preserve-unknown-fields",
+    # Slinky's NodeSet CRD: the template's pod spec is a preserve-unknown-fields PodSpec wrapper.
+    "slinky-slurm-net-nodeset-v1beta1": "x-kubernetes-preserve-unknown-fields",
     # KAITO's Workspace CRD: inference.template is an object without properties.
     "kaito-sh-workspace-v1beta1": "the schema does not say what it holds",
 }

@@ -50,6 +50,23 @@ KNOWN: dict[str, tuple[set[str], frozenset[str], str]] = {
         ALL,
         "a ScheduledWorkflow creates Workflows on a schedule; it has no pods of its own",
     ),
+    "kubeflow-org-experiment-v1beta1": (
+        {NO_POD_SPEC},
+        ALL,
+        "an Experiment's pods belong to the Trials it creates (their run objects' pods)",
+    ),
+    "workspace-devfile-io-devworkspace-v1alpha2": (
+        {NO_POD_SPEC},
+        ALL,
+        "a DevWorkspace's pod is built by its operator from devfile components (not Kubernetes "
+        "containers) into a Deployment it owns",
+    ),
+    "production-stack-vllm-ai-vllmruntime-v1alpha1": (
+        {NO_POD_SPEC},
+        ALL,
+        "a VLLMRuntime's pods belong to the Deployment its operator builds from fields that are "
+        "not a pod spec (resources as cpu/memory/gpu strings, the image as a record)",
+    ),
     "mlops-seldon-io-model-v1alpha1": (
         {NO_POD_SPEC},
         ALL,

@@ -53,6 +53,7 @@ REPLICATED = frozenset(
         "grove-io-podcliqueset-v1alpha1",
         "leaderworkerset-x-k8s-io-leaderworkerset-v1",
         "milvus-io-milvus-v1beta1",
+        "slinky-slurm-net-nodeset-v1beta1",
     }
 )
 MATCHED_ORDER = (
@@ -164,6 +165,21 @@ SNAPSHOTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
                 "currentRevision": "web-1",
                 "updateRevision": "web-1",
             },
+        ),
+    ],
+    # Slinky NodeSet: syncNodeSetStatus writes observedGeneration = generation with every status.
+    "slinky-slurm-net-nodeset-v1beta1": [
+        (
+            "one pod not available",
+            {"replicas": 2, "desired": 2, "readyReplicas": 1, "availableReplicas": 1, "updatedReplicas": 2},
+        ),
+        (
+            "rolled out",
+            {"replicas": 2, "desired": 2, "readyReplicas": 2, "availableReplicas": 2, "updatedReplicas": 2},
+        ),
+        (
+            "a Slurm node down",
+            {"replicas": 2, "desired": 2, "availableReplicas": 2, "updatedReplicas": 2, "slurmDown": 1},
         ),
     ],
     "apps-daemonset-v1": [

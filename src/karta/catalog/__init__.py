@@ -44,12 +44,18 @@ __all__ = [
     "catalog_slugs",
     "is_ai_kind",
     "render_index",
+    "render_kinds_table",
     "slug_for",
 ]
 
 CATALOG_DATA_DIR = Path(__file__).resolve().parent / "data"
 _SHIPPED_DATA_DIR = CATALOG_DATA_DIR  # validated by the test suite (see the module docstring)
 INDEX_FILE = Path(__file__).resolve().parent / "_index.py"
+# The source tree's README (a checkout; an installed package has none), whose table of kinds
+# ``python -m karta.catalog`` writes between KINDS_BEGIN and KINDS_END.
+README_FILE = Path(__file__).resolve().parents[3] / "README.md"
+KINDS_BEGIN = "<!-- kinds:begin -->"
+KINDS_END = "<!-- kinds:end -->"
 
 
 GENERAL_PURPOSE_KINDS: frozenset[tuple[str, str]] = frozenset(
@@ -266,3 +272,79 @@ def _quoted(text: str) -> str:
 def _tuple(items: Sequence[str]) -> str:
     inner = ", ".join(_quoted(i) for i in items)
     return f"({inner},)" if len(items) == 1 else f"({inner})"
+
+
+def render_kinds_table() -> str:
+    """The README's table of kinds for the files of ``CATALOG_DATA_DIR``: one row per workload kind
+    (group and kind) with its versions, project and what it is (``_kinds.py``), the status fields
+    its definitions read and whether any of them has a gang. Raises :class:`DefinitionError` when a
+    kind has no ``_kinds.py`` entry or an entry names a kind the catalog lacks."""
+    from karta.catalog._kinds import KINDS
+
+    by_kind: dict[tuple[str, str], list[Karta]] = {}
+    for karta in _catalog():
+        assert karta.root_gvk is not None
+        by_kind.setdefault((karta.root_gvk.group, karta.root_gvk.kind), []).append(karta)
+    missing = sorted(k for k in by_kind if k not in KINDS)
+    stale = sorted(k for k in KINDS if k not in by_kind)
+    if missing or stale:
+        names = ", ".join(f"{g or 'core'}/{k}" for g, k in missing + stale)
+        what = "no entry for" if missing else "an entry for no catalog kind:"
+        raise DefinitionError(f"src/karta/catalog/_kinds.py: {what} {names}")
+    definitions = sum(len(v) for v in by_kind.values())
+    rows = [
+        f"{definitions} definitions of {len(by_kind)} workload kinds, generated from the catalog by "
+        "`python -m karta.catalog` (checked by `--check`). *Status from*: the `status` fields the "
+        "definitions read; *gang*: whether they gang-schedule the pods.",
+        "",
+        "| Kind | Versions | Project | What it is | Status from | Gang |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (group, kind), kartas in sorted(by_kind.items(), key=lambda item: (item[0][0] or "core", item[0][1])):
+        project, what = KINDS[(group, kind)]
+        versions = ", ".join(sorted({k.root_gvk.version for k in kartas if k.root_gvk is not None}))
+        fields: list[str] = []
+        for karta in kartas:
+            for field_name in _status_fields(karta):
+                if field_name not in fields:
+                    fields.append(field_name)
+        status = ", ".join(f"`{f}`" for f in fields) or "(none)"
+        gang = "yes" if any(k.gang is not None for k in kartas) else "no"
+        rows.append(f"| `{group or 'core'}/{kind}` | {versions} | {project} | {what} | {status} | {gang} |")
+    return "\n".join(rows) + "\n"
+
+
+_STATUS_FIELD = r"\.status\.([A-Za-z_][A-Za-z0-9_]*)"
+
+
+def _status_fields(karta: Karta) -> list[str]:
+    """The top-level ``status`` fields the root component's status definition reads, in the order
+    phase, conditions, then as the mapping expressions first mention them."""
+    import re  # the README writer only: kli start-up is budgeted
+
+    definition = karta.root.status_definition
+    if definition is None:
+        return []
+    texts = []
+    if definition.phase_definition is not None:
+        texts.append(definition.phase_definition.path)
+    if definition.conditions_definition is not None:
+        texts.append(definition.conditions_definition.path)
+    mappings = definition.status_mappings
+    for matchers in (
+        mappings.initializing,
+        mappings.running,
+        mappings.degraded,
+        mappings.suspending,
+        mappings.suspended,
+        mappings.resuming,
+        mappings.completed,
+        mappings.failed,
+    ):
+        texts += [m.by_expression.expression for m in matchers if m.by_expression is not None]
+    fields: list[str] = []
+    for text in texts:
+        for name in re.findall(_STATUS_FIELD, text):
+            if name not in fields:
+                fields.append(name)
+    return fields

@@ -1,16 +1,20 @@
-"""``python -m karta.catalog [--check]``: write (or verify) the catalog's index, ``_index.py``.
+"""``python -m karta.catalog [--check]``: write (or verify) the catalog's index, ``_index.py``, and
+the README's table of kinds.
 
 Owns the command that keeps ``src/karta/catalog/_index.py`` equal to what the YAML files of
-``src/karta/catalog/data`` say (slug, root GVK and component names of each). Run it after adding
-or changing a built-in definition; ``--check`` exits 1 when the index is stale.
+``src/karta/catalog/data`` say (slug, root GVK and component names of each), and the README's
+block between ``<!-- kinds:begin -->`` and ``<!-- kinds:end -->`` equal to
+:func:`karta.catalog.render_kinds_table`. Run it after adding or changing a built-in definition;
+``--check`` exits 1 when either is stale.
 """
 
 from __future__ import annotations
 
 import sys
 
-from karta._generated import write_or_check
-from karta.catalog import INDEX_FILE, render_index
+from karta._generated import write_or_check, write_or_check_block
+from karta.catalog import INDEX_FILE, KINDS_BEGIN, KINDS_END, README_FILE, render_index, render_kinds_table
+from karta.errors import DefinitionError
 
 
 def main(argv: list[str]) -> int:
@@ -18,7 +22,15 @@ def main(argv: list[str]) -> int:
         print("usage: python -m karta.catalog [--check]", file=sys.stderr)
         return 2
     check = "--check" in argv
-    return write_or_check(INDEX_FILE, render_index(), check=check, command="python -m karta.catalog")
+    command = "python -m karta.catalog"
+    try:
+        index, table = render_index(), render_kinds_table()
+    except DefinitionError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    index_rc = write_or_check(INDEX_FILE, index, check=check, command=command)
+    table_rc = write_or_check_block(README_FILE, KINDS_BEGIN, KINDS_END, table, check=check, command=command)
+    return index_rc or table_rc
 
 
 if __name__ == "__main__":

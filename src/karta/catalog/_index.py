@@ -120,6 +120,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("xgboostjob", "master", "worker"),
     ),
     (
+        "kubeflow-org-experiment-v1beta1",
+        ("kubeflow.org", "v1beta1", "Experiment"),
+        ("experiment",),
+    ),
+    (
         "kubeflow-org-notebook-v1beta1",
         ("kubeflow.org", "v1beta1", "Notebook"),
         ("notebook",),
@@ -202,6 +207,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("dynamographdeployment", "component"),
     ),
     (
+        "production-stack-vllm-ai-vllmruntime-v1alpha1",
+        ("production-stack.vllm.ai", "v1alpha1", "VLLMRuntime"),
+        ("vllmruntime",),
+    ),
+    (
         "ray-io-raycluster-v1",
         ("ray.io", "v1", "RayCluster"),
         ("raycluster", "head", "worker"),
@@ -237,6 +247,11 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         ("inferenceservice", "predictor", "transformer", "explainer"),
     ),
     (
+        "slinky-slurm-net-nodeset-v1beta1",
+        ("slinky.slurm.net", "v1beta1", "NodeSet"),
+        ("nodeset",),
+    ),
+    (
         "sparkoperator-k8s-io-scheduledsparkapplication-v1beta2",
         ("sparkoperator.k8s.io", "v1beta2", "ScheduledSparkApplication"),
         ("scheduledsparkapplication", "driver", "executor"),
@@ -265,5 +280,10 @@ ENTRIES: tuple[tuple[str, tuple[str, str, str], tuple[str, ...]], ...] = (
         "workload-codeflare-dev-appwrapper-v1beta2",
         ("workload.codeflare.dev", "v1beta2", "AppWrapper"),
         ("appwrapper",),
+    ),
+    (
+        "workspace-devfile-io-devworkspace-v1alpha2",
+        ("workspace.devfile.io", "v1alpha2", "DevWorkspace"),
+        ("devworkspace",),
     ),
 )
