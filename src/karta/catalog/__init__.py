@@ -73,10 +73,11 @@ GENERAL_PURPOSE_KINDS: frozenset[tuple[str, str]] = frozenset(
         ("kubevirt.io", "VirtualMachine"),
         ("kubevirt.io", "VirtualMachineInstance"),
         ("serving.knative.dev", "Service"),
+        ("workspace.devfile.io", "DevWorkspace"),
     }
 )
 """The general-purpose part of the catalog, as ``(API group, kind)``: Kubernetes' own workload
-kinds and general workflow, VM and serverless kinds, whose objects are AI workloads only when
+kinds and general workflow, VM, serverless and development-environment kinds, whose objects are AI workloads only when
 they ask for GPUs or are gang-scheduled. Every other catalog kind (training, serving, inference,
 notebooks, gangs of any framework) is the AI part, and so is a kind with no catalog definition
 (someone wrote a definition for it: it is what they came to see). The web view's default list
