@@ -77,12 +77,12 @@ GENERAL_PURPOSE_KINDS: frozenset[tuple[str, str]] = frozenset(
     }
 )
 """The general-purpose part of the catalog, as ``(API group, kind)``: Kubernetes' own workload
-kinds and general workflow, VM, serverless and development-environment kinds, whose objects are AI workloads only when
-they ask for GPUs or are gang-scheduled. Every other catalog kind (training, serving, inference,
-notebooks, gangs of any framework) is the AI part, and so is a kind with no catalog definition
-(someone wrote a definition for it: it is what they came to see). The web view's default list
-(docs/ui.md) reads it through :func:`is_ai_kind`; ``tests/catalog`` checks each entry names a
-catalog definition's kind."""
+kinds and general workflow, VM, serverless and development-environment kinds, whose objects are AI
+workloads only when they ask for GPUs or are gang-scheduled. Every other catalog kind (training,
+serving, inference, notebooks, gangs of any framework) is the AI part, and so is a kind with no
+catalog definition (someone wrote a definition for it: it is what they came to see). The web
+view's default list (docs/ui.md) reads it through :func:`is_ai_kind`; ``tests/catalog`` checks
+each entry names a catalog definition's kind."""
 
 
 def is_ai_kind(group: str, kind: str) -> bool:
