@@ -221,6 +221,7 @@ if TYPE_CHECKING:
         gang: NotRequired[dict[str, Any]]  # gang instructions: the gang state ({error}: unknown)
         gangScope: NotRequired[dict[str, Any]]  # live, gang instructions: in the gang scope or not
         queue: NotRequired[dict[str, Any]]  # live, Kueue: the queue, its Workload, the admission state
+        ownerTree: NotRequired[dict[str, Any]]  # live, owning workloads of other kinds: report.owner_tree
 else:
     KindDict = dict
     WorkloadRef = dict

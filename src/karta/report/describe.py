@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from karta.report.contracts import DescribeReport
     from karta.report.gang_state import GangState
     from karta.report.live import LiveDetails  # imported by describe_live: a file has no live details
+    from karta.report.owner_tree import OwnerTree, Resolve
     from karta.report.queue import PendingInput
     from karta.report.rows import WorkloadRows
 
@@ -108,6 +109,7 @@ class Described:
     report: DescribeReport
     built: WorkloadRows
     gang: GangState | None = None
+    owners: OwnerTree | None = None  # live, with owned workloads: the owner tree
 
 
 def describe_live(
@@ -125,6 +127,9 @@ def describe_live(
     external_pods: Sequence[Mapping[str, Any]] = (),
     kueue_workloads: Sequence[Mapping[str, Any]] | None = None,
     kueue_pending: PendingInput | None = None,
+    owned: Sequence[Mapping[str, Any]] = (),
+    resolve: Resolve | None = None,
+    lineage: Mapping[str, Sequence[str]] | None = None,
 ) -> Described:
     """A live workload with its ``pods`` (``pods_complete`` False: only some could be read) and
     ``events`` (``events_read`` False: they could not be read); ``warnings`` say what could not be
@@ -132,7 +137,10 @@ def describe_live(
     ``external_pods``: the pods listed for its external components (extension E2);
     ``kueue_workloads``: the Kueue Workloads read for it, for ``queue`` (None: not read, not
     shown; :mod:`karta.report.queue`); ``kueue_pending``: its LocalQueue's pending list, for the
-    position of a pending Workload (:func:`karta.report.queue.pending_query`). Raises
+    position of a pending Workload (:func:`karta.report.queue.pending_query`); ``owned``: the
+    objects it may own through other kinds (:func:`karta.kube.owned_workloads`, or a cache's) and
+    ``resolve`` their definitions, for ``ownerTree`` (:mod:`karta.report.owner_tree`; present when
+    it owns at least one workload; ``lineage``: each pod's owners' UIDs, nearest first). Raises
     :class:`~karta.errors.KartaError` when the definition cannot read the object."""
     read = summarize(
         definition,
@@ -159,7 +167,22 @@ def describe_live(
         queue = queue_detail(obj, kueue_workloads, kueue_pending)
         if queue is not None:
             report["queue"] = queue.to_dict()
-    return Described(report, read.built, read.gang)
+    owners = None
+    if resolve is not None:
+        from karta.report.owner_tree import build_owner_tree
+
+        owners = build_owner_tree(
+            obj,
+            definition,
+            objects=owned,
+            pods=pods,
+            resolve=resolve,
+            gpu_resources=gpu_resources,
+            lineage=lineage,
+        )
+        if owners.nested:
+            report["ownerTree"] = owners.to_dict()
+    return Described(report, read.built, read.gang, owners)
 
 
 def describe_file(

@@ -221,6 +221,9 @@ class Out:
         kueue_workloads: Sequence[dict[str, Any]] | None = None,
         kueue_pending: kube.KueuePending | None = None,
         evaluator: Evaluator | None = None,
+        owned: Sequence[dict[str, Any]] = (),
+        resolve: report.Resolve | None = None,
+        lineage: dict[str, list[str]] | None = None,
     ) -> None:
         """One workload: from a file (``file_mode``), else live with its ``pods`` and ``events``
         (``events_read`` False: they could not be read; ``said``: what could not be read) and its
@@ -247,6 +250,9 @@ class Out:
                     kueue_workloads=kueue_workloads,
                     kueue_pending=kueue_pending,
                     evaluator=evaluator,
+                    owned=owned,
+                    resolve=resolve,
+                    lineage=lineage,
                 )
         except KartaError as exc:
             raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
@@ -320,9 +326,11 @@ def _describe_live(
                 warn(warning)
             raise
         # every workload's pods, each namespace's listed once, owner reads shared
-        found_pods = kube.find_pods_many(client, [obj for _, obj in found])
+        chains = kube.OwnerChains(client)  # shared with the owner trees' pod placement: no second read
+        found_pods = kube.find_pods_many(client, [obj for _, obj in found], chains=chains)
         scopes: dict[str, report.ScopeInput] = {}  # each namespace's labels read once
         referenced: dict[Any, Any] = {}  # extension E3: each referenced object read once
+        resolve = report.owner_resolver(store, served=lambda gvk: client.discovery.find(*gvk) is not None)
         for (resolved, obj), pods in zip(found, found_pods, strict=True):
             namespace = str((obj.get("metadata") or {}).get("namespace") or "") or None
             if namespace is not None and namespace not in scopes:
@@ -344,6 +352,11 @@ def _describe_live(
             external, unlisted = _external_pods(client, chosen, obj, label, evaluator=evaluator)
             said.extend(unlisted)
             out.warnings.extend(unlisted)
+            # the workloads it owns through other kinds (additionalChildKinds): its owner tree
+            owned, unowned = kube.owned_workloads(client, obj, kinds_of=report.child_kinds_of(store, resolve))
+            said.extend(unowned)
+            out.warnings.extend(unowned)
+            lineage = kube.pod_lineage(chains, pods.pods) if owned else None
             out.add(
                 chosen,
                 obj,
@@ -359,6 +372,9 @@ def _describe_live(
                 kueue_workloads=None if queued is None or queued.failure is not None else queued.workloads,
                 kueue_pending=_kueue_pending(client, obj, queued),
                 evaluator=evaluator,
+                owned=owned,
+                resolve=resolve,
+                lineage=lineage,
             )
     single = sum(len(names) for _, names in targets) == 1
     if found or not missing:
