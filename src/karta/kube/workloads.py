@@ -35,7 +35,7 @@ from typing import Any, cast
 from karta.definitions import DefinitionStore, StoredDefinition
 from karta.errors import AmbiguousDefinitionError, ClusterError, NoDefinitionError, UnknownResourceTypeError
 from karta.kube.client import KubeClient
-from karta.kube.owners import OwnerChain, OwnerChains, ReadFailure, controller_ref, read_failure
+from karta.kube.owners import OwnerChain, OwnerChains, OwnerLink, ReadFailure, controller_ref, read_failure
 from karta.kube.resources import ResourceType
 from karta.model.gvk import GVK, GroupKind, version_key
 
@@ -152,11 +152,12 @@ class TopLevel:
         covered: Iterable[GroupKind],
         *,
         readable: Container[tuple[str, str]] | None = None,
+        chains: OwnerChains | None = None,
     ) -> None:
         self.client = client
         self.covered = frozenset(covered)
         self.readable = readable  # see OwnerChains
-        self._chains: OwnerChains | None = None
+        self._chains: OwnerChains | None = chains  # None: its own, made on first use
 
     @classmethod
     def of(
@@ -165,9 +166,10 @@ class TopLevel:
         store: DefinitionStore,
         *,
         readable: Container[tuple[str, str]] | None = None,
+        chains: OwnerChains | None = None,
     ) -> TopLevel:
         """The GroupKinds the store's definitions claim."""
-        return cls(client, (gvk.group_kind for gvk in store.gvks()), readable=readable)
+        return cls(client, (gvk.group_kind for gvk in store.gvks()), readable=readable, chains=chains)
 
     def by_reference(self, obj: Mapping[str, Any]) -> bool | None:
         """True: top-level (no controller); False: nested (the controller is of a covered kind);
@@ -189,6 +191,19 @@ class TopLevel:
     def is_top_level(self, obj: Mapping[str, Any]) -> bool:
         decided = self.by_reference(obj)
         return decided if decided is not None else self.walk([obj])[0][0]
+
+    def top_owner(self, obj: Mapping[str, Any]) -> OwnerLink | None:
+        """The topmost controller of a covered kind in the owner chain of ``obj`` (decided from the
+        references, as :meth:`walk`): the top-level workload whose gang its pods are in (the gang
+        reconciler makes none for ``obj`` itself); None when ``obj`` is top-level (no controller:
+        nothing is read)."""
+        if controller_ref(obj) is None:
+            return None
+        if self._chains is None:
+            self._chains = OwnerChains(self.client, readable=self.readable)
+        chain = self._chains.walk(obj)
+        covered = [link for link in chain.links if GroupKind(link.group, link.kind) in self.covered]
+        return covered[-1] if covered else None
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ __all__ = [
     "describe_live",
     "external_selectors_of",
     "gang_scope_report",
+    "nested_gang",
 ]
 
 FILE_MODE_GANG = "no pods in file mode"
@@ -102,6 +103,13 @@ def external_selectors_of(
     return external_selectors(ComponentFactory(definition.karta, dict(obj), evaluator=evaluator))
 
 
+def nested_gang(owner: str) -> dict[str, Any]:
+    """The ``gang`` of a workload a top-level workload ``owner`` (``Kind/name``) owns: none of its
+    own, its pods are in the owner's (the one rule of karta-controller's gang reconciler and pod
+    binding: the top-level workload owns the gang, :mod:`karta.report.owner_tree`)."""
+    return {"ownedBy": owner, "text": f"in the gang of its top-level workload {owner} (none of its own)"}
+
+
 @record
 class Described:
     """The report, and what a text view renders it with (the tree and rows, the gang state)."""
@@ -130,6 +138,7 @@ def describe_live(
     owned: Sequence[Mapping[str, Any]] = (),
     resolve: Resolve | None = None,
     lineage: Mapping[str, Sequence[str]] | None = None,
+    owned_by: str | None = None,
 ) -> Described:
     """A live workload with its ``pods`` (``pods_complete`` False: only some could be read) and
     ``events`` (``events_read`` False: they could not be read); ``warnings`` say what could not be
@@ -140,7 +149,11 @@ def describe_live(
     position of a pending Workload (:func:`karta.report.queue.pending_query`); ``owned``: the
     objects it may own through other kinds (:func:`karta.kube.owned_workloads`, or a cache's) and
     ``resolve`` their definitions, for ``ownerTree`` (:mod:`karta.report.owner_tree`; present when
-    it owns at least one workload; ``lineage``: each pod's owners' UIDs, nearest first). Raises
+    it owns at least one workload; ``lineage``: each pod's owners' UIDs, nearest first);
+    ``owned_by``: ``Kind/name`` of the top-level workload that owns it (its topmost controller of
+    a covered kind, :meth:`karta.kube.TopLevel.top_owner`), for ``ownedBy``: its pods are in that
+    workload's gang, so ``gang`` says so instead of counting a gang of its own (karta-controller
+    makes none for it) and there is no ``gangScope``. Raises
     :class:`~karta.errors.KartaError` when the definition cannot read the object."""
     read = summarize(
         definition,
@@ -158,7 +171,11 @@ def describe_live(
     gang = read.gang_report()
     if gang is not None:
         report["gang"] = gang
-    in_scope = gang_scope_report(definition, obj, scope) if scope is not None else None
+    if owned_by is not None:
+        report["ownedBy"] = owned_by
+        if gang is not None:
+            report["gang"] = nested_gang(owned_by)
+    in_scope = gang_scope_report(definition, obj, scope) if scope is not None and owned_by is None else None
     if in_scope is not None:
         report["gangScope"] = in_scope
     if kueue_workloads is not None:

@@ -55,8 +55,8 @@ def workload_detail(
     LocalQueue's pending list, for the position of a pending Workload; ``evaluator``: the
     definition's with the workload's references bound (extension E3), else the definition's own;
     ``owned``, ``resolve`` and ``lineage``: the workloads it owns through other kinds, their
-    definitions and each pod's owners' UIDs, for
-    ``describe.ownerTree`` (:mod:`karta.report.owner_tree`, as ``kli describe``)."""
+    definitions and each pod's owners' UIDs, for ``describe.ownerTree``
+    (:mod:`karta.report.owner_tree`, as ``kli describe``)."""
     if definition.problems:
         raise KartaError("; ".join(definition.problems[:3]))
     evaluator = evaluator if evaluator is not None else evaluator_for(definition)
@@ -74,6 +74,9 @@ def workload_detail(
         external_pods=external_pods,
         kueue_workloads=kueue_workloads,
         kueue_pending=kueue_pending,
+        owned=owned,
+        resolve=resolve,
+        lineage=lineage,
     )
     describe = described.report
     out: dict[str, Any] = {

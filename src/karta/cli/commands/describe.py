@@ -224,6 +224,7 @@ class Out:
         owned: Sequence[dict[str, Any]] = (),
         resolve: report.Resolve | None = None,
         lineage: dict[str, list[str]] | None = None,
+        owned_by: str | None = None,
     ) -> None:
         """One workload: from a file (``file_mode``), else live with its ``pods`` and ``events``
         (``events_read`` False: they could not be read; ``said``: what could not be read) and its
@@ -253,6 +254,7 @@ class Out:
                     owned=owned,
                     resolve=resolve,
                     lineage=lineage,
+                    owned_by=owned_by,
                 )
         except KartaError as exc:
             raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
@@ -328,6 +330,7 @@ def _describe_live(
         # every workload's pods, each namespace's listed once, owner reads shared
         chains = kube.OwnerChains(client)  # shared with the owner trees' pod placement: no second read
         found_pods = kube.find_pods_many(client, [obj for _, obj in found], chains=chains)
+        top_level = kube.TopLevel.of(client, store, chains=chains)  # whose gang a nested one's pods are in
         scopes: dict[str, report.ScopeInput] = {}  # each namespace's labels read once
         referenced: dict[Any, Any] = {}  # extension E3: each referenced object read once
         resolve = report.owner_resolver(store, served=lambda gvk: client.discovery.find(*gvk) is not None)
@@ -357,6 +360,7 @@ def _describe_live(
             said.extend(unowned)
             out.warnings.extend(unowned)
             lineage = kube.pod_lineage(chains, pods.pods) if owned else None
+            top = top_level.top_owner(obj)
             out.add(
                 chosen,
                 obj,
@@ -375,6 +379,7 @@ def _describe_live(
                 owned=owned,
                 resolve=resolve,
                 lineage=lineage,
+                owned_by=f"{top.kind}/{top.name}" if top is not None else None,
             )
     single = sum(len(names) for _, names in targets) == 1
     if found or not missing:

@@ -70,6 +70,8 @@ def render_table(
         if view.get("stale"):
             phase += _stale_note(staleness)
         lines.extend(["", printable(phase), *_gang(view.get("gang")), *_scope(view.get("gangScope"))])
+        if view.get("ownedBy"):
+            lines.append(printable(f"Owned by: {view['ownedBy']} (its top-level workload)"))
         lines.extend(_queue(view.get("queue")))
         lines.extend(_pending(view.get("pendingPods") or []))
     elif view.get("gang") is not None:

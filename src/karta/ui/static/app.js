@@ -377,6 +377,15 @@ function detailContent(data) {
     out.push(el("h3", { text: "Components" }));
     out.push(renderTree(d.components.map(componentNode), "component tree"));
   }
+  if (d.ownerTree) {
+    // the workloads it creates through other kinds (karta.report.owner_tree; kli describe's Owner tree)
+    out.push(el("h3", { text: "Owner tree" }));
+    const owners = el("ul", { class: "tree", role: "tree", "aria-label": "owner tree", id: "owner-tree" });
+    owners.append(ownerNode(d.ownerTree.root));
+    out.push(owners);
+    if (d.ownerTree.omitted) out.push(el("p", { class: "muted", text: `${d.ownerTree.omitted} more owned workload(s) beyond the tree's bounds` }));
+  }
+  if (d.ownedBy) out.push(el("p", { text: `Owned by ${d.ownedBy}, its top-level workload: its pods are in that one's gang.` }));
   if (d.pendingPods && d.pendingPods.length) {
     out.push(el("h3", { text: "Pending pods" }));
     for (const group of d.pendingPods) {
@@ -491,6 +500,23 @@ function componentNode(component) {
     state,
     children: [...pods, ...(component.children || []).map(componentNode)],
   };
+}
+
+function ownerNode(node) {
+  const status = node.error ? `unknown (${node.error})` : (node.phases || []).join(", ") || "Undefined";
+  const gpus = node.gpus ? `, ${node.gpus} GPU` : "";
+  const item = el(
+    "li",
+    { role: "treeitem", "aria-expanded": "true" },
+    el("span", { class: "node-name", text: `${node.kind}/${node.name}` }),
+    ` ${status}: ${node.pods.ready}/${node.pods.total} pods ready${gpus}${node.gang ? " (owns the gang)" : ""}`,
+  );
+  if (node.children && node.children.length) {
+    const children = el("ul", { role: "group" });
+    for (const child of node.children) children.append(ownerNode(child));
+    item.append(children);
+  }
+  return item;
 }
 
 // -- the queue page (Kueue) -------------------------------------------------------------------
