@@ -58,6 +58,13 @@ CRDS = (
     LOCAL_CORPUS / "crds" / "tekton.dev_taskruns.yaml",
     LOCAL_CORPUS / "crds" / "kubevirt.io_virtualmachines.yaml",
     LOCAL_CORPUS / "crds" / "kubevirt.io_virtualmachineinstances.yaml",
+    LOCAL_CORPUS / "crds" / "kubeflow.org_scheduledworkflows.yaml",
+    LOCAL_CORPUS / "crds" / "sparkoperator.k8s.io_scheduledsparkapplications.yaml",
+)
+SHARED_CRDS = (
+    "kubeflow.org_pytorchjobs.yaml",
+    "argoproj.io_workflows.yaml",
+    "sparkoperator.k8s.io_sparkapplications.yaml",
 )
 
 
@@ -72,6 +79,10 @@ class Chains:
     vm: dict[str, Any]
     vmi: dict[str, Any]
     launcher: dict[str, Any]
+    swf: dict[str, Any]
+    workflow: dict[str, Any]
+    ssa: dict[str, Any]
+    sparkapp: dict[str, Any]
 
     @property
     def kubeconfig(self) -> str:
@@ -97,7 +108,7 @@ def chains(own_cluster: KubeHTTP, corpus: Path) -> Chains:
         "/api/v1/namespaces",
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
     )
-    for path in (*CRDS, corpus / "crds" / "kubeflow.org_pytorchjobs.yaml"):
+    for path in (*CRDS, *(corpus / "crds" / name for name in SHARED_CRDS)):
         (crd,) = load_manifests(path)
         cluster.ensure_crd(crd)
         storage = next(v["name"] for v in crd["spec"]["versions"] if v.get("storage"))
@@ -108,6 +119,7 @@ def chains(own_cluster: KubeHTTP, corpus: Path) -> Chains:
         **_trial(cluster, namespace, corpus),
         **_pipeline(cluster, namespace),
         **_vm(cluster, namespace),
+        **_scheduled(cluster, namespace),
     )
 
 
@@ -264,6 +276,104 @@ def _vm(cluster: KubeHTTP, namespace: str) -> dict[str, Any]:
     return {"vm": vm, "vmi": vmi, "launcher": launcher}
 
 
+def _scheduled(cluster: KubeHTTP, namespace: str) -> dict[str, Any]:
+    """The corpus ScheduledWorkflow ``every-minute-cron`` with one run (an Argo Workflow and its
+    pod) and the corpus ScheduledSparkApplication ``spark-pi-scheduled`` with one run (a
+    SparkApplication, its driver pod and an executor the driver pod owns, as Spark sets it)."""
+    (swf,) = load_manifests(LOCAL_CORPUS / "workloads" / "kubeflow-pipelines" / "every-minute-cron.yaml")
+    swfs = f"/apis/kubeflow.org/v1beta1/namespaces/{namespace}/scheduledworkflows"
+    # its CRD has no status subresource and requires status: the status is written with the object
+    swf["status"] = {"conditions": [{"type": "Enabled", "status": "True", "reason": "Enabled"}]}
+    swf = _created(cluster, swfs, swf)
+    swf_name = swf["metadata"]["name"]
+    run = f"{swf_name}-1-3611357000"  # KFP: <name>-<index>-<hash> (util/scheduled_workflow.go NewWorkflow)
+    workflow = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Workflow",
+        "metadata": {
+            "name": run,
+            "labels": {"scheduledworkflows.kubeflow.org/scheduledWorkflowName": swf_name},
+            "ownerReferences": [controller_ref(swf)],
+        },
+        "spec": swf["spec"]["workflow"]["spec"],
+        # no status subresource: the status the workflow controller writes once its pod runs
+        "status": {
+            "phase": "Running",
+            "startedAt": "2026-01-01T00:00:00Z",
+            "conditions": [{"type": "PodRunning", "status": "True"}],
+            "nodes": {
+                run: {"id": run, "name": run, "type": "Pod", "phase": "Running", "templateName": "whalesay"}
+            },
+        },
+    }
+    workflows = f"/apis/argoproj.io/v1alpha1/namespaces/{namespace}/workflows"
+    workflow = _created(cluster, workflows, workflow)
+    make_pod(
+        cluster,
+        namespace,
+        name=f"{run}-whalesay-1234567890",
+        owner=workflow,
+        labels={"workflows.argoproj.io/workflow": run},
+        template={"spec": {"containers": [{"name": "main", "image": "docker/whalesay"}]}},
+        node="cpu-a",
+        status=RUNNING,
+    )
+    (ssa,) = load_manifests(
+        LOCAL_CORPUS / "workloads" / "spark-operator-scheduled" / "spark-pi-scheduled.yaml"
+    )
+    ssa["metadata"] = {"name": ssa["metadata"]["name"]}
+    ssas = f"/apis/sparkoperator.k8s.io/v1beta2/namespaces/{namespace}/scheduledsparkapplications"
+    ssa = _created(cluster, ssas, ssa)
+    ssa_name = ssa["metadata"]["name"]
+    patch_status(cluster, f"{ssas}/{ssa_name}", {"scheduleState": "Scheduled"})
+    app_name = f"{ssa_name}-1767225600000000000"  # <name>-<unix nanoseconds> (createSparkApplication)
+    app = {
+        "apiVersion": "sparkoperator.k8s.io/v1beta2",
+        "kind": "SparkApplication",
+        "metadata": {
+            "name": app_name,
+            "labels": {"sparkoperator.k8s.io/scheduled-app-name": ssa_name},
+            "ownerReferences": [controller_ref(ssa)],
+        },
+        "spec": ssa["spec"]["template"],
+    }
+    apps = f"/apis/sparkoperator.k8s.io/v1beta2/namespaces/{namespace}/sparkapplications"
+    app = _created(cluster, apps, app)
+    patch_status(
+        cluster,
+        f"{apps}/{app_name}",
+        {"applicationState": {"state": "RUNNING"}, "driverInfo": {"podName": f"{app_name}-driver"}},
+    )
+    spark = {
+        "sparkoperator.k8s.io/app-name": app_name,
+        "sparkoperator.k8s.io/launched-by-spark-operator": "true",
+    }
+    container = {
+        "spec": {"containers": [{"name": "spark-kubernetes-driver", "image": "docker.io/apache/spark:4.0.4"}]}
+    }
+    driver = make_pod(
+        cluster,
+        namespace,
+        name=f"{app_name}-driver",
+        owner=app,
+        labels={**spark, "spark-role": "driver"},
+        template=container,
+        node="cpu-a",
+        status=RUNNING,
+    )
+    make_pod(
+        cluster,
+        namespace,
+        name=f"{app_name}-exec-1",
+        owner=driver,  # Spark's executors are the driver pod's
+        labels={**spark, "spark-role": "executor", "spark-exec-id": "1"},
+        template=container,
+        node="cpu-a",
+        status=RUNNING,
+    )
+    return {"swf": swf, "workflow": workflow, "ssa": ssa, "sparkapp": app}
+
+
 def describe(kli: Callable[..., Result], chains: Chains, target: str, *args: str) -> Result:
     result = kli("describe", target, "-n", chains.namespace, "--kubeconfig", chains.kubeconfig, *args)
     assert result.code == 0, result.err
@@ -373,6 +483,35 @@ def test_a_virtual_machine_is_one_tree(kli: Callable[..., Result], chains: Chain
     assert vmi["ownedBy"] == f"VirtualMachine/{name}"
 
 
+def test_scheduled_runs_are_trees(kli: Callable[..., Result], chains: Chains) -> None:
+    """A ScheduledWorkflow's Argo Workflow and a ScheduledSparkApplication's SparkApplication, the
+    Spark executor placed through the driver pod that owns it. Neither schedule has gang
+    instructions, and by the one rule a run they own gets no gang of its own either."""
+    swf, run = chains.swf["metadata"]["name"], chains.workflow["metadata"]["name"]
+    data = json.loads(describe(kli, chains, f"scheduledworkflow/{swf}", "-o", "json").out)
+    assert shape(data["ownerTree"]["root"]) == (
+        f"ScheduledWorkflow/{swf}",
+        ["Running"],
+        False,
+        (1, 1),
+        [],
+        ((f"Workflow/{run}", ["Running"], False, (1, 1), [f"{run}-whalesay-1234567890"], ()),),
+    )
+    ssa, app = chains.ssa["metadata"]["name"], chains.sparkapp["metadata"]["name"]
+    data = json.loads(describe(kli, chains, f"scheduledsparkapplication/{ssa}", "-o", "json").out)
+    assert shape(data["ownerTree"]["root"]) == (
+        f"ScheduledSparkApplication/{ssa}",
+        ["Running"],
+        False,
+        (2, 2),
+        [],
+        ((f"SparkApplication/{app}", ["Running"], False, (2, 2), [f"{app}-driver", f"{app}-exec-1"], ()),),
+    )
+    nested = json.loads(describe(kli, chains, f"sparkapplication/{app}", "-o", "json").out)
+    assert nested["ownedBy"] == f"ScheduledSparkApplication/{ssa}"
+    assert nested["gang"]["ownedBy"] == f"ScheduledSparkApplication/{ssa}"
+
+
 # ------------------------------------------------------------------------------- the controller's rule
 
 
@@ -410,11 +549,17 @@ def test_the_web_view_shows_the_same_trees(
     with kli_ui(Path(chains.kubeconfig), tmp_path, "-n", chains.namespace) as url:
         listed = wait_for(
             "the top-level workloads",
-            lambda: (found := rows(url)) and len({r["kind"] for r in found}) >= 3 and found,
+            lambda: (found := rows(url)) and len({r["kind"] for r in found}) >= 5 and found,
         )
         kinds = sorted(r["kind"] for r in listed)
         # the nested workloads are no rows of their own: they are in their owners' trees
-        assert kinds == ["PipelineRun", "Trial", "VirtualMachine"], kinds
+        assert kinds == [
+            "PipelineRun",
+            "ScheduledSparkApplication",
+            "ScheduledWorkflow",
+            "Trial",
+            "VirtualMachine",
+        ], kinds
         for row in listed:
             target = f"{row['kind'].lower()}/{row['name']}"
             expected = json.loads(describe(kli, chains, target, "-o", "json").out)["ownerTree"]
