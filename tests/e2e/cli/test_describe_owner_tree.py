@@ -221,15 +221,13 @@ def _pipeline(cluster: KubeHTTP, namespace: str) -> dict[str, Any]:
             "conditions": [{"type": "Succeeded", "status": "Unknown", "reason": "Running"}],
         },
     )
-    make_pod(
+    running_pod(
         cluster,
         namespace,
         name=f"{first['metadata']['name']}-pod",
         owner=first,
         labels={**first["metadata"]["labels"], "tekton.dev/taskRun": first["metadata"]["name"]},
         template={"spec": {"containers": [{"name": "step-add", "image": "registry.example/step:1"}]}},
-        node="cpu-a",
-        status=RUNNING,
     )
     return {"pipelinerun": run, "taskruns": taskruns}
 
@@ -257,7 +255,7 @@ def _vm(cluster: KubeHTTP, namespace: str) -> dict[str, Any]:
     vmis = f"/apis/kubevirt.io/v1/namespaces/{namespace}/virtualmachineinstances"
     vmi = _created(cluster, vmis, vmi)
     patch_status(cluster, f"{vmis}/{name}", {"phase": "Running", "nodeName": "cpu-a"})
-    launcher = make_pod(
+    launcher = running_pod(
         cluster,
         namespace,
         name=f"virt-launcher-{name}-q8xzt",
@@ -270,8 +268,6 @@ def _vm(cluster: KubeHTTP, namespace: str) -> dict[str, Any]:
         template={
             "spec": {"containers": [{"name": "compute", "image": "quay.io/kubevirt/virt-launcher:v1.9.0"}]}
         },
-        node="cpu-a",
-        status=RUNNING,
     )
     return {"vm": vm, "vmi": vmi, "launcher": launcher}
 
@@ -308,15 +304,13 @@ def _scheduled(cluster: KubeHTTP, namespace: str) -> dict[str, Any]:
     }
     workflows = f"/apis/argoproj.io/v1alpha1/namespaces/{namespace}/workflows"
     workflow = _created(cluster, workflows, workflow)
-    make_pod(
+    running_pod(
         cluster,
         namespace,
         name=f"{run}-whalesay-1234567890",
         owner=workflow,
         labels={"workflows.argoproj.io/workflow": run},
         template={"spec": {"containers": [{"name": "main", "image": "docker/whalesay"}]}},
-        node="cpu-a",
-        status=RUNNING,
     )
     (ssa,) = load_manifests(
         LOCAL_CORPUS / "workloads" / "spark-operator-scheduled" / "spark-pi-scheduled.yaml"
@@ -351,27 +345,45 @@ def _scheduled(cluster: KubeHTTP, namespace: str) -> dict[str, Any]:
     container = {
         "spec": {"containers": [{"name": "spark-kubernetes-driver", "image": "docker.io/apache/spark:4.0.4"}]}
     }
-    driver = make_pod(
+    driver = running_pod(
         cluster,
         namespace,
         name=f"{app_name}-driver",
         owner=app,
         labels={**spark, "spark-role": "driver"},
         template=container,
-        node="cpu-a",
-        status=RUNNING,
     )
-    make_pod(
+    running_pod(
         cluster,
         namespace,
         name=f"{app_name}-exec-1",
         owner=driver,  # Spark's executors are the driver pod's
         labels={**spark, "spark-role": "executor", "spark-exec-id": "1"},
         template=container,
+    )
+    return {"swf": swf, "workflow": workflow, "ssa": ssa, "sparkapp": app}
+
+
+def running_pod(
+    cluster: KubeHTTP,
+    namespace: str,
+    *,
+    name: str,
+    owner: dict[str, Any],
+    labels: dict[str, str],
+    template: dict[str, Any],
+) -> dict[str, Any]:
+    """A pod of ``owner`` Running on the node cpu-a."""
+    return make_pod(
+        cluster,
+        namespace,
+        name=name,
+        owner=owner,
+        labels=labels,
+        template=template,
         node="cpu-a",
         status=RUNNING,
     )
-    return {"swf": swf, "workflow": workflow, "ssa": ssa, "sparkapp": app}
 
 
 def describe(kli: Callable[..., Result], chains: Chains, target: str, *args: str) -> Result:
