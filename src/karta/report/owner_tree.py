@@ -5,8 +5,9 @@ Some kinds make their pods through another kind: a Katib Trial through a PyTorch
 Tekton PipelineRun through TaskRuns, a KubeVirt VirtualMachine through its VirtualMachineInstance
 (whose virt-launcher pod is its own), a Kubeflow Pipelines ScheduledWorkflow through Argo
 Workflows, a Spark ScheduledSparkApplication through SparkApplications. The definition of the
-top-level kind names those kinds in ``additionalChildKinds`` (karta-format.md 4: "informational for
-tools that walk ownership"); this module is that tool.
+top-level kind names those kinds in ``additionalChildKinds`` (docs/spec/format.md#field-meaning:
+kinds its operator creates that are not modelled as components); this module is the tool that
+walks them.
 
 **The rule** (:func:`tree_kinds`, :func:`build_owner_tree`): an object is a node of the tree when its
 ``controller: true`` ownerReference names a node by UID, its GroupKind is one of the parent's
@@ -25,7 +26,7 @@ covered kind), and its pod webhook binds each pod to the gang of the top owner o
 PyTorchJob a Trial owns gets no second, competing gang.
 
 **Bounds.** At most :data:`MAX_DEPTH` levels below the root (the owner-chain depth of
-karta-format.md 17.5) and :data:`MAX_NODES` nodes; what the bounds leave out is counted
+docs/spec/format.md#workload-tree) and :data:`MAX_NODES` nodes; what the bounds leave out is counted
 (``omitted``). Cycles cannot loop: every object is placed at most once, top-down from the root, so
 an ownerReference cycle among the objects (hostile, or two objects pointing at each other) ends
 where it meets a placed object. Objects with a foreign owner (not a node) and pods of other
@@ -62,7 +63,7 @@ __all__ = [
 ]
 
 MAX_DEPTH = 6
-"""Levels below the root (the owner-chain depth of karta-format.md 17.5)."""
+"""Levels below the root (the owner-chain depth of docs/spec/format.md#workload-tree)."""
 MAX_NODES = 64
 """Nodes in one tree, the root included."""
 
