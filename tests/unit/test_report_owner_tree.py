@@ -330,3 +330,30 @@ def test_revisions_are_no_nodes_and_pods_are_placed_through_them() -> None:
         assert [n.label for n in tree.nodes()] == ["NIMService/llm", "Deployment/llm"]
         assert [p.name for p in tree.root.children[0].pods] == ["llm-5d9f-abcde"]
         assert tree.root.totals() == (1, 1, 1)
+
+
+def test_describe_live_carries_the_tree_and_the_owner_of_a_nested_workload() -> None:
+    """``describe_live``: ``ownerTree`` when the workload owns a workload of another kind; a workload
+    a top-level one owns (``owned_by``) reports that one's gang instead of one of its own, and no
+    gang scope (the controller decides the scope, and the gang, on the top-level workload)."""
+    from karta.report import ScopeInput, describe_live
+
+    root = trial()
+    job = obj("kubeflow.org/v1", "PyTorchJob", "t1", owner=root, status={"conditions": []})
+    pods = [pod("t1-master-0", job, gpus=1)]
+    common: dict[str, Any] = {"events_read": True, "warnings": (), "gpu_resources": GPU}
+    top = describe_live(definition(root), root, pods, (), owned=[job], resolve=RESOLVE, **common).report
+    assert top["ownerTree"]["gangOwner"] == "Trial/t1" and "ownedBy" not in top
+    assert "ownedBy" not in top["gang"]
+    scope = ScopeInput({"karta.run.ai/gang-scheduling": "true"})
+    nested = describe_live(
+        definition(job), job, pods, (), owned_by="Trial/t1", scope=scope, resolve=RESOLVE, **common
+    ).report
+    assert nested["ownedBy"] == "Trial/t1"
+    assert nested["gang"] == {
+        "ownedBy": "Trial/t1",
+        "text": "in the gang of its top-level workload Trial/t1 (none of its own)",
+    }
+    assert "gangScope" not in nested and "ownerTree" not in nested  # a PyTorchJob owns no other kind
+    alone = describe_live(definition(job), job, pods, (), scope=scope, **common).report
+    assert "ownedBy" not in alone and "gangScope" in alone and "pods" in alone["gang"]
