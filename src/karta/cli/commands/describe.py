@@ -13,7 +13,10 @@ the gang state after the Phase line (:mod:`karta.report.gang_state`) and whether
 manages the workload's gangs (the Gang scope line, from its namespace's labels read live:
 :func:`karta.report.gang_scope_report`); the report is
 :func:`karta.report.describe_live`, the web view's workload page's too. Workloads are separated
-by two blank lines, as kubectl separates them. What could not be read (the pod list, owners,
+by two blank lines, as kubectl separates them. Live, the workloads it creates through other kinds
+(:func:`karta.kube.owned_workloads`, one LIST per kind) make its Owner tree
+(:mod:`karta.report.owner_tree`), and a workload a top-level one owns says whose gang its pods are
+in (:meth:`karta.kube.TopLevel.top_owner`). What could not be read (the pod list, owners,
 Events) is a warning, and counts made from an incomplete pod set show as unknown.
 
 File mode reads every object of ``-f`` (several documents, a directory, ``-`` for standard
@@ -152,6 +155,13 @@ def describe(
     not be read, and with -f (no pods). Live, a Gang scope line ("gangScope") says whether
     karta-controller manages its gangs, from the label karta.run.ai/gang-scheduling on the
     workload and its namespace: in, outside, or what each --gang-scope mode decides.
+
+    Live, a workload that creates workloads of other kinds (its definition's
+    additionalChildKinds: a Katib Trial's PyTorchJob, a PipelineRun's TaskRuns, a
+    VirtualMachine's instance) gets an Owner tree section ("ownerTree"): one line per workload,
+    indented under its owner, with its status, pods and GPUs, and the one that owns the gang (the
+    top-level workload). Describing a workload another one owns says so ("Owned by", "ownedBy"):
+    its pods are in that one's gang.
     """
 
     if file is not None and args:
