@@ -577,5 +577,33 @@ def test_the_web_view_shows_the_same_trees(
             expected = json.loads(describe(kli, chains, target, "-o", "json").out)["ownerTree"]
             detail = get_json(f"{url}api/workload?id={urllib.request.quote(row['id'], safe='')}")
             assert detail["describe"]["ownerTree"] == expected, row["kind"]
-        with urllib.request.urlopen(f"{url}static/app.js", timeout=30) as answer:
-            assert b"function ownerNode" in answer.read()  # the page renders describe.ownerTree
+        trial = next(r for r in listed if r["kind"] == "Trial")
+        _page_shows_the_tree(url, trial, chains.pytorchjob["metadata"]["name"])
+
+
+def _page_shows_the_tree(url: str, trial: dict[str, Any], job: str) -> None:
+    """The Trial's workload page in headless Chromium: the Owner tree section, the PyTorchJob under
+    the Trial, the Trial owning the gang."""
+    from ..ui.browser import headless_chromium
+
+    with headless_chromium() as browser:
+        browser.get(f"{url}#/workload/{urllib.request.quote(trial['id'], safe='')}")
+        tree = wait_for(
+            "the owner tree",
+            lambda: next(
+                (
+                    t
+                    for t in browser.find_elements(
+                        "css selector", "#detail-view ul.tree[aria-label='owner tree']"
+                    )
+                ),
+                None,
+            ),
+        )
+        lines = [line.strip() for line in tree.text.splitlines() if line.strip()]
+        assert lines == [
+            f"Trial/{trial['name']} Running · 2/3 pods ready, 3 GPU · owns the gang",
+            f"PyTorchJob/{job} Running · 2/3 pods ready, 3 GPU",
+        ], lines
+        nested = tree.find_elements("css selector", "li ul[role='group'] li")
+        assert [n.find_element("css selector", ".node-name").text for n in nested] == [f"PyTorchJob/{job}"]

@@ -380,9 +380,7 @@ function detailContent(data) {
   if (d.ownerTree) {
     // the workloads it creates through other kinds (karta.report.owner_tree; kli describe's Owner tree)
     out.push(el("h3", { text: "Owner tree" }));
-    const owners = el("ul", { class: "tree", role: "tree", "aria-label": "owner tree", id: "owner-tree" });
-    owners.append(ownerNode(d.ownerTree.root));
-    out.push(owners);
+    out.push(renderTree([ownerNode(d.ownerTree.root)], "owner tree"));
     if (d.ownerTree.omitted) out.push(el("p", { class: "muted", text: `${d.ownerTree.omitted} more owned workload(s) beyond the tree's bounds` }));
   }
   if (d.ownedBy) out.push(el("p", { text: `Owned by ${d.ownedBy}, its top-level workload: its pods are in that one's gang.` }));
@@ -503,20 +501,16 @@ function componentNode(component) {
 }
 
 function ownerNode(node) {
+  // a workload of the owner tree (describe.ownerTree: karta.report.owner_tree), for renderTree
   const status = node.error ? `unknown (${node.error})` : (node.phases || []).join(", ") || "Undefined";
   const gpus = node.gpus ? `, ${node.gpus} GPU` : "";
-  const item = el(
-    "li",
-    { role: "treeitem", "aria-expanded": "true" },
-    el("span", { class: "node-name", text: `${node.kind}/${node.name}` }),
-    ` ${status}: ${node.pods.ready}/${node.pods.total} pods ready${gpus}${node.gang ? " (owns the gang)" : ""}`,
-  );
-  if (node.children && node.children.length) {
-    const children = el("ul", { role: "group" });
-    for (const child of node.children) children.append(ownerNode(child));
-    item.append(children);
-  }
-  return item;
+  const pods = node.pods || { ready: 0, total: 0 };
+  return {
+    label: `${node.kind}/${node.name}`,
+    detail: `${status} · ${pods.ready}/${pods.total} pods ready${gpus}${node.gang ? " · owns the gang" : ""}`,
+    state: node.error ? "bad" : pods.ready >= pods.total ? "ok" : "warn",
+    children: (node.children || []).map(ownerNode),
+  };
 }
 
 // -- the queue page (Kueue) -------------------------------------------------------------------
