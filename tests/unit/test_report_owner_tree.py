@@ -355,5 +355,7 @@ def test_describe_live_carries_the_tree_and_the_owner_of_a_nested_workload() -> 
         "text": "in the gang of its top-level workload Trial/t1 (none of its own)",
     }
     assert "gangScope" not in nested and "ownerTree" not in nested  # a PyTorchJob owns no other kind
+    ungang = describe_live(definition(job), job, pods, (), owned_by="Trial/t1", owner_gang=False, **common)
+    assert ungang.report["gang"]["text"].startswith("none: its top-level workload Trial/t1 has no gang")
     alone = describe_live(definition(job), job, pods, (), scope=scope, **common).report
     assert "ownedBy" not in alone and "gangScope" in alone and "pods" in alone["gang"]

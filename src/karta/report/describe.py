@@ -103,10 +103,14 @@ def external_selectors_of(
     return external_selectors(ComponentFactory(definition.karta, dict(obj), evaluator=evaluator))
 
 
-def nested_gang(owner: str) -> dict[str, Any]:
+def nested_gang(owner: str, *, owner_gang: bool = True) -> dict[str, Any]:
     """The ``gang`` of a workload a top-level workload ``owner`` (``Kind/name``) owns: none of its
-    own, its pods are in the owner's (the one rule of karta-controller's gang reconciler and pod
+    own, its pods are in the owner's, or in none when the owner's definition has no gang
+    instructions (``owner_gang`` False) (the one rule of karta-controller's gang reconciler and pod
     binding: the top-level workload owns the gang, :mod:`karta.report.owner_tree`)."""
+    if not owner_gang:
+        text = f"none: its top-level workload {owner} has no gang instructions, and it has none of its own"
+        return {"ownedBy": owner, "text": text}
     return {"ownedBy": owner, "text": f"in the gang of its top-level workload {owner} (none of its own)"}
 
 
@@ -139,6 +143,7 @@ def describe_live(
     resolve: Resolve | None = None,
     lineage: Mapping[str, Sequence[str]] | None = None,
     owned_by: str | None = None,
+    owner_gang: bool = True,
 ) -> Described:
     """A live workload with its ``pods`` (``pods_complete`` False: only some could be read) and
     ``events`` (``events_read`` False: they could not be read); ``warnings`` say what could not be
@@ -152,7 +157,8 @@ def describe_live(
     it owns at least one workload; ``lineage``: each pod's owners' UIDs, nearest first);
     ``owned_by``: ``Kind/name`` of the top-level workload that owns it (its topmost controller of
     a covered kind, :meth:`karta.kube.TopLevel.top_owner`), for ``ownedBy``: its pods are in that
-    workload's gang, so ``gang`` says so instead of counting a gang of its own (karta-controller
+    workload's gang (in none when ``owner_gang`` is False: its definition has no gang
+    instructions), so ``gang`` says so instead of counting a gang of its own (karta-controller
     makes none for it) and there is no ``gangScope``. Raises
     :class:`~karta.errors.KartaError` when the definition cannot read the object."""
     read = summarize(
@@ -174,7 +180,7 @@ def describe_live(
     if owned_by is not None:
         report["ownedBy"] = owned_by
         if gang is not None:
-            report["gang"] = nested_gang(owned_by)
+            report["gang"] = nested_gang(owned_by, owner_gang=owner_gang)
     in_scope = gang_scope_report(definition, obj, scope) if scope is not None and owned_by is None else None
     if in_scope is not None:
         report["gangScope"] = in_scope

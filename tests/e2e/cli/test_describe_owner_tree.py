@@ -521,7 +521,11 @@ def test_scheduled_runs_are_trees(kli: Callable[..., Result], chains: Chains) ->
     )
     nested = json.loads(describe(kli, chains, f"sparkapplication/{app}", "-o", "json").out)
     assert nested["ownedBy"] == f"ScheduledSparkApplication/{ssa}"
-    assert nested["gang"]["ownedBy"] == f"ScheduledSparkApplication/{ssa}"
+    assert nested["gang"] == {  # the schedule has no gang instructions: the run is in no gang
+        "ownedBy": f"ScheduledSparkApplication/{ssa}",
+        "text": f"none: its top-level workload ScheduledSparkApplication/{ssa} has no gang instructions, "
+        "and it has none of its own",
+    }
 
 
 # ------------------------------------------------------------------------------- the controller's rule

@@ -235,6 +235,7 @@ class Out:
         resolve: report.Resolve | None = None,
         lineage: dict[str, list[str]] | None = None,
         owned_by: str | None = None,
+        owner_gang: bool = True,
     ) -> None:
         """One workload: from a file (``file_mode``), else live with its ``pods`` and ``events``
         (``events_read`` False: they could not be read; ``said``: what could not be read) and its
@@ -265,6 +266,7 @@ class Out:
                     resolve=resolve,
                     lineage=lineage,
                     owned_by=owned_by,
+                    owner_gang=owner_gang,
                 )
         except KartaError as exc:
             raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
@@ -390,6 +392,7 @@ def _describe_live(
                 resolve=resolve,
                 lineage=lineage,
                 owned_by=f"{top.kind}/{top.name}" if top is not None else None,
+                owner_gang=top is not None and _has_gang(resolve, top),
             )
     single = sum(len(names) for _, names in targets) == 1
     if found or not missing:
@@ -406,6 +409,14 @@ def _describe_live(
         sys.stderr.write(format_error(error, hint=False))
     if missing:
         raise missing[-1]
+
+
+def _has_gang(resolve: report.Resolve, owner: kube.OwnerLink) -> bool:
+    """Whether the definition of the top-level workload ``owner`` has gang instructions."""
+    from karta.gang import gang_format
+
+    found = resolve({"apiVersion": owner.api_version, "kind": owner.kind})
+    return found is not None and gang_format(found.karta) is not None
 
 
 def _external_pods(
