@@ -359,3 +359,36 @@ def test_describe_live_carries_the_tree_and_the_owner_of_a_nested_workload() -> 
     assert ungang.report["gang"]["text"].startswith("none: its top-level workload Trial/t1 has no gang")
     alone = describe_live(definition(job), job, pods, (), scope=scope, **common).report
     assert "ownedBy" not in alone and "gangScope" in alone and "pods" in alone["gang"]
+
+
+def test_an_experiment_is_a_tree_three_levels_deep() -> None:
+    """Katib Experiment → Trial → PyTorchJob → pods. By the controller's rule (the top-level workload
+    owns the gang) the gang would be the Experiment's, whose definition has none: no node owns one
+    (the Trials' gangs need the rule "the topmost owner with gang instructions", not yet the
+    controller's)."""
+    root = obj("kubeflow.org/v1beta1", "Experiment", "random")
+    trial_ = trial()
+    trial_["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "kubeflow.org/v1beta1",
+            "kind": "Experiment",
+            "name": "random",
+            "uid": "uid-Experiment-random",
+            "controller": True,
+        }
+    ]
+    job = obj("kubeflow.org/v1", "PyTorchJob", "t1", owner=trial_)
+    tree = build_owner_tree(
+        root,
+        definition(root),
+        objects=[job, trial_],
+        pods=[pod("t1-master-0", job)],
+        resolve=RESOLVE,
+        gpu_resources=GPU,
+    )
+    assert [(n.label, n.gang) for n in tree.nodes()] == [
+        ("Experiment/random", False),
+        ("Trial/t1", False),
+        ("PyTorchJob/t1", False),
+    ]
+    assert tree.gang_owner is None and tree.root.totals() == (1, 1, 0)
