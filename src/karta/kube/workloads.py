@@ -11,6 +11,8 @@ same definition as its manifest read from a file.
   version (``kli get --all-types``, the controller's informers).
 - :class:`TopLevel`: whether a workload is top-level, none of its controllers being of a covered
   kind (17.4 ``--all-types``; a controller must not make gangs for a JobSet's Jobs either).
+- :func:`owned_workloads`: the objects a workload may own through the kinds its definition names
+  (``additionalChildKinds``), level by level, for its owner tree (:mod:`karta.report.owner_tree`).
 - :func:`external_pods`: the pods a workload's external components select by labels (format
   extension E2: one LIST per component, by label selector, outside the owner chain).
 - :func:`find_pods`: the pods whose controller-owner chain reaches a workload (17.5 rules 1-2),
@@ -33,7 +35,7 @@ from typing import Any, cast
 from karta.definitions import DefinitionStore, StoredDefinition
 from karta.errors import AmbiguousDefinitionError, ClusterError, NoDefinitionError, UnknownResourceTypeError
 from karta.kube.client import KubeClient
-from karta.kube.owners import OwnerChain, OwnerChains, ReadFailure, controller_ref, read_failure
+from karta.kube.owners import OwnerChain, OwnerChains, OwnerLink, ReadFailure, controller_ref, read_failure
 from karta.kube.resources import ResourceType
 from karta.model.gvk import GVK, GroupKind, version_key
 
@@ -47,6 +49,8 @@ __all__ = [
     "external_pods",
     "find_pods",
     "find_pods_many",
+    "owned_workloads",
+    "pod_lineage",
     "resolve_type",
     "workload_pods",
 ]
@@ -148,11 +152,12 @@ class TopLevel:
         covered: Iterable[GroupKind],
         *,
         readable: Container[tuple[str, str]] | None = None,
+        chains: OwnerChains | None = None,
     ) -> None:
         self.client = client
         self.covered = frozenset(covered)
         self.readable = readable  # see OwnerChains
-        self._chains: OwnerChains | None = None
+        self._chains: OwnerChains | None = chains  # None: its own, made on first use
 
     @classmethod
     def of(
@@ -161,9 +166,10 @@ class TopLevel:
         store: DefinitionStore,
         *,
         readable: Container[tuple[str, str]] | None = None,
+        chains: OwnerChains | None = None,
     ) -> TopLevel:
         """The GroupKinds the store's definitions claim."""
-        return cls(client, (gvk.group_kind for gvk in store.gvks()), readable=readable)
+        return cls(client, (gvk.group_kind for gvk in store.gvks()), readable=readable, chains=chains)
 
     def by_reference(self, obj: Mapping[str, Any]) -> bool | None:
         """True: top-level (no controller); False: nested (the controller is of a covered kind);
@@ -185,6 +191,19 @@ class TopLevel:
     def is_top_level(self, obj: Mapping[str, Any]) -> bool:
         decided = self.by_reference(obj)
         return decided if decided is not None else self.walk([obj])[0][0]
+
+    def top_owner(self, obj: Mapping[str, Any]) -> OwnerLink | None:
+        """The topmost controller of a covered kind in the owner chain of ``obj`` (decided from the
+        references, as :meth:`walk`): the top-level workload whose gang its pods are in (the gang
+        reconciler makes none for ``obj`` itself); None when ``obj`` is top-level (no controller:
+        nothing is read)."""
+        if controller_ref(obj) is None:
+            return None
+        if self._chains is None:
+            self._chains = OwnerChains(self.client, readable=self.readable)
+        chain = self._chains.walk(obj)
+        covered = [link for link in chain.links if GroupKind(link.group, link.kind) in self.covered]
+        return covered[-1] if covered else None
 
 
 @dataclass(frozen=True)
@@ -356,3 +375,91 @@ def external_pods(
             continue
         pods.extend(dict(p) for p in listed.items)
     return pods, warnings
+
+
+def owned_workloads(
+    client: KubeClient,
+    root: Mapping[str, Any],
+    *,
+    kinds_of: Callable[[Mapping[str, Any]], Iterable[tuple[str, str]]],
+    max_depth: int = 6,
+    max_objects: int = 256,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The objects a workload may own as its owner tree's nodes (:func:`karta.report.owner_tree`,
+    which decides), and what could not be read (warnings, never raised).
+
+    Level by level from ``root``: the kinds ``kinds_of`` names for an owner (its definition's
+    ``additionalChildKinds``: :func:`karta.report.tree_kinds`, ``()`` for an object no definition
+    describes) are listed in the root's namespace, once per kind (the most stable served version,
+    from the API server's cache, ``resourceVersion=0``), and the objects whose controller
+    ownerReference names an owner of the level above make the next level: at most ``max_depth``
+    levels and ``max_objects`` objects. A kind the cluster does not serve is skipped; a list it
+    refuses is a warning."""
+    namespace = str((root.get("metadata") or {}).get("namespace") or "") or None
+    listed: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    warnings: list[str] = []
+    found: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    level: list[Mapping[str, Any]] = [root]
+    root_uid = str((root.get("metadata") or {}).get("uid") or "")
+    if root_uid:
+        seen.add(root_uid)
+    for _ in range(max_depth):
+        owners: dict[str, set[tuple[str, str]]] = {}
+        for owner in level:
+            uid = str((owner.get("metadata") or {}).get("uid") or "")
+            if uid:
+                owners[uid] = set(kinds_of(owner))
+        below: list[Mapping[str, Any]] = []
+        for group_kind in sorted({gk for kinds in owners.values() for gk in kinds}):
+            if group_kind not in listed:
+                listed[group_kind] = _list_kind(client, group_kind, namespace, warnings)
+            for obj in listed[group_kind]:
+                ref = controller_ref(obj) or {}
+                uid = str((obj.get("metadata") or {}).get("uid") or "")
+                parent = str(ref.get("uid") or "")
+                if not uid or uid in seen or group_kind not in owners.get(parent, ()):
+                    continue
+                if len(found) >= max_objects:
+                    return found, warnings
+                seen.add(uid)
+                found.append(obj)
+                below.append(obj)
+        level = below
+        if not level:
+            break
+    return found, warnings
+
+
+def pod_lineage(chains: OwnerChains, pods: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Each pod's controller owners' UIDs, nearest first (``pod UID → UIDs``), from ``chains``: the
+    walker that found the pods has them cached, so nothing is read again."""
+    out: dict[str, list[str]] = {}
+    items = [p for p in pods if str((p.get("metadata") or {}).get("uid") or "")]
+    for pod, chain in zip(items, chains.walk_many(items), strict=True):
+        out[str(pod["metadata"]["uid"])] = [link.uid for link in chain.links if link.uid]
+    return out
+
+
+def _list_kind(
+    client: KubeClient, group_kind: tuple[str, str], namespace: str | None, warnings: list[str]
+) -> list[dict[str, Any]]:
+    group, kind = group_kind
+    try:
+        served = [
+            r for r in client.discovery.resources() if (r.group, r.kind) == group_kind and r.supports("list")
+        ]
+    except ClusterError as exc:
+        warnings.append(f"cannot read the API discovery for {kind}.{group}: {exc}")
+        return []
+    if not served:
+        return []
+    rtype = max(served, key=lambda r: version_key(r.version))
+    try:
+        return [dict(o) for o in client.list(rtype, namespace=namespace, resource_version="0").items]
+    except ClusterError as exc:
+        failure = read_failure(exc, resource=rtype.group_resource, namespace=namespace or "", verb="list")
+        warnings.append(
+            f"cannot {failure.what} ({failure.reason}): the {kind} objects it owns are not in its owner tree"
+        )
+        return []

@@ -206,7 +206,10 @@ if TYPE_CHECKING:
         (``inScope`` null: undecided, the reason says what each ``--gang-scope`` decides); live,
         when Kueue manages it: ``queue``: ``{queue, workload, state, clusterQueue, reason, message[,
         notes][, position: {clusterQueue, localQueue, clusterQueueName, localQueueName, text}][,
-        positionNote]}`` (:mod:`karta.report.queue`; the position of a pending Workload, from 1)."""
+        positionNote]}`` (:mod:`karta.report.queue`; the position of a pending Workload, from 1);
+        live, ``ownerTree`` when it owns workloads of other kinds (:mod:`karta.report.owner_tree`)
+        and ``ownedBy`` (``Kind/name``) when a top-level workload owns it (``gang`` then says its
+        pods are in that one's gang)."""
 
         fileMode: bool
         stale: NotRequired[bool]  # present (true) only when the root status is stale
@@ -221,6 +224,8 @@ if TYPE_CHECKING:
         gang: NotRequired[dict[str, Any]]  # gang instructions: the gang state ({error}: unknown)
         gangScope: NotRequired[dict[str, Any]]  # live, gang instructions: in the gang scope or not
         queue: NotRequired[dict[str, Any]]  # live, Kueue: the queue, its Workload, the admission state
+        ownerTree: NotRequired[dict[str, Any]]  # live, owning workloads of other kinds: report.owner_tree
+        ownedBy: NotRequired[str]  # live, owned by a top-level workload (Kind/name): its gang is that one's
 else:
     KindDict = dict
     WorkloadRef = dict

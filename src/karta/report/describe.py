@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from karta.report.contracts import DescribeReport
     from karta.report.gang_state import GangState
     from karta.report.live import LiveDetails  # imported by describe_live: a file has no live details
+    from karta.report.owner_tree import OwnerTree, Resolve
     from karta.report.queue import PendingInput
     from karta.report.rows import WorkloadRows
 
@@ -38,6 +39,7 @@ __all__ = [
     "describe_live",
     "external_selectors_of",
     "gang_scope_report",
+    "nested_gang",
 ]
 
 FILE_MODE_GANG = "no pods in file mode"
@@ -101,6 +103,17 @@ def external_selectors_of(
     return external_selectors(ComponentFactory(definition.karta, dict(obj), evaluator=evaluator))
 
 
+def nested_gang(owner: str, *, owner_gang: bool = True) -> dict[str, Any]:
+    """The ``gang`` of a workload a top-level workload ``owner`` (``Kind/name``) owns: none of its
+    own, its pods are in the owner's, or in none when the owner's definition has no gang
+    instructions (``owner_gang`` False) (the one rule of karta-controller's gang reconciler and pod
+    binding: the top-level workload owns the gang, :mod:`karta.report.owner_tree`)."""
+    if not owner_gang:
+        text = f"none: its top-level workload {owner} has no gang instructions, and it has none of its own"
+        return {"ownedBy": owner, "text": text}
+    return {"ownedBy": owner, "text": f"in the gang of its top-level workload {owner} (none of its own)"}
+
+
 @record
 class Described:
     """The report, and what a text view renders it with (the tree and rows, the gang state)."""
@@ -108,6 +121,7 @@ class Described:
     report: DescribeReport
     built: WorkloadRows
     gang: GangState | None = None
+    owners: OwnerTree | None = None  # live, with owned workloads: the owner tree
 
 
 def describe_live(
@@ -125,6 +139,11 @@ def describe_live(
     external_pods: Sequence[Mapping[str, Any]] = (),
     kueue_workloads: Sequence[Mapping[str, Any]] | None = None,
     kueue_pending: PendingInput | None = None,
+    owned: Sequence[Mapping[str, Any]] = (),
+    resolve: Resolve | None = None,
+    lineage: Mapping[str, Sequence[str]] | None = None,
+    owned_by: str | None = None,
+    owner_gang: bool = True,
 ) -> Described:
     """A live workload with its ``pods`` (``pods_complete`` False: only some could be read) and
     ``events`` (``events_read`` False: they could not be read); ``warnings`` say what could not be
@@ -132,7 +151,15 @@ def describe_live(
     ``external_pods``: the pods listed for its external components (extension E2);
     ``kueue_workloads``: the Kueue Workloads read for it, for ``queue`` (None: not read, not
     shown; :mod:`karta.report.queue`); ``kueue_pending``: its LocalQueue's pending list, for the
-    position of a pending Workload (:func:`karta.report.queue.pending_query`). Raises
+    position of a pending Workload (:func:`karta.report.queue.pending_query`); ``owned``: the
+    objects it may own through other kinds (:func:`karta.kube.owned_workloads`, or a cache's) and
+    ``resolve`` their definitions, for ``ownerTree`` (:mod:`karta.report.owner_tree`; present when
+    it owns at least one workload; ``lineage``: each pod's owners' UIDs, nearest first);
+    ``owned_by``: ``Kind/name`` of the top-level workload that owns it (its topmost controller of
+    a covered kind, :meth:`karta.kube.TopLevel.top_owner`), for ``ownedBy``: its pods are in that
+    workload's gang (in none when ``owner_gang`` is False: its definition has no gang
+    instructions), so ``gang`` says so instead of counting a gang of its own (karta-controller
+    makes none for it) and there is no ``gangScope``. Raises
     :class:`~karta.errors.KartaError` when the definition cannot read the object."""
     read = summarize(
         definition,
@@ -150,7 +177,11 @@ def describe_live(
     gang = read.gang_report()
     if gang is not None:
         report["gang"] = gang
-    in_scope = gang_scope_report(definition, obj, scope) if scope is not None else None
+    if owned_by is not None:
+        report["ownedBy"] = owned_by
+        if gang is not None:
+            report["gang"] = nested_gang(owned_by, owner_gang=owner_gang)
+    in_scope = gang_scope_report(definition, obj, scope) if scope is not None and owned_by is None else None
     if in_scope is not None:
         report["gangScope"] = in_scope
     if kueue_workloads is not None:
@@ -159,7 +190,22 @@ def describe_live(
         queue = queue_detail(obj, kueue_workloads, kueue_pending)
         if queue is not None:
             report["queue"] = queue.to_dict()
-    return Described(report, read.built, read.gang)
+    owners = None
+    if resolve is not None:
+        from karta.report.owner_tree import build_owner_tree
+
+        owners = build_owner_tree(
+            obj,
+            definition,
+            objects=owned,
+            pods=pods,
+            resolve=resolve,
+            gpu_resources=gpu_resources,
+            lineage=lineage,
+        )
+        if owners.nested:
+            report["ownerTree"] = owners.to_dict()
+    return Described(report, read.built, read.gang, owners)
 
 
 def describe_file(

@@ -43,6 +43,9 @@ def workload_detail(
     kueue_workloads: Sequence[Mapping[str, Any]] | None = None,
     kueue_pending: report.PendingInput | None = None,
     evaluator: Evaluator | None = None,
+    owned: Sequence[Mapping[str, Any]] = (),
+    resolve: report.Resolve | None = None,
+    lineage: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """``{row, describe, groupObjects, gangPlan, gang: {backend: {objects}|{error}}, definition}``;
     ``describe.gangScope`` with ``scope`` (the namespace's labels) and gang instructions;
@@ -50,7 +53,10 @@ def workload_detail(
     never in the gang plan or the rendered objects); ``kueue_workloads``: the Kueue Workloads it
     controls, for ``describe.queue`` (None: not read, not shown); ``kueue_pending``: its
     LocalQueue's pending list, for the position of a pending Workload; ``evaluator``: the
-    definition's with the workload's references bound (extension E3), else the definition's own."""
+    definition's with the workload's references bound (extension E3), else the definition's own;
+    ``owned``, ``resolve`` and ``lineage``: the workloads it owns through other kinds, their
+    definitions and each pod's owners' UIDs, for ``describe.ownerTree``
+    (:mod:`karta.report.owner_tree`, as ``kli describe``)."""
     if definition.problems:
         raise KartaError("; ".join(definition.problems[:3]))
     evaluator = evaluator if evaluator is not None else evaluator_for(definition)
@@ -68,6 +74,9 @@ def workload_detail(
         external_pods=external_pods,
         kueue_workloads=kueue_workloads,
         kueue_pending=kueue_pending,
+        owned=owned,
+        resolve=resolve,
+        lineage=lineage,
     )
     describe = described.report
     out: dict[str, Any] = {

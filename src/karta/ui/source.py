@@ -746,6 +746,16 @@ class ClusterSource:
             query = report.pending_query(obj, report.queue_detail(obj, kueue_workloads))
             if query is not None:
                 pending = kube.kueue_pending(self.client, query.namespace, query.local_queue, query.workload)
+        # the workloads it owns through other kinds, read now as kli describe reads them (owner tree)
+        store = self.definitions()
+        resolve = report.owner_resolver(
+            store, served=lambda gvk: self.client.discovery.find(*gvk) is not None
+        )
+        owned, unowned = kube.owned_workloads(
+            self.client, obj, kinds_of=report.child_kinds_of(store, resolve)
+        )
+        with self._lock:  # each pod's owners as its walk read them (a Deployment's pods: its ReplicaSet)
+            lineage = {_uid(p): list(self._pod_links.get(_uid(p), ())[1:]) for p in pods}
         try:
             return workload_detail(
                 obj,
@@ -754,7 +764,7 @@ class ClusterSource:
                 pods=pods,
                 events=events.events,
                 events_read=events.failure is None,
-                warnings=[*events.warnings, *unread, *unselected],
+                warnings=[*events.warnings, *unread, *unselected, *unowned],
                 group_objects=self.group_objects_of(uid),
                 gpu_resources=self.gpu_resources,
                 scope=scope,
@@ -762,6 +772,9 @@ class ClusterSource:
                 kueue_workloads=kueue_workloads,
                 kueue_pending=pending,
                 evaluator=evaluator,
+                owned=owned,
+                resolve=resolve,
+                lineage=lineage,
             )
         except KartaError as exc:
             return {"row": row, "error": f"cannot describe it with definition {definition.name}: {exc}"}

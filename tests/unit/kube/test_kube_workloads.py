@@ -1,9 +1,11 @@
 """karta.kube.workloads without a cluster: covered types at their most stable served version,
-which workloads are top-level by their controller reference alone, and what a failed read says."""
+which workloads are top-level by their controller reference alone, what a failed read says, and
+the objects a workload owns through the kinds its definition names (owned_workloads)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from karta.definitions import DefinitionStore
@@ -101,3 +103,68 @@ def test_read_failures_name_the_verb_the_resource_and_why() -> None:
         "and its ready counts are unknown"
     ]
     assert WorkloadPods("Job/train", []).complete
+
+
+class _Listing(_Client):
+    """Lists from ``objects`` by (group, kind); a kind in ``refused`` answers 403; ``lists`` counts."""
+
+    def __init__(self, served: list[ResourceType], objects: list[dict[str, Any]], refused: set[str]) -> None:
+        super().__init__(served)
+        self.objects = objects
+        self.refused = refused
+        self.lists: list[str] = []
+
+    def list(self, rtype: ResourceType, **_kw: Any) -> Any:
+        from karta.errors import ApiError
+
+        self.lists.append(rtype.kind)
+        if rtype.kind in self.refused:
+            raise ApiError("forbidden", status=403, reason="Forbidden")
+        return SimpleNamespace(items=[o for o in self.objects if o["kind"] == rtype.kind])
+
+
+def _object(kind: str, name: str, owner: dict[str, Any] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "ns", "uid": f"uid-{name}"}
+    if owner is not None:
+        ref = {"kind": owner["kind"], "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"]}
+        meta["ownerReferences"] = [{**ref, "apiVersion": "example.com/v1", "controller": True}]
+    return {"apiVersion": "example.com/v1", "kind": kind, "metadata": meta}
+
+
+def test_owned_workloads_level_by_level() -> None:
+    """Each kind is listed once (the most stable served version), the objects a listed owner
+    controls make the next level, a kind nobody names for that owner is not taken, a refused list
+    is a warning and an unserved kind is skipped; depth and count are bounded."""
+    from karta.kube import owned_workloads
+
+    served = [
+        ResourceType("example.com", "v1beta1", "Run", "runs", verbs=("list",)),
+        ResourceType("example.com", "v1", "Run", "runs", verbs=("list",)),
+        ResourceType("example.com", "v1", "Step", "steps", verbs=("list",)),
+        ResourceType("example.com", "v1", "Secret", "secrets", verbs=("list",)),
+    ]
+    root = _object("Pipeline", "p")
+    run = _object("Run", "p-run", root)
+    step = _object("Step", "p-run-step", run)
+    stray = _object("Step", "p-step", root)  # a Step the Pipeline owns directly: not one of its kinds
+    other = _object("Run", "other-run", _object("Pipeline", "other"))
+    kinds = {
+        "Pipeline": {("example.com", "Run"), ("example.com", "Secret"), ("example.com", "Gone")},
+        "Run": {("example.com", "Step")},
+    }
+    client = _Listing(served, [run, step, stray, other], refused={"Secret"})
+    found, warnings = owned_workloads(
+        client,  # type: ignore[arg-type]
+        root,
+        kinds_of=lambda o: kinds.get(o["kind"], set()),
+    )
+    assert [o["metadata"]["name"] for o in found] == ["p-run", "p-run-step"]
+    assert client.lists == ["Run", "Secret", "Step"]  # Gone is not served: no request
+    assert warnings == [
+        "cannot list secrets.example.com in namespace ns (forbidden): the Secret objects it owns are not "
+        "in its owner tree"
+    ]
+    shallow, _ = owned_workloads(client, root, kinds_of=lambda o: kinds.get(o["kind"], set()), max_depth=1)  # type: ignore[arg-type]
+    assert [o["metadata"]["name"] for o in shallow] == ["p-run"]
+    few, _ = owned_workloads(client, root, kinds_of=lambda o: kinds.get(o["kind"], set()), max_objects=1)  # type: ignore[arg-type]
+    assert [o["metadata"]["name"] for o in few] == ["p-run"]

@@ -13,7 +13,10 @@ the gang state after the Phase line (:mod:`karta.report.gang_state`) and whether
 manages the workload's gangs (the Gang scope line, from its namespace's labels read live:
 :func:`karta.report.gang_scope_report`); the report is
 :func:`karta.report.describe_live`, the web view's workload page's too. Workloads are separated
-by two blank lines, as kubectl separates them. What could not be read (the pod list, owners,
+by two blank lines, as kubectl separates them. Live, the workloads it creates through other kinds
+(:func:`karta.kube.owned_workloads`, one LIST per kind) make its Owner tree
+(:mod:`karta.report.owner_tree`), and a workload a top-level one owns says whose gang its pods are
+in (:meth:`karta.kube.TopLevel.top_owner`). What could not be read (the pod list, owners,
 Events) is a warning, and counts made from an incomplete pod set show as unknown.
 
 File mode reads every object of ``-f`` (several documents, a directory, ``-`` for standard
@@ -152,6 +155,13 @@ def describe(
     not be read, and with -f (no pods). Live, a Gang scope line ("gangScope") says whether
     karta-controller manages its gangs, from the label karta.run.ai/gang-scheduling on the
     workload and its namespace: in, outside, or what each --gang-scope mode decides.
+
+    Live, a workload that creates workloads of other kinds (its definition's
+    additionalChildKinds: a Katib Trial's PyTorchJob, a PipelineRun's TaskRuns, a
+    VirtualMachine's instance) gets an Owner tree section ("ownerTree"): one line per workload,
+    indented under its owner, with its status, pods and GPUs, and the one that owns the gang (the
+    top-level workload). Describing a workload another one owns says so ("Owned by", "ownedBy"):
+    its pods are in that one's gang.
     """
 
     if file is not None and args:
@@ -221,6 +231,11 @@ class Out:
         kueue_workloads: Sequence[dict[str, Any]] | None = None,
         kueue_pending: kube.KueuePending | None = None,
         evaluator: Evaluator | None = None,
+        owned: Sequence[dict[str, Any]] = (),
+        resolve: report.Resolve | None = None,
+        lineage: dict[str, list[str]] | None = None,
+        owned_by: str | None = None,
+        owner_gang: bool = True,
     ) -> None:
         """One workload: from a file (``file_mode``), else live with its ``pods`` and ``events``
         (``events_read`` False: they could not be read; ``said``: what could not be read) and its
@@ -247,6 +262,11 @@ class Out:
                     kueue_workloads=kueue_workloads,
                     kueue_pending=kueue_pending,
                     evaluator=evaluator,
+                    owned=owned,
+                    resolve=resolve,
+                    lineage=lineage,
+                    owned_by=owned_by,
+                    owner_gang=owner_gang,
                 )
         except KartaError as exc:
             raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
@@ -320,9 +340,12 @@ def _describe_live(
                 warn(warning)
             raise
         # every workload's pods, each namespace's listed once, owner reads shared
-        found_pods = kube.find_pods_many(client, [obj for _, obj in found])
+        chains = kube.OwnerChains(client)  # shared with the owner trees' pod placement: no second read
+        found_pods = kube.find_pods_many(client, [obj for _, obj in found], chains=chains)
+        top_level = kube.TopLevel.of(client, store, chains=chains)  # whose gang a nested one's pods are in
         scopes: dict[str, report.ScopeInput] = {}  # each namespace's labels read once
         referenced: dict[Any, Any] = {}  # extension E3: each referenced object read once
+        resolve = report.owner_resolver(store, served=lambda gvk: client.discovery.find(*gvk) is not None)
         for (resolved, obj), pods in zip(found, found_pods, strict=True):
             namespace = str((obj.get("metadata") or {}).get("namespace") or "") or None
             if namespace is not None and namespace not in scopes:
@@ -344,6 +367,12 @@ def _describe_live(
             external, unlisted = _external_pods(client, chosen, obj, label, evaluator=evaluator)
             said.extend(unlisted)
             out.warnings.extend(unlisted)
+            # the workloads it owns through other kinds (additionalChildKinds): its owner tree
+            owned, unowned = kube.owned_workloads(client, obj, kinds_of=report.child_kinds_of(store, resolve))
+            said.extend(unowned)
+            out.warnings.extend(unowned)
+            lineage = kube.pod_lineage(chains, pods.pods) if owned else None
+            top = top_level.top_owner(obj)
             out.add(
                 chosen,
                 obj,
@@ -359,6 +388,11 @@ def _describe_live(
                 kueue_workloads=None if queued is None or queued.failure is not None else queued.workloads,
                 kueue_pending=_kueue_pending(client, obj, queued),
                 evaluator=evaluator,
+                owned=owned,
+                resolve=resolve,
+                lineage=lineage,
+                owned_by=f"{top.kind}/{top.name}" if top is not None else None,
+                owner_gang=top is not None and _has_gang(resolve, top),
             )
     single = sum(len(names) for _, names in targets) == 1
     if found or not missing:
@@ -375,6 +409,14 @@ def _describe_live(
         sys.stderr.write(format_error(error, hint=False))
     if missing:
         raise missing[-1]
+
+
+def _has_gang(resolve: report.Resolve, owner: kube.OwnerLink) -> bool:
+    """Whether the definition of the top-level workload ``owner`` has gang instructions."""
+    from karta.gang import gang_format
+
+    found = resolve({"apiVersion": owner.api_version, "kind": owner.kind})
+    return found is not None and gang_format(found.karta) is not None
 
 
 def _external_pods(

@@ -64,11 +64,14 @@ def render_table(
         rows, ""
     )
     lines.extend(_align(tree_lines) if tree_lines else ["<no components>"])
+    lines.extend(_owner_tree(view.get("ownerTree")))
     if not file_mode:
         phase = f"Phase: {','.join(view.get('phases') or ['Undefined'])}"
         if view.get("stale"):
             phase += _stale_note(staleness)
         lines.extend(["", printable(phase), *_gang(view.get("gang")), *_scope(view.get("gangScope"))])
+        if view.get("ownedBy"):
+            lines.append(printable(f"Owned by: {view['ownedBy']} (its top-level workload)"))
         lines.extend(_queue(view.get("queue")))
         lines.extend(_pending(view.get("pendingPods") or []))
     elif view.get("gang") is not None:
@@ -83,6 +86,38 @@ def render_table(
         lines.extend(_conditions(view.get("conditions") or [], now=now))
         lines.extend(_events(view.get("events"), int(view.get("eventsOmitted") or 0), now=now))
     return "\n".join(lines) + "\n"
+
+
+def _owner_tree(tree: Any) -> list[str]:
+    """The ``Owner tree:`` section (:mod:`karta.report.owner_tree`): one line per workload, indented
+    under its owner, with its phases, its pods (ready/total, its nodes' pods included) and GPUs, and
+    which one owns the gang; none when the workload owns no workload of another kind."""
+    if not isinstance(tree, Mapping) or not isinstance(tree.get("root"), Mapping):
+        return []
+    out: list[tuple[str, list[str]]] = []
+
+    def walk(node: Mapping[str, Any], label: str, indent: str) -> None:
+        counts = node.get("pods")
+        pods: Mapping[str, Any] = counts if isinstance(counts, Mapping) else {}
+        error = node.get("error")
+        phase = f"unknown ({error})" if error else ",".join(node.get("phases") or ["Undefined"])
+        cells = [
+            printable(str(phase)),
+            f"{pods.get('ready', 0)}/{pods.get('total', 0)} pods ready",
+            _gpu_cell(int(node.get("gpus") or 0)),
+            "owns the gang" if node.get("gang") else "",
+        ]
+        out.append((label + printable(f"{node.get('kind')}/{node.get('name')}"), cells))
+        children = [c for c in node.get("children") or () if isinstance(c, Mapping)]
+        for index, child in enumerate(children):
+            last = index == len(children) - 1
+            walk(child, indent + ("`-- " if last else "|-- "), indent + ("    " if last else "|   "))
+
+    walk(tree["root"], "", "")
+    lines = ["", "Owner tree:", *_align(out)]
+    if tree.get("omitted"):
+        lines.append(f"... and {tree['omitted']} more owned workload(s) beyond the tree's bounds")
+    return lines
 
 
 def _gang(gang: Any) -> list[str]:

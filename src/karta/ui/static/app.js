@@ -377,6 +377,13 @@ function detailContent(data) {
     out.push(el("h3", { text: "Components" }));
     out.push(renderTree(d.components.map(componentNode), "component tree"));
   }
+  if (d.ownerTree) {
+    // the workloads it creates through other kinds (karta.report.owner_tree; kli describe's Owner tree)
+    out.push(el("h3", { text: "Owner tree" }));
+    out.push(renderTree([ownerNode(d.ownerTree.root)], "owner tree"));
+    if (d.ownerTree.omitted) out.push(el("p", { class: "muted", text: `${d.ownerTree.omitted} more owned workload(s) beyond the tree's bounds` }));
+  }
+  if (d.ownedBy) out.push(el("p", { text: `Owned by ${d.ownedBy}, its top-level workload: its pods are in that one's gang.` }));
   if (d.pendingPods && d.pendingPods.length) {
     out.push(el("h3", { text: "Pending pods" }));
     for (const group of d.pendingPods) {
@@ -490,6 +497,19 @@ function componentNode(component) {
     detail: `${kind}${ready}/${replicas.desired} ready${gpus}${nodes}`,
     state,
     children: [...pods, ...(component.children || []).map(componentNode)],
+  };
+}
+
+function ownerNode(node) {
+  // a workload of the owner tree (describe.ownerTree: karta.report.owner_tree), for renderTree
+  const status = node.error ? `unknown (${node.error})` : (node.phases || []).join(", ") || "Undefined";
+  const gpus = node.gpus ? `, ${node.gpus} GPU` : "";
+  const pods = node.pods || { ready: 0, total: 0 };
+  return {
+    label: `${node.kind}/${node.name}`,
+    detail: `${status} · ${pods.ready}/${pods.total} pods ready${gpus}${node.gang ? " · owns the gang" : ""}`,
+    state: node.error ? "bad" : pods.ready >= pods.total ? "ok" : "warn",
+    children: (node.children || []).map(ownerNode),
   };
 }
 
