@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's test command. On a fresh machine it installs what the tests need, then runs lint,
+# The README's test command (docs/contributing/tests.md). On a fresh machine it installs what the tests need, then runs lint,
 # format check, types, import contracts and the test suite. CI (.ci/run) calls it as it is.
 #
 #   scripts/test.sh [--unit] [PYTEST ARGS...]
@@ -70,7 +70,7 @@ echo "== control plane"; bash hack/cluster/build.sh >/dev/null
 # The chart tests (tests/e2e/helm) run the pinned Helm, built the same way (hack/helm; same cache,
 # ~3 min the first time).
 echo "== helm";        bash hack/helm/build.sh >/dev/null
-# kubectl for the tests that run documented kubectl commands verbatim (the README's Helm install):
+# kubectl for the tests that run documented kubectl commands verbatim (docs/tasks/helm.md):
 # a new machine has none. Pinned to the cluster's release (hack/kubectl; same cache, ~2 min the
 # first time), first on PATH so that a kubectl of another version on the machine is not used.
 echo "== kubectl";     PATH="$(bash hack/kubectl/build.sh | tail -n1):$PATH"; export PATH
