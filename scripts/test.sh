@@ -6,6 +6,9 @@
 #
 #   --unit   the fast loop: no Go build, no e2e tests (tests/e2e is left out); everything else runs.
 #
+# Both runs build the documentation site with `mkdocs build --strict` (tests/unit/docs: no warning,
+# links and anchors checked) and run every offline command example of docs/ and the README.
+#
 # What it installs when missing:
 # - Debian packages (as root with apt-get; otherwise one message naming them, exit 1):
 #   openssl (certificates of the test control plane and webhooks), and for the full run
