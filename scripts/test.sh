@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The README's test command. On a fresh machine it installs what the tests need, then runs lint,
+# The README's test command (docs/contributing/tests.md). On a fresh machine it installs what the tests need, then runs lint,
 # format check, types, import contracts and the test suite. CI (.ci/run) calls it as it is.
 #
 #   scripts/test.sh [--unit] [PYTEST ARGS...]
 #
 #   --unit   the fast loop: no Go build, no e2e tests (tests/e2e is left out); everything else runs.
+#
+# Both runs build the documentation site with `mkdocs build --strict` (tests/unit/docs: no warning,
+# links and anchors checked) and run every offline command example of docs/ and the README.
 #
 # What it installs when missing:
 # - Debian packages (as root with apt-get; otherwise one message naming them, exit 1):
@@ -70,7 +73,7 @@ echo "== control plane"; bash hack/cluster/build.sh >/dev/null
 # The chart tests (tests/e2e/helm) run the pinned Helm, built the same way (hack/helm; same cache,
 # ~3 min the first time).
 echo "== helm";        bash hack/helm/build.sh >/dev/null
-# kubectl for the tests that run documented kubectl commands verbatim (the README's Helm install):
+# kubectl for the tests that run documented kubectl commands verbatim (docs/tasks/helm.md):
 # a new machine has none. Pinned to the cluster's release (hack/kubectl; same cache, ~2 min the
 # first time), first on PATH so that a kubectl of another version on the machine is not used.
 echo "== kubectl";     PATH="$(bash hack/kubectl/build.sh | tail -n1):$PATH"; export PATH

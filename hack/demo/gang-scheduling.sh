@@ -4,7 +4,7 @@
 #
 # Needs: the test cluster with its controllers (eval "$(bash hack/cluster/up.sh --controllers)"),
 # karta-controller running against it with --backend workload-api --enable-webhook
-# --register-webhooks --webhook-url https://127.0.0.1:9443 (README, "karta-controller"), kubectl.
+# --register-webhooks --webhook-url https://127.0.0.1:9443 (docs/tasks/gang-schedule.md), kubectl.
 # Gang scheduling is opt-in (--gang-scope opt-in, the default): the script labels its namespace
 # karta.run.ai/gang-scheduling=enabled, so its workloads are in the scope and the pod webhook,
 # registered for labelled namespaces only, is called for their pods.

@@ -8,7 +8,7 @@
 #
 # Needs: the test cluster with Kueue (eval "$(bash hack/cluster/up.sh --kueue)"), karta-controller
 # running against it with --kueue --enable-webhook --register-webhooks --webhook-url
-# https://127.0.0.1:9443 (README, "Kueue: quota for every Karta type"), kubectl, and karta installed
+# https://127.0.0.1:9443 (docs/tasks/kueue.md), kubectl, and karta installed
 # in .venv (kli). No operator runs the made-up kind: "started" means unpaused, with the node
 # affinity written. Cleans up after itself (the runs, the queues, the Karta, the CRD); --keep
 # leaves them for a look.
@@ -18,7 +18,7 @@ keep=${1:-}
 kli=.venv/bin/kli
 command -v kubectl >/dev/null || { echo "kueue.sh needs kubectl on PATH" >&2; exit 1; }
 [ -n "${KUBECONFIG:-}" ] || { echo 'set KUBECONFIG first: eval "$(bash hack/cluster/up.sh --kueue)"' >&2; exit 1; }
-[ -x "$kli" ] || { echo "kueue.sh needs karta in .venv (README, Install)" >&2; exit 1; }
+[ -x "$kli" ] || { echo "kueue.sh needs karta in .venv (docs/getting-started/offline.md)" >&2; exit 1; }
 
 cleanup() {
   [ "$keep" = --keep ] && return

@@ -7,7 +7,7 @@
 # Needs what hack/demo/gang-scheduling.sh needs: the test cluster with its controllers
 # (eval "$(bash hack/cluster/up.sh --controllers)"), karta-controller running against it with
 # --backend workload-api --enable-webhook --register-webhooks --webhook-url https://127.0.0.1:9443
-# (README, "karta-controller"), kubectl. The namespace is labelled karta.run.ai/gang-scheduling=enabled
+# (docs/tasks/gang-schedule.md), kubectl. The namespace is labelled karta.run.ai/gang-scheduling=enabled
 # (the default --gang-scope opt-in manages only such namespaces). No LWS operator and no kubelet run
 # in the test cluster (nor its StatefulSet controller): the script creates the LWS's StatefulSets and
 # pods the way LWS and its pod webhook would (labels group-index, worker-index, group-key; owner

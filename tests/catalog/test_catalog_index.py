@@ -26,8 +26,8 @@ def test_check_fails_on_a_stale_index_and_the_generator_fixes_it(
     monkeypatch.setattr(catalog, "INDEX_FILE", target)
     monkeypatch.setattr("karta.catalog.__main__.INDEX_FILE", target)
     readme = tmp_path / "README.md"
-    readme.write_text(catalog.README_FILE.read_text())
-    monkeypatch.setattr("karta.catalog.__main__.README_FILE", readme)
+    readme.write_text(catalog.KINDS_PAGE.read_text())
+    monkeypatch.setattr("karta.catalog.__main__.KINDS_PAGE", readme)
     target.write_text(catalog.INDEX_FILE.name)  # anything else
     assert main(["--check"]) == 1
     assert main([]) == 0
@@ -37,7 +37,7 @@ def test_check_fails_on_a_stale_index_and_the_generator_fixes_it(
 
 
 def test_the_readme_table_of_kinds_is_current_and_one_row_per_kind() -> None:
-    text = catalog.README_FILE.read_text()
+    text = catalog.KINDS_PAGE.read_text()
     block = text.split(catalog.KINDS_BEGIN + "\n", 1)[1].split(catalog.KINDS_END, 1)[0]
     assert block == catalog.render_kinds_table()
     kartas = catalog.catalog_definitions()
@@ -56,7 +56,7 @@ def test_check_fails_on_a_stale_readme_table_and_the_generator_fixes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     readme = tmp_path / "README.md"
-    monkeypatch.setattr("karta.catalog.__main__.README_FILE", readme)
+    monkeypatch.setattr("karta.catalog.__main__.KINDS_PAGE", readme)
     readme.write_text(f"# title\n\n{catalog.KINDS_BEGIN}\nold rows\n{catalog.KINDS_END}\n\nthe rest\n")
     assert main(["--check"]) == 1
     assert main([]) == 0

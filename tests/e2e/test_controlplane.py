@@ -111,7 +111,7 @@ def test_controllers_run_jobs_onto_fake_nodes(controllers_cluster: KubeHTTP) -> 
 
 @pytest.mark.slow
 def test_up_and_down_scripts_keep_the_logs(tmp_path: Path) -> None:
-    """hack/cluster/up.sh then down.sh, as the README runs them: the work directory goes, the
+    """hack/cluster/up.sh then down.sh, as the docs run them: the work directory goes, the
     components' logs stay in <dir>-logs (where down.sh says they are)."""
     import os
     import subprocess

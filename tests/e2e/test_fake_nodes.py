@@ -1,4 +1,4 @@
-"""``hack/fake_nodes.py``, the fake GPU Nodes of the tests and of the README, against the real API
+"""``hack/fake_nodes.py``, the fake GPU Nodes of the tests and of the docs, against the real API
 server: the script makes Ready Nodes with ``nvidia.com/gpu`` capacity through the status
 subresource, updates them in place, deletes them and fails in one line; kube-scheduler binds a GPU
 pod to such a Node and leaves one that asks for more GPUs than it has Pending."""

@@ -212,5 +212,5 @@ def test_the_scripts_parse() -> None:
 
 
 @pytest.mark.parametrize("name", ["hack/image/build.sh", "hack/image/lock.sh", "Containerfile"])
-def test_the_readme_names_the_recipes(name: str) -> None:
-    assert name in (REPO / "README.md").read_text()
+def test_the_image_page_names_the_recipes(name: str) -> None:
+    assert name in (REPO / "docs" / "tasks" / "image.md").read_text()

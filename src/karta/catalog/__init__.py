@@ -51,9 +51,9 @@ __all__ = [
 CATALOG_DATA_DIR = Path(__file__).resolve().parent / "data"
 _SHIPPED_DATA_DIR = CATALOG_DATA_DIR  # validated by the test suite (see the module docstring)
 INDEX_FILE = Path(__file__).resolve().parent / "_index.py"
-# The source tree's README (a checkout; an installed package has none), whose table of kinds
-# ``python -m karta.catalog`` writes between KINDS_BEGIN and KINDS_END.
-README_FILE = Path(__file__).resolve().parents[3] / "README.md"
+# The documentation's catalog page in the source tree (a checkout; an installed package has none),
+# whose table of kinds ``python -m karta.catalog`` writes between KINDS_BEGIN and KINDS_END.
+KINDS_PAGE = Path(__file__).resolve().parents[3] / "docs" / "reference" / "catalog.md"
 KINDS_BEGIN = "<!-- kinds:begin -->"
 KINDS_END = "<!-- kinds:end -->"
 
@@ -276,10 +276,11 @@ def _tuple(items: Sequence[str]) -> str:
 
 
 def render_kinds_table() -> str:
-    """The README's table of kinds for the files of ``CATALOG_DATA_DIR``: one row per workload kind
-    (group and kind) with its versions, project and what it is (``_kinds.py``), the status fields
-    its definitions read and whether any of them has a gang. Raises :class:`DefinitionError` when a
-    kind has no ``_kinds.py`` entry or an entry names a kind the catalog lacks."""
+    """The table of kinds (docs/reference/catalog.md) for the files of ``CATALOG_DATA_DIR``: one row
+    per workload kind (group and kind) with its versions, project and what it is (``_kinds.py``),
+    the status fields its definitions read and whether any of them has a gang. Raises
+    :class:`DefinitionError` when a kind has no ``_kinds.py`` entry or an entry names a kind the
+    catalog lacks."""
     from karta.catalog._kinds import KINDS
 
     by_kind: dict[tuple[str, str], list[Karta]] = {}
@@ -321,7 +322,7 @@ _STATUS_FIELD = r"\.status\.([A-Za-z_][A-Za-z0-9_]*)"
 def _status_fields(karta: Karta) -> list[str]:
     """The top-level ``status`` fields the root component's status definition reads, in the order
     phase, conditions, then as the mapping expressions first mention them."""
-    import re  # the README writer only: kli start-up is budgeted
+    import re  # the table writer only: kli start-up is budgeted
 
     definition = karta.root.status_definition
     if definition is None:

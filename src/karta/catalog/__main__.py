@@ -1,9 +1,9 @@
 """``python -m karta.catalog [--check]``: write (or verify) the catalog's index, ``_index.py``, and
-the README's table of kinds.
+the documentation's table of kinds (docs/reference/catalog.md).
 
 Owns the command that keeps ``src/karta/catalog/_index.py`` equal to what the YAML files of
-``src/karta/catalog/data`` say (slug, root GVK and component names of each), and the README's
-block between ``<!-- kinds:begin -->`` and ``<!-- kinds:end -->`` equal to
+``src/karta/catalog/data`` say (slug, root GVK and component names of each), and the catalog
+page's block between ``<!-- kinds:begin -->`` and ``<!-- kinds:end -->`` equal to
 :func:`karta.catalog.render_kinds_table`. Run it after adding or changing a built-in definition;
 ``--check`` exits 1 when either is stale.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 
 from karta._generated import write_or_check, write_or_check_block
-from karta.catalog import INDEX_FILE, KINDS_BEGIN, KINDS_END, README_FILE, render_index, render_kinds_table
+from karta.catalog import INDEX_FILE, KINDS_BEGIN, KINDS_END, KINDS_PAGE, render_index, render_kinds_table
 from karta.errors import DefinitionError
 
 
@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     index_rc = write_or_check(INDEX_FILE, index, check=check, command=command)
-    table_rc = write_or_check_block(README_FILE, KINDS_BEGIN, KINDS_END, table, check=check, command=command)
+    table_rc = write_or_check_block(KINDS_PAGE, KINDS_BEGIN, KINDS_END, table, check=check, command=command)
     return index_rc or table_rc
 
 

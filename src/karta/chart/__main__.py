@@ -1,7 +1,8 @@
 """``python -m karta.chart [--check] [--chart-dir DIR]``: write (or verify) the chart's generated files.
 
 Rewrites ``files/kartas.run.ai.yaml``, ``files/rbac.yaml``, the ``backend`` enum of
-``values.schema.json`` and the README's values table (the README beside ``charts/``) from the
+``values.schema.json`` and the documentation's values table (``docs/reference/chart-values.md``
+of the checkout that holds ``charts/``) from the
 library; ``--check`` changes nothing and exits 1 naming each
 stale file. Exit 2 for a usage error or a chart directory that is not there (an installed package
 has no chart: run it from a source checkout).
@@ -21,10 +22,11 @@ from karta.chart import (
     CRD_PATH,
     RBAC_PATH,
     SCHEMA_PATH,
+    VALUES_PAGE,
     crd_text,
     rbac_text,
     schema_text,
-    update_readme,
+    update_page,
     values_table,
 )
 
@@ -33,12 +35,12 @@ def generated(chart: Path) -> dict[Path, str]:
     """Each generated file of the chart at ``chart`` and its expected text."""
     values = yaml.safe_load((chart / "values.yaml").read_text(encoding="utf-8"))
     schema = schema_text(json.loads((chart / SCHEMA_PATH).read_text(encoding="utf-8")))
-    readme = chart.parents[1] / "README.md"
+    page = chart.parents[1] / VALUES_PAGE
     return {
         chart / CRD_PATH: crd_text(),
         chart / RBAC_PATH: rbac_text(),
         chart / SCHEMA_PATH: schema,
-        readme: update_readme(readme.read_text(encoding="utf-8"), values_table(values, json.loads(schema))),
+        page: update_page(page.read_text(encoding="utf-8"), values_table(values, json.loads(schema))),
     }
 
 

@@ -1,5 +1,5 @@
 """kubectl's output conventions for the commands that print lists of objects (``get``,
-``definitions``; README "kubectl conventions"): the ``-o`` values beyond table and JSON
+``definitions``; docs/reference/kubectl-conventions.md): the ``-o`` values beyond table and JSON
 (``name``, ``jsonpath=TEMPLATE``, ``custom-columns=SPEC``), ``--sort-by`` and the cells of custom
 columns.
 

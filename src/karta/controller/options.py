@@ -143,31 +143,61 @@ def parser() -> argparse.ArgumentParser:
     a("--leader-elect", action="store_true", help="elect a leader with a coordination.k8s.io Lease")
     a("--leader-election-id", default="karta-operator.run.ai", help="the Lease's name")
     a("--leader-election-namespace", help="the Lease's namespace (default: the pod's or kubeconfig's)")
-    a("--leader-elect-lease-duration", dest="lease_duration", type=_positive, default=15.0, metavar="SECONDS")
-    a("--leader-elect-renew-deadline", dest="renew_deadline", type=_positive, default=10.0, metavar="SECONDS")
-    a("--leader-elect-retry-period", dest="retry_period", type=_positive, default=2.0, metavar="SECONDS")
+    a(
+        "--leader-elect-lease-duration",
+        dest="lease_duration",
+        type=_positive,
+        default=15.0,
+        metavar="SECONDS",
+        help="how long a lease holds without renewal (client-go's LeaseDuration)",
+    )
+    a(
+        "--leader-elect-renew-deadline",
+        dest="renew_deadline",
+        type=_positive,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long the leader tries to renew before it gives up leading",
+    )
+    a(
+        "--leader-elect-retry-period",
+        dest="retry_period",
+        type=_positive,
+        default=2.0,
+        metavar="SECONDS",
+        help="how often a candidate tries to acquire or renew the lease",
+    )
     a("--metrics-bind-address", default=":8080", help="serve /metrics here ([HOST]:PORT; 0 disables)")
     a("--health-probe-bind-address", default=":8081", help="serve /healthz and /readyz here (0 disables)")
     a("--enable-webhook", action="store_true", help="serve the admission webhooks")
     a("--webhook-host", default="0.0.0.0", help="the webhook server's bind address")
-    a("--webhook-port", type=int, default=9443)
+    a("--webhook-port", type=int, default=9443, help="the webhook server's port")
     a(
         "--webhook-cert-mode",
         choices=("auto", "manual"),
         default="auto",
         help="auto: generate, store in a Secret and rotate; manual: read mounted tls.crt/tls.key",
     )
-    a("--webhook-cert-dir", type=Path, default=Path("/tmp/k8s-webhook-server/serving-certs"))
+    a(
+        "--webhook-cert-dir",
+        type=Path,
+        default=Path("/tmp/k8s-webhook-server/serving-certs"),
+        help="where the webhook server reads (manual) or writes (auto) tls.crt and tls.key",
+    )
     a("--webhook-namespace", help="the namespace of the webhook Service and certificate Secret")
-    a("--webhook-cert-secret", default="karta-operator-webhook-cert")
-    a("--webhook-service-name", default="karta-operator-webhook")
+    a("--webhook-cert-secret", default="karta-operator-webhook-cert", help="the Secret of auto cert mode")
+    a("--webhook-service-name", default="karta-operator-webhook", help="the Service the API server calls")
     a(
         "--webhook-url",
         help="register the webhooks with clientConfig.url at this base URL instead of the "
         "Service (e.g. https://127.0.0.1:9443 for a controller outside the cluster)",
     )
-    a("--mutating-webhook-name", default="karta-operator-mutating")
-    a("--validating-webhook-name", default="karta-operator-validating")
+    a("--mutating-webhook-name", default="karta-operator-mutating", help="the MutatingWebhookConfiguration")
+    a(
+        "--validating-webhook-name",
+        default="karta-operator-validating",
+        help="the ValidatingWebhookConfiguration",
+    )
     a(
         "--pod-webhook-failure-policy",
         choices=("Ignore", "Fail"),
@@ -185,8 +215,18 @@ def parser() -> argparse.ArgumentParser:
         help="server-side apply the two webhook configurations at start-up (default false: a Helm "
         "chart or kustomize creates them; true for a local run against a dev cluster)",
     )
-    a("--log-format", choices=("json", "text"), default="json")
-    a("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    a(
+        "--log-format",
+        choices=("json", "text"),
+        default="json",
+        help="one line per record, with the object's key",
+    )
+    a(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="info",
+        help="the lowest level logged",
+    )
     a(
         "--cluster-definitions",
         type=_bool,
@@ -212,7 +252,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long to drain work on SIGTERM",
     )
-    a("--resync-period", type=_positive, default=600.0, metavar="SECONDS")
+    a("--resync-period", type=_positive, default=600.0, metavar="SECONDS", help="a full reconcile this often")
     a("--workers", type=int, default=4, help="concurrent reconciles per controller")
     a(
         "--quarantine-budget-breaches",

@@ -9,7 +9,7 @@ values whose tree is larger than their Python size because subtrees are shared
 :class:`~karta.jq._values.JqFail`, so ``try``, ``?`` and ``//`` cannot catch it; the evaluator turns
 it into :class:`~karta.errors.JqBudgetError` naming the expression and the budget.
 
-How the budgets are spent (the evaluator and the sandbox apply them; see ``README.md``):
+How the budgets are spent (the evaluator and the sandbox apply them; see docs/architecture/jq-engines.md):
 
 * ``time_ms``: wall time of all expressions of one object together (``Evaluator.session``).
   The metered fast path checks the deadline whenever a tank of :data:`TANK` steps is used up;

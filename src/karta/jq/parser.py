@@ -11,7 +11,7 @@ Object values are jq's restricted form: any expression without a top-level ``,``
 ``label`` or ``as`` binding (``{a: .b | length, c: .d // 1}``). ``try`` takes a postfix term as
 body and handler (``try .a + 1`` is ``(try .a) + 1``), as in jq.
 
-Limits (karta's, not jq's; README "jq engines"): an expression is at most
+Limits (karta's, not jq's; docs/architecture/jq-engines.md): an expression is at most
 :data:`MAX_EXPRESSION_LENGTH` characters (65 536) and nests at most :data:`MAX_NESTING` levels
 (128); beyond either, a :class:`JqParseError` says so. Chains do not nest: a 10 000-term ``+``,
 ``and``, ``,``, ``//`` or ``|`` chain, or a long run of suffixes, parses without recursion. So the

@@ -29,7 +29,7 @@ The gojq rewrites (only where a name means the builtin, not a user ``def`` or pa
   $in | an else .[0][] end``. Programs that take paths (``takes_paths``: ``path``, ``del``,
   ``pick``; assignments) keep jq's ``//``, which is a path expression. (gojq's ``//`` propagates
   the error too; the fast path's reading is karta's, and this keeps the two engines alike:
-  README "jq engines".)
+  docs/architecture/jq-engines.md.)
 
 Helper functions are defined in front of the program (``_karta_sorted``, ``_karta_sorted_deep``),
 and the ``//`` form binds ``$_karta_in``; user functions, parameters and variables whose names

@@ -29,7 +29,7 @@ double, as orjson and Kubernetes read JSON; one beyond a double, or of more than
 ``"="``; an alias inside its own anchor (a recursive structure), ``!!binary``, ``!!set``,
 ``!!omap`` and ``!!pairs`` are errors (none is JSON data).
 
-The limits (the README's "Limits" section lists them with ``kli``'s exit codes): a source of at
+The limits (docs/reference/limits.md lists them with ``kli``'s exit codes): a source of at
 most :data:`MAX_BYTES` bytes, at most :data:`MAX_DEPTH` nested collections, at most
 :data:`MAX_ITEMS` entries in one sequence or mapping (and documents in one stream) and at most
 :data:`MAX_VALUES` values in all, aliases counted expanded (an alias bomb is never expanded).
@@ -78,7 +78,7 @@ _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # the integers JSON readers keep (orjs
 LIMITS_HINT = (
     f"kli reads sources of at most {MAX_BYTES // (1024 * 1024)} MiB, nested at most {MAX_DEPTH} deep, "
     f"with at most {MAX_ITEMS:,} entries in one list or mapping and {MAX_VALUES:,} values in all "
-    "(README, Limits)"
+    "(docs/reference/limits.md)"
 )
 
 

@@ -1,9 +1,9 @@
 """The JSON contracts of the reports, as TypedDicts: what ``kli inspect``, ``kli get`` and ``kli
-describe`` print with ``-o json`` (README, "stable contract") and what other consumers (the
-controller, a web view) receive. Key order is the printed order; ``NotRequired`` keys are omitted
-when empty. The parts that lower layers own are theirs: findings (:mod:`karta.model.findings`),
-scales (:mod:`karta.extract.types`), requests (:mod:`karta.extract.requests`) and gang plans
-(:mod:`karta.gang.plan`).
+describe`` print with ``-o json`` (docs/reference/commands/inspect.md, "stable contract") and what
+other consumers (the controller, a web view) receive. Key order is the printed order;
+``NotRequired`` keys are omitted when empty. The parts that lower layers own are theirs: findings
+(:mod:`karta.model.findings`), scales (:mod:`karta.extract.types`), requests
+(:mod:`karta.extract.requests`) and gang plans (:mod:`karta.gang.plan`).
 
 The TypedDicts exist for type checkers only; at run time each name is :class:`dict` (what the
 reports are). Defining them costs a ``compile`` of every annotation (``typing.ForwardRef``), about

@@ -1,6 +1,7 @@
-"""Everything the engine derives from one workload object and its pods (``kli inspect``, the
-README's stable contract): status, every component with its instances (pod template or pod spec,
-scale), the gang plan, where each pod belongs, and the diagnostics that did not stop the run.
+"""Everything the engine derives from one workload object and its pods (``kli inspect``, the stable
+contract of docs/reference/commands/inspect.md): status, every component with its instances (pod
+template or pod spec, scale), the gang plan, where each pod belongs, and the diagnostics that did
+not stop the run.
 """
 
 from __future__ import annotations

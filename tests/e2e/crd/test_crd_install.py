@@ -1,7 +1,7 @@
-"""The README's way to install the Karta CRD into a cluster: ``python -m karta.crd -`` prints the
-manifest (the same as ``src/karta/crd/kartas.run.ai.yaml``), and applying it server-side, as
-``kubectl apply --server-side -f -`` does, gives an Established CRD that serves Kartas (also when
-it is installed already: applying again changes nothing)."""
+"""The documented way (docs/getting-started/test-cluster.md) to install the Karta CRD into a cluster:
+``python -m karta.crd -`` prints the manifest (the same as ``src/karta/crd/kartas.run.ai.yaml``), and
+applying it server-side, as ``kubectl apply --server-side -f -`` does, gives an Established CRD that
+serves Kartas (also when it is installed already: applying again changes nothing)."""
 
 from __future__ import annotations
 

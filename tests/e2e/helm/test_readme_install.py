@@ -1,23 +1,25 @@
-"""The README's "Install with Helm" section, followed as written on the test cluster.
+"""The documentation's "Install with Helm" task (docs/tasks/helm.md), followed as written on the
+test cluster.
 
-The section's shell blocks are read from README.md by their ``<!-- helm-install-step: NAME -->``
+The page's shell blocks are read by their ``<!-- helm-install-step: NAME -->``
 markers, in order, and every command is run verbatim by bash, with the pinned ``helm``, kubectl,
 ``kli`` and the cluster's kubeconfig, from a directory that holds the checkout's ``charts``,
 ``hack`` and ``src`` (the section's relative paths). After each step the test checks what the
-section says it does. A block added, removed, renamed or reordered in the README fails here until
+section says it does. A block added, removed, renamed or reordered on the page fails here until
 this test follows it.
 
 All but the image build and push run (they need root, the network and a registry; the test
 cluster pulls no image): of that block, the ``export`` line runs, and the build and push
 commands are checked against ``hack/image/build.sh`` and the chart's appVersion.
 
-The walk-through starts the way a user who read the README in order does: the Karta CRD already
-applied with kubectl ("The Karta CRD in a cluster"), so the install must adopt it. After the
-uninstall and the purge (no CRD left), the install step runs again and must create it.
+The walk-through starts the way a user who read the docs in order does: the Karta CRD already
+applied with kubectl ("The Karta CRD in a cluster", docs/getting-started/test-cluster.md), so the
+install must adopt it. After the uninstall and the purge (no CRD left), the install step runs
+again and must create it.
 
 The cluster is the one with kube-controller-manager and kube-scheduler (``controllers_cluster``),
 as ``hack/cluster/up.sh --controllers`` starts it: the Deployment gets its pods, which stay
-Pending (no kubelet), and a namespace deletion finishes. It uses the README's fixed names (release
+Pending (no kubelet), and a namespace deletion finishes. It uses the page's fixed names (release
 ``karta`` in ``karta-system``, namespace ``ml-team``), so it needs our own control plane.
 """
 
@@ -42,10 +44,12 @@ from ..controller.operator_support import karta_body
 from ..kubehttp import KubeHTTP, wait
 from .helm_support import CHART, REPO, Helm
 
-README = REPO / "README.md"
-SECTION = "### Install with Helm"
-MARKER = re.compile(r"<!-- helm-install-step: ([a-z-]+) -->\n```sh\n(.*?)```", re.S)
-# The section's steps, in the README's order; each is checked below.
+PAGE = REPO / "docs" / "tasks" / "helm.md"  # the page of the task
+CRD_PAGE = REPO / "docs" / "getting-started" / "test-cluster.md"
+SECTION = "# Install with Helm"
+# A step's block may carry a title the docs tests read (``title="needs a cluster"``).
+MARKER = re.compile(r"<!-- helm-install-step: ([a-z-]+) -->\n```sh[^\n]*\n(.*?)```", re.S)
+# The section's steps, in the page's order; each is checked below.
 STEPS = ("image", "install", "wait", "check", "gangs", "unstick", "uninstall", "purge")
 # "The Karta CRD in a cluster": how a user applies the CRD before reading about Helm.
 CRD_COMMAND = "kubectl apply --server-side -f src/karta/crd/kartas.run.ai.yaml"
@@ -60,7 +64,7 @@ SCOPE_LABEL = "karta.run.ai/gang-scheduling"
 
 
 def section(text: str, heading: str) -> str:
-    """The README text from ``heading`` to the next heading of the same or a higher level."""
+    """The page's text from ``heading`` to the next heading of the same or a higher level."""
     start = text.index(heading + "\n")
     level = heading.split()[0]
     rest = text[start + len(heading) :]
@@ -75,10 +79,10 @@ def commands(block: str) -> list[str]:
 
 
 def readme_steps() -> dict[str, list[str]]:
-    text = section(README.read_text(), SECTION)
+    text = section(PAGE.read_text(), SECTION)
     found = MARKER.findall(text)
     assert text.count("```sh") == len(found), "a shell block of the section has no helm-install-step marker"
-    assert [name for name, _ in found] == list(STEPS), "the README's steps changed: follow them here"
+    assert [name for name, _ in found] == list(STEPS), "the page's steps changed: follow them here"
     return {name: commands(block) for name, block in found}
 
 
@@ -215,7 +219,7 @@ def _namespace_labels(cluster: KubeHTTP, name: str) -> dict[str, str]:
 
 @pytest.fixture
 def readme_names(controllers_cluster: KubeHTTP, helm_binary: Path, tmp_path: Path) -> Iterator[None]:
-    """The README's namespaces, and everything cleaned up afterwards (the webhooks first: they
+    """The page's namespaces, and everything cleaned up afterwards (the webhooks first: they
     are fail-closed), the Karta CRD left as it was found."""
     had_crd = controllers_cluster.get(f"{CRDS}/{CRD_NAME}").status == 200
     for name in (OPTED_IN, OTHER):
@@ -253,10 +257,10 @@ def test_the_readme_install_with_helm_works_as_written(
     assert push == f'skopeo copy oci:dist/image/oci:{version} "docker://$KARTA_IMAGE:{version}"'
     values = yaml.safe_load((CHART / "values.yaml").read_text())
     assert values["image"]["repository"] == "ghcr.io/karta-dev/karta" and values["image"]["tag"] == ""
-    assert "placeholder" in section(README.read_text(), SECTION).split("<!-- helm-install-step")[0]
+    assert "placeholder" in section(PAGE.read_text(), SECTION).split("<!-- helm-install-step")[0]
 
     # The CRD applied with kubectl first, as "The Karta CRD in a cluster" shows: not Helm's.
-    assert CRD_COMMAND in section(README.read_text(), "### The Karta CRD in a cluster")
+    assert CRD_COMMAND in section(CRD_PAGE.read_text(), "## The Karta CRD in a cluster")
     shell.ok(CRD_COMMAND)
     crd = wait("the kubectl-applied CRD", lambda: _crd(cluster))
     assert "meta.helm.sh/release-name" not in (crd["metadata"].get("annotations") or {})
@@ -268,7 +272,7 @@ def test_the_readme_install_with_helm_works_as_written(
     notes = installed.text
     assert "is the chart's placeholder" not in notes  # the image was given
     (wait_command,) = steps["wait"]
-    assert wait_command in notes, "NOTES.txt shows the README's wait command"
+    assert wait_command in notes, "NOTES.txt shows the page's wait command"
     assert "the webhooks are fail-closed" in notes and 'failed calling webhook "mkarta.run.ai"' in notes
 
     # 4. Wait: on the test cluster it only waits (no kubelet), at 0 of 2 ready.

@@ -1,5 +1,5 @@
 """The chart's generated parts (``python -m karta.chart``) are current, and its values are all
-described: the schema, values.yaml and the README's table agree."""
+described: the schema, values.yaml and the documentation's table (docs/reference/chart-values.md) agree."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from karta.catalog import catalog_definitions
-from karta.chart import CHART_DIR, CRD_PATH, RBAC_PATH, TABLE_BEGIN, values_rows
+from karta.chart import CHART_DIR, CRD_PATH, RBAC_PATH, TABLE_BEGIN, VALUES_PAGE, values_rows
 from karta.chart.__main__ import generated, main
 from karta.controller.options import BACKENDS
 from karta.controller.rbac import workload_rules
@@ -51,7 +51,8 @@ def test_check_names_a_stale_file_and_a_run_rewrites_it(
 ) -> None:
     chart = tmp_path / "charts" / "karta"
     shutil.copytree(CHART_DIR, chart)
-    shutil.copy(REPO / "README.md", tmp_path / "README.md")
+    (tmp_path / VALUES_PAGE).parent.mkdir(parents=True)
+    shutil.copy(REPO / VALUES_PAGE, tmp_path / VALUES_PAGE)
     (chart / RBAC_PATH).write_text("backends: {}\n")
     assert main(["--check", "--chart-dir", str(chart)]) == 1
     assert f"{chart / RBAC_PATH} is stale" in capsys.readouterr().err
@@ -65,10 +66,11 @@ def test_no_chart_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "no chart at" in capsys.readouterr().err
 
 
-def test_a_readme_without_markers_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_values_page_without_markers_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     chart = tmp_path / "charts" / "karta"
     shutil.copytree(CHART_DIR, chart)
-    (tmp_path / "README.md").write_text("# no table here\n")
+    (tmp_path / VALUES_PAGE).parent.mkdir(parents=True)
+    (tmp_path / VALUES_PAGE).write_text("# no table here\n")
     assert main(["--check", "--chart-dir", str(chart)]) == 2
     assert "no chart-values markers" in capsys.readouterr().err
 
@@ -111,7 +113,7 @@ def _leaves(values: Any, prefix: str = "") -> list[str]:
     return [prefix.rstrip(".")]
 
 
-def test_every_value_has_exactly_one_row_and_the_readme_shows_them() -> None:
+def test_every_value_has_exactly_one_row_and_the_docs_show_them() -> None:
     rows = values_rows(_values(), _schema())
     keys = [key for key, *_ in rows]
     for leaf in _leaves(_values()):
@@ -119,7 +121,7 @@ def test_every_value_has_exactly_one_row_and_the_readme_shows_them() -> None:
         assert len(owners) == 1, (
             f"values.yaml {leaf}: described by {owners or 'no row'} in values.schema.json"
         )
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / VALUES_PAGE).read_text()
     assert TABLE_BEGIN in readme
     for key, _kind, default, description in rows:
         assert f"| `{key}` |" in readme and description.replace("|", "\\|") in readme, key

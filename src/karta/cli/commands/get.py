@@ -1,5 +1,5 @@
 """``kli get (TYPE [NAME...] | TYPE/NAME... | --all-types)``: live workloads as rows
-(docs/spec/format.md#kli-get, with kubectl's conventions: README "kubectl conventions").
+(docs/spec/format.md#kli-get, with kubectl's conventions: docs/reference/kubectl-conventions.md).
 
 Lists one type (resolved as 17.4 says, see :func:`karta.cli.lookup.resolve_type`), reads the
 named workloads (of one TYPE, or ``TYPE/NAME`` of several; a missing one is an error after the

@@ -2,7 +2,7 @@
 
 ``-f`` is kubectl's: several documents, a directory or standard input, one report per object.
 
-For definition authors. The JSON shape is a stable contract (README, "kli inspect output";
+For definition authors. The JSON shape is a stable contract (docs/reference/commands/inspect.md;
 :class:`karta.report.InspectReport`): ``definition``, ``workload``, ``status``, ``components``,
 ``gang``, ``pods``, ``diagnostics``.
 """
