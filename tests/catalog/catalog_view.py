@@ -150,7 +150,8 @@ def _fragment_gpus(fragment: dict[str, Any]) -> float:
     return _container_gpus({"resources": fragment.get("resources") or {}})
 
 
-def _gpus_per_pod(component: Component) -> dict[str, float]:
+def gpus_per_pod(component: Component) -> dict[str, float]:
+    """GPUs per pod of each instance of a pod-bearing component, from its pod specs."""
     templates = component.pod_template_specs()
     if templates is not None:
         return {key: _pod_spec_gpus((value or {}).get("spec") or {}) for key, value in templates.items()}
@@ -252,7 +253,7 @@ def extract_view(
         component = factory.component(definition.name)
         ids = component.instance_ids()
         scales = component.scales()
-        gpus = _gpus_per_pod(component) if component.is_pod_bearing else {}
+        gpus = gpus_per_pod(component) if component.is_pod_bearing else {}
         parent = parents[definition.name]
         above = multiplier.get(parent, 1) if parent else 1
         own = sum(_desired(scales.get(i)) for i in ids) if scales is not None else 1
