@@ -28,15 +28,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from karta.cli.main import main
 from karta.errors import ApiError
 from karta.kube import KubeClient
 from karta.ui import UiServer
 
 from ..kubehttp import KubeHTTP, load_manifests
-from .gangs_support import client_for, eventually, group_objects, running_controller, wait_served
+from .gangs_support import (
+    client_for,
+    describe_live,
+    eventually,
+    group_objects,
+    running_controller,
+    wait_served,
+)
 
 GROUP = "serving.kserve.io"
 VENDORED = Path(__file__).resolve().parents[2] / "corpus"
@@ -110,24 +115,7 @@ def runtime(kube: KubeClient) -> Iterator[str]:
 
 
 def _describe(cluster: KubeHTTP, ns: str, name: str, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    capsys.readouterr()
-    code = main(
-        [
-            "describe",
-            f"inferenceservice/{name}",
-            "-n",
-            ns,
-            "--kubeconfig",
-            str(cluster.kubeconfig),
-            "-o",
-            "json",
-        ]
-    )
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    assert "reference" not in err, err  # every runtime list was read, none forbidden or failing
-    doc: dict[str, Any] = yaml.safe_load(out)
-    return doc
+    return describe_live(cluster, ns, f"inferenceservice/{name}", capsys)
 
 
 def test_kli_describe_reads_the_serving_runtime(
