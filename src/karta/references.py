@@ -64,7 +64,8 @@ DEFAULT_LIMITS = ReferenceLimits()
 
 @record(slots=True)
 class ReferenceRequest:
-    """What to fetch for one reference: GET ``name`` (lookup) or LIST by ``selector`` (list) of
+    """What to fetch for one reference: GET ``name`` (lookup) or LIST by ``selector`` (list; an
+    empty selector lists every object of the kind, bounded like any list) of
     ``group/version, kind`` in ``namespace`` (None: the workload has none; a cluster-scoped kind
     ignores it). ``error``: the plan could not be made (a failing expression): nothing to fetch,
     the reference is bound empty and the error reported. ``name`` None on a lookup without
@@ -107,6 +108,13 @@ class ReferenceRequest:
             else:
                 parts.append(f"{key} {'in' if op == 'In' else 'notin'} ({','.join(values)})")
         return ",".join(parts)
+
+    @property
+    def target(self) -> str:
+        """What a list matches, for messages: ``matching 'SELECTOR'``, or ``every object of the
+        kind`` for a list without a selector."""
+        selector = self.selector
+        return f"matching '{selector}'" if selector else "(every object of the kind)"
 
     def matches(self, obj: Mapping[str, Any]) -> bool:
         """Whether ``obj`` answers this request: its apiVersion and kind, its namespace (when it
@@ -298,7 +306,7 @@ def resolve_offline(
             found = found[:1]
         note = None
         if not found:
-            target = f"named '{request.name}'" if not request.is_list else f"matching '{request.selector}'"
+            target = f"named '{request.name}'" if not request.is_list else request.target
             note = f"no given object is a {request.what} {target}" + (
                 f" in namespace {request.namespace}" if request.namespace else ""
             )

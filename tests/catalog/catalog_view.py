@@ -49,6 +49,8 @@ NOT_WORKLOADS = frozenset(
         ("scheduling.x-k8s.io/v1alpha1", "PodGroup"),
         ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"),
         ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime"),
+        ("serving.kserve.io/v1alpha1", "ServingRuntime"),
+        ("serving.kserve.io/v1alpha1", "ClusterServingRuntime"),
         ("tekton.dev/v1", "Task"),
         ("tekton.dev/v1", "Pipeline"),
     }
@@ -148,7 +150,8 @@ def _fragment_gpus(fragment: dict[str, Any]) -> float:
     return _container_gpus({"resources": fragment.get("resources") or {}})
 
 
-def _gpus_per_pod(component: Component) -> dict[str, float]:
+def gpus_per_pod(component: Component) -> dict[str, float]:
+    """GPUs per pod of each instance of a pod-bearing component, from its pod specs."""
     templates = component.pod_template_specs()
     if templates is not None:
         return {key: _pod_spec_gpus((value or {}).get("spec") or {}) for key, value in templates.items()}
@@ -203,11 +206,19 @@ def bound_evaluator(
     return resolution.evaluator(_EVALUATOR), bound
 
 
+# Project directories whose referenced objects (a framework's installed runtimes) are vendored in a
+# directory of their own, since a vendored project never shadows a shared one.
+REFERENCE_DIRECTORIES = {"kserve": ("kserve-runtimes",)}
+
+
 def reference_documents(path: Path) -> tuple[list[Path], list[dict[str, Any]]]:
     """The objects a workload of ``path`` may reference: the non-workload documents (runtimes,
-    configuration) of every file of its project directory, and those files."""
+    configuration) of every file of its project directory (and of the vendored directories
+    ``REFERENCE_DIRECTORIES`` names for it), and those files."""
     files, objects = [], []
-    for candidate in sorted(path.parent.glob("*.yaml")):
+    extra = [VENDORED_WORKLOADS / d for d in REFERENCE_DIRECTORIES.get(path.parent.name, ())]
+    candidates = sorted(path.parent.glob("*.yaml")) + [f for d in extra for f in sorted(d.glob("*.yaml"))]
+    for candidate in candidates:
         found = [d for d in documents(candidate) if (d.get("apiVersion"), d.get("kind")) in NOT_WORKLOADS]
         if found:
             files.append(candidate)
@@ -242,7 +253,7 @@ def extract_view(
         component = factory.component(definition.name)
         ids = component.instance_ids()
         scales = component.scales()
-        gpus = _gpus_per_pod(component) if component.is_pod_bearing else {}
+        gpus = gpus_per_pod(component) if component.is_pod_bearing else {}
         parent = parents[definition.name]
         above = multiplier.get(parent, 1) if parent else 1
         own = sum(_desired(scales.get(i)) for i in ids) if scales is not None else 1

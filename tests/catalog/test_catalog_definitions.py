@@ -10,6 +10,7 @@ import pytest
 
 import karta.catalog as catalog
 from karta.errors import DefinitionError
+from karta.extract.fragments import FIELDS as FRAGMENT_FIELDS
 from karta.jq.bound import bound_names
 from karta.model import Karta, load_karta, validate_karta
 from karta.model.findings import Severity
@@ -36,6 +37,22 @@ def _component_locations(karta: Karta) -> list[tuple[str, ComponentDefinition]]:
     ]
 
 
+def _pod_spec_paths(component: ComponentDefinition) -> list[tuple[str, str]]:
+    """The pod spec paths of ``component`` (``podTemplateSpecPath``, the fragmented fields), as
+    (field, expression)."""
+    spec = component.spec_definition
+    if spec is None:
+        return []
+    out = [("podTemplateSpecPath", spec.pod_template_spec_path or "")]
+    fragmented = spec.fragmented_pod_spec_definition
+    if fragmented is not None:
+        out += [
+            (f"fragmentedPodSpecDefinition.{field.path_field}", getattr(fragmented, field.attr) or "")
+            for field in FRAGMENT_FIELDS
+        ]
+    return out
+
+
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_builtin_loads_strictly_with_zero_findings(path: Path) -> None:
     result = load_karta(path, strict=True)
@@ -56,10 +73,10 @@ def test_builtin_loads_strictly_with_zero_findings(path: Path) -> None:
     assert len(e3) == (1 if references else 0)
     names = frozenset(r.name for r in references)
     merged = {
-        f"spec.structureDefinition.{where}.specDefinition.podTemplateSpecPath"
+        f"spec.structureDefinition.{where}.specDefinition.{field}"
         for where, c in _component_locations(result.karta)
-        if c.spec_definition is not None
-        and bound_names(c.spec_definition.pod_template_spec_path or "", names)
+        for field, expression in _pod_spec_paths(c)
+        if bound_names(expression, names)
     }
     r6 = [
         f

@@ -1,6 +1,8 @@
 """The catalog definitions that read related objects (extension E3) evaluated on the corpus with
 their referenced objects: the TrainJobs with the trainer's runtimes (the gang of the trainer nodes,
-GPUs per node from the runtime, the TrainJob's overrides as kubeflow/trainer v2.0.0 applies them)."""
+GPUs per node from the runtime, the TrainJob's overrides as kubeflow/trainer v2.0.0 applies them),
+and the InferenceServices with KServe's own serving runtimes (the runtime KServe selects, its
+container merged with the model's as MergeRuntimeContainers does)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,17 @@ import copy
 from typing import Any
 
 import pytest
-from catalog_view import CORPUS, WORKLOADS, definition_for, documents, extract_view
+from catalog_view import (
+    CORPUS,
+    VENDORED_WORKLOADS,
+    WORKLOADS,
+    bound_evaluator,
+    definition_for,
+    documents,
+    extract_view,
+)
+
+from karta.extract import ComponentFactory
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS}")
 
@@ -101,3 +113,115 @@ def test_without_the_runtime_only_what_the_trainjob_says() -> None:
     assert node["gpusPerPod"] == 0
     del job["spec"]["trainer"]["numNodes"]
     assert "scale" in _node(_view(job, [])) and _node(_view(job, []))["scale"]["replicas"] is None
+
+
+# --- KServe InferenceService through its serving runtime ----------------------------------------------
+
+KSERVE = WORKLOADS / "kserve"
+RUNTIMES = VENDORED_WORKLOADS / "kserve-runtimes"
+
+
+def _kserve_runtimes() -> list[dict[str, Any]]:
+    return [copy.deepcopy(d) for f in sorted(RUNTIMES.glob("*.yaml")) for d in documents(f)]
+
+
+def _isvc(name: str) -> dict[str, Any]:
+    (doc,) = documents(KSERVE / name)
+    return copy.deepcopy(doc)
+
+
+def _predictor(job: dict[str, Any], refs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The predictor's instance view and its fragmented pod spec."""
+    karta = definition_for(job)
+    assert karta is not None
+    view = extract_view(karta, job, refs)
+    (predictor,) = [c for c in view["components"] if c["name"] == "predictor"]
+    evaluator, _ = bound_evaluator(karta, job, refs)
+    fragment = ComponentFactory(karta, job, evaluator=evaluator).component("predictor").fragmented_pod_specs()
+    assert fragment is not None
+    return predictor["instances"][0], fragment[""]
+
+
+def test_corpus_huggingface_isvc_is_served_by_kserves_huggingface_runtime() -> None:
+    """KServe's automatic selection: the multi-node runtime (priority 2) needs a workerSpec, so the
+    single-node kserve-huggingfaceserver serves it; the model's args follow the runtime's."""
+    job = _isvc("isvc-huggingface-llama2-gpu.yaml")
+    instance, fragment = _predictor(job, _kserve_runtimes())
+    container = fragment["container"]
+    assert container["image"] == "huggingfaceserver:replace" and container["name"] == "kserve-container"
+    assert container["args"] == [
+        "--model_name={{.Name}}",
+        "--model_name=llama2",
+        "--model_dir=/mnt/models",
+        "--backend=huggingface",
+    ]
+    # resources merged per key: the model's limits (cpu 6, 1 GPU) over the runtime's (cpu 1)
+    assert container["resources"]["limits"] == {"cpu": "6", "memory": "24Gi", "nvidia.com/gpu": "1"}
+    assert instance["gpusPerPod"] == 1
+    assert fragment["annotations"] == {
+        "prometheus.kserve.io/port": "8080",
+        "prometheus.kserve.io/path": "/metrics",
+    }
+
+
+def test_gpus_of_the_runtime_reach_the_pod_and_the_gang() -> None:
+    job = _isvc("isvc-huggingface-llama2-gpu.yaml")
+    del job["spec"]["predictor"]["model"]["resources"]
+    job["spec"]["predictor"]["minReplicas"] = 2
+    runtimes = _kserve_runtimes()
+    (hf,) = [r for r in runtimes if r["metadata"]["name"] == "kserve-huggingfaceserver"]
+    hf["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "2"
+    karta = definition_for(job)
+    assert karta is not None
+    view = extract_view(karta, job, runtimes)
+    assert view["gpus"] == 4 and [g["minMember"] for g in view["gang"]["gangs"]] == [2]
+
+
+def test_named_runtime_namespace_first_then_cluster() -> None:
+    job = _isvc("isvc-huggingface-llama2-gpu.yaml")
+    job["metadata"]["namespace"] = "team"
+    job["spec"]["predictor"]["model"]["runtime"] = "kserve-huggingfaceserver"
+    runtimes = _kserve_runtimes()
+    own = copy.deepcopy(next(r for r in runtimes if r["metadata"]["name"] == "kserve-huggingfaceserver"))
+    own["kind"] = "ServingRuntime"
+    own["metadata"]["namespace"] = "team"
+    own["spec"]["containers"][0]["image"] = "team/hf:1"
+    assert _predictor(job, [*runtimes, own])[1]["container"]["image"] == "team/hf:1"
+    assert _predictor(job, runtimes)[1]["container"]["image"] == "huggingfaceserver:replace"
+    # another namespace's ServingRuntime is not this one's
+    own["metadata"]["namespace"] = "other"
+    assert _predictor(job, [*runtimes, own])[1]["container"]["image"] == "huggingfaceserver:replace"
+
+
+def test_autoselect_priority_protocol_and_disabled() -> None:
+    job = _isvc("isvc-huggingface-llama2-gpu.yaml")
+    job["spec"]["predictor"]["model"]["modelFormat"] = {"name": "sklearn"}
+    runtimes = _kserve_runtimes()
+    image = lambda refs: _predictor(job, refs)[1]["container"].get("image")  # noqa: E731
+    assert image(runtimes) == "kserve-sklearnserver:replace"  # predictiveserver: autoSelect false
+    (pred,) = [r for r in runtimes if r["metadata"]["name"] == "kserve-predictiveserver"]
+    pred["spec"]["supportedModelFormats"][0]["autoSelect"] = True  # priority 3 > 1
+    assert image(runtimes) == "kserve-predictiveserver:replace"
+    pred["spec"]["disabled"] = True
+    assert image(runtimes) == "kserve-sklearnserver:replace"
+    job["spec"]["predictor"]["model"]["protocolVersion"] = "grpc-v2"  # neither supports it
+    assert image(runtimes) is None  # KServe: NoSupportingRuntime; the model's own container only
+    # a namespaced runtime comes before every cluster runtime, whatever their priority
+    job["spec"]["predictor"]["model"]["protocolVersion"] = "v1"
+    pred["spec"]["disabled"] = False
+    mine = copy.deepcopy(next(r for r in runtimes if r["metadata"]["name"] == "kserve-sklearnserver"))
+    mine["kind"] = "ServingRuntime"
+    mine["metadata"] = {"name": "mine", "namespace": "default"}
+    mine["spec"]["supportedModelFormats"][0]["priority"] = 0
+    mine["spec"]["containers"][0]["image"] = "mine:1"
+    job["metadata"]["namespace"] = "default"
+    assert image([*runtimes, mine]) == "mine:1"
+
+
+def test_without_the_runtime_only_what_the_isvc_says() -> None:
+    job = _isvc("isvc-huggingface-llama2-gpu.yaml")
+    instance, fragment = _predictor(job, [])
+    assert "image" not in fragment["container"] and instance["gpusPerPod"] == 1
+    # a predictor with its own containers never reads a runtime
+    custom = _isvc("isvc-custom-container.yaml")
+    assert _predictor(custom, _kserve_runtimes())[1] == _predictor(custom, [])[1]

@@ -47,6 +47,13 @@ NOTED: dict[str, str | tuple[str, ...]] = {
         "variable $clusterRuntime",
         "the result is computed and its type is unknown",
     ),
+    # Extension E3: the predictor's pod fields come from the serving runtime KServe selects among
+    # the referenced runtimes (another kind's schema), merged with the model's into computed values.
+    "serving-kserve-io-inferenceservice-v1beta1": (
+        "variable $runtimes",
+        "variable $clusterRuntimes",
+        "the result is computed and its type is unknown",
+    ),
     # Katib's Trial CRD: the whole object is preserve-unknown-fields (nothing to check, no path found).
     "kubeflow-org-trial-v1beta1": "x-kubernetes-preserve-unknown-fields",
     # Katib's Experiment CRD: the same, the whole object is preserve-unknown-fields.

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from catalog_view import documents, evaluator, workload_file
+from catalog_view import bound_evaluator, documents, gpus_per_pod, workload_file
 
 from karta.catalog import catalog_definitions
 from karta.extract import ComponentFactory
@@ -24,9 +24,21 @@ MIN_FLOWS = 6
 PENDING: frozenset[str] = frozenset()
 
 _FILE_KEYS = {"definition", "sources", "object", "flows"}
-_FLOW_KEYS = {"flow", "steps"}
-_STEP_KEYS = {"step", "status", "status_from", "spec", "metadata", "expect", "components", "stale"}
+_FLOW_KEYS = {"flow", "steps", "references"}
+_STEP_KEYS = {
+    "step",
+    "status",
+    "status_from",
+    "spec",
+    "metadata",
+    "expect",
+    "components",
+    "stale",
+    "references",
+    "pods",
+}
 _EXPECT_KEYS = {"primary", "matched"}
+_POD_KEYS = {"desired", "gpusPerPod", "images"}
 
 
 @dataclass(frozen=True)
@@ -37,6 +49,8 @@ class Step:
     obj: dict[str, Any]
     expect: dict[str, Any]
     components: dict[str, dict[str, Any]]
+    refs: tuple[dict[str, Any], ...] = ()
+    pods: dict[str, dict[str, Any]] | None = None
 
     @property
     def id(self) -> str:
@@ -73,6 +87,28 @@ def _corpus_status(ref: str, where: str) -> Any:
     return doc["status"]
 
 
+def _references(value: Any, where: str) -> tuple[dict[str, Any], ...]:
+    """The objects a flow's workload references (extension E3): each an object, or
+    ``<project>/<file>.yaml[#<document index>]`` of the corpus (a framework's real runtime)."""
+    assert isinstance(value, list), f"{where}: references must be a list"
+    out: list[dict[str, Any]] = []
+    for item in value:
+        if isinstance(item, str):
+            path, _, index = item.partition("#")
+            out.append(documents(workload_file(path))[int(index or 0)])
+        else:
+            assert isinstance(item, dict), f"{where}: a reference is an object or a corpus file"
+            out.append(item)
+    return tuple(copy.deepcopy(out))
+
+
+def _pods(value: Any, where: str) -> dict[str, dict[str, Any]]:
+    assert isinstance(value, dict), f"{where}: pods must map a component to its expectation"
+    for name, expected in value.items():
+        _unknown(expected, _POD_KEYS, f"{where} (pods of {name})")
+    return value
+
+
 def _unknown(mapping: dict[str, Any], allowed: set[str], where: str) -> None:
     extra = set(mapping) - allowed
     if extra:
@@ -89,12 +125,14 @@ def load_steps(path: Path) -> list[Step]:
     for flow in doc["flows"]:
         _unknown(flow, _FLOW_KEYS, f"{where}: flow {flow.get('flow')!r}")
         obj = copy.deepcopy(doc["object"])
+        refs = _references(flow.get("references", []), f"{where}: flow {flow.get('flow')!r}")
         for raw in flow["steps"]:
             here = f"{where}: {flow['flow']} / {raw.get('step')}"
             _unknown(raw, _STEP_KEYS, here)
             assert ("status" in raw) != ("status_from" in raw), f"{here}: exactly one of status, status_from"
             obj = merge(obj, {"spec": raw["spec"]}) if "spec" in raw else obj
             obj = merge(obj, {"metadata": raw["metadata"]}) if "metadata" in raw else obj
+            refs = _references(raw["references"], here) if "references" in raw else refs
             snapshot = copy.deepcopy(obj)
             status = raw["status"] if "status" in raw else _corpus_status(raw["status_from"], here)
             if status is None:
@@ -108,7 +146,10 @@ def load_steps(path: Path) -> list[Step]:
                 name: _expectation(value, f"{here} ({name})")
                 for name, value in (raw.get("components") or {}).items()
             }
-            steps.append(Step(path.stem, str(flow["flow"]), str(raw["step"]), snapshot, expect, components))
+            pods = _pods(raw["pods"], here) if "pods" in raw else None
+            steps.append(
+                Step(path.stem, str(flow["flow"]), str(raw["step"]), snapshot, expect, components, refs, pods)
+            )
     return steps
 
 
@@ -123,8 +164,14 @@ def _definitions() -> dict[str, Karta]:
 STEPS = [step for path in lifecycle_files() for step in load_steps(path)]
 
 
-def _observed(karta: Karta, obj: dict[str, Any], component: str | None = None) -> dict[str, Any]:
-    factory = ComponentFactory(karta, obj, evaluator=evaluator())
+def _factory(karta: Karta, step: Step) -> ComponentFactory:
+    """The step's object with the definition's references bound to the flow's objects."""
+    bound, _ = bound_evaluator(karta, step.obj, list(step.refs))
+    return ComponentFactory(karta, step.obj, evaluator=bound)
+
+
+def _observed(karta: Karta, step: Step, component: str | None = None) -> dict[str, Any]:
+    factory = _factory(karta, step)
     target = factory.root() if component is None else factory.component(component)
     status = target.status(strict=True)
     assert status is not None, "the component has no status definition"
@@ -134,14 +181,40 @@ def _observed(karta: Karta, obj: dict[str, Any], component: str | None = None) -
 @pytest.mark.parametrize("step", STEPS, ids=[s.id for s in STEPS])
 def test_lifecycle_step(step: Step) -> None:
     karta = _definitions()[step.file]
-    got = _observed(karta, step.obj)
+    got = _observed(karta, step)
     want = {k: v for k, v in step.expect.items() if k in _EXPECT_KEYS}
     assert got == want, f"{step.id}: status {step.obj.get('status')!r}"
     if "stale" in step.expect:
-        status = ComponentFactory(karta, step.obj, evaluator=evaluator()).root().status(strict=True)
+        status = _factory(karta, step).root().status(strict=True)
         assert status is not None and status.stale is step.expect["stale"], f"{step.id}: stale"
     for name, expected in step.components.items():
-        assert _observed(karta, step.obj, name) == expected, f"{step.id}: component {name}"
+        assert _observed(karta, step, name) == expected, f"{step.id}: component {name}"
+    for name, expected in (step.pods or {}).items():
+        assert _pod_view(_factory(karta, step), name, expected) == expected, f"{step.id}: pods of {name}"
+
+
+def _pod_view(factory: ComponentFactory, name: str, expected: dict[str, Any]) -> dict[str, Any]:
+    """What ``pods`` checks of one component with a single instance: its desired pods, GPUs per
+    pod and container images (a fragmented spec's ``containers``, then its ``container``)."""
+    component = factory.component(name)
+    (instance,) = component.instance_ids()
+    scales = component.scales()
+    scale = scales.get(instance) if scales is not None else None
+    images: list[Any] = []
+    fragments = component.fragmented_pod_specs()
+    if fragments is not None:
+        fragment = fragments.get(instance) or {}
+        single = [fragment["container"]] if fragment.get("container") else []
+        images = [c.get("image") for c in [*(fragment.get("containers") or []), *single]]
+    else:
+        template = (component.pod_template_specs() or {}).get(instance) or {}
+        images = [c.get("image") for c in (template.get("spec") or {}).get("containers") or []]
+    view = {
+        "desired": (scale.replicas if scale is not None and scale.replicas is not None else 1),
+        "gpusPerPod": gpus_per_pod(component).get(instance, 0),
+        "images": images,
+    }
+    return {k: v for k, v in view.items() if k in expected}
 
 
 def test_every_definition_has_its_lifecycle_or_is_pending() -> None:

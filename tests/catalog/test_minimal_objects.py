@@ -15,7 +15,15 @@ from typing import Any
 
 import pytest
 from catalog_view import bound_evaluator, extract_view
-from minimal_objects import CRDS, HANDWRITTEN, crd_schema, minimal_object, variants_for
+from minimal_objects import (
+    CRDS,
+    HANDWRITTEN,
+    crd_schema,
+    jq_names,
+    minimal_object,
+    schema_variants,
+    variants_for,
+)
 
 from karta.catalog import catalog_definitions
 from karta.extract import ComponentFactory
@@ -121,3 +129,94 @@ def test_minimal_object_extracts(name: str, variant: str, obj: dict[str, Any]) -
     factory = ComponentFactory(karta, obj, evaluator=bound_evaluator(karta, obj)[0])
     for definition in karta.components:
         factory.component(definition.name).extracted_instances()
+
+
+# The InferenceService through its serving runtime (extension E3): every variant of the smallest
+# ServingRuntime and ClusterServingRuntime (vendored CRDs), as it is and made to serve the model
+# (format "a", autoSelect, a kserve-container), named by the predictor and selected automatically,
+# extracts without error under odd shapes of both sides.
+ISVC = "serving-kserve-io-inferenceservice-v1beta1"
+_PREDICTORS: list[dict[str, Any]] = [
+    {"model": {"modelFormat": {"name": "a"}}},
+    {
+        "model": {
+            "modelFormat": {"name": "a", "version": "1"},
+            "args": ["x"],
+            "env": [{"name": "E", "value": "1"}],
+            "resources": {"limits": {"nvidia.com/gpu": "1"}},
+        },
+        "containers": [{"name": "transformer-container", "image": "t"}, {"name": "side", "image": "s"}],
+    },
+]
+
+
+def _serving(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` made to serve format "a": its supported formats and first container replaced."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return obj
+    containers = spec.get("containers")
+    first = containers[0] if isinstance(containers, list) and containers else {}
+    first = {**first, "name": "kserve-container"} if isinstance(first, dict) else first
+    rest = containers[1:] if isinstance(containers, list) else []
+    formats = [{"name": "a", "version": "1", "autoSelect": True, "priority": 1}]
+    return {**obj, "spec": {**spec, "supportedModelFormats": formats, "containers": [first, *rest]}}
+
+
+def _runtime_cases() -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
+    for kind in ("ServingRuntime", "ClusterServingRuntime"):
+        schema = crd_schema("serving.kserve.io", kind, "v1alpha1")
+        if schema is None:
+            continue
+        base = minimal_object(schema, "serving.kserve.io/v1alpha1", kind)
+        for variant in schema_variants(schema, base, jq_names(DEFINITIONS[ISVC])):
+            out.append((f"{kind}:{variant.name}", variant.obj))
+            out.append((f"{kind}:{variant.name}:serving", _serving(variant.obj)))
+    return out
+
+
+RUNTIME_CASES = _runtime_cases() if CRDS.is_dir() else []
+
+
+def test_runtime_variants_come_from_the_vendored_crds() -> None:
+    assert len(RUNTIME_CASES) >= 100
+    assert {name.split(":")[0] for name, _ in RUNTIME_CASES} == {"ServingRuntime", "ClusterServingRuntime"}
+
+
+@pytest.mark.parametrize(("variant", "runtime"), RUNTIME_CASES, ids=[n for n, _ in RUNTIME_CASES])
+def test_minimal_runtime_extracts(variant: str, runtime: dict[str, Any]) -> None:
+    karta = DEFINITIONS[ISVC]
+    for predictor in _PREDICTORS:
+        for named in (False, True):
+            model = {**predictor["model"], **({"runtime": "minimal"} if named else {})}
+            isvc = {
+                "apiVersion": "serving.kserve.io/v1beta1",
+                "kind": "InferenceService",
+                "metadata": {"name": "minimal", "namespace": "default"},
+                "spec": {"predictor": {**predictor, "model": model}},
+            }
+            view = extract_view(karta, isvc, [runtime])
+            assert view["definition"] == ISVC, variant
+            evaluator = bound_evaluator(karta, isvc, [runtime])[0]
+            factory = ComponentFactory(karta, isvc, evaluator=evaluator)
+            for definition in karta.components:
+                factory.component(definition.name).extracted_instances()
+
+
+@pytest.mark.parametrize("kind", ["ServingRuntime", "ClusterServingRuntime"])
+def test_a_serving_minimal_runtime_is_the_one_merged(kind: str) -> None:
+    (runtime,) = [r for n, r in RUNTIME_CASES if n == f"{kind}:spec=minimal:serving"]
+    karta = DEFINITIONS[ISVC]
+    isvc = {
+        "apiVersion": "serving.kserve.io/v1beta1",
+        "kind": "InferenceService",
+        "metadata": {"name": "minimal", "namespace": "default"},
+        "spec": {"predictor": _PREDICTORS[1]},
+    }
+    factory = ComponentFactory(karta, isvc, evaluator=bound_evaluator(karta, isvc, [runtime])[0])
+    fragments = factory.component("predictor").fragmented_pod_specs()
+    assert fragments is not None
+    container = fragments[""]["container"]
+    assert container["name"] == "kserve-container" and container["env"] == [{"name": "E", "value": "1"}]
+    assert [c["name"] for c in fragments[""]["containers"]] == ["transformer-container", "side"]

@@ -1,7 +1,7 @@
 """Reference bombs through ``kli inspect -f --ref`` (issue 26, extension E3): a list reference
-matching 100,000 objects, a referenced object of 3 MB, and reference expressions that try to
-multiply; every run ends in time with a clear error naming the reference and the limit, never a
-traceback."""
+matching 100,000 objects (with a selector and without one), a referenced object of 3 MB, and
+reference expressions that try to multiply; every run ends in time with a clear error naming the
+reference and the limit, never a traceback."""
 
 from __future__ import annotations
 
@@ -49,10 +49,14 @@ def test_reference_bombs_end_with_a_clear_error() -> None:
     ref = doc["spec"]["structureDefinition"]["references"][0]
     ref["lookup"]["nameExpression"] = ".metadata.name * 100000000 | length | tostring"
     multiplying = yaml.safe_dump(doc)
+    doc = yaml.safe_load(DEFINITION)
+    doc["spec"]["structureDefinition"]["references"][1]["list"] = {}  # every ConfigMap (E3.6)
+    every = yaml.safe_dump(doc)
     cases = [
         _case("list-100000", many),
         _case("object-3MB", [huge]),
         _case("name-expression-bomb", [huge], definition=multiplying),
+        _case("list-without-selector-100000", many, definition=every),
     ]
     outcomes = run_cases(cases)
     assert_all_fine(outcomes)
@@ -66,3 +70,8 @@ def test_reference_bombs_end_with_a_clear_error() -> None:
         outcomes[2].err
     )
     assert "output budget exceeded" in outcomes[2].err
+    # a list without a selector is bounded exactly like one with a selector
+    assert (
+        "reference 'configs' (ConfigMap v1) matches 100,000 objects; at most 1,000 are allowed"
+        in outcomes[3].err
+    )

@@ -134,6 +134,31 @@ def test_missing_is_null_and_empty_with_notes() -> None:
     assert resolution.errors == ()
 
 
+def _every_config() -> Karta:
+    doc = yaml.safe_load((HERE / "definition.yaml").read_text())
+    for ref in doc["spec"]["structureDefinition"]["references"]:
+        if "list" in ref:
+            ref["list"] = {}
+    result = load_karta(doc, strict=True)
+    assert result.karta is not None, result.findings
+    return result.karta
+
+
+def test_a_list_without_a_selector_matches_every_object_of_the_namespace() -> None:
+    """``list: {}`` (E3.6: how KServe's runtimes, which carry no label, are read): an empty
+    selector, every object of the kind in the workload's namespace (cluster-scoped: all)."""
+    karta = _every_config()
+    _, configs = references.plan_references(karta, WORKLOAD, EVALUATOR)
+    assert configs.selector == "" and configs.fetches and configs.target == "(every object of the kind)"
+    other = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "team"}}
+    resolution = references.resolve(karta, WORKLOAD, EVALUATOR, [*REFS, other])
+    assert sorted(c["metadata"]["name"] for c in resolution.bindings["configs"]) == ["c1", "x"]
+    (note,) = references.resolve(karta, WORKLOAD, EVALUATOR, REFS[:1]).problems
+    assert "no given object is a ConfigMap v1 (every object of the kind) in namespace team" in note.message
+    with pytest.raises(ReferenceLimitError, match="matches 2 objects; at most 1 are allowed"):
+        references.resolve(karta, WORKLOAD, EVALUATOR, [*REFS, other], limits=ReferenceLimits(list_objects=1))
+
+
 def test_forbidden_is_reported_never_silent() -> None:
     runtime, configs = references.plan_references(_karta(), WORKLOAD, EVALUATOR)
     resolution = references.bind_references(

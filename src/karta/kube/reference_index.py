@@ -26,6 +26,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from karta.errors import ApiError, ClusterError, KartaError
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from karta.kube.cache import SharedCache, Watch
     from karta.kube.client import KubeClient
     from karta.model.types import Karta
+    from karta.references import ReferenceLimits
 
 __all__ = ["ReferenceIndex"]
 
@@ -75,11 +77,15 @@ class ReferenceIndex:
         *,
         namespaces: tuple[str | None, ...] = (None,),
         on_change: Callable[[Hashable], None] = lambda _reader: None,
+        limits: ReferenceLimits | None = None,
     ) -> None:
         self.client = client
         self.cache = cache
         self.namespaces = namespaces or (None,)
         self.on_change = on_change
+        from karta.references import DEFAULT_LIMITS
+
+        self.limits = limits or DEFAULT_LIMITS
         self._lock = threading.RLock()
         self._kinds: dict[_GVK, _Kind] = {}
         self._readers: dict[Hashable, tuple[ReferenceRequest, ...]] = {}
@@ -104,7 +110,7 @@ class ReferenceIndex:
         fetched = [g for g in got if g is not None]
         if len(fetched) < len(got):
             return None
-        return bind_references(fetched)
+        return bind_references(fetched, limits=self.limits)
 
     def forget(self, reader: Hashable) -> None:
         """``reader`` (a deleted workload) reads nothing any more."""
@@ -158,7 +164,10 @@ class ReferenceIndex:
                 where = f" in namespace {namespace}" if namespace else ""
                 return Fetched(request, note=f"{request.kind}/{request.name} not found{where}")
             return Fetched(request, (found,))
-        return Fetched(request, tuple(o for w in watches for o in w.objects() if request.matches(o)))
+        # At most one past the limit: enough for bind_references to report a list over it (a list
+        # without a selector matches every cached object of its namespace), never all of them.
+        matching = (o for w in watches for o in w.objects() if request.matches(o))
+        return Fetched(request, tuple(islice(matching, self.limits.list_objects + 1)))
 
     def _kind(self, gvk: _GVK) -> _Kind:
         """The cache's references on ``gvk``, taken the first time it is read."""

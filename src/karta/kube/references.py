@@ -38,7 +38,9 @@ def _fetch_one(client: KubeClient, request: ReferenceRequest, limits: ReferenceL
     if not request.fetches:
         return Fetched(request)
     target = (
-        f"{request.kind}/{request.name}" if not request.is_list else f"{request.kind} ({request.selector})"
+        f"{request.kind}/{request.name}"
+        if not request.is_list
+        else f"{request.kind} ({request.selector or 'every object'})"
     )
     try:
         rtype = client.discovery.for_gvk(request.group, request.version, request.kind)

@@ -123,14 +123,9 @@ def check_references(karta: Karta, used: frozenset[str]) -> list[Finding]:
                 (f"reference '{ref.name}': lookup.nameExpression is empty", ".lookup.nameExpression")
             )
         if ref.list is not None:
-            labels = ref.list.match_labels or {}
-            if not labels and not ref.list.match_expressions:
-                errors.append(
-                    (
-                        f"reference '{ref.name}': a list needs matchLabels or matchExpressions",
-                        ".list",
-                    )
-                )
+            # No selector (``list: {}``) is Kubernetes' empty selector: every object of the kind in
+            # the namespace (cluster-scoped: in the cluster), bounded by the objects-per-list limit
+            # (E3.3.6) like any other list; a KServe runtime carries no label to select it by.
             for j, req in enumerate(ref.list.match_expressions):
                 at = f".list.matchExpressions[{j}]"
                 if req.operator not in _OPERATORS:

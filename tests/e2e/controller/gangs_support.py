@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import yaml
+
 from karta import extract, jq, render
 from karta.controller.main import Controller, build
 from karta.controller.options import Options
@@ -441,3 +443,17 @@ def metric_total(controller: Controller, name: str, labels: Mapping[str, str]) -
             if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
                 total += sample.value
     return total
+
+
+def describe_live(cluster: KubeHTTP, namespace: str, target: str, capsys: Any) -> dict[str, Any]:
+    """``kli describe TARGET -n NAMESPACE -o json`` through the API (``capsys``: pytest's capture
+    fixture), which must succeed with every reference read (nothing about one on stderr)."""
+    from karta.cli.main import main
+
+    capsys.readouterr()
+    code = main(["describe", target, "-n", namespace, "--kubeconfig", str(cluster.kubeconfig), "-o", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "reference" not in err, err  # the referenced objects were read, none bound null
+    doc: dict[str, Any] = yaml.safe_load(out)
+    return doc

@@ -34,6 +34,7 @@ from ..kubehttp import KubeHTTP, load_manifests
 from .gangs_support import (
     client_for,
     covers,
+    describe_live,
     events_for,
     eventually,
     group_objects,
@@ -111,15 +112,7 @@ def _minimums(kube: KubeClient, ns: str) -> dict[str, int]:
 
 
 def _describe(cluster: KubeHTTP, ns: str, name: str, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    capsys.readouterr()
-    code = main(
-        ["describe", f"trainjob/{name}", "-n", ns, "--kubeconfig", str(cluster.kubeconfig), "-o", "json"]
-    )
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    assert "reference" not in err, err  # the runtime was read, not bound null
-    doc: dict[str, Any] = yaml.safe_load(out)
-    return doc
+    return describe_live(cluster, ns, f"trainjob/{name}", capsys)
 
 
 def _nodes(doc: dict[str, Any]) -> Any:

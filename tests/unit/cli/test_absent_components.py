@@ -6,14 +6,15 @@ and Milvus modes give such components no instance (format 5.2)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from karta import report
-from karta.definitions import DefinitionStore, evaluator_for
+from karta import references, report
+from karta.definitions import DefinitionStore, StoredDefinition, evaluator_for
 from karta.extract import Scale
 from karta.jq import Evaluator
 from karta.model import load_karta
@@ -121,16 +122,25 @@ def test_instance_absent_rule(pods: int, scale: Any, spec: bool, absent: bool) -
     assert instance_absent(pods=pods, scale=value, has_pod_spec=spec) is absent
 
 
+def _bound_for(definition: StoredDefinition) -> Callable[[dict[str, Any]], Evaluator]:
+    """The evaluator of an object of ``definition`` with its references bound: the KServe
+    definition reads the serving runtimes (extension E3); none given, the lists are []."""
+
+    def bound(obj: dict[str, Any]) -> Evaluator:
+        base = evaluator_for(definition)
+        return references.resolve(definition.karta, obj, base, []).evaluator(base)
+
+    return bound
+
+
 def test_absent_components_kserve_roles() -> None:
     definition = STORE.by_name("serving-kserve-io-inferenceservice-v1beta1")
     assert definition is not None
-    bare = report.inspect_report(
-        definition.karta, _isvc(transformer=False), evaluator=evaluator_for(definition)
-    )
+    bound = _bound_for(definition)
+    bare_isvc, full_isvc = _isvc(transformer=False), _isvc(transformer=True)
+    bare = report.inspect_report(definition.karta, bare_isvc, evaluator=bound(bare_isvc))
     assert report.absent_components(definition.karta, bare) == {"transformer", "explainer"}
-    full = report.inspect_report(
-        definition.karta, _isvc(transformer=True), evaluator=evaluator_for(definition)
-    )
+    full = report.inspect_report(definition.karta, full_isvc, evaluator=bound(full_isvc))
     assert report.absent_components(definition.karta, full) == {"explainer"}
 
 
@@ -240,9 +250,11 @@ def test_get_components_leave_out_absent_roles() -> None:
     """``kli get``'s COMPONENTS (and the web view's) come from :func:`karta.report.summarize`."""
     definition = STORE.by_name("serving-kserve-io-inferenceservice-v1beta1")
     assert definition is not None
-    bare = report.summarize(definition, _isvc(transformer=False), gpu_resources=["nvidia.com/gpu"])
+    bound, gpus = _bound_for(definition), ["nvidia.com/gpu"]
+    bare_isvc, full_isvc = _isvc(transformer=False), _isvc(transformer=True)
+    bare = report.summarize(definition, bare_isvc, gpu_resources=gpus, evaluator=bound(bare_isvc))
     assert [c["name"] for c in bare.components] == ["predictor"]
-    full = report.summarize(definition, _isvc(transformer=True), gpu_resources=["nvidia.com/gpu"])
+    full = report.summarize(definition, full_isvc, gpu_resources=gpus, evaluator=bound(full_isvc))
     assert full.components == [{"name": "predictor", "replicas": 1}, {"name": "transformer", "replicas": 2}]
 
 

@@ -92,6 +92,15 @@ def test_a_backend_reads_the_workloads_and_pods_and_writes_only_its_group_object
         assert not _allows(rules, "", "pods", verb)
     assert _allows(rules, "kubeflow.org", "pytorchjobs", "patch") == (backend == "kai")
     assert not _allows(rules, "", "pods", "patch")
+    # the kinds the workloads' references read (E3: runtimes) are read, never written
+    for group, runtime in [
+        ("trainer.kubeflow.org", "clustertrainingruntimes"),
+        ("serving.kserve.io", "servingruntimes"),
+        ("serving.kserve.io", "clusterservingruntimes"),
+    ]:
+        assert _allows(rules, group, runtime, "watch")
+        assert not _allows(rules, group, runtime, "patch")
+    assert _allows(rules, "serving.kserve.io", "inferenceservices", "patch") == (backend == "kai")
     written = {
         (g, r)
         for rule in rules

@@ -10,15 +10,17 @@ import copy
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
 import yaml
 
-from karta.errors import ApiError, UnknownResourceTypeError
+from karta.errors import ApiError, ReferenceLimitError, UnknownResourceTypeError
 from karta.jq import Evaluator
 from karta.kube.cache import SharedCache
 from karta.kube.client import KubeClient
 from karta.kube.reference_index import ReferenceIndex
 from karta.kube.resources import ResourceType
 from karta.model import Karta, load_karta
+from karta.references import ReferenceLimits
 
 HERE = Path(__file__).resolve().parents[1] / "cli" / "references"
 TEMPLATES = ResourceType("example.com", "v1", "RunTemplate", "runtemplates")
@@ -215,3 +217,44 @@ def test_pod_binding_reads_references_from_the_cache_only(tmp_path: Path) -> Non
     without, stored = _binder_setup(tmp_path / "b", None)
     with pytest.raises(BindingFailure, match="no cache of referenced objects"):
         without.bind(walk, stored, [])
+
+
+def _every_config() -> Karta:
+    """The test definition with its ConfigMap list made selector-less (``list: {}``: every
+    ConfigMap of the workload's namespace, as the KServe definition lists runtimes)."""
+    doc = yaml.safe_load((HERE / "definition.yaml").read_text())
+    for ref in doc["spec"]["structureDefinition"]["references"]:
+        if "list" in ref:
+            ref["list"] = {}
+    result = load_karta(doc, strict=True)
+    assert result.karta is not None
+    return result.karta
+
+
+def test_a_list_without_a_selector_is_every_object_of_the_namespace_bounded() -> None:
+    cache, index, changed = _setup()
+    karta = _every_config()
+    index.resolve("run1", karta, WORKLOAD, Evaluator())
+    many = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"m{i}", "namespace": "team"}}
+        for i in range(5)
+    ]
+    _informer(cache, "runtemplates").replace([copy.deepcopy(o) for o in REFS if o["kind"] == "RunTemplate"])
+    _informer(cache, "configmaps").replace(
+        [*(copy.deepcopy(o) for o in REFS if o["kind"] == "ConfigMap"), *many]
+    )
+    resolution = index.resolve("run1", karta, WORKLOAD, Evaluator())
+    assert resolution is not None and not resolution.problems
+    names = sorted(c["metadata"]["name"] for c in resolution.bindings["configs"])
+    assert "c1" in names and {f"m{i}" for i in range(5)} <= set(names)
+    assert all(c["metadata"]["namespace"] == "team" for c in resolution.bindings["configs"])
+    # any ConfigMap of the namespace re-queues the reader (it is one of "every object")
+    changed.clear()
+    _informer(cache, "configmaps").record(
+        "ADDED", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "new", "namespace": "team"}}
+    )
+    assert changed == ["run1"]
+    # over the limit: reported, having taken at most one object past it from the cache
+    small = ReferenceIndex(cast(KubeClient, _Client()), cache, limits=ReferenceLimits(list_objects=2))
+    with pytest.raises(ReferenceLimitError, match="matches 3 objects; at most 2 are allowed"):
+        small.resolve(None, karta, WORKLOAD, Evaluator())

@@ -112,7 +112,6 @@ def test_what_is_refused(change: dict[str, Any], message: str, location: str) ->
 @pytest.mark.parametrize(
     ("selector", "message"),
     [
-        ({}, "a list needs matchLabels or matchExpressions"),
         ({"matchLabels": {"a": ".metadata.name |"}}, "failed to parse JQ expression '.metadata.name |'"),
         ({"matchLabels": {"a": "$configs[0]"}}, "a reference's expressions see only the workload"),
         ({"matchExpressions": [{"key": "a", "operator": "Near"}]}, "unknown operator 'Near'"),
@@ -197,3 +196,10 @@ def test_the_crd_carries_the_field() -> None:
 )
 def test_literal_or_expression(value: str, literal: bool) -> None:
     assert is_literal(value) is literal
+
+
+def test_a_list_without_a_selector_reads_every_object_of_its_kind() -> None:
+    """``list: {}`` is Kubernetes' empty selector (a KServe runtime has no label to select it by):
+    valid, bounded by the objects-per-list limit when read (E3.3.6)."""
+    configs = {**CONFIGS, "list": {}}
+    assert _errors(_findings([RUNTIME, configs])) == []

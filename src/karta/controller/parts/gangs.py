@@ -83,8 +83,9 @@ from karta.kube.resources import ResourceType
 from karta.kube.tracker import Coverage, CoveredTypes, same_definition
 from karta.kube.workloads import TopLevel, workload_pods
 from karta.model.gvk import GVK, GroupKind
+from karta.model.names import plural_guess
 from karta.rbac import build_rbac, rule
-from karta.references import Resolution
+from karta.references import Resolution, referenced_kinds
 from karta.render.backends import NO_BACKEND, BackendOptions, controller_options, gang_backend
 
 __all__ = [
@@ -712,9 +713,17 @@ def workload_rules(
     rules.extend(scope_rules())  # the gang-scheduling scope reads the namespaces' labels
     verbs = gang_backend(backend).workload_verbs
     if verbs:
-        rules.extend(
-            rule(group, sorted(names - {"pods"} if group == "" else names), verbs)
-            for group, names in sorted(read.items())
-            if names - ({"pods"} if group == "" else set())
-        )
+        # The workloads only: the kinds their references read (extension E3) stay read-only.
+        roots = {(k.root.kind.group, k.root.kind.kind) for k in kartas if k.root.kind is not None}
+        referenced = {
+            (group, plurals.get((group, kind)) or plural_guess(kind))
+            for karta in kartas
+            for group, _, kind in referenced_kinds(karta)
+            if (group, kind) not in roots
+        }
+        written = {
+            group: {n for n in names if (group, n) not in referenced} - ({"pods"} if group == "" else set())
+            for group, names in read.items()
+        }
+        rules.extend(rule(group, sorted(names), verbs) for group, names in sorted(written.items()) if names)
     return rules, notes
