@@ -135,6 +135,9 @@ def cannot_fail(node: A.Node, *, on_array: bool = False) -> bool:
             for entry in node.entries
         )
     if isinstance(node, A.Call):
+        body = A.library_call(node)
+        if body is not None:
+            return cannot_fail(body, on_array=on_array)
         args = node.args
         if node.name == "select" and len(args) == 1:
             return cannot_fail(args[0], on_array=on_array)
@@ -847,6 +850,14 @@ class Emitter:
                 k(src)
 
         self.emit(args[0], src, with_cond)
+        return True
+
+    def _inline_in_of(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
+        """``IN``: jq's own definition (``any(s == .; .)``, :func:`karta.jq.syntax.library_call`)."""
+        body = A.library_call(A.Call("IN", args))
+        if body is None:
+            return False
+        self.emit(body, src, k)
         return True
 
     def _inline_any_of(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
