@@ -436,7 +436,7 @@ def _elector(options: Options, client: KubeClient) -> Elector:
 def _pod_binder(controller: Controller) -> tuple[PodBinder, KubeClient]:
     """What resolves a pod to its binding (mode B, option 2), for the pod webhook and the pass
     reporting pods that escaped it, and the client it reads owners with."""
-    from karta.controller.parts.pod_binding.admission import PodBinder
+    from karta.controller.parts.pod_binding.admission import PodBinder, ReferenceWarmup
     from karta.controller.runtime.owners import OwnerCache, ReadableOwners
     from karta.controller.runtime.served import ServedOptions
     from karta.kube.reference_index import ReferenceIndex
@@ -462,6 +462,11 @@ def _pod_binder(controller: Controller) -> tuple[PodBinder, KubeClient]:
             admission_client, controller.cache, namespaces=tuple(options.namespaces) or (None,)
         ),
     )
+    # ... whose kinds are watched from when the definitions are loaded, not from the first pod.
+    warmup = ReferenceWarmup(binder)
+    definitions.subscribe(warmup.poke)
+    controller.manager.add(warmup)
+    controller.parts[warmup.name] = warmup
     return binder, admission_client
 
 
