@@ -236,7 +236,14 @@ def _add_webhook_server(controller: Controller, certs: CertFiles) -> PodBinder |
     if options.backend == "none":
         return None
     binder, admission_client = _pod_binder(controller)
-    from karta.controller.parts.pod_binding.admission import PATH, PodAdmission
+    from karta.controller.parts.pod_binding.admission import PATH, PodAdmission, ReferenceWarmup
+
+    # Extension E3: the referenced kinds watched from when the definitions are loaded, not from
+    # the first pod (every replica serving the webhook).
+    warmup = ReferenceWarmup(binder)
+    definitions.subscribe(warmup.poke)
+    controller.manager.add(warmup)
+    controller.parts[warmup.name] = warmup
 
     admission = PodAdmission(
         binder,
@@ -436,7 +443,7 @@ def _elector(options: Options, client: KubeClient) -> Elector:
 def _pod_binder(controller: Controller) -> tuple[PodBinder, KubeClient]:
     """What resolves a pod to its binding (mode B, option 2), for the pod webhook and the pass
     reporting pods that escaped it, and the client it reads owners with."""
-    from karta.controller.parts.pod_binding.admission import PodBinder, ReferenceWarmup
+    from karta.controller.parts.pod_binding.admission import PodBinder
     from karta.controller.runtime.owners import OwnerCache, ReadableOwners
     from karta.controller.runtime.served import ServedOptions
     from karta.kube.reference_index import ReferenceIndex
@@ -462,11 +469,6 @@ def _pod_binder(controller: Controller) -> tuple[PodBinder, KubeClient]:
             admission_client, controller.cache, namespaces=tuple(options.namespaces) or (None,)
         ),
     )
-    # ... whose kinds are watched from when the definitions are loaded, not from the first pod.
-    warmup = ReferenceWarmup(binder)
-    definitions.subscribe(warmup.poke)
-    controller.manager.add(warmup)
-    controller.parts[warmup.name] = warmup
     return binder, admission_client
 
 
