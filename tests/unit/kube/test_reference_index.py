@@ -334,3 +334,36 @@ def test_admission_waits_for_the_sync_within_its_budget(tmp_path: Path) -> None:
         timer.join()
     [group] = binding.objects
     assert group["spec"]["minMember"] == 4
+
+
+def test_the_warmup_part_stops_at_once_and_warms_again_when_poked(tmp_path: Path) -> None:
+    """A part of the controller: ``run`` ends as soon as ``stop`` is set (a shutdown waits for
+    it), and a poke (new definitions) warms again at once, not at the next retry."""
+    import threading
+    import time
+
+    from karta.controller.parts.pod_binding.admission import ReferenceWarmup
+
+    _cache, index, _ = _setup()
+    binder, _stored = _binder_setup(tmp_path / "a", index)
+    warmup = ReferenceWarmup(binder, retry_s=60.0)
+    rounds: list[float] = []
+    warm_once = warmup.warm_once
+    warmup.warm_once = lambda: (rounds.append(time.monotonic()), warm_once())[-1]  # type: ignore[method-assign]
+    stop = threading.Event()
+    thread = threading.Thread(target=warmup.run, args=(stop,))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 5
+        while not rounds and time.monotonic() < deadline:
+            time.sleep(0.01)
+        warmup.poke()
+        while len(rounds) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(rounds) == 2  # poked: again at once, not after 60 s
+    finally:
+        stopped = time.monotonic()
+        stop.set()
+        thread.join(5)
+    assert not thread.is_alive() and time.monotonic() - stopped < 1
+    assert ("example.com", "v1", "RunTemplate") in warmup.warmed

@@ -124,6 +124,7 @@ EVENT_REASON: Final = "PodNotBound"
 # its answer's deadline (rendering and writing the group objects take the rest).
 REFERENCES_RESERVE_S: Final = 1.5
 WARMUP_RETRY_S: Final = 30.0  # the warm-up again (a referenced kind served later, a failed discovery)
+_POLL_S: Final = 0.1  # how often the warm-up's wait looks at the stop and a poke
 _LOG = logger("pods")
 
 
@@ -355,9 +356,11 @@ class ReferenceWarmup:
         while not stop.is_set():
             self._wake.clear()
             self.warm_once()
-            self._wake.wait(self.retry_s)
-            if stop.is_set():
-                return
+            # Until poked, the retry or the stop (which must end the part at once: a shutdown waits
+            # for it), whichever comes first.
+            until = time.monotonic() + self.retry_s
+            while not (stop.is_set() or self._wake.is_set()) and time.monotonic() < until:
+                stop.wait(_POLL_S)
 
     def warm_once(self) -> None:
         references = self.binder.references
