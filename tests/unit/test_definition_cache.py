@@ -21,9 +21,10 @@ import test_codegen_cache
 from karta import _codegen, _fingerprint, _fingerprint_build
 from karta.catalog import catalog_by_gvk
 from karta.extract.factory import _definitions_of
+from karta.jq import Evaluator
 from karta.jq.generated_runtime import restore
 from karta.jq.operations import BINARY_OPS
-from karta.model.types import ResourceStatus
+from karta.model.types import ResourceStatus, StatusDefinition
 from karta.status import extract as status_extract
 from karta.status import generated as status_generated
 
@@ -298,3 +299,43 @@ def test_a_jq_expression_function_is_kept_and_read_back_on_its_second_use(
     assert again is not None and again(data) == out
     rewritten = load_function(key, {}, "run", "test")
     assert rewritten is not None and rewritten(data) == out
+
+
+def test_a_status_definition_using_in_is_generated_and_kept(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``IN(...)`` (jq's library ``any(s == .; .)``) is on the fast path: the matcher's definition
+    gets its generated function, the cache keeps it, and a later process reads it back."""
+    definition = StatusDefinition.model_validate(
+        {
+            "phaseDefinition": {"path": ".status.phase"},
+            "statusMappings": {
+                "failed": [
+                    {
+                        "byExpression": {
+                            "expression": '.status.phase | IN("Failed", "Error")',
+                            "expectedResult": "true",
+                        }
+                    }
+                ],
+                "running": [{"byPhase": "Running"}],
+            },
+        }
+    )
+    generated = status_extract._CompiledStatus(definition).status_fn()
+    assert generated is not None
+    assert len(_entries(cache)) == 1
+    _refuse_generating(monkeypatch)
+    monkeypatch.setattr(_codegen, "MODE", _codegen.parse_mode(""))
+    loaded = status_extract._CompiledStatus(definition).status_fn()
+    assert loaded is not None and loaded is not generated
+    for phase, want in (("Error", ResourceStatus.FAILED), ("Running", ResourceStatus.RUNNING)):
+        obj = {"status": {"phase": phase}}
+        assert loaded(obj, 10).to_dict() == generated(obj, 10).to_dict()
+        assert (
+            loaded(obj, 10).matched
+            == status_extract.extract_status(
+                definition, obj, evaluator=Evaluator(trusted=True, fast_path=False), generated=False
+            ).matched
+            == [want]
+        )

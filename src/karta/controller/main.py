@@ -236,7 +236,14 @@ def _add_webhook_server(controller: Controller, certs: CertFiles) -> PodBinder |
     if options.backend == "none":
         return None
     binder, admission_client = _pod_binder(controller)
-    from karta.controller.parts.pod_binding.admission import PATH, PodAdmission
+    from karta.controller.parts.pod_binding.admission import PATH, PodAdmission, ReferenceWarmup
+
+    # Extension E3: the referenced kinds watched from when the definitions are loaded, not from
+    # the first pod (every replica serving the webhook).
+    warmup = ReferenceWarmup(binder)
+    definitions.subscribe(warmup.poke)
+    controller.manager.add(warmup)
+    controller.parts[warmup.name] = warmup
 
     admission = PodAdmission(
         binder,

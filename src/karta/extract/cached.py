@@ -78,14 +78,19 @@ def content(
     whole: Sequence[WholePath],
     fragments: Sequence[tuple[str, str, TargetType]] | None,
     scale_paths: tuple[str | None, str | None, str | None] | None,
+    names: tuple[str, ...] = (),
 ) -> Any:
-    """Everything of a component its generated extraction function depends on, as JSON data."""
-    return {
+    """Everything of a component its generated extraction function depends on, as JSON data
+    (``names``: the references it takes as parameters, extension E3; absent without)."""
+    out: dict[str, Any] = {
         "id": id_path,
         "whole": [None if w is None else [w[0], w[1].name, w[1].shape] for w in whole],
         "fragments": None if fragments is None else [[k, p, t.name, t.shape] for k, p, t in fragments],
         "scale": None if scale_paths is None else list(scale_paths),
     }
+    if names:
+        out["references"] = list(names)
+    return out
 
 
 def _resolver(targets: dict[str, TargetType]) -> Any:

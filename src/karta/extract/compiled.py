@@ -29,8 +29,7 @@ from karta.extract.convert import ARRAY, OBJECT, QUANTITY_MAP, STRING, STRING_MA
 from karta.extract.scale import INT32_MAX, INT32_MIN
 from karta.extract.types import _InstanceBuilder
 from karta.jq import syntax as A
-from karta.jq.codegen import Emitter, is_single, split_iteration
-from karta.jq.evaluator import plan_for
+from karta.jq.codegen import Emitter, fast_node, is_single, split_iteration
 from karta.jq.fastpath import Unsupported
 
 __all__ = ["PART_KEYS", "ExtractionFn", "compile_extraction"]
@@ -51,10 +50,13 @@ def compile_extraction(
     scale_paths: tuple[str | None, str | None, str | None] | None,
     label: str = "",
     key: str | None = None,
+    names: tuple[str, ...] = (),
 ) -> ExtractionFn | None:
     """The generated extraction function of one component, or None when a path is outside the
     fast path (or anything else keeps it from being generated; see :mod:`karta._codegen`).
-    ``label`` names the component in tracebacks and dumps.
+    ``label`` names the component in tracebacks and dumps. ``names``: the definition's references
+    (extension E3), bound as ``$<name>`` to parameters after ``limit``, in that order (the function
+    is then called ``fn(obj, limit, *values)``).
 
     ``whole`` lists the pod template, pod spec and metadata parts in that order; ``fragments``
     the (record key, path, target) of each fragment path in record order, or None without a
@@ -65,7 +67,7 @@ def compile_extraction(
     if not codegen.enabled():
         return None
     try:
-        generator = _Generator(id_path, whole, fragments, scale_paths, recipes=key is not None)
+        generator = _Generator(id_path, whole, fragments, scale_paths, recipes=key is not None, names=names)
         fn = generator.build(what)
         e = generator.e
         if key is not None and e.recipes is not None:
@@ -87,6 +89,7 @@ class _Generator:
         scale_paths: tuple[str | None, str | None, str | None] | None,
         *,
         recipes: bool = False,
+        names: tuple[str, ...] = (),
     ) -> None:
         self.id_path = id_path
         self.whole = list(whole)
@@ -94,6 +97,8 @@ class _Generator:
         self.scale_paths = scale_paths
         self.e = Emitter(recipes=recipes)
         self.e.namespace.update(fixed_namespace())
+        self.names = names
+        self.params = self.e.bind_parameters(names)  # the references' values, after limit
         self.results: dict[str, str] = {}  # path -> variable holding its outputs
 
     def build(self, what: str) -> ExtractionFn:
@@ -110,7 +115,7 @@ class _Generator:
         ):
             if path is not None and path not in paths:
                 paths.append(path)
-        with e.block("def extract(v, limit):"):
+        with e.block(f"def extract(v, limit{self.params}):"):
             with e.block("try:"):
                 self._evaluate(paths)
             with e.block("except (JqFail, RecursionError):"):
@@ -139,25 +144,21 @@ class _Generator:
         if self.id_path is None:
             # One implicit instance: every path must yield exactly one output.
             for path in self._paths():
-                plan = plan_for(path)
-                if plan.fast is None or plan.node is None:
-                    raise Unsupported(f"not on the fast path: {path}")
-                if not is_single(plan.node):
+                node = fast_node(path, self.names)
+                if not is_single(node):
                     return None
-                each[path] = plan.node
+                each[path] = node
             return A.Identity(), each, None
         for path in self._paths():
-            plan = plan_for(path)
-            if plan.fast is None or plan.node is None:
-                raise Unsupported(f"not on the fast path: {path}")
+            node = fast_node(path, self.names)
             if path == self.id_path:
-                keyed = _entry_keys_of(plan.node)
+                keyed = _entry_keys_of(node)
                 if keyed is not None:
                     if items is not None and items != A.Iterate(keyed):
                         return None
                     items = A.Iterate(keyed)
                     continue
-            split = split_iteration(plan.node)
+            split = split_iteration(node)
             if split is None or not is_single(split[1]) or (items is not None and split[0] != items):
                 return None
             items = split[0]
@@ -254,7 +255,7 @@ class _Generator:
             e.line(f"{r}.__class__ = _EI")
             e.line(f"inst[{ident}] = {r}")
 
-        with e.block("def extract(v, limit):"):
+        with e.block(f"def extract(v, limit{self.params}):"):
             e.line("ids = []")
             e.line("inst = {}")
             for name in lists:
@@ -295,14 +296,12 @@ class _Generator:
         e = self.e
         groups: dict[A.Node, list[tuple[str, A.Node]]] = {}
         for path in paths:
-            plan = plan_for(path)
-            if plan.fast is None or plan.node is None:
-                raise Unsupported(f"not on the fast path: {path}")
+            node = fast_node(path, self.names)
             out = self.results[path] = e.tmp("r")
             e.line(f"{out} = []")
-            split = split_iteration(plan.node)
+            split = split_iteration(node)
             if split is None:
-                e.emit(plan.node, "v", _appender(e, out))
+                e.emit(node, "v", _appender(e, out))
             else:
                 groups.setdefault(split[0], []).append((out, split[1]))
         for items_node, members in groups.items():

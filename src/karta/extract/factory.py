@@ -69,10 +69,12 @@ class _Workload:
         "inline",
         "max_results",
         "memos",
+        "names",
         "obj",
         "results",
         "session_",
         "shared",
+        "values",
     )
 
     shared: dict[int, list[Any] | None]  # set with ``results``
@@ -81,6 +83,15 @@ class _Workload:
         self.evaluator = evaluator
         # Whether generated code may stand in for the evaluator (Evaluator.inlinable), read once.
         self.inline: bool = evaluator.inlinable
+        # A definition's references (extension E3): the names its generated functions take as
+        # parameters after the limit, and their values (Evaluator.parameters), read once.
+        self.names: tuple[str, ...] = ()
+        self.values: tuple[Any, ...] = ()
+        if not self.inline:
+            parameters = evaluator.parameters
+            if parameters is not None:
+                self.names, self.values = parameters
+                self.inline = True
         self.max_results: int = evaluator.max_results
         # Whether the evaluator's objects come from karta's decoders (Evaluator.decoded), read once.
         self.decoded: bool = evaluator.decoded
@@ -270,6 +281,34 @@ class _Plan:
     constant: dict[str, ExtractedInstance] | None = None
     # The plan of the ids and scales alone (counting_fn), made on its first use.
     counting: Any = None
+    # A definition's references (extension E3): the ``$<name>`` its generated functions take as
+    # parameters (with_names: one plan per tuple of names, the one without names this one).
+    names: tuple[str, ...] = ()
+    variants: dict[tuple[str, ...], _Plan] | None = None
+
+    def with_names(self, names: tuple[str, ...]) -> _Plan:
+        """This plan, its generated functions taking ``names`` as parameters (itself without)."""
+        if not names:
+            return self
+        variants = self.variants
+        if variants is None:
+            variants = self.variants = {}
+        plan = variants.get(names)
+        if plan is None:
+            plan = variants[names] = _Plan(
+                name=self.name,
+                id_path=self.id_path,
+                paths=self.paths,
+                fragment_definition=self.fragment_definition,
+                fragment_paths=self.fragment_paths,
+                fragment_label=self.fragment_label,
+                scale_paths=self.scale_paths,
+                scale_label=self.scale_label,
+                status_definition=self.status_definition,
+                constant=self.constant,
+                names=names,
+            )
+        return plan
 
     def counting_fn(self) -> ExtractionFn | None:
         """The generated function of the instance ids and scales alone, or None: what a gang plan
@@ -291,6 +330,7 @@ class _Plan:
                     scale_paths=self.scale_paths,
                     scale_label=self.scale_label,
                     status_definition=None,
+                    names=self.names,
                 )
             self.counting = plan
         return plan.extraction_fn()  # type: ignore[no-any-return]
@@ -319,6 +359,7 @@ class _Plan:
                 scale_paths=self.scale_paths,
                 label=self._label(),
                 key=self.cache_key,
+                names=self.names,
             )
         return fn  # type: ignore[no-any-return]
 
@@ -341,7 +382,7 @@ class _Plan:
         targets = cached.targets_of(whole, fragments)
         if targets is None:
             return None, None
-        content = cached.content(self.id_path, whole, fragments, self.scale_paths)
+        content = cached.content(self.id_path, whole, fragments, self.scale_paths, self.names)
         key = codegen.definition_key("extraction", content)
         if key is None:
             return None, None
@@ -355,7 +396,7 @@ class _Plan:
             definition = self.status_definition
             if definition is None:
                 return None
-            fn = self.status_generated = generated_status_fn(definition)
+            fn = self.status_generated = generated_status_fn(definition, self.names)
         return fn
 
 
@@ -449,7 +490,7 @@ class Component:
         memo: dict[str, Any] = {}
         self._memo = memo
         w.memos.append(memo)
-        self._plan = plan if plan is not None else _plan_for(definition)
+        self._plan = (plan if plan is not None else _plan_for(definition)).with_names(w.names)
 
     def __repr__(self) -> str:
         return f"Component({self.name!r})"
@@ -496,7 +537,7 @@ class Component:
         fn = self._plan.counting_fn()
         if fn is None:
             return False
-        parts = fn(w.input(), w.max_results)
+        parts = fn(w.input(), w.max_results, *w.values)
         if parts is None or "ids" not in parts or "scales" not in parts:
             return False
         memo["ids"], memo["scales"] = parts["ids"], parts["scales"]
@@ -515,7 +556,7 @@ class Component:
         fn = self._plan.extraction_fn()
         if fn is None:
             return False
-        parts = fn(w.input(), w.max_results)
+        parts = fn(w.input(), w.max_results, *w.values)
         if parts is None:
             return False
         memo.update(parts)  # named as the memo names them (compiled.PART_KEYS)
@@ -647,7 +688,7 @@ class Component:
             # non-strict result alike: it declines whenever any matcher fails.
             fn = (plan.status_generated or plan.status_fn()) if w.inline else None
             if fn is not None:
-                cached = fn(w.obj if w.decoded else w.input(), w.max_results)
+                cached = fn(w.obj if w.decoded else w.input(), w.max_results, *w.values)
             if cached is None:
                 with w.session():
                     cached = extract_status(
@@ -672,7 +713,7 @@ class Component:
             if fn is _UNSET:
                 fn = self._plan.extraction_fn()
             if fn is not None and w.inline:
-                parts = fn(w.obj if w.decoded else w.input(), w.max_results)
+                parts = fn(w.obj if w.decoded else w.input(), w.max_results, *w.values)
                 if parts is not None:
                     memo.update(parts)
                     instances = memo.get("instances")

@@ -15,9 +15,12 @@ functions and the code cache are keyed by it, so they never mix with the unbound
 nothing is recompiled per object (the values travel in the input, not in the text). An
 expression that reads no binding is handed to the base evaluator untouched: it costs what it
 costs unbound (``evaluate_shared`` falls back to :meth:`evaluate` for a subclass).
-``inlinable`` is False (this class overrides ``evaluate``), so a definition's generated
-extraction and status functions, which read the object directly, are never used for a
-bound evaluation; every expression goes through :meth:`evaluate`.
+``inlinable`` is False (this class overrides ``evaluate``): a definition's generated extraction
+and status functions made without the bindings never stand in for it. :attr:`parameters` gives
+instead the (names, values) that the functions generated *with* the bindings as parameters take
+(:meth:`karta.jq.codegen.Emitter.bind_parameters`: ``$name`` a Python variable, no rewriting, no
+wrapped input), when the base evaluator is inlinable: a definition with references then runs on
+the same fast path as one without (bench/references.py).
 
 Write-back (``paths``, ``assign``) through an expression that reads a binding finds its paths
 in the wrapped input and strips the leading ``0``: a path that leaves the object (into a bound
@@ -75,6 +78,20 @@ class BoundEvaluator(Evaluator):
         self.base = base
         self.bindings = dict(bindings)
         self._names = frozenset(self.bindings)
+
+    @property
+    def parameters(self) -> tuple[tuple[str, ...], tuple[Any, ...]] | None:
+        """(names sorted, values as every engine reads them) when the base is inlinable."""
+        base = self.base
+        if not base.inlinable:
+            return None
+        names = tuple(sorted(self.bindings))
+        values = tuple(self.bindings[n] for n in names)
+        if not base.decoded:  # as evaluate converts the wrapped input [data, *values]
+            from karta.jq._values import as_input
+
+            values = tuple(as_input(v) for v in values)
+        return names, values
 
     def _bound(self, expression: str, data: Any) -> tuple[str, Any] | None:
         names = bound_names(expression, self._names) if self._names else ()

@@ -257,7 +257,13 @@ _ELEMENT: Final = Flow("element")
 _NONE: Final = Flow("none")
 
 _TABLE: Final = (
-    _b("IN", 1, 2, flow={1: _TEST, 2: Flow("value", "ii", "boolean")}),
+    _b(
+        "IN",
+        1,
+        2,
+        fast={1: _builder("in_of", single=True, native=True), 2: _builder("in_of", single=True, native=True)},
+        flow={1: _TEST, 2: Flow("value", "ii", "boolean")},
+    ),
     _b("INDEX", 1, 2, builds={1: _SHALLOW, 2: _SHALLOW}),
     _b("JOIN", 2, 3, 4),
     _b("abs", 0, fast={0: _value0("absolute")}, gojq_since={0: "0.12.14"}, flow={0: _flow_value("number")}),

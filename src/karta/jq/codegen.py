@@ -48,6 +48,7 @@ from karta.jq.syntax import split_iteration  # here for the generators; the eval
 __all__ = [
     "Emitter",
     "GeneratedFn",
+    "fast_node",
     "generate",
     "generate_table",
     "generated_cache",
@@ -135,6 +136,9 @@ def cannot_fail(node: A.Node, *, on_array: bool = False) -> bool:
             for entry in node.entries
         )
     if isinstance(node, A.Call):
+        body = A.library_call(node)
+        if body is not None:
+            return cannot_fail(body, on_array=on_array)
         args = node.args
         if node.name == "select" and len(args) == 1:
             return cannot_fail(args[0], on_array=on_array)
@@ -205,6 +209,9 @@ class Emitter:
         self._bools: set[str] = set()
         self._computing: A.Node | None = None  # the collection being memoised (see emit)
         self._memo_vars: dict[str, dict[str, str]] = {}  # memo variable -> the jq variables it reads
+        # Parameters of the function bound to jq variables (bind_parameters): fixed for the call,
+        # so a binding that reads them is memoised like one that reads only the input.
+        self._parameters: set[str] = set()
         self._ready_scopes: list[list[str]] = [[]]
         # How to make each constant again without generating (karta._codegen's definition cache):
         # name -> recipe (plain data, see restore); None once a constant has none, or when not
@@ -268,6 +275,19 @@ class Emitter:
         environment, input or clock), so its value is the same at every use."""
         self._memo_root = root
         self._memo_at = (len(self.lines), self._depth)
+
+    def bind_parameters(self, names: Sequence[str]) -> str:
+        """Bind the jq variables ``names`` (a definition's references, read as ``$<name>``:
+        extension E3) to parameters of the function being generated, in order: the text to append
+        to its parameter list (``, _ref0, _ref1``; empty without names). The caller passes each
+        variable's value (the input as every engine reads it, :meth:`Evaluator.input_of`)."""
+        params = ""
+        for i, name in enumerate(names):
+            var = f"_ref{i}"
+            self._vars[name] = var
+            self._parameters.add(var)
+            params += f", {var}"
+        return params
 
     def build(self, name: str, *, what: str = "") -> Any:
         """Compile the accumulated lines (one ``def``) and return the function called ``name``.
@@ -464,7 +484,7 @@ class Emitter:
         # the key more specific); the others do not change its value, so bindings of the same
         # source under different enclosing bindings share one variable.
         used = {name: var for name, var in self._vars.items() if re.search(rf"\${name}\b", text)}
-        memoised = set(self._memo.values())
+        memoised = set(self._memo.values()) | self._parameters
         if any(var not in memoised for var in used.values()):
             return None  # bound per item of a loop, or per output: not fixed for the call
         key = (text, frozenset(used.items()))
@@ -849,6 +869,14 @@ class Emitter:
         self.emit(args[0], src, with_cond)
         return True
 
+    def _inline_in_of(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
+        """``IN``: jq's own definition (``any(s == .; .)``, :func:`karta.jq.syntax.library_call`)."""
+        body = A.library_call(A.Call("IN", args))
+        if body is None:
+            return False
+        self.emit(body, src, k)
+        return True
+
     def _inline_any_of(self, args: tuple[A.Node, ...], src: str, k: Continuation) -> bool:
         return self._quantifier(args, src, k, is_any=True)
 
@@ -900,6 +928,32 @@ class Emitter:
 #: Generated functions by expression text (None: outside the fast path); read by the evaluator.
 generated_cache: dict[str, GeneratedFn | None] = {}
 _CACHE_SIZE = 4096
+
+
+def fast_node(expression: str, names: Sequence[str] = ()) -> A.Node:
+    """The syntax tree of ``expression`` for a generator, with the jq variables ``names`` bound
+    around it (a definition's references, :meth:`Emitter.bind_parameters`); raises
+    :class:`Unsupported` when it is outside the fast path, and the evaluator's
+    :class:`~karta.errors.JqError` when it does not compile. An expression that reads a name is
+    checked as the evaluator binds it (:func:`karta.jq.bound.rewrite`): the same plan, the same
+    checks and errors as the bound evaluation the generated function stands in for."""
+    from karta.jq.evaluator import plan_for
+
+    if names:
+        from karta.jq.bound import bound_names, rewrite
+
+        read = bound_names(expression, frozenset(names))
+        if read:
+            bound = plan_for(rewrite(expression, read))
+            if bound.fast is None:
+                raise Unsupported(f"not on the fast path: {expression}")
+            from karta.jq.parser import parse_cached
+
+            return parse_cached(expression)
+    plan = plan_for(expression)
+    if plan.fast is None or plan.node is None:
+        raise Unsupported(f"not on the fast path: {expression}")
+    return plan.node
 
 
 def generate(expression: str, node: A.Node) -> GeneratedFn | None:

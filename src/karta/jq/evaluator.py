@@ -636,6 +636,15 @@ class Evaluator:
             and type(self).evaluate is Evaluator.evaluate
         )
 
+    @property
+    def parameters(self) -> tuple[tuple[str, ...], tuple[Any, ...]] | None:
+        """(names, values) of the variables a definition's generated functions take as
+        parameters to stand in for this evaluator (extension E3: its references, bound as
+        ``$<name>``), or None when they may not stand in. None here: generated code stands in for
+        a plain evaluator without parameters when :attr:`inlinable` holds
+        (:class:`~karta.jq.bound.BoundEvaluator` overrides it)."""
+        return None
+
     def engine_of(self, expression: str) -> str:
         """``fast``, ``libjq`` or ``sandbox``: where ``evaluate`` would run ``expression``
         (``fast`` is the metered fast path for untrusted evaluators)."""

@@ -469,3 +469,18 @@ def split_iteration(node: Node) -> tuple[Node, Node] | None:
 
 def _is_iterate_dot(node: Node) -> bool:
     return isinstance(node, Iterate) and isinstance(node.target, Identity)
+
+
+def library_call(node: Node) -> Node | None:
+    """The body of a call of a builtin jq defines in its own library (jq's and gojq's
+    ``builtin.jq``) that karta's fast path runs through that definition, or None: ``IN(s)`` is
+    ``any(s == .; .)`` and ``IN(src; s)`` is ``any(src == s; .)``. The fast path and the code
+    generator compile the body, so a status matcher using ``IN`` gets its generated function
+    (and a definition cache entry) instead of falling back to libjq."""
+    if not isinstance(node, Call) or node.name != "IN":
+        return None
+    if len(node.args) == 1:
+        return Call("any", (Binary("==", node.args[0], Identity()), Identity()))
+    if len(node.args) == 2:
+        return Call("any", (Binary("==", node.args[0], node.args[1]), Identity()))
+    return None

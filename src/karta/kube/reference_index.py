@@ -18,6 +18,13 @@ not serve is an ``error``; a referenced object that is not there is a ``note`` (
 bound null / []). Until a kind's cache has synced, :meth:`resolve` answers None: the caller
 retries (a reconcile later, an admission request as for any unknown data).
 
+**Warm-up.** Kinds are watched on first use; a consumer that must answer the first workload of a
+kind at once (the pod webhook: its first pod) calls :meth:`~ReferenceIndex.warm` when a definition
+is loaded, which takes the caches of every kind its references read then, so that they list
+while nothing waits, and :meth:`~ReferenceIndex.wait_synced` to wait, bounded by its own
+deadline, for what has not synced yet. Neither waits on a kind whose watch fails (forbidden, not
+served): that kind is reported by :meth:`resolve`, as before.
+
 No API read happens per resolution: every answer comes from the cache.
 """
 
@@ -30,7 +37,14 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from karta.errors import ApiError, ClusterError, KartaError
-from karta.references import Fetched, ReferenceRequest, Resolution, bind_references, plan_references
+from karta.references import (
+    Fetched,
+    ReferenceRequest,
+    Resolution,
+    bind_references,
+    plan_references,
+    referenced_kinds,
+)
 
 if TYPE_CHECKING:
     from karta.jq import Evaluator
@@ -111,6 +125,30 @@ class ReferenceIndex:
         if len(fetched) < len(got):
             return None
         return bind_references(fetched, limits=self.limits)
+
+    def warm(self, karta: Karta) -> list[_GVK]:
+        """Take the cache's references on every kind ``karta``'s references read, now (see the
+        module's docstring): their informers list in the background. The kinds, in order."""
+        kinds = referenced_kinds(karta)
+        for gvk in kinds:
+            self._kind(gvk)
+        return kinds
+
+    def wait_synced(self, karta: Karta, deadline: float) -> list[str]:
+        """Wait until every kind ``karta``'s references read has synced, or ``deadline``
+        (:func:`time.monotonic`) passes; a kind whose watch fails is not waited for. The kinds
+        still not synced (``Kind group/version``): [] when every one has (or fails)."""
+        pending: list[str] = []
+        for gvk in referenced_kinds(karta):
+            kind = self._kind(gvk)
+            if kind.failing(self.cache.retry_s):
+                continue
+            for watch in list(kind.watches.values()):
+                if not watch.synced.wait(max(0.0, deadline - time.monotonic())):
+                    group, version, name = gvk
+                    pending.append(f"{name} {group}/{version}" if group else f"{name} {version}")
+                    break
+        return pending
 
     def forget(self, reader: Hashable) -> None:
         """``reader`` (a deleted workload) reads nothing any more."""

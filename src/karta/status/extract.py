@@ -49,9 +49,25 @@ _Matcher = tuple[str, tuple[tuple[str, str, str], ...], str | None, str]
 class _CompiledStatus:
     """What a status definition asks for, worked out once per definition object."""
 
-    __slots__ = ("conditions", "generated", "key", "mappings", "phase", "uses", "uses_conditions")
+    __slots__ = (
+        "conditions",
+        "definition",
+        "generated",
+        "key",
+        "mappings",
+        "names",
+        "phase",
+        "uses",
+        "uses_conditions",
+        "variants",
+    )
 
-    def __init__(self, definition: StatusDefinition) -> None:
+    def __init__(self, definition: StatusDefinition, names: tuple[str, ...] = ()) -> None:
+        self.definition = definition
+        # A definition's references (extension E3): the ``$<name>`` the generated function takes
+        # as parameters after the limit (with_names: one per tuple of names).
+        self.names = names
+        self.variants: dict[tuple[str, ...], _CompiledStatus] = {}
         self.phase = definition.phase_definition
         self.conditions = definition.conditions_definition
         mappings: list[tuple[str, ResourceStatus, tuple[_Matcher, ...]]] = []
@@ -82,7 +98,9 @@ class _CompiledStatus:
             return None
         from karta.status import cached
 
-        content = cached.content(self.phase, self.conditions, self.mappings, self.uses_conditions)
+        content: Any = cached.content(self.phase, self.conditions, self.mappings, self.uses_conditions)
+        if self.names:
+            content = {"status": content, "references": list(self.names)}
         key = self.key = codegen.definition_key("status", content)
         if key is None:
             return None
@@ -112,8 +130,17 @@ class _CompiledStatus:
                 read_condition=_read_condition,
                 interned=_conditions,
                 key=self.key,
+                names=self.names,
             )
         return fn  # type: ignore[no-any-return]
+
+    def with_names(self, names: tuple[str, ...]) -> _CompiledStatus:
+        """This definition's compiled status, its generated function taking ``names`` as
+        parameters (itself without)."""
+        found = self.variants.get(names, self) if names else self
+        if found is self and names:
+            found = self.variants[names] = _CompiledStatus(self.definition, names)
+        return found
 
 
 _UNSET: Any = object()
@@ -129,11 +156,13 @@ def _program(expression: str) -> str:
 _compiled_status: IdentityCache[StatusDefinition, _CompiledStatus] = IdentityCache(_CompiledStatus, size=1024)
 
 
-def generated_status_fn(definition: StatusDefinition) -> StatusFn | None:
+def generated_status_fn(definition: StatusDefinition, names: tuple[str, ...] = ()) -> StatusFn | None:
     """The generated status function of ``definition`` (see :mod:`karta.status.generated`), or
     None. Called as ``fn(obj, max_results)`` where ``evaluator.inlinable`` holds, it returns the
-    non-strict and strict result alike, or None: then :func:`extract_status` must run."""
-    return _compiled_status(definition).status_fn()
+    non-strict and strict result alike, or None: then :func:`extract_status` must run. With
+    ``names`` (a definition's references, extension E3) it takes their values after
+    ``max_results`` (``fn(obj, max_results, *values)``, :attr:`Evaluator.parameters`)."""
+    return _compiled_status(definition).with_names(names).status_fn()
 
 
 def extract_status(
@@ -151,11 +180,13 @@ def extract_status(
     caller already tried the generated function (:func:`generated_status_fn`) on ``obj``.
     """
     compiled = _compiled_status(definition)
-    if generated and evaluator.inlinable:
-        fn = compiled.status_fn()
+    parameters = None if not generated or evaluator.inlinable else evaluator.parameters
+    if generated and (evaluator.inlinable or parameters is not None):
+        names, values = parameters or ((), ())
+        fn = compiled.with_names(names).status_fn()
         if fn is not None:
             try:
-                result = fn(evaluator.input_of(obj), evaluator.max_results)
+                result = fn(evaluator.input_of(obj), evaluator.max_results, *values)
             except JqBudgetError:
                 raise
             except Exception:  # the general code below reports it where it belongs

@@ -22,8 +22,7 @@ from typing import Any
 from karta import _codegen as codegen
 from karta.errors import JqError
 from karta.jq import syntax as A
-from karta.jq.codegen import Emitter, is_single
-from karta.jq.evaluator import plan_for
+from karta.jq.codegen import Emitter, fast_node, is_single
 from karta.jq.fastpath import Unsupported
 from karta.model.types import ConditionsDefinition, PhaseDefinition, ResourceStatus
 from karta.status.cached import fixed_namespace
@@ -47,16 +46,21 @@ def compile_status(
     read_condition: Callable[[Any, tuple[str, str, str, str]], Condition],
     interned: Mapping[tuple[str, str, str, str], Condition],
     key: str | None = None,
+    names: tuple[str, ...] = (),
 ) -> StatusFn | None:
     """The generated status function of one definition, or None when an expression is outside
     the fast path (or generating fails; see :mod:`karta._codegen`). ``interned`` is the table
     ``read_condition`` fills (read, never written here). ``key``: the definition cache's key of
-    this definition (:mod:`karta.status.cached`), under which the function is kept."""
+    this definition (:mod:`karta.status.cached`), under which the function is kept. ``names``:
+    the definition's references (extension E3), bound as ``$<name>`` to parameters after
+    ``limit`` (called ``fn(obj, limit, *values)``)."""
     what = "status" if phase is None else f"status (phase {phase.path})"
     if not codegen.enabled():
         return None
     try:
-        return _build(phase, conditions, mappings, uses_conditions, read_condition, interned, what, key)
+        return _build(
+            phase, conditions, mappings, uses_conditions, read_condition, interned, what, key, names
+        )
     except (Unsupported, JqError, RecursionError) as exc:  # outside the fast path, invalid, too deep
         codegen.declined(what, exc)
     except Exception as exc:  # a generator gap: the general code runs (raises under strict)
@@ -64,11 +68,8 @@ def compile_status(
     return None
 
 
-def _node(expression: str) -> A.Node:
-    plan = plan_for(expression)
-    if plan.fast is None or plan.node is None:
-        raise Unsupported(f"not on the fast path: {expression}")
-    return plan.node
+def _node(expression: str, names: tuple[str, ...] = ()) -> A.Node:
+    return fast_node(expression, names)
 
 
 def _outputs(e: Emitter, node: A.Node, src: str) -> str:
@@ -91,7 +92,9 @@ def _first_output(e: Emitter, node: A.Node, src: str) -> str:
     return out
 
 
-def _read_conditions(e: Emitter, conditions: ConditionsDefinition, uses_conditions: bool) -> None:
+def _read_conditions(
+    e: Emitter, conditions: ConditionsDefinition, uses_conditions: bool, references: tuple[str, ...] = ()
+) -> None:
     names = (
         conditions.type_field_name,
         conditions.status_field_name,
@@ -99,7 +102,7 @@ def _read_conditions(e: Emitter, conditions: ConditionsDefinition, uses_conditio
         conditions.message_field_name,
     )
     fields = [e.tmp("f") for _ in names]
-    node = _node(conditions.path)
+    node = _node(conditions.path, references)
     if is_single(node):  # one result (the function checks ``limit >= 1`` up front)
         e.emit(node, "v", lambda x: e.line(f"res = {x}"))
         header = "if res is not None:"
@@ -131,16 +134,17 @@ def _build(
     interned: Mapping[tuple[str, str, str, str], Condition],
     what: str,
     key: str | None = None,
+    names: tuple[str, ...] = (),
 ) -> StatusFn:
     e = Emitter(recipes=key is not None)
     e.namespace.update(fixed_namespace(read_condition, interned))
-    with e.block("def status(v, limit):"):
+    with e.block(f"def status(v, limit{e.bind_parameters(names)}):"):
         e.line("if limit < 1: return None")
         e.memoise("v")  # the matchers share their bindings (and the state tables repeat them)
         with e.block("try:"):
             e.line("phase = None")
             if phase is not None:
-                first = _first_output(e, _node(phase.path), "v")
+                first = _first_output(e, _node(phase.path, names), "v")
                 with e.block(f"if {first} is not _NONE:"):
                     e.line(f"phase = {first}")
                     e.line('if phase is None: phase = ""')
@@ -148,7 +152,7 @@ def _build(
             e.line("conds = []")
             e.line("by_type = {}")
             if conditions is not None:
-                _read_conditions(e, conditions, uses_conditions)
+                _read_conditions(e, conditions, uses_conditions, names)
             e.line("matched = []")
             for _, status, matchers in mappings:
                 if len(matchers) == 1 and matchers[0][2] is None:
@@ -164,7 +168,7 @@ def _build(
                         if program is None:
                             e.line("ok = True")
                         else:
-                            _expression_matches(e, _node(program), expected)
+                            _expression_matches(e, _node(program, names), expected)
                 e.line(f"if ok: matched.append({e.const(status)})")
         with e.block("except _BUDGET:"):
             e.line("raise")  # the object's budget ends its extraction (karta.status.extract)

@@ -42,13 +42,15 @@ def running_controller(
     webhook_port: int = 0,
     ca: bytes | None = None,
     cluster_definitions: bool = False,
+    as_user: str | None = None,
     **extra: Any,
 ) -> Iterator[tuple[Controller, bytes]]:
     """``karta-controller --backend BACKEND --enable-webhook`` in this process (webhook on
     ``webhook_port`` of 127.0.0.1, 0: a free one, no probe endpoint, metrics only at
     ``metrics_bind_address``; the platform metrics read the types every second); yields the
     controller and the caBundle. ``ca``: the caBundle of certificates already in ``workdir`` (a
-    restarted controller serves the same ones), else new ones are written."""
+    restarted controller serves the same ones), else new ones are written. ``as_user``: the
+    controller impersonates that user (its RBAC is the test's)."""
     if ca is None:
         ca = write_test_certificates(workdir / "certs")
     (workdir / "definitions").mkdir(exist_ok=True)
@@ -69,7 +71,9 @@ def running_controller(
         **extra,
     )
     # ``kubeconfig`` (in ``extra``): another identity than the cluster's admin
-    client = KubeClient.from_config(ConfigOverrides(kubeconfig=str(options.kubeconfig or kube.kubeconfig)))
+    client = KubeClient.from_config(
+        ConfigOverrides(kubeconfig=str(options.kubeconfig or kube.kubeconfig), as_user=as_user)
+    )
     controller = build(options, client)
     assert controller.webhooks is not None
     platform = controller.parts.get(PLATFORM)

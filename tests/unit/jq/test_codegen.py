@@ -205,3 +205,46 @@ def test_string_tests_and_not_inline_agree_with_the_closures(expression: str, va
     assert assert_agrees("inline-tests:" + expression, parse(expression), value) in ("ok", "declined")
     if isinstance(value, str) or expression in ("not", '(. == "ab") | not'):
         assert assert_agrees("inline-tests:" + expression, parse(expression), value) == "ok"
+
+
+# ``IN`` is jq's library ``def IN(s): any(s == .; .)`` / ``def IN(src; s): any(src == s; .)``: the
+# fast path and the generator compile that body (karta.jq.syntax.library_call), so a status matcher
+# using it is generated (and kept in the definition cache) instead of running on libjq.
+IN_CASES = [
+    ('.status.phase | IN("Failed", "Error")', {"status": {"phase": "Error"}}),
+    ('.status.phase | IN("Failed", "Error")', {"status": {"phase": "Running"}}),
+    ('.status.phase | IN("Failed", "Error")', {"status": {}}),
+    ("IN(.spec.jobs[].name; .spec.wanted[])", {"spec": {"jobs": [{"name": "a"}], "wanted": ["b", "a"]}}),
+    ("IN(.spec.jobs[].name; .spec.wanted[])", {"spec": {"jobs": [{"name": "a"}], "wanted": ["b"]}}),
+    ("IN(.spec.jobs[].name; .spec.wanted[])", {"spec": {"jobs": [], "wanted": ["b"]}}),
+    (
+        '[.status.conditions[]? | .type | IN("Ready", "Done")] | any',
+        {"status": {"conditions": [{"type": 1}]}},
+    ),
+    ("IN(1, error)", 1),  # any stops at the first match: the error is never reached
+    ('IN(.a[]; "x")', {"a": 3}),  # an error before the first match: the closures' error
+    (".a as $w | .b | IN($w[])", {"a": [1, 2], "b": 2}),
+]
+
+
+@pytest.mark.parametrize(("expression", "data"), IN_CASES)
+def test_in_runs_on_the_fast_path_and_agrees_with_libjq(expression: str, data: Any) -> None:
+    node = parse(expression)
+    assert compile_node(node) is not None  # no Unsupported: on the fast path
+    assert assert_agrees("IN:" + expression, node, data) in ("ok", "declined")
+    try:
+        want: Any = LIBJQ.evaluate(expression, data)
+    except JqRuntimeError:
+        with pytest.raises(JqRuntimeError):
+            FAST.evaluate(expression, data)
+    else:
+        assert FAST.evaluate(expression, data) == want
+    assert A.library_call(parse("IN(1; 2; 3)")) is None
+
+
+def test_in_is_emitted_natively_not_embedded() -> None:
+    fn = generate("IN-source", parse('.status.phase | IN("Failed", "Error")'))
+    assert fn is not None
+    source = fn.__globals__["__source__"]
+    assert "_Stop" in source and "'Failed'" in source  # any(...) inlined: literals compared in place
+    assert is_single(parse('IN("a")')) and is_single(parse("IN(.a[])"))  # any: one output

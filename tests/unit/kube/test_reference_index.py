@@ -258,3 +258,112 @@ def test_a_list_without_a_selector_is_every_object_of_the_namespace_bounded() ->
     small = ReferenceIndex(cast(KubeClient, _Client()), cache, limits=ReferenceLimits(list_objects=2))
     with pytest.raises(ReferenceLimitError, match="matches 3 objects; at most 2 are allowed"):
         small.resolve(None, karta, WORKLOAD, Evaluator())
+
+
+# --- warm-up: the referenced kinds watched from when the definition is loaded --------------------
+
+
+def test_warm_takes_every_referenced_kind_before_any_workload() -> None:
+    import time
+
+    cache, index, _ = _setup()
+    assert cache.keys() == {}
+    assert index.warm(KARTA) == [("example.com", "v1", "RunTemplate"), ("", "v1", "ConfigMap")]
+    held = cache.keys()
+    assert sorted(k.plural for k in held) == ["configmaps", "runtemplates"]
+    started = time.monotonic()
+    assert index.wait_synced(KARTA, started + 0.2) == ["RunTemplate example.com/v1", "ConfigMap v1"]
+    assert 0.15 <= time.monotonic() - started < 2  # bounded by the deadline
+    _fill(cache)
+    assert index.wait_synced(KARTA, time.monotonic()) == []
+    assert index.resolve("run1", KARTA, WORKLOAD, Evaluator()) is not None  # no first-use wait
+    index.warm(KARTA)
+    assert set(cache.keys().values()) == {1}  # warming again takes nothing more
+
+
+def test_wait_synced_never_waits_on_a_failing_kind() -> None:
+    import time
+
+    cache, index, _ = _setup()
+    index.warm(KARTA)
+    _informer(cache, "configmaps").replace([])
+    _informer(cache, "runtemplates").on_error(ApiError("runtemplates is forbidden", status=403))
+    started = time.monotonic()
+    assert index.wait_synced(KARTA, started + 5) == []  # forbidden: reported by resolve, not waited on
+    assert time.monotonic() - started < 1
+    resolution = index.resolve("x", KARTA, WORKLOAD, Evaluator())
+    assert resolution is not None and [p.kind for p in resolution.errors] == ["forbidden"]
+
+
+def test_admission_waits_for_the_sync_within_its_budget(tmp_path: Path) -> None:
+    """A pod whose referenced kinds are still listing waits for them (bounded by the answer's
+    deadline less the reserve) and gets the runtime's gang; a kind that does not sync in time is
+    a failure naming it and the wait, never a wait past the budget."""
+    import threading
+    import time
+
+    import pytest
+
+    from karta.controller.parts.pod_binding.admission import (
+        REFERENCES_RESERVE_S,
+        BindingFailure,
+        ReferenceWarmup,
+    )
+    from karta.controller.runtime.owners import OwnerWalk
+
+    cache, index, _ = _setup()
+    walk = OwnerWalk((), copy.deepcopy(WORKLOAD) | {"metadata": {**WORKLOAD["metadata"], "uid": "u1"}})
+    binder, stored = _binder_setup(tmp_path / "a", index)
+    warmup = ReferenceWarmup(binder)
+    warmup.warm_once()  # the definition loaded: its kinds watched before any pod
+    assert warmup.warmed == {("example.com", "v1", "RunTemplate"), ("", "v1", "ConfigMap")}
+    held = cache.keys()
+    assert sorted(k.plural for k in held) == ["configmaps", "runtemplates"]
+    started = time.monotonic()
+    with pytest.raises(BindingFailure) as failed:
+        binder.bind(walk, stored, [], deadline=started + REFERENCES_RESERVE_S + 0.3)
+    waited = time.monotonic() - started
+    assert 0.25 <= waited < REFERENCES_RESERVE_S  # waited, and left the reserve
+    assert failed.value.reason == "references"
+    assert "RunTemplate example.com/v1" in failed.value.message and "waited" in failed.value.message
+    timer = threading.Timer(0.3, _fill, args=(cache,))
+    timer.start()
+    try:
+        binding = binder.bind(walk, stored, [], deadline=time.monotonic() + 4.0)
+    finally:
+        timer.join()
+    [group] = binding.objects
+    assert group["spec"]["minMember"] == 4
+
+
+def test_the_warmup_part_stops_at_once_and_warms_again_when_poked(tmp_path: Path) -> None:
+    """A part of the controller: ``run`` ends as soon as ``stop`` is set (a shutdown waits for
+    it), and a poke (new definitions) warms again at once, not at the next retry."""
+    import threading
+    import time
+
+    from karta.controller.parts.pod_binding.admission import ReferenceWarmup
+
+    _cache, index, _ = _setup()
+    binder, _stored = _binder_setup(tmp_path / "a", index)
+    warmup = ReferenceWarmup(binder, retry_s=60.0)
+    rounds: list[float] = []
+    warm_once = warmup.warm_once
+    warmup.warm_once = lambda: (rounds.append(time.monotonic()), warm_once())[-1]  # type: ignore[method-assign]
+    stop = threading.Event()
+    thread = threading.Thread(target=warmup.run, args=(stop,))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 5
+        while not rounds and time.monotonic() < deadline:
+            time.sleep(0.01)
+        warmup.poke()
+        while len(rounds) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(rounds) == 2  # poked: again at once, not after 60 s
+    finally:
+        stopped = time.monotonic()
+        stop.set()
+        thread.join(5)
+    assert not thread.is_alive() and time.monotonic() - stopped < 1
+    assert ("example.com", "v1", "RunTemplate") in warmup.warmed

@@ -43,6 +43,7 @@ from karta.jq.fastpath.core import (
 )
 from karta.jq.fastpath.paths import c_identity, c_index
 from karta.jq.operations import (
+    BINARY_OPS,
     add_all,
     compare,
     describe,
@@ -453,6 +454,32 @@ def any_of(args: list[Compiled]) -> Compiled:
 
 def all_of(args: list[Compiled]) -> Compiled:
     return _any_all(args, is_any=False)
+
+
+_EQUAL = BINARY_OPS["=="]
+
+
+def in_of(args: list[Compiled]) -> Compiled:
+    """``IN(s)`` and ``IN(src; s)``: jq's library ``any(s == .; .)`` and ``any(src == s; .)``
+    (:func:`karta.jq.syntax.library_call`), ``==``'s right operand the outer loop as in every
+    binary operator; the first equal pair ends it, so a later error is never reached."""
+    if len(args) == 1:
+        source = args[0]
+
+        def one(v: Any, env: Env) -> Any:
+            return any(_EQUAL(x, v) for x in source.gen(v, env))
+
+        return single_valued(one)
+    left, right = args
+
+    def one2(v: Any, env: Env) -> Any:
+        for r in right.gen(v, env):
+            for x in left.gen(v, env):
+                if _EQUAL(x, r):
+                    return True
+        return False
+
+    return single_valued(one2)
 
 
 def getpath(args: list[Compiled]) -> Compiled:

@@ -42,11 +42,23 @@ the group and the scheduler binds the gang then. Every failure counts
 definition the process's :class:`~karta.controller.runtime.quarantine.Quarantine` holds is not
 evaluated (reason ``quarantined``); every budget breach is told to it.
 Dry-run requests get the patch without any object being written.
+
+**References (extension E3).** A workload whose definition reads related objects is evaluated with
+them bound from the shared cache (:class:`~karta.kube.reference_index.ReferenceIndex`), never read
+from the API per pod. So that the first pod of such a kind is answered with its gang, the referenced
+kinds are watched from when the definition is loaded (:class:`ReferenceWarmup`, a part on every
+replica: at start, at every definitions change, and every :data:`WARMUP_RETRY_S` for a kind not
+served yet), not from the first pod; a pod that comes before a kind has synced waits for it within
+its own budget, until :data:`REFERENCES_RESERVE_S` before the answer's deadline (what rendering and
+writing the group objects need), never on a kind whose watch fails (forbidden, not served: reported
+at once), and is then refused (reason ``references``, naming the kinds not synced) like any pod
+whose workload cannot be read.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -90,11 +102,14 @@ __all__ = [
     "EVENT_REASON",
     "HANDLING_TIMEOUT_S",
     "PATH",
+    "REFERENCES_RESERVE_S",
+    "WARMUP_RETRY_S",
     "WEBHOOK_NAME",
     "Binding",
     "BindingFailure",
     "PodAdmission",
     "PodBinder",
+    "ReferenceWarmup",
     "binding_patch",
     "conflicting_group",
     "missing_binding",
@@ -105,6 +120,11 @@ PATH: Final = "/mutate--v1-pod"
 WEBHOOK_NAME: Final = "pods.karta.run.ai"
 HANDLING_TIMEOUT_S: Final = 4.0  # the API server gives the webhook 5 s
 EVENT_REASON: Final = "PodNotBound"
+# Extension E3: a pod whose referenced kinds have not synced waits for them until this long before
+# its answer's deadline (rendering and writing the group objects take the rest).
+REFERENCES_RESERVE_S: Final = 1.5
+WARMUP_RETRY_S: Final = 30.0  # the warm-up again (a referenced kind served later, a failed discovery)
+_POLL_S: Final = 0.1  # how often the warm-up's wait looks at the stop and a poke
 _LOG = logger("pods")
 
 
@@ -228,8 +248,17 @@ class PodBinder:
             raise BindingFailure("definition", str(exc), workload) from exc
         return stored if gang_format(stored.karta) is not None else None
 
-    def bind(self, walk: OwnerWalk, stored: StoredDefinition, pods: Sequence[Mapping[str, Any]]) -> Binding:
-        """Render the workload's objects and the bindings of ``pods`` (pods of that workload)."""
+    def bind(
+        self,
+        walk: OwnerWalk,
+        stored: StoredDefinition,
+        pods: Sequence[Mapping[str, Any]],
+        *,
+        deadline: float | None = None,
+    ) -> Binding:
+        """Render the workload's objects and the bindings of ``pods`` (pods of that workload).
+        ``deadline`` (:func:`time.monotonic`, the admission answer's): referenced kinds not synced
+        yet are waited for until :data:`REFERENCES_RESERVE_S` before it (None: not waited for)."""
         workload = walk.top
         assert workload is not None
         if self.quarantine.holds(stored):
@@ -239,7 +268,7 @@ class PodBinder:
                 workload,
             )
         try:
-            evaluator = self._evaluator(stored, workload)
+            evaluator = self._evaluator(stored, workload, deadline)
             factory = ComponentFactory(stored.karta, workload, evaluator=evaluator)
             plan = compute_gang_plan(factory, pods, evaluator=factory.evaluator)
             rendering = render(self.backend, factory, pods=pods, plan=plan, options=self.options())
@@ -272,9 +301,12 @@ class PodBinder:
             errors=tuple(d.message for d in plan.diagnostics if d.severity is Severity.ERROR),
         )
 
-    def _evaluator(self, stored: StoredDefinition, workload: Mapping[str, Any]) -> Evaluator:
+    def _evaluator(
+        self, stored: StoredDefinition, workload: Mapping[str, Any], deadline: float | None = None
+    ) -> Evaluator:
         """The definition's evaluator with the workload's references (extension E3) bound from
-        the shared cache; a reference not readable, or a cache not synced yet, is unknown data:
+        the shared cache; a reference not readable, or a cache not synced yet (after waiting for
+        it until :data:`REFERENCES_RESERVE_S` before ``deadline``), is unknown data:
         :class:`_ReferencesUnread` (the request fails as for any unknown data)."""
         evaluator = evaluator_for(stored)
         if not stored.karta.spec.structure_definition.references:
@@ -282,11 +314,79 @@ class PodBinder:
         if self.references is None:
             raise _ReferencesUnread("its references cannot be read here (no cache of referenced objects)")
         resolution = self.references.resolve(None, stored.karta, workload, evaluator)
+        if resolution is None and deadline is not None:
+            started = time.monotonic()
+            pending = self.references.wait_synced(stored.karta, deadline - REFERENCES_RESERVE_S)
+            if not pending:
+                resolution = self.references.resolve(None, stored.karta, workload, evaluator)
+            if resolution is None:
+                waited = time.monotonic() - started
+                raise _ReferencesUnread(
+                    f"the cache of its referenced kinds ({', '.join(pending) or 'unknown'}) "
+                    f"has not synced yet (waited {waited:.1f}s)"
+                )
         if resolution is None:
             raise _ReferencesUnread("the cache of its referenced objects has not synced yet")
         if resolution.errors:
             raise _ReferencesUnread("; ".join(p.message for p in resolution.errors))
         return resolution.evaluator(evaluator)
+
+
+class ReferenceWarmup:
+    """Extension E3: the referenced kinds of every definition with gang instructions watched from
+    when it is loaded (:meth:`ReferenceIndex.warm`), so that the pod webhook answers the first pod
+    of such a kind with its gang. A part on every replica (the webhook serves on each): at start,
+    whenever the definitions change (:meth:`poke`, a :meth:`LiveDefinitions.subscribe` callback:
+    quick, the work happens here) and every :data:`WARMUP_RETRY_S`. Never blocks admission: it
+    only takes the caches; what failed is logged once per message."""
+
+    name = "pod-references"
+
+    def __init__(self, binder: PodBinder, *, retry_s: float = WARMUP_RETRY_S) -> None:
+        self.binder = binder
+        self.retry_s = retry_s
+        self._wake = threading.Event()
+        self.warmed: set[tuple[str, str, str]] = set()  # the kinds taken so far (tests, logs)
+        self._reported: set[str] = set()
+
+    def poke(self, _store: object = None) -> None:
+        self._wake.set()
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            self._wake.clear()
+            self.warm_once()
+            # Until poked, the retry or the stop (which must end the part at once: a shutdown waits
+            # for it), whichever comes first.
+            until = time.monotonic() + self.retry_s
+            while not (stop.is_set() or self._wake.is_set()) and time.monotonic() < until:
+                stop.wait(_POLL_S)
+
+    def warm_once(self) -> None:
+        references = self.binder.references
+        if references is None:
+            return
+        for stored in self.binder.store().definitions:
+            karta = stored.karta
+            if not karta.spec.structure_definition.references or gang_format(karta) is None:
+                continue
+            if stored.problems:  # never used to bind a pod: nothing to watch for it
+                continue
+            try:
+                kinds = references.warm(karta)
+            except Exception as exc:  # a discovery error: retried at the next round
+                message = f"{stored.name}: cannot watch its referenced kinds yet: {exc}"
+                if message not in self._reported:
+                    self._reported.add(message)
+                    _LOG.warning("references warm-up failed", extra={"error": message})
+                continue
+            new = [k for k in kinds if k not in self.warmed]
+            if new:
+                self.warmed.update(new)
+                _LOG.info(
+                    "watching referenced kinds",
+                    extra={"definition": stored.name, "kinds": ", ".join("/".join(k) for k in new)},
+                )
 
 
 class _ReferencesUnread(KartaError):
@@ -441,7 +541,7 @@ class PodAdmission:
                 return allow()  # outside the gang-scheduling scope: not ours
             progress["in_scope"] = True
         walk = self.binder.fresh(walk)
-        binding = self.binder.bind(walk, stored, [pod])
+        binding = self.binder.bind(walk, stored, [pod], deadline=deadline)
         name = str(_metadata(pod).get("name") or "")
         merge = binding.patch_for(name)
         if merge is None:
