@@ -362,10 +362,10 @@ def test_describe_live_carries_the_tree_and_the_owner_of_a_nested_workload() -> 
 
 
 def test_an_experiment_is_a_tree_three_levels_deep() -> None:
-    """Katib Experiment → Trial → PyTorchJob → pods. By the controller's rule (the top-level workload
-    owns the gang) the gang would be the Experiment's, whose definition has none: no node owns one
-    (the Trials' gangs need the rule "the topmost owner with gang instructions", not yet the
-    controller's)."""
+    """Katib Experiment → Trial → PyTorchJob → pods. The gang is the topmost owner's WITH gang
+    instructions: the Experiment's definition has none (it only contains the Trial), so the Trial
+    owns its gang and the PyTorchJob it owns is in it (issue 27 item 3; before, no node owned
+    one)."""
     root = obj("kubeflow.org/v1beta1", "Experiment", "random")
     trial_ = trial()
     trial_["metadata"]["ownerReferences"] = [
@@ -388,7 +388,7 @@ def test_an_experiment_is_a_tree_three_levels_deep() -> None:
     )
     assert [(n.label, n.gang) for n in tree.nodes()] == [
         ("Experiment/random", False),
-        ("Trial/t1", False),
+        ("Trial/t1", True),
         ("PyTorchJob/t1", False),
     ]
     assert tree.gang_owner is None and tree.root.totals() == (1, 1, 0)

@@ -104,10 +104,11 @@ def external_selectors_of(
 
 
 def nested_gang(owner: str, *, owner_gang: bool = True) -> dict[str, Any]:
-    """The ``gang`` of a workload a top-level workload ``owner`` (``Kind/name``) owns: none of its
-    own, its pods are in the owner's, or in none when the owner's definition has no gang
-    instructions (``owner_gang`` False) (the one rule of karta-controller's gang reconciler and pod
-    binding: the top-level workload owns the gang, :mod:`karta.report.owner_tree`)."""
+    """The ``gang`` of a workload whose gang's owner is ``owner`` (``Kind/name``): none of its own,
+    its pods are in the owner's, or in none when the owner's definition has no gang instructions
+    (``owner_gang`` False) (the one rule of karta-controller's gang reconciler and pod binding: the
+    topmost workload of the owner chain with gang instructions owns the gang,
+    :mod:`karta.report.owner_tree`)."""
     if not owner_gang:
         text = f"none: its top-level workload {owner} has no gang instructions, and it has none of its own"
         return {"ownedBy": owner, "text": text}
@@ -155,8 +156,9 @@ def describe_live(
     objects it may own through other kinds (:func:`karta.kube.owned_workloads`, or a cache's) and
     ``resolve`` their definitions, for ``ownerTree`` (:mod:`karta.report.owner_tree`; present when
     it owns at least one workload; ``lineage``: each pod's owners' UIDs, nearest first);
-    ``owned_by``: ``Kind/name`` of the top-level workload that owns it (its topmost controller of
-    a covered kind, :meth:`karta.kube.TopLevel.top_owner`), for ``ownedBy``: its pods are in that
+    ``owned_by``: ``Kind/name`` of the workload whose gang it is in (its topmost controller whose
+    definition has gang instructions, :meth:`karta.kube.TopLevel.top_owner` of
+    :meth:`~karta.kube.TopLevel.gang_owners`), for ``ownedBy``: its pods are in that
     workload's gang (in none when ``owner_gang`` is False: its definition has no gang
     instructions), so ``gang`` says so instead of counting a gang of its own (karta-controller
     makes none for it) and there is no ``gangScope``. Raises
@@ -202,6 +204,7 @@ def describe_live(
             resolve=resolve,
             gpu_resources=gpu_resources,
             lineage=lineage,
+            in_gang=owned_by is not None and owner_gang,
         )
         if owners.nested:
             report["ownerTree"] = owners.to_dict()
