@@ -392,3 +392,15 @@ def test_an_experiment_is_a_tree_three_levels_deep() -> None:
         ("PyTorchJob/t1", False),
     ]
     assert tree.gang_owner is None and tree.root.totals() == (1, 1, 0)
+
+
+def test_a_tree_whose_root_is_in_an_owners_gang_owns_none() -> None:
+    """Describing a Trial whose pods are in the gang of a workload above it (``in_gang``: a Trial
+    is never owned so, but the rule is the kind's, not Katib's): no node owns a gang."""
+    root = trial()
+    job = obj("kubeflow.org/v1", "PyTorchJob", "t1", owner=root)
+    tree = build_owner_tree(
+        root, definition(root), objects=[job], pods=[], resolve=RESOLVE, gpu_resources=GPU, in_gang=True
+    )
+    assert [(n.label, n.gang) for n in tree.nodes()] == [("Trial/t1", False), ("PyTorchJob/t1", False)]
+    assert tree.gang_owner is None

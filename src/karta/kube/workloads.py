@@ -10,7 +10,7 @@ same definition as its manifest read from a file.
 - :func:`covered_types`: every GroupKind a definition covers, once, at its most stable served
   version (``kli get --all-types``, the controller's informers).
 - :class:`TopLevel`: whether a workload is top-level, none of its controllers being of a covered
-  kind (17.4 ``--all-types``); :meth:`TopLevel.gang_owners` the same over the kinds whose
+  kind (17.4 ``--all-types``); :meth:`TopLevel.of` with ``gangs`` the same over the kinds whose
   definitions have gang instructions (:func:`gang_kinds`): the topmost workload with gang
   instructions owns the gang (a controller must not make gangs for a JobSet's Jobs, but does for
   a Katib Experiment's Trials and a CronJob's Jobs).
@@ -177,26 +177,16 @@ class TopLevel:
         *,
         readable: Container[tuple[str, str]] | None = None,
         chains: OwnerChains | None = None,
+        gangs: bool = False,
     ) -> TopLevel:
-        """The GroupKinds the store's definitions claim."""
-        return cls(client, (gvk.group_kind for gvk in store.gvks()), readable=readable, chains=chains)
-
-    @classmethod
-    def gang_owners(
-        cls,
-        client: KubeClient,
-        store: DefinitionStore,
-        *,
-        readable: Container[tuple[str, str]] | None = None,
-        chains: OwnerChains | None = None,
-    ) -> TopLevel:
-        """For gang ownership: covered are the GroupKinds whose definitions have gang instructions
-        (:func:`gang_kinds`). The gang belongs to the topmost workload in the owner chain whose
-        definition has gang instructions; owners above it without any (a Katib Experiment, a
-        CronJob, a ScheduledSparkApplication) only contain it. So a workload is a gang owner when
-        none of its controllers is of such a kind, and :meth:`top_owner` is the workload whose
-        gang its pods are in."""
-        return cls(client, gang_kinds(store), readable=readable, chains=chains)
+        """The GroupKinds the store's definitions claim; with ``gangs``, for gang ownership, those
+        whose definitions have gang instructions (:func:`gang_kinds`). The gang belongs to the
+        topmost workload in the owner chain whose definition has gang instructions; owners above
+        it without any (a Katib Experiment, a CronJob, a ScheduledSparkApplication) only contain
+        it. So a workload owns its gang when none of its controllers is of such a kind, and
+        :meth:`top_owner` is the workload whose gang its pods are in."""
+        covered = gang_kinds(store) if gangs else (gvk.group_kind for gvk in store.gvks())
+        return cls(client, covered, readable=readable, chains=chains)
 
     def by_reference(self, obj: Mapping[str, Any]) -> bool | None:
         """True: top-level (no controller); False: nested (the controller is of a covered kind);
@@ -221,7 +211,7 @@ class TopLevel:
 
     def top_owner(self, obj: Mapping[str, Any]) -> OwnerLink | None:
         """The topmost controller of a covered kind in the owner chain of ``obj`` (decided from the
-        references, as :meth:`walk`); for :meth:`gang_owners`, the workload whose gang its pods are
+        references, as :meth:`walk`); made with ``gangs``, the workload whose gang its pods are
         in (the gang reconciler makes none for ``obj`` itself); None when there is none (no
         controller: nothing is read)."""
         if controller_ref(obj) is None:
@@ -235,7 +225,7 @@ class TopLevel:
 
 def gang_kinds(store: DefinitionStore) -> frozenset[GroupKind]:
     """The GroupKinds of the store's definitions that have gang instructions: the kinds that can
-    own a gang (:meth:`TopLevel.gang_owners`)."""
+    own a gang (:meth:`TopLevel.of` with ``gangs``)."""
     from karta.gang import gang_format
 
     kinds: set[GroupKind] = set()

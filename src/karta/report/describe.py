@@ -158,7 +158,7 @@ def describe_live(
     it owns at least one workload; ``lineage``: each pod's owners' UIDs, nearest first);
     ``owned_by``: ``Kind/name`` of the workload whose gang it is in (its topmost controller whose
     definition has gang instructions, :meth:`karta.kube.TopLevel.top_owner` of
-    :meth:`~karta.kube.TopLevel.gang_owners`), for ``ownedBy``: its pods are in that
+    :meth:`~karta.kube.TopLevel.of` with ``gangs``), for ``ownedBy``: its pods are in that
     workload's gang (in none when ``owner_gang`` is False: its definition has no gang
     instructions), so ``gang`` says so instead of counting a gang of its own (karta-controller
     makes none for it) and there is no ``gangScope``. Raises

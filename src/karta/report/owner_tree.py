@@ -23,7 +23,7 @@ through the root).
 it is in a gang, ``in_gang``), else each topmost node below it that has them (an Experiment's
 Trials, a CronJob's Jobs); the owners above it without instructions only contain it. That is the
 rule karta-controller applies: its gang reconciler writes group objects for those workloads only
-(:meth:`karta.kube.workloads.TopLevel.gang_owners`), and its pod webhook binds each pod to the gang
+(:meth:`karta.kube.workloads.TopLevel.of` with ``gangs``), and its pod webhook binds each pod to the gang
 of the topmost owner of its chain with gang instructions, so a PyTorchJob a Trial owns gets no
 second, competing gang.
 

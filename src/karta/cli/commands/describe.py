@@ -342,7 +342,7 @@ def _describe_live(
         # every workload's pods, each namespace's listed once, owner reads shared
         chains = kube.OwnerChains(client)  # shared with the owner trees' pod placement: no second read
         found_pods = kube.find_pods_many(client, [obj for _, obj in found], chains=chains)
-        top_level = kube.TopLevel.gang_owners(client, store, chains=chains)  # whose gang its pods are in
+        top_level = kube.TopLevel.of(client, store, chains=chains, gangs=True)  # whose gang its pods are in
         scopes: dict[str, report.ScopeInput] = {}  # each namespace's labels read once
         referenced: dict[Any, Any] = {}  # extension E3: each referenced object read once
         resolve = report.owner_resolver(store, served=lambda gvk: client.discovery.find(*gvk) is not None)

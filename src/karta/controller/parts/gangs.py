@@ -15,7 +15,7 @@ that an edit or deletion of one of our objects brings its workload back to the q
 rate-limited retries on API errors, every key again each ``--resync-period``.
 
 **Reconcile.** The object comes from the informer's cache; only workloads that own their
-gang are handled (:meth:`~karta.kube.workloads.TopLevel.gang_owners`: the topmost workload in the
+gang are handled (:meth:`~karta.kube.workloads.TopLevel.of` with ``gangs``: the topmost workload in the
 owner chain whose definition has gang instructions; a Katib Experiment's Trial, a CronJob's Job
 and a ScheduledSparkApplication's SparkApplication own theirs, a JobSet's Jobs are in the
 JobSet's). The definition's expressions run with a trusted evaluator for the catalog and a
@@ -255,7 +255,7 @@ class GangReconciler(FollowsTypes):
         resources = list(coverage.resources)
         self._options = self._backend_options(resources)
         readable = readable_owner_kinds(d.karta for d in store.definitions)
-        top_level = TopLevel.gang_owners(self.client, store, readable=readable)
+        top_level = TopLevel.of(self.client, store, readable=readable, gangs=True)
         requeue: list[Watched] = []
         stopped: list[Watched] = []
         started: list[tuple[Watched, _TypedHandler, dict[str, Any]]] = []
