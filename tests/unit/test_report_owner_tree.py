@@ -334,8 +334,10 @@ def test_revisions_are_no_nodes_and_pods_are_placed_through_them() -> None:
 
 def test_describe_live_carries_the_tree_and_the_owner_of_a_nested_workload() -> None:
     """``describe_live``: ``ownerTree`` when the workload owns a workload of another kind; a workload
-    a top-level one owns (``owned_by``) reports that one's gang instead of one of its own, and no
-    gang scope (the controller decides the scope, and the gang, on the top-level workload)."""
+    whose pods are in the gang of an owner above it (``gang_owner``: the topmost with gang
+    instructions) reports that one's gang instead of one of its own, and no gang scope (the
+    controller decides the scope, and the gang, on the gang's owner); a workload a top-level one
+    owns without gang instructions (``owned_by`` alone: a Katib Experiment's Trial) owns its gang."""
     from karta.report import ScopeInput, describe_live
 
     root = trial()
@@ -347,25 +349,48 @@ def test_describe_live_carries_the_tree_and_the_owner_of_a_nested_workload() -> 
     assert "ownedBy" not in top["gang"]
     scope = ScopeInput({"karta.run.ai/gang-scheduling": "true"})
     nested = describe_live(
-        definition(job), job, pods, (), owned_by="Trial/t1", scope=scope, resolve=RESOLVE, **common
+        definition(job),
+        job,
+        pods,
+        (),
+        owned_by="Trial/t1",
+        gang_owner="Trial/t1",
+        scope=scope,
+        resolve=RESOLVE,
+        **common,
     ).report
     assert nested["ownedBy"] == "Trial/t1"
     assert nested["gang"] == {
         "ownedBy": "Trial/t1",
-        "text": "in the gang of its top-level workload Trial/t1 (none of its own)",
+        "text": "in the gang of Trial/t1, its topmost owner with gang instructions (none of its own)",
     }
     assert "gangScope" not in nested and "ownerTree" not in nested  # a PyTorchJob owns no other kind
-    ungang = describe_live(definition(job), job, pods, (), owned_by="Trial/t1", owner_gang=False, **common)
-    assert ungang.report["gang"]["text"].startswith("none: its top-level workload Trial/t1 has no gang")
+    contained = describe_live(
+        definition(root),
+        root,
+        pods,
+        (),
+        owned=[job],
+        resolve=RESOLVE,
+        owned_by="Experiment/random",
+        scope=scope,
+        **common,
+    ).report
+    assert (
+        contained["ownedBy"] == "Experiment/random"
+        and "pods" in contained["gang"]
+        and "gangScope" in contained
+    )
+    assert contained["ownerTree"]["gangOwner"] == "Trial/t1"
     alone = describe_live(definition(job), job, pods, (), scope=scope, **common).report
     assert "ownedBy" not in alone and "gangScope" in alone and "pods" in alone["gang"]
 
 
 def test_an_experiment_is_a_tree_three_levels_deep() -> None:
-    """Katib Experiment → Trial → PyTorchJob → pods. By the controller's rule (the top-level workload
-    owns the gang) the gang would be the Experiment's, whose definition has none: no node owns one
-    (the Trials' gangs need the rule "the topmost owner with gang instructions", not yet the
-    controller's)."""
+    """Katib Experiment → Trial → PyTorchJob → pods. The gang is the topmost owner's WITH gang
+    instructions: the Experiment's definition has none (it only contains the Trial), so the Trial
+    owns its gang and the PyTorchJob it owns is in it (issue 27 item 3; before, no node owned
+    one)."""
     root = obj("kubeflow.org/v1beta1", "Experiment", "random")
     trial_ = trial()
     trial_["metadata"]["ownerReferences"] = [
@@ -388,7 +413,19 @@ def test_an_experiment_is_a_tree_three_levels_deep() -> None:
     )
     assert [(n.label, n.gang) for n in tree.nodes()] == [
         ("Experiment/random", False),
-        ("Trial/t1", False),
+        ("Trial/t1", True),
         ("PyTorchJob/t1", False),
     ]
     assert tree.gang_owner is None and tree.root.totals() == (1, 1, 0)
+
+
+def test_a_tree_whose_root_is_in_an_owners_gang_owns_none() -> None:
+    """Describing a Trial whose pods are in the gang of a workload above it (``in_gang``: a Trial
+    is never owned so, but the rule is the kind's, not Katib's): no node owns a gang."""
+    root = trial()
+    job = obj("kubeflow.org/v1", "PyTorchJob", "t1", owner=root)
+    tree = build_owner_tree(
+        root, definition(root), objects=[job], pods=[], resolve=RESOLVE, gpu_resources=GPU, in_gang=True
+    )
+    assert [(n.label, n.gang) for n in tree.nodes()] == [("Trial/t1", False), ("PyTorchJob/t1", False)]
+    assert tree.gang_owner is None

@@ -10,7 +10,10 @@ same definition as its manifest read from a file.
 - :func:`covered_types`: every GroupKind a definition covers, once, at its most stable served
   version (``kli get --all-types``, the controller's informers).
 - :class:`TopLevel`: whether a workload is top-level, none of its controllers being of a covered
-  kind (17.4 ``--all-types``; a controller must not make gangs for a JobSet's Jobs either).
+  kind (17.4 ``--all-types``); :meth:`TopLevel.of` with ``gangs`` the same over the kinds whose
+  definitions have gang instructions (:func:`gang_kinds`): the topmost workload with gang
+  instructions owns the gang (a controller must not make gangs for a JobSet's Jobs, but does for
+  a Katib Experiment's Trials and a CronJob's Jobs).
 - :func:`owned_workloads`: the objects a workload may own through the kinds its definition names
   (``additionalChildKinds``), level by level, for its owner tree (:mod:`karta.report.owner_tree`).
 - :func:`external_pods`: the pods a workload's external components select by labels (format
@@ -33,7 +36,13 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from karta.definitions import DefinitionStore, StoredDefinition
-from karta.errors import AmbiguousDefinitionError, ClusterError, NoDefinitionError, UnknownResourceTypeError
+from karta.errors import (
+    AmbiguousDefinitionError,
+    ClusterError,
+    KartaError,
+    NoDefinitionError,
+    UnknownResourceTypeError,
+)
 from karta.kube.client import KubeClient
 from karta.kube.owners import OwnerChain, OwnerChains, OwnerLink, ReadFailure, controller_ref, read_failure
 from karta.kube.resources import ResourceType
@@ -49,6 +58,7 @@ __all__ = [
     "external_pods",
     "find_pods",
     "find_pods_many",
+    "gang_kinds",
     "owned_workloads",
     "pod_lineage",
     "resolve_type",
@@ -167,9 +177,16 @@ class TopLevel:
         *,
         readable: Container[tuple[str, str]] | None = None,
         chains: OwnerChains | None = None,
+        gangs: bool = False,
     ) -> TopLevel:
-        """The GroupKinds the store's definitions claim."""
-        return cls(client, (gvk.group_kind for gvk in store.gvks()), readable=readable, chains=chains)
+        """The GroupKinds the store's definitions claim; with ``gangs``, for gang ownership, those
+        whose definitions have gang instructions (:func:`gang_kinds`). The gang belongs to the
+        topmost workload in the owner chain whose definition has gang instructions; owners above
+        it without any (a Katib Experiment, a CronJob, a ScheduledSparkApplication) only contain
+        it. So a workload owns its gang when none of its controllers is of such a kind, and
+        :meth:`top_owner` is the workload whose gang its pods are in."""
+        covered = gang_kinds(store) if gangs else (gvk.group_kind for gvk in store.gvks())
+        return cls(client, covered, readable=readable, chains=chains)
 
     def by_reference(self, obj: Mapping[str, Any]) -> bool | None:
         """True: top-level (no controller); False: nested (the controller is of a covered kind);
@@ -194,9 +211,9 @@ class TopLevel:
 
     def top_owner(self, obj: Mapping[str, Any]) -> OwnerLink | None:
         """The topmost controller of a covered kind in the owner chain of ``obj`` (decided from the
-        references, as :meth:`walk`): the top-level workload whose gang its pods are in (the gang
-        reconciler makes none for ``obj`` itself); None when ``obj`` is top-level (no controller:
-        nothing is read)."""
+        references, as :meth:`walk`); made with ``gangs``, the workload whose gang its pods are
+        in (the gang reconciler makes none for ``obj`` itself); None when there is none (no
+        controller: nothing is read)."""
         if controller_ref(obj) is None:
             return None
         if self._chains is None:
@@ -204,6 +221,22 @@ class TopLevel:
         chain = self._chains.walk(obj)
         covered = [link for link in chain.links if GroupKind(link.group, link.kind) in self.covered]
         return covered[-1] if covered else None
+
+
+def gang_kinds(store: DefinitionStore) -> frozenset[GroupKind]:
+    """The GroupKinds of the store's definitions that have gang instructions: the kinds that can
+    own a gang (:meth:`TopLevel.of` with ``gangs``)."""
+    from karta.gang import gang_format
+
+    kinds: set[GroupKind] = set()
+    for gvk in store.gvks():
+        try:
+            stored = store.definition_for(gvk)  # the one that wins (a user's overrides the catalog's)
+        except KartaError:  # invalid or ambiguous: no gang from it (the tools say why elsewhere)
+            continue
+        if gang_format(stored.karta) is not None:
+            kinds.add(gvk.group_kind)
+    return frozenset(kinds)
 
 
 @dataclass(frozen=True)

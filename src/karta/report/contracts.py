@@ -208,8 +208,8 @@ if TYPE_CHECKING:
         notes][, position: {clusterQueue, localQueue, clusterQueueName, localQueueName, text}][,
         positionNote]}`` (:mod:`karta.report.queue`; the position of a pending Workload, from 1);
         live, ``ownerTree`` when it owns workloads of other kinds (:mod:`karta.report.owner_tree`)
-        and ``ownedBy`` (``Kind/name``) when a top-level workload owns it (``gang`` then says its
-        pods are in that one's gang)."""
+        and ``ownedBy`` (``Kind/name``) when a top-level workload owns it (``gang.ownedBy`` names
+        the topmost owner with gang instructions when its pods are in that one's gang)."""
 
         fileMode: bool
         stale: NotRequired[bool]  # present (true) only when the root status is stale
@@ -225,7 +225,7 @@ if TYPE_CHECKING:
         gangScope: NotRequired[dict[str, Any]]  # live, gang instructions: in the gang scope or not
         queue: NotRequired[dict[str, Any]]  # live, Kueue: the queue, its Workload, the admission state
         ownerTree: NotRequired[dict[str, Any]]  # live, owning workloads of other kinds: report.owner_tree
-        ownedBy: NotRequired[str]  # live, owned by a top-level workload (Kind/name): its gang is that one's
+        ownedBy: NotRequired[str]  # live, owned by a top-level workload (Kind/name)
 else:
     KindDict = dict
     WorkloadRef = dict

@@ -103,15 +103,12 @@ def external_selectors_of(
     return external_selectors(ComponentFactory(definition.karta, dict(obj), evaluator=evaluator))
 
 
-def nested_gang(owner: str, *, owner_gang: bool = True) -> dict[str, Any]:
-    """The ``gang`` of a workload a top-level workload ``owner`` (``Kind/name``) owns: none of its
-    own, its pods are in the owner's, or in none when the owner's definition has no gang
-    instructions (``owner_gang`` False) (the one rule of karta-controller's gang reconciler and pod
-    binding: the top-level workload owns the gang, :mod:`karta.report.owner_tree`)."""
-    if not owner_gang:
-        text = f"none: its top-level workload {owner} has no gang instructions, and it has none of its own"
-        return {"ownedBy": owner, "text": text}
-    return {"ownedBy": owner, "text": f"in the gang of its top-level workload {owner} (none of its own)"}
+def nested_gang(owner: str) -> dict[str, Any]:
+    """The ``gang`` of a workload whose pods are in the gang of ``owner`` (``Kind/name``), the
+    topmost workload of its owner chain with gang instructions: none of its own (the one rule of
+    karta-controller's gang reconciler and pod binding, :mod:`karta.report.owner_tree`)."""
+    text = f"in the gang of {owner}, its topmost owner with gang instructions (none of its own)"
+    return {"ownedBy": owner, "text": text}
 
 
 @record
@@ -143,7 +140,7 @@ def describe_live(
     resolve: Resolve | None = None,
     lineage: Mapping[str, Sequence[str]] | None = None,
     owned_by: str | None = None,
-    owner_gang: bool = True,
+    gang_owner: str | None = None,
 ) -> Described:
     """A live workload with its ``pods`` (``pods_complete`` False: only some could be read) and
     ``events`` (``events_read`` False: they could not be read); ``warnings`` say what could not be
@@ -156,10 +153,12 @@ def describe_live(
     ``resolve`` their definitions, for ``ownerTree`` (:mod:`karta.report.owner_tree`; present when
     it owns at least one workload; ``lineage``: each pod's owners' UIDs, nearest first);
     ``owned_by``: ``Kind/name`` of the top-level workload that owns it (its topmost controller of
-    a covered kind, :meth:`karta.kube.TopLevel.top_owner`), for ``ownedBy``: its pods are in that
-    workload's gang (in none when ``owner_gang`` is False: its definition has no gang
-    instructions), so ``gang`` says so instead of counting a gang of its own (karta-controller
-    makes none for it) and there is no ``gangScope``. Raises
+    a covered kind, :meth:`karta.kube.TopLevel.top_owner`), for ``ownedBy``; ``gang_owner``:
+    ``Kind/name`` of the workload whose gang its pods are in (its topmost controller whose
+    definition has gang instructions, :meth:`~karta.kube.TopLevel.of` with ``gangs``; None: it
+    owns its gang, if its definition has gang instructions): ``gang`` then says its pods are in
+    that workload's gang instead of counting a gang of its own (karta-controller makes none for
+    it) and there is no ``gangScope``. Raises
     :class:`~karta.errors.KartaError` when the definition cannot read the object."""
     read = summarize(
         definition,
@@ -179,9 +178,9 @@ def describe_live(
         report["gang"] = gang
     if owned_by is not None:
         report["ownedBy"] = owned_by
-        if gang is not None:
-            report["gang"] = nested_gang(owned_by, owner_gang=owner_gang)
-    in_scope = gang_scope_report(definition, obj, scope) if scope is not None and owned_by is None else None
+    if gang_owner is not None and gang is not None:
+        report["gang"] = nested_gang(gang_owner)
+    in_scope = gang_scope_report(definition, obj, scope) if scope is not None and gang_owner is None else None
     if in_scope is not None:
         report["gangScope"] = in_scope
     if kueue_workloads is not None:
@@ -202,6 +201,7 @@ def describe_live(
             resolve=resolve,
             gpu_resources=gpu_resources,
             lineage=lineage,
+            in_gang=gang_owner is not None,
         )
         if owners.nested:
             report["ownerTree"] = owners.to_dict()

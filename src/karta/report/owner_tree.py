@@ -18,12 +18,14 @@ its controller-owner chain reaches (its walk's owners, or the objects given: a S
 through its driver pod); a pod whose chain reaches no node stays on the root (the caller found it
 through the root).
 
-**The gang** belongs to the top-level workload only: the root's definition's gang instructions,
-never a node's (``gang`` is true on the root alone, when its definition has gang instructions).
-That is the rule karta-controller applies: its gang reconciler writes group objects for top-level
-workloads only (:class:`karta.kube.workloads.TopLevel`: no controller in the owner chain is of a
-covered kind), and its pod webhook binds each pod to the gang of the top owner of its chain, so a
-PyTorchJob a Trial owns gets no second, competing gang.
+**The gang** belongs to the topmost workload of the chain whose definition has gang instructions
+(``gang`` is true on that node alone): the root when its definition has them (and no owner above
+it is in a gang, ``in_gang``), else each topmost node below it that has them (an Experiment's
+Trials, a CronJob's Jobs); the owners above it without instructions only contain it. That is the
+rule karta-controller applies: its gang reconciler writes group objects for those workloads only
+(:meth:`karta.kube.workloads.TopLevel.of` with ``gangs``), and its pod webhook binds each pod to the gang
+of the topmost owner of its chain with gang instructions, so a PyTorchJob a Trial owns gets no
+second, competing gang.
 
 **Bounds.** At most :data:`MAX_DEPTH` levels below the root (the owner-chain depth of
 docs/spec/format.md#workload-tree) and :data:`MAX_NODES` nodes; what the bounds leave out is counted
@@ -254,6 +256,7 @@ def build_owner_tree(
     lineage: Mapping[str, Sequence[str]] | None = None,
     max_depth: int = MAX_DEPTH,
     max_nodes: int = MAX_NODES,
+    in_gang: bool = False,
 ) -> OwnerTree:
     """The owner tree of ``root`` (described with ``definition``) from ``objects`` (candidate
     children, of any kind and owner: only those the rule places become nodes) and ``pods`` (the
@@ -261,7 +264,9 @@ def build_owner_tree(
     definition (None: no definition describes it, it is not a node); ``status_of`` its phases and
     an error (default: :func:`karta.report.summarize`'s phases, without pods); ``lineage``: a
     pod's controller owners' UIDs, nearest first, as its owner-chain walk read them (a pod owned
-    through an object not given, such as a Deployment's ReplicaSet, is placed through them)."""
+    through an object not given, such as a Deployment's ReplicaSet, is placed through them);
+    ``in_gang``: the root's pods are in the gang of a workload that owns it (it and its nodes own
+    none)."""
     from karta.gang import gang_format
 
     status = status_of if status_of is not None else _phases
@@ -275,15 +280,16 @@ def build_owner_tree(
     node_of: dict[str, OwnerNode] = {}
     phases, error = status(definition, root)
     top = _node(root, definition, phases, error)
-    top.gang = gang_format(definition.karta) is not None
+    top.gang = not in_gang and gang_format(definition.karta) is not None
     if root_uid:
         node_of[root_uid] = top
     omitted = 0
     count = 1
-    level: list[tuple[OwnerNode, StoredDefinition]] = [(top, definition)]
+    # a node with its definition and whether it or a node above it owns the gang
+    level: list[tuple[OwnerNode, StoredDefinition, bool]] = [(top, definition, in_gang or top.gang)]
     for depth in range(1, max_depth + 2):
-        below: list[tuple[OwnerNode, StoredDefinition]] = []
-        for node, node_definition in level:
+        below: list[tuple[OwnerNode, StoredDefinition, bool]] = []
+        for node, node_definition, ganged in level:
             kinds = tree_kinds(node_definition.karta)
             children = sorted(
                 by_parent.get(node.uid, ()), key=lambda o: natural_key(_text(_meta(o).get("name")))
@@ -301,10 +307,11 @@ def build_owner_tree(
                     continue
                 phases, error = status(child_definition, child)
                 made = _node(child, child_definition, phases, error)
+                made.gang = not ganged and gang_format(child_definition.karta) is not None
                 node.children.append(made)
                 node_of[uid] = made
                 count += 1
-                below.append((made, child_definition))
+                below.append((made, child_definition, ganged or made.gang))
         level = below
         if not level:
             break

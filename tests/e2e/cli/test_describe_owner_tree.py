@@ -20,11 +20,12 @@ headers cite them):
 
 ``kli describe`` shows each as one tree (``Owner tree:``, ``ownerTree`` in ``-o json``); the web
 view's workload page (``kli ui``'s JSON) carries the same tree and lists only the top-level
-workloads; the gang is the top-level workload's: the Trial's gang counts the PyTorchJob's pods,
-``kli describe`` of the PyTorchJob says its pods are in the Trial's gang, the gang reconciler's
-rule (:class:`karta.kube.TopLevel`) makes no gang for the PyTorchJob and the pod webhook's owner
-walk (:class:`karta.controller.runtime.owners.OwnerCache` with the controller's readable kinds)
-reaches the Trial from a PyTorchJob pod. The CRDs come from tests/corpus and ../shared/corpus,
+workloads; the gang is the topmost workload's of the chain with gang instructions: the Trial's
+gang counts the PyTorchJob's pods, ``kli describe`` of the PyTorchJob says its pods are in the
+Trial's gang, the gang reconciler's rule (:class:`karta.kube.TopLevel` with ``gangs``) makes no
+gang for the PyTorchJob and one for a ScheduledSparkApplication's SparkApplication, and the pod
+webhook's owner walk (:class:`karta.controller.runtime.owners.OwnerCache` with the controller's
+readable kinds) reaches the Trial from a PyTorchJob pod. The CRDs come from tests/corpus and ../shared/corpus,
 on a control plane of this module's own (the other tests' ``--all-types`` goldens never see them).
 """
 
@@ -449,11 +450,14 @@ def test_the_trials_pytorchjob_has_no_gang_of_its_own(kli: Callable[..., Result]
     assert data["ownedBy"] == f"Trial/{name}"
     assert data["gang"] == {
         "ownedBy": f"Trial/{name}",
-        "text": f"in the gang of its top-level workload Trial/{name} (none of its own)",
+        "text": f"in the gang of Trial/{name}, its topmost owner with gang instructions (none of its own)",
     }
     assert "gangScope" not in data and "ownerTree" not in data
     text = describe(kli, chains, f"pytorchjob/{name}").out
-    assert f"Gang: in the gang of its top-level workload Trial/{name} (none of its own)\n" in text
+    assert (
+        f"Gang: in the gang of Trial/{name}, its topmost owner with gang instructions (none of its own)\n"
+        in text
+    )
     assert f"Owned by: Trial/{name} (its top-level workload)\n" in text
 
 
@@ -498,7 +502,8 @@ def test_a_virtual_machine_is_one_tree(kli: Callable[..., Result], chains: Chain
 def test_scheduled_runs_are_trees(kli: Callable[..., Result], chains: Chains) -> None:
     """A ScheduledWorkflow's Argo Workflow and a ScheduledSparkApplication's SparkApplication, the
     Spark executor placed through the driver pod that owns it. Neither schedule has gang
-    instructions, and by the one rule a run they own gets no gang of its own either."""
+    instructions: they only contain the runs, and the SparkApplication, the topmost of its chain
+    with gang instructions, owns its gang (issue 27 item 3; before, it was in none)."""
     swf, run = chains.swf["metadata"]["name"], chains.workflow["metadata"]["name"]
     data = json.loads(describe(kli, chains, f"scheduledworkflow/{swf}", "-o", "json").out)
     assert shape(data["ownerTree"]["root"]) == (
@@ -517,23 +522,21 @@ def test_scheduled_runs_are_trees(kli: Callable[..., Result], chains: Chains) ->
         False,
         (2, 2),
         [],
-        ((f"SparkApplication/{app}", ["Running"], False, (2, 2), [f"{app}-driver", f"{app}-exec-1"], ()),),
+        ((f"SparkApplication/{app}", ["Running"], True, (2, 2), [f"{app}-driver", f"{app}-exec-1"], ()),),
     )
     nested = json.loads(describe(kli, chains, f"sparkapplication/{app}", "-o", "json").out)
     assert nested["ownedBy"] == f"ScheduledSparkApplication/{ssa}"
-    assert nested["gang"] == {  # the schedule has no gang instructions: the run is in no gang
-        "ownedBy": f"ScheduledSparkApplication/{ssa}",
-        "text": f"none: its top-level workload ScheduledSparkApplication/{ssa} has no gang instructions, "
-        "and it has none of its own",
-    }
+    # the schedule has no gang instructions: the run owns its gang, counted as any other
+    assert "ownedBy" not in nested["gang"] and nested["gang"]["pods"] == 2
 
 
 # ------------------------------------------------------------------------------- the controller's rule
 
 
-def test_the_controller_gives_the_gang_to_the_top_level_workload(chains: Chains) -> None:
-    """The gang reconciler's rule (top-level workloads only) and the pod webhook's owner walk (the
-    top owner of a pod, through the kinds the controller may read) agree with the tree."""
+def test_the_controller_gives_the_gang_to_the_topmost_workload_with_gang_instructions(chains: Chains) -> None:
+    """The display rule (top-level workloads), the gang reconciler's rule (the topmost workload of
+    the chain with gang instructions) and the pod webhook's owner walk (the top owner of a pod,
+    through the kinds the controller may read) agree with the tree."""
     store = DefinitionStore.offline(user_directory=None)
     with KubeClient.from_config(ConfigOverrides(kubeconfig=chains.kubeconfig)) as client:
         top_level = TopLevel.of(client, store)
@@ -554,6 +557,10 @@ def test_the_controller_gives_the_gang_to_the_top_level_workload(chains: Chains)
         )
         assert walk.top is not None
         assert (walk.top["kind"], walk.top["metadata"]["name"]) == ("Trial", owner.name)
+        gangs = TopLevel.of(client, store, gangs=True)
+        assert gangs.is_top_level(chains.trial) and not gangs.is_top_level(chains.pytorchjob)
+        assert top_level.is_top_level(chains.sparkapp) is False  # shown under its schedule
+        assert gangs.is_top_level(chains.sparkapp) is True and gangs.top_owner(chains.sparkapp) is None
 
 
 # ------------------------------------------------------------------------------- the web view

@@ -15,9 +15,10 @@ manages the workload's gangs (the Gang scope line, from its namespace's labels r
 :func:`karta.report.describe_live`, the web view's workload page's too. Workloads are separated
 by two blank lines, as kubectl separates them. Live, the workloads it creates through other kinds
 (:func:`karta.kube.owned_workloads`, one LIST per kind) make its Owner tree
-(:mod:`karta.report.owner_tree`), and a workload a top-level one owns says whose gang its pods are
-in (:meth:`karta.kube.TopLevel.top_owner`). What could not be read (the pod list, owners,
-Events) is a warning, and counts made from an incomplete pod set show as unknown.
+(:mod:`karta.report.owner_tree`), and a workload a top-level one owns says so, and whose gang its
+pods are in: the topmost owner's with gang instructions (:meth:`karta.kube.TopLevel.top_owner`).
+What could not be read (the pod list, owners, Events) is a warning, and counts made from an
+incomplete pod set show as unknown.
 
 File mode reads every object of ``-f`` (several documents, a directory, ``-`` for standard
 input; :func:`karta.cli.inputs.read_labelled_objects`), resolves each object's type by the one rule
@@ -159,9 +160,10 @@ def describe(
     Live, a workload that creates workloads of other kinds (its definition's
     additionalChildKinds: a Katib Trial's PyTorchJob, a PipelineRun's TaskRuns, a
     VirtualMachine's instance) gets an Owner tree section ("ownerTree"): one line per workload,
-    indented under its owner, with its status, pods and GPUs, and the one that owns the gang (the
-    top-level workload). Describing a workload another one owns says so ("Owned by", "ownedBy"):
-    its pods are in that one's gang.
+    indented under its owner, with its status, pods and GPUs, and the ones that own a gang (the
+    topmost workload of each chain whose definition has gang instructions: a Katib Experiment's
+    Trials, a CronJob's Jobs). Describing a workload another one owns says so ("Owned by",
+    "ownedBy"), and whose gang its pods are in when an owner above it has gang instructions.
     """
 
     if file is not None and args:
@@ -235,7 +237,7 @@ class Out:
         resolve: report.Resolve | None = None,
         lineage: dict[str, list[str]] | None = None,
         owned_by: str | None = None,
-        owner_gang: bool = True,
+        gang_owner: str | None = None,
     ) -> None:
         """One workload: from a file (``file_mode``), else live with its ``pods`` and ``events``
         (``events_read`` False: they could not be read; ``said``: what could not be read) and its
@@ -266,7 +268,7 @@ class Out:
                     resolve=resolve,
                     lineage=lineage,
                     owned_by=owned_by,
-                    owner_gang=owner_gang,
+                    gang_owner=gang_owner,
                 )
         except KartaError as exc:
             raise CliError(f"cannot describe {name} with definition {chosen.name}: {exc}") from None
@@ -342,7 +344,8 @@ def _describe_live(
         # every workload's pods, each namespace's listed once, owner reads shared
         chains = kube.OwnerChains(client)  # shared with the owner trees' pod placement: no second read
         found_pods = kube.find_pods_many(client, [obj for _, obj in found], chains=chains)
-        top_level = kube.TopLevel.of(client, store, chains=chains)  # whose gang a nested one's pods are in
+        top_level = kube.TopLevel.of(client, store, chains=chains)  # the top-level workload that owns one
+        in_gang = kube.TopLevel.of(client, store, chains=chains, gangs=True)  # whose gang its pods are in
         scopes: dict[str, report.ScopeInput] = {}  # each namespace's labels read once
         referenced: dict[Any, Any] = {}  # extension E3: each referenced object read once
         resolve = report.owner_resolver(store, served=lambda gvk: client.discovery.find(*gvk) is not None)
@@ -372,7 +375,7 @@ def _describe_live(
             said.extend(unowned)
             out.warnings.extend(unowned)
             lineage = kube.pod_lineage(chains, pods.pods) if owned else None
-            top = top_level.top_owner(obj)
+            top, gang_top = top_level.top_owner(obj), in_gang.top_owner(obj)
             out.add(
                 chosen,
                 obj,
@@ -392,7 +395,7 @@ def _describe_live(
                 resolve=resolve,
                 lineage=lineage,
                 owned_by=f"{top.kind}/{top.name}" if top is not None else None,
-                owner_gang=top is not None and _has_gang(resolve, top),
+                gang_owner=f"{gang_top.kind}/{gang_top.name}" if gang_top is not None else None,
             )
     single = sum(len(names) for _, names in targets) == 1
     if found or not missing:
@@ -409,14 +412,6 @@ def _describe_live(
         sys.stderr.write(format_error(error, hint=False))
     if missing:
         raise missing[-1]
-
-
-def _has_gang(resolve: report.Resolve, owner: kube.OwnerLink) -> bool:
-    """Whether the definition of the top-level workload ``owner`` has gang instructions."""
-    from karta.gang import gang_format
-
-    found = resolve({"apiVersion": owner.api_version, "kind": owner.kind})
-    return found is not None and gang_format(found.karta) is not None
 
 
 def _external_pods(

@@ -1,5 +1,5 @@
 """The gang reconciler (mode B, docs/spec/gang-backends.md#modes): the backend's group objects for every
-top-level workload of every type a usable definition describes.
+workload that owns its gang, of every type a usable definition describes.
 
 **Types.** The covered-types tracker (:class:`karta.kube.tracker.CoveredTypes`, shared with the
 other parts: it reads discovery every ``types_interval`` seconds, when the definitions change and
@@ -14,12 +14,15 @@ that an edit or deletion of one of our objects brings its workload back to the q
 **Queue.** Keys are :class:`Key` (GVK, namespace, name): deduplicated, never two workers on one key,
 rate-limited retries on API errors, every key again each ``--resync-period``.
 
-**Reconcile.** The object comes from the informer's cache; only top-level workloads
-(:class:`~karta.kube.workloads.TopLevel`) are handled. The definition's expressions run with a
-trusted evaluator for the catalog and a budgeted, untrusted one otherwise. The plan and the
-rendering are computed in full before anything is written: an error (or an error diagnostic of
-the plan) is a Warning event ``GangRenderFailed`` and ``karta_gang_render_errors``, and nothing is
-written. The objects are then written by :class:`~karta.controller.runtime.group_writer.GroupWriter`
+**Reconcile.** The object comes from the informer's cache; only workloads that own their
+gang are handled (:meth:`~karta.kube.workloads.TopLevel.of` with ``gangs``: the topmost workload in the
+owner chain whose definition has gang instructions; a Katib Experiment's Trial, a CronJob's Job
+and a ScheduledSparkApplication's SparkApplication own theirs, a JobSet's Jobs are in the
+JobSet's). The definition's expressions run with a trusted evaluator for the catalog and a
+budgeted, untrusted one otherwise. The plan and the rendering are computed in full before
+anything is written: an error (or an error diagnostic of the plan) is a Warning event
+``GangRenderFailed`` and ``karta_gang_render_errors``, and nothing is written. The objects are
+then written by :class:`~karta.controller.runtime.group_writer.GroupWriter`
 (server-side apply with force as ``karta``, immutable fields never forced, stale objects deleted).
 A workload being deleted is left alone: its group objects carry an ownerReference with its UID and
 go with it by garbage collection. Suspended workloads keep their group objects on every backend,
@@ -252,7 +255,7 @@ class GangReconciler(FollowsTypes):
         resources = list(coverage.resources)
         self._options = self._backend_options(resources)
         readable = readable_owner_kinds(d.karta for d in store.definitions)
-        top_level = TopLevel.of(self.client, store, readable=readable)
+        top_level = TopLevel.of(self.client, store, readable=readable, gangs=True)
         requeue: list[Watched] = []
         stopped: list[Watched] = []
         started: list[tuple[Watched, _TypedHandler, dict[str, Any]]] = []

@@ -72,6 +72,22 @@ class OwnerWalk:
     top: dict[str, Any] | None
     error: str | None = None
     top_read: bool = False  # ``top`` was read from the server by this walk, not from the cache
+    # the owners read, nearest first (``links[i]`` read as ``owners[i]``), and whether each was
+    # read from the server: for :meth:`rooted_at`
+    owners: tuple[dict[str, Any], ...] = ()
+    reads: tuple[bool, ...] = ()
+
+    def rooted_at(self, index: int) -> OwnerWalk:
+        """The walk ended at ``links[index]`` (read as ``owners[index]``): the owners above it only
+        contain it (the gang's owner is the topmost with gang instructions, not the topmost)."""
+        return OwnerWalk(
+            self.links[: index + 1],
+            self.owners[index],
+            None,
+            top_read=self.reads[index],
+            owners=self.owners[: index + 1],
+            reads=self.reads[: index + 1],
+        )
 
 
 class OwnerCache:
@@ -118,33 +134,43 @@ class OwnerCache:
         links: list[OwnerLink] = []
         top: dict[str, Any] | None = None
         top_read = False
+        owners: list[dict[str, Any]] = []
+        reads: list[bool] = []
+
+        def end(error: str | None = None) -> OwnerWalk:
+            return OwnerWalk(
+                tuple(links), top, error, top_read=top_read, owners=tuple(owners), reads=tuple(reads)
+            )
+
         current: Mapping[str, Any] = obj
         while True:
             ref = controller_ref(current) if isinstance(current.get("metadata"), Mapping) else None
             if ref is None:
-                return OwnerWalk(tuple(links), top, top_read=top_read)
+                return end()
             if len(links) >= MAX_DEPTH:
-                return OwnerWalk(tuple(links), top, f"owner chain deeper than {MAX_DEPTH}")
+                return end(f"owner chain deeper than {MAX_DEPTH}")
             if deadline is not None and self._clock() > deadline:
-                return OwnerWalk(tuple(links), top, "out of time walking the owner chain")
+                return end("out of time walking the owner chain")
             api_version, kind = str(ref.get("apiVersion") or ""), str(ref.get("kind") or "")
             if self.readable is not None and (api_version.rpartition("/")[0], kind) not in self.readable:
-                return OwnerWalk(tuple(links), top)  # a kind no definition names: the chain ends
+                return end()  # a kind no definition names: the chain ends
             name, uid = str(ref.get("name") or ""), str(ref.get("uid") or "")
             if not (api_version and kind and name):
-                return OwnerWalk(tuple(links), top, "an owner reference without apiVersion, kind or name")
+                return end("an owner reference without apiVersion, kind or name")
             try:
                 rtype = self.client.discovery.for_api_version(api_version, kind)
             except ClusterError as exc:
                 links.append(OwnerLink(api_version, kind, name, uid, namespace))
-                return OwnerWalk(tuple(links), top, f"unknown owner type {kind} ({api_version}): {exc}")
+                return end(f"unknown owner type {kind} ({api_version}): {exc}")
             link = OwnerLink(api_version, kind, name, uid, namespace if rtype.namespaced else "")
             links.append(link)
             try:
                 owner, top_read = self._read(link, rtype)
             except ClusterError as exc:
-                return OwnerWalk(tuple(links), top, f"cannot read {kind} {name}: {exc}")
+                return end(f"cannot read {kind} {name}: {exc}")
             top = owner
+            owners.append(owner)
+            reads.append(top_read)
             current = owner
 
     def _read(self, link: OwnerLink, rtype: Any) -> tuple[dict[str, Any], bool]:

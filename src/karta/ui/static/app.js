@@ -383,7 +383,7 @@ function detailContent(data) {
     out.push(renderTree([ownerNode(d.ownerTree.root)], "owner tree"));
     if (d.ownerTree.omitted) out.push(el("p", { class: "muted", text: `${d.ownerTree.omitted} more owned workload(s) beyond the tree's bounds` }));
   }
-  if (d.ownedBy) out.push(el("p", { text: `Owned by ${d.ownedBy}, its top-level workload: its pods are in that one's gang.` }));
+  if (d.ownedBy) out.push(el("p", { text: `Owned by ${d.ownedBy}, its top-level workload.` }));
   if (d.pendingPods && d.pendingPods.length) {
     out.push(el("h3", { text: "Pending pods" }));
     for (const group of d.pendingPods) {

@@ -2,8 +2,9 @@
 CREATE at :data:`PATH` that points each pod of a covered workload at its gang's group object.
 
 From the pod alone (its owner references and labels: the workload's own controller is never waited
-for) :class:`PodBinder` resolves the top owner (:class:`~karta.controller.runtime.owners.OwnerCache`),
-the definition for the top owner's GVK (:class:`~karta.definitions.DefinitionStore`), and renders the
+for) :class:`PodBinder` resolves the gang's owner (:class:`~karta.controller.runtime.owners.OwnerCache`:
+the topmost owner whose definition has gang instructions, :meth:`PodBinder.top`), the definition
+for its GVK (:class:`~karta.definitions.DefinitionStore`), and renders the
 backend's objects and this pod's binding with the library (:func:`karta.render.render` with the pod,
 so alpha gangs, discoverable only from pods, are rendered too). :class:`PodAdmission` is the webhook
 handler: it writes the rendered group objects with the gang reconciler's writer in admission mode
@@ -203,7 +204,21 @@ class PodBinder:
         return any(gang_format(d.karta) is not None for d in self.store().definitions)
 
     def top(self, pod: Mapping[str, Any], *, deadline: float | None = None) -> OwnerWalk:
-        return self.owners.walk(pod, deadline=deadline)
+        """The pod's owner walk, ended at the gang's owner: the topmost owner whose definition has
+        gang instructions (a Katib Experiment's Trial, a CronJob's Job; the owners above it only
+        contain it); the whole walk when none has (or it could not be walked to its end: then
+        :meth:`definition` decides). From the walk's owners alone: no API call more."""
+        return self.gang_root(self.owners.walk(pod, deadline=deadline))
+
+    def gang_root(self, walk: OwnerWalk) -> OwnerWalk:
+        """``walk`` re-rooted at its topmost owner whose definition has gang instructions."""
+        if walk.error is not None or len(walk.owners) != len(walk.links):
+            return walk
+        for index in range(len(walk.links) - 1, -1, -1):
+            link, owner = walk.links[index], walk.owners[index]
+            if self._lookup(link.api_version, link.kind, workload=owner) is not None:
+                return walk if index == len(walk.links) - 1 else walk.rooted_at(index)
+        return walk
 
     def fresh(self, walk: OwnerWalk) -> OwnerWalk:
         """``walk`` with its top owner (the workload) read from the server now: the cached one may
@@ -219,7 +234,8 @@ class PodBinder:
         return OwnerWalk(walk.links, top, walk.error, top_read=True)
 
     def definition(self, walk: OwnerWalk) -> StoredDefinition | None:
-        """The definition for the top owner's GVK when it has gang instructions, else None. A chain
+        """The definition for the top owner's GVK (:meth:`top`: the gang's owner) when it has gang
+        instructions, else None. A chain
         that could not be walked to its end is a failure only when what was read is covered."""
         top = walk.top
         if walk.error is not None:
