@@ -28,6 +28,9 @@ def test_check_fails_on_a_stale_index_and_the_generator_fixes_it(
     readme = tmp_path / "README.md"
     readme.write_text(catalog.KINDS_PAGE.read_text())
     monkeypatch.setattr("karta.catalog.__main__.KINDS_PAGE", readme)
+    summary = tmp_path / "README-summary.md"
+    summary.write_text(catalog.README_FILE.read_text())
+    monkeypatch.setattr("karta.catalog.__main__.README_FILE", summary)
     target.write_text(catalog.INDEX_FILE.name)  # anything else
     assert main(["--check"]) == 1
     assert main([]) == 0
@@ -52,11 +55,32 @@ def test_the_readme_table_of_kinds_is_current_and_one_row_per_kind() -> None:
     assert "`availableReplicas`" in nodeset and "`slurmDown`" in nodeset and nodeset.endswith("| no |")
 
 
+def test_the_readme_names_every_kind_by_project() -> None:
+    """The README's short table (issue 27: every kind has its entry there; the full table is too
+    long for a five-minute README, issue 28): one row per project, every catalog kind once."""
+    text = catalog.README_FILE.read_text()
+    block = text.split(catalog.SUMMARY_BEGIN + "\n", 1)[1].split(catalog.SUMMARY_END, 1)[0]
+    assert block == catalog.render_kinds_summary()
+    named = [kind for row in block.splitlines()[2:] for kind in row.split("|")[2].split("`")[1::2]]
+    kinds = sorted({k.root_gvk.kind for k in catalog.catalog_definitions() if k.root_gvk})
+    assert sorted(set(named)) == kinds  # Model and Job are two projects' kinds each
+    assert len(named) == len(
+        {(k.root_gvk.group, k.root_gvk.kind) for k in catalog.catalog_definitions() if k.root_gvk}
+    )
+    (training,) = [row for row in block.splitlines() if row.startswith("| Kubeflow Training Operator |")]
+    assert "`PyTorchJob` *(gang)*" in training
+    (katib,) = [row for row in block.splitlines() if row.startswith("| Kubeflow Katib |")]
+    assert "`Experiment`," in katib and "`Trial` *(gang)*" in katib  # the Experiment's Trials own gangs
+
+
 def test_check_fails_on_a_stale_readme_table_and_the_generator_fixes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     readme = tmp_path / "README.md"
     monkeypatch.setattr("karta.catalog.__main__.KINDS_PAGE", readme)
+    summary = tmp_path / "README-summary.md"  # the README's own block, current
+    summary.write_text(catalog.README_FILE.read_text())
+    monkeypatch.setattr("karta.catalog.__main__.README_FILE", summary)
     readme.write_text(f"# title\n\n{catalog.KINDS_BEGIN}\nold rows\n{catalog.KINDS_END}\n\nthe rest\n")
     assert main(["--check"]) == 1
     assert main([]) == 0

@@ -44,6 +44,7 @@ __all__ = [
     "catalog_slugs",
     "is_ai_kind",
     "render_index",
+    "render_kinds_summary",
     "render_kinds_table",
     "slug_for",
 ]
@@ -56,6 +57,11 @@ INDEX_FILE = Path(__file__).resolve().parent / "_index.py"
 KINDS_PAGE = Path(__file__).resolve().parents[3] / "docs" / "reference" / "catalog.md"
 KINDS_BEGIN = "<!-- kinds:begin -->"
 KINDS_END = "<!-- kinds:end -->"
+# The source tree's README, whose short table of kinds by project ``python -m karta.catalog`` writes
+# between SUMMARY_BEGIN and SUMMARY_END (:func:`render_kinds_summary`).
+README_FILE = Path(__file__).resolve().parents[3] / "README.md"
+SUMMARY_BEGIN = "<!-- kinds-summary:begin -->"
+SUMMARY_END = "<!-- kinds-summary:end -->"
 
 
 GENERAL_PURPOSE_KINDS: frozenset[tuple[str, str]] = frozenset(
@@ -313,6 +319,31 @@ def render_kinds_table() -> str:
         status = ", ".join(f"`{f}`" for f in fields) or "(none)"
         gang = "yes" if any(k.gang is not None for k in kartas) else "no"
         rows.append(f"| `{group or 'core'}/{kind}` | {versions} | {project} | {what} | {status} | {gang} |")
+    return "\n".join(rows) + "\n"
+
+
+def render_kinds_summary() -> str:
+    """The README's short table of kinds: one row per project (``_kinds.py``) naming its kinds,
+    those whose definitions gang-schedule the pods marked with *gang*. Raises like
+    :func:`render_kinds_table`, whose full table (docs/reference/catalog.md) it summarizes."""
+    from karta.catalog._kinds import KINDS
+
+    render_kinds_table()  # the same checks of _kinds.py against the catalog
+    by_project: dict[str, list[str]] = {}
+    gangs = {
+        (k.root_gvk.group, k.root_gvk.kind)
+        for k in _catalog()
+        if k.root_gvk is not None and k.gang is not None
+    }
+    for (group, kind), (project, _what) in sorted(KINDS.items(), key=lambda item: item[0][1]):
+        by_project.setdefault(project, []).append(
+            f"`{kind}`" + (" *(gang)*" if (group, kind) in gangs else "")
+        )
+    rows = ["| Project | Workload kinds |", "|---|---|"]
+    rows += [
+        f"| {project} | {', '.join(kinds)} |"
+        for project, kinds in sorted(by_project.items(), key=lambda i: i[0].lower())
+    ]
     return "\n".join(rows) + "\n"
 
 
