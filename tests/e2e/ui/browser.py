@@ -61,6 +61,28 @@ def page_rows(driver: Any) -> dict[str, dict[str, str]]:
     return {f"{r['kind']}/{r['name']}": r for r in driver.execute_script(script)}
 
 
+def truncated_cells(driver: Any) -> list[str]:
+    """The list's shown cells whose text does not fit their column (cut with an ellipsis), as
+    ``Kind/name: text``; empty when every cell reads whole."""
+    script = """
+    return [...document.querySelectorAll('#body tr[data-id] td')]
+      .filter(td => td.offsetParent !== null && td.scrollWidth > td.clientWidth + 1)
+      .map(td => {
+        const c = td.parentNode.children;
+        return `${c[0].textContent}/${c[2].textContent}: ${td.textContent}`;
+      });
+    """
+    return list(driver.execute_script(script))
+
+
+def queue_column_shown(driver: Any) -> bool:
+    """Whether the list's Queue column (the 9th) is displayed."""
+    script = """
+    const th = document.querySelector('#rows thead th:nth-child(9)');
+    return getComputedStyle(th).display !== 'none';"""
+    return bool(driver.execute_script(script))
+
+
 def load(driver: Any, url: str) -> None:
     """Open ``url`` and wait until the page has loaded its first rows."""
     driver.get(url)
