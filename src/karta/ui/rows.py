@@ -64,7 +64,7 @@ __all__ = [
 
 MAX_PAGE = 1000  # rows per page of /api/workloads
 MAX_TEXT = 200  # characters of a filter value
-COMPONENT_NAMES = 22  # characters of component names the list shows; past it, their count
+COMPONENT_NAMES = 18  # characters of component names the list shows; past it, their count
 SORT_KEYS = ("name", "namespace", "kind", "status", "pods", "gpus", "age", "gang", "queue")
 
 

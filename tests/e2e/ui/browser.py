@@ -62,15 +62,18 @@ def page_rows(driver: Any) -> dict[str, dict[str, str]]:
 
 
 def truncated_cells(driver: Any) -> list[str]:
-    """The list's shown cells whose text does not fit their column (cut with an ellipsis), as
-    ``Kind/name: text``; empty when every cell reads whole."""
+    """The list's shown headers and cells whose text does not fit their column (cut with an
+    ellipsis), as ``header: text`` and ``Kind/name: text``; empty when every one reads whole."""
     script = """
-    return [...document.querySelectorAll('#body tr[data-id] td')]
-      .filter(td => td.offsetParent !== null && td.scrollWidth > td.clientWidth + 1)
+    const cut = (cell) => cell.clientWidth > 0 && cell.scrollWidth > cell.clientWidth;
+    const heads = [...document.querySelectorAll('#rows thead th')].filter(cut)
+      .map(th => `header: ${th.textContent}`);
+    const cells = [...document.querySelectorAll('#body tr[data-id] td')].filter(cut)
       .map(td => {
         const c = td.parentNode.children;
         return `${c[0].textContent}/${c[2].textContent}: ${td.textContent}`;
       });
+    return [...heads, ...cells];
     """
     return list(driver.execute_script(script))
 
@@ -79,7 +82,7 @@ def queue_column_shown(driver: Any) -> bool:
     """Whether the list's Queue column (the 9th) is displayed."""
     script = """
     const th = document.querySelector('#rows thead th:nth-child(9)');
-    return getComputedStyle(th).display !== 'none';"""
+    return th.offsetWidth > 0 && getComputedStyle(th).visibility !== 'hidden';"""
     return bool(driver.execute_script(script))
 
 

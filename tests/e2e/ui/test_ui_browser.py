@@ -221,6 +221,9 @@ def test_the_list_shows_every_kind_and_follows_a_status_change(
     browser.save_screenshot(str(screens / "1-list.png"))
     browser.find_element("id", "f-general").click()
     wait_for("the Deployment row", lambda: "Deployment/web" in page_rows(browser))
+    # a workload without gang instructions says so in neutral words, not as an unmet gang
+    assert page_rows(browser)["Deployment/web"]["gang"] == "no gang"
+    assert browser.find_elements("css selector", "#body td.gang.muted")
     assert len(page_rows(browser)) == 5 and count.text.startswith("5 of ") and "AI" not in count.text
     browser.find_element("id", "f-general").click()
     wait_for("the Deployment hidden again", lambda: "Deployment/web" not in page_rows(browser))
@@ -480,6 +483,9 @@ def test_the_gang_picture_draws_each_replica_gang_and_sub_group(
         for line in shown:
             assert "not met" in line.text
             assert "unmet" in (line.find_element("css selector", ".meter").get_attribute("class") or "")
+            # no pod exists yet: waiting (amber), not failing (red), as the list's cell says
+            assert line.find_elements("css selector", "span.warn")
+            assert not line.find_elements("css selector", ".bad")
         browser.save_screenshot(str(screens / shot))
         assert errors(browser) == []
         load(browser, url)  # off its page before it is deleted (the open page would read it again)

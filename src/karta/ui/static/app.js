@@ -303,7 +303,7 @@ function rowElement(row, index, tabbable) {
     "tr",
     { "aria-rowindex": index + 2, "data-id": row.id, "data-index": index, tabindex: tabbable ? "0" : "-1" },
     el("td", { text: row.kind, title: row.apiVersion }),
-    el("td", { text: row.namespace }),
+    el("td", { text: row.namespace, title: row.namespace }),
     el("td", {}, link),
     status,
     el("td", { text: row.cells.components.text, title: row.error || row.cells.components.title }),
@@ -409,7 +409,7 @@ function detailContent(data) {
   if (data.gangPlan) out.push(collapsible("Gang plan", data.gangPlan));
   for (const [backend, result] of Object.entries(data.gang || {})) {
     if (result.error) out.push(el("details", {}, el("summary", { text: `${backend}: cannot render` }), el("p", { class: "bad", text: result.error })));
-    else out.push(collapsible(`${backend}: ${result.objects.length} object(s) rendered`, result.objects, result.warnings));
+    else out.push(collapsible(`${backend}: ${result.objects.length} object${result.objects.length === 1 ? "" : "s"} rendered`, result.objects, result.warnings));
   }
   if (data.definition) out.push(collapsible(`Definition ${data.definition.name} (${data.definition.source})`, data.definition.spec));
   return out;
@@ -435,18 +435,20 @@ function table(headers, rows) {
 function gangPicture(gang) {
   const out = [el("h3", { text: "Gang: pods bound against the minimum" })];
   const box = el("div", { class: "gangs" });
-  const line = (name, bound, minimum, met, cls) =>
+  // not met is red once the gang has pods, amber while it has none yet (as the list's cell)
+  const tone = (met, pods) => (met ? "good" : pods ? "bad" : "warn");
+  const line = (name, bound, minimum, met, cls, pods) =>
     el(
       "div",
       { class: `gang-line ${cls || ""}` },
       el("span", { class: "gang-name", text: name }),
       meter(bound, minimum, met, `${name}: ${bound} of ${minimum} bound${met ? ", minimum met" : ", minimum not met"}`),
-      el("span", { class: met ? "good" : "bad", text: `${bound}/${minimum} bound · ${met ? "met" : "not met"}` }),
+      el("span", { class: tone(met, pods), text: `${bound}/${minimum} bound · ${met ? "met" : "not met"}` }),
     );
   const gangs = gang.perGang && gang.perGang.length ? gang.perGang : null;
-  box.append(line(gangs ? `all ${gangs.length} gangs` : "gang", gang.scheduled, gang.minMember, gang.minimumMet, "g-total"));
-  for (const g of gangs || []) box.append(line(g.name, g.scheduled, g.minMember, g.minimumMet, "g-replica"));
-  for (const sub of gang.subGroups || []) box.append(line(`sub-group ${sub.name}`, sub.scheduled, sub.minMember, sub.scheduled >= sub.minMember, "g-sub"));
+  box.append(line(gangs ? `all ${gangs.length} gangs` : "gang", gang.scheduled, gang.minMember, gang.minimumMet, "g-total", gang.pods));
+  for (const g of gangs || []) box.append(line(g.name, g.scheduled, g.minMember, g.minimumMet, "g-replica", g.pods));
+  for (const sub of gang.subGroups || []) box.append(line(`sub-group ${sub.name}`, sub.scheduled, sub.minMember, sub.scheduled >= sub.minMember, "g-sub", gang.pods));
   out.push(box);
   return out;
 }
