@@ -231,6 +231,24 @@ class GpuTotals:
             return None
         return self.allocatable - self.requested
 
+    def summary(self) -> str:
+        """The web view's line (its capacity page): ``4 GPUs allocatable on 1 Node · 3 requested
+        by bound pods · 16 pending · 1 free``; an unread number is one word, not a count
+        (``allocatable GPUs unknown · GPUs requested by pods unknown``)."""
+        parts = []
+        if self.allocatable is None:
+            parts.append("allocatable GPUs unknown")
+        else:
+            nodes = f"{self.nodes} Node{'' if self.nodes == 1 else 's'}"
+            parts.append(f"{self.allocatable} GPUs allocatable on {nodes}")
+        if self.requested is None or self.pending is None:
+            parts.append("GPUs requested by pods unknown")
+        else:
+            parts += [f"{self.requested} requested by bound pods", f"{self.pending} pending"]
+        if self.free is not None:
+            parts.append(f"{self.free} free")
+        return " · ".join(parts)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "nodes": self.nodes,

@@ -22,7 +22,14 @@ definition, components, pods: {ready, total, desired}, gpus, gang, queue, ai, cr
   gangs' minimum is more than one pod); a Deployment, Job or bare Pod asking for nothing of that
   is a general-purpose workload, listed behind the page's toggle;
 - ``error`` says why the definition could not read the object (the row then has what metadata
-  gives).
+  gives);
+- ``cells`` the list's texts for the columns that would not fit as data (issue 28): ``components``
+  ``{text, title}`` (the names, or their count when they are long; each with its replicas in the
+  title) and ``gang`` ``{text, title, tone, meter}`` (``2/2 bound``, ``0/5 bound · not met``, ``no
+  gang``, ``unknown``; the whole sentence, the gangs and the scheduler group objects in the title;
+  ``tone`` good, bad (pods not all bound), warn (no pod yet) or muted; ``meter`` whether a bar of
+  the bound pods against the minimum is drawn) (:func:`components_cell`, :func:`gang_cell`). The
+  page lays them out and never composes them.
 
 The row is read by :func:`karta.report.summarize`, as ``kli get``'s is. Pure: objects, pods and
 definitions in, dicts out. :func:`select_rows` filters, sorts and pages
@@ -39,7 +46,7 @@ from karta.catalog import is_ai_kind
 from karta.definitions import StoredDefinition
 from karta.errors import KartaError
 from karta.jq import Evaluator
-from karta.report import created_at, parse_time, queue_cell, summarize
+from karta.report import GangState, created_at, parse_time, queue_cell, summarize
 
 __all__ = [
     "MAX_PAGE",
@@ -47,6 +54,8 @@ __all__ = [
     "SORT_KEYS",
     "QueryError",
     "RowQuery",
+    "components_cell",
+    "gang_cell",
     "is_ai_row",
     "row_id",
     "select_rows",
@@ -55,6 +64,7 @@ __all__ = [
 
 MAX_PAGE = 1000  # rows per page of /api/workloads
 MAX_TEXT = 200  # characters of a filter value
+COMPONENT_NAMES = 18  # characters of component names the list shows; past it, their count
 SORT_KEYS = ("name", "namespace", "kind", "status", "pods", "gpus", "age", "gang", "queue")
 
 
@@ -125,6 +135,7 @@ def workload_row(
     except KartaError as exc:
         row["error"] = f"cannot read it with definition {definition.name}: {exc}"
         row["ai"] = is_ai_row(row)
+        row["cells"] = {"components": components_cell([]), "gang": gang_cell(None, error=row["error"])}
         return row
     row["phases"] = read.phases
     row["status"] = read.status
@@ -138,7 +149,50 @@ def workload_row(
         met = state.pop("minimumMet")
         row["gang"] = {**state, "groupObjects": group_objects, "minimumMet": met, "text": read.gang.text()}
     row["ai"] = is_ai_row(row)
+    row["cells"] = {
+        "components": components_cell(read.components),
+        "gang": gang_cell(read.gang, error=read.gang_error, group_objects=group_objects),
+    }
     return row
+
+
+def components_cell(components: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The list's Components cell: ``{text, title}``, the components' names (their count past
+    :data:`COMPONENT_NAMES` characters), each with its replicas in the title
+    (``master: 1 replica, worker: 3 replicas``)."""
+    names = [str(c.get("name") or "") for c in components]
+    text = ", ".join(names)
+    if len(names) > 1 and len(text) > COMPONENT_NAMES:
+        text = f"{len(names)} components"
+
+    def replicas(component: Mapping[str, Any]) -> str:
+        count = component.get("replicas")
+        return f"{count} replica{'' if count == 1 else 's'}"
+
+    title = ", ".join(f"{name}: {replicas(c)}" for name, c in zip(names, components, strict=True))
+    return {"text": text, "title": title}
+
+
+def gang_cell(gang: GangState | None, *, error: str | None = None, group_objects: int = 0) -> dict[str, Any]:
+    """The list's Gang cell for a workload's gang state (None: no gang instructions, or unknown
+    when ``error`` says why): ``{text, title, tone, meter}`` (the module docstring). The short
+    text counts the pods bound against the minimum, as the workload page's gang picture does; the
+    title is ``kli describe``'s sentence, the number of gangs and the scheduler group objects."""
+    if error is not None:
+        return {"text": "unknown", "title": f"gang state unknown: {error}", "tone": "muted", "meter": False}
+    if gang is None:
+        title = "no gang: its definition has no gang instructions"
+        return {"text": "no gang", "title": title, "tone": "muted", "meter": False}
+    counted = f"{gang.bound}/{gang.minimum} bound"
+    if gang.met:
+        text, tone = counted, "good"
+    else:
+        text, tone = f"{counted} · not met", "bad" if gang.pods else "warn"
+    groups = f"{group_objects or 'no'} scheduler group object{'' if group_objects == 1 else 's'}"
+    gangs = f"{gang.gangs} gang{'' if gang.gangs == 1 else 's'}"
+    pods = "" if gang.pods else "; no pod created yet"
+    title = f"{gang.text()}; {gangs}; {groups} in the cluster{pods}"
+    return {"text": text, "title": title, "tone": tone, "meter": gang.minimum > 0}
 
 
 # ------------------------------------------------------------------------------ the list query

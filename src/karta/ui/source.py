@@ -621,7 +621,8 @@ class ClusterSource:
         every :data:`NODES_SECONDS`), the GPUs the non-terminal pods request, bound to a Node
         (``gpusRequested``) and pending, in total and per namespace (the pods of the source's
         watch, :func:`karta.report.gpu_usage`); None where it could not be read, never a zero,
-        and ``partial`` says why any number is not the whole cluster's."""
+        and ``partial`` says why any number is not the whole cluster's; ``summary`` the totals in
+        words (:meth:`karta.report.GpuTotals.summary`)."""
         nodes, nodes_unread = self._listed_nodes()
         with self._lock:
             watching = [i for i, w in enumerate(self._watched) if w.role == "pods"]
@@ -645,6 +646,7 @@ class ClusterSource:
         return {
             "cluster": self.cluster,
             **totals.to_dict(),
+            "summary": totals.summary(),
             "namespaces": [
                 {
                     "namespace": u.namespace,

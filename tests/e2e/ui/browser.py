@@ -61,6 +61,31 @@ def page_rows(driver: Any) -> dict[str, dict[str, str]]:
     return {f"{r['kind']}/{r['name']}": r for r in driver.execute_script(script)}
 
 
+def truncated_cells(driver: Any) -> list[str]:
+    """The list's shown headers and cells whose text does not fit their column (cut with an
+    ellipsis), as ``header: text`` and ``Kind/name: text``; empty when every one reads whole."""
+    script = """
+    const cut = (cell) => cell.clientWidth > 0 && cell.scrollWidth > cell.clientWidth;
+    const heads = [...document.querySelectorAll('#rows thead th')].filter(cut)
+      .map(th => `header: ${th.textContent}`);
+    const cells = [...document.querySelectorAll('#body tr[data-id] td')].filter(cut)
+      .map(td => {
+        const c = td.parentNode.children;
+        return `${c[0].textContent}/${c[2].textContent}: ${td.textContent}`;
+      });
+    return [...heads, ...cells];
+    """
+    return list(driver.execute_script(script))
+
+
+def queue_column_shown(driver: Any) -> bool:
+    """Whether the list's Queue column (the 9th) is displayed."""
+    script = """
+    const th = document.querySelector('#rows thead th:nth-child(9)');
+    return th.offsetWidth > 0 && getComputedStyle(th).visibility !== 'hidden';"""
+    return bool(driver.execute_script(script))
+
+
 def load(driver: Any, url: str) -> None:
     """Open ``url`` and wait until the page has loaded its first rows."""
     driver.get(url)

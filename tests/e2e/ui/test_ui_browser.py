@@ -35,7 +35,16 @@ from karta.gang import SCOPE_LABEL
 from ..cli.conftest import RUNNING, ensure_karta_crd, make_pod, patch_status
 from ..kubehttp import KubeHTTP, load_manifests, ok, wait
 from ..nodes import dedicated_node, pin
-from .browser import errors, filter_namespace, headless_chromium, load, page_rows, screenshots
+from .browser import (
+    errors,
+    filter_namespace,
+    headless_chromium,
+    load,
+    page_rows,
+    queue_column_shown,
+    screenshots,
+    truncated_cells,
+)
 from .kliui import get_json, kli_ui, rows, wait_for
 
 pytestmark = pytest.mark.slow
@@ -201,11 +210,20 @@ def test_the_list_shows_every_kind_and_follows_a_status_change(
     count = browser.find_element("id", "count")
     assert count.text.startswith("4 of ") and count.text.endswith(" AI workloads"), count.text
     assert "Deployment/web" not in page_rows(browser)
-    # the gang cell draws the pods bound against the minimum
+    # the gang cell draws the pods bound against the minimum and says it in the server's short
+    # words (the whole sentence on hover); every cell reads whole (issue 28)
     assert browser.find_elements("css selector", "#body td.gang .meter.mini")
+    for key, row in api.items():
+        assert shown[key]["gang"] == row["cells"]["gang"]["text"], key
+    assert shown["Job/fits"]["gang"] == "1/1 bound" and shown["Job/too-big"]["gang"] == "0/1 bound · not met"
+    assert truncated_cells(browser) == []
+    assert not queue_column_shown(browser)  # no row here has a Kueue queue
     browser.save_screenshot(str(screens / "1-list.png"))
     browser.find_element("id", "f-general").click()
     wait_for("the Deployment row", lambda: "Deployment/web" in page_rows(browser))
+    # a workload without gang instructions says so in neutral words, not as an unmet gang
+    assert page_rows(browser)["Deployment/web"]["gang"] == "no gang"
+    assert browser.find_elements("css selector", "#body td.gang.muted")
     assert len(page_rows(browser)) == 5 and count.text.startswith("5 of ") and "AI" not in count.text
     browser.find_element("id", "f-general").click()
     wait_for("the Deployment hidden again", lambda: "Deployment/web" not in page_rows(browser))
@@ -465,6 +483,9 @@ def test_the_gang_picture_draws_each_replica_gang_and_sub_group(
         for line in shown:
             assert "not met" in line.text
             assert "unmet" in (line.find_element("css selector", ".meter").get_attribute("class") or "")
+            # no pod exists yet: waiting (amber), not failing (red), as the list's cell says
+            assert line.find_elements("css selector", "span.warn")
+            assert not line.find_elements("css selector", ".bad")
         browser.save_screenshot(str(screens / shot))
         assert errors(browser) == []
         load(browser, url)  # off its page before it is deleted (the open page would read it again)
@@ -511,7 +532,8 @@ def test_a_user_who_cannot_list_nodes_or_pods_is_told_the_capacity_is_partial(
             ),
         )
         assert "Partial data: these numbers are not the whole cluster's." in view.text
-        assert "unknown GPUs allocatable" in view.text and "unknown requested by bound pods" in view.text
+        # an unread number is said once, in words, not as "unknown" in place of each count
+        assert "allocatable GPUs unknown · GPUs requested by pods unknown" in view.text
         assert "unknown: the pods could not be read" in view.text
         browser.save_screenshot(str(screens / "8-capacity-partial.png"))
         assert errors(browser) == []

@@ -18,7 +18,15 @@ from ..kubehttp import KubeHTTP
 from ..queued import two_queued_jobs
 from ..test_kueue_live import GPU, Queues
 from ..test_kueue_live import queues as queues  # the fixture
-from .browser import errors, filter_namespace, headless_chromium, load, screenshots
+from .browser import (
+    errors,
+    filter_namespace,
+    headless_chromium,
+    load,
+    queue_column_shown,
+    screenshots,
+    truncated_cells,
+)
 from .kliui import kli_ui, rows, wait_for
 
 __all__ = ["queues"]  # the fixture
@@ -64,6 +72,7 @@ def test_the_queue_column_the_workload_page_and_the_queue_page(
             lambda: (lambda c: c if len(c) == 2 else None)(browser.execute_script(_QUEUE_CELLS)),
         )
         assert cells == {"first": f"{queues.lq}:Admitted", "second": f"{queues.lq}:Pending"}
+        assert queue_column_shown(browser) and truncated_cells(browser) == []
         link = browser.find_element("id", "queues-link")
         assert link.is_displayed()
         browser.save_screenshot(str(screens / "kueue-1-list.png"))

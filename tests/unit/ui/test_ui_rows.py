@@ -10,6 +10,7 @@ import pytest
 from karta.definitions import DefinitionStore
 from karta.jq import Evaluator
 from karta.ui import QueryError, RowQuery, RowStore, select_rows, workload_row
+from karta.ui.rows import components_cell, gang_cell
 
 STORE = DefinitionStore.offline(user_directory=None)
 JOB = STORE.by_name("batch-job-v1")
@@ -115,6 +116,52 @@ def test_gang_state_comes_from_the_plan_and_the_group_objects() -> None:
         "minimumMet": True,
         "text": "3/3 bound, min 3 met",
     }
+
+
+def test_the_list_cells_are_short_texts_with_the_whole_sentence_in_the_title() -> None:
+    """The Gang and Components cells fit the list: the pods bound against the minimum (``not
+    met`` in red once pods exist, amber before any), the components' names or their count; what
+    they leave out is in the title (issue 28)."""
+    job = _job("g", parallelism=3)
+    pods = [_pod(job, f"g-{i}", ready=True, node="n1") for i in range(2)]
+    cell = _row(job, pods, group_objects=1)["cells"]["gang"]
+    assert cell == {
+        "text": "2/3 bound · not met",
+        "title": "2/2 bound, min 3 not met; 1 gang; 1 scheduler group object in the cluster",
+        "tone": "bad",
+        "meter": True,
+    }
+    pods.append(_pod(job, "g-2", ready=False, node="n2"))
+    cell = _row(job, pods)["cells"]["gang"]
+    assert (cell["text"], cell["tone"]) == ("3/3 bound", "good")
+    assert cell["title"].endswith("; no scheduler group objects in the cluster")
+    waiting = _row(_job("w", parallelism=5))["cells"]["gang"]  # no pod yet: waiting, not failing
+    assert (waiting["text"], waiting["tone"]) == ("0/5 bound · not met", "warn")
+    assert waiting["title"].endswith("; no pod created yet")
+    components = _row(job, pods)["cells"]["components"]
+    assert components == {"text": "job", "title": "job: 3 replicas"}
+
+
+def test_no_gang_and_an_unknown_gang_are_said_in_neutral_words() -> None:
+    assert gang_cell(None) == {
+        "text": "no gang",
+        "title": "no gang: its definition has no gang instructions",
+        "tone": "muted",
+        "meter": False,
+    }
+    unknown = gang_cell(None, error="some of its pods could not be read")
+    assert (unknown["text"], unknown["tone"], unknown["meter"]) == ("unknown", "muted", False)
+    assert unknown["title"] == "gang state unknown: some of its pods could not be read"
+
+
+def test_many_components_are_counted_with_their_names_in_the_title() -> None:
+    short = components_cell([{"name": "master", "replicas": 1}, {"name": "worker", "replicas": 3}])
+    assert short == {"text": "master, worker", "title": "master: 1 replica, worker: 3 replicas"}
+    names = ("driver", "workers", "parameter-server", "evaluator")
+    many = components_cell([{"name": n, "replicas": 2} for n in names])
+    assert many["text"] == "4 components"
+    assert many["title"] == ", ".join(f"{n}: 2 replicas" for n in names)
+    assert components_cell([]) == {"text": "", "title": ""}
 
 
 def test_an_object_the_definition_cannot_read_is_a_row_with_an_error() -> None:

@@ -61,6 +61,8 @@ def test_gpus_per_namespace_against_the_nodes(monkeypatch: pytest.MonkeyPatch) -
     totals = (read["nodes"], read["gpusAllocatable"], read["gpusRequested"], read["gpusPending"])
     assert totals == (2, 12, 3, 16)
     assert read["gpusFree"] == 9
+    summary = "12 GPUs allocatable on 2 Nodes · 3 requested by bound pods · 16 pending · 9 free"
+    assert read["summary"] == summary
     assert read["namespaces"] == [
         {"namespace": "ml", "pods": 2, "gpusRequested": 2, "gpusPending": 16},
         {"namespace": "rl", "pods": 1, "gpusRequested": 1, "gpusPending": 0},
@@ -79,6 +81,7 @@ def test_what_could_not_be_read_is_unknown_and_said(monkeypatch: pytest.MonkeyPa
     source._apply([(0, 0, "ERROR", "pods is forbidden: cannot list pods at the cluster scope")])
     read = source.capacity()
     assert read["gpusRequested"] is None and read["gpusPending"] is None and read["namespaces"] == []
+    assert read["summary"] == "allocatable GPUs unknown · GPUs requested by pods unknown"
     assert any("cannot watch" in why and "forbidden" in why for why in read["partial"])
     source._watched = []  # Pod not covered at all
     assert any("not watched" in why for why in source.capacity()["partial"])

@@ -55,11 +55,13 @@ function age(created) {
   return `${Math.floor(seconds / 86400)}d`;
 }
 
-// The list's gang cell: a small bar of the pods bound against the minimum, then the words.
-function gangCell(gang) {
-  if (!gang) return [];
-  const text = el("span", { text: gangText(gang) });
-  if (!gang.minMember) return [text];
+// The list's gang cell: a small bar of the pods bound against the minimum, then the short words;
+// the whole sentence in the title. The texts are the server's (karta.ui.rows.gang_cell).
+function gangCell(row) {
+  const cell = row.cells.gang;
+  const text = el("span", { text: cell.text });
+  if (!cell.meter) return [text];
+  const gang = row.gang;
   return [meter(gang.scheduled, gang.minMember, gang.minimumMet, `${gang.scheduled} of ${gang.minMember} bound`, "mini"), text];
 }
 
@@ -70,12 +72,6 @@ function meter(value, whole, met, label, size) {
   fill.style.width = `${whole > 0 ? Math.min(100, Math.max(0, (value / whole) * 100)) : 0}%`;
   track.append(fill);
   return track;
-}
-
-function gangText(gang) {
-  if (!gang) return "";
-  const group = gang.groupObjects > 0 ? "group" : "no group";
-  return `${group} · ${gang.text}`;
 }
 
 // The queue state in words (kli describe's Queue: line): queue, ClusterQueue, state, why it waits.
@@ -239,6 +235,8 @@ function refresh() {
     return a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
   });
   state.view = view;
+  // the Queue column only when a row shown has a queue (Kueue manages it)
+  $("rows").classList.toggle("no-queue", !view.some((r) => r.queue));
   let shown = state.rows.size;
   if (!state.filters.general) {
     shown = 0;
@@ -299,20 +297,19 @@ function spacer(px) {
 
 function rowElement(row, index, tabbable) {
   const link = el("a", { href: `#/workload/${encodeURIComponent(row.id)}`, title: row.name, text: row.name });
-  const components = row.components.map((c) => `${c.name}×${c.replicas}`).join(", ");
   const pods = `${row.pods.ready}/${row.pods.desired || row.pods.total}`;
   const status = el("td", { class: `status s-${row.status}`, title: row.phases.join(", "), text: row.error ? "Error" : row.status });
   return el(
     "tr",
     { "aria-rowindex": index + 2, "data-id": row.id, "data-index": index, tabindex: tabbable ? "0" : "-1" },
     el("td", { text: row.kind, title: row.apiVersion }),
-    el("td", { text: row.namespace }),
+    el("td", { text: row.namespace, title: row.namespace }),
     el("td", {}, link),
     status,
-    el("td", { text: components, title: row.error || components }),
+    el("td", { text: row.cells.components.text, title: row.error || row.cells.components.title }),
     el("td", { class: "num", text: pods, title: `${row.pods.ready} ready, ${row.pods.total} pods, ${row.pods.desired} desired` }),
     el("td", { class: "num", text: row.gpus }),
-    el("td", { class: row.gang ? (row.gang.minimumMet ? "good gang" : "bad gang") : null, title: row.gang ? gangText(row.gang) : null }, ...gangCell(row.gang)),
+    el("td", { class: `gang ${row.cells.gang.tone}`, title: row.cells.gang.title }, ...gangCell(row)),
     el("td", { class: row.queue ? `queue q-${row.queue.state}` : null, text: row.queue ? row.queue.text : "", title: row.queue ? queueText(row.queue) : null }),
     el("td", { class: "num", text: age(row.createdAt), title: row.createdAt || "" }),
   );
@@ -358,7 +355,7 @@ function detailContent(data) {
   fact("Definition", `${row.definition}${data.definition ? ` (${data.definition.origin})` : ""}`);
   fact("Pods", `${row.pods.ready} ready of ${row.pods.desired} desired (${row.pods.total} present)`);
   fact("GPUs requested", String(row.gpus));
-  fact("Gang", row.gang ? `${gangText(row.gang)}; ${row.gang.gangs} gang(s)` : "no gang instructions");
+  fact("Gang", row.cells.gang.title);
   if (d.gangScope) {
     const inScope = d.gangScope.inScope;
     const state = inScope === true ? "in the scope" : inScope === false ? "outside the scope" : "undecided";
@@ -412,7 +409,7 @@ function detailContent(data) {
   if (data.gangPlan) out.push(collapsible("Gang plan", data.gangPlan));
   for (const [backend, result] of Object.entries(data.gang || {})) {
     if (result.error) out.push(el("details", {}, el("summary", { text: `${backend}: cannot render` }), el("p", { class: "bad", text: result.error })));
-    else out.push(collapsible(`${backend}: ${result.objects.length} object(s) rendered`, result.objects, result.warnings));
+    else out.push(collapsible(`${backend}: ${result.objects.length} object${result.objects.length === 1 ? "" : "s"} rendered`, result.objects, result.warnings));
   }
   if (data.definition) out.push(collapsible(`Definition ${data.definition.name} (${data.definition.source})`, data.definition.spec));
   return out;
@@ -425,9 +422,11 @@ function collapsible(title, value, warnings) {
   return box;
 }
 
+const WHEN = new Set(["Since", "Last seen"]); // a time is read whole: never wrapped
+
 function table(headers, rows) {
   const head = el("tr", {}, ...headers.map((h) => el("th", { scope: "col", text: h })));
-  const body = rows.map((cells) => el("tr", {}, ...cells.map((c, i) => el("td", { text: c, class: headers[i] === "Message" ? "msg" : null }))));
+  const body = rows.map((cells) => el("tr", {}, ...cells.map((c, i) => el("td", { text: c, class: headers[i] === "Message" ? "msg" : WHEN.has(headers[i]) ? "when" : null }))));
   return el("table", { class: "plain" }, el("thead", {}, head), el("tbody", {}, ...body));
 }
 
@@ -436,18 +435,20 @@ function table(headers, rows) {
 function gangPicture(gang) {
   const out = [el("h3", { text: "Gang: pods bound against the minimum" })];
   const box = el("div", { class: "gangs" });
-  const line = (name, bound, minimum, met, cls) =>
+  // not met is red once the gang has pods, amber while it has none yet (as the list's cell)
+  const tone = (met, pods) => (met ? "good" : pods ? "bad" : "warn");
+  const line = (name, bound, minimum, met, cls, pods) =>
     el(
       "div",
       { class: `gang-line ${cls || ""}` },
       el("span", { class: "gang-name", text: name }),
       meter(bound, minimum, met, `${name}: ${bound} of ${minimum} bound${met ? ", minimum met" : ", minimum not met"}`),
-      el("span", { class: met ? "good" : "bad", text: `${bound}/${minimum} bound · ${met ? "met" : "not met"}` }),
+      el("span", { class: tone(met, pods), text: `${bound}/${minimum} bound · ${met ? "met" : "not met"}` }),
     );
   const gangs = gang.perGang && gang.perGang.length ? gang.perGang : null;
-  box.append(line(gangs ? `all ${gangs.length} gangs` : "gang", gang.scheduled, gang.minMember, gang.minimumMet, "g-total"));
-  for (const g of gangs || []) box.append(line(g.name, g.scheduled, g.minMember, g.minimumMet, "g-replica"));
-  for (const sub of gang.subGroups || []) box.append(line(`sub-group ${sub.name}`, sub.scheduled, sub.minMember, sub.scheduled >= sub.minMember, "g-sub"));
+  box.append(line(gangs ? `all ${gangs.length} gangs` : "gang", gang.scheduled, gang.minMember, gang.minimumMet, "g-total", gang.pods));
+  for (const g of gangs || []) box.append(line(g.name, g.scheduled, g.minMember, g.minimumMet, "g-replica", g.pods));
+  for (const sub of gang.subGroups || []) box.append(line(`sub-group ${sub.name}`, sub.scheduled, sub.minMember, sub.scheduled >= sub.minMember, "g-sub", gang.pods));
   out.push(box);
   return out;
 }
@@ -605,10 +606,6 @@ function svg(tag, attrs, ...children) {
   return node;
 }
 
-function known(value) {
-  return value === null || value === undefined ? "unknown" : String(value);
-}
-
 // One stacked bar: bound requests, then pending ones, against the Nodes' allocatable GPUs (the
 // scale is whichever is larger, so pending beyond the capacity shows past the capacity mark).
 function capacityBar(requested, pending, allocatable, scale, label) {
@@ -680,7 +677,7 @@ function capacityContent(data) {
     const alloc = cluster.gpusAllocatable;
     const req = cluster.gpusRequested;
     const pend = cluster.gpusPending;
-    const summary = `${known(alloc)} GPUs allocatable on ${known(cluster.nodes)} Node${cluster.nodes === 1 ? "" : "s"} · ${known(req)} requested by bound pods · ${known(pend)} pending · ${known(cluster.gpusFree)} free`;
+    const summary = cluster.summary; // the server's words (karta.report.GpuTotals.summary)
     box.append(el("p", { class: "cap-summary", text: summary }));
     const scale = Math.max(alloc || 0, (req || 0) + (pend || 0), 1);
     box.append(capacityBar(req, pend, alloc, scale, summary));
