@@ -15,9 +15,12 @@ of its pods wait because their gang cannot fit:
   definition has gang instructions). A pod the scheduler has not tried yet, or rejected for another
   reason (``SchedulingGated``), is not counted.
 
-Per workload with gang instructions, its gang state (:mod:`karta.report.gang_state`: bound pods
-against the minimum, sub-group minimums counted), summed per namespace and kind as the workloads
-whose minimum is met or not, their bound pods and their minimums.
+Per gang owner (the topmost workload in the owner chain with gang instructions, the caller's rule:
+:meth:`karta.kube.TopLevel.of` with ``gangs``; a record with ``top_level`` False when it is below a
+top-level workload, its gang counted under its own kind), its gang state
+(:mod:`karta.report.gang_state`: bound pods against the minimum, sub-group minimums counted), summed
+per namespace and kind as the workloads whose minimum is met or not, their bound pods and their
+minimums.
 
 GPUs are the requests of :func:`karta.extract.requests.pod_requests` (the effective request of a
 pod, every configured GPU resource summed), as ``kli top`` counts them. Pure: objects in, records
@@ -104,7 +107,9 @@ def gang_pending(pod: Mapping[str, Any]) -> bool:
 class WorkloadCounts:
     """One workload: where it is counted (namespace, root group and kind), its primary status (None:
     not computed yet, not counted by status), the GPUs of its running and pending pods, its
-    gang-pending pods and its gang state (None: no gang instructions)."""
+    gang-pending pods and its gang state (None: no gang instructions). ``top_level`` False: a gang
+    owner below a top-level workload (a Trial under an Experiment), counted for its gang only (no
+    status, no GPUs: its top-level workload's record has them)."""
 
     namespace: str
     group: str
@@ -114,6 +119,7 @@ class WorkloadCounts:
     gpus_pending: int = 0
     gang_pods_pending: int = 0
     gang: GangState | None = None
+    top_level: bool = True
 
 
 def pod_gpus(pod: Mapping[str, Any], *, gpu_resources: Sequence[str]) -> int:
@@ -130,17 +136,22 @@ def workload_counts(
     gang: bool,
     gpus_of: Callable[[Mapping[str, Any]], int] | None = None,
     gang_state: GangState | None = None,
+    top_level: bool = True,
 ) -> WorkloadCounts:
     """The counts of ``obj`` whose pods are ``pods`` and primary status ``status``
     (:func:`primary_status`, which callers may cache per resourceVersion); ``gang``: the
     controller manages the workload's gang, so its Unschedulable pods are gang-pending.
     ``gpus_of``: :func:`pod_gpus` for ``gpu_resources`` unless given (a cache of it).
     ``gang_state``: the workload's gang state (:func:`karta.report.workload_gang`), None without
-    gang instructions."""
+    gang instructions. ``top_level`` False: a gang owner below a top-level workload, whose GPUs
+    are its top-level workload's (not counted here)."""
     running = pending = waiting = 0
     for pod in pods:
         where = pod_placement(pod)
         if where is None:
+            continue
+        if not top_level:
+            waiting += int(gang and gang_pending(pod))
             continue
         gpus = gpus_of(pod) if gpus_of is not None else pod_gpus(pod, gpu_resources=gpu_resources)
         if where == "running":
@@ -151,7 +162,7 @@ def workload_counts(
     group = str(obj.get("apiVersion") or "").rpartition("/")[0]
     namespace = str(_mapping(obj.get("metadata")).get("namespace") or "")
     kind = str(obj.get("kind") or "")
-    return WorkloadCounts(namespace, group, kind, status, running, pending, waiting, gang_state)
+    return WorkloadCounts(namespace, group, kind, status, running, pending, waiting, gang_state, top_level)
 
 
 @dataclass(slots=True)
@@ -159,7 +170,8 @@ class KindTotals:
     """The workloads of one root kind in one namespace: how many per primary status, the GPUs of
     their running and pending pods, their gang-pending pods, and of those with gang instructions:
     how many reach their gang minimum (``gangs["met"]``) or not (``gangs["not met"]``), their bound
-    pods and their minimums summed."""
+    pods and their minimums summed. ``top_level``: some top-level workload is of this kind (not
+    only gang owners below one): its GPUs are counted."""
 
     namespace: str
     group: str
@@ -171,6 +183,7 @@ class KindTotals:
     gangs: dict[str, int] = field(default_factory=dict)  # "met" / "not met": workloads with a gang
     gang_pods_bound: int = 0
     gang_pods_minimum: int = 0
+    top_level: bool = False
 
 
 def platform_totals(records: Iterable[WorkloadCounts]) -> list[KindTotals]:
@@ -182,6 +195,7 @@ def platform_totals(records: Iterable[WorkloadCounts]) -> list[KindTotals]:
             t = totals[(r.namespace, r.group, r.kind)] = KindTotals(r.namespace, r.group, r.kind)
         if r.status is not None:
             t.workloads[r.status] = t.workloads.get(r.status, 0) + 1
+        t.top_level = t.top_level or r.top_level
         t.gpus_running += r.gpus_running
         t.gpus_pending += r.gpus_pending
         t.gang_pods_pending += r.gang_pods_pending

@@ -14,7 +14,10 @@ from karta.definitions import DefinitionStore
 from karta.kube import KubeClient
 from karta.kube.config import ClusterConfig
 from karta.kube.resources import ResourceType
+from karta.kube.workloads import TopLevel
 from karta.model.gvk import GroupKind
+
+from .pods_support import FakeCluster
 
 READY = [{"type": "Ready", "status": "True"}]
 
@@ -31,8 +34,7 @@ class _Definitions:
         pass
 
 
-def _rtype(group: str, kind: str, plural: str) -> ResourceType:
-    version = "v1"
+def _rtype(group: str, kind: str, plural: str, version: str = "v1") -> ResourceType:
     return ResourceType(group, version, kind, plural, verbs=("list", "watch"))
 
 
@@ -44,6 +46,10 @@ def _obj(api_version: str, kind: str, name: str, *, owner: str | None = None, **
             "Job": "batch/v1",
             "Deployment": "apps/v1",
             "ReplicaSet": "apps/v1",
+            "CronJob": "batch/v1",
+            "Experiment": "kubeflow.org/v1beta1",
+            "Trial": "kubeflow.org/v1beta1",
+            "PyTorchJob": "kubeflow.org/v1",
         }
         owner_kind, _, owner_name = owner.partition("/")
         meta["ownerReferences"] = [
@@ -201,3 +207,161 @@ def test_a_pods_gpus_are_read_again_only_when_its_resource_version_changes() -> 
     pods.replace([])
     part.counts()
     assert part._gpus == {}  # pods gone are forgotten
+
+
+# -- the gang owners below top-level workloads (issue 27 item 3) ------------------------------------
+_NESTED = {
+    GroupKind("kubeflow.org", "Experiment"): _rtype("kubeflow.org", "Experiment", "experiments", "v1beta1"),
+    GroupKind("kubeflow.org", "Trial"): _rtype("kubeflow.org", "Trial", "trials", "v1beta1"),
+    GroupKind("kubeflow.org", "PyTorchJob"): _rtype("kubeflow.org", "PyTorchJob", "pytorchjobs"),
+    GroupKind("batch", "CronJob"): _rtype("batch", "CronJob", "cronjobs"),
+    GroupKind("jobset.x-k8s.io", "JobSet"): _rtype("jobset.x-k8s.io", "JobSet", "jobsets", "v1alpha2"),
+}
+
+
+def _pytorch_spec(workers: int) -> dict[str, Any]:
+    template = {"spec": {"containers": [{"name": "main", "image": "busybox"}]}}
+    return {
+        "pytorchReplicaSpecs": {
+            "Master": {"replicas": 1, "template": template},
+            "Worker": {"replicas": workers, "template": template},
+        }
+    }
+
+
+_jobset_spec = {
+    "replicatedJobs": [
+        {
+            "name": "a",
+            "replicas": 1,
+            "template": {
+                "spec": {
+                    "parallelism": 1,
+                    "completions": 1,
+                    "template": {"spec": {"containers": [{"name": "main", "image": "busybox"}]}},
+                }
+            },
+        }
+    ]
+}
+
+
+def _nested_part() -> PlatformMetrics:
+    """Experiment → Trial (its run a PyTorchJob of 3 pods) → PyTorchJob → pods; CronJob → Job →
+    pods; JobSet → Job → pods, beside the Job part's caches."""
+    part = _part("workload-api")
+    store = part.definitions.store
+    for gk, rtype in _NESTED.items():
+        part._types[gk] = _Type(rtype, store.definition_for(rtype.gvk), {None: part._informer(rtype, None)})
+    run = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "t1"},
+        "spec": _pytorch_spec(2),
+    }
+    objects = {
+        "Experiment": [_obj("kubeflow.org/v1beta1", "Experiment", "random", spec={})],
+        "Trial": [
+            _obj("kubeflow.org/v1beta1", "Trial", "t1", owner="Experiment/random", spec={"runSpec": run})
+        ],
+        "PyTorchJob": [
+            _obj("kubeflow.org/v1", "PyTorchJob", "t1-run", owner="Trial/t1", spec=_pytorch_spec(2))
+        ],
+        "CronJob": [_obj("batch/v1", "CronJob", "nightly", spec={})],
+        "JobSet": [_obj("jobset.x-k8s.io/v1alpha2", "JobSet", "js", spec=_jobset_spec)],
+    }
+    for gk in _NESTED:
+        part._types[gk].informers[None].informer.replace(objects[gk.kind])
+    part._types[GroupKind("batch", "Job")].informers[None].informer.replace(
+        [
+            _obj(
+                "batch/v1",
+                "Job",
+                "nightly-1",
+                owner="CronJob/nightly",
+                spec={"parallelism": 2, "completions": 2},
+            ),
+            _obj("batch/v1", "Job", "js-a", owner="JobSet/js", spec={"parallelism": 1, "completions": 1}),
+        ]
+    )
+    part._pods[None].informer.replace(
+        [
+            _pod("t1-master-0", "PyTorchJob/t1-run", gpus=1, node="n1"),
+            _pod("t1-worker-0", "PyTorchJob/t1-run", gpus=1, unschedulable=True),
+            _pod("t1-worker-1", "PyTorchJob/t1-run", gpus=1, unschedulable=True),
+            _pod("nightly-1-a", "Job/nightly-1", gpus=2, node="n2"),
+            _pod("nightly-1-b", "Job/nightly-1", gpus=2, node="n2"),
+            _pod("js-a-0", "Job/js-a", gpus=4, unschedulable=True),
+        ]
+    )
+    part.drain()
+    return part
+
+
+def test_a_gang_owner_below_a_top_level_workload_counts_its_gang_there() -> None:
+    part = _nested_part()
+    counts = {c.kind: c for c in part.counts()}
+    # Status and GPUs per top-level workload, as before: the Experiment, the CronJob, the JobSet.
+    tops = {
+        kind: (c.status is not None, c.gpus_running, c.gpus_pending)
+        for kind, c in counts.items()
+        if c.top_level
+    }
+    assert tops == {"Experiment": (True, 1, 2), "CronJob": (True, 4, 0), "JobSet": (True, 0, 4)}
+    # Their gangs per gang owner: the Trial (under the Experiment) and the CronJob's Job own theirs,
+    # the JobSet owns its Jobs' one; the PyTorchJob (in the Trial's gang) has no record.
+    assert set(counts) == {"Experiment", "Trial", "CronJob", "Job", "JobSet"}
+    trial, job = counts["Trial"], counts["Job"]
+    assert not trial.top_level and not job.top_level
+    assert (trial.status, trial.gpus_running, trial.gpus_pending, trial.gang_pods_pending) == (None, 0, 0, 2)
+    assert trial.gang is not None and (trial.gang.met, trial.gang.bound, trial.gang.minimum) == (False, 1, 3)
+    assert job.gang is not None and (job.gang.met, job.gang.bound) == (True, 2)
+    assert counts["Experiment"].gang is None and counts["CronJob"].gang is None
+    assert counts["Experiment"].gang_pods_pending == 0  # the Trial's, counted once
+    jobset = counts["JobSet"]
+    assert jobset.gang is not None
+    assert (jobset.gang_pods_pending, jobset.gang.met, jobset.gang.bound, jobset.gang.minimum) == (
+        1,
+        False,
+        0,
+        1,
+    )
+
+
+def test_the_exposition_counts_gangs_per_gang_owner_and_workloads_once() -> None:
+    part = _nested_part()
+    registry = CollectorRegistry()
+    registry.register(part)
+    text = generate_latest(registry).decode()
+    trial = 'group="kubeflow.org",kind="Trial",namespace="ns"'
+    assert 'karta_gangs{group="kubeflow.org",kind="Trial",minimum="not_met",namespace="ns"} 1.0' in text
+    assert f"karta_gang_pods_pending{{{trial}}} 2.0" in text
+    assert f"karta_gang_pods_bound{{{trial}}} 1.0" in text
+    assert f"karta_gang_pods_minimum{{{trial}}} 3.0" in text
+    assert 'karta_gangs{group="batch",kind="Job",minimum="met",namespace="ns"} 1.0' in text
+    assert 'karta_gangs{group="jobset.x-k8s.io",kind="JobSet",minimum="not_met",namespace="ns"} 1.0' in text
+    # A kind counted only for its gangs has no workload or GPU rows: no double counting.
+    for family in ("karta_workloads", "karta_workload_gpus_requested"):
+        assert not [line for line in text.splitlines() if line.startswith(family) and 'kind="Trial"' in line]
+        assert not [line for line in text.splitlines() if line.startswith(family) and 'kind="Job"' in line]
+    experiment = 'group="kubeflow.org",kind="Experiment",namespace="ns"'
+    assert f'karta_workload_gpus_requested{{{experiment},phase="pending"}} 2.0' in text
+    assert sum(c.gpus_running + c.gpus_pending for c in part.counts()) == 1 + 2 + 4 + 4
+
+
+def test_whether_a_trial_owns_its_gang_is_walked_by_the_parts_thread_not_by_a_count() -> None:
+    part = _nested_part()
+    cluster = FakeCluster()
+    cluster.add(_obj("kubeflow.org/v1beta1", "Experiment", "random", spec={}))
+    cluster.add(_obj("batch/v1", "CronJob", "nightly", spec={}))
+    part._top, part._gang_top = (
+        TopLevel(cluster.client, rule.covered) for rule in (part._top, part._gang_top)
+    )
+    part.counts()  # the Trial's and the Job's controllers have no gang instructions: a walk tells
+    assert cluster.calls == [] and set(part._to_walk) == {(True, "t1"), (True, "nightly-1")}
+    part._walk_pending()  # the part's thread
+    assert part._walked == {(True, "t1"): ("random", True), (True, "nightly-1"): ("nightly", True)}
+    assert cluster.calls
+    calls = len(cluster.calls)
+    assert {c.kind for c in part.counts() if c.gang is not None} == {"Trial", "Job", "JobSet"}
+    assert len(cluster.calls) == calls and part._to_walk == {}  # decided once, kept

@@ -1,7 +1,8 @@
 """Platform metrics (docs/controller/platform-metrics.md): per namespace and root kind, the
 workloads by primary status, the GPUs their running and pending pods request, the pods pending
 because their gang cannot fit, and the gang state of the workloads with gang instructions (bound
-pods against the gang minimum, sub-group minimums counted: :mod:`karta.report.gang_state`).
+pods against the gang minimum, sub-group minimums counted: :mod:`karta.report.gang_state`), per gang
+owner (**Gang owners** below).
 
 **Caches.** The covered-types tracker (:class:`karta.kube.tracker.CoveredTypes`, shared with the
 gang reconciler) gives the covered types; every one whose definition validates gets a reference on
@@ -9,18 +10,18 @@ the shared cache's informer (:class:`karta.kube.cache.SharedCache`: the gang rec
 one list and one watch for both; one per ``--namespace`` when given); pods have one reference of
 their own (the ``Pod`` type, when a definition covers it, reads the same cache).
 
-**Evaluation off the scrape.** What needs a definition's expressions (each workload's primary
-status and gang state) is computed by this part's reconcile path: the caches' events put the
-workload on a work queue (:func:`~karta.controller.runtime.workqueue.run_workers`; a pod's change
-puts the workloads above it there, at most once a second each), and a worker evaluates it, within
-the definition's budget, caching the result per object version (and, for the gang state, per
-version of its pods). The part's thread counts (:meth:`PlatformMetrics.refresh`, at most every
-:data:`TOTALS_EVERY_S` seconds, when something changed): it reads the caches and the cached
-results, links objects to their controllers by UID, and counts each top-level workload once
-(:mod:`karta.report.platform`); a workload whose status was not computed yet is left out of
-``karta_workloads`` (its GPUs are counted). A scrape (:meth:`PlatformMetrics.collect`) evaluates
-nothing, counts nothing and makes no API call: it serves the last totals, so its cost does not
-grow with the cluster. Budget breaches go
+**Evaluation off the scrape.** What needs a definition's expressions (each top-level workload's
+primary status, each gang owner's gang state) is computed by this part's reconcile path: the caches'
+events put the workload on a work queue (:func:`~karta.controller.runtime.workqueue.run_workers`; a
+pod's change puts the workloads above it there, at most once a second each), and a worker evaluates
+it, within the definition's budget, caching the result per object version (and, for the gang state,
+per version of its pods). The part's thread counts (:meth:`PlatformMetrics.refresh`, at most every
+:data:`TOTALS_EVERY_S` seconds, when something changed): it reads the caches and the cached results,
+links objects to their controllers by UID, and counts each top-level workload once and each gang
+owner below one once, for its gang only (:mod:`karta.report.platform`); a workload whose status was
+not computed yet is left out of ``karta_workloads`` (its GPUs are counted). A scrape
+(:meth:`PlatformMetrics.collect`) evaluates nothing, counts nothing and makes no API call: it serves
+the last totals, so its cost does not grow with the cluster. Budget breaches go
 to the process's :class:`~karta.controller.runtime.quarantine.Quarantine`; a quarantined
 definition is not evaluated, its workloads keep their last computed status (``Undefined`` when
 there was none).
@@ -35,6 +36,15 @@ most objects; an object whose controller is of a kind no definition claims has i
 (owners read once and cached) by the part's own thread, never by a scrape: until that walk is
 done, it counts as top-level. Its pods are the pods found below it through controller references
 among the cached objects (at most 6 deep).
+
+**Gang owners.** The gang belongs to the topmost workload in the owner chain whose definition has
+gang instructions (the gang reconciler's rule: :meth:`TopLevel.of` with ``gangs``): a top-level
+workload with gang instructions, or one below a workload without any (a Katib Experiment's Trial, a
+CronJob's Job, a ScheduledSparkApplication's SparkApplication). A gang owner below a top-level
+workload gets a record of its own (``top_level`` False: its kind labels its gang series; no status,
+no GPUs, which are its top-level workload's), so ``karta_workloads`` and the GPUs still count each
+top-level workload once. Decided as the top-level rule is, from the controller reference or the
+part's own walk (the two rules share the owners read), never by a scrape.
 
 **Leader only.** The part runs on the leader (its caches are empty elsewhere), so that a sum over
 the replicas counts every workload once. Each pod's GPUs are cached from one count to the next;
@@ -69,6 +79,7 @@ from karta.gang import gang_format
 from karta.kube.cache import CONTROLLER_INDEX, SharedCache, Watch
 from karta.kube.client import KubeClient
 from karta.kube.informer import Handler, object_key
+from karta.kube.owners import OwnerChains
 from karta.kube.reference_index import ReferenceIndex
 from karta.kube.resources import ResourceType
 from karta.kube.tracker import Coverage, CoveredTypes, same_definition
@@ -151,9 +162,12 @@ class PlatformMetrics(FollowsTypes, Collector):
         )
         self._lock = threading.Lock()
         self._held: dict[tuple[GroupKind, str | None], Watch] = {}
-        self._top = self._top_level(definitions.store)
-        self._walked: dict[str, tuple[str, bool]] = {}  # uid → (controller uid, top-level)
-        self._to_walk: dict[str, dict[str, Any]] = {}  # uid → object whose chain is to be walked
+        self._top, self._gang_top = self._top_level(definitions.store)
+        # (gangs, uid) → (controller uid, top-level): gangs False for the workloads' rule, True for
+        # the gang owners' (the topmost owner with gang instructions); and the objects whose chain
+        # is to be walked for either.
+        self._walked: dict[tuple[bool, str], tuple[str, bool]] = {}
+        self._to_walk: dict[tuple[bool, str], dict[str, Any]] = {}
         self._types: dict[GroupKind, _Type] = {}
         self._pods: dict[str | None, Watch] = {}
         # The reconcile path's results: uid → (object and definition version, primary status), and
@@ -234,12 +248,12 @@ class PlatformMetrics(FollowsTypes, Collector):
     def _coverage(self, coverage: Coverage) -> None:
         """Take and release references so that they match the served, covered, valid types."""
         wanted = {gk: c for gk, c in coverage.types.items() if _valid(c.definition)}
-        top = self._top_level(coverage.store)
+        top, gang_top = self._top_level(coverage.store)
         stopped: list[_Type] = []
         changed: list[_Type] = []
         with self._lock:
-            if top.covered != self._top.covered:
-                self._top, self._walked, self._to_walk = top, {}, {}
+            if top.covered != self._top.covered or gang_top.covered != self._gang_top.covered:
+                self._top, self._gang_top, self._walked, self._to_walk = top, gang_top, {}, {}
             for gk in list(self._types):
                 target = wanted.get(gk)
                 if target is None or target.resource.gvk != self._types[gk].resource.gvk:
@@ -270,9 +284,15 @@ class PlatformMetrics(FollowsTypes, Collector):
         self._changed.set()
         self._refreshed.set()
 
-    def _top_level(self, store: DefinitionStore) -> TopLevel:
+    def _top_level(self, store: DefinitionStore) -> tuple[TopLevel, TopLevel]:
+        """The top-level rule of the workloads, and the gang owners' (``gangs``), sharing the
+        owners they read."""
         readable = readable_owner_kinds(d.karta for d in store.definitions)
-        return TopLevel.of(self.client, store, readable=readable)
+        chains = OwnerChains(self.client, readable=readable)
+        return (
+            TopLevel.of(self.client, store, readable=readable, chains=chains),
+            TopLevel.of(self.client, store, readable=readable, chains=chains, gangs=True),
+        )
 
     def _informer(self, rtype: ResourceType, namespace: str | None) -> Watch:
         """A reference, held, on the shared cache's informer of ``rtype`` in ``namespace`` (read
@@ -346,33 +366,42 @@ class PlatformMetrics(FollowsTypes, Collector):
             self.queue.add_after(workload, POD_DELAY_S)
 
     # -- top-level ----------------------------------------------------------------------------------
-    def _is_top_level(self, obj: Mapping[str, Any], top: TopLevel) -> bool:
+    def _is_top_level(self, obj: Mapping[str, Any], top: TopLevel, *, gangs: bool = False) -> bool:
         """:class:`TopLevel`'s answer without an API call: from the controller reference, else from
-        the walk this part's thread made (not made yet: top-level, and the walk is asked for)."""
+        the walk this part's thread made (not made yet: top-level, and the walk is asked for).
+        ``gangs``: ``top`` is the gang owners' rule (whether ``obj`` owns its gang)."""
         decided = top.by_reference(obj)
         if decided is not None:
             return decided
-        uid = str((obj.get("metadata") or {}).get("uid") or "")
+        key = (gangs, str((obj.get("metadata") or {}).get("uid") or ""))
         owner = report.controller_uid(obj) or ""
         with self._lock:
-            walked = self._walked.get(uid)
+            walked = self._walked.get(key)
             if walked is not None and walked[0] == owner:
                 return walked[1]
-            self._to_walk[uid] = dict(obj)
+            self._to_walk[key] = dict(obj)
         return True
+
+    def _is_gang_owner(self, t: _Type, obj: Mapping[str, Any], gang_top: TopLevel) -> bool:
+        """``obj`` owns its gang: its definition has gang instructions and no controller above it
+        is of a kind whose definition has any (a Katib Trial under an Experiment does; a Job
+        under a JobSet does not)."""
+        return gang_format(t.definition.karta) is not None and self._is_top_level(obj, gang_top, gangs=True)
 
     def _walk_pending(self) -> None:
         with self._lock:
             pending, self._to_walk = self._to_walk, {}
-            top = self._top
-        if not pending:
-            return
-        decided = top.walk(list(pending.values()))
-        with self._lock:
-            if top is not self._top:
-                return  # the types changed meanwhile: walked again when asked
-            for (uid, obj), (is_top, _error) in zip(pending.items(), decided, strict=True):
-                self._walked[uid] = (report.controller_uid(obj) or "", is_top)
+            top, gang_top = self._top, self._gang_top
+        for gangs, rule in ((False, top), (True, gang_top)):
+            asked = {key: obj for key, obj in pending.items() if key[0] == gangs}
+            if not asked:
+                continue
+            decided = rule.walk(list(asked.values()))
+            with self._lock:
+                if top is not self._top:
+                    return  # the types changed meanwhile: walked again when asked
+                for (key, obj), (is_top, _error) in zip(asked.items(), decided, strict=True):
+                    self._walked[key] = (report.controller_uid(obj) or "", is_top)
 
     # -- counting (the part's thread) -----------------------------------------------------------
     def refresh(self) -> None:
@@ -386,11 +415,12 @@ class PlatformMetrics(FollowsTypes, Collector):
         self._totals = totals  # replaced whole, read without the lock (collect)
 
     def counts(self) -> list[report.WorkloadCounts]:
-        """One record per top-level workload in the caches."""
+        """One record per top-level workload in the caches (its status and GPUs), and per gang
+        owner below one (a Trial under an Experiment: its gang only, ``top_level`` False)."""
         with self._lock:
             types = list(self._types.values())
             pods = [p for informer in self._pods.values() for p in informer.objects()]
-            top = self._top
+            top, gang_top = self._top, self._gang_top
         children: dict[str, list[Mapping[str, Any]]] = {}
         listed: list[tuple[_Type, dict[str, Any]]] = []
         for t in types:
@@ -412,28 +442,29 @@ class PlatformMetrics(FollowsTypes, Collector):
         with self._lock:
             statuses, gangs = dict(self._statuses), dict(self._gangs)
         for t, obj in listed:
-            if not self._is_top_level(obj, top):
-                continue
             uid = str((obj.get("metadata") or {}).get("uid") or "")
             seen.add(uid)
-            status = statuses.get(uid)
-            gang = gangs.get(uid)
+            root = self._is_top_level(obj, top)
+            owns_gang = self._is_gang_owner(t, obj, gang_top)
+            if not (root or owns_gang):
+                continue
+            status = statuses.get(uid) if root else None
+            gang = gangs.get(uid) if owns_gang else None
             out.append(
                 report.workload_counts(
                     obj,
                     report.owned_pods(obj, children),
                     status=status[1] if status is not None else None,
                     gpu_resources=DEFAULT_GPU_RESOURCES,
-                    gang=gang_on
-                    and gang_format(t.definition.karta) is not None
-                    and (self.scope is None or self.scope.decide(obj).in_scope),
+                    gang=gang_on and owns_gang and (self.scope is None or self.scope.decide(obj).in_scope),
                     gpus_of=gpus,
                     gang_state=gang[1] if gang is not None else None,
+                    top_level=root,
                 )
             )
         with self._lock:
-            for uid in [u for u in self._walked if u not in seen]:
-                del self._walked[uid]
+            for key in [k for k in self._walked if k[1] not in seen]:
+                del self._walked[key]
             self._gpus = gpus.used
         return out
 
@@ -457,17 +488,22 @@ class PlatformMetrics(FollowsTypes, Collector):
         self.refresh()
 
     def reconcile(self, key: _Key) -> None:
-        """Compute the workload's primary status and gang state when its object, its definition
-        or (for the gang state) its pods changed since they were last computed."""
+        """Compute the workload's primary status (a top-level workload) and gang state (a gang
+        owner) when its object, its definition or (for the gang state) its pods changed since
+        they were last computed."""
         gk, name = key
         with self._lock:
             self._delayed.discard(key)
             t = self._types.get(gk)
-            top = self._top
+            top, gang_top = self._top, self._gang_top
             informers = [*self._pods.values()]
             informers += [i for x in self._types.values() if not x.shared for i in x.informers.values()]
         obj = t.get(name) if t is not None else None
-        if t is None or obj is None or not self._is_top_level(obj, top):
+        if t is None or obj is None:
+            return
+        root = self._is_top_level(obj, top)
+        owns_gang = self._is_gang_owner(t, obj, gang_top)
+        if not (root or owns_gang):
             return
         meta = obj.get("metadata") or {}
         uid = str(meta.get("uid") or "")
@@ -482,7 +518,7 @@ class PlatformMetrics(FollowsTypes, Collector):
             evaluator, referenced = bound
         version = (str(meta.get("resourceVersion") or ""), definition_version(definition), *referenced)
         gang_key: tuple[Any, ...] | None = None
-        if gang_format(karta) is not None:
+        if owns_gang:
 
             def children(owner: str) -> list[dict[str, Any]]:
                 return [o for i in informers for o in i.by_index(CONTROLLER_INDEX, owner)]
@@ -492,7 +528,7 @@ class PlatformMetrics(FollowsTypes, Collector):
         with self._lock:
             status = self._statuses.get(uid)
             gang = self._gangs.get(uid)
-        status_due = status is None or status[0] != version
+        status_due = root and (status is None or status[0] != version)
         gang_due = gang_key is not None and (gang is None or gang[0] != gang_key)
         if not (status_due or gang_due):
             return
@@ -500,7 +536,7 @@ class PlatformMetrics(FollowsTypes, Collector):
             # Not evaluated: the last results stand (Undefined when there were none), computed
             # again once the definition changes (its types' objects are queued then).
             with self._lock:
-                if uid not in self._statuses:
+                if root and uid not in self._statuses:
                     self._statuses[uid] = (None, _UNDEFINED)
             return
         if status_due:
@@ -564,8 +600,9 @@ class PlatformMetrics(FollowsTypes, Collector):
             where = [t.namespace, t.group, t.kind]
             for status, count in sorted(t.workloads.items()):
                 workloads.add_metric([*where, status], count)
-            gpus.add_metric([*where, "running"], t.gpus_running)
-            gpus.add_metric([*where, "pending"], t.gpus_pending)
+            if t.top_level:  # a kind counted only for gangs below top-level workloads has no GPU rows
+                gpus.add_metric([*where, "running"], t.gpus_running)
+                gpus.add_metric([*where, "pending"], t.gpus_pending)
             gang.add_metric(where, t.gang_pods_pending)
             if t.gangs:
                 for state in ("met", "not met"):
@@ -612,26 +649,27 @@ def _families() -> list[GaugeMetricFamily]:
         GaugeMetricFamily(
             "karta_gang_pods_pending",
             "Pods of a gang the controller manages that the scheduler found Unschedulable "
-            "(PodScheduled False, reason Unschedulable, not bound).",
+            "(PodScheduled False, reason Unschedulable, not bound), per namespace, the gang owner's "
+            "group and kind.",
             labels=_WHERE,
         ),
         GaugeMetricFamily(
             "karta_gangs",
-            "Top-level workloads whose definition has gang instructions, per namespace, root group and "
-            "kind, and whether their pods bound to a Node reach every gang's minimum (a gang with "
-            "sub-groups: every sub-group's): minimum met or not_met.",
+            "Gang owners (the topmost workload in the owner chain whose definition has gang "
+            "instructions), per namespace, their group and kind, and whether their pods bound to a "
+            "Node reach every gang's minimum (a gang with sub-groups: every sub-group's): minimum "
+            "met or not_met.",
             labels=[*_WHERE, "minimum"],
         ),
         GaugeMetricFamily(
             "karta_gang_pods_bound",
-            "Pods bound to a Node of the workloads with gang instructions, per namespace, root group "
-            "and kind.",
+            "Pods bound to a Node of the gang owners, per namespace, their group and kind.",
             labels=_WHERE,
         ),
         GaugeMetricFamily(
             "karta_gang_pods_minimum",
-            "The gang minimums of the workloads with gang instructions summed (a gang with sub-groups: "
-            "its sub-groups' minimums), per namespace, root group and kind.",
+            "The gang minimums of the gang owners summed (a gang with sub-groups: its sub-groups' "
+            "minimums), per namespace, their group and kind.",
             labels=_WHERE,
         ),
     ]
