@@ -50,13 +50,14 @@ def headless_chromium() -> Iterator[Any]:
 
 
 def page_rows(driver: Any) -> dict[str, dict[str, str]]:
-    """The list's rows as the page shows them, by ``Kind/name``."""
+    """The list's rows as the page shows them, by ``Kind/name`` (``gangTitle``: the Gang cell's
+    tooltip, the full sentence its short text stands for)."""
     script = """
     return [...document.querySelectorAll('#body tr[data-id]')].map(tr => {
       const c = tr.querySelectorAll('td');
       return {kind: c[0].textContent, namespace: c[1].textContent, name: c[2].textContent,
               status: c[3].textContent, pods: c[5].textContent, gpus: c[6].textContent,
-              gang: c[7].textContent};
+              gang: c[7].textContent, gangTitle: c[7].title};
     });"""
     return {f"{r['kind']}/{r['name']}": r for r in driver.execute_script(script)}
 
