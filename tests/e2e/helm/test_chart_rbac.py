@@ -5,10 +5,11 @@ outside the cluster), through the controller's own scenarios: operator condition
 events, the gang objects of a Job and of a PyTorchJob, a pod bound by the pod webhook, the leader
 Lease and the certificate Secret with the caBundle it patches into the chart's webhook
 configurations, and the web view (``ui.enabled``) listing and watching every covered type, pods,
-group objects and owners. The API server never answers 403 to it. Then least privilege: SubjectAccessReviews
-say no to other Secrets, to writing workloads and to kinds no definition names, and the rules the
-API server reports for the identity (SelfSubjectRulesReview) are exactly the library's
-(karta.controller.rbac) plus what every account has.
+group objects and owners, and listing the Nodes (its GPU capacity page). The API server never
+answers 403 to it. Then least privilege: SubjectAccessReviews say no to other Secrets, to writing
+workloads and to kinds no definition names, and the rules the API server reports for the identity
+(SelfSubjectRulesReview) are exactly the library's (karta.controller.rbac) plus what every account
+has.
 
 The API server cannot reach the chart's webhook Service (no kube-proxy, no pods): the test points
 the two configurations the chart created at the in-process server's URL, as the Service would."""
@@ -359,7 +360,8 @@ def test_least_privilege(setup: Setup, cluster: KubeHTTP) -> None:
         {"namespace": work, "resource": "services", "verb": "list"},
         {"namespace": work, "resource": "serviceaccounts", "subresource": "token", "verb": "create"},
         {"namespace": work, "group": "acme.ai", "resource": "finetunes", "verb": "get"},
-        {"resource": "nodes", "verb": "list"},
+        {"resource": "nodes", "verb": "watch"},  # the web view lists them (allowed below) once a minute
+        {"resource": "nodes", "verb": "patch"},
         {"resource": "namespaces", "verb": "delete"},
         {"group": "rbac.authorization.k8s.io", "resource": "clusterroles", "verb": "escalate"},
         {"group": "rbac.authorization.k8s.io", "resource": "clusterrolebindings", "verb": "create"},
@@ -397,6 +399,7 @@ def test_least_privilege(setup: Setup, cluster: KubeHTTP) -> None:
             "name": options.leader_election_id,
         },
         {"namespace": work, "resource": "pods", "verb": "watch"},
+        {"resource": "nodes", "verb": "list"},  # ui.enabled: the web view's GPU capacity page
         {"namespace": work, "group": "kubeflow.org", "resource": "pytorchjobs", "verb": "list"},
         {"namespace": work, "group": "scheduling.k8s.io", "resource": "podgroups", "verb": "create"},
         {"namespace": work, "group": "scheduling.k8s.io", "resource": "workloads", "verb": "delete"},
