@@ -56,8 +56,14 @@ def _default(value: object) -> str:
 
 
 def _option_rows(command: click.Command, ctx: click.Context) -> list[str]:
+    # click caches a command's help option the first time any context asks for it, with that
+    # context's names: its row is written from this context's names instead, so the page does not
+    # depend on which code built a context for the command first.
+    help_option = command.get_help_option(ctx)
     rows = []
     for param in command.get_params(ctx):
+        if param is help_option:
+            continue
         if not isinstance(param, click.Option) or param.hidden:
             continue
         record = param.get_help_record(ctx)
@@ -68,6 +74,8 @@ def _option_rows(command: click.Command, ctx: click.Context) -> list[str]:
             shown = _default(param.default)
             meaning = f"{meaning} (default: {shown})" if shown else meaning
         rows.append(f"| `{_cell(names)}` | {_cell(meaning)} |")
+    if help_option is not None:
+        rows.append(f"| `{', '.join(ctx.help_option_names)}` | {_cell(help_option.help or '')} |")
     return rows
 
 
@@ -77,7 +85,7 @@ def kli_reference() -> str:
     from karta.cli.main import cli
 
     prog.set_name("kli")
-    root = click.Context(cli, info_name="kli")
+    root = click.Context(cli, info_name="kli", **cli.context_settings)  # as ``kli`` itself makes it
     out = [
         _HEADER,
         "# kli: every command and flag\n",
