@@ -281,12 +281,10 @@ def _tuple(items: Sequence[str]) -> str:
     return f"({inner},)" if len(items) == 1 else f"({inner})"
 
 
-def render_kinds_table() -> str:
-    """The table of kinds (docs/reference/catalog.md) for the files of ``CATALOG_DATA_DIR``: one row
-    per workload kind (group and kind) with its versions, project and what it is (``_kinds.py``),
-    the status fields its definitions read and whether any of them has a gang. Raises
-    :class:`DefinitionError` when a kind has no ``_kinds.py`` entry or an entry names a kind the
-    catalog lacks."""
+def _definitions_by_kind() -> dict[tuple[str, str], list[Karta]]:
+    """The catalog's definitions by workload kind (group, kind), checked against ``_kinds.py``:
+    :class:`DefinitionError` when a kind has no entry there or an entry names a kind the catalog
+    lacks (both tables of kinds read it)."""
     from karta.catalog._kinds import KINDS
 
     by_kind: dict[tuple[str, str], list[Karta]] = {}
@@ -299,6 +297,18 @@ def render_kinds_table() -> str:
         names = ", ".join(f"{g or 'core'}/{k}" for g, k in missing + stale)
         what = "no entry for" if missing else "an entry for no catalog kind:"
         raise DefinitionError(f"src/karta/catalog/_kinds.py: {what} {names}")
+    return by_kind
+
+
+def render_kinds_table() -> str:
+    """The table of kinds (docs/reference/catalog.md) for the files of ``CATALOG_DATA_DIR``: one row
+    per workload kind (group and kind) with its versions, project and what it is (``_kinds.py``),
+    the status fields its definitions read and whether any of them has a gang. Raises
+    :class:`DefinitionError` when a kind has no ``_kinds.py`` entry or an entry names a kind the
+    catalog lacks."""
+    from karta.catalog._kinds import KINDS
+
+    by_kind = _definitions_by_kind()
     definitions = sum(len(v) for v in by_kind.values())
     rows = [
         f"{definitions} definitions of {len(by_kind)} workload kinds, generated from the catalog by "
@@ -328,13 +338,9 @@ def render_kinds_summary() -> str:
     :func:`render_kinds_table`, whose full table (docs/reference/catalog.md) it summarizes."""
     from karta.catalog._kinds import KINDS
 
-    render_kinds_table()  # the same checks of _kinds.py against the catalog
+    by_kind = _definitions_by_kind()
     by_project: dict[str, list[str]] = {}
-    gangs = {
-        (k.root_gvk.group, k.root_gvk.kind)
-        for k in _catalog()
-        if k.root_gvk is not None and k.gang is not None
-    }
+    gangs = {kind for kind, kartas in by_kind.items() if any(k.gang is not None for k in kartas)}
     for (group, kind), (project, _what) in sorted(KINDS.items(), key=lambda item: item[0][1]):
         by_project.setdefault(project, []).append(
             f"`{kind}`" + (" *(gang)*" if (group, kind) in gangs else "")
